@@ -1,0 +1,85 @@
+// swift-tools-version:6.1
+
+import PackageDescription
+
+let package = Package(
+    name: "strobe",
+    products: [
+        .library(name: "Strobe", targets: ["Strobe"]),
+        .library(name: "StrobeReader", targets: ["StrobeReader"]),
+        .library(name: "StrobeStatistics", targets: ["StrobeStatistics"]),
+        .library(name: "StrobeDiff", targets: ["StrobeDiff"]),
+        .library(name: "StrobePerf", targets: ["StrobePerf"]),
+        .executable(name: "strobe", targets: ["StrobeCLI"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
+    ],
+    targets: [
+        // MARK: C foundations
+
+        .systemLibrary(
+            name: "CProtobufC",
+            pkgConfig: "libprotobuf-c",
+            providers: [.apt(["libprotobuf-c-dev"])]
+        ),
+        .target(
+            name: "StrobeProtos",
+            dependencies: ["CProtobufC"],
+            cSettings: [.unsafeFlags(["-Wno-incompatible-pointer-types"])]
+        ),
+        .target(name: "CStrobe"),
+
+        // MARK: The SDK
+
+        .target(
+            name: "Strobe",
+            dependencies: ["CStrobe", "StrobeProtos", "CProtobufC"]
+        ),
+
+        // MARK: Analysis
+
+        .target(
+            name: "StrobeReader",
+            dependencies: ["StrobeProtos", "CProtobufC"]
+        ),
+        .target(name: "StrobeStatistics"),
+        .target(name: "StrobeDiff", dependencies: ["StrobeStatistics"]),
+        .target(
+            name: "StrobePerf",
+            dependencies: [
+                "Strobe", "StrobeReader", "StrobeProtos", "CProtobufC",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ]
+        ),
+        .executableTarget(
+            name: "StrobeCLI",
+            dependencies: [
+                "Strobe", "StrobeReader", "StrobeStatistics", "StrobeDiff", "StrobePerf",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ]
+        ),
+
+        // MARK: Benchmarks (`make bench`)
+
+        .target(name: "CMallocCounter"),
+        .executableTarget(
+            name: "StrobeBenchmarks",
+            dependencies: ["Strobe", "StrobeReader", "CStrobe", "CMallocCounter"]
+        ),
+
+        // MARK: Tests
+
+        .testTarget(name: "StrobeTests", dependencies: ["Strobe", "StrobeReader", "CStrobe"]),
+        .testTarget(name: "StrobeReaderTests", dependencies: ["Strobe", "StrobeReader"]),
+        .testTarget(name: "StrobeStatisticsTests", dependencies: ["StrobeStatistics", "StrobeDiff"]),
+    ]
+)
+
+for target in package.targets where target.type != .system {
+    guard target.type != .binary, target.type != .plugin else { continue }
+    if target.name.hasPrefix("C") || target.name == "StrobeProtos" { continue }
+    var settings = target.swiftSettings ?? []
+    settings.append(.enableUpcomingFeature("ExistentialAny"))
+    target.swiftSettings = settings
+}

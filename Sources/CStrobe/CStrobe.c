@@ -1,0 +1,203 @@
+#define _GNU_SOURCE
+#include "CStrobe.h"
+
+#include <pthread.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <unistd.h>
+
+#if defined(__linux__)
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#endif
+
+#if CSTROBE_HAS_TSC
+#include <cpuid.h>
+#endif
+
+uint64_t _Atomic cstrobe_active_generation = 0;
+__thread cstrobe_thread_cursor *cstrobe_current_cursor
+    __attribute__((tls_model("initial-exec"))) = NULL;
+int cstrobe_timestamp_source_is_tsc = 0;
+
+static uint64_t read_clock(clockid_t clock) {
+    struct timespec ts;
+    clock_gettime(clock, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+uint64_t cstrobe_monotonic_ns(void) { return read_clock(CLOCK_MONOTONIC); }
+
+uint64_t cstrobe_boottime_ns(void) {
+#ifdef CLOCK_BOOTTIME
+    return read_clock(CLOCK_BOOTTIME);
+#else
+    return read_clock(CLOCK_MONOTONIC);
+#endif
+}
+
+uint64_t cstrobe_realtime_ns(void) { return read_clock(CLOCK_REALTIME); }
+
+#if CSTROBE_HAS_TSC
+static int tsc_is_invariant(void) {
+    unsigned int eax, ebx, ecx, edx;
+    if (!__get_cpuid(0x80000000u, &eax, &ebx, &ecx, &edx) || eax < 0x80000007u) {
+        return 0;
+    }
+    if (!__get_cpuid(0x80000007u, &eax, &ebx, &ecx, &edx)) {
+        return 0;
+    }
+    return (edx & (1u << 8)) != 0;
+}
+
+/// The kernel's own clocksource tells whether it trusts the TSC across cores.
+static int kernel_trusts_tsc(void) {
+#if defined(__linux__)
+    FILE *file = fopen("/sys/devices/system/clocksource/clocksource0/current_clocksource", "r");
+    if (file == NULL) {
+        return 0;
+    }
+    char name[32] = {0};
+    int ok = fgets(name, sizeof name, file) != NULL && strncmp(name, "tsc", 3) == 0;
+    fclose(file);
+    return ok;
+#else
+    return 1;
+#endif
+}
+#endif
+
+int cstrobe_select_timestamp_source(int allow_tsc) {
+#if CSTROBE_HAS_TSC
+    cstrobe_timestamp_source_is_tsc = allow_tsc && tsc_is_invariant() && kernel_trusts_tsc();
+#else
+    (void)allow_tsc;
+    cstrobe_timestamp_source_is_tsc = 0;
+#endif
+    return cstrobe_timestamp_source_is_tsc;
+}
+
+cstrobe_clock_pair cstrobe_read_clock_pair(void) {
+    cstrobe_clock_pair best = {0, 0};
+    uint64_t best_window = UINT64_MAX;
+    for (int attempt = 0; attempt < 16; attempt++) {
+        uint64_t before = cstrobe_raw_timestamp();
+        uint64_t boot = cstrobe_boottime_ns();
+        uint64_t after = cstrobe_raw_timestamp();
+        if (after >= before && after - before < best_window) {
+            best_window = after - before;
+            best.raw = before + (after - before) / 2;
+            best.boottime_ns = boot;
+        }
+    }
+    return best;
+}
+
+uint64_t cstrobe_thread_id(void) {
+#if defined(__linux__)
+    return (uint64_t)syscall(SYS_gettid);
+#else
+    uint64_t tid = 0;
+    pthread_threadid_np(NULL, &tid);
+    return tid;
+#endif
+}
+
+uint64_t cstrobe_process_id(void) { return (uint64_t)getpid(); }
+
+static uint64_t timeval_ns(struct timeval tv) {
+    return (uint64_t)tv.tv_sec * 1000000000ull + (uint64_t)tv.tv_usec * 1000ull;
+}
+
+static int fill_rusage(int who, cstrobe_rusage *out) {
+    struct rusage usage;
+    if (getrusage(who, &usage) != 0) {
+        memset(out, 0, sizeof *out);
+        return -1;
+    }
+    out->user_ns = timeval_ns(usage.ru_utime);
+    out->system_ns = timeval_ns(usage.ru_stime);
+    out->voluntary_switches = (uint64_t)usage.ru_nvcsw;
+    out->involuntary_switches = (uint64_t)usage.ru_nivcsw;
+    out->minor_faults = (uint64_t)usage.ru_minflt;
+    out->major_faults = (uint64_t)usage.ru_majflt;
+#if defined(__APPLE__)
+    out->max_rss_bytes = (uint64_t)usage.ru_maxrss;
+#else
+    out->max_rss_bytes = (uint64_t)usage.ru_maxrss * 1024ull;
+#endif
+    return 0;
+}
+
+int cstrobe_thread_rusage(cstrobe_rusage *out) {
+#if defined(RUSAGE_THREAD)
+    return fill_rusage(RUSAGE_THREAD, out);
+#else
+    return fill_rusage(RUSAGE_SELF, out);
+#endif
+}
+
+int cstrobe_process_rusage(cstrobe_rusage *out) { return fill_rusage(RUSAGE_SELF, out); }
+
+static pthread_key_t exit_key;
+static pthread_once_t exit_key_once = PTHREAD_ONCE_INIT;
+
+typedef struct exit_hook {
+    void (*callback)(void *);
+    void *context;
+} exit_hook;
+
+static void run_exit_hook(void *value) {
+    exit_hook *hook = (exit_hook *)value;
+    if (hook != NULL) {
+        hook->callback(hook->context);
+    }
+}
+
+static void make_exit_key(void) { pthread_key_create(&exit_key, run_exit_hook); }
+
+static __thread exit_hook thread_exit_hook;
+
+void cstrobe_on_thread_exit(void (*callback)(void *), void *context) {
+    pthread_once(&exit_key_once, make_exit_key);
+    thread_exit_hook.callback = callback;
+    thread_exit_hook.context = context;
+    pthread_setspecific(exit_key, &thread_exit_hook);
+}
+
+int cstrobe_thread_name(char *buffer, size_t size) {
+    if (size == 0) {
+        return -1;
+    }
+    buffer[0] = 0;
+#if defined(__linux__) || defined(__APPLE__)
+    return pthread_getname_np(pthread_self(), buffer, size);
+#else
+    return -1;
+#endif
+}
+
+int cstrobe_process_name(char *buffer, size_t size) {
+    if (size == 0) {
+        return -1;
+    }
+    buffer[0] = 0;
+#if defined(__linux__)
+    FILE *file = fopen("/proc/self/comm", "r");
+    if (file == NULL) {
+        return -1;
+    }
+    if (fgets(buffer, (int)size, file) == NULL) {
+        buffer[0] = 0;
+    }
+    fclose(file);
+    size_t length = strlen(buffer);
+    if (length > 0 && buffer[length - 1] == '\n') {
+        buffer[length - 1] = 0;
+    }
+    return 0;
+#else
+    return -1;
+#endif
+}

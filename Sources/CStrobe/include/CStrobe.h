@@ -1,0 +1,171 @@
+// Low-level primitives for the Strobe recording core: the per-thread buffer
+// cursor, its thread-local slot, a cheap timestamp source and atomics on raw
+// memory. Everything on the recording hot path is `static inline` so that the
+// Swift compiler inlines it into `@inlinable` callers.
+
+#ifndef CSTROBE_H
+#define CSTROBE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <time.h>
+
+#if defined(__x86_64__) || defined(__i386__)
+#include <x86intrin.h>
+#define CSTROBE_HAS_TSC 1
+#else
+#define CSTROBE_HAS_TSC 0
+#endif
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/// The hot part of a thread's recording state. Only the owning thread writes
+/// it; the drainer reads `published` to learn how far the current chunk holds
+/// complete records.
+typedef struct cstrobe_thread_cursor {
+    /// Next free word in the current chunk; everything before it is a complete
+    /// record. The owner writes it with release ordering, the drainer reads it
+    /// with acquire ordering.
+    uint64_t *published;
+    /// One past the last usable word of the current chunk.
+    uint64_t *limit;
+    /// The session generation this cursor records for; 0 = detached.
+    uint64_t generation;
+    /// Subtracted from raw timestamps so that 56 bits cover the session.
+    uint64_t timestamp_base;
+    /// Events written into the buffer since the session began.
+    uint64_t recorded;
+    /// Current begin/end nesting depth of the thread.
+    int64_t depth;
+    /// Session flags copied at registration (see CSTROBE_FLAG_*).
+    uint64_t flags;
+    /// The Swift object that owns this cursor (unretained).
+    void *owner;
+} cstrobe_thread_cursor;
+
+/// Capture rusage at every interval begin and end.
+#define CSTROBE_FLAG_RUSAGE_ALL ((uint64_t)1)
+/// Capture rusage for intervals whose names are in the session's list.
+#define CSTROBE_FLAG_RUSAGE_NAMED ((uint64_t)2)
+/// The thread is discarding records; ends must be checked against the drop mask.
+#define CSTROBE_FLAG_DROPPING ((uint64_t)4)
+/// An interval that asked for rusage is open; its end must capture it too.
+#define CSTROBE_FLAG_RUSAGE_OPEN ((uint64_t)8)
+
+/// The generation of the running session, or 0 when no session records.
+extern uint64_t _Atomic cstrobe_active_generation;
+
+/// The calling thread's cursor, or NULL before it first records.
+extern __thread cstrobe_thread_cursor *cstrobe_current_cursor
+    __attribute__((tls_model("initial-exec")));
+
+static inline uint64_t cstrobe_load_generation(void) {
+    return __atomic_load_n((uint64_t *)&cstrobe_active_generation, __ATOMIC_RELAXED);
+}
+
+static inline void cstrobe_store_generation(uint64_t generation) {
+    __atomic_store_n((uint64_t *)&cstrobe_active_generation, generation, __ATOMIC_SEQ_CST);
+}
+
+static inline cstrobe_thread_cursor *cstrobe_get_cursor(void) {
+    return cstrobe_current_cursor;
+}
+
+static inline void cstrobe_set_cursor(cstrobe_thread_cursor *cursor) {
+    cstrobe_current_cursor = cursor;
+}
+
+/// Publishes `position` as the end of the complete records in the chunk.
+static inline void cstrobe_publish(cstrobe_thread_cursor *cursor, uint64_t *position) {
+    __atomic_store_n((uint64_t **)&cursor->published, position, __ATOMIC_RELEASE);
+}
+
+/// Reads the published end of complete records (pairs with cstrobe_publish).
+static inline uint64_t *cstrobe_read_published(cstrobe_thread_cursor *cursor) {
+    return __atomic_load_n((uint64_t **)&cursor->published, __ATOMIC_ACQUIRE);
+}
+
+static inline uint64_t cstrobe_atomic_load_u64(const uint64_t *address) {
+    return __atomic_load_n(address, __ATOMIC_ACQUIRE);
+}
+
+static inline void cstrobe_atomic_store_u64(uint64_t *address, uint64_t value) {
+    __atomic_store_n(address, value, __ATOMIC_RELEASE);
+}
+
+static inline uint64_t cstrobe_atomic_add_u64(uint64_t *address, uint64_t value) {
+    return __atomic_fetch_add(address, value, __ATOMIC_RELAXED);
+}
+
+/// Whether raw timestamps come from the TSC (1) or CLOCK_MONOTONIC (0).
+extern int cstrobe_timestamp_source_is_tsc;
+
+/// A raw timestamp: TSC ticks where the TSC is invariant, else CLOCK_MONOTONIC ns.
+static inline uint64_t cstrobe_raw_timestamp(void) {
+#if CSTROBE_HAS_TSC
+    if (__builtin_expect(cstrobe_timestamp_source_is_tsc, 1)) {
+        return __rdtsc();
+    }
+#endif
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/// Decides once whether the TSC is invariant and usable; returns the decision.
+int cstrobe_select_timestamp_source(int allow_tsc);
+
+/// Reads CLOCK_MONOTONIC in nanoseconds.
+uint64_t cstrobe_monotonic_ns(void);
+/// Reads CLOCK_BOOTTIME in nanoseconds (CLOCK_MONOTONIC where it is missing).
+uint64_t cstrobe_boottime_ns(void);
+/// Reads CLOCK_REALTIME in nanoseconds.
+uint64_t cstrobe_realtime_ns(void);
+
+/// A paired reading of the raw timestamp source and CLOCK_BOOTTIME, taken as
+/// close together as the machine allows (the tightest of several tries).
+typedef struct cstrobe_clock_pair {
+    uint64_t raw;
+    uint64_t boottime_ns;
+} cstrobe_clock_pair;
+
+cstrobe_clock_pair cstrobe_read_clock_pair(void);
+
+/// The kernel thread id of the calling thread.
+uint64_t cstrobe_thread_id(void);
+/// The process id.
+uint64_t cstrobe_process_id(void);
+
+/// Resource usage of the calling thread (RUSAGE_THREAD) or process (RUSAGE_SELF).
+typedef struct cstrobe_rusage {
+    uint64_t user_ns;
+    uint64_t system_ns;
+    uint64_t voluntary_switches;
+    uint64_t involuntary_switches;
+    uint64_t minor_faults;
+    uint64_t major_faults;
+    uint64_t max_rss_bytes;
+} cstrobe_rusage;
+
+/// Fills `out` for the calling thread; returns 0 on success.
+int cstrobe_thread_rusage(cstrobe_rusage *out);
+/// Fills `out` for the whole process; returns 0 on success.
+int cstrobe_process_rusage(cstrobe_rusage *out);
+
+/// Registers a destructor that runs `callback(context)` when the calling
+/// thread exits. Only one per thread; later calls replace the context.
+void cstrobe_on_thread_exit(void (*callback)(void *), void *context);
+
+/// Copies the calling thread's name into `buffer` (NUL-terminated).
+int cstrobe_thread_name(char *buffer, size_t size);
+/// Copies the process's short name into `buffer` (NUL-terminated).
+int cstrobe_process_name(char *buffer, size_t size);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

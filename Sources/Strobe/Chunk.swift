@@ -1,0 +1,39 @@
+/// A block of buffer memory that one thread fills with records.
+///
+/// A chunk belongs to its thread while it is current; once sealed it belongs
+/// to the drainer, which encodes it and hands it back to the pool.
+final class Chunk: @unchecked Sendable {
+    /// The first word of the chunk.
+    let base: UnsafeMutablePointer<UInt64>
+    /// Capacity in words.
+    let capacity: Int
+    /// Words holding complete records; set when the chunk is sealed.
+    var usedWords = 0
+    /// The thread's recorded-event count when the chunk became current.
+    var firstEvent: UInt64 = 0
+    /// The thread's recorded-event count when the chunk was sealed.
+    var endEvent: UInt64 = 0
+
+    init(capacity: Int) {
+        self.capacity = capacity
+        base = .allocate(capacity: capacity)
+    }
+
+    deinit { base.deallocate() }
+
+    /// One past the last usable word.
+    var limit: UnsafeMutablePointer<UInt64> { base + capacity }
+
+    /// A sealed copy of the first `words` words.
+    func copy(words: Int) -> Chunk {
+        let copy = Chunk(capacity: max(words, 1))
+        copy.base.update(from: base, count: words)
+        copy.usedWords = words
+        copy.firstEvent = firstEvent
+        copy.endEvent = endEvent
+        return copy
+    }
+
+    /// Events in a sealed chunk.
+    var eventCount: UInt64 { endEvent &- firstEvent }
+}

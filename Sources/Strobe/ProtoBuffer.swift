@@ -1,0 +1,149 @@
+/// A growable byte buffer with the protobuf wire-format primitives the
+/// encoder writes by hand on its hot path.
+struct ProtoBuffer: ~Copyable {
+    private(set) var bytes: UnsafeMutablePointer<UInt8>
+    private(set) var count = 0
+    private var capacity: Int
+
+    init(capacity: Int = 1 << 16) {
+        self.capacity = max(capacity, 64)
+        bytes = .allocate(capacity: self.capacity)
+    }
+
+    deinit { bytes.deallocate() }
+
+    mutating func removeAll() { count = 0 }
+
+    @inline(__always)
+    mutating func reserve(_ extra: Int) {
+        if count + extra > capacity { grow(to: count + extra) }
+    }
+
+    private mutating func grow(to needed: Int) {
+        var newCapacity = capacity * 2
+        while newCapacity < needed { newCapacity *= 2 }
+        let newBytes = UnsafeMutablePointer<UInt8>.allocate(capacity: newCapacity)
+        newBytes.update(from: bytes, count: count)
+        bytes.deallocate()
+        bytes = newBytes
+        capacity = newCapacity
+    }
+
+    @inline(__always)
+    mutating func appendByte(_ byte: UInt8) {
+        reserve(1)
+        bytes[count] = byte
+        count += 1
+    }
+
+    @inline(__always)
+    mutating func appendVarint(_ value: UInt64) {
+        reserve(10)
+        var value = value
+        while value >= 0x80 {
+            bytes[count] = UInt8(truncatingIfNeeded: value) | 0x80
+            count += 1
+            value >>= 7
+        }
+        bytes[count] = UInt8(truncatingIfNeeded: value)
+        count += 1
+    }
+
+    @inline(__always)
+    mutating func appendFixed64(_ value: UInt64) {
+        reserve(8)
+        var little = value.littleEndian
+        withUnsafeBytes(of: &little) { raw in
+            UnsafeMutableRawPointer(bytes + count).copyMemory(from: raw.baseAddress!, byteCount: 8)
+        }
+        count += 8
+    }
+
+    /// Counts `written` bytes stored directly after `reserve`.
+    mutating func advance(by written: Int) {
+        count += written
+    }
+
+    mutating func append(_ source: UnsafeRawBufferPointer) {
+        guard source.count > 0 else { return }
+        reserve(source.count)
+        UnsafeMutableRawPointer(bytes + count).copyMemory(from: source.baseAddress!, byteCount: source.count)
+        count += source.count
+    }
+
+    // MARK: Fields
+
+    @inline(__always)
+    mutating func appendTag(field: UInt32, wireType: UInt32) {
+        appendVarint(UInt64(field << 3 | wireType))
+    }
+
+    @inline(__always)
+    mutating func appendVarintField(_ field: UInt32, _ value: UInt64) {
+        appendTag(field: field, wireType: 0)
+        appendVarint(value)
+    }
+
+    @inline(__always)
+    mutating func appendFixed64Field(_ field: UInt32, _ value: UInt64) {
+        appendTag(field: field, wireType: 1)
+        appendFixed64(value)
+    }
+
+    mutating func appendStringField(_ field: UInt32, _ text: String) {
+        var text = text
+        text.withUTF8 { utf8 in
+            appendTag(field: field, wireType: 2)
+            appendVarint(UInt64(utf8.count))
+            append(UnsafeRawBufferPointer(utf8))
+        }
+    }
+
+    mutating func appendBytesField(_ field: UInt32, _ source: UnsafeRawBufferPointer) {
+        appendTag(field: field, wireType: 2)
+        appendVarint(UInt64(source.count))
+        append(source)
+    }
+
+    /// Starts a length-delimited field; pass the result to `endMessage`.
+    /// One byte is reserved for the length, which suits the short messages the
+    /// encoder writes; longer ones are moved up once at the end.
+    @inline(__always)
+    mutating func beginMessage(_ field: UInt32) -> Int {
+        appendTag(field: field, wireType: 2)
+        reserve(1)
+        count += 1
+        return count
+    }
+
+    @inline(__always)
+    mutating func endMessage(_ start: Int) {
+        let length = count - start
+        if length < 0x80 {
+            bytes[start - 1] = UInt8(length)
+            return
+        }
+        var size = 1
+        var rest = UInt64(length) >> 7
+        while rest > 0 { size += 1; rest >>= 7 }
+        reserve(size - 1)
+        // Overlapping move (memmove).
+        UnsafeMutableRawPointer(bytes + start + size - 1).copyMemory(from: bytes + start, byteCount: length)
+        var value = UInt64(length)
+        var position = start - 1
+        while value >= 0x80 {
+            bytes[position] = UInt8(truncatingIfNeeded: value) | 0x80
+            position += 1
+            value >>= 7
+        }
+        bytes[position] = UInt8(truncatingIfNeeded: value)
+        count += size - 1
+    }
+
+    /// The bytes written so far.
+    func withBytes<Result, Failure: Error>(
+        _ body: (UnsafeRawBufferPointer) throws(Failure) -> Result
+    ) throws(Failure) -> Result {
+        try body(UnsafeRawBufferPointer(start: bytes, count: count))
+    }
+}

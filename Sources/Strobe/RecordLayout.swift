@@ -1,0 +1,76 @@
+/// The binary layout of records in a thread's buffer.
+///
+/// A record is a run of 64-bit words. The first word is the header: the event
+/// kind in the top byte and a 56-bit timestamp (raw ticks since the session's
+/// base) below it. The kind's low nibble says what happened; its high nibble
+/// says which attachments follow the fixed part, in this order:
+/// rusage (6 words), outgoing flow (1), terminating flow (1), arguments
+/// (1 length word + that many words). Counter kinds use the high nibble for the
+/// counter's unit instead.
+@usableFromInline
+enum RecordLayout {
+    @usableFromInline static let timestampMask: UInt64 = (1 << 56) - 1
+
+    // Event kinds (low nibble).
+    @usableFromInline static let begin: UInt64 = 1
+    @usableFromInline static let end: UInt64 = 2
+    @usableFromInline static let instant: UInt64 = 3
+    @usableFromInline static let counterInt: UInt64 = 4
+    @usableFromInline static let counterDouble: UInt64 = 5
+    @usableFromInline static let asyncBegin: UInt64 = 6
+    @usableFromInline static let asyncEnd: UInt64 = 7
+    /// Written before the first record after a run of discarded events; the
+    /// payload word holds how many were discarded.
+    @usableFromInline static let dropMarker: UInt64 = 8
+
+    // Attachment flags (high nibble) for begin, end, instant and async kinds.
+    @usableFromInline static let withResourceUsage: UInt64 = 0x10
+    @usableFromInline static let withFlow: UInt64 = 0x20
+    @usableFromInline static let withTerminatingFlow: UInt64 = 0x40
+    @usableFromInline static let withArguments: UInt64 = 0x80
+
+    /// Words taken by a resource-usage attachment.
+    @usableFromInline static let resourceUsageWords = 6
+
+    @inlinable @inline(__always)
+    static func header(kind: UInt64, timestamp: UInt64) -> UInt64 {
+        (kind << 56) | (timestamp & timestampMask)
+    }
+
+    @inlinable @inline(__always)
+    static func kind(of header: UInt64) -> UInt64 { header >> 56 }
+
+    @inlinable @inline(__always)
+    static func timestamp(of header: UInt64) -> UInt64 { header & timestampMask }
+
+    /// Words in the fixed part of a record of `kind`, header included.
+    static func fixedWords(kind: UInt64) -> Int {
+        switch kind & 0x0F {
+        case begin, instant, asyncEnd, dropMarker: return 2
+        case end: return 1
+        case counterInt, counterDouble, asyncBegin: return 3
+        default: return 0
+        }
+    }
+
+    /// The total length of the record starting at `record`, or nil when the
+    /// words there are not a valid record (a corrupt or foreign buffer).
+    static func length(of record: UnsafePointer<UInt64>, available: Int) -> Int? {
+        let kind = kind(of: record[0])
+        let fixed = fixedWords(kind: kind)
+        guard fixed > 0, fixed <= available else { return nil }
+        let event = kind & 0x0F
+        if event == counterInt || event == counterDouble || event == dropMarker { return fixed }
+        var total = fixed
+        if kind & withResourceUsage != 0 { total += resourceUsageWords }
+        if kind & withFlow != 0 { total += 1 }
+        if kind & withTerminatingFlow != 0 { total += 1 }
+        if kind & withArguments != 0 {
+            guard total < available else { return nil }
+            let argumentWords = Int(truncatingIfNeeded: record[total])
+            guard argumentWords >= 0, argumentWords <= available - total - 1 else { return nil }
+            total += 1 + argumentWords
+        }
+        return total <= available ? total : nil
+    }
+}

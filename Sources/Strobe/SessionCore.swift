@@ -1,0 +1,343 @@
+import CStrobe
+import Synchronization
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// The machinery behind a ``TraceSession``: the threads that record for it,
+/// their chunk pool, the clock calibration and the background writer.
+final class SessionCore: @unchecked Sendable {
+    let generation: UInt64
+    let configuration: TraceConfiguration
+    let pool: ChunkPool
+    let calibration: ClockCalibration
+    let recorderSettings: RecorderSettings
+    /// Incremented after every drain; threads waiting for memory watch it.
+    let drainCount = Atomic<UInt64>(0)
+
+    var timestampBase: UInt64 { calibration.base }
+
+    private struct Registry {
+        var recorders: [ThreadRecorder] = []
+        var accepting = true
+    }
+
+    private let registry = Mutex(Registry())
+    /// Serializes drains, dumps and the final flush; owns the encoder.
+    private let writerLock: Mutex<WriterState>
+    private let wakeup = Semaphore()
+    private let stopRequested = Atomic<Bool>(false)
+    private var writerThread: pthread_t?
+
+    struct WriterState {
+        var encoder: TraceEncoder?
+        var file: TraceFile?
+        var error: TraceSessionError?
+        var bytesWritten: UInt64 = 0
+    }
+
+    private static let running = Mutex<SessionCore?>(nil)
+    private static let generations = Atomic<UInt64>(0)
+
+    /// The session recording under `generation`, if it still is.
+    static func running(generation: UInt64) -> SessionCore? {
+        running.withLock { core in
+            guard let core, core.generation == generation else { return nil }
+            return core
+        }
+    }
+
+    init(configuration: TraceConfiguration) throws(TraceSessionError) {
+        self.configuration = configuration
+        generation = Self.generations.wrappingAdd(1, ordering: .relaxed).newValue
+        let bufferSize = max(configuration.bufferSizePerThread, 4096)
+        let chunkBytes = min(64 << 10, max(bufferSize / 8, 4096))
+        pool = ChunkPool(chunkWords: chunkBytes / 8)
+        var settings = RecorderSettings()
+        settings.policy = configuration.whenBufferFull == .discardNewest ? .discardNewest : .overwriteOldest
+        settings.maximumChunks = max(bufferSize / chunkBytes, 2)
+        switch configuration.resourceUsage {
+        case .requested:
+            settings.resourceUsage = .never
+        case .allIntervals:
+            settings.resourceUsage = .all
+            settings.flags |= UInt64(CSTROBE_FLAG_RUSAGE_ALL)
+        case .intervals(let names):
+            settings.resourceUsage = .named(Set(names.map { Trace.Name($0).word }), names)
+            settings.flags |= UInt64(CSTROBE_FLAG_RUSAGE_NAMED)
+        }
+        recorderSettings = settings
+        cstrobe_select_timestamp_source(configuration.allowsTimestampCounter ? 1 : 0)
+        calibration = ClockCalibration()
+
+        var state = WriterState()
+        state.encoder = TraceEncoder(processID: Int32(truncatingIfNeeded: cstrobe_process_id()), processName: Self.processName())
+        if let path = configuration.outputPath, configuration.whenBufferFull == .discardNewest {
+            state.file = try TraceFile(creating: path)
+        }
+        writerLock = Mutex(state)
+    }
+
+    var bufferSize: UInt64 { UInt64(recorderSettings.maximumChunks * pool.chunkWords * 8) }
+
+    // MARK: - Lifecycle
+
+    func activate() {
+        pool.prefill(2)
+        Self.running.withLock { $0 = self }
+        cstrobe_store_generation(generation)
+        startWriterThread()
+    }
+
+    /// Stops recording, writes everything recorded and closes the file.
+    func deactivate() throws(TraceSessionError) {
+        if configuration.processSamplingInterval > 0 { ProcessSampler.sample() }
+        cstrobe_store_generation(0)
+        Self.running.withLock { if $0 === self { $0 = nil } }
+        registry.withLock { $0.accepting = false }
+        // Let calls that saw the session running finish their record.
+        usleep(2000)
+        stopRequested.store(true, ordering: .releasing)
+        wakeup.signal()
+        if let thread = writerThread { pthread_join(thread, nil) }
+        let recorders = registry.withLock { $0.recorders }
+        let outcome: TraceSessionError? = writerLock.withLock { state in
+            if configuration.whenBufferFull == .discardNewest {
+                drain(state: &state, recorders: recorders)
+                finishFile(state: &state)
+            } else if let path = configuration.outputPath {
+                do throws(TraceSessionError) {
+                    try writeSnapshot(to: path, recorders: recorders)
+                } catch {
+                    state.error = state.error ?? error
+                }
+            }
+            return state.error
+        }
+        for recorder in recorders { recorder.detach(from: self) }
+        if let outcome { throw outcome }
+    }
+
+    /// Adds a thread to the session; called under the recorder's lock.
+    func register(_ recorder: ThreadRecorder, state: inout ThreadRecorder.Shared) -> Bool {
+        registry.withLock { registry in
+            guard registry.accepting else { return false }
+            registry.recorders.append(recorder)
+            state.session = self
+            return true
+        }
+    }
+
+    /// A thread sealed a chunk; wake the writer when memory runs short.
+    func chunkSealed(by recorder: ThreadRecorder) {
+        guard recorderSettings.policy == .discardNewest else { return }
+        let held = recorder.shared.withLock { $0.heldChunks }
+        if held * 4 >= recorderSettings.maximumChunks { wakeup.signal() }
+    }
+
+    // MARK: - The background writer
+
+    private func startWriterThread() {
+        let context = Unmanaged.passRetained(self).toOpaque()
+        var thread = pthread_t()
+        let result = pthread_create(&thread, nil, { context in
+            let core = Unmanaged<SessionCore>.fromOpaque(context!).takeRetainedValue()
+            core.runWriter()
+            return nil
+        }, context)
+        if result == 0 {
+            writerThread = thread
+        } else {
+            Unmanaged<SessionCore>.fromOpaque(context).release()
+        }
+    }
+
+    private func runWriter() {
+        Trace.setThreadName("strobe.writer")
+        let flushInterval = max(configuration.flushInterval, 0.001)
+        let sampleInterval = configuration.processSamplingInterval
+        var nextSample = 0.0
+        var elapsed = 0.0
+        let tick = sampleInterval > 0 ? min(flushInterval, sampleInterval) : flushInterval
+        while !stopRequested.load(ordering: .acquiring) {
+            if sampleInterval > 0, elapsed >= nextSample {
+                ProcessSampler.sample()
+                nextSample = elapsed + sampleInterval
+            }
+            let woken = wakeup.wait(seconds: tick)
+            elapsed += tick
+            if stopRequested.load(ordering: .acquiring) { break }
+            calibration.mark()
+            if configuration.whenBufferFull == .discardNewest {
+                let recorders = registry.withLock { $0.recorders }
+                writerLock.withLock { state in drain(state: &state, recorders: recorders) }
+            } else {
+                drainCount.wrappingAdd(1, ordering: .releasing)
+            }
+            _ = woken
+        }
+    }
+
+    /// Encodes everything the threads recorded since the last drain and
+    /// appends it to the file.
+    private func drain(state: inout WriterState, recorders: [ThreadRecorder]) {
+        guard let encoder = state.encoder else { return }
+        var harvests: [(ThreadRecorder, ThreadRecorder.Harvest)] = []
+        harvests.reserveCapacity(recorders.count)
+        for recorder in recorders { harvests.append((recorder, recorder.harvest(keep: false))) }
+        // Read the clocks after taking the records, so every record taken is
+        // covered by the calibration.
+        calibration.mark()
+        encoder.updateCalibration(calibration.snapshot())
+        let now = TimestampConverter(points: calibration.snapshot()).lastBoottime
+        var retired: [ThreadRecorder] = []
+        for (recorder, harvest) in harvests {
+            encoder.encode(harvest, of: recorder, now: now)
+            pool.give(harvest.chunks)
+            if harvest.exited, harvest.current == nil { retired.append(recorder) }
+        }
+        drainCount.wrappingAdd(1, ordering: .releasing)
+        flush(state: &state)
+        if !retired.isEmpty {
+            registry.withLock { registry in
+                registry.recorders.removeAll { recorder in retired.contains { $0 === recorder } }
+            }
+            for recorder in retired { recorder.detach(from: self) }
+        }
+    }
+
+    private func flush(state: inout WriterState) {
+        guard let encoder = state.encoder else { return }
+        defer { encoder.buffer.removeAll() }
+        guard let file = state.file, state.error == nil else { return }
+        do throws(TraceSessionError) {
+            try encoder.buffer.withBytes { bytes throws(TraceSessionError) in try file.append(bytes) }
+            state.bytesWritten += UInt64(encoder.buffer.count)
+        } catch {
+            state.error = error
+        }
+    }
+
+    private func finishFile(state: inout WriterState) {
+        guard let encoder = state.encoder else { return }
+        encoder.finish(bufferSize: bufferSize)
+        flush(state: &state)
+        if let file = state.file {
+            do throws(TraceSessionError) {
+                try file.close()
+            } catch {
+                state.error = state.error ?? error
+            }
+        }
+        state.file = nil
+    }
+
+    // MARK: - Flight-recorder snapshots
+
+    /// Writes what the threads' rings hold now to a new file at `path`.
+    func writeSnapshot(to path: String, recorders: [ThreadRecorder]? = nil) throws(TraceSessionError) {
+        let recorders = recorders ?? registry.withLock { $0.recorders }
+        let file = try TraceFile(creating: path)
+        let harvests = recorders.map { ($0, $0.harvest(keep: true)) }
+        calibration.mark()
+        let points = calibration.snapshot()
+        let encoder = TraceEncoder(processID: Int32(truncatingIfNeeded: cstrobe_process_id()), processName: Self.processName())
+        encoder.updateCalibration(points)
+        let now = TimestampConverter(points: points).lastBoottime
+        for (recorder, harvest) in harvests {
+            encoder.encode(harvest, of: recorder, now: now)
+        }
+        encoder.finish(bufferSize: bufferSize)
+        do throws(TraceSessionError) {
+            try encoder.buffer.withBytes { bytes throws(TraceSessionError) in try file.append(bytes) }
+            try file.close()
+        } catch {
+            throw error
+        }
+    }
+
+    /// Statistics of the session so far.
+    func statistics() -> TraceSession.Statistics {
+        let recorders = registry.withLock { $0.recorders }
+        var statistics = TraceSession.Statistics()
+        for recorder in recorders {
+            let (discarded, overwritten, unmatched) = recorder.shared.withLock {
+                ($0.discarded, $0.overwritten, $0.unmatchedEnds)
+            }
+            statistics.discardedEvents += discarded
+            statistics.overwrittenEvents += overwritten
+            statistics.unmatchedEnds += unmatched
+            statistics.recordedEvents += recorder.cursor.pointee.recorded
+        }
+        statistics.threads = recorders.count
+        statistics.bytesWritten = writerLock.withLock { $0.bytesWritten }
+        return statistics
+    }
+
+    static func processName() -> String {
+        var buffer = [CChar](repeating: 0, count: 256)
+        guard cstrobe_process_name(&buffer, buffer.count) == 0 else { return "process" }
+        return String(decoding: buffer.prefix(while: { $0 != 0 }).map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    }
+}
+
+/// A counting semaphore with a timed wait.
+final class Semaphore: @unchecked Sendable {
+    private var mutex = pthread_mutex_t()
+    private var condition = pthread_cond_t()
+    private var count = 0
+
+    init() {
+        pthread_mutex_init(&mutex, nil)
+        var attributes = pthread_condattr_t()
+        pthread_condattr_init(&attributes)
+        #if os(Linux)
+        pthread_condattr_setclock(&attributes, CLOCK_MONOTONIC)
+        #endif
+        pthread_cond_init(&condition, &attributes)
+        pthread_condattr_destroy(&attributes)
+    }
+
+    deinit {
+        pthread_cond_destroy(&condition)
+        pthread_mutex_destroy(&mutex)
+    }
+
+    func signal() {
+        pthread_mutex_lock(&mutex)
+        count += 1
+        pthread_cond_signal(&condition)
+        pthread_mutex_unlock(&mutex)
+    }
+
+    /// Waits up to `seconds`; returns true when signalled.
+    @discardableResult
+    func wait(seconds: Double) -> Bool {
+        var deadline = timespec()
+        #if os(Linux)
+        clock_gettime(CLOCK_MONOTONIC, &deadline)
+        #else
+        clock_gettime(CLOCK_REALTIME, &deadline)
+        #endif
+        let nanoseconds = Int(seconds * 1e9)
+        deadline.tv_sec += nanoseconds / 1_000_000_000
+        deadline.tv_nsec += nanoseconds % 1_000_000_000
+        if deadline.tv_nsec >= 1_000_000_000 {
+            deadline.tv_sec += 1
+            deadline.tv_nsec -= 1_000_000_000
+        }
+        pthread_mutex_lock(&mutex)
+        defer { pthread_mutex_unlock(&mutex) }
+        while count == 0 {
+            if pthread_cond_timedwait(&condition, &mutex, &deadline) != 0 { break }
+        }
+        if count > 0 {
+            count = 0
+            return true
+        }
+        return false
+    }
+}

@@ -1,0 +1,384 @@
+import CStrobe
+import Synchronization
+
+/// One thread's recording state: its buffer chunks, its identity and its loss
+/// accounting.
+///
+/// The owning thread writes records without a lock through `cursor`. The lock
+/// guards only what changes hands: the list of sealed chunks, the loss counts
+/// and the link to the session.
+final class ThreadRecorder: @unchecked Sendable {
+    /// The hot cursor, at a stable address read by inlined code.
+    let cursor: UnsafeMutablePointer<cstrobe_thread_cursor>
+    /// The kernel thread id.
+    let threadID: UInt64
+
+    struct Shared {
+        var session: SessionCore?
+        var sequenceID: UInt32 = 0
+        var current: Chunk?
+        var sealed: [Chunk] = []
+        var name: String = ""
+        var discarded: UInt64 = 0
+        var overwritten: UInt64 = 0
+        var unmatchedEnds: UInt64 = 0
+        var exited = false
+        /// Chunks held by this thread, current one included.
+        var heldChunks = 0
+    }
+
+    let shared = Mutex(Shared())
+
+    // Owner-only state: touched by the owning thread alone.
+    /// Nesting levels whose begin was discarded (their ends are discarded too).
+    private var discardedLevels: Set<Int64> = []
+    /// Nesting levels whose begin captured rusage (their ends capture it too).
+    private var resourceUsageLevels: Set<Int64> = []
+    /// Events discarded since the last record that made it into the buffer.
+    private var pendingDiscards: UInt64 = 0
+    /// The drain count at the last failed attempt to get memory.
+    private var drainsAtLastFailure: UInt64 = .max
+    private var settings = RecorderSettings()
+
+    private init() {
+        cursor = .allocate(capacity: 1)
+        cursor.initialize(to: cstrobe_thread_cursor())
+        threadID = cstrobe_thread_id()
+        var buffer = [CChar](repeating: 0, count: 64)
+        if cstrobe_thread_name(&buffer, buffer.count) == 0 {
+            let name = String(decoding: buffer.prefix(while: { $0 != 0 }).map { UInt8(bitPattern: $0) }, as: UTF8.self)
+            shared.withLock { $0.name = name }
+        }
+    }
+
+    deinit {
+        cursor.deallocate()
+    }
+
+    /// The calling thread's recorder, created on first use.
+    static func current() -> ThreadRecorder {
+        if let cursor = cstrobe_get_cursor(), let owner = cursor.pointee.owner {
+            return Unmanaged<ThreadRecorder>.fromOpaque(owner).takeUnretainedValue()
+        }
+        let recorder = ThreadRecorder()
+        let retained = Unmanaged.passRetained(recorder).toOpaque()
+        recorder.cursor.pointee.owner = retained
+        cstrobe_set_cursor(recorder.cursor)
+        cstrobe_on_thread_exit(threadDidExit, retained)
+        return recorder
+    }
+
+    /// The calling thread's recorder, ready to record for the running session,
+    /// or nil when no session is running.
+    static func attached() -> ThreadRecorder? {
+        let generation = cstrobe_load_generation()
+        guard generation != 0 else { return nil }
+        let recorder = current()
+        if recorder.cursor.pointee.generation == generation { return recorder }
+        guard let session = SessionCore.running(generation: generation) else { return nil }
+        return recorder.attach(to: session) ? recorder : nil
+    }
+
+    /// Binds the recorder to `session`, dropping what it held for an earlier one.
+    private func attach(to session: SessionCore) -> Bool {
+        let chunk = session.pool.take()
+        let attached: Bool = shared.withLock { state in
+            guard session.register(self, state: &state) else { return false }
+            state.current = chunk
+            state.sealed = []
+            state.heldChunks = 1
+            state.discarded = 0
+            state.overwritten = 0
+            state.unmatchedEnds = 0
+            chunk.firstEvent = 0
+            return true
+        }
+        guard attached else {
+            session.pool.give([chunk])
+            return false
+        }
+        settings = session.recorderSettings
+        discardedLevels = []
+        resourceUsageLevels = []
+        pendingDiscards = 0
+        drainsAtLastFailure = .max
+        let pointee = cursor
+        pointee.pointee.limit = chunk.limit
+        pointee.pointee.depth = 0
+        pointee.pointee.recorded = 0
+        pointee.pointee.flags = settings.flags
+        pointee.pointee.timestamp_base = session.timestampBase
+        cstrobe_publish(pointee, chunk.base)
+        pointee.pointee.generation = session.generation
+        return true
+    }
+
+    /// Names the thread in traces.
+    func rename(_ name: String) {
+        shared.withLock { $0.name = name }
+    }
+
+    // MARK: - Writing
+
+    /// Whether an interval named `name` captures rusage under the session's
+    /// policy.
+    func sessionWantsResourceUsage(for name: Trace.Name) -> Bool {
+        switch settings.resourceUsage {
+        case .never: return false
+        case .all: return true
+        case .named(let words, let texts):
+            if words.contains(name.word) { return true }
+            return texts.contains(name.text)
+        }
+    }
+
+    /// Appends a begin record built by `fill` (which receives the record's
+    /// first word and returns nothing); `words` is the record's full length.
+    func appendBegin(words: Int, resourceUsage: Bool, fill: (UnsafeMutablePointer<UInt64>) -> Void) {
+        let level = cursor.pointee.depth
+        if let destination = reserve(words: words, forced: false) {
+            fill(destination)
+            commit(destination + words)
+            if resourceUsage {
+                resourceUsageLevels.insert(level)
+                cursor.pointee.flags |= UInt64(CSTROBE_FLAG_RUSAGE_OPEN)
+            }
+        } else {
+            discardedLevels.insert(level)
+            cursor.pointee.flags |= UInt64(CSTROBE_FLAG_DROPPING)
+        }
+        cursor.pointee.depth = level + 1
+    }
+
+    /// Appends an end record, or discards it when its begin was discarded.
+    func appendEnd() {
+        let depth = cursor.pointee.depth
+        guard depth > 0 else {
+            shared.withLock { $0.unmatchedEnds += 1 }
+            return
+        }
+        let level = depth - 1
+        cursor.pointee.depth = level
+        if discardedLevels.remove(level) != nil {
+            noteDiscard()
+            updateFlags()
+            return
+        }
+        let withUsage = resourceUsageLevels.remove(level) != nil
+        updateFlags()
+        var usage = cstrobe_rusage()
+        if withUsage { cstrobe_thread_rusage(&usage) }
+        let words = withUsage ? 1 + RecordLayout.resourceUsageWords : 1
+        // The begin is in the buffer, so the end must be too: it may take a
+        // chunk beyond the thread's limit.
+        guard let destination = reserve(words: words, forced: true) else { return }
+        let kind = withUsage ? RecordLayout.end | RecordLayout.withResourceUsage : RecordLayout.end
+        destination[0] = RecordLayout.header(kind: kind, timestamp: timestamp())
+        if withUsage { Self.store(usage, at: destination + 1) }
+        commit(destination + words)
+    }
+
+    /// Appends any other record; returns false when it was discarded.
+    @discardableResult
+    func append(words: Int, forced: Bool = false, fill: (UnsafeMutablePointer<UInt64>) -> Void) -> Bool {
+        guard let destination = reserve(words: words, forced: forced) else {
+            cursor.pointee.flags |= UInt64(CSTROBE_FLAG_DROPPING)
+            return false
+        }
+        fill(destination)
+        commit(destination + words)
+        return true
+    }
+
+    /// A timestamp relative to the session's base.
+    func timestamp() -> UInt64 {
+        cstrobe_raw_timestamp() &- cursor.pointee.timestamp_base
+    }
+
+    static func store(_ usage: cstrobe_rusage, at destination: UnsafeMutablePointer<UInt64>) {
+        destination[0] = usage.user_ns
+        destination[1] = usage.system_ns
+        destination[2] = usage.voluntary_switches
+        destination[3] = usage.involuntary_switches
+        destination[4] = usage.minor_faults
+        destination[5] = usage.major_faults
+    }
+
+    private func commit(_ end: UnsafeMutablePointer<UInt64>) {
+        cursor.pointee.recorded &+= 1
+        cstrobe_publish(cursor, end)
+    }
+
+    private func noteDiscard() {
+        pendingDiscards += 1
+        shared.withLock { $0.discarded += 1 }
+    }
+
+    private func updateFlags() {
+        var flags = settings.flags
+        if !discardedLevels.isEmpty || pendingDiscards > 0 { flags |= UInt64(CSTROBE_FLAG_DROPPING) }
+        if !resourceUsageLevels.isEmpty { flags |= UInt64(CSTROBE_FLAG_RUSAGE_OPEN) }
+        cursor.pointee.flags = flags
+    }
+
+    /// Space for `words` words (plus a discard marker when one is owed), or nil
+    /// when the event is discarded.
+    private func reserve(words: Int, forced: Bool) -> UnsafeMutablePointer<UInt64>? {
+        let marker = pendingDiscards > 0 ? 2 : 0
+        let needed = words + marker
+        var position = cursor.pointee.published!
+        if position + needed > cursor.pointee.limit {
+            guard let fresh = switchChunk(needed: needed, forced: forced) else {
+                noteDiscard()
+                return nil
+            }
+            position = fresh
+        }
+        if marker > 0 {
+            position[0] = RecordLayout.header(kind: RecordLayout.dropMarker, timestamp: timestamp())
+            position[1] = pendingDiscards
+            position += 2
+            cstrobe_publish(cursor, position)
+            pendingDiscards = 0
+            updateFlags()
+        }
+        return position
+    }
+
+    /// Seals the current chunk and takes another; nil when the thread is at
+    /// its memory limit and the policy is to discard.
+    private func switchChunk(needed: Int, forced: Bool) -> UnsafeMutablePointer<UInt64>? {
+        guard let session = shared.withLock({ $0.session }) else { return nil }
+        guard needed <= session.pool.chunkWords else { return nil }
+        if !forced, settings.policy == .discardNewest, drainsAtLastFailure == session.drainCount.load(ordering: .acquiring) {
+            return nil
+        }
+        let published = cursor.pointee.published!
+        let recorded = cursor.pointee.recorded
+        var spare: Chunk? = nil
+        var reused: Chunk? = nil
+        let outcome: Chunk? = shared.withLock { state in
+            guard let current = state.current else { return nil }
+            let canGrow = state.heldChunks < settings.maximumChunks || forced
+            if !canGrow, settings.policy == .discardNewest { return nil }
+            current.usedWords = published - current.base
+            current.endEvent = recorded
+            state.sealed.append(current)
+            if canGrow {
+                spare = session.pool.take()
+                state.heldChunks += 1
+            } else {
+                // A flight recorder: the oldest sealed chunk makes room.
+                let oldest = state.sealed.removeFirst()
+                state.overwritten &+= oldest.eventCount
+                reused = oldest
+            }
+            let next = spare ?? reused!
+            next.firstEvent = recorded
+            next.usedWords = 0
+            state.current = next
+            return next
+        }
+        guard let next = outcome else {
+            drainsAtLastFailure = session.drainCount.load(ordering: .acquiring)
+            return nil
+        }
+        drainsAtLastFailure = .max
+        cursor.pointee.limit = next.limit
+        cstrobe_publish(cursor, next.base)
+        if spare != nil { session.chunkSealed(by: self) }
+        return next.base
+    }
+
+    // MARK: - Draining
+
+    /// What a drain takes from the recorder.
+    struct Harvest {
+        var chunks: [Chunk]
+        var current: Chunk?
+        var currentEnd: Int
+        var name: String
+        var discarded: UInt64
+        var overwritten: UInt64
+        var unmatchedEnds: UInt64
+        var exited: Bool
+    }
+
+    /// Takes the sealed chunks and notes how far the current chunk is valid.
+    /// With `keep`, sealed chunks stay (a flight-recorder snapshot).
+    func harvest(keep: Bool) -> Harvest {
+        shared.withLock { state in
+            let published = cstrobe_read_published(cursor)
+            var current = state.current
+            var end = 0
+            if let chunk = current, let published, published >= chunk.base, published <= chunk.limit {
+                end = published - chunk.base
+            } else {
+                current = nil
+            }
+            var chunks = state.sealed
+            if keep {
+                // The writer may reuse these chunks as soon as the lock is
+                // released, so a snapshot works on copies.
+                chunks = chunks.map { $0.copy(words: $0.usedWords) }
+                if let chunk = current {
+                    current = chunk.copy(words: end)
+                }
+            } else {
+                state.sealed = []
+                state.heldChunks -= chunks.count
+            }
+            return Harvest(
+                chunks: chunks, current: current, currentEnd: end, name: state.name,
+                discarded: state.discarded, overwritten: state.overwritten,
+                unmatchedEnds: state.unmatchedEnds, exited: state.exited)
+        }
+    }
+
+    /// Detaches the recorder from `session` when the session ends.
+    func detach(from session: SessionCore) {
+        shared.withLock { state in
+            guard state.session === session else { return }
+            state.session = nil
+            state.sealed = []
+            state.current = nil
+            state.heldChunks = 0
+        }
+    }
+}
+
+/// Runs on a thread that exits: its data stays for the drainer.
+private func threadDidExit(_ context: UnsafeMutableRawPointer?) {
+    guard let context else { return }
+    let recorder = Unmanaged<ThreadRecorder>.fromOpaque(context)
+    let object = recorder.takeUnretainedValue()
+    let published = cstrobe_read_published(object.cursor)
+    let recorded = object.cursor.pointee.recorded
+    object.shared.withLock { state in
+        state.exited = true
+        if let current = state.current, let published, state.session != nil {
+            current.usedWords = published - current.base
+            current.endEvent = recorded
+            state.sealed.append(current)
+            state.current = nil
+        }
+    }
+    object.cursor.pointee.generation = 0
+    cstrobe_set_cursor(nil)
+    recorder.release()
+}
+
+/// What a recorder copies from its session at attach time.
+struct RecorderSettings {
+    enum Policy { case discardNewest, overwriteOldest }
+    enum ResourceUsage {
+        case never
+        case all
+        case named(Set<UInt64>, Set<String>)
+    }
+
+    var policy: Policy = .discardNewest
+    var maximumChunks = 1
+    var resourceUsage: ResourceUsage = .never
+    var flags: UInt64 = 0
+}

@@ -1,0 +1,283 @@
+import CStrobe
+
+/// Marks intervals, instants and counters in the running trace session.
+///
+/// Every call is cheap enough for production code: with no session running it
+/// costs a load and a branch; while a session records, a `begin` or `end` with
+/// a literal name writes two words into the calling thread's own buffer with no
+/// lock and no allocation.
+///
+/// ```swift
+/// import Strobe
+///
+/// let session = try TraceSession.start(TraceConfiguration(outputPath: "app.pftrace"))
+/// Trace.interval("load model") {
+///     Trace.begin("parse")
+///     parse()
+///     Trace.end()
+///     Trace.counter("cache entries", cache.count)
+/// }
+/// try session.stop()
+/// ```
+///
+/// Intervals nest per thread: each ``end()`` closes the innermost open
+/// ``begin(_:)-(StaticString)`` of the same thread. For work that crosses an
+/// `await` and may resume on another thread, use ``beginAsync(_:)-(StaticString)``
+/// or the `async` form of ``interval(_:capturing:_:)-(StaticString,_,_)``.
+public enum Trace {
+    // MARK: Intervals
+
+    /// Opens an interval on the calling thread.
+    @inlinable @inline(__always)
+    public static func begin(_ name: StaticString) {
+        begin(Name(name))
+    }
+
+    /// Opens an interval on the calling thread.
+    @inlinable @inline(__always)
+    public static func begin(_ name: Name) {
+        let generation = cstrobe_load_generation()
+        if generation == 0 { return }
+        if let cursor = cstrobe_get_cursor(), cursor.pointee.generation == generation, cursor.pointee.flags == 0 {
+            let position = cursor.pointee.published.unsafelyUnwrapped
+            if position + 2 <= cursor.pointee.limit {
+                let timestamp = cstrobe_raw_timestamp() &- cursor.pointee.timestamp_base
+                position[0] = RecordLayout.header(kind: RecordLayout.begin, timestamp: timestamp)
+                position[1] = name.word
+                cursor.pointee.depth &+= 1
+                cursor.pointee.recorded &+= 1
+                cstrobe_publish(cursor, position + 2)
+                return
+            }
+        }
+        recordBegin(name, capturing: [], flow: nil, terminatingFlow: nil, arguments: [:])
+    }
+
+    /// Opens an interval on the calling thread, with extras.
+    ///
+    /// - Parameters:
+    ///   - name: The interval's name.
+    ///   - capturing: Extra data to capture at both ends, such as
+    ///     ``Capture/resourceUsage``.
+    ///   - flow: Starts or continues a flow at this interval.
+    ///   - terminatingFlow: Ends a flow at this interval.
+    ///   - arguments: Values shown with the interval.
+    @inlinable
+    public static func begin(
+        _ name: StaticString,
+        capturing: Capture = [],
+        flow: Flow? = nil,
+        terminatingFlow: Flow? = nil,
+        arguments: KeyValuePairs<StaticString, ArgumentValue> = [:]
+    ) {
+        guard cstrobe_load_generation() != 0 else { return }
+        recordBegin(Name(name), capturing: capturing, flow: flow, terminatingFlow: terminatingFlow, arguments: arguments)
+    }
+
+    /// Opens an interval on the calling thread, with extras.
+    ///
+    /// See ``begin(_:capturing:flow:terminatingFlow:arguments:)-(StaticString,_,_,_,_)``.
+    @inlinable
+    public static func begin(
+        _ name: Name,
+        capturing: Capture = [],
+        flow: Flow? = nil,
+        terminatingFlow: Flow? = nil,
+        arguments: KeyValuePairs<StaticString, ArgumentValue> = [:]
+    ) {
+        guard cstrobe_load_generation() != 0 else { return }
+        recordBegin(name, capturing: capturing, flow: flow, terminatingFlow: terminatingFlow, arguments: arguments)
+    }
+
+    /// Closes the innermost open interval of the calling thread.
+    ///
+    /// An `end` with no open interval is ignored and counted in the trace's
+    /// statistics.
+    @inlinable @inline(__always)
+    public static func end() {
+        let generation = cstrobe_load_generation()
+        if generation == 0 { return }
+        if let cursor = cstrobe_get_cursor(), cursor.pointee.generation == generation, cursor.pointee.flags == 0,
+            cursor.pointee.depth > 0
+        {
+            let position = cursor.pointee.published.unsafelyUnwrapped
+            if position + 1 <= cursor.pointee.limit {
+                let timestamp = cstrobe_raw_timestamp() &- cursor.pointee.timestamp_base
+                position[0] = RecordLayout.header(kind: RecordLayout.end, timestamp: timestamp)
+                cursor.pointee.depth &-= 1
+                cursor.pointee.recorded &+= 1
+                cstrobe_publish(cursor, position + 1)
+                return
+            }
+        }
+        recordEnd()
+    }
+
+    /// Runs `body` inside an interval and returns its result.
+    ///
+    /// The interval ends when `body` returns or throws.
+    @inlinable @discardableResult
+    public static func interval<Result, Failure: Error>(
+        _ name: StaticString,
+        capturing: Capture = [],
+        _ body: () throws(Failure) -> Result
+    ) throws(Failure) -> Result {
+        if capturing.isEmpty { begin(Name(name)) } else { begin(name, capturing: capturing) }
+        defer { end() }
+        return try body()
+    }
+
+    /// Runs `body` inside an interval and returns its result.
+    ///
+    /// The interval ends when `body` returns or throws.
+    @inlinable @discardableResult
+    public static func interval<Result, Failure: Error>(
+        _ name: Name,
+        capturing: Capture = [],
+        _ body: () throws(Failure) -> Result
+    ) throws(Failure) -> Result {
+        if capturing.isEmpty { begin(name) } else { begin(name, capturing: capturing) }
+        defer { end() }
+        return try body()
+    }
+
+    /// Runs asynchronous `body` inside an interval and returns its result.
+    ///
+    /// The interval may end on another thread than the one it began on, so it
+    /// is recorded on an async track of its own, where it shows as one
+    /// unbroken interval.
+    @inlinable @discardableResult
+    public static func interval<Result, Failure: Error>(
+        _ name: StaticString,
+        isolation: isolated (any Actor)? = #isolation,
+        _ body: () async throws(Failure) -> Result
+    ) async throws(Failure) -> Result {
+        let interval = beginAsync(name)
+        defer { interval.end() }
+        return try await body()
+    }
+
+    /// Runs asynchronous `body` inside an interval and returns its result.
+    ///
+    /// See ``interval(_:isolation:_:)-(StaticString,_,_)``.
+    @inlinable @discardableResult
+    public static func interval<Result, Failure: Error>(
+        _ name: Name,
+        isolation: isolated (any Actor)? = #isolation,
+        _ body: () async throws(Failure) -> Result
+    ) async throws(Failure) -> Result {
+        let interval = beginAsync(name)
+        defer { interval.end() }
+        return try await body()
+    }
+
+    // MARK: Async intervals
+
+    /// Opens an interval that may end on another thread.
+    ///
+    /// Call ``AsyncInterval/end()`` on the returned value, from any thread.
+    @inlinable
+    public static func beginAsync(
+        _ name: StaticString, arguments: KeyValuePairs<StaticString, ArgumentValue> = [:]
+    ) -> AsyncInterval {
+        guard cstrobe_load_generation() != 0 else { return AsyncInterval(id: 0) }
+        return recordAsyncBegin(Name(name), arguments: arguments)
+    }
+
+    /// Opens an interval that may end on another thread.
+    @inlinable
+    public static func beginAsync(
+        _ name: Name, arguments: KeyValuePairs<StaticString, ArgumentValue> = [:]
+    ) -> AsyncInterval {
+        guard cstrobe_load_generation() != 0 else { return AsyncInterval(id: 0) }
+        return recordAsyncBegin(name, arguments: arguments)
+    }
+
+    // MARK: Instants and counters
+
+    /// Marks a moment on the calling thread.
+    @inlinable
+    public static func instant(
+        _ name: StaticString, arguments: KeyValuePairs<StaticString, ArgumentValue> = [:]
+    ) {
+        guard cstrobe_load_generation() != 0 else { return }
+        recordInstant(Name(name), arguments: arguments)
+    }
+
+    /// Marks a moment on the calling thread.
+    @inlinable
+    public static func instant(
+        _ name: Name, arguments: KeyValuePairs<StaticString, ArgumentValue> = [:]
+    ) {
+        guard cstrobe_load_generation() != 0 else { return }
+        recordInstant(name, arguments: arguments)
+    }
+
+    /// Records an integer value on the counter track `name`.
+    @inlinable @inline(__always)
+    public static func counter(_ name: StaticString, _ value: Int64, unit: CounterUnit = .count) {
+        counter(Name(name), value, unit: unit)
+    }
+
+    /// Records an integer value on the counter track `name`.
+    @inlinable @inline(__always)
+    public static func counter(_ name: StaticString, _ value: Int, unit: CounterUnit = .count) {
+        counter(Name(name), Int64(value), unit: unit)
+    }
+
+    /// Records a floating point value on the counter track `name`.
+    @inlinable @inline(__always)
+    public static func counter(_ name: StaticString, _ value: Double, unit: CounterUnit = .count) {
+        counter(Name(name), value, unit: unit)
+    }
+
+    /// Records an integer value on the counter track `name`.
+    @inlinable @inline(__always)
+    public static func counter(_ name: Name, _ value: Int64, unit: CounterUnit = .count) {
+        writeCounter(name, kind: RecordLayout.counterInt, bits: UInt64(bitPattern: value), unit: unit)
+    }
+
+    /// Records a floating point value on the counter track `name`.
+    @inlinable @inline(__always)
+    public static func counter(_ name: Name, _ value: Double, unit: CounterUnit = .count) {
+        writeCounter(name, kind: RecordLayout.counterDouble, bits: value.bitPattern, unit: unit)
+    }
+
+    @inlinable @inline(__always)
+    static func writeCounter(_ name: Name, kind: UInt64, bits: UInt64, unit: CounterUnit) {
+        let generation = cstrobe_load_generation()
+        if generation == 0 { return }
+        let kind = kind | (UInt64(unit.rawValue) << 4)
+        if let cursor = cstrobe_get_cursor(), cursor.pointee.generation == generation,
+            cursor.pointee.flags & UInt64(CSTROBE_FLAG_DROPPING) == 0
+        {
+            let position = cursor.pointee.published.unsafelyUnwrapped
+            if position + 3 <= cursor.pointee.limit {
+                let timestamp = cstrobe_raw_timestamp() &- cursor.pointee.timestamp_base
+                position[0] = RecordLayout.header(kind: kind, timestamp: timestamp)
+                position[1] = name.word
+                position[2] = bits
+                cursor.pointee.recorded &+= 1
+                cstrobe_publish(cursor, position + 3)
+                return
+            }
+        }
+        recordCounter(name, kind: kind, bits: bits)
+    }
+
+    // MARK: Threads
+
+    /// Names the calling thread in traces.
+    ///
+    /// Threads are named after their system name by default; the name set here
+    /// wins and may be longer than the system allows.
+    public static func setThreadName(_ name: String) {
+        ThreadRecorder.current().rename(name)
+    }
+
+    /// Whether a session is recording right now.
+    ///
+    /// Use it to skip work that only prepares trace arguments.
+    @inlinable
+    public static var isRecording: Bool { cstrobe_load_generation() != 0 }
+}

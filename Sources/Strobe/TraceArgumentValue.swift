@@ -1,0 +1,118 @@
+extension Trace {
+    /// The value of an argument attached to an event: an integer, a floating
+    /// point number, a Boolean or a string.
+    ///
+    /// Literals convert on their own, so arguments read as a dictionary:
+    ///
+    /// ```swift
+    /// Trace.begin("decode", arguments: ["width": 640, "codec": "png", "hdr": false])
+    /// ```
+    public enum ArgumentValue: Sendable, Hashable {
+        /// A signed integer.
+        case int(Int64)
+        /// A floating point number.
+        case double(Double)
+        /// A Boolean.
+        case bool(Bool)
+        /// A string; values longer than ``maximumStringLength`` bytes are cut.
+        case string(String)
+
+        /// The longest string value kept, in UTF-8 bytes.
+        public static let maximumStringLength = 1024
+    }
+}
+
+extension Trace.ArgumentValue: ExpressibleByIntegerLiteral {
+    /// An integer argument from a literal.
+    public init(integerLiteral value: Int64) { self = .int(value) }
+}
+
+extension Trace.ArgumentValue: ExpressibleByFloatLiteral {
+    /// A floating point argument from a literal.
+    public init(floatLiteral value: Double) { self = .double(value) }
+}
+
+extension Trace.ArgumentValue: ExpressibleByBooleanLiteral {
+    /// A Boolean argument from a literal.
+    public init(booleanLiteral value: Bool) { self = .bool(value) }
+}
+
+extension Trace.ArgumentValue: ExpressibleByStringLiteral {
+    /// A string argument from a literal.
+    public init(stringLiteral value: String) { self = .string(value) }
+}
+
+extension Trace.ArgumentValue: ExpressibleByStringInterpolation {}
+
+extension Trace.ArgumentValue: CustomStringConvertible {
+    /// The value as text.
+    public var description: String {
+        switch self {
+        case .int(let value): return String(value)
+        case .double(let value): return String(value)
+        case .bool(let value): return String(value)
+        case .string(let value): return value
+        }
+    }
+}
+
+/// How argument values are laid out in the buffer: a key word, a tag word
+/// (type in the low byte, string length above it), then the payload.
+enum ArgumentEncoding {
+    static let intTag: UInt64 = 1
+    static let doubleTag: UInt64 = 2
+    static let boolTag: UInt64 = 3
+    static let stringTag: UInt64 = 4
+
+    /// Words needed to store `arguments`.
+    static func words(for arguments: KeyValuePairs<StaticString, Trace.ArgumentValue>) -> Int {
+        var total = 0
+        for (_, value) in arguments {
+            total += 2
+            switch value {
+            case .string(let text):
+                total += (min(text.utf8.count, Trace.ArgumentValue.maximumStringLength) + 7) / 8
+            default:
+                total += 1
+            }
+        }
+        return total
+    }
+
+    /// Writes `arguments` at `destination`; returns the words written.
+    static func write(
+        _ arguments: KeyValuePairs<StaticString, Trace.ArgumentValue>,
+        to destination: UnsafeMutablePointer<UInt64>
+    ) -> Int {
+        var offset = 0
+        for (key, value) in arguments {
+            destination[offset] = Trace.Name(key).word
+            switch value {
+            case .int(let number):
+                destination[offset + 1] = intTag
+                destination[offset + 2] = UInt64(bitPattern: number)
+                offset += 3
+            case .double(let number):
+                destination[offset + 1] = doubleTag
+                destination[offset + 2] = number.bitPattern
+                offset += 3
+            case .bool(let flag):
+                destination[offset + 1] = boolTag
+                destination[offset + 2] = flag ? 1 : 0
+                offset += 3
+            case .string(let text):
+                var text = text
+                let length = min(text.utf8.count, Trace.ArgumentValue.maximumStringLength)
+                destination[offset + 1] = stringTag | (UInt64(length) << 8)
+                let words = (length + 7) / 8
+                if words > 0 { (destination + offset + 2 + words - 1).pointee = 0 }
+                text.withUTF8 { bytes in
+                    UnsafeMutableRawPointer(destination + offset + 2)
+                        .copyMemory(from: bytes.baseAddress!, byteCount: length)
+                }
+                offset += 2 + words
+            }
+        }
+        return offset
+    }
+}

@@ -1,0 +1,84 @@
+/// How a ``TraceSession`` records.
+///
+/// ```swift
+/// var configuration = TraceConfiguration(outputPath: "/tmp/app.pftrace")
+/// configuration.resourceUsage = .intervals(named: ["lens apply"])
+/// configuration.samplingProbability = 0.01   // one session in a hundred
+/// let session = try TraceSession.start(configuration)
+/// ```
+public struct TraceConfiguration: Sendable {
+    /// What a thread does when its buffer is full.
+    public enum FullBufferPolicy: Sendable, Hashable {
+        /// Keep what is recorded and discard new events until the background
+        /// writer frees space; every discarded event is counted in the trace.
+        case discardNewest
+        /// Overwrite the oldest events, keeping the most recent ones: a flight
+        /// recorder. Nothing is written until ``TraceSession/dump(to:)`` or
+        /// ``TraceSession/stop()``; overwritten events are counted in the trace.
+        case overwriteOldest
+    }
+
+    /// Which intervals capture the thread's `getrusage` counters at both ends.
+    public enum ResourceUsagePolicy: Sendable, Hashable {
+        /// Only intervals that ask with ``Trace/Capture/resourceUsage``.
+        case requested
+        /// Every interval on every thread (about 700 ns per interval).
+        case allIntervals
+        /// Intervals with these names, plus those that ask.
+        case intervals(named: Set<String>)
+    }
+
+    /// The trace file to write; `nil` records to memory only, which suits a
+    /// flight recorder dumped on demand.
+    public var outputPath: String?
+
+    /// The most memory one thread may hold in recorded events that are not yet
+    /// written out, in bytes. Memory is taken in chunks as needed and reused
+    /// once written. With ``FullBufferPolicy/overwriteOldest`` this is the size
+    /// of each thread's ring. Default: 32 MiB.
+    public var bufferSizePerThread: Int = 32 << 20
+
+    /// What a thread does when its buffer is full. Default: discard newest.
+    public var whenBufferFull: FullBufferPolicy = .discardNewest
+
+    /// Which intervals capture rusage. Default: those that ask.
+    public var resourceUsage: ResourceUsagePolicy = .requested
+
+    /// The chance, from 0 to 1, that ``TraceSession/start(_:)`` records at all.
+    /// Decided once per session, for sampling a fleet in production.
+    /// Default: 1.
+    public var samplingProbability: Double = 1
+
+    /// How often the background writer appends recorded events to the file,
+    /// in seconds. It also wakes early when a thread fills a quarter of its
+    /// buffer. Default: 0.1 s.
+    public var flushInterval: Double = 0.1
+
+    /// How often process-wide counters (CPU time, peak resident memory, page
+    /// faults) are sampled, in seconds; 0 turns the sampler off. Default: 0.1 s.
+    public var processSamplingInterval: Double = 0.1
+
+    /// Whether timestamps may come from the CPU's time-stamp counter where it
+    /// is invariant. Default: true.
+    public var allowsTimestampCounter = true
+
+    /// A configuration that writes to `outputPath`.
+    public init(outputPath: String? = nil) {
+        self.outputPath = outputPath
+    }
+
+    /// The configuration the `STROBE_TRACE_OUTPUT` environment variable asks
+    /// for, or nil when it is not set.
+    ///
+    /// ``TraceSession/startFromEnvironment()`` uses it; `strobe run` sets the
+    /// variable for each child process it launches.
+    public static func fromEnvironment(_ environment: [String: String]) -> TraceConfiguration? {
+        guard let path = environment[TraceSession.outputEnvironmentVariable], !path.isEmpty else { return nil }
+        var configuration = TraceConfiguration(outputPath: path)
+        if let names = environment["STROBE_TRACE_RUSAGE"], !names.isEmpty {
+            configuration.resourceUsage = names == "*" ? .allIntervals
+                : .intervals(named: Set(names.split(separator: ",").map(String.init)))
+        }
+        return configuration
+    }
+}

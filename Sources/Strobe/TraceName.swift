@@ -1,0 +1,102 @@
+import Synchronization
+
+extension Trace {
+    /// The name of an interval, instant or counter.
+    ///
+    /// Names written as string literals go straight into the buffer as a
+    /// pointer to the literal: no hashing, no copy, no allocation. Names built
+    /// at run time are interned once, when you create the `Trace.Name`; keep the
+    /// value and reuse it to stay on the fast path.
+    ///
+    /// ```swift
+    /// let upload = Trace.Name("upload \(endpoint)")
+    /// Trace.interval(upload) { send() }
+    /// ```
+    public struct Name: Sendable, Hashable {
+        /// A static literal as `length << 48 | address`, or an interned name as
+        /// `0xFFFF << 48 | id`.
+        @usableFromInline
+        let word: UInt64
+
+        @inlinable
+        init(word: UInt64) { self.word = word }
+
+        /// A name from a string literal; free at run time.
+        @inlinable @inline(__always)
+        public init(_ literal: StaticString) {
+            if literal.hasPointerRepresentation, literal.utf8CodeUnitCount < Int(Self.maximumStaticLength) {
+                let address = UInt64(UInt(bitPattern: literal.utf8Start))
+                word = (UInt64(literal.utf8CodeUnitCount) << 48) | address
+            } else {
+                word = Self.intern(literal)
+            }
+        }
+
+        @usableFromInline
+        static func intern(_ literal: StaticString) -> UInt64 {
+            NameTable.shared.intern(literal.description)
+        }
+
+        /// A name built at run time, interned once here.
+        ///
+        /// Names longer than ``maximumLength`` bytes are cut at a character
+        /// boundary.
+        public init(_ string: String) {
+            word = NameTable.shared.intern(string)
+        }
+
+        /// The longest name kept, in UTF-8 bytes.
+        public static let maximumLength = 4096
+
+        @usableFromInline static let maximumStaticLength: UInt64 = 0xFFF0
+        static let internedTag: UInt64 = 0xFFFF << 48
+
+        /// The name's text.
+        public var text: String { NameTable.shared.text(of: word) }
+    }
+}
+
+/// The process-wide table of names built at run time.
+final class NameTable: Sendable {
+    static let shared = NameTable()
+
+    private struct State {
+        var ids: [String: UInt64] = [:]
+        var texts: [String] = []
+    }
+
+    private let state = Mutex(State())
+
+    func intern(_ string: String) -> UInt64 {
+        let text = Self.truncated(string)
+        return state.withLock { state in
+            if let id = state.ids[text] { return Trace.Name.internedTag | id }
+            let id = UInt64(state.texts.count)
+            state.texts.append(text)
+            state.ids[text] = id
+            return Trace.Name.internedTag | id
+        }
+    }
+
+    /// The text of a name word, static or interned.
+    func text(of word: UInt64) -> String {
+        let length = Int(word >> 48)
+        if word & Trace.Name.internedTag == Trace.Name.internedTag {
+            let id = Int(word & 0xFFFF_FFFF_FFFF)
+            return state.withLock { id < $0.texts.count ? $0.texts[id] : "" }
+        }
+        guard length > 0, let start = UnsafePointer<UInt8>(bitPattern: UInt(word & 0xFFFF_FFFF_FFFF)) else {
+            return ""
+        }
+        return String(decoding: UnsafeBufferPointer(start: start, count: length), as: UTF8.self)
+    }
+
+    static func truncated(_ string: String) -> String {
+        guard string.utf8.count > Trace.Name.maximumLength else { return string }
+        var end = string.utf8.index(string.utf8.startIndex, offsetBy: Trace.Name.maximumLength)
+        while end > string.startIndex, !string.unicodeScalars.indices.contains(end) {
+            end = string.utf8.index(before: end)
+        }
+        return String(string[..<end])
+    }
+}

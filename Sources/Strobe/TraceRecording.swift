@@ -1,0 +1,156 @@
+import CStrobe
+
+/// The out-of-line paths behind ``Trace``: first use on a thread, full chunks,
+/// discarded events, rusage, flows and arguments.
+extension Trace {
+    @usableFromInline @inline(never)
+    static func recordBegin(
+        _ name: Name,
+        capturing: Capture,
+        flow: Flow?,
+        terminatingFlow: Flow?,
+        arguments: KeyValuePairs<StaticString, ArgumentValue>
+    ) {
+        guard let recorder = ThreadRecorder.attached() else { return }
+        let usage = capturing.contains(.resourceUsage) || recorder.sessionWantsResourceUsage(for: name)
+        var kind = RecordLayout.begin
+        var words = 2
+        if usage {
+            kind |= RecordLayout.withResourceUsage
+            words += RecordLayout.resourceUsageWords
+        }
+        if flow != nil {
+            kind |= RecordLayout.withFlow
+            words += 1
+        }
+        if terminatingFlow != nil {
+            kind |= RecordLayout.withTerminatingFlow
+            words += 1
+        }
+        let argumentWords = arguments.isEmpty ? 0 : ArgumentEncoding.words(for: arguments)
+        if argumentWords > 0 {
+            kind |= RecordLayout.withArguments
+            words += 1 + argumentWords
+        }
+        let timestamp = recorder.timestamp()
+        var snapshot = cstrobe_rusage()
+        if usage { cstrobe_thread_rusage(&snapshot) }
+        recorder.appendBegin(words: words, resourceUsage: usage) { record in
+            record[0] = RecordLayout.header(kind: kind, timestamp: timestamp)
+            record[1] = name.word
+            var offset = 2
+            if usage {
+                ThreadRecorder.store(snapshot, at: record + offset)
+                offset += RecordLayout.resourceUsageWords
+            }
+            if let flow {
+                record[offset] = flow.id
+                offset += 1
+            }
+            if let terminatingFlow {
+                record[offset] = terminatingFlow.id
+                offset += 1
+            }
+            if argumentWords > 0 {
+                record[offset] = UInt64(argumentWords)
+                _ = ArgumentEncoding.write(arguments, to: record + offset + 1)
+            }
+        }
+    }
+
+    @usableFromInline @inline(never)
+    static func recordEnd() {
+        ThreadRecorder.attached()?.appendEnd()
+    }
+
+    @usableFromInline @inline(never)
+    static func recordInstant(_ name: Name, arguments: KeyValuePairs<StaticString, ArgumentValue>) {
+        guard let recorder = ThreadRecorder.attached() else { return }
+        writeEvent(recorder, kind: RecordLayout.instant, name: name.word, id: nil, arguments: arguments)
+    }
+
+    @usableFromInline @inline(never)
+    static func recordCounter(_ name: Name, kind: UInt64, bits: UInt64) {
+        guard let recorder = ThreadRecorder.attached() else { return }
+        let timestamp = recorder.timestamp()
+        recorder.append(words: 3) { record in
+            record[0] = RecordLayout.header(kind: kind, timestamp: timestamp)
+            record[1] = name.word
+            record[2] = bits
+        }
+    }
+
+    @usableFromInline @inline(never)
+    static func recordAsyncBegin(_ name: Name, arguments: KeyValuePairs<StaticString, ArgumentValue>) -> AsyncInterval {
+        guard let recorder = ThreadRecorder.attached() else { return AsyncInterval(id: 0) }
+        let id = nextIdentifier()
+        let recorded = writeEvent(recorder, kind: RecordLayout.asyncBegin, name: name.word, id: id, arguments: arguments)
+        return AsyncInterval(id: recorded ? id : 0)
+    }
+
+    @usableFromInline @inline(never)
+    static func recordAsyncEnd(id: UInt64) {
+        guard let recorder = ThreadRecorder.attached() else { return }
+        let timestamp = recorder.timestamp()
+        // The begin is in the trace, so the end must be too.
+        recorder.append(words: 2, forced: true) { record in
+            record[0] = RecordLayout.header(kind: RecordLayout.asyncEnd, timestamp: timestamp)
+            record[1] = id
+        }
+    }
+
+    @discardableResult
+    private static func writeEvent(
+        _ recorder: ThreadRecorder,
+        kind: UInt64,
+        name: UInt64,
+        id: UInt64?,
+        arguments: KeyValuePairs<StaticString, ArgumentValue>
+    ) -> Bool {
+        let argumentWords = arguments.isEmpty ? 0 : ArgumentEncoding.words(for: arguments)
+        let kind = argumentWords > 0 ? kind | RecordLayout.withArguments : kind
+        let fixed = id == nil ? 2 : 3
+        let words = fixed + (argumentWords > 0 ? 1 + argumentWords : 0)
+        let timestamp = recorder.timestamp()
+        return recorder.append(words: words) { record in
+            record[0] = RecordLayout.header(kind: kind, timestamp: timestamp)
+            record[1] = name
+            if let id { record[2] = id }
+            if argumentWords > 0 {
+                record[fixed] = UInt64(argumentWords)
+                _ = ArgumentEncoding.write(arguments, to: record + fixed + 1)
+            }
+        }
+    }
+}
+
+extension Trace {
+    /// An interval opened with ``Trace/beginAsync(_:arguments:)-(StaticString,_)``;
+    /// end it from any thread.
+    public struct AsyncInterval: Sendable, Hashable {
+        /// The interval's identifier; 0 when nothing was recorded.
+        public let id: UInt64
+
+        @usableFromInline
+        init(id: UInt64) { self.id = id }
+
+        /// Closes the interval, on whichever thread runs this.
+        @inlinable
+        public func end() {
+            guard id != 0, cstrobe_load_generation() != 0 else { return }
+            Trace.recordAsyncEnd(id: id)
+        }
+    }
+
+    /// The unit of a counter track.
+    public enum CounterUnit: UInt8, Sendable, Hashable {
+        /// No particular unit.
+        case unspecified = 0
+        /// Nanoseconds.
+        case nanoseconds = 1
+        /// A count of things.
+        case count = 2
+        /// Bytes.
+        case bytes = 3
+    }
+}

@@ -1,0 +1,137 @@
+import CStrobe
+import Synchronization
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// A recording of the process's ``Trace`` calls, from ``start(_:)`` to
+/// ``stop()``.
+///
+/// One session records at a time. While it runs, every thread that calls
+/// ``Trace`` records into a buffer of its own; a background thread appends
+/// the events to the trace file as it goes, so the file stays readable up to
+/// its last write even if the process dies.
+///
+/// ```swift
+/// let session = try TraceSession.start(TraceConfiguration(outputPath: "run.pftrace"))
+/// defer { try? session.stop() }
+/// ```
+///
+/// Open the file in the Perfetto UI (ui.perfetto.dev) or read it with
+/// `strobe summarize`.
+public final class TraceSession: Sendable {
+    /// The environment variable that makes ``startFromEnvironment()`` record
+    /// to the file it names. `strobe run` sets it for each child process.
+    public static let outputEnvironmentVariable = "STROBE_TRACE_OUTPUT"
+
+    /// The configuration the session runs with.
+    public let configuration: TraceConfiguration
+
+    /// Whether the sampling draw chose this session to record. An unsampled
+    /// session records nothing and writes no file.
+    public let isSampled: Bool
+
+    private let core: SessionCore?
+    private let stopped = Atomic<Bool>(false)
+
+    private static let lifecycle = Mutex<Void>(())
+
+    private init(configuration: TraceConfiguration, core: SessionCore?) {
+        self.configuration = configuration
+        self.core = core
+        isSampled = core != nil
+    }
+
+    /// Starts recording.
+    ///
+    /// - Throws: ``TraceSessionError/alreadyRecording`` when another session
+    ///   runs, or an error naming the file that could not be created.
+    public static func start(_ configuration: TraceConfiguration) throws(TraceSessionError) -> TraceSession {
+        guard configuration.samplingProbability >= 0, configuration.samplingProbability <= 1 else {
+            throw .invalidConfiguration("samplingProbability must be between 0 and 1, not \(configuration.samplingProbability)")
+        }
+        guard configuration.bufferSizePerThread > 0 else {
+            throw .invalidConfiguration("bufferSizePerThread must be positive")
+        }
+        let result: Result<TraceSession, TraceSessionError> = lifecycle.withLock { _ in
+            if cstrobe_load_generation() != 0 { return .failure(.alreadyRecording) }
+            let sampled = configuration.samplingProbability >= 1
+                || Double.random(in: 0..<1) < configuration.samplingProbability
+            guard sampled else { return .success(TraceSession(configuration: configuration, core: nil)) }
+            do throws(TraceSessionError) {
+                let core = try SessionCore(configuration: configuration)
+                core.activate()
+                return .success(TraceSession(configuration: configuration, core: core))
+            } catch {
+                return .failure(error)
+            }
+        }
+        return try result.get()
+    }
+
+    /// Starts a session when the `STROBE_TRACE_OUTPUT` environment variable
+    /// names a file, and returns nil otherwise.
+    ///
+    /// Call it at the top of `main` so that `strobe run` can trace the
+    /// process. `STROBE_TRACE_RUSAGE` may list interval names (comma
+    /// separated, or `*` for all) that capture rusage.
+    public static func startFromEnvironment() throws(TraceSessionError) -> TraceSession? {
+        var environment: [String: String] = [:]
+        for name in [outputEnvironmentVariable, "STROBE_TRACE_RUSAGE"] {
+            if let value = getenv(name) { environment[name] = String(cString: value) }
+        }
+        guard let configuration = TraceConfiguration.fromEnvironment(environment) else { return nil }
+        return try start(configuration)
+    }
+
+    /// Stops recording and finishes the trace file.
+    ///
+    /// Calling it again does nothing.
+    public func stop() throws(TraceSessionError) {
+        guard !stopped.exchange(true, ordering: .acquiringAndReleasing), let core else { return }
+        let result: Result<Void, TraceSessionError> = Self.lifecycle.withLock { _ in
+            do throws(TraceSessionError) {
+                try core.deactivate()
+                return .success(())
+            } catch {
+                return .failure(error)
+            }
+        }
+        try result.get()
+    }
+
+    /// Writes what the buffers hold now to the file at `path`, without
+    /// stopping: the flight recorder's "save the last moments".
+    ///
+    /// Meant for ``TraceConfiguration/FullBufferPolicy/overwriteOldest``
+    /// sessions; with the default policy the buffers hold only what the
+    /// background writer has not written yet.
+    public func dump(to path: String) throws(TraceSessionError) {
+        guard let core, !stopped.load(ordering: .acquiring) else { return }
+        try core.writeSnapshot(to: path)
+    }
+
+    /// Counts of what the session has recorded and lost so far.
+    public struct Statistics: Sendable, Hashable {
+        /// Events written into thread buffers.
+        public var recordedEvents: UInt64 = 0
+        /// Events discarded because a thread's buffer was full.
+        public var discardedEvents: UInt64 = 0
+        /// Events overwritten in a ring buffer.
+        public var overwrittenEvents: UInt64 = 0
+        /// `end` calls with no open interval, ignored.
+        public var unmatchedEnds: UInt64 = 0
+        /// Threads that recorded.
+        public var threads = 0
+        /// Bytes appended to the trace file.
+        public var bytesWritten: UInt64 = 0
+    }
+
+    /// Counts of what the session has recorded and lost so far.
+    public var statistics: Statistics {
+        core?.statistics() ?? Statistics()
+    }
+}
