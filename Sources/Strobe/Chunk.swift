@@ -16,10 +16,12 @@ final class Chunk: @unchecked Sendable {
 
     init(capacity: Int) {
         self.capacity = capacity
-        base = .allocate(capacity: capacity)
+        // Page-aligned, so chunks of different threads share no cache line.
+        base = UnsafeMutableRawPointer.allocate(byteCount: capacity * 8, alignment: 4096)
+            .bindMemory(to: UInt64.self, capacity: capacity)
     }
 
-    deinit { base.deallocate() }
+    deinit { UnsafeMutableRawPointer(base).deallocate() }
 
     /// One past the last usable word.
     var limit: UnsafeMutablePointer<UInt64> { base + capacity }

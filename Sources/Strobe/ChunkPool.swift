@@ -1,13 +1,41 @@
 import Synchronization
 
-/// Chunks that have been drained and can be reused, shared by the threads of
-/// one session. Reusing warm memory keeps page faults off the recording path.
+/// Chunks that have been drained and can be reused. Reusing warm memory keeps
+/// page faults off the recording path, so pools outlive sessions: one pool per
+/// chunk size, trimmed to ``retainedBytes`` when a session ends.
 final class ChunkPool: Sendable {
     let chunkWords: Int
     private let free = Mutex<[Chunk]>([])
 
-    init(chunkWords: Int) {
+    /// Memory a pool keeps for the next session.
+    static let retainedBytes = 64 << 20
+
+    private static let pools = Mutex<[Int: ChunkPool]>([:])
+
+    /// The process's pool for chunks of `chunkWords` words.
+    static func shared(chunkWords: Int) -> ChunkPool {
+        pools.withLock { pools in
+            if let pool = pools[chunkWords] { return pool }
+            let pool = ChunkPool(chunkWords: chunkWords)
+            pools[chunkWords] = pool
+            return pool
+        }
+    }
+
+    private init(chunkWords: Int) {
         self.chunkWords = chunkWords
+    }
+
+    /// Frees chunks beyond what the pool keeps between sessions.
+    func trim() {
+        let keep = max(Self.retainedBytes / (chunkWords * 8), 0)
+        let released: [Chunk] = free.withLock { free in
+            guard free.count > keep else { return [] }
+            let extra = Array(free[keep...])
+            free.removeLast(free.count - keep)
+            return extra
+        }
+        _ = released
     }
 
     func take() -> Chunk {
@@ -20,10 +48,12 @@ final class ChunkPool: Sendable {
         free.withLock { $0.append(contentsOf: chunks) }
     }
 
-    /// Allocates `count` chunks ahead of time and touches their pages.
+    /// Makes sure `count` chunks are ready, their pages touched.
     func prefill(_ count: Int) {
+        let missing = count - free.withLock { $0.count }
+        guard missing > 0 else { return }
         var chunks: [Chunk] = []
-        for _ in 0..<count {
+        for _ in 0..<missing {
             let chunk = Chunk(capacity: chunkWords)
             chunk.base.initialize(repeating: 0, count: chunkWords)
             chunks.append(chunk)

@@ -1,3 +1,5 @@
+import CStrobe
+
 /// The binary layout of records in a thread's buffer.
 ///
 /// A record is a run of 64-bit words. The first word is the header: the event
@@ -35,6 +37,17 @@ enum RecordLayout {
     @inlinable @inline(__always)
     static func header(kind: UInt64, timestamp: UInt64) -> UInt64 {
         (kind << 56) | (timestamp & timestampMask)
+    }
+
+    /// Stores a rusage snapshot as the six words of the attachment.
+    @inlinable @inline(__always)
+    static func store(_ usage: cstrobe_rusage, at destination: UnsafeMutablePointer<UInt64>) {
+        destination[0] = usage.user_ns
+        destination[1] = usage.system_ns
+        destination[2] = usage.voluntary_switches
+        destination[3] = usage.involuntary_switches
+        destination[4] = usage.minor_faults
+        destination[5] = usage.major_faults
     }
 
     @inlinable @inline(__always)

@@ -23,6 +23,10 @@ final class SessionCore: @unchecked Sendable {
     private struct Registry {
         var recorders: [ThreadRecorder] = []
         var accepting = true
+        /// Counts of threads that exited and were written out.
+        var retired = TraceSession.Statistics()
+        /// The counts at stop, kept once the threads are detached.
+        var final: TraceSession.Statistics?
     }
 
     private let registry = Mutex(Registry())
@@ -55,7 +59,7 @@ final class SessionCore: @unchecked Sendable {
         generation = Self.generations.wrappingAdd(1, ordering: .relaxed).newValue
         let bufferSize = max(configuration.bufferSizePerThread, 4096)
         let chunkBytes = min(64 << 10, max(bufferSize / 8, 4096))
-        pool = ChunkPool(chunkWords: chunkBytes / 8)
+        pool = ChunkPool.shared(chunkWords: chunkBytes / 8)
         var settings = RecorderSettings()
         settings.policy = configuration.whenBufferFull == .discardNewest ? .discardNewest : .overwriteOldest
         settings.maximumChunks = max(bufferSize / chunkBytes, 2)
@@ -117,7 +121,10 @@ final class SessionCore: @unchecked Sendable {
             }
             return state.error
         }
+        let final = statistics()
+        registry.withLock { $0.final = final }
         for recorder in recorders { recorder.detach(from: self) }
+        pool.trim()
         if let outcome { throw outcome }
     }
 
@@ -157,6 +164,8 @@ final class SessionCore: @unchecked Sendable {
 
     private func runWriter() {
         Trace.setThreadName("strobe.writer")
+        // The writer yields to the threads it serves.
+        _ = setpriority(__priority_which_t(PRIO_PROCESS.rawValue), id_t(cstrobe_thread_id()), 10)
         let flushInterval = max(configuration.flushInterval, 0.001)
         let sampleInterval = configuration.processSamplingInterval
         var nextSample = 0.0
@@ -204,6 +213,7 @@ final class SessionCore: @unchecked Sendable {
         if !retired.isEmpty {
             registry.withLock { registry in
                 registry.recorders.removeAll { recorder in retired.contains { $0 === recorder } }
+                for recorder in retired { Self.add(recorder, to: &registry.retired) }
             }
             for recorder in retired { recorder.detach(from: self) }
         }
@@ -261,20 +271,23 @@ final class SessionCore: @unchecked Sendable {
 
     /// Statistics of the session so far.
     func statistics() -> TraceSession.Statistics {
-        let recorders = registry.withLock { $0.recorders }
-        var statistics = TraceSession.Statistics()
-        for recorder in recorders {
-            let (discarded, overwritten, unmatched) = recorder.shared.withLock {
-                ($0.discarded, $0.overwritten, $0.unmatchedEnds)
-            }
-            statistics.discardedEvents += discarded
-            statistics.overwrittenEvents += overwritten
-            statistics.unmatchedEnds += unmatched
-            statistics.recordedEvents += recorder.cursor.pointee.recorded
-        }
-        statistics.threads = recorders.count
+        let (recorders, retired, final) = registry.withLock { ($0.recorders, $0.retired, $0.final) }
+        if let final { return final }
+        var statistics = retired
+        for recorder in recorders { Self.add(recorder, to: &statistics) }
         statistics.bytesWritten = writerLock.withLock { $0.bytesWritten }
         return statistics
+    }
+
+    private static func add(_ recorder: ThreadRecorder, to statistics: inout TraceSession.Statistics) {
+        let (discarded, overwritten, unmatched) = recorder.shared.withLock {
+            ($0.discarded, $0.overwritten, $0.unmatchedEnds)
+        }
+        statistics.discardedEvents += discarded
+        statistics.overwrittenEvents += overwritten
+        statistics.unmatchedEnds += unmatched
+        statistics.recordedEvents += recorder.cursor.pointee.recorded
+        statistics.threads += 1
     }
 
     static func processName() -> String {

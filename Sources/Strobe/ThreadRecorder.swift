@@ -31,9 +31,10 @@ final class ThreadRecorder: @unchecked Sendable {
 
     // Owner-only state: touched by the owning thread alone.
     /// Nesting levels whose begin was discarded (their ends are discarded too).
-    private var discardedLevels: Set<Int64> = []
-    /// Nesting levels whose begin captured rusage (their ends capture it too).
-    private var resourceUsageLevels: Set<Int64> = []
+    private var discardedLevels = NestingLevels()
+    /// Nesting levels from 64 on whose begin captured rusage (the first 64
+    /// are bits of the cursor's `rusage_levels`).
+    private var deepResourceUsageLevels: Set<Int64> = []
     /// Events discarded since the last record that made it into the buffer.
     private var pendingDiscards: UInt64 = 0
     /// The drain count at the last failed attempt to get memory.
@@ -41,7 +42,10 @@ final class ThreadRecorder: @unchecked Sendable {
     private var settings = RecorderSettings()
 
     private init() {
-        cursor = .allocate(capacity: 1)
+        // A cache line (two, for adjacent-line prefetch) of its own, so that
+        // threads recording side by side never share one.
+        cursor = UnsafeMutableRawPointer.allocate(byteCount: Self.cursorBytes, alignment: 128)
+            .bindMemory(to: cstrobe_thread_cursor.self, capacity: 1)
         cursor.initialize(to: cstrobe_thread_cursor())
         threadID = cstrobe_thread_id()
         var buffer = [CChar](repeating: 0, count: 64)
@@ -52,8 +56,10 @@ final class ThreadRecorder: @unchecked Sendable {
     }
 
     deinit {
-        cursor.deallocate()
+        UnsafeMutableRawPointer(cursor).deallocate()
     }
+
+    private static let cursorBytes = max(256, (MemoryLayout<cstrobe_thread_cursor>.size + 127) & ~127)
 
     /// The calling thread's recorder, created on first use.
     static func current() -> ThreadRecorder {
@@ -81,7 +87,12 @@ final class ThreadRecorder: @unchecked Sendable {
 
     /// Binds the recorder to `session`, dropping what it held for an earlier one.
     private func attach(to session: SessionCore) -> Bool {
-        let chunk = session.pool.take()
+        let kept = shared.withLock { state -> Chunk? in
+            let current = state.current
+            state.current = nil
+            return current
+        }
+        let chunk = kept.flatMap { $0.capacity == session.pool.chunkWords ? $0 : nil } ?? session.pool.take()
         let attached: Bool = shared.withLock { state in
             guard session.register(self, state: &state) else { return false }
             state.current = chunk
@@ -94,12 +105,12 @@ final class ThreadRecorder: @unchecked Sendable {
             return true
         }
         guard attached else {
-            session.pool.give([chunk])
+            shared.withLock { $0.current = chunk }
             return false
         }
         settings = session.recorderSettings
-        discardedLevels = []
-        resourceUsageLevels = []
+        discardedLevels.removeAll()
+        deepResourceUsageLevels = []
         pendingDiscards = 0
         drainsAtLastFailure = .max
         let pointee = cursor
@@ -107,6 +118,7 @@ final class ThreadRecorder: @unchecked Sendable {
         pointee.pointee.depth = 0
         pointee.pointee.recorded = 0
         pointee.pointee.flags = settings.flags
+        pointee.pointee.rusage_levels = 0
         pointee.pointee.timestamp_base = session.timestampBase
         cstrobe_publish(pointee, chunk.base)
         pointee.pointee.generation = session.generation
@@ -140,8 +152,12 @@ final class ThreadRecorder: @unchecked Sendable {
             fill(destination)
             commit(destination + words)
             if resourceUsage {
-                resourceUsageLevels.insert(level)
-                cursor.pointee.flags |= UInt64(CSTROBE_FLAG_RUSAGE_OPEN)
+                if level < 64 {
+                    cursor.pointee.rusage_levels |= 1 << UInt64(level)
+                } else {
+                    deepResourceUsageLevels.insert(level)
+                    updateFlags()
+                }
             }
         } else {
             discardedLevels.insert(level)
@@ -159,13 +175,20 @@ final class ThreadRecorder: @unchecked Sendable {
         }
         let level = depth - 1
         cursor.pointee.depth = level
-        if discardedLevels.remove(level) != nil {
+        if discardedLevels.remove(level) {
             noteDiscard()
             updateFlags()
             return
         }
-        let withUsage = resourceUsageLevels.remove(level) != nil
-        updateFlags()
+        let withUsage: Bool
+        if level < 64 {
+            let bit: UInt64 = 1 << UInt64(level)
+            withUsage = cursor.pointee.rusage_levels & bit != 0
+            cursor.pointee.rusage_levels &= ~bit
+        } else {
+            withUsage = deepResourceUsageLevels.remove(level) != nil
+            updateFlags()
+        }
         var usage = cstrobe_rusage()
         if withUsage { cstrobe_thread_rusage(&usage) }
         let words = withUsage ? 1 + RecordLayout.resourceUsageWords : 1
@@ -174,7 +197,7 @@ final class ThreadRecorder: @unchecked Sendable {
         guard let destination = reserve(words: words, forced: true) else { return }
         let kind = withUsage ? RecordLayout.end | RecordLayout.withResourceUsage : RecordLayout.end
         destination[0] = RecordLayout.header(kind: kind, timestamp: timestamp())
-        if withUsage { Self.store(usage, at: destination + 1) }
+        if withUsage { RecordLayout.store(usage, at: destination + 1) }
         commit(destination + words)
     }
 
@@ -195,15 +218,6 @@ final class ThreadRecorder: @unchecked Sendable {
         cstrobe_raw_timestamp() &- cursor.pointee.timestamp_base
     }
 
-    static func store(_ usage: cstrobe_rusage, at destination: UnsafeMutablePointer<UInt64>) {
-        destination[0] = usage.user_ns
-        destination[1] = usage.system_ns
-        destination[2] = usage.voluntary_switches
-        destination[3] = usage.involuntary_switches
-        destination[4] = usage.minor_faults
-        destination[5] = usage.major_faults
-    }
-
     private func commit(_ end: UnsafeMutablePointer<UInt64>) {
         cursor.pointee.recorded &+= 1
         cstrobe_publish(cursor, end)
@@ -217,7 +231,7 @@ final class ThreadRecorder: @unchecked Sendable {
     private func updateFlags() {
         var flags = settings.flags
         if !discardedLevels.isEmpty || pendingDiscards > 0 { flags |= UInt64(CSTROBE_FLAG_DROPPING) }
-        if !resourceUsageLevels.isEmpty { flags |= UInt64(CSTROBE_FLAG_RUSAGE_OPEN) }
+        if !deepResourceUsageLevels.isEmpty { flags |= UInt64(CSTROBE_FLAG_DEEP_RUSAGE) }
         cursor.pointee.flags = flags
     }
 
@@ -336,14 +350,20 @@ final class ThreadRecorder: @unchecked Sendable {
     }
 
     /// Detaches the recorder from `session` when the session ends.
+    ///
+    /// Sealed chunks go back to the pool. The current chunk stays with the
+    /// thread: a call that saw the session running may still be writing into
+    /// it, and only the thread itself replaces it, at its next attach.
     func detach(from session: SessionCore) {
-        shared.withLock { state in
-            guard state.session === session else { return }
+        let sealed: [Chunk] = shared.withLock { state in
+            guard state.session === session else { return [] }
             state.session = nil
+            let sealed = state.sealed
             state.sealed = []
-            state.current = nil
-            state.heldChunks = 0
+            state.heldChunks = state.current == nil ? 0 : 1
+            return sealed
         }
+        session.pool.give(sealed)
     }
 }
 

@@ -70,8 +70,7 @@ public enum Trace {
         terminatingFlow: Flow? = nil,
         arguments: KeyValuePairs<StaticString, ArgumentValue> = [:]
     ) {
-        guard cstrobe_load_generation() != 0 else { return }
-        recordBegin(Name(name), capturing: capturing, flow: flow, terminatingFlow: terminatingFlow, arguments: arguments)
+        begin(Name(name), capturing: capturing, flow: flow, terminatingFlow: terminatingFlow, arguments: arguments)
     }
 
     /// Opens an interval on the calling thread, with extras.
@@ -85,7 +84,28 @@ public enum Trace {
         terminatingFlow: Flow? = nil,
         arguments: KeyValuePairs<StaticString, ArgumentValue> = [:]
     ) {
-        guard cstrobe_load_generation() != 0 else { return }
+        let generation = cstrobe_load_generation()
+        if generation == 0 { return }
+        if capturing == .resourceUsage, flow == nil, terminatingFlow == nil, arguments.isEmpty,
+            let cursor = cstrobe_get_cursor(), cursor.pointee.generation == generation,
+            cursor.pointee.flags & UInt64(CSTROBE_FLAG_DROPPING) == 0, cursor.pointee.depth < 64
+        {
+            let position = cursor.pointee.published.unsafelyUnwrapped
+            let words = 2 + RecordLayout.resourceUsageWords
+            if position + words <= cursor.pointee.limit {
+                let timestamp = cstrobe_raw_timestamp() &- cursor.pointee.timestamp_base
+                var usage = cstrobe_rusage()
+                cstrobe_thread_rusage(&usage)
+                position[0] = RecordLayout.header(kind: RecordLayout.begin | RecordLayout.withResourceUsage, timestamp: timestamp)
+                position[1] = name.word
+                RecordLayout.store(usage, at: position + 2)
+                cursor.pointee.rusage_levels |= 1 << UInt64(cursor.pointee.depth)
+                cursor.pointee.depth &+= 1
+                cursor.pointee.recorded &+= 1
+                cstrobe_publish(cursor, position + words)
+                return
+            }
+        }
         recordBegin(name, capturing: capturing, flow: flow, terminatingFlow: terminatingFlow, arguments: arguments)
     }
 
@@ -97,17 +117,37 @@ public enum Trace {
     public static func end() {
         let generation = cstrobe_load_generation()
         if generation == 0 { return }
-        if let cursor = cstrobe_get_cursor(), cursor.pointee.generation == generation, cursor.pointee.flags == 0,
+        if let cursor = cstrobe_get_cursor(), cursor.pointee.generation == generation,
+            cursor.pointee.flags & UInt64(CSTROBE_FLAG_DROPPING | CSTROBE_FLAG_DEEP_RUSAGE) == 0,
             cursor.pointee.depth > 0
         {
             let position = cursor.pointee.published.unsafelyUnwrapped
-            if position + 1 <= cursor.pointee.limit {
-                let timestamp = cstrobe_raw_timestamp() &- cursor.pointee.timestamp_base
-                position[0] = RecordLayout.header(kind: RecordLayout.end, timestamp: timestamp)
-                cursor.pointee.depth &-= 1
-                cursor.pointee.recorded &+= 1
-                cstrobe_publish(cursor, position + 1)
-                return
+            let level = cursor.pointee.depth &- 1
+            // Zero from level 64 on, where no fast-path begin captured rusage.
+            let bit: UInt64 = 1 << UInt64(level)
+            if cursor.pointee.rusage_levels & bit == 0 {
+                if position + 1 <= cursor.pointee.limit {
+                    let timestamp = cstrobe_raw_timestamp() &- cursor.pointee.timestamp_base
+                    position[0] = RecordLayout.header(kind: RecordLayout.end, timestamp: timestamp)
+                    cursor.pointee.depth = level
+                    cursor.pointee.recorded &+= 1
+                    cstrobe_publish(cursor, position + 1)
+                    return
+                }
+            } else {
+                let words = 1 + RecordLayout.resourceUsageWords
+                if position + words <= cursor.pointee.limit {
+                    var usage = cstrobe_rusage()
+                    cstrobe_thread_rusage(&usage)
+                    let timestamp = cstrobe_raw_timestamp() &- cursor.pointee.timestamp_base
+                    position[0] = RecordLayout.header(kind: RecordLayout.end | RecordLayout.withResourceUsage, timestamp: timestamp)
+                    RecordLayout.store(usage, at: position + 1)
+                    cursor.pointee.rusage_levels &= ~bit
+                    cursor.pointee.depth = level
+                    cursor.pointee.recorded &+= 1
+                    cstrobe_publish(cursor, position + words)
+                    return
+                }
             }
         }
         recordEnd()

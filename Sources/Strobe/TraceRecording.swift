@@ -40,7 +40,7 @@ extension Trace {
             record[1] = name.word
             var offset = 2
             if usage {
-                ThreadRecorder.store(snapshot, at: record + offset)
+                RecordLayout.store(snapshot, at: record + offset)
                 offset += RecordLayout.resourceUsageWords
             }
             if let flow {

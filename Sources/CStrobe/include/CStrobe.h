@@ -42,6 +42,9 @@ typedef struct cstrobe_thread_cursor {
     int64_t depth;
     /// Session flags copied at registration (see CSTROBE_FLAG_*).
     uint64_t flags;
+    /// Bit n set: the open interval at nesting level n (< 64) captured rusage,
+    /// so its end captures it too.
+    uint64_t rusage_levels;
     /// The Swift object that owns this cursor (unretained).
     void *owner;
 } cstrobe_thread_cursor;
@@ -52,8 +55,9 @@ typedef struct cstrobe_thread_cursor {
 #define CSTROBE_FLAG_RUSAGE_NAMED ((uint64_t)2)
 /// The thread is discarding records; ends must be checked against the drop mask.
 #define CSTROBE_FLAG_DROPPING ((uint64_t)4)
-/// An interval that asked for rusage is open; its end must capture it too.
-#define CSTROBE_FLAG_RUSAGE_OPEN ((uint64_t)8)
+/// An interval at nesting level 64 or deeper captured rusage; ends take the
+/// slow path, which tracks those levels.
+#define CSTROBE_FLAG_DEEP_RUSAGE ((uint64_t)8)
 
 /// The generation of the running session, or 0 when no session records.
 extern uint64_t _Atomic cstrobe_active_generation;

@@ -1,0 +1,248 @@
+import CMallocCounter
+import CStrobe
+import Foundation
+import Strobe
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Figures of the recording core: cost per call against one
+/// `clock_gettime(CLOCK_MONOTONIC)`, measured in the same process.
+enum CoreBenchmarks {
+    static let eventsPerRun = 1_000_000
+    static let runs = 7
+
+    static func temporaryPath(_ name: String) -> String {
+        NSTemporaryDirectory() + "strobe-bench-\(getpid())-\(name).pftrace"
+    }
+
+    /// A session that only records to memory and never flushes during a run.
+    static func quietConfiguration(path: String? = nil) -> TraceConfiguration {
+        var configuration = TraceConfiguration(outputPath: path)
+        configuration.flushInterval = 1000
+        configuration.processSamplingInterval = 0
+        return configuration
+    }
+
+    static func withSession<Result>(
+        _ configuration: TraceConfiguration = quietConfiguration(), _ body: () -> Result
+    ) -> Result {
+        let session = try! TraceSession.start(configuration)
+        let result = body()
+        try! session.stop()
+        return result
+    }
+
+    static func clockBaseline() -> Double {
+        median(runs: runs) { timeClockGettime(eventsPerRun) / Double(eventsPerRun) }
+    }
+
+    static func rusageBaseline() -> Double {
+        median(runs: runs) { timeGetrusage(20_000) / 20_000 }
+    }
+
+    static func run() {
+        let clock = clockBaseline()
+        let rusage = rusageBaseline()
+        let baselineName = "clock_gettime(CLOCK_MONOTONIC)"
+
+        // Warm the chunk pool so runs measure steady state, not first-touch page faults.
+        withSession { _ = timeBegins(eventsPerRun); _ = timeEnds(eventsPerRun) }
+
+        let begin = median(runs: runs) {
+            withSession {
+                let elapsed = timeBegins(eventsPerRun)
+                _ = timeEnds(eventsPerRun)
+                return elapsed / Double(eventsPerRun)
+            }
+        }
+        let end = median(runs: runs) {
+            withSession {
+                _ = timeBegins(eventsPerRun)
+                return timeEnds(eventsPerRun) / Double(eventsPerRun)
+            }
+        }
+        let pair = median(runs: runs) {
+            withSession { timePairs(eventsPerRun / 2) / Double(eventsPerRun / 2) }
+        }
+        let counter = median(runs: runs) {
+            withSession { timeCounters(eventsPerRun) / Double(eventsPerRun) }
+        }
+        let disabled = median(runs: runs) { timePairs(eventsPerRun * 10) / Double(eventsPerRun * 20) }
+        let withUsage = median(runs: runs) {
+            withSession { timeResourceUsageIntervals(20_000) / 20_000 }
+        }
+
+        Figure(name: "begin", value: begin, unit: "ns/event", baselineName: baselineName, baselineValue: clock,
+               target: "ratio <= 0.6").printLine()
+        Figure(name: "end", value: end, unit: "ns/event", baselineName: baselineName, baselineValue: clock,
+               target: "ratio <= 0.6").printLine()
+        Figure(name: "begin+end pair", value: pair, unit: "ns/pair", baselineName: baselineName, baselineValue: clock,
+               target: "ratio <= 1.2").printLine()
+        Figure(name: "counter", value: counter, unit: "ns/event", baselineName: baselineName, baselineValue: clock,
+               target: "ratio <= 0.6").printLine()
+        Figure(name: "disabled (no session), per call", value: disabled, unit: "ns/call", baselineName: baselineName,
+               baselineValue: clock, target: "value <= 1 ns").printLine()
+        Figure(name: "interval with rusage at both ends", value: withUsage, unit: "ns/interval",
+               baselineName: "getrusage(RUSAGE_THREAD)", baselineValue: rusage, target: "ratio <= 2.2").printLine()
+
+        allocationFigure(clock: clock)
+        twoThreadFigure()
+    }
+
+    static func allocationFigure(clock: Double) {
+        let active = cmalloc_counter_is_active() != 0
+        let (allocations, events, baselineAllocations) = withSession { () -> (UInt64, Int, UInt64) in
+            // Attach the thread first, so only steady-state events are counted.
+            Trace.begin("warm")
+            Trace.end()
+            let events = 200_000
+            let before = cmalloc_counter_allocations()
+            for _ in 0..<(events / 4) {
+                Trace.begin("allocation check")
+                Trace.counter("allocation counter", 1)
+                Trace.instant("allocation instant")
+                Trace.end()
+            }
+            let after = cmalloc_counter_allocations()
+            // Baseline: one Swift array allocation per iteration, to prove the counter counts.
+            let baseBefore = cmalloc_counter_allocations()
+            var sink = 0
+            for index in 0..<1000 { sink &+= makeArray(index).count }
+            let baseAfter = cmalloc_counter_allocations()
+            if sink == -1 { print(sink) }
+            return (after - before, events, baseAfter - baseBefore)
+        }
+        Figure(
+            name: "heap allocations per event (StaticString names)",
+            value: Double(allocations) / Double(events), unit: "allocations/event",
+            baselineName: "allocations per [Int] array creation (counter check)",
+            baselineValue: Double(baselineAllocations) / 1000,
+            target: "value == 0", extra: ["counter_active": active ? 1 : 0]
+        ).printLine()
+    }
+
+    /// Two threads record flat out, `eventsPerThread` begin/end events each,
+    /// with the default configuration; the figure is the per-thread cost
+    /// against one thread running the same loop under the same configuration,
+    /// and the events lost.
+    static func twoThreadFigure() {
+        let eventsPerThread = 2_000_000
+        let path = temporaryPath("two-threads")
+        let configuration = TraceConfiguration(outputPath: path)
+        var single: [Double] = []
+        var double: [Double] = []
+        var lost: UInt64 = 0
+        var recorded: UInt64 = 0
+        for _ in 0..<5 {
+            for threadCount in [1, 2] {
+                let session = try! TraceSession.start(configuration)
+                let results = Mutex2Results()
+                let threads = (0..<threadCount).map { _ in
+                    Thread {
+                        let elapsed = timePairs(eventsPerThread / 2)
+                        results.append(elapsed / Double(eventsPerThread))
+                    }
+                }
+                threads.forEach { $0.start() }
+                while results.count < threadCount { usleep(1000) }
+                try! session.stop()
+                let statistics = session.statistics
+                let cost = results.values.reduce(0, +) / Double(threadCount)
+                if threadCount == 1 {
+                    single.append(cost)
+                } else {
+                    double.append(cost)
+                    lost += statistics.discardedEvents + statistics.overwrittenEvents
+                    recorded += statistics.recordedEvents
+                }
+            }
+        }
+        try? FileManager.default.removeItem(atPath: path)
+        single.sort()
+        double.sort()
+        Figure(
+            name: "2 threads x 2M begin/end events, per-thread cost", value: double[double.count / 2], unit: "ns/event",
+            baselineName: "1 thread x 2M begin/end events, same configuration", baselineValue: single[single.count / 2],
+            target: "ratio <= 1.3, events_lost == 0",
+            extra: ["events_lost": Double(lost), "events_recorded": Double(recorded), "runs": Double(double.count),
+                    "events_per_thread": Double(eventsPerThread)]
+        ).printLine()
+    }
+}
+
+/// A small thread-safe list of results.
+final class Mutex2Results: @unchecked Sendable {
+    private let lock = NSLock()
+    private var stored: [Double] = []
+    func append(_ value: Double) { lock.lock(); stored.append(value); lock.unlock() }
+    var values: [Double] { lock.lock(); defer { lock.unlock() }; return stored }
+    var count: Int { values.count }
+}
+
+@inline(never)
+func makeArray(_ index: Int) -> [Int] { [index, index + 1] }
+
+@inline(never)
+func timeClockGettime(_ count: Int) -> Double {
+    let start = cstrobe_monotonic_ns()
+    var sink: UInt64 = 0
+    var spec = timespec()
+    for _ in 0..<count {
+        clock_gettime(CLOCK_MONOTONIC, &spec)
+        sink &+= UInt64(spec.tv_nsec)
+    }
+    let elapsed = Double(cstrobe_monotonic_ns() - start)
+    if sink == 1 { print(sink) }
+    return elapsed
+}
+
+@inline(never)
+func timeGetrusage(_ count: Int) -> Double {
+    var usage = cstrobe_rusage()
+    let start = cstrobe_monotonic_ns()
+    for _ in 0..<count { cstrobe_thread_rusage(&usage) }
+    return Double(cstrobe_monotonic_ns() - start)
+}
+
+@inline(never)
+func timeBegins(_ count: Int) -> Double {
+    let start = cstrobe_monotonic_ns()
+    for _ in 0..<count { Trace.begin("benchmark interval") }
+    return Double(cstrobe_monotonic_ns() - start)
+}
+
+@inline(never)
+func timeEnds(_ count: Int) -> Double {
+    let start = cstrobe_monotonic_ns()
+    for _ in 0..<count { Trace.end() }
+    return Double(cstrobe_monotonic_ns() - start)
+}
+
+@inline(never)
+func timePairs(_ count: Int) -> Double {
+    let start = cstrobe_monotonic_ns()
+    for _ in 0..<count {
+        Trace.begin("benchmark interval")
+        Trace.end()
+    }
+    return Double(cstrobe_monotonic_ns() - start)
+}
+
+@inline(never)
+func timeCounters(_ count: Int) -> Double {
+    let start = cstrobe_monotonic_ns()
+    for index in 0..<count { Trace.counter("benchmark counter", Int64(index)) }
+    return Double(cstrobe_monotonic_ns() - start)
+}
+
+@inline(never)
+func timeResourceUsageIntervals(_ count: Int) -> Double {
+    let start = cstrobe_monotonic_ns()
+    for _ in 0..<count {
+        Trace.begin("benchmark rusage", capturing: .resourceUsage)
+        Trace.end()
+    }
+    return Double(cstrobe_monotonic_ns() - start)
+}

@@ -1,0 +1,5 @@
+// `make bench`: prints one JSON line per figure, each with the baseline
+// measured in the same process and the ratio between them.
+
+let arguments = Set(CommandLine.arguments.dropFirst())
+if arguments.isEmpty || arguments.contains("core") { CoreBenchmarks.run() }
