@@ -312,6 +312,7 @@ final class ThreadRecorder: @unchecked Sendable {
         var current: Chunk?
         var currentEnd: Int
         var name: String
+        var recorded: UInt64
         var discarded: UInt64
         var overwritten: UInt64
         var unmatchedEnds: UInt64
@@ -344,7 +345,7 @@ final class ThreadRecorder: @unchecked Sendable {
             }
             return Harvest(
                 chunks: chunks, current: current, currentEnd: end, name: state.name,
-                discarded: state.discarded, overwritten: state.overwritten,
+                recorded: cstrobe_atomic_load_u64(&cursor.pointee.recorded), discarded: state.discarded, overwritten: state.overwritten,
                 unmatchedEnds: state.unmatchedEnds, exited: state.exited)
         }
     }

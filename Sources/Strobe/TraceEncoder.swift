@@ -143,6 +143,7 @@ final class TraceEncoder: @unchecked Sendable {
         } else {
             state.partialChunk = nil
         }
+        state.recorded = max(state.recorded, harvest.recorded)
         state.discarded = harvest.discarded
         state.overwritten = harvest.overwritten
         let loss = harvest.discarded &+ harvest.overwritten
@@ -210,22 +211,16 @@ final class TraceEncoder: @unchecked Sendable {
         ensureSequence(state, timestamp: timestamp)
         switch event {
         case RecordLayout.begin:
-            state.recorded &+= 1
             encodeBegin(record, kind: kind, timestamp: timestamp, state)
         case RecordLayout.end:
-            state.recorded &+= 1
             encodeEnd(record, kind: kind, timestamp: timestamp, state)
         case RecordLayout.instant:
-            state.recorded &+= 1
             encodeInstant(record, kind: kind, timestamp: timestamp, state)
         case RecordLayout.counterInt, RecordLayout.counterDouble:
-            state.recorded &+= 1
             encodeCounter(record, kind: kind, timestamp: timestamp, state)
         case RecordLayout.asyncBegin:
-            state.recorded &+= 1
             encodeAsyncBegin(record, kind: kind, timestamp: timestamp, state)
         case RecordLayout.asyncEnd:
-            state.recorded &+= 1
             encodeAsyncEnd(record, timestamp: timestamp, state)
         default:
             invalidRecords += 1

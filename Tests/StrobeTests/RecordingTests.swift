@@ -1,0 +1,370 @@
+import Foundation
+import Testing
+
+@testable import Strobe
+
+/// Every test here starts a session, and sessions are process-wide, so the
+/// suite runs its tests one at a time.
+@Suite(.serialized)
+struct RecordingTests {
+    /// A configuration that writes to `path` and samples nothing extra.
+    static func configuration(_ path: String) -> TraceConfiguration {
+        var configuration = TraceConfiguration(outputPath: path)
+        configuration.processSamplingInterval = 0
+        return configuration
+    }
+
+    static func record(
+        _ configuration: TraceConfiguration, _ body: () throws -> Void
+    ) throws -> TraceSession.Statistics {
+        let session = try TraceSession.start(configuration)
+        try body()
+        try session.stop()
+        return session.statistics
+    }
+
+    @Test(.enabled(if: OfficialDecoder.isUsable))
+    func nestedIntervalsKeepTheirDepthAndThread() throws {
+        let path = temporaryTracePath()
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        _ = try Self.record(Self.configuration(path)) {
+            Trace.setThreadName("nesting test")
+            Trace.interval("outer") {
+                Trace.interval("middle") {
+                    Trace.begin("inner")
+                    Trace.end()
+                }
+                Trace.interval(Trace.Name("dynamic \(3)")) {}
+            }
+        }
+        let trace = try OfficialDecoder.decode(path)
+        #expect(trace.errors.isEmpty)
+        let byName = Dictionary(trace.slices.map { ($0.name, $0) }, uniquingKeysWith: { a, _ in a })
+        #expect(byName["outer"]?.depth == 0)
+        #expect(byName["middle"]?.depth == 1)
+        #expect(byName["inner"]?.depth == 2)
+        #expect(byName["dynamic 3"]?.depth == 1)
+        let outer = try #require(byName["outer"])
+        let inner = try #require(byName["inner"])
+        #expect(inner.ts >= outer.ts)
+        #expect(inner.ts + (inner.dur ?? 0) <= outer.ts + (outer.dur ?? 0))
+        let track = try #require(trace.track(outer.track))
+        #expect(track.kind == "thread")
+        #expect(track.name == "nesting test")
+        #expect(track.tid != nil && track.pid == Int(getpid()))
+        #expect(Set(trace.slices.map(\.track)).count == 1)
+    }
+
+    @Test(.enabled(if: OfficialDecoder.isUsable))
+    func threadsRecordOnTheirOwnTracks() throws {
+        let path = temporaryTracePath()
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        let threadCount = 4
+        let perThread = 1000
+        _ = try Self.record(Self.configuration(path)) {
+            let group = DispatchGroup()
+            for index in 0..<threadCount {
+                group.enter()
+                let thread = Thread {
+                    Trace.setThreadName("worker \(index)")
+                    for _ in 0..<perThread {
+                        Trace.interval("work") { Trace.counter("progress", 1) }
+                    }
+                    group.leave()
+                }
+                thread.start()
+            }
+            group.wait()
+        }
+        let trace = try OfficialDecoder.decode(path)
+        #expect(trace.errors.isEmpty)
+        let work = trace.slices(named: "work")
+        #expect(work.count == threadCount * perThread)
+        let tracks = Set(work.map(\.track))
+        #expect(tracks.count == threadCount)
+        let names = Set(tracks.compactMap { trace.track($0)?.name })
+        #expect(names == Set((0..<threadCount).map { "worker \($0)" }))
+        let tids = Set(tracks.compactMap { trace.track($0)?.tid })
+        #expect(tids.count == threadCount)
+        #expect(work.allSatisfy { $0.depth == 0 && $0.dur != nil })
+    }
+
+    @Test(.enabled(if: OfficialDecoder.isUsable))
+    func asyncIntervalsEndOnAnotherThreadAsOneSlice() async throws {
+        let path = temporaryTracePath()
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        let session = try TraceSession.start(Self.configuration(path))
+        let interval = Trace.beginAsync("download", arguments: ["bytes": 512])
+        let ended = Thread {
+            interval.end()
+        }
+        ended.start()
+        while !ended.isFinished { usleep(1000) }
+        let value = await Trace.interval("await work") {
+            await Task.yield()
+            return 7
+        }
+        #expect(value == 7)
+        try session.stop()
+
+        let trace = try OfficialDecoder.decode(path)
+        #expect(trace.errors.isEmpty)
+        let download = try #require(trace.slices(named: "download").first)
+        #expect(download.dur != nil)
+        #expect(trace.track(download.track)?.kind == "async")
+        #expect(trace.track(download.track)?.name == "download")
+        let awaited = try #require(trace.slices(named: "await work").first)
+        #expect(awaited.dur != nil)
+        #expect(trace.track(awaited.track)?.kind == "async")
+    }
+
+    @Test(.enabled(if: OfficialDecoder.isUsable))
+    func countersLandOnNamedTracksWithUnits() throws {
+        let path = temporaryTracePath()
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        _ = try Self.record(Self.configuration(path)) {
+            for value in 0..<10 { Trace.counter("queue depth", value) }
+            Trace.counter("load", 0.25)
+            Trace.counter("memory", Int64(4096), unit: .bytes)
+        }
+        let trace = try OfficialDecoder.decode(path)
+        let queue = trace.counters.filter { $0.name == "queue depth" }
+        #expect(queue.map(\.value) == (0..<10).map(Double.init))
+        #expect(trace.counters.first { $0.name == "load" }?.value == 0.25)
+        let memory = try #require(trace.counters.first { $0.name == "memory" })
+        #expect(memory.value == 4096)
+        #expect(trace.track(memory.track)?.counter_unit == "bytes")
+        #expect(trace.track(queue[0].track)?.counter_unit == "count")
+    }
+
+    @Test(.enabled(if: OfficialDecoder.isUsable))
+    func flowsLinkCauseToEffect() throws {
+        let path = temporaryTracePath()
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        _ = try Self.record(Self.configuration(path)) {
+            let flow = Trace.Flow()
+            Trace.begin("submit", flow: flow)
+            Trace.end()
+            let worker = Thread {
+                Trace.begin("execute", terminatingFlow: flow)
+                Trace.end()
+            }
+            worker.start()
+            while !worker.isFinished { usleep(1000) }
+        }
+        let trace = try OfficialDecoder.decode(path)
+        let submit = try #require(trace.slices(named: "submit").first)
+        let execute = try #require(trace.slices(named: "execute").first)
+        #expect(submit.flow_ids.count == 1)
+        #expect(execute.terminating_flow_ids == submit.flow_ids)
+        #expect(submit.track != execute.track)
+    }
+
+    @Test(.enabled(if: OfficialDecoder.isUsable))
+    func resourceUsageShowsAsThreadTimeAndArguments() throws {
+        let path = temporaryTracePath()
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        _ = try Self.record(Self.configuration(path)) {
+            Trace.interval("spin", capturing: .resourceUsage) {
+                let deadline = Date().addingTimeInterval(0.03)
+                var x = 0.0
+                while Date() < deadline { x += sin(x) }
+                #expect(x.isFinite)
+            }
+            Trace.interval("sleep", capturing: .resourceUsage) { usleep(30_000) }
+        }
+        let trace = try OfficialDecoder.decode(path)
+        let spin = try #require(trace.slices(named: "spin").first)
+        let sleep = try #require(trace.slices(named: "sleep").first)
+        let spinCPU = try #require(spin.thread_dur)
+        let sleepCPU = try #require(sleep.thread_dur)
+        // Busy: most of the wall time on CPU. Blocked: almost none.
+        #expect(Double(spinCPU) > 0.5 * Double(spin.dur ?? 0))
+        #expect(Double(sleepCPU) < 0.3 * Double(sleep.dur ?? 1))
+    }
+
+    @Test(.enabled(if: OfficialDecoder.isUsable))
+    func discardedEventsAreCountedExactly() throws {
+        let path = temporaryTracePath()
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        var configuration = Self.configuration(path)
+        configuration.bufferSizePerThread = 64 << 10
+        configuration.flushInterval = 0.005
+        let threadCount = 4
+        let pairsPerThread = 50_000
+        let statistics = try Self.record(configuration) {
+            let group = DispatchGroup()
+            for _ in 0..<threadCount {
+                group.enter()
+                Thread {
+                    for index in 0..<pairsPerThread {
+                        // Pauses let the writer drain, so recording resumes
+                        // after each run of discarded events.
+                        if index % 5000 == 4999 { usleep(8000) }
+                        Trace.begin("stress")
+                        if index % 7 == 0 { Trace.counter("stress counter", index) }
+                        Trace.end()
+                    }
+                    group.leave()
+                }.start()
+            }
+            group.wait()
+        }
+        let emitted = threadCount * pairsPerThread * 2 + threadCount * ((pairsPerThread + 6) / 7)
+        let trace = try OfficialDecoder.decode(path)
+        let stress = trace.slices(named: "stress")
+        let inFile = stress.count * 2 + trace.counters.filter { $0.name == "stress counter" }.count
+        let discarded = Int(trace.stat("chunks_discarded"))
+        #expect(discarded > 0, "the buffer is small enough that some events must be discarded")
+        #expect(inFile + discarded == emitted)
+        #expect(Int(statistics.discardedEvents) == discarded)
+        // An interval whose begin was kept keeps its end.
+        #expect(stress.allSatisfy { $0.dur != nil })
+        #expect(trace.errors.isEmpty)
+        #expect(trace.stat("tokenizer_skipped_packets") == 0)
+        #expect(trace.stat("packets_dropped_marks") > 0)
+    }
+
+    @Test(.enabled(if: OfficialDecoder.isUsable))
+    func ringWrapKeepsEverySurvivingEventVisible() throws {
+        let recordingPath = temporaryTracePath()
+        let dumpPath = temporaryTracePath("dump")
+        defer {
+            try? FileManager.default.removeItem(atPath: recordingPath)
+            try? FileManager.default.removeItem(atPath: dumpPath)
+        }
+        var configuration = Self.configuration(recordingPath)
+        configuration.whenBufferFull = .overwriteOldest
+        configuration.bufferSizePerThread = 64 << 10
+        let session = try TraceSession.start(configuration)
+        let pairs = 40_000
+        Trace.begin("held open")
+        for index in 0..<pairs {
+            Trace.begin("ring")
+            if index == pairs - 1 { Trace.instant("last") }
+            Trace.end()
+        }
+        try session.dump(to: dumpPath)
+        Trace.end()
+        try session.stop()
+
+        let statistics = session.statistics
+        #expect(statistics.overwrittenEvents > 0)
+        for path in [dumpPath, recordingPath] {
+            let trace = try OfficialDecoder.decode(path)
+            #expect(trace.errors.isEmpty, "\(path): \(trace.errors.prefix(3))")
+            #expect(trace.stat("tokenizer_skipped_packets") == 0)
+            let ring = trace.slices(named: "ring")
+            #expect(ring.count > 1000, "a wrapped 64 KiB ring still shows thousands of slices")
+            #expect(trace.instants.contains { $0.name == "last" })
+            let recorded = Int(trace.stat("chunks_written"))
+            let overwritten = Int(trace.stat("chunks_overwritten"))
+            #expect(overwritten > 0)
+            let inFile = ring.count * 2 + trace.instants.count + trace.slices(named: "held open").count * 2
+            // Every event still in the ring is in the file; ends whose begin
+            // was overwritten are the only ones left out.
+            #expect(inFile <= recorded - overwritten)
+            #expect(recorded - overwritten - inFile < 64)
+        }
+    }
+
+    @Test(.enabled(if: OfficialDecoder.isUsable))
+    func unbalancedCallsNeverCorruptTheTrace() throws {
+        let path = temporaryTracePath()
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        let long = String(repeating: "é", count: 5000)
+        let statistics = try Self.record(Self.configuration(path)) {
+            Trace.end()
+            Trace.end()
+            Trace.begin("")
+            Trace.end()
+            Trace.begin(Trace.Name(long))
+            Trace.end()
+            Trace.begin("never ended")
+            Trace.instant(Trace.Name(""))
+        }
+        #expect(statistics.unmatchedEnds == 2)
+        let trace = try OfficialDecoder.decode(path)
+        #expect(trace.errors.isEmpty)
+        #expect(trace.slices.contains { $0.name.isEmpty && $0.dur != nil })
+        let longSlice = try #require(trace.slices.first { $0.name.hasPrefix("éé") })
+        #expect(longSlice.name.utf8.count <= Trace.Name.maximumLength)
+        #expect(longSlice.name.utf8.count > Trace.Name.maximumLength - 4)
+        let open = try #require(trace.slices(named: "never ended").first)
+        #expect(open.dur == nil)
+    }
+
+    @Test func sessionsStartAndStopWhileThreadsRecord() throws {
+        let running = Atomic2()
+        let threads = (0..<3).map { index in
+            Thread {
+                var count = 0
+                while running.isRunning {
+                    count += 1
+                    if count % 64 == 0 { usleep(50) }
+                    Trace.begin("racing")
+                    Trace.counter("racing counter", index)
+                    Trace.instant("racing instant")
+                    Trace.end()
+                }
+                running.finished()
+            }
+        }
+        threads.forEach { $0.start() }
+        var paths: [String] = []
+        for round in 0..<8 {
+            let path = temporaryTracePath("race\(round)")
+            paths.append(path)
+            let session = try TraceSession.start(Self.configuration(path))
+            usleep(UInt32.random(in: 100...5000))
+            try session.stop()
+        }
+        running.stop()
+        while running.finishedCount < threads.count { usleep(1000) }
+        defer { paths.forEach { try? FileManager.default.removeItem(atPath: $0) } }
+        if OfficialDecoder.isUsable {
+            for path in paths {
+                let trace = try OfficialDecoder.decode(path)
+                #expect(trace.stat("tokenizer_skipped_packets") == 0)
+                #expect(!trace.errors.contains("parse_error"))
+            }
+        }
+    }
+
+    @Test func secondSessionIsRefusedWhileOneRuns() throws {
+        let session = try TraceSession.start(TraceConfiguration())
+        #expect(throws: TraceSessionError.alreadyRecording) {
+            _ = try TraceSession.start(TraceConfiguration())
+        }
+        try session.stop()
+    }
+
+    @Test func unwritablePathNamesTheFile() {
+        #expect(throws: TraceSessionError.cannotCreateFile(
+            path: "/nonexistent-dir/x.pftrace", reason: "No such file or directory")
+        ) {
+            _ = try TraceSession.start(TraceConfiguration(outputPath: "/nonexistent-dir/x.pftrace"))
+        }
+    }
+
+    @Test func unsampledSessionRecordsNothing() throws {
+        var configuration = TraceConfiguration(outputPath: temporaryTracePath())
+        configuration.samplingProbability = 0
+        let session = try TraceSession.start(configuration)
+        #expect(!session.isSampled)
+        #expect(!Trace.isRecording)
+        try session.stop()
+        #expect(!FileManager.default.fileExists(atPath: configuration.outputPath!))
+    }
+}
+
+/// A stop flag and a finish count shared with recording threads.
+final class Atomic2: @unchecked Sendable {
+    private let lock = NSLock()
+    private var running = true
+    private var finishedThreads = 0
+    var isRunning: Bool { lock.lock(); defer { lock.unlock() }; return running }
+    var finishedCount: Int { lock.lock(); defer { lock.unlock() }; return finishedThreads }
+    func stop() { lock.lock(); running = false; lock.unlock() }
+    func finished() { lock.lock(); finishedThreads += 1; lock.unlock() }
+}
