@@ -68,6 +68,11 @@ let package = Package(
             dependencies: ["Strobe", "StrobeReader", "CStrobe", "CMallocCounter"]
         ),
 
+        // MARK: Examples
+
+        .target(name: "LensKit", dependencies: ["Strobe"], path: "Examples/LensKit"),
+        .executableTarget(name: "LensPipeline", dependencies: ["LensKit", "Strobe"], path: "Examples/LensPipeline"),
+
         // MARK: Tests
 
         .testTarget(name: "StrobeTests", dependencies: ["Strobe", "StrobeReader", "CStrobe"]),

@@ -1,0 +1,158 @@
+import Foundation
+import Strobe
+
+/// A camera pipeline: the main loop captures a frame, hands bands of rows to
+/// worker threads that apply a lens, waits for them and presents the result,
+/// against a frame deadline. Every step is traced with Strobe.
+///
+/// The trace shows nested intervals on the main thread (`frame` > `capture`,
+/// `dispatch`, `wait for workers`, `present`), `lens apply` on the workers
+/// with rusage and a flow from the frame that caused it, and counters for the
+/// queue depth and image memory.
+public final class LensPipeline: @unchecked Sendable {
+    /// What the pipeline does.
+    public struct Configuration: Sendable {
+        /// Frame width in pixels.
+        public var width = 640
+        /// Frame height in pixels.
+        public var height = 480
+        /// Worker threads applying the lens.
+        public var workers = 2
+        /// Bands of rows each frame is split into.
+        public var bands = 8
+        /// The colour-grade kernel.
+        public var kernel: Lens.Kernel = .vectorized
+        /// The frame deadline, in seconds.
+        public var frameBudget = 1.0 / 60
+
+        /// The default pipeline.
+        public init() {}
+    }
+
+    /// What a run of frames did.
+    public struct Report: Sendable {
+        /// Frames processed.
+        public var frames = 0
+        /// Frames that took longer than the budget.
+        public var missedDeadlines = 0
+        /// Wall time of every frame, in seconds.
+        public var frameTimes: [Double] = []
+    }
+
+    private struct Job {
+        var image: Image
+        var rows: Range<Int>
+        var output: UnsafeMutableBufferPointer<Float>
+        var flow: Trace.Flow
+        var done: DispatchGroup
+    }
+
+    /// The configuration the pipeline runs with.
+    public let configuration: Configuration
+    private let lens: Lens
+    private let condition = NSCondition()
+    private var queue: [Job] = []
+    private var stopping = false
+    private var threads: [Thread] = []
+    private var output: UnsafeMutableBufferPointer<Float>
+
+    /// Starts the worker threads.
+    public init(configuration: Configuration) {
+        self.configuration = configuration
+        lens = Lens(kernel: configuration.kernel)
+        output = .allocate(capacity: configuration.width * configuration.height * 4)
+        output.initialize(repeating: 0)
+        for index in 0..<configuration.workers {
+            let thread = Thread { [unowned self] in self.work(index) }
+            thread.name = "lens worker \(index)"
+            threads.append(thread)
+            thread.start()
+        }
+    }
+
+    deinit {
+        output.deallocate()
+    }
+
+    /// Stops the worker threads.
+    public func shutDown() {
+        condition.lock()
+        stopping = true
+        condition.broadcast()
+        condition.unlock()
+        while threads.contains(where: { !$0.isFinished }) { usleep(500) }
+    }
+
+    /// Runs `frames` frames back to back.
+    public func run(frames: Int) -> Report {
+        var report = Report()
+        for index in 0..<frames {
+            let seconds = processFrame(index)
+            report.frames += 1
+            report.frameTimes.append(seconds)
+            if seconds > configuration.frameBudget { report.missedDeadlines += 1 }
+        }
+        return report
+    }
+
+    /// Captures, filters and presents one frame; returns its wall time in seconds.
+    @discardableResult
+    public func processFrame(_ index: Int) -> Double {
+        let start = DispatchTime.now().uptimeNanoseconds
+        Trace.interval("frame") {
+            let image = Trace.interval("capture") {
+                Image.cameraFrame(width: configuration.width, height: configuration.height, frame: index)
+            }
+            Trace.counter("memory.frame_bytes", image.byteCount, unit: .bytes)
+            let done = DispatchGroup()
+            Trace.interval("dispatch") {
+                let flow = Trace.Flow()
+                Trace.instant("hand off", arguments: ["frame": .int(Int64(index))])
+                Trace.begin("enqueue bands", flow: flow)
+                condition.lock()
+                let bandHeight = (configuration.height + configuration.bands - 1) / configuration.bands
+                for band in 0..<configuration.bands {
+                    let rows = (band * bandHeight)..<min((band + 1) * bandHeight, configuration.height)
+                    done.enter()
+                    queue.append(Job(image: image, rows: rows, output: output, flow: flow, done: done))
+                }
+                Trace.counter("queue depth", queue.count)
+                condition.broadcast()
+                condition.unlock()
+                Trace.end()
+            }
+            Trace.interval("wait for workers") { done.wait() }
+            Trace.interval("present") {
+                var checksum: Float = 0
+                for index in stride(from: 0, to: output.count, by: 97) { checksum += output[index] }
+                Trace.counter("frame checksum", Double(checksum))
+            }
+        }
+        let seconds = Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9
+        if seconds > configuration.frameBudget {
+            Trace.instant("deadline missed", arguments: ["frame": .int(Int64(index)), "ms": .double(seconds * 1000)])
+        }
+        return seconds
+    }
+
+    private func work(_ index: Int) {
+        Trace.setThreadName("lens worker \(index)")
+        while true {
+            condition.lock()
+            while queue.isEmpty && !stopping { condition.wait() }
+            if queue.isEmpty && stopping {
+                condition.unlock()
+                return
+            }
+            let job = queue.removeFirst()
+            Trace.counter("queue depth", queue.count)
+            condition.unlock()
+            Trace.interval("lens apply", capturing: .resourceUsage) {
+                Trace.begin("band", terminatingFlow: job.flow, arguments: ["rows": .int(Int64(job.rows.count))])
+                lens.apply(to: job.image, rows: job.rows, into: job.output)
+                Trace.end()
+            }
+            job.done.leave()
+        }
+    }
+}

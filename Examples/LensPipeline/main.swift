@@ -1,0 +1,69 @@
+// The Lens pipeline demo app: applies a camera lens to generated frames on
+// worker threads, traced with Strobe.
+//
+//   LensPipeline [--frames N] [--kernel vectorized|scalar] [--trace FILE]
+//
+// With --trace, or with STROBE_TRACE_OUTPUT set (as `strobe run` does), the
+// run is recorded to a Perfetto trace.
+
+import Foundation
+import LensKit
+import Strobe
+
+var frames = 120
+var tracePath: String?
+var configuration = LensPipeline.Configuration()
+var arguments = CommandLine.arguments.dropFirst()
+while let argument = arguments.popFirst() {
+    switch argument {
+    case "--frames":
+        guard let value = arguments.popFirst().flatMap(Int.init), value > 0 else {
+            FileHandle.standardError.write(Data("LensPipeline: --frames needs a positive number\n".utf8))
+            exit(2)
+        }
+        frames = value
+    case "--kernel":
+        guard let value = arguments.popFirst().flatMap(Lens.Kernel.init(rawValue:)) else {
+            FileHandle.standardError.write(Data("LensPipeline: --kernel is vectorized or scalar\n".utf8))
+            exit(2)
+        }
+        configuration.kernel = value
+    case "--trace":
+        guard let value = arguments.popFirst() else {
+            FileHandle.standardError.write(Data("LensPipeline: --trace needs a file path\n".utf8))
+            exit(2)
+        }
+        tracePath = value
+    default:
+        FileHandle.standardError.write(Data("LensPipeline: unknown argument \(argument)\n".utf8))
+        exit(2)
+    }
+}
+
+let session: TraceSession?
+do {
+    if let tracePath {
+        var traceConfiguration = TraceConfiguration(outputPath: tracePath)
+        traceConfiguration.resourceUsage = .intervals(named: ["frame"])
+        session = try TraceSession.start(traceConfiguration)
+    } else {
+        session = try TraceSession.startFromEnvironment()
+    }
+} catch {
+    FileHandle.standardError.write(Data("LensPipeline: \(error)\n".utf8))
+    exit(1)
+}
+
+Trace.setThreadName("main")
+let pipeline = Trace.interval("app startup") { LensPipeline(configuration: configuration) }
+let report = pipeline.run(frames: frames)
+pipeline.shutDown()
+do {
+    try session?.stop()
+} catch {
+    FileHandle.standardError.write(Data("LensPipeline: \(error)\n".utf8))
+    exit(1)
+}
+let sorted = report.frameTimes.sorted()
+let median = sorted.isEmpty ? 0 : sorted[sorted.count / 2] * 1000
+print("LensPipeline: \(report.frames) frames, kernel \(configuration.kernel.rawValue), median frame \(String(format: "%.2f", median)) ms, \(report.missedDeadlines) over the \(String(format: "%.2f", configuration.frameBudget * 1000)) ms budget")

@@ -1,0 +1,33 @@
+# Strobe: `make demo` runs the end-to-end demo, `make test` runs every test.
+# Both install what is missing first (see scripts/setup.sh).
+
+SWIFT ?= swift
+RELEASE_FLAGS = -c release
+
+.PHONY: setup demo test bench proto proto-check build clean
+
+setup:
+	@bash scripts/setup.sh
+
+build: setup
+	$(SWIFT) build $(RELEASE_FLAGS)
+
+demo: setup
+	@bash scripts/demo.sh
+
+test: setup
+	bash scripts/generate-protos.sh --check
+	python3 Tests/python/check_schema.py
+	python3 Tests/python/test_perfetto_decode.py
+	$(SWIFT) build --build-tests
+	$(SWIFT) test --skip-build
+
+bench: setup
+	$(SWIFT) build $(RELEASE_FLAGS) --product StrobeBenchmarks
+	.build/release/StrobeBenchmarks
+
+proto:
+	bash scripts/generate-protos.sh
+
+clean:
+	rm -rf .build .strobe out

@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# Installs what building and testing Strobe needs, when it is missing:
+#   - libprotobuf-c (the C runtime the trace format is serialized with),
+#   - protoc-c (to check that the generated code is current),
+#   - Python's `perfetto` and `protobuf` packages (the official trace schema,
+#     used by the tests as an independent decoder).
+# Safe to run again: it only installs what it cannot find.
+set -euo pipefail
+
+need_apt=()
+pkg-config --exists libprotobuf-c 2>/dev/null || need_apt+=(libprotobuf-c-dev)
+command -v protoc-c >/dev/null 2>&1 || need_apt+=(protobuf-c-compiler)
+command -v pkg-config >/dev/null 2>&1 || need_apt+=(pkg-config)
+
+if [ ${#need_apt[@]} -gt 0 ]; then
+    echo "setup: installing ${need_apt[*]}"
+    sudo_cmd=""
+    if [ "$(id -u)" -ne 0 ]; then sudo_cmd="sudo"; fi
+    $sudo_cmd apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive $sudo_cmd apt-get install -y -qq "${need_apt[@]}" >/dev/null
+fi
+
+if ! python3 -c 'import perfetto.protos.perfetto.trace.perfetto_trace_pb2' >/dev/null 2>&1; then
+    echo "setup: installing the Python packages perfetto and protobuf"
+    python3 -m pip install --quiet --disable-pip-version-check perfetto protobuf
+fi
