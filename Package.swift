@@ -65,7 +65,7 @@ let package = Package(
         .target(name: "CMallocCounter"),
         .executableTarget(
             name: "StrobeBenchmarks",
-            dependencies: ["Strobe", "StrobeReader", "CStrobe", "CMallocCounter"]
+            dependencies: ["Strobe", "StrobeReader", "StrobeProtos", "CProtobufC", "CStrobe", "CMallocCounter"]
         ),
 
         // MARK: Examples

@@ -1,6 +1,10 @@
 /// A growable byte buffer with the protobuf wire-format primitives the
 /// encoder writes by hand on its hot path.
-struct ProtoBuffer: ~Copyable {
+///
+/// A plain struct over manually managed memory, so the encoder can work on a
+/// local copy in its loops (no exclusivity checks on a class property) and
+/// store it back; the owner calls ``release()`` once.
+struct ProtoBuffer {
     private(set) var bytes: UnsafeMutablePointer<UInt8>
     private(set) var count = 0
     private var capacity: Int
@@ -10,7 +14,16 @@ struct ProtoBuffer: ~Copyable {
         bytes = .allocate(capacity: self.capacity)
     }
 
-    deinit { bytes.deallocate() }
+    /// A placeholder that owns no memory, for while the real buffer is lent out.
+    init(empty: Void) {
+        capacity = 0
+        bytes = UnsafeMutablePointer(bitPattern: 8)!
+    }
+
+    /// Frees the memory; the buffer must not be used afterwards.
+    func release() {
+        if capacity > 0 { bytes.deallocate() }
+    }
 
     mutating func removeAll() { count = 0 }
 
@@ -20,11 +33,11 @@ struct ProtoBuffer: ~Copyable {
     }
 
     private mutating func grow(to needed: Int) {
-        var newCapacity = capacity * 2
+        var newCapacity = max(capacity * 2, 64)
         while newCapacity < needed { newCapacity *= 2 }
         let newBytes = UnsafeMutablePointer<UInt8>.allocate(capacity: newCapacity)
         newBytes.update(from: bytes, count: count)
-        bytes.deallocate()
+        release()
         bytes = newBytes
         capacity = newCapacity
     }

@@ -9,6 +9,10 @@ import CStrobe
 /// incremental-state flag and a small TrackEvent with interned names.
 /// After lost events the sequence restarts the same way, flagged with
 /// `previous_packet_dropped`, so no reader ever drops what follows.
+///
+/// The per-thread loop works on value types held in locals (the output
+/// buffer, the sequence state) and writes them back when done, which keeps
+/// the hot path free of reference-counting and exclusivity checks.
 final class TraceEncoder: @unchecked Sendable {
     /// Encoded packets not yet written out.
     var buffer = ProtoBuffer()
@@ -17,18 +21,15 @@ final class TraceEncoder: @unchecked Sendable {
     let processUUID: UInt64
     private let processName: String
     private var sequences: [ObjectIdentifier: SequenceState] = [:]
-    private var counterTracks: [UInt64: UInt64] = [:]
-    private var counterTracksByName: [String: UInt64] = [:]
-    private var asyncTracks: Set<UInt64> = []
-    private var nextTrackUUID: UInt64 = 16
+    private var tracks = SharedTracks()
     private var nextSequenceID: UInt32 = 2
     private var points: [ClockCalibration.Point] = []
     private var started = false
 
     /// Records that could not be parsed (a corrupt buffer); counted in stats.
-    private(set) var invalidRecords: UInt64 = 0
+    var invalidRecords: UInt64 { tracks.invalidRecords }
     /// Ends whose begin is not in the trace (overwritten in a ring), skipped.
-    private(set) var orphanEnds: UInt64 = 0
+    var orphanEnds: UInt64 { tracks.orphanEnds }
 
     /// The metadata sequence: process descriptor, counters, statistics.
     static let metadataSequenceID: UInt32 = 1
@@ -37,70 +38,25 @@ final class TraceEncoder: @unchecked Sendable {
         self.processID = processID
         self.processName = processName
         processUUID = (1 << 62) | UInt64(UInt32(bitPattern: processID))
+        tracks.processUUID = processUUID
+    }
+
+    deinit {
+        buffer.release()
+        for state in sequences.values { state.release() }
     }
 
     /// Sets the clock readings that map raw timestamps to CLOCK_BOOTTIME.
     func updateCalibration(_ points: [ClockCalibration.Point]) {
         self.points = points
-        for state in sequences.values { state.converter.update(points: points) }
     }
 
-    private func startIfNeeded() {
+    private func startIfNeeded(_ out: inout ProtoBuffer) {
         guard !started else { return }
         started = true
         PacketBuilder.appendTrack(
             uuid: processUUID, parent: nil, kind: .process(pid: processID, name: processName),
-            sequenceID: Self.metadataSequenceID, to: &buffer)
-    }
-
-    // MARK: - Sequences
-
-    final class SequenceState {
-        let sequenceID: UInt32
-        let threadUUID: UInt64
-        let threadID: UInt64
-        var converter: TimestampConverter
-        var threadName: String?
-        var started = false
-        var restartPending = false
-        var lastTimestamp: UInt64 = 0
-        var eventNames: [UInt64: UInt64] = [:]
-        var annotationNames: [UInt64: UInt64] = [:]
-        var stack: [OpenInterval] = []
-        var threadTimeTrack: UInt64?
-        var lossTrack: UInt64?
-        var reportedLoss: UInt64 = 0
-        var recorded: UInt64 = 0
-        var discarded: UInt64 = 0
-        var overwritten: UInt64 = 0
-        /// A chunk partly encoded by an earlier drain, and how far.
-        var partialChunk: Chunk?
-        var partialWords = 0
-
-        init(sequenceID: UInt32, threadID: UInt64, points: [ClockCalibration.Point]) {
-            self.sequenceID = sequenceID
-            self.threadID = threadID
-            threadUUID = (1 << 61) | threadID
-            converter = TimestampConverter(points: points)
-        }
-    }
-
-    struct OpenInterval {
-        var usage: cstrobe_rusage?
-    }
-
-    func sequence(for recorder: ThreadRecorder) -> SequenceState {
-        let key = ObjectIdentifier(recorder)
-        if let state = sequences[key] { return state }
-        let state = SequenceState(sequenceID: nextSequenceID, threadID: recorder.threadID, points: points)
-        nextSequenceID += 1
-        sequences[key] = state
-        return state
-    }
-
-    /// Forgets a thread that has exited and been fully written.
-    func retire(_ recorder: ThreadRecorder) {
-        sequences[ObjectIdentifier(recorder)] = nil
+            sequenceID: Self.metadataSequenceID, to: &out)
     }
 
     /// Per-thread loss accounting for the statistics packet.
@@ -116,148 +72,271 @@ final class TraceEncoder: @unchecked Sendable {
 
     /// Encodes what a drain took from one thread.
     func encode(_ harvest: ThreadRecorder.Harvest, of recorder: ThreadRecorder, now: UInt64) {
-        startIfNeeded()
-        let state = sequence(for: recorder)
+        let key = ObjectIdentifier(recorder)
+        // Work on values moved out of the encoder's storage, and move them
+        // back at the end, so nothing is copied on write.
+        var state = sequences.removeValue(forKey: key)
+            ?? SequenceState(sequenceID: nextSequenceID, threadID: recorder.threadID)
+        if state.sequenceID == nextSequenceID { nextSequenceID += 1 }
+        var out = buffer
+        buffer = ProtoBuffer(empty: ())
+        let shared = tracks
+        tracks = SharedTracks()
+        startIfNeeded(&out)
+        state.converter.update(points: points)
+
         if state.threadName != harvest.name || !state.started {
             state.threadName = harvest.name
             let name = harvest.name.isEmpty ? "thread \(state.threadID)" : harvest.name
             PacketBuilder.appendTrack(
                 uuid: state.threadUUID, parent: processUUID,
                 kind: .thread(pid: processID, tid: Int64(state.threadID), name: name),
-                sequenceID: state.sequenceID, to: &buffer)
+                sequenceID: state.sequenceID, to: &out)
         }
+        var encoder = RecordEncoder(state: state, shared: shared, out: out)
         for chunk in harvest.chunks {
             var from = 0
-            if let partial = state.partialChunk, partial === chunk {
-                from = state.partialWords
-                state.partialChunk = nil
+            if let partial = encoder.state.partialChunk, partial === chunk {
+                from = encoder.state.partialWords
+                encoder.state.partialChunk = nil
             }
-            encodeRecords(chunk.base, from: from, to: chunk.usedWords, state)
+            encoder.encodeRecords(chunk.base, from: from, to: chunk.usedWords)
         }
         if let current = harvest.current {
             var from = 0
-            if let partial = state.partialChunk, partial === current { from = state.partialWords }
-            encodeRecords(current.base, from: from, to: harvest.currentEnd, state)
-            state.partialChunk = current
-            state.partialWords = harvest.currentEnd
+            if let partial = encoder.state.partialChunk, partial === current { from = encoder.state.partialWords }
+            encoder.encodeRecords(current.base, from: from, to: harvest.currentEnd)
+            encoder.state.partialChunk = current
+            encoder.state.partialWords = harvest.currentEnd
         } else {
-            state.partialChunk = nil
+            encoder.state.partialChunk = nil
         }
-        state.recorded = max(state.recorded, harvest.recorded)
-        state.discarded = harvest.discarded
-        state.overwritten = harvest.overwritten
+        encoder.state.recorded = max(encoder.state.recorded, harvest.recorded)
+        encoder.state.discarded = harvest.discarded
+        encoder.state.overwritten = harvest.overwritten
         let loss = harvest.discarded &+ harvest.overwritten
-        if loss != state.reportedLoss {
-            state.reportedLoss = loss
-            writeLossCounter(state, value: loss, now: now)
+        if loss != encoder.state.reportedLoss {
+            encoder.state.reportedLoss = loss
+            encoder.writeLossCounter(value: loss, now: now)
         }
+        buffer = encoder.out
+        tracks = encoder.shared
+        sequences[key] = encoder.state
     }
 
-    /// Writes per-thread loss as a counter track under the thread, so the
-    /// viewer shows when and where events were lost.
-    private func writeLossCounter(_ state: SequenceState, value: UInt64, now: UInt64) {
-        let track: UInt64
-        if let existing = state.lossTrack {
-            track = existing
-        } else {
-            track = allocateTrackUUID()
-            state.lossTrack = track
-            PacketBuilder.appendTrack(
-                uuid: track, parent: state.threadUUID,
-                kind: .counter(name: "strobe.lost_events", unit: .count, threadTime: false),
-                sequenceID: state.sequenceID, to: &buffer)
-        }
-        let timestamp = max(now, state.lastTimestamp)
-        ensureSequence(state, timestamp: timestamp)
-        let packet = beginPacket(state, timestamp: timestamp)
-        let event = buffer.beginMessage(11)
-        buffer.appendVarintField(9, 4)
-        buffer.appendVarintField(11, track)
-        buffer.appendVarintField(30, value)
-        buffer.endMessage(event)
-        buffer.endMessage(packet)
-    }
+    // MARK: - Finishing
 
-    private func allocateTrackUUID() -> UInt64 {
+    /// Appends the statistics packet that closes a trace.
+    func finish(bufferSize: UInt64) {
+        var out = buffer
+        startIfNeeded(&out)
+        PacketBuilder.appendStatistics(
+            losses(bufferSize: bufferSize), sequenceID: Self.metadataSequenceID,
+            invalidRecords: tracks.invalidRecords, to: &out)
+        buffer = out
+    }
+}
+
+/// Tracks shared by all sequences of a trace: counters and async intervals.
+struct SharedTracks {
+    var processUUID: UInt64 = 0
+    var counterTracks: [UInt64: UInt64] = [:]
+    var counterTracksByName: [String: UInt64] = [:]
+    var asyncTracks: Set<UInt64> = []
+    var nextTrackUUID: UInt64 = 16
+    var invalidRecords: UInt64 = 0
+    var orphanEnds: UInt64 = 0
+
+    /// Async tracks take odd ids, counters and other tracks even ones, so
+    /// neither collides and both stay short on the wire.
+    static func asyncTrackUUID(_ id: UInt64) -> UInt64 { id &* 2 &+ 1 }
+
+    mutating func allocateTrackUUID() -> UInt64 {
         let uuid = nextTrackUUID
         nextTrackUUID += 2
         return uuid
     }
+}
 
-    // MARK: - Records
+/// One thread's encoding state.
+struct SequenceState {
+    let sequenceID: UInt32
+    let threadUUID: UInt64
+    let threadID: UInt64
+    var converter = TimestampConverter(points: [])
+    var threadName: String?
+    var started = false
+    var restartPending = false
+    var lastTimestamp: UInt64 = 0
+    var eventNames = InternTable()
+    var annotationNames = InternTable()
+    var stack: [OpenInterval] = []
+    var counterCacheWord: UInt64 = .max
+    var counterCacheUUID: UInt64 = 0
+    var threadTimeTrack: UInt64?
+    var lossTrack: UInt64?
+    var reportedLoss: UInt64 = 0
+    var recorded: UInt64 = 0
+    var discarded: UInt64 = 0
+    var overwritten: UInt64 = 0
+    /// A chunk partly encoded by an earlier drain, and how far.
+    var partialChunk: Chunk?
+    var partialWords = 0
 
-    private func encodeRecords(_ base: UnsafeMutablePointer<UInt64>, from: Int, to end: Int, _ state: SequenceState) {
+    init(sequenceID: UInt32, threadID: UInt64) {
+        self.sequenceID = sequenceID
+        self.threadID = threadID
+        threadUUID = (1 << 61) | threadID
+    }
+
+    func release() {
+        eventNames.release()
+        annotationNames.release()
+    }
+}
+
+struct OpenInterval {
+    var usage: cstrobe_rusage?
+}
+
+/// Interned ids of name words on one sequence: a direct-mapped cache in
+/// front of a dictionary, so repeated names cost a load and a compare.
+struct InternTable {
+    private static let slots = 64
+    private let words: UnsafeMutablePointer<UInt64>
+    private let ids: UnsafeMutablePointer<UInt64>
+    private var table: [UInt64: UInt64] = [:]
+
+    init() {
+        words = .allocate(capacity: Self.slots)
+        words.initialize(repeating: .max, count: Self.slots)
+        ids = .allocate(capacity: Self.slots)
+        ids.initialize(repeating: 0, count: Self.slots)
+    }
+
+    func release() {
+        words.deallocate()
+        ids.deallocate()
+    }
+
+    @inline(__always)
+    private static func slot(_ word: UInt64) -> Int {
+        Int(truncatingIfNeeded: (word ^ (word >> 17) ^ (word >> 48)) & UInt64(slots - 1))
+    }
+
+    /// The id of `word`, and whether it was just assigned.
+    @inline(__always)
+    mutating func id(for word: UInt64) -> (id: UInt64, isNew: Bool) {
+        let slot = Self.slot(word)
+        if words[slot] == word { return (ids[slot], false) }
+        let id: UInt64
+        var isNew = false
+        if let known = table[word] {
+            id = known
+        } else {
+            id = UInt64(table.count + 1)
+            table[word] = id
+            isNew = true
+        }
+        words[slot] = word
+        ids[slot] = id
+        return (id, isNew)
+    }
+
+    mutating func removeAll() {
+        table.removeAll(keepingCapacity: true)
+        words.update(repeating: .max, count: Self.slots)
+    }
+}
+
+/// Encodes the records of one thread into packets; lives for one harvest.
+struct RecordEncoder {
+    var state: SequenceState
+    var shared: SharedTracks
+    var out: ProtoBuffer
+
+    mutating func encodeRecords(_ base: UnsafeMutablePointer<UInt64>, from: Int, to end: Int) {
         var index = from
         while index < end {
             let record = UnsafePointer(base + index)
             guard let length = RecordLayout.length(of: record, available: end - index) else {
-                invalidRecords += 1
+                shared.invalidRecords += 1
                 return
             }
-            encode(record: record, state)
+            encode(record: record)
             index += length
         }
     }
 
-    private func encode(record: UnsafePointer<UInt64>, _ state: SequenceState) {
+    @inline(__always)
+    private mutating func encode(record: UnsafePointer<UInt64>) {
         let header = record[0]
         let kind = RecordLayout.kind(of: header)
-        let timestamp = state.converter.boottime(raw: RecordLayout.timestamp(of: header))
         let event = kind & 0x0F
         if event == RecordLayout.dropMarker {
             state.restartPending = true
             return
         }
-        ensureSequence(state, timestamp: timestamp)
+        let timestamp = state.converter.boottime(raw: RecordLayout.timestamp(of: header))
+        ensureSequence(timestamp: timestamp)
         switch event {
         case RecordLayout.begin:
-            encodeBegin(record, kind: kind, timestamp: timestamp, state)
+            if kind == RecordLayout.begin {
+                encodePlainBegin(record, timestamp: timestamp)
+            } else {
+                encodeBegin(record, kind: kind, timestamp: timestamp)
+            }
         case RecordLayout.end:
-            encodeEnd(record, kind: kind, timestamp: timestamp, state)
+            if kind == RecordLayout.end, let open = state.stack.last, open.usage == nil {
+                state.stack.removeLast()
+                encodePlainEnd(timestamp: timestamp)
+            } else {
+                encodeEnd(record, kind: kind, timestamp: timestamp)
+            }
         case RecordLayout.instant:
-            encodeInstant(record, kind: kind, timestamp: timestamp, state)
+            encodeInstant(record, kind: kind, timestamp: timestamp)
         case RecordLayout.counterInt, RecordLayout.counterDouble:
-            encodeCounter(record, kind: kind, timestamp: timestamp, state)
+            encodeCounter(record, kind: kind, timestamp: timestamp)
         case RecordLayout.asyncBegin:
-            encodeAsyncBegin(record, kind: kind, timestamp: timestamp, state)
+            encodeAsyncBegin(record, kind: kind, timestamp: timestamp)
         case RecordLayout.asyncEnd:
-            encodeAsyncEnd(record, timestamp: timestamp, state)
+            encodeAsyncEnd(record, timestamp: timestamp)
         default:
-            invalidRecords += 1
+            shared.invalidRecords += 1
         }
     }
 
     /// Writes the sequence's start packet when it has not started yet or must
     /// restart after lost events; call before interning anything.
     @inline(__always)
-    private func ensureSequence(_ state: SequenceState, timestamp: UInt64) {
-        if !state.started || state.restartPending {
-            let timestamp = max(timestamp, state.lastTimestamp)
-            PacketBuilder.appendSequenceStart(
-                sequenceID: state.sequenceID, threadTrack: state.threadUUID, boottime: timestamp,
-                previousPacketDropped: state.restartPending, first: !state.started, to: &buffer)
-            state.started = true
-            state.restartPending = false
-            state.lastTimestamp = timestamp
-            state.eventNames.removeAll(keepingCapacity: true)
-            state.annotationNames.removeAll(keepingCapacity: true)
-        }
+    private mutating func ensureSequence(timestamp: UInt64) {
+        guard !state.started || state.restartPending else { return }
+        let timestamp = max(timestamp, state.lastTimestamp)
+        PacketBuilder.appendSequenceStart(
+            sequenceID: state.sequenceID, threadTrack: state.threadUUID, boottime: timestamp,
+            previousPacketDropped: state.restartPending, first: !state.started, to: &out)
+        state.started = true
+        state.restartPending = false
+        state.lastTimestamp = timestamp
+        state.eventNames.removeAll()
+        state.annotationNames.removeAll()
     }
 
     /// Starts an event packet on a started sequence: the timestamp delta, the
     /// sequence id and the incremental-state flag.
     @inline(__always)
-    private func beginPacket(_ state: SequenceState, timestamp: UInt64) -> Int {
+    private mutating func beginPacket(timestamp: UInt64) -> Int {
         let timestamp = max(timestamp, state.lastTimestamp)
-        let packet = buffer.beginMessage(1)
-        buffer.appendVarintField(8, timestamp - state.lastTimestamp)
+        let packet = out.beginMessage(1)
+        out.appendVarintField(8, timestamp - state.lastTimestamp)
         state.lastTimestamp = timestamp
-        buffer.appendVarintField(10, UInt64(state.sequenceID))
-        buffer.appendVarintField(13, 2)  // SEQ_NEEDS_INCREMENTAL_STATE
+        out.appendVarintField(10, UInt64(state.sequenceID))
+        out.appendVarintField(13, 2)  // SEQ_NEEDS_INCREMENTAL_STATE
         return packet
     }
 
-    /// The interned id of an event name, writing its InternedData entry when new.
+    // MARK: Interning
+
     private struct Interning {
         var newEventName: (iid: UInt64, word: UInt64)?
         var newAnnotationNames: [(iid: UInt64, word: UInt64)] = []
@@ -265,201 +344,251 @@ final class TraceEncoder: @unchecked Sendable {
     }
 
     @inline(__always)
-    private func eventNameIID(_ word: UInt64, _ state: SequenceState, _ interning: inout Interning) -> UInt64 {
-        if let iid = state.eventNames[word] { return iid }
-        let iid = UInt64(state.eventNames.count + 1)
-        state.eventNames[word] = iid
-        interning.newEventName = (iid, word)
+    private mutating func eventNameIID(_ word: UInt64, _ interning: inout Interning) -> UInt64 {
+        let (iid, isNew) = state.eventNames.id(for: word)
+        if isNew { interning.newEventName = (iid, word) }
         return iid
     }
 
-    private func annotationNameIID(_ word: UInt64, _ state: SequenceState, _ interning: inout Interning) -> UInt64 {
-        if let iid = state.annotationNames[word] { return iid }
-        let iid = UInt64(state.annotationNames.count + 1)
-        state.annotationNames[word] = iid
-        interning.newAnnotationNames.append((iid, word))
+    private mutating func annotationNameIID(_ word: UInt64, _ interning: inout Interning) -> UInt64 {
+        let (iid, isNew) = state.annotationNames.id(for: word)
+        if isNew { interning.newAnnotationNames.append((iid, word)) }
         return iid
     }
 
-    private func writeInterning(_ interning: Interning) {
+    private mutating func writeInterning(_ interning: Interning) {
         guard !interning.isEmpty else { return }
-        let data = buffer.beginMessage(12)
+        let data = out.beginMessage(12)
         if let name = interning.newEventName {
-            let entry = buffer.beginMessage(2)
-            buffer.appendVarintField(1, name.iid)
-            buffer.appendStringField(2, NameTable.shared.text(of: name.word))
-            buffer.endMessage(entry)
+            let entry = out.beginMessage(2)
+            out.appendVarintField(1, name.iid)
+            out.appendStringField(2, NameTable.shared.text(of: name.word))
+            out.endMessage(entry)
         }
         for name in interning.newAnnotationNames {
-            let entry = buffer.beginMessage(3)
-            buffer.appendVarintField(1, name.iid)
-            buffer.appendStringField(2, Self.annotationText(name.word))
-            buffer.endMessage(entry)
+            let entry = out.beginMessage(3)
+            out.appendVarintField(1, name.iid)
+            out.appendStringField(2, ResourceUsageKeys.annotationText(name.word))
+            out.endMessage(entry)
         }
-        buffer.endMessage(data)
+        out.endMessage(data)
     }
 
-    private func encodeBegin(_ record: UnsafePointer<UInt64>, kind: UInt64, timestamp: UInt64, _ state: SequenceState) {
+    // MARK: Events
+
+    /// The common case: a begin with a name and nothing else.
+    @inline(__always)
+    private mutating func encodePlainBegin(_ record: UnsafePointer<UInt64>, timestamp: UInt64) {
+        state.stack.append(OpenInterval(usage: nil))
         var interning = Interning()
-        let iid = eventNameIID(record[1], state, &interning)
+        let iid = eventNameIID(record[1], &interning)
+        let packet = beginPacket(timestamp: timestamp)
+        if interning.newEventName != nil { writeInterning(interning) }
+        let event = out.beginMessage(11)
+        out.appendVarintField(9, 1)  // TYPE_SLICE_BEGIN
+        out.appendVarintField(10, iid)
+        out.endMessage(event)
+        out.endMessage(packet)
+    }
+
+    @inline(__always)
+    private mutating func encodePlainEnd(timestamp: UInt64) {
+        let packet = beginPacket(timestamp: timestamp)
+        let event = out.beginMessage(11)
+        out.appendVarintField(9, 2)  // TYPE_SLICE_END
+        out.endMessage(event)
+        out.endMessage(packet)
+    }
+
+    private mutating func encodeBegin(_ record: UnsafePointer<UInt64>, kind: UInt64, timestamp: UInt64) {
+        var interning = Interning()
+        let iid = eventNameIID(record[1], &interning)
         var offset = 2
         var usage: cstrobe_rusage?
         if kind & RecordLayout.withResourceUsage != 0 {
-            usage = Self.loadUsage(record + offset)
+            usage = ResourceUsageKeys.load(record + offset)
             offset += RecordLayout.resourceUsageWords
         }
         state.stack.append(OpenInterval(usage: usage))
-        let annotations = collectAnnotations(record, kind: kind, offset: &offset, state, &interning)
-        if usage != nil { ensureThreadTimeTrack(state) }
-        let packet = beginPacket(state, timestamp: timestamp)
+        let annotations = collectAnnotations(record, kind: kind, offset: &offset, &interning)
+        if usage != nil { ensureThreadTimeTrack() }
+        let packet = beginPacket(timestamp: timestamp)
         writeInterning(interning)
-        let event = buffer.beginMessage(11)
-        buffer.appendVarintField(9, 1)  // TYPE_SLICE_BEGIN
-        buffer.appendVarintField(10, iid)
+        let event = out.beginMessage(11)
+        out.appendVarintField(9, 1)  // TYPE_SLICE_BEGIN
+        out.appendVarintField(10, iid)
         if let usage, let track = state.threadTimeTrack {
-            buffer.appendVarintField(31, track)
-            buffer.appendVarintField(12, usage.user_ns &+ usage.system_ns)
+            out.appendVarintField(31, track)
+            out.appendVarintField(12, usage.user_ns &+ usage.system_ns)
         }
-        writeFlowsAndAnnotations(annotations)
-        buffer.endMessage(event)
-        buffer.endMessage(packet)
+        writeAnnotations(annotations)
+        out.endMessage(event)
+        out.endMessage(packet)
     }
 
-    private func encodeEnd(_ record: UnsafePointer<UInt64>, kind: UInt64, timestamp: UInt64, _ state: SequenceState) {
+    private mutating func encodeEnd(_ record: UnsafePointer<UInt64>, kind: UInt64, timestamp: UInt64) {
         guard let open = state.stack.popLast() else {
-            orphanEnds += 1
+            shared.orphanEnds += 1
             return
         }
         var endUsage: cstrobe_rusage?
-        if kind & RecordLayout.withResourceUsage != 0 { endUsage = Self.loadUsage(record + 1) }
+        if kind & RecordLayout.withResourceUsage != 0 { endUsage = ResourceUsageKeys.load(record + 1) }
         var interning = Interning()
         var deltas: [(UInt64, Int64)] = []
         if let begin = open.usage, let end = endUsage {
-            ensureThreadTimeTrack(state)
-            for (key, delta) in Self.usageDeltas(begin: begin, end: end) {
-                deltas.append((annotationNameIID(key, state, &interning), delta))
+            ensureThreadTimeTrack()
+            for (key, delta) in ResourceUsageKeys.deltas(begin: begin, end: end) {
+                deltas.append((annotationNameIID(key, &interning), delta))
             }
         }
-        let packet = beginPacket(state, timestamp: timestamp)
+        let packet = beginPacket(timestamp: timestamp)
         writeInterning(interning)
-        let event = buffer.beginMessage(11)
-        buffer.appendVarintField(9, 2)  // TYPE_SLICE_END
+        let event = out.beginMessage(11)
+        out.appendVarintField(9, 2)  // TYPE_SLICE_END
         if open.usage != nil, let end = endUsage, let track = state.threadTimeTrack {
-            buffer.appendVarintField(31, track)
-            buffer.appendVarintField(12, end.user_ns &+ end.system_ns)
+            out.appendVarintField(31, track)
+            out.appendVarintField(12, end.user_ns &+ end.system_ns)
         }
         for (iid, delta) in deltas {
-            let annotation = buffer.beginMessage(4)
-            buffer.appendVarintField(1, iid)
-            buffer.appendVarintField(4, UInt64(bitPattern: delta))
-            buffer.endMessage(annotation)
+            let annotation = out.beginMessage(4)
+            out.appendVarintField(1, iid)
+            out.appendVarintField(4, UInt64(bitPattern: delta))
+            out.endMessage(annotation)
         }
-        buffer.endMessage(event)
-        buffer.endMessage(packet)
+        out.endMessage(event)
+        out.endMessage(packet)
     }
 
-    private func encodeInstant(_ record: UnsafePointer<UInt64>, kind: UInt64, timestamp: UInt64, _ state: SequenceState) {
+    private mutating func encodeInstant(_ record: UnsafePointer<UInt64>, kind: UInt64, timestamp: UInt64) {
         var interning = Interning()
-        let iid = eventNameIID(record[1], state, &interning)
+        let iid = eventNameIID(record[1], &interning)
         var offset = 2
-        let annotations = collectAnnotations(record, kind: kind, offset: &offset, state, &interning)
-        let packet = beginPacket(state, timestamp: timestamp)
+        let annotations = collectAnnotations(record, kind: kind, offset: &offset, &interning)
+        let packet = beginPacket(timestamp: timestamp)
         writeInterning(interning)
-        let event = buffer.beginMessage(11)
-        buffer.appendVarintField(9, 3)  // TYPE_INSTANT
-        buffer.appendVarintField(10, iid)
-        writeFlowsAndAnnotations(annotations)
-        buffer.endMessage(event)
-        buffer.endMessage(packet)
+        let event = out.beginMessage(11)
+        out.appendVarintField(9, 3)  // TYPE_INSTANT
+        out.appendVarintField(10, iid)
+        writeAnnotations(annotations)
+        out.endMessage(event)
+        out.endMessage(packet)
     }
 
-    private func encodeCounter(_ record: UnsafePointer<UInt64>, kind: UInt64, timestamp: UInt64, _ state: SequenceState) {
+    private mutating func encodeCounter(_ record: UnsafePointer<UInt64>, kind: UInt64, timestamp: UInt64) {
         let unitBits = UInt8((kind >> 4) & 0x3)
         let unit = Trace.CounterUnit(rawValue: unitBits) ?? .unspecified
-        let track = counterTrack(word: record[1], unit: unit, state)
-        let packet = beginPacket(state, timestamp: timestamp)
-        let event = buffer.beginMessage(11)
-        buffer.appendVarintField(9, 4)  // TYPE_COUNTER
-        buffer.appendVarintField(11, track)
-        if kind & 0x0F == RecordLayout.counterInt {
-            buffer.appendVarintField(30, record[2])
+        let key = record[1] ^ (UInt64(unit.rawValue) << 62)
+        let track: UInt64
+        if key == state.counterCacheWord {
+            track = state.counterCacheUUID
         } else {
-            buffer.appendFixed64Field(44, record[2])
+            track = counterTrack(word: record[1], unit: unit, key: key)
+            state.counterCacheWord = key
+            state.counterCacheUUID = track
         }
-        buffer.endMessage(event)
-        buffer.endMessage(packet)
+        let packet = beginPacket(timestamp: timestamp)
+        let event = out.beginMessage(11)
+        out.appendVarintField(9, 4)  // TYPE_COUNTER
+        out.appendVarintField(11, track)
+        if kind & 0x0F == RecordLayout.counterInt {
+            out.appendVarintField(30, record[2])
+        } else {
+            out.appendFixed64Field(44, record[2])
+        }
+        out.endMessage(event)
+        out.endMessage(packet)
     }
 
-    private func encodeAsyncBegin(_ record: UnsafePointer<UInt64>, kind: UInt64, timestamp: UInt64, _ state: SequenceState) {
+    private mutating func encodeAsyncBegin(_ record: UnsafePointer<UInt64>, kind: UInt64, timestamp: UInt64) {
         let id = record[2]
-        let track = Self.asyncTrackUUID(id)
+        let track = SharedTracks.asyncTrackUUID(id)
         var interning = Interning()
-        let iid = eventNameIID(record[1], state, &interning)
+        let iid = eventNameIID(record[1], &interning)
         var offset = 3
-        let annotations = collectAnnotations(record, kind: kind, offset: &offset, state, &interning)
-        if asyncTracks.insert(id).inserted {
+        let annotations = collectAnnotations(record, kind: kind, offset: &offset, &interning)
+        if shared.asyncTracks.insert(id).inserted {
             PacketBuilder.appendTrack(
-                uuid: track, parent: processUUID, kind: .async(name: NameTable.shared.text(of: record[1])),
-                sequenceID: state.sequenceID, to: &buffer)
+                uuid: track, parent: shared.processUUID, kind: .async(name: NameTable.shared.text(of: record[1])),
+                sequenceID: state.sequenceID, to: &out)
         }
-        let packet = beginPacket(state, timestamp: timestamp)
+        let packet = beginPacket(timestamp: timestamp)
         writeInterning(interning)
-        let event = buffer.beginMessage(11)
-        buffer.appendVarintField(9, 1)
-        buffer.appendVarintField(10, iid)
-        buffer.appendVarintField(11, track)
-        writeFlowsAndAnnotations(annotations)
-        buffer.endMessage(event)
-        buffer.endMessage(packet)
+        let event = out.beginMessage(11)
+        out.appendVarintField(9, 1)
+        out.appendVarintField(10, iid)
+        out.appendVarintField(11, track)
+        writeAnnotations(annotations)
+        out.endMessage(event)
+        out.endMessage(packet)
     }
 
-    private func encodeAsyncEnd(_ record: UnsafePointer<UInt64>, timestamp: UInt64, _ state: SequenceState) {
+    private mutating func encodeAsyncEnd(_ record: UnsafePointer<UInt64>, timestamp: UInt64) {
         let id = record[1]
-        guard asyncTracks.remove(id) != nil else {
-            orphanEnds += 1
+        guard shared.asyncTracks.remove(id) != nil else {
+            shared.orphanEnds += 1
             return
         }
-        let packet = beginPacket(state, timestamp: timestamp)
-        let event = buffer.beginMessage(11)
-        buffer.appendVarintField(9, 2)
-        buffer.appendVarintField(11, Self.asyncTrackUUID(id))
-        buffer.endMessage(event)
-        buffer.endMessage(packet)
+        let packet = beginPacket(timestamp: timestamp)
+        let event = out.beginMessage(11)
+        out.appendVarintField(9, 2)
+        out.appendVarintField(11, SharedTracks.asyncTrackUUID(id))
+        out.endMessage(event)
+        out.endMessage(packet)
     }
 
-    /// Async tracks take odd ids, counters and other tracks even ones, so
-    /// neither collides and both stay short on the wire.
-    static func asyncTrackUUID(_ id: UInt64) -> UInt64 { id &* 2 &+ 1 }
+    /// Writes per-thread loss as a counter track under the thread, so the
+    /// viewer shows when and where events were lost.
+    mutating func writeLossCounter(value: UInt64, now: UInt64) {
+        let track: UInt64
+        if let existing = state.lossTrack {
+            track = existing
+        } else {
+            track = shared.allocateTrackUUID()
+            state.lossTrack = track
+            PacketBuilder.appendTrack(
+                uuid: track, parent: state.threadUUID,
+                kind: .counter(name: "strobe.lost_events", unit: .count, threadTime: false),
+                sequenceID: state.sequenceID, to: &out)
+        }
+        let timestamp = max(now, state.lastTimestamp)
+        ensureSequence(timestamp: timestamp)
+        let packet = beginPacket(timestamp: timestamp)
+        let event = out.beginMessage(11)
+        out.appendVarintField(9, 4)
+        out.appendVarintField(11, track)
+        out.appendVarintField(30, value)
+        out.endMessage(event)
+        out.endMessage(packet)
+    }
 
-    private func counterTrack(word: UInt64, unit: Trace.CounterUnit, _ state: SequenceState) -> UInt64 {
-        let key = word ^ (UInt64(unit.rawValue) << 62)
-        if let uuid = counterTracks[key] { return uuid }
+    private mutating func counterTrack(word: UInt64, unit: Trace.CounterUnit, key: UInt64) -> UInt64 {
+        if let uuid = shared.counterTracks[key] { return uuid }
         let name = NameTable.shared.text(of: word)
         let textKey = "\(unit.rawValue):\(name)"
-        if let uuid = counterTracksByName[textKey] {
-            counterTracks[key] = uuid
+        if let uuid = shared.counterTracksByName[textKey] {
+            shared.counterTracks[key] = uuid
             return uuid
         }
-        let uuid = allocateTrackUUID()
-        counterTracks[key] = uuid
-        counterTracksByName[textKey] = uuid
+        let uuid = shared.allocateTrackUUID()
+        shared.counterTracks[key] = uuid
+        shared.counterTracksByName[textKey] = uuid
         PacketBuilder.appendTrack(
-            uuid: uuid, parent: processUUID, kind: .counter(name: name, unit: unit, threadTime: false),
-            sequenceID: state.sequenceID, to: &buffer)
+            uuid: uuid, parent: shared.processUUID, kind: .counter(name: name, unit: unit, threadTime: false),
+            sequenceID: state.sequenceID, to: &out)
         return uuid
     }
 
-    private func ensureThreadTimeTrack(_ state: SequenceState) {
+    private mutating func ensureThreadTimeTrack() {
         guard state.threadTimeTrack == nil else { return }
-        let uuid = allocateTrackUUID()
+        let uuid = shared.allocateTrackUUID()
         state.threadTimeTrack = uuid
         PacketBuilder.appendTrack(
             uuid: uuid, parent: state.threadUUID,
             kind: .counter(name: "thread_time", unit: .nanoseconds, threadTime: true),
-            sequenceID: state.sequenceID, to: &buffer)
+            sequenceID: state.sequenceID, to: &out)
     }
 
-    // MARK: - Flows and arguments
+    // MARK: Flows and arguments
 
     private struct Annotations {
         var flow: UInt64?
@@ -467,9 +596,8 @@ final class TraceEncoder: @unchecked Sendable {
         var arguments: [(iid: UInt64, tag: UInt64, payload: UnsafePointer<UInt64>)] = []
     }
 
-    private func collectAnnotations(
-        _ record: UnsafePointer<UInt64>, kind: UInt64, offset: inout Int, _ state: SequenceState,
-        _ interning: inout Interning
+    private mutating func collectAnnotations(
+        _ record: UnsafePointer<UInt64>, kind: UInt64, offset: inout Int, _ interning: inout Interning
     ) -> Annotations {
         var result = Annotations()
         if kind & RecordLayout.withFlow != 0 {
@@ -489,7 +617,7 @@ final class TraceEncoder: @unchecked Sendable {
                 let tag = record[position + 1]
                 let payloadWords = (tag & 0xFF) == ArgumentEncoding.stringTag ? (Int(tag >> 8) + 7) / 8 : 1
                 guard position + 2 + payloadWords <= end else { break }
-                let iid = annotationNameIID(key, state, &interning)
+                let iid = annotationNameIID(key, &interning)
                 result.arguments.append((iid, tag, record + position + 2))
                 position += 2 + payloadWords
             }
@@ -498,30 +626,31 @@ final class TraceEncoder: @unchecked Sendable {
         return result
     }
 
-    private func writeFlowsAndAnnotations(_ annotations: Annotations) {
+    private mutating func writeAnnotations(_ annotations: Annotations) {
         for argument in annotations.arguments {
-            let annotation = buffer.beginMessage(4)
-            buffer.appendVarintField(1, argument.iid)
+            let annotation = out.beginMessage(4)
+            out.appendVarintField(1, argument.iid)
             switch argument.tag & 0xFF {
             case ArgumentEncoding.intTag:
-                buffer.appendVarintField(4, argument.payload[0])
+                out.appendVarintField(4, argument.payload[0])
             case ArgumentEncoding.doubleTag:
-                buffer.appendFixed64Field(5, argument.payload[0])
+                out.appendFixed64Field(5, argument.payload[0])
             case ArgumentEncoding.boolTag:
-                buffer.appendVarintField(2, argument.payload[0] != 0 ? 1 : 0)
+                out.appendVarintField(2, argument.payload[0] != 0 ? 1 : 0)
             default:
                 let length = Int(argument.tag >> 8)
-                buffer.appendBytesField(6, UnsafeRawBufferPointer(start: UnsafeRawPointer(argument.payload), count: length))
+                out.appendBytesField(6, UnsafeRawBufferPointer(start: UnsafeRawPointer(argument.payload), count: length))
             }
-            buffer.endMessage(annotation)
+            out.endMessage(annotation)
         }
-        if let flow = annotations.flow { buffer.appendFixed64Field(47, flow) }
-        if let flow = annotations.terminatingFlow { buffer.appendFixed64Field(48, flow) }
+        if let flow = annotations.flow { out.appendFixed64Field(47, flow) }
+        if let flow = annotations.terminatingFlow { out.appendFixed64Field(48, flow) }
     }
+}
 
-    // MARK: - rusage
-
-    static func loadUsage(_ words: UnsafePointer<UInt64>) -> cstrobe_rusage {
+/// The rusage attachment: loading it and the argument keys of its deltas.
+enum ResourceUsageKeys {
+    static func load(_ words: UnsafePointer<UInt64>) -> cstrobe_rusage {
         var usage = cstrobe_rusage()
         usage.user_ns = words[0]
         usage.system_ns = words[1]
@@ -533,41 +662,31 @@ final class TraceEncoder: @unchecked Sendable {
     }
 
     /// Argument keys of the rusage deltas attached to an interval's end.
-    static let usageKeys: [String] = [
+    static let keys: [String] = [
         "rusage.user_ns", "rusage.system_ns", "rusage.voluntary_switches",
         "rusage.involuntary_switches", "rusage.minor_faults", "rusage.major_faults",
     ]
 
-    /// Reserved name words for the rusage keys (never valid pointers).
-    static func usageKeyWord(_ index: Int) -> UInt64 { 0xFFFE_0000_0000_0000 | UInt64(index) }
+    /// Reserved name words for the keys (never valid name words).
+    static func keyWord(_ index: Int) -> UInt64 { 0xFFFE_0000_0000_0000 | UInt64(index) }
 
     static func annotationText(_ word: UInt64) -> String {
         if word & 0xFFFF_0000_0000_0000 == 0xFFFE_0000_0000_0000 {
             let index = Int(word & 0xFFFF)
-            return index < usageKeys.count ? usageKeys[index] : ""
+            return index < keys.count ? keys[index] : ""
         }
         return NameTable.shared.text(of: word)
     }
 
-    static func usageDeltas(begin: cstrobe_rusage, end: cstrobe_rusage) -> [(UInt64, Int64)] {
+    static func deltas(begin: cstrobe_rusage, end: cstrobe_rusage) -> [(UInt64, Int64)] {
         func delta(_ a: UInt64, _ b: UInt64) -> Int64 { Int64(bitPattern: b &- a) }
         return [
-            (usageKeyWord(0), delta(begin.user_ns, end.user_ns)),
-            (usageKeyWord(1), delta(begin.system_ns, end.system_ns)),
-            (usageKeyWord(2), delta(begin.voluntary_switches, end.voluntary_switches)),
-            (usageKeyWord(3), delta(begin.involuntary_switches, end.involuntary_switches)),
-            (usageKeyWord(4), delta(begin.minor_faults, end.minor_faults)),
-            (usageKeyWord(5), delta(begin.major_faults, end.major_faults)),
+            (keyWord(0), delta(begin.user_ns, end.user_ns)),
+            (keyWord(1), delta(begin.system_ns, end.system_ns)),
+            (keyWord(2), delta(begin.voluntary_switches, end.voluntary_switches)),
+            (keyWord(3), delta(begin.involuntary_switches, end.involuntary_switches)),
+            (keyWord(4), delta(begin.minor_faults, end.minor_faults)),
+            (keyWord(5), delta(begin.major_faults, end.major_faults)),
         ]
-    }
-
-    // MARK: - Finishing
-
-    /// Appends the statistics packet that closes a trace.
-    func finish(bufferSize: UInt64) {
-        startIfNeeded()
-        PacketBuilder.appendStatistics(
-            losses(bufferSize: bufferSize), sequenceID: Self.metadataSequenceID,
-            invalidRecords: invalidRecords, to: &buffer)
     }
 }
