@@ -75,7 +75,7 @@ let package = Package(
 
         // MARK: Tests
 
-        .testTarget(name: "StrobeTests", dependencies: ["Strobe", "StrobeReader", "CStrobe"]),
+        .testTarget(name: "StrobeTests", dependencies: ["Strobe", "StrobeReader", "CStrobe", "LensPipeline"]),
         .testTarget(name: "StrobeReaderTests", dependencies: ["Strobe", "StrobeReader"]),
         .testTarget(name: "StrobeStatisticsTests", dependencies: ["StrobeStatistics", "StrobeDiff"]),
     ]

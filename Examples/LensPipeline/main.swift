@@ -1,7 +1,7 @@
 // The Lens pipeline demo app: applies a camera lens to generated frames on
 // worker threads, traced with Strobe.
 //
-//   LensPipeline [--frames N] [--kernel vectorized|scalar] [--trace FILE]
+//   LensPipeline [--frames N] [--kernel vectorized|scalar] [--size WxH] [--trace FILE]
 //
 // With --trace, or with STROBE_TRACE_OUTPUT set (as `strobe run` does), the
 // run is recorded to a Perfetto trace.
@@ -28,6 +28,14 @@ while let argument = arguments.popFirst() {
             exit(2)
         }
         configuration.kernel = value
+    case "--size":
+        let parts = arguments.popFirst()?.split(separator: "x").compactMap { Int($0) } ?? []
+        guard parts.count == 2, parts[0] > 0, parts[1] > 0 else {
+            FileHandle.standardError.write(Data("LensPipeline: --size is WIDTHxHEIGHT, for example 640x480\n".utf8))
+            exit(2)
+        }
+        configuration.width = parts[0]
+        configuration.height = parts[1]
     case "--trace":
         guard let value = arguments.popFirst() else {
             FileHandle.standardError.write(Data("LensPipeline: --trace needs a file path\n".utf8))
