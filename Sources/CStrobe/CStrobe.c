@@ -184,7 +184,21 @@ int cstrobe_process_name(char *buffer, size_t size) {
     }
     buffer[0] = 0;
 #if defined(__linux__)
-    FILE *file = fopen("/proc/self/comm", "r");
+    // The executable's name from argv[0]: /proc/self/comm is cut at 15 bytes.
+    FILE *file = fopen("/proc/self/cmdline", "r");
+    if (file != NULL) {
+        char arguments[4096];
+        size_t length = fread(arguments, 1, sizeof arguments - 1, file);
+        fclose(file);
+        arguments[length] = 0;
+        if (length > 0 && arguments[0] != 0) {
+            const char *slash = strrchr(arguments, '/');
+            const char *name = slash != NULL ? slash + 1 : arguments;
+            snprintf(buffer, size, "%s", name);
+            return 0;
+        }
+    }
+    file = fopen("/proc/self/comm", "r");
     if (file == NULL) {
         return -1;
     }
