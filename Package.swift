@@ -75,7 +75,10 @@ let package = Package(
 
         // MARK: Tests
 
-        .testTarget(name: "StrobeTests", dependencies: ["Strobe", "StrobeReader", "CStrobe", "LensPipeline"]),
+        .testTarget(
+            name: "StrobeTests",
+            dependencies: ["Strobe", "StrobeReader", "StrobeProtos", "CProtobufC", "CStrobe", "LensPipeline"]
+        ),
         .testTarget(name: "StrobeReaderTests", dependencies: ["Strobe", "StrobeReader"]),
         .testTarget(name: "StrobeStatisticsTests", dependencies: ["StrobeStatistics", "StrobeDiff"]),
     ]

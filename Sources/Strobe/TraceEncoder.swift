@@ -322,8 +322,8 @@ struct RecordEncoder {
         state.annotationNames.removeAll()
     }
 
-    /// Starts an event packet on a started sequence: the timestamp delta, the
-    /// sequence id and the incremental-state flag.
+    /// Starts an event packet on a started sequence: the timestamp delta and
+    /// the sequence id.
     @inline(__always)
     private mutating func beginPacket(timestamp: UInt64) -> Int {
         let timestamp = max(timestamp, state.lastTimestamp)
@@ -331,8 +331,17 @@ struct RecordEncoder {
         out.appendVarintField(8, timestamp - state.lastTimestamp)
         state.lastTimestamp = timestamp
         out.appendVarintField(10, UInt64(state.sequenceID))
-        out.appendVarintField(13, 2)  // SEQ_NEEDS_INCREMENTAL_STATE
         return packet
+    }
+
+    /// Ends an event packet: interned data it introduces, then the flag that
+    /// it needs the sequence's incremental state. Fields go in field-number
+    /// order, as protobuf-c writes them, so both encoders agree byte for byte.
+    @inline(__always)
+    private mutating func endPacket(_ packet: Int, _ interning: Interning? = nil) {
+        if let interning, !interning.isEmpty { writeInterning(interning) }
+        out.appendVarintField(13, 2)  // SEQ_NEEDS_INCREMENTAL_STATE
+        out.endMessage(packet)
     }
 
     // MARK: Interning
@@ -383,12 +392,11 @@ struct RecordEncoder {
         var interning = Interning()
         let iid = eventNameIID(record[1], &interning)
         let packet = beginPacket(timestamp: timestamp)
-        if interning.newEventName != nil { writeInterning(interning) }
         let event = out.beginMessage(11)
         out.appendVarintField(9, 1)  // TYPE_SLICE_BEGIN
         out.appendVarintField(10, iid)
         out.endMessage(event)
-        out.endMessage(packet)
+        endPacket(packet, interning)
     }
 
     @inline(__always)
@@ -397,7 +405,7 @@ struct RecordEncoder {
         let event = out.beginMessage(11)
         out.appendVarintField(9, 2)  // TYPE_SLICE_END
         out.endMessage(event)
-        out.endMessage(packet)
+        endPacket(packet)
     }
 
     private mutating func encodeBegin(_ record: UnsafePointer<UInt64>, kind: UInt64, timestamp: UInt64) {
@@ -413,17 +421,17 @@ struct RecordEncoder {
         let annotations = collectAnnotations(record, kind: kind, offset: &offset, &interning)
         if usage != nil { ensureThreadTimeTrack() }
         let packet = beginPacket(timestamp: timestamp)
-        writeInterning(interning)
         let event = out.beginMessage(11)
+        writeArguments(annotations)
         out.appendVarintField(9, 1)  // TYPE_SLICE_BEGIN
         out.appendVarintField(10, iid)
         if let usage, let track = state.threadTimeTrack {
-            out.appendVarintField(31, track)
             out.appendVarintField(12, usage.user_ns &+ usage.system_ns)
+            out.appendVarintField(31, track)
         }
-        writeAnnotations(annotations)
+        writeFlows(annotations)
         out.endMessage(event)
-        out.endMessage(packet)
+        endPacket(packet, interning)
     }
 
     private mutating func encodeEnd(_ record: UnsafePointer<UInt64>, kind: UInt64, timestamp: UInt64) {
@@ -442,21 +450,20 @@ struct RecordEncoder {
             }
         }
         let packet = beginPacket(timestamp: timestamp)
-        writeInterning(interning)
         let event = out.beginMessage(11)
-        out.appendVarintField(9, 2)  // TYPE_SLICE_END
-        if open.usage != nil, let end = endUsage, let track = state.threadTimeTrack {
-            out.appendVarintField(31, track)
-            out.appendVarintField(12, end.user_ns &+ end.system_ns)
-        }
         for (iid, delta) in deltas {
             let annotation = out.beginMessage(4)
             out.appendVarintField(1, iid)
             out.appendVarintField(4, UInt64(bitPattern: delta))
             out.endMessage(annotation)
         }
+        out.appendVarintField(9, 2)  // TYPE_SLICE_END
+        if open.usage != nil, let end = endUsage, let track = state.threadTimeTrack {
+            out.appendVarintField(12, end.user_ns &+ end.system_ns)
+            out.appendVarintField(31, track)
+        }
         out.endMessage(event)
-        out.endMessage(packet)
+        endPacket(packet, interning)
     }
 
     private mutating func encodeInstant(_ record: UnsafePointer<UInt64>, kind: UInt64, timestamp: UInt64) {
@@ -465,13 +472,13 @@ struct RecordEncoder {
         var offset = 2
         let annotations = collectAnnotations(record, kind: kind, offset: &offset, &interning)
         let packet = beginPacket(timestamp: timestamp)
-        writeInterning(interning)
         let event = out.beginMessage(11)
+        writeArguments(annotations)
         out.appendVarintField(9, 3)  // TYPE_INSTANT
         out.appendVarintField(10, iid)
-        writeAnnotations(annotations)
+        writeFlows(annotations)
         out.endMessage(event)
-        out.endMessage(packet)
+        endPacket(packet, interning)
     }
 
     private mutating func encodeCounter(_ record: UnsafePointer<UInt64>, kind: UInt64, timestamp: UInt64) {
@@ -496,7 +503,7 @@ struct RecordEncoder {
             out.appendFixed64Field(44, record[2])
         }
         out.endMessage(event)
-        out.endMessage(packet)
+        endPacket(packet)
     }
 
     private mutating func encodeAsyncBegin(_ record: UnsafePointer<UInt64>, kind: UInt64, timestamp: UInt64) {
@@ -512,14 +519,14 @@ struct RecordEncoder {
                 sequenceID: state.sequenceID, to: &out)
         }
         let packet = beginPacket(timestamp: timestamp)
-        writeInterning(interning)
         let event = out.beginMessage(11)
+        writeArguments(annotations)
         out.appendVarintField(9, 1)
         out.appendVarintField(10, iid)
         out.appendVarintField(11, track)
-        writeAnnotations(annotations)
+        writeFlows(annotations)
         out.endMessage(event)
-        out.endMessage(packet)
+        endPacket(packet, interning)
     }
 
     private mutating func encodeAsyncEnd(_ record: UnsafePointer<UInt64>, timestamp: UInt64) {
@@ -533,7 +540,7 @@ struct RecordEncoder {
         out.appendVarintField(9, 2)
         out.appendVarintField(11, SharedTracks.asyncTrackUUID(id))
         out.endMessage(event)
-        out.endMessage(packet)
+        endPacket(packet)
     }
 
     /// Writes per-thread loss as a counter track under the thread, so the
@@ -558,7 +565,7 @@ struct RecordEncoder {
         out.appendVarintField(11, track)
         out.appendVarintField(30, value)
         out.endMessage(event)
-        out.endMessage(packet)
+        endPacket(packet)
     }
 
     private mutating func counterTrack(word: UInt64, unit: Trace.CounterUnit, key: UInt64) -> UInt64 {
@@ -626,7 +633,7 @@ struct RecordEncoder {
         return result
     }
 
-    private mutating func writeAnnotations(_ annotations: Annotations) {
+    private mutating func writeArguments(_ annotations: Annotations) {
         for argument in annotations.arguments {
             let annotation = out.beginMessage(4)
             out.appendVarintField(1, argument.iid)
@@ -643,6 +650,9 @@ struct RecordEncoder {
             }
             out.endMessage(annotation)
         }
+    }
+
+    private mutating func writeFlows(_ annotations: Annotations) {
         if let flow = annotations.flow { out.appendFixed64Field(47, flow) }
         if let flow = annotations.terminatingFlow { out.appendFixed64Field(48, flow) }
     }
