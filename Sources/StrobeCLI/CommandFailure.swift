@@ -1,0 +1,47 @@
+import ArgumentParser
+import Foundation
+
+/// A failure the command reports in one line before exiting with a status.
+struct CommandFailure: Error, CustomStringConvertible {
+    var message: String
+    var status: Int32
+
+    var description: String { message }
+
+    /// Prints the message to standard error and exits with the status.
+    func exit() -> Never {
+        FileHandle.standardError.write(Data(("strobe: " + message + "\n").utf8))
+        Foundation.exit(status)
+    }
+}
+
+/// Parses durations such as `16.67ms`, `16ms`, `0.5s`, `500us`, `250ns`.
+struct DurationArgument: ExpressibleByArgument {
+    var nanoseconds: UInt64
+
+    init?(argument: String) {
+        let text = argument.trimmingCharacters(in: .whitespaces).lowercased()
+        let units: [(String, Double)] = [("ns", 1), ("us", 1e3), ("µs", 1e3), ("ms", 1e6), ("s", 1e9)]
+        for (suffix, scale) in units where text.hasSuffix(suffix) {
+            guard let value = Double(text.dropLast(suffix.count)), value.isFinite, value > 0 else { return nil }
+            nanoseconds = UInt64((value * scale).rounded())
+            return
+        }
+        return nil
+    }
+
+    static var defaultCompletionKind: CompletionKind { .default }
+}
+
+/// Writes `text` to `path`, or to standard output when there is none.
+func emit(_ text: String, to path: String?) throws(CommandFailure) {
+    guard let path else {
+        FileHandle.standardOutput.write(Data(text.utf8))
+        return
+    }
+    do {
+        try Data(text.utf8).write(to: URL(fileURLWithPath: path))
+    } catch {
+        throw CommandFailure(message: "cannot write \(path): \(error.localizedDescription)", status: 2)
+    }
+}

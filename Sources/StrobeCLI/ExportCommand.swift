@@ -1,0 +1,44 @@
+import ArgumentParser
+import Foundation
+import StrobeReader
+
+/// `strobe export TRACE --format csv|ndjson|chrome-json`.
+struct ExportCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "export",
+        abstract: "Export a trace as CSV or NDJSON rows, or as Chrome trace-event JSON.",
+        discussion: """
+            csv and ndjson give one row per interval, instant and counter sample (kind, name, tid, \
+            thread, track, ts_ns, dur_ns, depth, cpu_ns, value, args), for spreadsheets, DuckDB or \
+            Spark. chrome-json opens in chrome://tracing and Speedscope.
+            """
+    )
+
+    @Argument(help: "The trace file.")
+    var trace: String
+
+    @Option(help: "csv, ndjson or chrome-json.")
+    var format: TraceExport.Format
+
+    @Option(name: .shortAndLong, help: "Write here instead of standard output.")
+    var output: String?
+
+    func run() throws {
+        let parsed: ParsedTrace
+        do {
+            parsed = try TraceReader.read(contentsOf: trace)
+        } catch {
+            CommandFailure(message: error.description, status: 2).exit()
+        }
+        if let truncation = parsed.truncation {
+            FileHandle.standardError.write(Data("strobe: warning: \(truncation); exporting what came before\n".utf8))
+        }
+        do {
+            try emit(TraceExport.render(parsed, as: format), to: output)
+        } catch {
+            error.exit()
+        }
+    }
+}
+
+extension TraceExport.Format: ExpressibleByArgument {}

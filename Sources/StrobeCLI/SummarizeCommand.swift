@@ -1,0 +1,58 @@
+import ArgumentParser
+import Foundation
+import StrobeReader
+
+/// `strobe summarize TRACE`: statistics per interval name and per thread,
+/// counters, data loss, and hitch risk.
+struct SummarizeCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "summarize",
+        abstract: "Summarize a trace: intervals, counters, data loss and hitch risk.",
+        discussion: """
+            Per interval name: count, total, mean, p50, p90, p99 and max duration, and the share of \
+            wall time the thread spent on the CPU (for intervals that captured rusage), overall and per \
+            thread. With --frame-budget, intervals longer than the budget are flagged as "may hitch", \
+            and longer than twice the budget as "hitch". Parents that hold unusually many children of \
+            one name are flagged too.
+            """
+    )
+
+    enum OutputFormat: String, ExpressibleByArgument, CaseIterable {
+        case text, json
+    }
+
+    @Argument(help: "The trace file.")
+    var trace: String
+
+    @Option(help: "text or json.")
+    var format: OutputFormat = .text
+
+    @Option(name: .customLong("frame-budget"), help: "Frame deadline, e.g. 16.67ms; flags longer intervals.")
+    var frameBudget: DurationArgument?
+
+    func run() throws {
+        let parsed: ParsedTrace
+        do {
+            parsed = try TraceReader.read(contentsOf: trace)
+        } catch {
+            CommandFailure(message: error.description, status: 2).exit()
+        }
+        if let truncation = parsed.truncation {
+            FileHandle.standardError.write(Data("strobe: warning: \(truncation); summarizing what came before\n".utf8))
+        }
+        let summary = TraceSummary(trace: parsed, frameBudget: frameBudget?.nanoseconds)
+        switch format {
+        case .text:
+            var header = "\(trace): \(parsed.intervals.count) intervals, \(parsed.instants.count) instants, "
+            header += "\(parsed.counters.count) counters on \(parsed.threads.count) threads"
+            if let process = parsed.process { header += " of \(process.name) (pid \(process.pid))" }
+            print(header + "\n")
+            print(summary.renderText(), terminator: "")
+        case .json:
+            let encoder = JSONEncoder()
+            encoder.outputFormatting = [.sortedKeys, .prettyPrinted]
+            let data = try encoder.encode(summary)
+            print(String(decoding: data, as: UTF8.self))
+        }
+    }
+}

@@ -1,0 +1,246 @@
+/// Everything read from a trace file: intervals, instants and counters, with
+/// the threads and tracks they belong to and what was lost.
+///
+/// Timestamps are CLOCK_BOOTTIME nanoseconds, the trace clock of Perfetto.
+public struct ParsedTrace: Sendable {
+    /// The traced process, when the trace describes one.
+    public var process: TraceProcess?
+    /// Threads that have a track, by kernel thread id.
+    public var threads: [TraceThread]
+    /// Every track the trace describes or uses, by uuid.
+    public var tracks: [UInt64: TraceTrack]
+    /// Intervals, sorted by start time.
+    public var intervals: [Interval]
+    /// Instant events, sorted by time.
+    public var instants: [Instant]
+    /// Counter tracks with their samples.
+    public var counters: [CounterSeries]
+    /// What the writer lost, and what the reader had to skip.
+    public var loss: DataLoss
+    /// Problems that did not stop the reading, each with its byte offset.
+    public var issues: [TraceReadError]
+    /// Set when reading stopped early at a broken or cut-off packet; what
+    /// came before it is in this value.
+    public var truncation: TraceReadError?
+    /// Top-level packets read.
+    public var packetCount: Int
+
+    /// Whether the whole file was read.
+    public var isComplete: Bool { truncation == nil }
+
+    /// The thread with kernel thread id `tid`.
+    public func thread(_ tid: Int64) -> TraceThread? { threads.first { $0.tid == tid } }
+
+    /// Intervals named `name`.
+    public func intervals(named name: String) -> [Interval] { intervals.filter { $0.name == name } }
+
+    /// The counter track named `name`.
+    public func counter(named name: String) -> CounterSeries? { counters.first { $0.name == name } }
+}
+
+/// The traced process.
+public struct TraceProcess: Sendable, Hashable {
+    /// Process id.
+    public var pid: Int32
+    /// Process name.
+    public var name: String
+}
+
+/// A thread that recorded events.
+public struct TraceThread: Sendable, Hashable {
+    /// Kernel thread id.
+    public var tid: Int64
+    /// Process id.
+    public var pid: Int32
+    /// Thread name.
+    public var name: String
+    /// The uuid of the thread's track.
+    public var trackUUID: UInt64
+}
+
+/// A track: a lane of events in the viewer.
+public struct TraceTrack: Sendable, Hashable {
+    /// What kind of track it is.
+    public enum Kind: String, Sendable, Hashable, Codable {
+        /// A process's track.
+        case process
+        /// A thread's track.
+        case thread
+        /// A counter track.
+        case counter
+        /// An async track of its own (intervals that may cross threads).
+        case async
+        /// A track used by events but never described.
+        case other
+    }
+
+    /// The track's uuid.
+    public var uuid: UInt64
+    /// What kind of track it is.
+    public var kind: Kind
+    /// Its name.
+    public var name: String
+    /// The track it is nested under.
+    public var parent: UInt64?
+    /// The thread, for thread tracks (and counters under one).
+    public var tid: Int64?
+    /// The process id, when known.
+    public var pid: Int32?
+    /// The unit of a counter track ("ns", "count", "bytes" or a free name).
+    public var counterUnit: String?
+    /// Whether the counter is a thread's CPU time.
+    public var isThreadTime: Bool
+}
+
+/// The value of an argument attached to an event.
+public enum TraceArgument: Sendable, Hashable, Codable, CustomStringConvertible {
+    /// A signed integer.
+    case int(Int64)
+    /// An unsigned integer.
+    case uint(UInt64)
+    /// A floating point number.
+    case double(Double)
+    /// A Boolean.
+    case bool(Bool)
+    /// A string.
+    case string(String)
+
+    /// The value as text.
+    public var description: String {
+        switch self {
+        case .int(let value): return String(value)
+        case .uint(let value): return String(value)
+        case .double(let value): return String(value)
+        case .bool(let value): return String(value)
+        case .string(let value): return value
+        }
+    }
+
+    /// The value as a number, when it is one.
+    public var number: Double? {
+        switch self {
+        case .int(let value): return Double(value)
+        case .uint(let value): return Double(value)
+        case .double(let value): return value
+        case .bool(let value): return value ? 1 : 0
+        case .string: return nil
+        }
+    }
+}
+
+/// What `getrusage` counted over an interval.
+public struct ResourceUsageDelta: Sendable, Hashable, Codable {
+    /// CPU time in user mode, in nanoseconds.
+    public var userNanoseconds: Int64 = 0
+    /// CPU time in the kernel, in nanoseconds.
+    public var systemNanoseconds: Int64 = 0
+    /// Context switches the thread asked for (it blocked).
+    public var voluntarySwitches: Int64 = 0
+    /// Context switches forced on the thread (it was preempted).
+    public var involuntarySwitches: Int64 = 0
+    /// Page faults served without I/O.
+    public var minorFaults: Int64 = 0
+    /// Page faults that needed I/O.
+    public var majorFaults: Int64 = 0
+
+    /// User plus system CPU time.
+    public var cpuNanoseconds: Int64 { userNanoseconds + systemNanoseconds }
+}
+
+/// A span of time on a track: a begin and (usually) its end.
+public struct Interval: Sendable, Hashable {
+    /// The interval's name.
+    public var name: String
+    /// The track it is on.
+    public var track: UInt64
+    /// The thread that ran it; nil on async tracks.
+    public var tid: Int64?
+    /// Start, in CLOCK_BOOTTIME nanoseconds.
+    public var start: UInt64
+    /// Duration in nanoseconds; nil when the trace ends before it does.
+    public var duration: UInt64?
+    /// Nesting depth on its track (0 at the top).
+    public var depth: Int
+    /// The thread's CPU time over the interval, when captured.
+    public var cpuTime: UInt64?
+    /// The rusage deltas over the interval, when captured.
+    public var resourceUsage: ResourceUsageDelta?
+    /// Arguments of the begin and end, merged.
+    public var arguments: [String: TraceArgument]
+    /// Flows that start or pass through here.
+    public var flowIDs: [UInt64]
+    /// Flows that end here.
+    public var terminatingFlowIDs: [UInt64]
+    /// Whether the interval is on an async track of its own.
+    public var isAsync: Bool
+
+    /// The end, when the interval ended.
+    public var end: UInt64? { duration.map { start &+ $0 } }
+}
+
+/// A moment on a track.
+public struct Instant: Sendable, Hashable {
+    /// Its name.
+    public var name: String
+    /// The track it is on.
+    public var track: UInt64
+    /// The thread, when on a thread track.
+    public var tid: Int64?
+    /// When, in CLOCK_BOOTTIME nanoseconds.
+    public var time: UInt64
+    /// Its arguments.
+    public var arguments: [String: TraceArgument]
+}
+
+/// A counter track and its samples.
+public struct CounterSeries: Sendable, Hashable {
+    /// The track's uuid.
+    public var track: UInt64
+    /// The counter's name.
+    public var name: String
+    /// The unit, when known.
+    public var unit: String?
+    /// Samples in time order.
+    public var samples: [CounterSample]
+}
+
+/// One value of a counter.
+public struct CounterSample: Sendable, Hashable {
+    /// When, in CLOCK_BOOTTIME nanoseconds.
+    public var time: UInt64
+    /// The value.
+    public var value: Double
+}
+
+/// What was lost before or while reading the trace.
+public struct DataLoss: Sendable, Hashable {
+    /// Loss counts of one writing thread, from the trace's statistics.
+    public struct ThreadLoss: Sendable, Hashable {
+        /// The thread's packet sequence.
+        public var sequenceID: UInt64
+        /// Events the thread recorded.
+        public var recorded: UInt64
+        /// Events discarded because the thread's buffer was full.
+        public var discarded: UInt64
+        /// Events overwritten in a ring buffer.
+        public var overwritten: UInt64
+    }
+
+    /// Per-thread counts from the trace's statistics.
+    public var threads: [ThreadLoss] = []
+    /// Packets that say packets before them were lost.
+    public var droppedPacketMarks = 0
+    /// Packets skipped because their sequence's state was unknown.
+    public var skippedPackets = 0
+    /// Ends without an open interval on their track.
+    public var unmatchedEnds = 0
+
+    /// Events the writers discarded.
+    public var discardedEvents: UInt64 { threads.reduce(0) { $0 + $1.discarded } }
+    /// Events overwritten in ring buffers.
+    public var overwrittenEvents: UInt64 { threads.reduce(0) { $0 + $1.overwritten } }
+    /// Whether anything at all was lost.
+    public var isEmpty: Bool {
+        discardedEvents == 0 && overwrittenEvents == 0 && droppedPacketMarks == 0 && skippedPackets == 0
+    }
+}
