@@ -4,3 +4,4 @@
 let arguments = Set(CommandLine.arguments.dropFirst())
 if arguments.isEmpty || arguments.contains("core") { CoreBenchmarks.run() }
 if arguments.isEmpty || arguments.contains("format") { FormatBenchmarks.run() }
+if arguments.isEmpty || arguments.contains("reader") { ReaderBenchmarks.run() }

@@ -9,8 +9,8 @@ struct TraceBuilder {
 
     private struct SequenceState {
         var valid = false
-        var eventNames: [UInt64: String] = [:]
-        var annotationNames: [UInt64: String] = [:]
+        var eventNames = InternedNames()
+        var annotationNames = InternedNames()
         var defaultClock: UInt32?
         var defaultTrack: UInt64?
         /// Running values of incremental clocks, with their unit.
@@ -18,6 +18,12 @@ struct TraceBuilder {
         /// Readings of sequence-scoped clocks paired with BOOTTIME.
         var clockPairs: [UInt32: [(clock: UInt64, boottime: UInt64)]] = [:]
         var lastTimestamp: UInt64 = 0
+        /// The incremental clock most packets use, cached out of the tables.
+        var fastClock: UInt32 = .max
+        var fastValue: UInt64 = 0
+        var fastMultiplier: UInt64?
+        var fastPairClock: UInt64 = 0
+        var fastPairBoottime: UInt64 = 0
     }
 
     private struct TrackInfo {
@@ -45,10 +51,16 @@ struct TraceBuilder {
     }
 
     private var fields = PacketFields()
-    private var sequences: [UInt32: SequenceState] = [:]
+    private var states: [SequenceState] = []
+    private var stateIndex: [UInt32: Int] = [:]
+    private var current = SequenceState()
+    private var currentSequence: UInt32?
     private var globalPairs: [UInt32: [(clock: UInt64, boottime: UInt64)]] = [:]
     private var trackInfo: [UInt64: PacketFields.TrackFields] = [:]
-    private var stacks: [UInt64: [OpenSlice]] = [:]
+    private var stacks: [[OpenSlice]] = []
+    private var stackIndex: [UInt64: Int] = [:]
+    private var lastTrack: UInt64?
+    private var lastStackIndex = 0
     private var intervals: [Interval] = []
     private var instants: [Instant] = []
     private var counterSamples: [UInt64: [CounterSample]] = [:]
@@ -61,13 +73,23 @@ struct TraceBuilder {
     private var statistics: PacketFields.StatisticsFields?
     private var threadTimeTracks: Set<UInt64> = []
 
-    init(source: String) {
+    private static let noArguments: [String: TraceArgument] = [:]
+
+    /// Whether the hand decoders run; off, every packet goes through
+    /// protobuf-c (tests compare the two).
+    let usesFastPaths: Bool
+
+    init(source: String, usesFastPaths: Bool = true) {
         self.source = source
+        self.usesFastPaths = usesFastPaths
     }
 
     // MARK: Framing
 
     mutating func consume(_ base: UnsafePointer<UInt8>, count: Int) {
+        // A begin packet takes at least 12 bytes; reserving for that many
+        // intervals avoids copying the array as it grows.
+        intervals.reserveCapacity(min(count / 24, 1 << 26))
         var reader = WireReader(base, from: 0, to: count)
         while !reader.isAtEnd {
             let offset = reader.position
@@ -100,8 +122,9 @@ struct TraceBuilder {
             let range = reader.position..<(reader.position + Int(length))
             reader.position = range.upperBound
             packetCount += 1
+            if usesFastPaths, readPlainSlicePacket(base, range) { continue }
             fields.reset()
-            if !FastPacketDecoder.decode(base, range, into: &fields) {
+            if !usesFastPaths || !FastPacketDecoder.decode(base, range, into: &fields) {
                 fields.reset()
                 guard ProtobufCPacketDecoder.decode(base, range, into: &fields) else {
                     issues.append(TraceReadError(file: source, offset: offset, problem: "packet does not decode; skipped"))
@@ -114,43 +137,124 @@ struct TraceBuilder {
 
     // MARK: Packets
 
-    private mutating func process(offset: Int) {
-        let sequenceID = fields.sequenceID ?? 0
-        var state = sequences.removeValue(forKey: sequenceID) ?? SequenceState()
-        defer { sequences[sequenceID] = state }
+    /// The densest packets - a begin with an interned name or an end, on the
+    /// sequence's own track and incremental clock - handled in one pass with
+    /// no intermediate fields. Returns false to leave the packet to the
+    /// general path.
+    @inline(__always)
+    private mutating func readPlainSlicePacket(_ base: UnsafePointer<UInt8>, _ range: Range<Int>) -> Bool {
+        var reader = WireReader(base, from: range.lowerBound, to: range.upperBound)
+        var delta: UInt64?
+        var sequence: UInt32?
+        var flags: UInt64 = 0
+        var type: UInt64 = 0
+        var nameIID: UInt64?
+        while !reader.isAtEnd {
+            guard let key = reader.varint() else { return false }
+            switch key {
+            case 0x40:  // timestamp
+                delta = reader.varint()
+            case 0x50:  // trusted_packet_sequence_id
+                sequence = reader.varint().map { UInt32(truncatingIfNeeded: $0) }
+            case 0x68:  // sequence_flags
+                guard let value = reader.varint() else { return false }
+                flags = value
+            case 0x5A:  // track_event
+                guard let payload = reader.lengthDelimited() else { return false }
+                var event = WireReader(base, from: payload.lowerBound, to: payload.upperBound)
+                while !event.isAtEnd {
+                    guard let eventKey = event.varint() else { return false }
+                    switch eventKey {
+                    case 0x48: type = event.varint() ?? 0
+                    case 0x50: nameIID = event.varint()
+                    default: return false
+                    }
+                }
+            default:
+                return false
+            }
+        }
+        guard let delta, let sequence, flags == UInt64(Self.flagNeedsState),
+            type == 1 && nameIID != nil || type == 2 && nameIID == nil
+        else { return false }
+        activate(sequence)
+        guard current.valid, let clock = current.defaultClock, clock == current.fastClock,
+            let multiplier = current.fastMultiplier, let track = current.defaultTrack
+        else {
+            return false
+        }
+        let value = current.fastValue &+ delta &* multiplier
+        guard value >= current.fastPairClock else { return false }
+        var name = ""
+        if type == 1 {
+            guard let known = current.eventNames[nameIID!] else { return false }
+            name = known
+        }
+        current.fastValue = value
+        let time = current.fastPairBoottime &+ (value - current.fastPairClock)
+        current.lastTimestamp = time
+        eventOrder += 1
+        if type == 1 {
+            begin(track: track, time: time, name: name, arguments: Self.noArguments, flows: [], terminating: [], threadTime: nil)
+        } else {
+            end(track: track, time: time, arguments: Self.noArguments, flows: [], terminating: [], threadTime: nil)
+        }
+        return true
+    }
 
+    /// Makes `sequenceID`'s state the current one. Packets of one sequence
+    /// come in runs, so the state is moved in and out of the table rarely.
+    private mutating func activate(_ sequenceID: UInt32) {
+        if sequenceID == currentSequence { return }
+        if let previous = currentSequence, let index = stateIndex[previous] {
+            swap(&current, &states[index])
+        }
+        if let index = stateIndex[sequenceID] {
+            swap(&current, &states[index])
+        } else {
+            stateIndex[sequenceID] = states.count
+            states.append(SequenceState())
+            current = SequenceState()
+        }
+        currentSequence = sequenceID
+    }
+
+    private mutating func process(offset: Int) {
+        activate(fields.sequenceID ?? 0)
         if fields.previousPacketDropped && !fields.firstPacketOnSequence { loss.droppedPacketMarks += 1 }
         if fields.incrementalStateCleared || fields.sequenceFlags & Self.flagCleared != 0 {
-            state.valid = true
-            state.eventNames.removeAll(keepingCapacity: true)
-            state.annotationNames.removeAll(keepingCapacity: true)
-            state.defaultClock = nil
-            state.defaultTrack = nil
-            state.incremental.removeAll()
+            current.valid = true
+            current.eventNames.removeAll()
+            current.annotationNames.removeAll()
+            current.defaultClock = nil
+            current.defaultTrack = nil
+            current.incremental.removeAll()
+            current.fastClock = .max
+            current.fastMultiplier = nil
         } else if fields.previousPacketDropped {
-            state.valid = false
+            current.valid = false
         }
-        if fields.sequenceFlags & Self.flagNeedsState != 0, !state.valid {
+        if fields.sequenceFlags & Self.flagNeedsState != 0, !current.valid {
             loss.skippedPackets += 1
             return
         }
         if let defaults = fields.defaults {
-            state.defaultClock = defaults.timestampClockID
-            state.defaultTrack = defaults.trackUUID
+            current.defaultClock = defaults.timestampClockID
+            current.defaultTrack = defaults.trackUUID
         }
-        if fields.hasClockSnapshot { applyClockSnapshot(&state) }
-        if state.valid {
-            for (iid, name) in fields.eventNames { state.eventNames[iid] = name }
-            for (iid, name) in fields.annotationNames { state.annotationNames[iid] = name }
+        if fields.hasClockSnapshot { applyClockSnapshot() }
+        if current.valid {
+            for (iid, name) in fields.eventNames { current.eventNames[iid] = name }
+            for (iid, name) in fields.annotationNames { current.annotationNames[iid] = name }
         }
         if let track = fields.track { describe(track) }
         if let statistics = fields.statistics { self.statistics = statistics }
         guard fields.hasEvent else { return }
-        guard let time = timestamp(&state, offset: offset) else { return }
-        handleEvent(time: time, state: state, offset: offset)
+        guard let time = timestamp(offset: offset) else { return }
+        handleEvent(time: time, offset: offset)
     }
 
-    private mutating func applyClockSnapshot(_ state: inout SequenceState) {
+    private mutating func applyClockSnapshot() {
         guard let boot = fields.clocks.first(where: { $0.id == Self.boottime }) else {
             issues.append(TraceReadError(file: source, offset: 0, problem: "clock snapshot without CLOCK_BOOTTIME; ignored"))
             return
@@ -159,9 +263,14 @@ struct TraceBuilder {
         for clock in fields.clocks where clock.id != Self.boottime {
             let value = clock.timestamp &* clock.unitMultiplier
             if (64..<128).contains(clock.id) {
-                state.clockPairs[clock.id, default: []].append((value, bootValue))
+                current.clockPairs[clock.id, default: []].append((value, bootValue))
                 if clock.isIncremental {
-                    state.incremental[clock.id] = (value, clock.unitMultiplier)
+                    current.incremental[clock.id] = (value, clock.unitMultiplier)
+                    current.fastClock = clock.id
+                    current.fastValue = value
+                    current.fastMultiplier = clock.unitMultiplier
+                    current.fastPairClock = value
+                    current.fastPairBoottime = bootValue
                 }
             } else {
                 globalPairs[clock.id, default: []].append((value, bootValue))
@@ -170,16 +279,31 @@ struct TraceBuilder {
     }
 
     /// The packet's time on CLOCK_BOOTTIME, or nil when it cannot be placed.
-    private mutating func timestamp(_ state: inout SequenceState, offset: Int) -> UInt64? {
-        let clock = fields.timestampClockID ?? state.defaultClock ?? Self.boottime
-        guard let raw = fields.timestamp else { return state.lastTimestamp }
+    private mutating func timestamp(offset: Int) -> UInt64? {
+        let clock = fields.timestampClockID ?? current.defaultClock ?? Self.boottime
+        guard let raw = fields.timestamp else { return current.lastTimestamp }
         var value = raw
-        if (64..<128).contains(clock) {
-            if let running = state.incremental[clock] {
-                value = running.value &+ raw &* running.multiplier
-                state.incremental[clock] = (value, running.multiplier)
+        // The common case: the sequence's incremental clock, converted with
+        // its latest snapshot.
+        if clock == current.fastClock, let multiplier = current.fastMultiplier {
+            value = current.fastValue &+ raw &* multiplier
+            current.fastValue = value
+            if value >= current.fastPairClock {
+                let converted = current.fastPairBoottime &+ (value - current.fastPairClock)
+                current.lastTimestamp = converted
+                return converted
             }
-            guard let converted = Self.convert(value, pairs: state.clockPairs[clock]) else {
+            current.incremental[clock] = (value, multiplier)
+            guard let converted = Self.convert(value, pairs: current.clockPairs[clock]) else { return nil }
+            current.lastTimestamp = converted
+            return converted
+        }
+        if (64..<128).contains(clock) {
+            if let running = current.incremental[clock] {
+                value = running.value &+ raw &* running.multiplier
+                current.incremental[clock] = (value, running.multiplier)
+            }
+            guard let converted = Self.convert(value, pairs: current.clockPairs[clock]) else {
                 issues.append(TraceReadError(file: source, offset: offset, problem: "timestamp on clock \(clock) with no snapshot; event skipped"))
                 return nil
             }
@@ -191,7 +315,7 @@ struct TraceBuilder {
             }
             value = converted
         }
-        state.lastTimestamp = value
+        current.lastTimestamp = value
         return value
     }
 
@@ -221,62 +345,68 @@ struct TraceBuilder {
 
     // MARK: Events
 
-    private mutating func handleEvent(time: UInt64, state: SequenceState, offset: Int) {
-        let event = fields.event
-        let explicitTrack = event.trackUUID
-        guard let track = explicitTrack ?? state.defaultTrack else {
+    private mutating func handleEvent(time: UInt64, offset: Int) {
+        let explicitTrack = fields.event.trackUUID
+        guard let track = explicitTrack ?? current.defaultTrack else {
             issues.append(TraceReadError(file: source, offset: offset, problem: "event without a track; skipped"))
             return
         }
+        let type = fields.event.type
         var name = ""
-        if event.type == 1 || event.type == 3 {
-            if let iid = event.nameIID {
-                if let known = state.eventNames[iid] {
+        if type == 1 || type == 3 {
+            if let iid = fields.event.nameIID {
+                if let known = current.eventNames[iid] {
                     name = known
                 } else {
                     issues.append(TraceReadError(file: source, offset: offset, problem: "unknown interned name \(iid)"))
                 }
-            } else if let inline = event.name {
+            } else if let inline = fields.event.name {
                 name = inline
             }
         }
-        var arguments: [String: TraceArgument] = [:]
-        for annotation in event.annotations {
-            let key = annotation.name ?? annotation.nameIID.flatMap { state.annotationNames[$0] } ?? "?"
+        var arguments = Self.noArguments
+        for annotation in fields.event.annotations {
+            let key = annotation.name ?? annotation.nameIID.flatMap { current.annotationNames[$0] } ?? "?"
             arguments[key] = annotation.value
         }
         var threadTime: Double?
-        for (index, counterTrack) in event.extraCounterTracks.enumerated() where index < event.extraCounterValues.count {
-            let value = event.extraCounterValues[index]
-            if threadTimeTracks.contains(counterTrack) {
-                threadTime = value
-            } else {
-                appendCounter(track: counterTrack, time: time, value: value)
+        if !fields.event.extraCounterTracks.isEmpty || !fields.event.extraDoubleCounterTracks.isEmpty {
+            let event = fields.event
+            for (index, counterTrack) in event.extraCounterTracks.enumerated() where index < event.extraCounterValues.count {
+                let value = event.extraCounterValues[index]
+                if threadTimeTracks.contains(counterTrack) {
+                    threadTime = value
+                } else {
+                    appendCounter(track: counterTrack, time: time, value: value)
+                }
+            }
+            for (index, counterTrack) in event.extraDoubleCounterTracks.enumerated()
+            where index < event.extraDoubleCounterValues.count {
+                appendCounter(track: counterTrack, time: time, value: event.extraDoubleCounterValues[index])
             }
         }
-        for (index, counterTrack) in event.extraDoubleCounterTracks.enumerated() where index < event.extraDoubleCounterValues.count {
-            appendCounter(track: counterTrack, time: time, value: event.extraDoubleCounterValues[index])
-        }
+        let flows = fields.event.flowIDs.isEmpty ? [] : fields.event.flowIDs
+        let terminating = fields.event.terminatingFlowIDs.isEmpty ? [] : fields.event.terminatingFlowIDs
         eventOrder += 1
-        switch event.type {
+        switch type {
         case 1, 2:
-            if explicitTrack != nil && explicitTrack != state.defaultTrack {
+            if explicitTrack != nil && explicitTrack != current.defaultTrack {
                 deferred.append(DeferredEvent(
-                    time: time, order: eventOrder, type: event.type, track: track, name: name, arguments: arguments,
-                    flowIDs: event.flowIDs, terminatingFlowIDs: event.terminatingFlowIDs))
-            } else if event.type == 1 {
-                begin(track: track, time: time, name: name, arguments: arguments, flows: event.flowIDs,
-                      terminating: event.terminatingFlowIDs, threadTime: threadTime)
+                    time: time, order: eventOrder, type: type, track: track, name: name, arguments: arguments,
+                    flowIDs: flows, terminatingFlowIDs: terminating))
+            } else if type == 1 {
+                begin(track: track, time: time, name: name, arguments: arguments, flows: flows,
+                      terminating: terminating, threadTime: threadTime)
             } else {
-                end(track: track, time: time, arguments: arguments, flows: event.flowIDs,
-                    terminating: event.terminatingFlowIDs, threadTime: threadTime)
+                end(track: track, time: time, arguments: arguments, flows: flows,
+                    terminating: terminating, threadTime: threadTime)
             }
         case 3:
             instants.append(Instant(name: name, track: track, tid: nil, time: time, arguments: arguments))
         case 4:
-            if let value = event.counterValue { appendCounter(track: track, time: time, value: value) }
+            if let value = fields.event.counterValue { appendCounter(track: track, time: time, value: value) }
         default:
-            issues.append(TraceReadError(file: source, offset: offset, problem: "event of unsupported type \(event.type); skipped"))
+            issues.append(TraceReadError(file: source, offset: offset, problem: "event of unsupported type \(type); skipped"))
         }
     }
 
@@ -286,55 +416,71 @@ struct TraceBuilder {
         counterSamples[track, default: []].append(CounterSample(time: time, value: value))
     }
 
+    private mutating func stackSlot(_ track: UInt64) -> Int {
+        if track == lastTrack { return lastStackIndex }
+        let index: Int
+        if let known = stackIndex[track] {
+            index = known
+        } else {
+            index = stacks.count
+            stacks.append([])
+            stackIndex[track] = index
+        }
+        lastTrack = track
+        lastStackIndex = index
+        return index
+    }
+
     private mutating func begin(
         track: UInt64, time: UInt64, name: String, arguments: [String: TraceArgument], flows: [UInt64],
         terminating: [UInt64], threadTime: Double?
     ) {
-        var stack = stacks.removeValue(forKey: track) ?? []
+        let slot = stackSlot(track)
         intervals.append(Interval(
-            name: name, track: track, tid: nil, start: time, duration: nil, depth: stack.count, cpuTime: nil,
+            name: name, track: track, tid: nil, start: time, duration: nil, depth: stacks[slot].count, cpuTime: nil,
             resourceUsage: nil, arguments: arguments, flowIDs: flows, terminatingFlowIDs: terminating, isAsync: false))
-        stack.append(OpenSlice(index: intervals.count - 1, threadTimeAtBegin: threadTime))
-        stacks[track] = stack
+        stacks[slot].append(OpenSlice(index: intervals.count - 1, threadTimeAtBegin: threadTime))
     }
 
     private mutating func end(
         track: UInt64, time: UInt64, arguments: [String: TraceArgument], flows: [UInt64], terminating: [UInt64],
         threadTime: Double?
     ) {
-        guard var stack = stacks[track], let open = stack.popLast() else {
+        let slot = stackSlot(track)
+        guard let open = stacks[slot].popLast() else {
             loss.unmatchedEnds += 1
             return
         }
-        stacks[track] = stack
         let index = open.index
         intervals[index].duration = time >= intervals[index].start ? time - intervals[index].start : 0
         if let begin = open.threadTimeAtBegin, let end = threadTime, end >= begin {
             intervals[index].cpuTime = UInt64(end - begin)
         }
-        if !arguments.isEmpty {
-            var usage = ResourceUsageDelta()
-            var sawUsage = false
-            for (key, value) in arguments {
-                guard key.hasPrefix("rusage."), case .int(let number) = value else {
-                    intervals[index].arguments[key] = value
-                    continue
-                }
-                sawUsage = true
-                switch key {
-                case "rusage.user_ns": usage.userNanoseconds = number
-                case "rusage.system_ns": usage.systemNanoseconds = number
-                case "rusage.voluntary_switches": usage.voluntarySwitches = number
-                case "rusage.involuntary_switches": usage.involuntarySwitches = number
-                case "rusage.minor_faults": usage.minorFaults = number
-                case "rusage.major_faults": usage.majorFaults = number
-                default: intervals[index].arguments[key] = value
-                }
-            }
-            if sawUsage { intervals[index].resourceUsage = usage }
-        }
+        if !arguments.isEmpty { mergeEndArguments(arguments, into: index) }
         if !flows.isEmpty { intervals[index].flowIDs += flows }
         if !terminating.isEmpty { intervals[index].terminatingFlowIDs += terminating }
+    }
+
+    private mutating func mergeEndArguments(_ arguments: [String: TraceArgument], into index: Int) {
+        var usage = ResourceUsageDelta()
+        var sawUsage = false
+        for (key, value) in arguments {
+            guard key.hasPrefix("rusage."), case .int(let number) = value else {
+                intervals[index].arguments[key] = value
+                continue
+            }
+            sawUsage = true
+            switch key {
+            case "rusage.user_ns": usage.userNanoseconds = number
+            case "rusage.system_ns": usage.systemNanoseconds = number
+            case "rusage.voluntary_switches": usage.voluntarySwitches = number
+            case "rusage.involuntary_switches": usage.involuntarySwitches = number
+            case "rusage.minor_faults": usage.minorFaults = number
+            case "rusage.major_faults": usage.majorFaults = number
+            default: intervals[index].arguments[key] = value
+            }
+        }
+        if sawUsage { intervals[index].resourceUsage = usage }
     }
 
     // MARK: Finishing
@@ -355,7 +501,7 @@ struct TraceBuilder {
         var process: TraceProcess?
         var threads: [TraceThread] = []
         for (uuid, info) in trackInfo { tracks[uuid] = makeTrack(uuid: uuid, info: info) }
-        for uuid in Set(intervals.map(\.track)).union(instants.map(\.track)).union(counterSamples.keys)
+        for uuid in Set(stackIndex.keys).union(instants.map(\.track)).union(counterSamples.keys)
         where tracks[uuid] == nil {
             tracks[uuid] = TraceTrack(
                 uuid: uuid, kind: .other, name: "", parent: nil, tid: nil, pid: nil, counterUnit: nil, isThreadTime: false)
@@ -369,10 +515,19 @@ struct TraceBuilder {
             }
         }
         threads.sort { $0.tid < $1.tid }
+        var cachedTrack: UInt64?
+        var cachedTID: Int64?
+        var cachedAsync = false
         for index in intervals.indices {
-            let track = tracks[intervals[index].track]
-            intervals[index].tid = track?.kind == .thread ? track?.tid : nil
-            intervals[index].isAsync = track?.kind == .async
+            let uuid = intervals[index].track
+            if uuid != cachedTrack {
+                let track = tracks[uuid]
+                cachedTrack = uuid
+                cachedTID = track?.kind == .thread ? track?.tid : nil
+                cachedAsync = track?.kind == .async
+            }
+            if cachedTID != nil { intervals[index].tid = cachedTID }
+            if cachedAsync { intervals[index].isAsync = true }
         }
         for index in instants.indices {
             let track = tracks[instants[index].track]
@@ -438,5 +593,34 @@ struct TraceBuilder {
         return TraceTrack(
             uuid: uuid, kind: kind, name: name, parent: info.parent, tid: tid, pid: pid,
             counterUnit: info.counter?.unit, isThreadTime: info.counter?.isThreadTime ?? false)
+    }
+}
+
+/// Interned strings of one sequence: an array for the small dense ids
+/// writers use, a dictionary for any others.
+struct InternedNames {
+    private var dense: [String?] = []
+    private var sparse: [UInt64: String] = [:]
+    private static let denseLimit: UInt64 = 1 << 16
+
+    subscript(iid: UInt64) -> String? {
+        get {
+            if iid < UInt64(dense.count) { return dense[Int(iid)] }
+            return sparse.isEmpty ? nil : sparse[iid]
+        }
+        set {
+            if iid < Self.denseLimit {
+                let index = Int(iid)
+                if index >= dense.count { dense.append(contentsOf: repeatElement(nil, count: index - dense.count + 1)) }
+                dense[index] = newValue
+            } else {
+                sparse[iid] = newValue
+            }
+        }
+    }
+
+    mutating func removeAll() {
+        dense.removeAll(keepingCapacity: true)
+        sparse.removeAll()
     }
 }

@@ -33,8 +33,12 @@ public enum TraceReader {
 
     /// Reads a trace held in memory; `source` names it in messages.
     public static func read(bytes: [UInt8], source: String = "<memory>") -> ParsedTrace {
+        read(bytes: bytes, source: source, usesFastPaths: true)
+    }
+
+    static func read(bytes: [UInt8], source: String, usesFastPaths: Bool) -> ParsedTrace {
         bytes.withUnsafeBufferPointer { buffer in
-            var builder = TraceBuilder(source: source)
+            var builder = TraceBuilder(source: source, usesFastPaths: usesFastPaths)
             if let base = buffer.baseAddress {
                 builder.consume(base, count: buffer.count)
             }

@@ -149,6 +149,21 @@ struct ReaderTests {
         #expect(threadDurations == ours.intervals.compactMap(\.cpuTime))
     }
 
+    @Test func handDecodingAgreesWithProtobufC() throws {
+        let path = Self.temporaryPath()
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        try Self.recordVariedTrace(path)
+        let bytes = try [UInt8](Data(contentsOf: URL(fileURLWithPath: path)))
+        let fast = TraceReader.read(bytes: bytes, source: path, usesFastPaths: true)
+        let generic = TraceReader.read(bytes: bytes, source: path, usesFastPaths: false)
+        #expect(fast.intervals == generic.intervals)
+        #expect(fast.instants == generic.instants)
+        #expect(fast.counters == generic.counters)
+        #expect(fast.threads == generic.threads)
+        #expect(fast.loss == generic.loss)
+        #expect(fast.packetCount == generic.packetCount)
+    }
+
     @Test func durationsAreExactAfterClockConversion() throws {
         let path = Self.temporaryPath()
         defer { try? FileManager.default.removeItem(atPath: path) }

@@ -1,0 +1,73 @@
+import CProtobufC
+import CStrobe
+import Foundation
+import Strobe
+import StrobeProtos
+import StrobeReader
+
+/// Reader speed: events per second read from an in-memory trace, against
+/// unpacking the same packets one by one with protobuf-c's generic decoder.
+enum ReaderBenchmarks {
+    static func run() {
+        let path = CoreBenchmarks.temporaryPath("reader")
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        let pairs = Int(ProcessInfo.processInfo.environment["STROBE_BENCH_READER_PAIRS"] ?? "") ?? 1_000_000
+        let session = try! TraceSession.start(CoreBenchmarks.quietConfiguration(path: path))
+        for _ in 0..<pairs {
+            Trace.begin("reader interval")
+            Trace.end()
+        }
+        try! session.stop()
+        let bytes = try! [UInt8](Data(contentsOf: URL(fileURLWithPath: path)))
+        let events = Double(pairs * 2)
+
+        var best = 0.0
+        var intervals = 0
+        for _ in 0..<3 {
+            let start = cstrobe_monotonic_ns()
+            let trace = TraceReader.read(bytes: bytes, source: path)
+            let seconds = Double(cstrobe_monotonic_ns() - start) / 1e9
+            intervals = trace.intervals.count
+            best = max(best, events / seconds)
+        }
+        precondition(intervals == pairs, "the reader must see every interval")
+        Figure(
+            name: "reader throughput", value: best / 1e6, unit: "M events/s",
+            baselineName: "protobuf-c unpack of the same packets", baselineValue: unpackRate(bytes) / 1e6,
+            target: "value >= 30"
+        ).printLine()
+    }
+
+    /// Packets per second protobuf-c unpacks (and frees) from `bytes`.
+    static func unpackRate(_ bytes: [UInt8]) -> Double {
+        bytes.withUnsafeBufferPointer { buffer in
+            let base = buffer.baseAddress!
+            var best = 0.0
+            for _ in 0..<3 {
+                var offset = 0
+                var packets = 0
+                let start = cstrobe_monotonic_ns()
+                while offset < buffer.count {
+                    offset += 1
+                    var length = 0
+                    var shift = 0
+                    while true {
+                        let byte = base[offset]
+                        offset += 1
+                        length |= Int(byte & 0x7F) << shift
+                        if byte & 0x80 == 0 { break }
+                        shift += 7
+                    }
+                    if let packet = perfetto__protos__trace_packet__unpack(nil, length, base + offset) {
+                        perfetto__protos__trace_packet__free_unpacked(packet, nil)
+                    }
+                    offset += length
+                    packets += 1
+                }
+                let seconds = Double(cstrobe_monotonic_ns() - start) / 1e9
+                best = max(best, Double(packets) / seconds)
+            }
+            return best
+        }
+    }
+}
