@@ -7,9 +7,6 @@ let package = Package(
     products: [
         .library(name: "Strobe", targets: ["Strobe"]),
         .library(name: "StrobeReader", targets: ["StrobeReader"]),
-        .library(name: "StrobeStatistics", targets: ["StrobeStatistics"]),
-        .library(name: "StrobeDiff", targets: ["StrobeDiff"]),
-        .library(name: "StrobePerf", targets: ["StrobePerf"]),
         .executable(name: "strobe", targets: ["StrobeCLI"]),
     ],
     dependencies: [
@@ -23,11 +20,7 @@ let package = Package(
             pkgConfig: "libprotobuf-c",
             providers: [.apt(["libprotobuf-c-dev"])]
         ),
-        .target(
-            name: "StrobeProtos",
-            dependencies: ["CProtobufC"],
-            cSettings: [.unsafeFlags(["-Wno-incompatible-pointer-types"])]
-        ),
+        .target(name: "StrobeProtos", dependencies: ["CProtobufC"]),
         .target(name: "CStrobe"),
 
         // MARK: The SDK
@@ -43,19 +36,10 @@ let package = Package(
             name: "StrobeReader",
             dependencies: ["StrobeProtos", "CProtobufC"]
         ),
-        .target(name: "StrobeStatistics"),
-        .target(name: "StrobeDiff", dependencies: ["StrobeStatistics"]),
-        .target(
-            name: "StrobePerf",
-            dependencies: [
-                "Strobe", "StrobeReader", "StrobeProtos", "CProtobufC",
-                .product(name: "ArgumentParser", package: "swift-argument-parser"),
-            ]
-        ),
         .executableTarget(
             name: "StrobeCLI",
             dependencies: [
-                "Strobe", "StrobeReader", "StrobeStatistics", "StrobeDiff", "StrobePerf",
+                "Strobe", "StrobeReader",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
@@ -80,7 +64,6 @@ let package = Package(
             dependencies: ["Strobe", "StrobeReader", "StrobeProtos", "CProtobufC", "CStrobe", "LensPipeline"]
         ),
         .testTarget(name: "StrobeReaderTests", dependencies: ["Strobe", "StrobeReader"]),
-        .testTarget(name: "StrobeStatisticsTests", dependencies: ["StrobeStatistics", "StrobeDiff"]),
     ]
 )
 
