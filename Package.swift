@@ -7,6 +7,7 @@ let package = Package(
     products: [
         .library(name: "Strobe", targets: ["Strobe"]),
         .library(name: "StrobeReader", targets: ["StrobeReader"]),
+        .library(name: "StrobePerf", targets: ["StrobePerf"]),
         .executable(name: "strobe", targets: ["StrobeCLI"]),
     ],
     dependencies: [
@@ -36,10 +37,17 @@ let package = Package(
             name: "StrobeReader",
             dependencies: ["StrobeProtos", "CProtobufC"]
         ),
+        .target(
+            name: "StrobePerf",
+            dependencies: [
+                "Strobe", "StrobeReader", "StrobeProtos", "CProtobufC",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ]
+        ),
         .executableTarget(
             name: "StrobeCLI",
             dependencies: [
-                "Strobe", "StrobeReader",
+                "Strobe", "StrobeReader", "StrobePerf",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
@@ -56,6 +64,10 @@ let package = Package(
 
         .target(name: "LensKit", dependencies: ["Strobe"], path: "Examples/LensKit"),
         .executableTarget(name: "LensPipeline", dependencies: ["LensKit", "Strobe"], path: "Examples/LensPipeline"),
+        .executableTarget(
+            name: "LensPerfTests", dependencies: ["LensKit", "Strobe", "StrobePerf"], path: "Examples/LensPerfTests"
+        ),
+        .executableTarget(name: "TraceChild", dependencies: ["Strobe"], path: "Examples/TraceChild"),
 
         // MARK: Tests
 
@@ -64,6 +76,7 @@ let package = Package(
             dependencies: ["Strobe", "StrobeReader", "StrobeProtos", "CProtobufC", "CStrobe", "LensPipeline"]
         ),
         .testTarget(name: "StrobeReaderTests", dependencies: ["Strobe", "StrobeReader"]),
+        .testTarget(name: "StrobePerfTests", dependencies: ["StrobePerf", "Strobe", "StrobeReader", "TraceChild"]),
     ]
 )
 

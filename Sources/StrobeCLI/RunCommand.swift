@@ -1,0 +1,83 @@
+import ArgumentParser
+import Foundation
+import StrobePerf
+
+/// `strobe run -- COMMAND ARGS...`: process-level perf tests.
+struct RunCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "run",
+        abstract: "Run a command repeatedly and measure it, from its rusage and its trace.",
+        discussion: """
+            Each iteration launches COMMAND with the environment variable STROBE_TRACE_OUTPUT set to \
+            a fresh trace path; a program that calls TraceSession.startFromEnvironment() (or writes \
+            Strobe's format itself) records its trace there. The runner waits for the child with wait4 \
+            and records, per iteration: wall time, CPU user and system time, max RSS, context \
+            switches and page faults, and from the trace the sum and count of every interval name \
+            and the last value of every counter. A child that crashes, exits non-zero, runs past \
+            --timeout or writes no trace ends the run with a clear error; the results file keeps \
+            what was measured, and the command exits 1.
+            """
+    )
+
+    @Option(help: "Measured iterations.")
+    var iterations = 10
+
+    @Option(help: "Warm-up iterations, run and discarded.")
+    var warmup = 1
+
+    @Option(help: "Directory for the results file.")
+    var output = ".strobe/results"
+
+    @Option(name: .customLong("tag"), help: "A key=value dimension recorded with the run; repeatable.")
+    var tags: [String] = []
+
+    @Option(help: "Seconds an iteration may run before the child is stopped.")
+    var timeout: Double = 60
+
+    @Option(help: "The test's name in the results (default: the command's name).")
+    var name: String?
+
+    @Flag(name: .customLong("keep-traces"), help: "Keep each iteration's trace under OUTPUT/traces.")
+    var keepTraces = false
+
+    @Argument(parsing: .postTerminator, help: "The command and its arguments, after --.")
+    var command: [String] = []
+
+    func validate() throws {
+        guard !command.isEmpty else { throw ValidationError("give the command to run after --") }
+        guard iterations > 0 else { throw ValidationError("--iterations must be positive, not \(iterations)") }
+        guard warmup >= 0 else { throw ValidationError("--warmup must be zero or more, not \(warmup)") }
+        guard timeout > 0 else { throw ValidationError("--timeout must be positive, not \(timeout)") }
+        _ = try PerfSuiteOptions.parseTags(tags)
+    }
+
+    func run() throws {
+        var options = ProcessRunner.Options()
+        options.iterations = iterations
+        options.warmupIterations = warmup
+        options.timeout = timeout
+        options.name = name ?? URL(fileURLWithPath: command[0]).lastPathComponent
+        options.traceDirectory = keepTraces ? output + "/traces" : nil
+        let result = ProcessRunner(options: options).run(command)
+        var tagValues = try PerfSuiteOptions.parseTags(tags)
+        if tagValues["build"] == nil, let build = tagValues["build_configuration"] { tagValues["build"] = build }
+        let metadata = RunMetadata.current(
+            suite: options.name, buildConfiguration: tagValues["build_configuration"] ?? "", tags: tagValues)
+        let run = PerfRun(metadata: metadata, tests: [result])
+        try FileManager.default.createDirectory(atPath: output, withIntermediateDirectories: true)
+        let stamp = ISO8601DateFormatter().string(from: Date()).replacingOccurrences(of: ":", with: "")
+        let path = "\(output)/\(options.name)-\(stamp)-\(getpid()).\(ResultsFile.fileExtension)"
+        do {
+            try ResultsFile.write(run, to: path)
+        } catch {
+            CommandFailure(message: error.description, status: 2).exit()
+        }
+        let wall = result.metric("wall")?.samples.sorted() ?? []
+        let median = wall.isEmpty ? 0 : wall[wall.count / 2]
+        print("\(options.name): \(wall.count) iterations, median wall \(String(format: "%.2f", median / 1e6)) ms")
+        print("results: \(path)")
+        if let error = result.error {
+            CommandFailure(message: "\(options.name): \(error)", status: 1).exit()
+        }
+    }
+}

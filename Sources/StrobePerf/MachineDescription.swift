@@ -1,0 +1,59 @@
+import Foundation
+
+extension RunMetadata {
+    /// Metadata of a run starting now on this machine, for `suite`.
+    public static func current(suite: String, buildConfiguration: String, tags: [String: String]) -> RunMetadata {
+        RunMetadata(
+            suite: suite, gitCommit: MachineDescription.gitCommit(), host: ProcessInfo.processInfo.hostName,
+            os: MachineDescription.operatingSystem(), cpuModel: MachineDescription.cpuModel(),
+            coreCount: ProcessInfo.processInfo.activeProcessorCount, buildConfiguration: buildConfiguration,
+            timestamp: Int64(Date().timeIntervalSince1970 * 1e9), tags: tags)
+    }
+}
+
+/// Facts about the machine and the checkout, for run metadata.
+enum MachineDescription {
+    /// `GITHUB_SHA`, else `git rev-parse HEAD` in the working directory, else "".
+    static func gitCommit() -> String {
+        if let sha = ProcessInfo.processInfo.environment["GITHUB_SHA"], !sha.isEmpty { return sha }
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = ["git", "rev-parse", "HEAD"]
+        let pipe = Pipe()
+        process.standardOutput = pipe
+        process.standardError = FileHandle.nullDevice
+        guard (try? process.run()) != nil else { return "" }
+        let data = pipe.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        guard process.terminationStatus == 0 else { return "" }
+        return String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+    }
+
+    /// `PRETTY_NAME` of /etc/os-release with the kernel release, or the
+    /// platform's version string.
+    static func operatingSystem() -> String {
+        var name = ProcessInfo.processInfo.operatingSystemVersionString
+        if let release = try? String(contentsOfFile: "/etc/os-release", encoding: .utf8) {
+            for line in release.split(separator: "\n") where line.hasPrefix("PRETTY_NAME=") {
+                name = line.dropFirst("PRETTY_NAME=".count).trimmingCharacters(in: CharacterSet(charactersIn: "\""))
+            }
+        }
+        var system = utsname()
+        uname(&system)
+        let kernel = withUnsafeBytes(of: &system.release) { raw in
+            String(decoding: raw.prefix(while: { $0 != 0 }), as: UTF8.self)
+        }
+        return kernel.isEmpty ? name : "\(name), kernel \(kernel)"
+    }
+
+    /// The CPU model from /proc/cpuinfo, or "".
+    static func cpuModel() -> String {
+        guard let info = try? String(contentsOfFile: "/proc/cpuinfo", encoding: .utf8) else { return "" }
+        for line in info.split(separator: "\n") where line.hasPrefix("model name") {
+            if let colon = line.firstIndex(of: ":") {
+                return line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces)
+            }
+        }
+        return ""
+    }
+}

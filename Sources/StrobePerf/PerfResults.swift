@@ -1,0 +1,114 @@
+/// The raw samples of one metric across a test's measured iterations.
+public struct PerfMetric: Sendable, Hashable, Codable {
+    /// The metric's name, e.g. `wall`, `cpu.user`, `interval:lens apply:sum`.
+    public var name: String
+    /// Its unit: `ns`, `bytes`, `count`, or a name of your choosing.
+    public var unit: String
+    /// Whether a smaller value is better (durations, memory) or a larger one
+    /// (throughput).
+    public var lowerIsBetter: Bool
+    /// One value per measured iteration, in order. Never aggregated.
+    public var samples: [Double]
+
+    /// A metric with its samples.
+    public init(name: String, unit: String, lowerIsBetter: Bool = true, samples: [Double] = []) {
+        self.name = name
+        self.unit = unit
+        self.lowerIsBetter = lowerIsBetter
+        self.samples = samples
+    }
+}
+
+/// What one test produced.
+public struct PerfTestResult: Sendable, Hashable, Codable {
+    /// The test's name.
+    public var name: String
+    /// Its metrics, each with every raw sample.
+    public var metrics: [PerfMetric]
+    /// Why the test failed, if it did; metrics hold what was measured before.
+    public var error: String?
+    /// Warm-up iterations run and discarded.
+    public var warmupIterations: Int
+    /// Per-iteration trace files kept, if any.
+    public var tracePaths: [String]
+
+    /// A result.
+    public init(
+        name: String, metrics: [PerfMetric] = [], error: String? = nil, warmupIterations: Int = 0,
+        tracePaths: [String] = []
+    ) {
+        self.name = name
+        self.metrics = metrics
+        self.error = error
+        self.warmupIterations = warmupIterations
+        self.tracePaths = tracePaths
+    }
+
+    /// The metric named `name`.
+    public func metric(_ name: String) -> PerfMetric? { metrics.first { $0.name == name } }
+}
+
+/// Where and how a run happened: what `strobe diff` groups and warns by.
+public struct RunMetadata: Sendable, Hashable, Codable {
+    /// The suite's name.
+    public var suite: String
+    /// The git commit of the code measured, when known.
+    public var gitCommit: String
+    /// The machine's host name.
+    public var host: String
+    /// The operating system and its version.
+    public var os: String
+    /// The CPU model.
+    public var cpuModel: String
+    /// Online CPU cores.
+    public var coreCount: Int
+    /// `release` or `debug` (or whatever the run says).
+    public var buildConfiguration: String
+    /// When the run started, in nanoseconds since 1970.
+    public var timestamp: Int64
+    /// User tags (`--tag key=value`), the dimensions results are grouped by.
+    public var tags: [String: String]
+    /// The Strobe version that wrote the file.
+    public var strobeVersion: String
+
+    /// Metadata; empty fields where unknown.
+    public init(
+        suite: String, gitCommit: String = "", host: String = "", os: String = "", cpuModel: String = "",
+        coreCount: Int = 0, buildConfiguration: String = "", timestamp: Int64 = 0, tags: [String: String] = [:],
+        strobeVersion: String = StrobeVersion.current
+    ) {
+        self.suite = suite
+        self.gitCommit = gitCommit
+        self.host = host
+        self.os = os
+        self.cpuModel = cpuModel
+        self.coreCount = coreCount
+        self.buildConfiguration = buildConfiguration
+        self.timestamp = timestamp
+        self.tags = tags
+        self.strobeVersion = strobeVersion
+    }
+}
+
+/// A perf run: its metadata and every test's results.
+public struct PerfRun: Sendable, Hashable, Codable {
+    /// Where and how it ran.
+    public var metadata: RunMetadata
+    /// The tests' results.
+    public var tests: [PerfTestResult]
+
+    /// A run.
+    public init(metadata: RunMetadata, tests: [PerfTestResult] = []) {
+        self.metadata = metadata
+        self.tests = tests
+    }
+
+    /// Whether any test failed.
+    public var hasFailures: Bool { tests.contains { $0.error != nil } }
+}
+
+/// The version of Strobe.
+public enum StrobeVersion {
+    /// The version string written into results files.
+    public static let current = "0.1.0"
+}

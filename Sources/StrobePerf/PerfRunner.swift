@@ -1,0 +1,204 @@
+import CStrobe
+import Foundation
+import Strobe
+import StrobeReader
+
+/// Runs perf tests: warm-up iterations, then measured ones until the stop
+/// rule is met, each iteration in its own trace session.
+public struct PerfRunner: Sendable {
+    /// How the runner runs.
+    public struct Options: Sendable {
+        /// Warm-up iterations per test, run and discarded.
+        public var warmupIterations = 2
+        /// The rule for tests that set none.
+        public var stopRule: StopRule = .iterations(10)
+        /// Where kept traces go; nil keeps none.
+        public var traceDirectory: String?
+        /// The suite's name, used in trace file names.
+        public var suite = "suite"
+
+        /// The defaults.
+        public init() {}
+    }
+
+    /// How the runner runs.
+    public var options: Options
+    /// Called after every iteration: test, measured iteration (negative
+    /// during warm-up), the planned count when known, and the wall time.
+    public var progress: (@Sendable (String, Int, Int?, Double) -> Void)?
+
+    /// A runner with `options`.
+    public init(options: Options = Options()) {
+        self.options = options
+    }
+
+    /// Runs `test` and returns every raw sample it produced. A failure in
+    /// setup, measure or teardown ends the test and is recorded in the
+    /// result with what was measured before.
+    public func run(_ test: PerfTest) async -> PerfTestResult {
+        var result = PerfTestResult(name: test.name, warmupIterations: options.warmupIterations)
+        var metrics = MetricTable()
+        let rule = test.stopRule ?? options.stopRule
+        let scratch = NSTemporaryDirectory() + "strobe-perf-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
+        try? FileManager.default.createDirectory(atPath: scratch, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: scratch) }
+        var iteration = 0
+        var measuredStart: UInt64?
+        while true {
+            let measured = iteration - options.warmupIterations
+            if measured >= 0 {
+                if measuredStart == nil { measuredStart = cstrobe_monotonic_ns() }
+                let elapsed = Double(cstrobe_monotonic_ns() - (measuredStart ?? 0)) / 1e9
+                if rule.isSatisfied(samples: metrics.samples(of: "wall"), elapsed: elapsed) { break }
+            }
+            let tracePath = scratch + "/iteration-\(iteration).pftrace"
+            do {
+                let sample = try await runIteration(test, iteration: iteration, tracePath: tracePath)
+                if measured >= 0 {
+                    metrics.add(sample)
+                    if let directory = options.traceDirectory {
+                        let kept = keep(tracePath, test: test.name, iteration: measured, wall: sample.wall, in: directory)
+                        if let kept { result.tracePaths.append(kept) }
+                    }
+                }
+                progress?(test.name, measured, Self.plannedCount(rule), sample.wall)
+            } catch {
+                result.error = "iteration \(iteration)\(measured < 0 ? " (warm-up)" : ""): \(error)"
+                break
+            }
+            try? FileManager.default.removeItem(atPath: tracePath)
+            iteration += 1
+        }
+        result.metrics = metrics.metrics
+        return result
+    }
+
+    static func plannedCount(_ rule: StopRule) -> Int? {
+        if case .iterations(let count) = rule { return count }
+        return nil
+    }
+
+    /// What one iteration measured.
+    struct Sample {
+        var wall: Double
+        var values: [PerfMetric]
+    }
+
+    /// A failure inside an iteration, with the phase it happened in.
+    struct IterationFailure: Error, CustomStringConvertible {
+        var phase: String
+        var underlying: any Error
+        var description: String { "\(phase) failed: \(underlying)" }
+    }
+
+    private func runIteration(_ test: PerfTest, iteration: Int, tracePath: String) async throws -> Sample {
+        if let setup = test.setup {
+            do { try await setup() } catch { throw IterationFailure(phase: "setup", underlying: error) }
+        }
+        var configuration = TraceConfiguration(outputPath: tracePath)
+        configuration.processSamplingInterval = 0
+        if !test.resourceUsageIntervals.isEmpty { configuration.resourceUsage = .intervals(named: test.resourceUsageIntervals) }
+        let session = try TraceSession.start(configuration)
+        let context = PerfContext(iteration: iteration)
+        var before = cstrobe_rusage()
+        var after = cstrobe_rusage()
+        let wall: UInt64
+        do {
+            switch test.body {
+            case .sync(let measure):
+                cstrobe_thread_rusage(&before)
+                let start = cstrobe_monotonic_ns()
+                defer {
+                    cstrobe_thread_rusage(&after)
+                }
+                try Self.measure(measure, context)
+                wall = cstrobe_monotonic_ns() - start
+            case .async(let measure):
+                cstrobe_process_rusage(&before)
+                let start = cstrobe_monotonic_ns()
+                try await measure(context)
+                wall = cstrobe_monotonic_ns() - start
+                cstrobe_process_rusage(&after)
+            }
+        } catch {
+            try? session.stop()
+            throw IterationFailure(phase: "measure", underlying: error)
+        }
+        try session.stop()
+        if let teardown = test.teardown {
+            do { try await teardown() } catch { throw IterationFailure(phase: "teardown", underlying: error) }
+        }
+        var values = Self.resourceMetrics(wall: wall, before: before, after: after)
+        let trace = try TraceReader.read(contentsOf: tracePath)
+        for metric in test.metrics {
+            if let value = metric.value(in: trace) {
+                values.append(PerfMetric(name: metric.name, unit: metric.unit(in: trace), lowerIsBetter: true, samples: [value]))
+            }
+        }
+        values += context.values
+        return Sample(wall: Double(wall), values: values)
+    }
+
+    /// Runs a synchronous measure block outside any actor.
+    private static func measure(_ body: @Sendable (PerfContext) throws -> Void, _ context: PerfContext) throws {
+        try body(context)
+    }
+
+    static func resourceMetrics(wall: UInt64, before: cstrobe_rusage, after: cstrobe_rusage) -> [PerfMetric] {
+        func delta(_ a: UInt64, _ b: UInt64) -> Double { b >= a ? Double(b - a) : 0 }
+        return [
+            PerfMetric(name: "wall", unit: "ns", samples: [Double(wall)]),
+            PerfMetric(name: "cpu.user", unit: "ns", samples: [delta(before.user_ns, after.user_ns)]),
+            PerfMetric(name: "cpu.system", unit: "ns", samples: [delta(before.system_ns, after.system_ns)]),
+            PerfMetric(
+                name: "context_switches.voluntary", unit: "count",
+                samples: [delta(before.voluntary_switches, after.voluntary_switches)]),
+            PerfMetric(
+                name: "context_switches.involuntary", unit: "count",
+                samples: [delta(before.involuntary_switches, after.involuntary_switches)]),
+            PerfMetric(name: "faults.minor", unit: "count", samples: [delta(before.minor_faults, after.minor_faults)]),
+            PerfMetric(name: "faults.major", unit: "count", samples: [delta(before.major_faults, after.major_faults)]),
+        ]
+    }
+
+    /// Moves the iteration's trace to `directory` as
+    /// `<suite>/<test>/iter-007-12.34ms.pftrace`.
+    private func keep(_ path: String, test: String, iteration: Int, wall: Double, in directory: String) -> String? {
+        let folder = "\(directory)/\(Self.fileSafe(options.suite))/\(Self.fileSafe(test))"
+        try? FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        let name = String(format: "iter-%03d-%.2fms.pftrace", iteration, wall / 1e6)
+        let destination = "\(folder)/\(name)"
+        try? FileManager.default.removeItem(atPath: destination)
+        do {
+            try FileManager.default.moveItem(atPath: path, toPath: destination)
+            return destination
+        } catch {
+            return nil
+        }
+    }
+
+    static func fileSafe(_ name: String) -> String {
+        String(name.map { $0.isLetter || $0.isNumber || $0 == "-" || $0 == "_" || $0 == "." ? $0 : "-" })
+    }
+}
+
+/// Per-iteration values collected into metrics, in first-seen order.
+struct MetricTable {
+    private(set) var metrics: [PerfMetric] = []
+    private var index: [String: Int] = [:]
+
+    mutating func add(_ sample: PerfRunner.Sample) {
+        for value in sample.values {
+            if let position = index[value.name] {
+                metrics[position].samples += value.samples
+            } else {
+                index[value.name] = metrics.count
+                metrics.append(value)
+            }
+        }
+    }
+
+    func samples(of name: String) -> [Double] {
+        index[name].map { metrics[$0].samples } ?? []
+    }
+}

@@ -1,0 +1,148 @@
+import Synchronization
+
+/// A performance test: a setup that brings the code one step away from the
+/// workflow (not measured), a measure block that runs the workflow (traced
+/// and measured), and an optional teardown.
+///
+/// ```swift
+/// PerfTest("apply lens", metrics: [.interval("lens apply", .sum)]) {
+///     pipeline = LensPipeline(configuration: .init())     // setup
+/// } measure: { _ in
+///     pipeline.processFrame(0)
+/// }
+/// ```
+///
+/// Every iteration records its own trace. Each test always reports the wall
+/// time of the measure block (`wall`), its CPU time and rusage deltas
+/// (`cpu.user`, `cpu.system`, `context_switches.voluntary`,
+/// `context_switches.involuntary`, `faults.minor`, `faults.major`), the
+/// trace metrics it asks for, and any value the block reports through its
+/// ``PerfContext``.
+public struct PerfTest: Sendable {
+    enum Body: Sendable {
+        case sync(@Sendable (PerfContext) throws -> Void)
+        case async(@Sendable (PerfContext) async throws -> Void)
+    }
+
+    /// The test's name.
+    public var name: String
+    /// Metrics taken from each iteration's trace.
+    public var metrics: [TraceMetric]
+    /// When to stop iterating; nil takes the suite's rule.
+    public var stopRule: StopRule?
+    /// Interval names that capture rusage in the iteration's trace session.
+    public var resourceUsageIntervals: Set<String>
+    let setup: (@Sendable () async throws -> Void)?
+    let body: Body
+    let teardown: (@Sendable () async throws -> Void)?
+
+    /// A test whose measure block is synchronous; rusage deltas are the
+    /// measuring thread's own (`RUSAGE_THREAD`).
+    public init(
+        _ name: String,
+        metrics: [TraceMetric] = [],
+        stopRule: StopRule? = nil,
+        resourceUsageIntervals: Set<String> = [],
+        setup: (@Sendable () async throws -> Void)? = nil,
+        measure: @escaping @Sendable (PerfContext) throws -> Void,
+        teardown: (@Sendable () async throws -> Void)? = nil
+    ) {
+        self.name = name
+        self.metrics = metrics
+        self.stopRule = stopRule
+        self.resourceUsageIntervals = resourceUsageIntervals
+        self.setup = setup
+        body = .sync(measure)
+        self.teardown = teardown
+    }
+
+    /// A test whose measure block is asynchronous; it may hop threads, so
+    /// rusage deltas are the whole process's (`RUSAGE_SELF`).
+    public init(
+        _ name: String,
+        metrics: [TraceMetric] = [],
+        stopRule: StopRule? = nil,
+        resourceUsageIntervals: Set<String> = [],
+        setup: (@Sendable () async throws -> Void)? = nil,
+        measureAsync: @escaping @Sendable (PerfContext) async throws -> Void,
+        teardown: (@Sendable () async throws -> Void)? = nil
+    ) {
+        self.name = name
+        self.metrics = metrics
+        self.stopRule = stopRule
+        self.resourceUsageIntervals = resourceUsageIntervals
+        self.setup = setup
+        body = .async(measureAsync)
+        self.teardown = teardown
+    }
+}
+
+/// Handed to a measure block: report values of your own.
+public final class PerfContext: Sendable {
+    /// The iteration, counting warm-up iterations from 0.
+    public let iteration: Int
+    private let reported = Mutex<[PerfMetric]>([])
+
+    init(iteration: Int) {
+        self.iteration = iteration
+    }
+
+    /// Records a value for this iteration, e.g. items processed.
+    public func report(_ name: String, _ value: Double, unit: String = "count", lowerIsBetter: Bool = true) {
+        reported.withLock { metrics in
+            if let index = metrics.firstIndex(where: { $0.name == name }) {
+                metrics[index].samples = [value]
+            } else {
+                metrics.append(PerfMetric(name: name, unit: unit, lowerIsBetter: lowerIsBetter, samples: [value]))
+            }
+        }
+    }
+
+    var values: [PerfMetric] { reported.withLock { $0 } }
+}
+
+/// When a test stops iterating (after its warm-up iterations).
+public enum StopRule: Sendable, Hashable {
+    /// A fixed number of measured iterations.
+    case iterations(Int)
+    /// As many iterations as fit in `seconds`, within the bounds.
+    case timeBudget(seconds: Double, minimum: Int = 5, maximum: Int = 10_000)
+    /// Until the 95% confidence interval of the primary metric's p90 is
+    /// narrower than `relativeWidth` of the p90 (0.05 for 5%), within the
+    /// bounds. The interval is distribution-free: the order statistics whose
+    /// ranks bracket 0.9·n by 1.96 binomial standard deviations.
+    case p90Precision(relativeWidth: Double, minimum: Int = 20, maximum: Int = 500)
+
+    /// Whether to stop after `samples` of the primary metric, `elapsed`
+    /// seconds into the measured iterations.
+    func isSatisfied(samples: [Double], elapsed: Double) -> Bool {
+        switch self {
+        case .iterations(let count):
+            return samples.count >= count
+        case .timeBudget(let seconds, let minimum, let maximum):
+            return samples.count >= maximum || samples.count >= minimum && elapsed >= seconds
+        case .p90Precision(let width, let minimum, let maximum):
+            if samples.count >= maximum { return true }
+            guard samples.count >= minimum, let interval = Self.p90Interval(samples) else { return false }
+            return interval.relativeWidth <= width
+        }
+    }
+
+    /// The p90 and its distribution-free 95% confidence interval, when n is
+    /// large enough for one to exist.
+    static func p90Interval(_ samples: [Double]) -> (p90: Double, lower: Double, upper: Double, relativeWidth: Double)? {
+        let sorted = samples.sorted()
+        let n = Double(sorted.count)
+        let spread = 1.96 * (n * 0.9 * 0.1).squareRoot()
+        let lowerRank = Int((n * 0.9 - spread).rounded(.down))
+        let upperRank = Int((n * 0.9 + spread).rounded(.up)) + 1
+        guard lowerRank >= 1, upperRank <= sorted.count else { return nil }
+        let position = 0.9 * (n - 1)
+        let below = Int(position.rounded(.down))
+        let p90 = sorted[below] + (sorted[min(below + 1, sorted.count - 1)] - sorted[below]) * (position - Double(below))
+        let lower = sorted[lowerRank - 1]
+        let upper = sorted[upperRank - 1]
+        guard p90 > 0 else { return nil }
+        return (p90, lower, upper, (upper - lower) / p90)
+    }
+}

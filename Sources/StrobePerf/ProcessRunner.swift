@@ -1,0 +1,183 @@
+import CStrobe
+import Foundation
+import Strobe
+import StrobeReader
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Runs a command once per iteration with `STROBE_TRACE_OUTPUT` set, waits
+/// for it with `wait4`, and takes metrics from its rusage and its trace:
+/// what `strobe run` does, for cold starts and for programs in any language
+/// that write Strobe's format.
+public struct ProcessRunner: Sendable {
+    /// How the runner runs.
+    public struct Options: Sendable {
+        /// Measured iterations.
+        public var iterations = 10
+        /// Warm-up iterations, run and discarded.
+        public var warmupIterations = 1
+        /// Seconds a child may run before it is stopped (SIGTERM, then
+        /// SIGKILL two seconds later).
+        public var timeout: Double = 60
+        /// Where kept traces go; nil keeps none.
+        public var traceDirectory: String?
+        /// The test's name.
+        public var name = "process"
+
+        /// The defaults.
+        public init() {}
+    }
+
+    /// How the runner runs.
+    public var options: Options
+
+    /// A runner with `options`.
+    public init(options: Options) {
+        self.options = options
+    }
+
+    /// Why an iteration failed.
+    public enum Failure: Error, Sendable, Hashable, CustomStringConvertible {
+        /// The command could not be started.
+        case cannotStart(command: String, reason: String)
+        /// The child was killed by a signal.
+        case crashed(signal: Int32)
+        /// The child exited with a non-zero status.
+        case exited(status: Int32)
+        /// The child ran past the timeout and was stopped.
+        case timedOut(seconds: Double)
+        /// The child wrote no trace (or an empty one) to the path it was given.
+        case noTrace(path: String)
+
+        /// A sentence that names the problem.
+        public var description: String {
+            switch self {
+            case .cannotStart(let command, let reason): return "cannot start \(command): \(reason)"
+            case .crashed(let signal): return "the child crashed with signal \(signal) (\(String(cString: strsignal(signal))))"
+            case .exited(let status): return "the child exited with status \(status)"
+            case .timedOut(let seconds): return "the child ran past the \(seconds) s timeout and was stopped"
+            case .noTrace(let path): return "the child wrote no trace to \(path) (does it call TraceSession.startFromEnvironment()?)"
+            }
+        }
+    }
+
+    /// Runs `command` (`arguments[0]` is looked up on PATH) and returns the
+    /// samples; a failing iteration ends the run and is recorded in the result.
+    public func run(_ command: [String]) -> PerfTestResult {
+        var result = PerfTestResult(name: options.name, warmupIterations: options.warmupIterations)
+        var metrics = MetricTable()
+        let scratch = NSTemporaryDirectory() + "strobe-run-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
+        try? FileManager.default.createDirectory(atPath: scratch, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: scratch) }
+        for iteration in 0..<(options.warmupIterations + options.iterations) {
+            let measured = iteration - options.warmupIterations
+            let tracePath = "\(scratch)/iteration-\(iteration).pftrace"
+            do {
+                let sample = try runOnce(command, tracePath: tracePath)
+                if measured >= 0 {
+                    metrics.add(sample)
+                    if let directory = options.traceDirectory {
+                        let folder = "\(directory)/\(PerfRunner.fileSafe(options.name))"
+                        try? FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+                        let destination = folder + String(format: "/iter-%03d-%.2fms.pftrace", measured, sample.wall / 1e6)
+                        try? FileManager.default.removeItem(atPath: destination)
+                        if (try? FileManager.default.moveItem(atPath: tracePath, toPath: destination)) != nil {
+                            result.tracePaths.append(destination)
+                        }
+                    }
+                }
+            } catch {
+                result.error = "iteration \(iteration)\(measured < 0 ? " (warm-up)" : ""): \(error)"
+                break
+            }
+            try? FileManager.default.removeItem(atPath: tracePath)
+        }
+        result.metrics = metrics.metrics
+        return result
+    }
+
+    private func runOnce(_ command: [String], tracePath: String) throws -> PerfRunner.Sample {
+        var environment = ProcessInfo.processInfo.environment
+        environment[TraceSession.outputEnvironmentVariable] = tracePath
+        let pid = try spawn(command, environment: environment)
+        let start = cstrobe_monotonic_ns()
+        var status: Int32 = 0
+        var usage = rusage()
+        var termSent = false
+        while true {
+            let waited = wait4(pid, &status, WNOHANG, &usage)
+            if waited == pid { break }
+            if waited < 0 && errno != EINTR { throw Failure.cannotStart(command: command[0], reason: "wait4 failed") }
+            let elapsed = Double(cstrobe_monotonic_ns() - start) / 1e9
+            if elapsed > options.timeout + 2, termSent {
+                kill(pid, SIGKILL)
+            } else if elapsed > options.timeout, !termSent {
+                kill(pid, SIGTERM)
+                termSent = true
+            }
+            usleep(500)
+        }
+        let wall = Double(cstrobe_monotonic_ns() - start)
+        if termSent { throw Failure.timedOut(seconds: options.timeout) }
+        if status & 0x7F != 0 { throw Failure.crashed(signal: status & 0x7F) }
+        let exitStatus = (status >> 8) & 0xFF
+        if exitStatus != 0 { throw Failure.exited(status: exitStatus) }
+
+        func nanoseconds(_ time: timeval) -> Double { Double(time.tv_sec) * 1e9 + Double(time.tv_usec) * 1e3 }
+        var values = [
+            PerfMetric(name: "wall", unit: "ns", samples: [wall]),
+            PerfMetric(name: "cpu.user", unit: "ns", samples: [nanoseconds(usage.ru_utime)]),
+            PerfMetric(name: "cpu.system", unit: "ns", samples: [nanoseconds(usage.ru_stime)]),
+            PerfMetric(name: "max_rss", unit: "bytes", samples: [Double(usage.ru_maxrss) * 1024]),
+            PerfMetric(name: "context_switches.voluntary", unit: "count", samples: [Double(usage.ru_nvcsw)]),
+            PerfMetric(name: "context_switches.involuntary", unit: "count", samples: [Double(usage.ru_nivcsw)]),
+            PerfMetric(name: "faults.minor", unit: "count", samples: [Double(usage.ru_minflt)]),
+            PerfMetric(name: "faults.major", unit: "count", samples: [Double(usage.ru_majflt)]),
+        ]
+        guard let attributes = try? FileManager.default.attributesOfItem(atPath: tracePath),
+            (attributes[.size] as? Int ?? 0) > 0
+        else { throw Failure.noTrace(path: tracePath) }
+        let trace = try TraceReader.read(contentsOf: tracePath)
+        values += Self.traceMetrics(trace)
+        return PerfRunner.Sample(wall: wall, values: values)
+    }
+
+    /// Every interval name's per-iteration sum and count, and every counter's
+    /// last value.
+    static func traceMetrics(_ trace: ParsedTrace) -> [PerfMetric] {
+        var values: [PerfMetric] = []
+        for name in Set(trace.intervals.map(\.name)).sorted() {
+            for aggregate in [TraceMetric.IntervalAggregate.sum, .count] {
+                let metric = TraceMetric.interval(name, aggregate)
+                if let value = metric.value(in: trace) {
+                    values.append(PerfMetric(name: metric.name, unit: metric.unit(in: trace), samples: [value]))
+                }
+            }
+        }
+        for counter in trace.counters where !counter.name.hasPrefix("strobe.") {
+            let metric = TraceMetric.counter(counter.name, .last)
+            if let value = metric.value(in: trace) {
+                values.append(PerfMetric(name: metric.name, unit: counter.unit ?? "count", samples: [value]))
+            }
+        }
+        return values
+    }
+
+    private func spawn(_ command: [String], environment: [String: String]) throws -> pid_t {
+        guard let program = command.first else { throw Failure.cannotStart(command: "", reason: "no command given") }
+        var pid: pid_t = 0
+        let arguments = command.map { strdup($0) } + [nil]
+        let variables = environment.map { strdup("\($0.key)=\($0.value)") } + [nil]
+        defer {
+            arguments.forEach { free($0) }
+            variables.forEach { free($0) }
+        }
+        let result = posix_spawnp(&pid, program, nil, nil, arguments, variables)
+        guard result == 0 else {
+            throw Failure.cannotStart(command: program, reason: String(cString: strerror(result)))
+        }
+        return pid
+    }
+}

@@ -1,0 +1,89 @@
+import StrobeReader
+
+/// A metric a perf test takes from each iteration's trace.
+public struct TraceMetric: Sendable, Hashable {
+    /// How the intervals of one name in an iteration become one value.
+    public enum IntervalAggregate: String, Sendable, Hashable, CaseIterable {
+        /// The duration of the first.
+        case first
+        /// The sum of durations.
+        case sum
+        /// How many there are.
+        case count
+        /// The longest.
+        case max
+        /// The sum of their CPU time (intervals that captured rusage).
+        case cpu
+    }
+
+    /// How a counter's samples in an iteration become one value.
+    public enum CounterAggregate: String, Sendable, Hashable, CaseIterable {
+        /// The last value.
+        case last
+        /// The largest value.
+        case max
+        /// Last minus first.
+        case delta
+    }
+
+    enum Source: Hashable {
+        case interval(String, IntervalAggregate)
+        case counter(String, CounterAggregate)
+    }
+
+    let source: Source
+
+    /// Intervals named `name`, aggregated per iteration (like Macrobenchmark's
+    /// trace-section metric).
+    public static func interval(_ name: String, _ aggregate: IntervalAggregate = .sum) -> TraceMetric {
+        TraceMetric(source: .interval(name, aggregate))
+    }
+
+    /// The counter named `name`, aggregated per iteration.
+    public static func counter(_ name: String, _ aggregate: CounterAggregate = .last) -> TraceMetric {
+        TraceMetric(source: .counter(name, aggregate))
+    }
+
+    /// The metric's name in results: `interval:NAME:AGGREGATE` or
+    /// `counter:NAME:AGGREGATE`.
+    public var name: String {
+        switch source {
+        case .interval(let name, let aggregate): return "interval:\(name):\(aggregate.rawValue)"
+        case .counter(let name, let aggregate): return "counter:\(name):\(aggregate.rawValue)"
+        }
+    }
+
+    /// The unit of its values.
+    func unit(in trace: ParsedTrace) -> String {
+        switch source {
+        case .interval(_, let aggregate): return aggregate == .count ? "count" : "ns"
+        case .counter(let name, _): return trace.counter(named: name)?.unit ?? "count"
+        }
+    }
+
+    /// The value in `trace`, or nil when the trace has nothing to measure.
+    func value(in trace: ParsedTrace) -> Double? {
+        switch source {
+        case .interval(let name, let aggregate):
+            let intervals = trace.intervals(named: name)
+            let durations = intervals.compactMap(\.duration)
+            switch aggregate {
+            case .count: return Double(intervals.count)
+            case .first: return intervals.min { $0.start < $1.start }?.duration.map(Double.init)
+            case .sum: return durations.isEmpty ? nil : Double(durations.reduce(0, +))
+            case .max: return durations.max().map(Double.init)
+            case .cpu:
+                let times = intervals.compactMap(\.cpuTime)
+                return times.isEmpty ? nil : Double(times.reduce(0, +))
+            }
+        case .counter(let name, let aggregate):
+            guard let samples = trace.counter(named: name)?.samples, let first = samples.first, let last = samples.last
+            else { return nil }
+            switch aggregate {
+            case .last: return last.value
+            case .max: return samples.map(\.value).max()
+            case .delta: return last.value - first.value
+            }
+        }
+    }
+}

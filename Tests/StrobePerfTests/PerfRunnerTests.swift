@@ -1,0 +1,137 @@
+import Foundation
+import Strobe
+import Synchronization
+import Testing
+
+@testable import StrobePerf
+
+/// Runs perf tests, each iteration in its own trace session; sessions are
+/// process-wide, so the suite runs one test at a time.
+@Suite(.serialized)
+struct PerfRunnerTests {
+    struct Planned: Error, CustomStringConvertible {
+        var description: String { "planned failure" }
+    }
+
+    static func runner(iterations: Int = 5, warmup: Int = 1) -> PerfRunner {
+        var options = PerfRunner.Options()
+        options.stopRule = .iterations(iterations)
+        options.warmupIterations = warmup
+        return PerfRunner(options: options)
+    }
+
+    @Test func slowIntervalShowsInItsMetric() async throws {
+        let test = PerfTest("slow and fast", metrics: [.interval("slow"), .interval("fast"), .interval("fast", .count)]) { _ in
+            Trace.interval("slow") { usleep(20_000) }
+            for _ in 0..<3 { Trace.interval("fast") {} }
+        }
+        let result = await Self.runner().run(test)
+        #expect(result.error == nil)
+        let slow = try #require(result.metric("interval:slow:sum"))
+        let fast = try #require(result.metric("interval:fast:sum"))
+        #expect(slow.samples.count == 5)
+        #expect(slow.samples.allSatisfy { $0 >= 20_000_000 })
+        #expect(fast.samples.allSatisfy { $0 < 5_000_000 })
+        #expect(result.metric("interval:fast:count")?.samples == [3, 3, 3, 3, 3])
+        #expect(slow.unit == "ns")
+    }
+
+    @Test func setupTimeNeverLeaksIntoMeasure() async {
+        let test = PerfTest("setup heavy", setup: { usleep(50_000) }, measure: { _ in usleep(1_000) })
+        let result = await Self.runner(iterations: 4).run(test)
+        let wall = result.metric("wall")?.samples ?? []
+        #expect(wall.count == 4)
+        #expect(wall.allSatisfy { $0 >= 1_000_000 && $0 < 25_000_000 })
+    }
+
+    @Test func iterationCountsComeOutAsAsked() async {
+        let calls = Atomic<Int>(0)
+        let test = PerfTest("counted") { _ in calls.add(1, ordering: .relaxed) }
+        let result = await Self.runner(iterations: 7, warmup: 3).run(test)
+        #expect(calls.load(ordering: .relaxed) == 10)
+        #expect(result.warmupIterations == 3)
+        for metric in result.metrics { #expect(metric.samples.count == 7, "\(metric.name)") }
+        #expect(Set(result.metrics.map(\.name)).isSuperset(of: ["wall", "cpu.user", "cpu.system", "faults.minor"]))
+    }
+
+    @Test func timeBudgetAndPrecisionRulesStop() async {
+        var options = PerfRunner.Options()
+        options.warmupIterations = 0
+        options.stopRule = .timeBudget(seconds: 0.05, minimum: 3, maximum: 1000)
+        let timed = await PerfRunner(options: options).run(PerfTest("timed") { _ in usleep(5_000) })
+        let count = timed.metric("wall")?.samples.count ?? 0
+        #expect(count >= 3 && count < 30)
+
+        options.stopRule = .p90Precision(relativeWidth: 0.5, minimum: 20, maximum: 60)
+        let precise = await PerfRunner(options: options).run(PerfTest("precise") { _ in usleep(1_000) })
+        let samples = precise.metric("wall")?.samples ?? []
+        #expect(samples.count >= 20 && samples.count <= 60)
+        if samples.count < 60 {
+            let interval = StopRule.p90Interval(samples)
+            #expect(interval != nil && interval!.relativeWidth <= 0.5)
+        }
+    }
+
+    @Test func p90IntervalBracketsTheP90() throws {
+        let samples = (1...100).map(Double.init)
+        let interval = try #require(StopRule.p90Interval(samples))
+        #expect(interval.lower <= interval.p90 && interval.p90 <= interval.upper)
+        #expect(interval.lower >= 80 && interval.upper <= 98)
+        #expect(StopRule.p90Interval([1, 2, 3]) == nil)
+    }
+
+    @Test func customValuesAreRecorded() async {
+        let test = PerfTest("custom") { context in context.report("items", Double(context.iteration), lowerIsBetter: false) }
+        let result = await Self.runner(iterations: 3, warmup: 1).run(test)
+        let items = result.metric("items")
+        #expect(items?.samples == [1, 2, 3])
+        #expect(items?.lowerIsBetter == false)
+    }
+
+    @Test func failuresAreReportedAgainstTheirTestAndTheSuiteCarriesOn() async throws {
+        let directory = NSTemporaryDirectory() + "strobe-suite-\(getpid())"
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let suite = PerfSuite("mixed", tests: [
+            PerfTest("fails in setup", setup: { throw Planned() }, measure: { _ in }),
+            PerfTest("fails in measure") { context in if context.iteration == 2 { throw Planned() } },
+            PerfTest("passes") { _ in Trace.interval("work") {} },
+        ])
+        let options = try PerfSuiteOptions.parse(["--iterations", "3", "--warmup", "1", "--output", directory, "--tag", "device=test"])
+        let run = try await suite.run(options: options)
+        #expect(run.hasFailures)
+        #expect(run.tests.map(\.name) == ["fails in setup", "fails in measure", "passes"])
+        #expect(run.tests[0].error?.contains("setup failed: planned failure") == true)
+        #expect(run.tests[1].error?.contains("iteration 2: measure failed") == true)
+        #expect(run.tests[1].metric("wall")?.samples.count == 1)
+        #expect(run.tests[2].error == nil)
+        #expect(run.tests[2].metric("wall")?.samples.count == 3)
+        #expect(run.metadata.tags == ["device": "test"])
+        let files = try FileManager.default.contentsOfDirectory(atPath: directory).filter { $0.hasSuffix(".strobe-results") }
+        #expect(files.count == 1)
+        let reread = try ResultsFile.read(directory + "/" + files[0])
+        #expect(reread == run)
+    }
+
+    @Test func keptTracesAreNamedAfterTheirIteration() async throws {
+        let directory = NSTemporaryDirectory() + "strobe-kept-\(getpid())"
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        var options = PerfRunner.Options()
+        options.stopRule = .iterations(2)
+        options.warmupIterations = 0
+        options.traceDirectory = directory
+        options.suite = "kept"
+        let result = await PerfRunner(options: options).run(PerfTest("keep me") { _ in Trace.interval("x") {} })
+        #expect(result.tracePaths.count == 2)
+        for path in result.tracePaths {
+            #expect(FileManager.default.fileExists(atPath: path))
+            #expect(path.contains("/kept/keep-me/iter-00"))
+            #expect(path.hasSuffix("ms.pftrace"))
+        }
+    }
+
+    @Test func badFlagsGiveClearErrors() {
+        #expect(throws: (any Error).self) { try PerfSuiteOptions.parse(["--iterations", "0"]) }
+        #expect(throws: (any Error).self) { try PerfSuiteOptions.parse(["--tag", "novalue"]) }
+        #expect(throws: (any Error).self) { try PerfSuiteOptions.parse(["--iterations", "3", "--time-budget", "2"]) }
+    }
+}

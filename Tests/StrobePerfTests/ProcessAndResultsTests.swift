@@ -1,0 +1,110 @@
+import Foundation
+import Testing
+
+@testable import StrobePerf
+
+@Suite struct ProcessRunnerTests {
+    /// The built child program, beside the test bundle.
+    static var child: String {
+        URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("TraceChild").path
+    }
+
+    static func run(_ mode: String, iterations: Int = 3, timeout: Double = 20) -> PerfTestResult {
+        var options = ProcessRunner.Options()
+        options.iterations = iterations
+        options.warmupIterations = 1
+        options.timeout = timeout
+        options.name = "child \(mode)"
+        return ProcessRunner(options: options).run([child, mode, "5"])
+    }
+
+    @Test(.enabled(if: FileManager.default.isExecutableFile(atPath: child)))
+    func measuresAChildFromItsRusageAndTrace() {
+        let result = Self.run("ok")
+        #expect(result.error == nil)
+        #expect(result.metric("wall")?.samples.count == 3)
+        #expect(result.metric("max_rss")?.samples.allSatisfy { $0 > 0 } == true)
+        let load = result.metric("interval:load:sum")
+        #expect(load?.samples.count == 3)
+        #expect(load?.samples.allSatisfy { $0 >= 5_000_000 } == true)
+        #expect(result.metric("counter:items:last")?.samples == [42, 42, 42])
+    }
+
+    @Test(.enabled(if: FileManager.default.isExecutableFile(atPath: child)))
+    func crashingChildIsReported() {
+        let result = Self.run("crash")
+        #expect(result.error?.contains("crashed with signal 11") == true)
+    }
+
+    @Test(.enabled(if: FileManager.default.isExecutableFile(atPath: child)))
+    func failingChildIsReported() {
+        #expect(Self.run("fail").error?.contains("exited with status 3") == true)
+    }
+
+    @Test(.enabled(if: FileManager.default.isExecutableFile(atPath: child)))
+    func hangingChildIsStoppedAtTheTimeout() {
+        let start = Date()
+        let result = Self.run("hang", iterations: 1, timeout: 0.5)
+        #expect(result.error?.contains("timeout") == true)
+        #expect(Date().timeIntervalSince(start) < 10)
+    }
+
+    @Test(.enabled(if: FileManager.default.isExecutableFile(atPath: child)))
+    func childWithoutTraceIsReported() {
+        #expect(Self.run("no-trace").error?.contains("wrote no trace") == true)
+    }
+
+    @Test func missingCommandIsReported() {
+        var options = ProcessRunner.Options()
+        options.iterations = 1
+        let result = ProcessRunner(options: options).run(["/nonexistent/program"])
+        #expect(result.error?.contains("cannot start /nonexistent/program") == true)
+    }
+}
+
+@Suite struct ResultsFileTests {
+    static let sample = PerfRun(
+        metadata: RunMetadata(
+            suite: "suite", gitCommit: "abc", host: "host", os: "Debian", cpuModel: "CPU", coreCount: 2,
+            buildConfiguration: "release", timestamp: 1_700_000_000_000_000_000, tags: ["device": "a", "build": "pr"]),
+        tests: [
+            PerfTestResult(
+                name: "t", metrics: [
+                    PerfMetric(name: "wall", unit: "ns", samples: [1, 2.5, 3]),
+                    PerfMetric(name: "items", unit: "count", lowerIsBetter: false, samples: [10]),
+                ], error: nil, warmupIterations: 2, tracePaths: ["/tmp/x.pftrace"]),
+            PerfTestResult(name: "broken", metrics: [], error: "setup failed", warmupIterations: 1),
+        ])
+
+    @Test func roundTrips() throws {
+        let bytes = ResultsFile.encode(Self.sample)
+        #expect(try ResultsFile.decode(bytes, path: "memory") == Self.sample)
+    }
+
+    @Test func corruptFilesGiveClearErrorsNeverCrashes() {
+        #expect(throws: ResultsFile.Failure.self) { try ResultsFile.decode([], path: "empty") }
+        #expect(throws: ResultsFile.Failure.self) { try ResultsFile.read("/nonexistent/file.strobe-results") }
+        let bytes = ResultsFile.encode(Self.sample)
+        var generator = SystemRandomNumberGenerator()
+        for length in 0..<bytes.count { _ = try? ResultsFile.decode(Array(bytes[0..<length]), path: "prefix") }
+        for _ in 0..<500 {
+            var damaged = bytes
+            damaged[Int.random(in: 0..<damaged.count, using: &generator)] ^= UInt8.random(in: 1...255, using: &generator)
+            _ = try? ResultsFile.decode(damaged, path: "flipped")
+        }
+        do {
+            _ = try ResultsFile.decode([0xFF, 0xFF, 0xFF], path: "garbage.strobe-results")
+            Issue.record("garbage decoded")
+        } catch {
+            #expect(error.description.hasPrefix("garbage.strobe-results: not a results file"))
+        }
+    }
+
+    @Test func exportsCSVThatDiffCanRead() {
+        let csv = ResultsCSV.render(Self.sample)
+        let lines = csv.split(separator: "\n")
+        #expect(lines[0] == "suite,test,metric,unit,better,iteration,value,build,device")
+        #expect(lines[1] == "suite,t,t/wall,ns,lower,0,1.0,pr,a")
+        #expect(lines.count == 1 + 4)
+    }
+}
