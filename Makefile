@@ -20,7 +20,9 @@ test: setup
 	python3 Tests/python/check_schema.py
 	python3 Tests/python/test_perfetto_decode.py
 	$(SWIFT) build --build-tests
-	$(SWIFT) test --skip-build
+	# Trace sessions are process-wide, and every test target runs in one
+	# process, so the tests run one at a time.
+	$(SWIFT) test --skip-build --no-parallel
 
 bench: setup
 	$(SWIFT) build $(RELEASE_FLAGS) --product StrobeBenchmarks
