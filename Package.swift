@@ -8,6 +8,8 @@ let package = Package(
         .library(name: "Strobe", targets: ["Strobe"]),
         .library(name: "StrobeReader", targets: ["StrobeReader"]),
         .library(name: "StrobePerf", targets: ["StrobePerf"]),
+        .library(name: "StrobeStatistics", targets: ["StrobeStatistics"]),
+        .library(name: "StrobeDiff", targets: ["StrobeDiff"]),
         .executable(name: "strobe", targets: ["StrobeCLI"]),
     ],
     dependencies: [
@@ -37,6 +39,8 @@ let package = Package(
             name: "StrobeReader",
             dependencies: ["StrobeProtos", "CProtobufC"]
         ),
+        .target(name: "StrobeStatistics"),
+        .target(name: "StrobeDiff", dependencies: ["StrobeStatistics", "StrobePerf", "StrobeReader"]),
         .target(
             name: "StrobePerf",
             dependencies: [
@@ -47,7 +51,7 @@ let package = Package(
         .executableTarget(
             name: "StrobeCLI",
             dependencies: [
-                "Strobe", "StrobeReader", "StrobePerf",
+                "Strobe", "StrobeReader", "StrobePerf", "StrobeStatistics", "StrobeDiff",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
@@ -57,7 +61,9 @@ let package = Package(
         .target(name: "CMallocCounter"),
         .executableTarget(
             name: "StrobeBenchmarks",
-            dependencies: ["Strobe", "StrobeReader", "StrobeProtos", "CProtobufC", "CStrobe", "CMallocCounter"]
+            dependencies: [
+                "Strobe", "StrobeReader", "StrobeDiff", "StrobeProtos", "CProtobufC", "CStrobe", "CMallocCounter",
+            ]
         ),
 
         // MARK: Examples
@@ -76,6 +82,7 @@ let package = Package(
             dependencies: ["Strobe", "StrobeReader", "StrobeProtos", "CProtobufC", "CStrobe", "LensPipeline"]
         ),
         .testTarget(name: "StrobeReaderTests", dependencies: ["Strobe", "StrobeReader"]),
+        .testTarget(name: "StrobeStatisticsTests", dependencies: ["StrobeStatistics", "StrobeDiff", "StrobePerf"]),
         .testTarget(name: "StrobePerfTests", dependencies: ["StrobePerf", "Strobe", "StrobeReader", "TraceChild"]),
     ]
 )

@@ -69,9 +69,9 @@ public struct TraceMetric: Sendable, Hashable {
             let durations = intervals.compactMap(\.duration)
             switch aggregate {
             case .count: return Double(intervals.count)
-            case .first: return intervals.min { $0.start < $1.start }?.duration.map(Double.init)
+            case .first: return intervals.min { $0.start < $1.start }?.duration.map { Double($0) }
             case .sum: return durations.isEmpty ? nil : Double(durations.reduce(0, +))
-            case .max: return durations.max().map(Double.init)
+            case .max: return durations.max().map { Double($0) }
             case .cpu:
                 let times = intervals.compactMap(\.cpuTime)
                 return times.isEmpty ? nil : Double(times.reduce(0, +))

@@ -1,0 +1,183 @@
+import Foundation
+import StrobeStatistics
+
+/// Measures how well `strobe diff` tells real changes from noise, by
+/// feeding it synthetic suites through the same code path (sample sets into
+/// ``DiffEngine``).
+public struct DetectorSimulation: Sendable {
+    /// The noise the samples carry.
+    public enum Noise: Sendable, Hashable, CustomStringConvertible {
+        /// Log-normal with this σ of the log.
+        case logNormal(sigma: Double)
+        /// Two modes (a fast path and a slow one, 30% of the time, 1.4× slower),
+        /// each log-normal.
+        case bimodal(sigma: Double)
+        /// Log-normal with rare large outliers (2% of samples, 3–10× slower).
+        case outliers(sigma: Double)
+        /// Log-normal rounded to a timer's resolution of 1% of the median.
+        case rounded(sigma: Double)
+
+        /// A short name.
+        public var description: String {
+            switch self {
+            case .logNormal(let sigma): return "log-normal σ=\(sigma)"
+            case .bimodal(let sigma): return "bimodal σ=\(sigma)"
+            case .outliers(let sigma): return "outliers σ=\(sigma)"
+            case .rounded(let sigma): return "rounded σ=\(sigma)"
+            }
+        }
+    }
+
+    /// Metrics per suite.
+    public var metricsPerSuite = 20
+    /// Baseline samples per metric.
+    public var baselineCount = 30
+    /// Candidate samples per metric.
+    public var candidateCount = 30
+    /// The comparison settings.
+    public var options = ComparisonOptions()
+
+    /// A simulation with the defaults: 20 metrics of 30 samples per side.
+    public init() {}
+
+    /// What a batch of suites showed.
+    public struct Outcome: Sendable, Hashable {
+        /// Suites simulated.
+        public var suites: Int
+        /// Suites with at least one false "regression".
+        public var suitesWithFalseAlarm: Int
+        /// Suites where the slowed metric was called a regression.
+        public var detections: Int
+        /// Same, for the oracle (t-test on logs, same error control).
+        public var oracleDetections: Int
+
+        /// Share of suites with a false alarm.
+        public var falseAlarmRate: Double { Double(suitesWithFalseAlarm) / Double(max(suites, 1)) }
+        /// Share of suites where the slowed metric was caught.
+        public var power: Double { Double(detections) / Double(max(suites, 1)) }
+        /// The oracle's power.
+        public var oraclePower: Double { Double(oracleDetections) / Double(max(suites, 1)) }
+    }
+
+    /// Runs `suites` suites; metric 0 is slowed by `slowdown` (0.10 = 10%),
+    /// the others are unchanged. Deterministic for a `seed`.
+    public func run(suites: Int, noise: Noise, slowdown: Double, seed: UInt64) -> Outcome {
+        var generator = SeededGenerator(seed: seed)
+        var outcome = Outcome(suites: suites, suitesWithFalseAlarm: 0, detections: 0, oracleDetections: 0)
+        for _ in 0..<suites {
+            var baseline = SampleSet()
+            var candidate = SampleSet()
+            var oraclePValues: [Double] = []
+            var oracleDirections: [Bool] = []
+            for metric in 0..<metricsPerSuite {
+                let factor = metric == 0 ? 1 + slowdown : 1
+                let base = (0..<baselineCount).map { _ in Self.sample(noise, &generator) }
+                let cand = (0..<candidateCount).map { _ in Self.sample(noise, &generator) * factor }
+                let name = "metric \(metric)"
+                baseline.series.append(.init(metric: name, unit: "ns", lowerIsBetter: true, samples: base, dimensions: [:], source: "baseline"))
+                candidate.series.append(.init(metric: name, unit: "ns", lowerIsBetter: true, samples: cand, dimensions: [:], source: "candidate"))
+                let test = Self.welchOnLogs(base, cand)
+                oraclePValues.append(test.pValue)
+                oracleDirections.append(test.candidateLarger)
+            }
+            guard let report = try? DiffEngine.diff(baseline: baseline, candidate: candidate, options: options) else { continue }
+            let regressions = Set(report.rows.filter { $0.verdict == .regression }.map(\.name))
+            if regressions.contains(where: { $0 != "metric 0" }) || (slowdown == 0 && !regressions.isEmpty) {
+                outcome.suitesWithFalseAlarm += 1
+            }
+            if slowdown != 0, regressions.contains("metric 0") { outcome.detections += 1 }
+            let adjusted = MultipleComparisons.benjaminiHochberg(oraclePValues)
+            if slowdown != 0, adjusted[0] <= options.alpha, oracleDirections[0] { outcome.oracleDetections += 1 }
+        }
+        return outcome
+    }
+
+    /// The smallest slowdown caught with `power` (searched on a 0.5% grid).
+    public func minimumDetectableSlowdown(noise: Noise, power: Double = 0.8, suites: Int = 200, seed: UInt64) -> Double {
+        var low = 0.0
+        var high = 0.5
+        while high - low > 0.005 {
+            let middle = (low + high) / 2
+            if run(suites: suites, noise: noise, slowdown: middle, seed: seed).power >= power {
+                high = middle
+            } else {
+                low = middle
+            }
+        }
+        return high
+    }
+
+    static func sample(_ noise: Noise, _ generator: inout SeededGenerator) -> Double {
+        let base = 1_000_000.0
+        switch noise {
+        case .logNormal(let sigma):
+            return base * exp(sigma * generator.normal())
+        case .bimodal(let sigma):
+            let mode = generator.uniform() < 0.3 ? 1.4 : 1.0
+            return base * mode * exp(sigma * generator.normal())
+        case .outliers(let sigma):
+            let spike = generator.uniform() < 0.02 ? 3 + 7 * generator.uniform() : 1
+            return base * spike * exp(sigma * generator.normal())
+        case .rounded(let sigma):
+            let value = base * exp(sigma * generator.normal())
+            let resolution = base * 0.01
+            return (value / resolution).rounded() * resolution
+        }
+    }
+
+    /// Welch's t-test on log values, with Student's distribution and the
+    /// Welch–Satterthwaite degrees of freedom: the oracle for log-normal noise.
+    static func welchOnLogs(_ first: [Double], _ second: [Double]) -> (pValue: Double, candidateLarger: Bool) {
+        let a = first.map { log($0) }
+        let b = second.map { log($0) }
+        func meanAndVariance(_ values: [Double]) -> (Double, Double) {
+            let mean = values.reduce(0, +) / Double(values.count)
+            let variance = values.reduce(0) { $0 + ($1 - mean) * ($1 - mean) } / Double(values.count - 1)
+            return (mean, variance)
+        }
+        let (meanA, varianceA) = meanAndVariance(a)
+        let (meanB, varianceB) = meanAndVariance(b)
+        let error = (varianceA / Double(a.count) + varianceB / Double(b.count)).squareRoot()
+        guard error > 0 else { return (1, meanB > meanA) }
+        let t = (meanB - meanA) / error
+        let termA = varianceA / Double(a.count)
+        let termB = varianceB / Double(b.count)
+        let degrees = (termA + termB) * (termA + termB)
+            / (termA * termA / Double(a.count - 1) + termB * termB / Double(b.count - 1))
+        return (2 * StudentDistribution.survival(abs(t), degreesOfFreedom: degrees), t > 0)
+    }
+}
+
+/// A small, fast, seeded generator (SplitMix64) with uniform and normal draws.
+public struct SeededGenerator: RandomNumberGenerator, Sendable {
+    private var state: UInt64
+    private var spare: Double?
+
+    /// A generator that always produces the same sequence for `seed`.
+    public init(seed: UInt64) { state = seed }
+
+    /// The next 64 random bits.
+    public mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+
+    /// Uniform in [0, 1).
+    public mutating func uniform() -> Double { Double(next() >> 11) / Double(1 << 53) }
+
+    /// Standard normal (Box–Muller).
+    public mutating func normal() -> Double {
+        if let spare {
+            self.spare = nil
+            return spare
+        }
+        let u = max(uniform(), .leastNonzeroMagnitude)
+        let v = uniform()
+        let radius = (-2 * log(u)).squareRoot()
+        spare = radius * sin(2 * .pi * v)
+        return radius * cos(2 * .pi * v)
+    }
+}

@@ -1,0 +1,108 @@
+import Foundation
+import StrobeReader
+import StrobeStatistics
+
+extension DiffReport {
+    /// A self-contained HTML page: the summary, the table, and per metric a
+    /// plot of every baseline and candidate sample (jittered dots over a box
+    /// from p25 to p75 with the median), on a log scale when they spread wide.
+    public func renderHTML() -> String {
+        var html = """
+            <!doctype html><html><head><meta charset="utf-8"><title>Strobe diff</title>
+            <style>
+            body{font:14px -apple-system,Segoe UI,Helvetica,Arial,sans-serif;margin:2em;color:#1d1d1f}
+            table{border-collapse:collapse;margin:1em 0}td,th{padding:4px 10px;border-bottom:1px solid #ddd;text-align:right}
+            td:first-child,th:first-child{text-align:left}.regression{color:#c62828;font-weight:600}
+            .improvement{color:#2e7d32;font-weight:600}.inconclusive{color:#a86b00}.plot{margin:1.5em 0}
+            .warn{color:#a86b00}h2{font-size:15px;margin:1.2em 0 .3em}
+            </style></head><body>
+            """
+        html += "<h1>\(Self.escape(headline))</h1>"
+        for warning in warnings { html += "<p class=\"warn\">&#9888; \(Self.escape(warning))</p>" }
+        html += "<table><tr><th>metric</th><th>n</th><th>median</th><th>p90</th><th>change [95% CI]</th><th>p (adj.)</th><th>verdict</th></tr>"
+        for row in rows {
+            let name = row.group.isEmpty ? row.name : "\(row.name) [\(row.group)]"
+            html += "<tr><td>\(Self.escape(name))</td><td>\(row.baseline.count) / \(row.candidate.count)</td>"
+            html += "<td>\(Self.escape(Self.value(row.baseline.median, unit: row.unit))) → \(Self.escape(Self.value(row.candidate.median, unit: row.unit)))</td>"
+            html += "<td>\(Self.escape(Self.value(row.baseline.p90, unit: row.unit))) → \(Self.escape(Self.value(row.candidate.p90, unit: row.unit)))</td>"
+            html += "<td>\(Self.escape(Self.change(row)))</td><td>\(Self.pValue(row.adjustedPValue))</td>"
+            html += "<td class=\"\(row.verdict.rawValue)\">\(row.verdict.rawValue)</td></tr>"
+        }
+        html += "</table>"
+        for row in rows {
+            let key = Self.sampleKey(row.name, row.group)
+            guard let values = samples[key] else { continue }
+            let title = row.group.isEmpty ? row.name : "\(row.name) [\(row.group)]"
+            html += "<div class=\"plot\"><h2>\(Self.escape(title)) — <span class=\"\(row.verdict.rawValue)\">\(row.verdict.rawValue)</span> \(Self.escape(Self.change(row)))</h2>"
+            html += Self.plot(baseline: values.baseline, candidate: values.candidate, unit: row.unit)
+            html += "</div>"
+        }
+        html += "<p><small>Mann–Whitney U per metric; Benjamini–Hochberg across \(rows.count) metrics at \(options.alpha); noise floor \(HumanFormat.format(options.minimumEffect * 100, decimals: 1))%; change = Hodges–Lehmann ratio with its distribution-free \(Int(options.confidence * 100))% interval.</small></p>"
+        return html + "</body></html>\n"
+    }
+
+    static func escape(_ text: String) -> String {
+        text.replacingOccurrences(of: "&", with: "&amp;").replacingOccurrences(of: "<", with: "&lt;")
+            .replacingOccurrences(of: ">", with: "&gt;").replacingOccurrences(of: "\"", with: "&quot;")
+    }
+
+    /// An inline SVG strip plot of both sides on a shared axis.
+    static func plot(baseline: [Double], candidate: [Double], unit: String) -> String {
+        let all = (baseline + candidate).filter(\.isFinite)
+        guard let low = all.min(), let high = all.max() else { return "" }
+        let width = 720.0
+        let left = 90.0
+        let right = 20.0
+        let useLog = low > 0 && high / low > 20
+        func position(_ value: Double) -> Double {
+            let span: Double
+            let offset: Double
+            if useLog {
+                span = log(high) - log(low)
+                offset = log(value) - log(low)
+            } else {
+                span = high - low
+                offset = value - low
+            }
+            return left + (span > 0 ? offset / span : 0.5) * (width - left - right)
+        }
+        var svg = "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"\(Int(width))\" height=\"150\" role=\"img\">"
+        var generator = JitterGenerator(seed: UInt64(all.count))
+        for (index, (label, values, colour)) in [("baseline", baseline, "#1565c0"), ("candidate", candidate, "#e65100")].enumerated() {
+            let center = 35.0 + Double(index) * 55
+            svg += "<text x=\"0\" y=\"\(Int(center + 4))\" font-size=\"12\">\(label)</text>"
+            let sorted = values.sorted()
+            if !sorted.isEmpty {
+                let q1 = position(Quantiles.quantile(sorted: sorted, 0.25))
+                let q3 = position(Quantiles.quantile(sorted: sorted, 0.75))
+                let median = position(Quantiles.median(sorted: sorted))
+                svg += "<rect x=\"\(f(q1))\" y=\"\(f(center - 14))\" width=\"\(f(max(q3 - q1, 1)))\" height=\"28\" fill=\"\(colour)\" fill-opacity=\"0.12\" stroke=\"\(colour)\"/>"
+                svg += "<line x1=\"\(f(median))\" x2=\"\(f(median))\" y1=\"\(f(center - 16))\" y2=\"\(f(center + 16))\" stroke=\"\(colour)\" stroke-width=\"2.5\"/>"
+            }
+            for value in values where value.isFinite {
+                let y = center + (generator.next() - 0.5) * 22
+                svg += "<circle cx=\"\(f(position(value)))\" cy=\"\(f(y))\" r=\"2.6\" fill=\"\(colour)\" fill-opacity=\"0.55\"/>"
+            }
+        }
+        svg += "<line x1=\"\(Int(left))\" x2=\"\(Int(width - right))\" y1=\"128\" y2=\"128\" stroke=\"#999\"/>"
+        for tick in 0...4 {
+            let fraction = Double(tick) / 4
+            let value = useLog ? exp(log(low) + fraction * (log(high) - log(low))) : low + fraction * (high - low)
+            let x = position(value)
+            svg += "<text x=\"\(f(x))\" y=\"144\" font-size=\"11\" text-anchor=\"middle\">\(escape(DiffReport.value(value, unit: unit)))</text>"
+        }
+        return svg + "</svg>"
+    }
+
+    private static func f(_ value: Double) -> String { String(format: "%.1f", value) }
+}
+
+/// Repeatable jitter for plots.
+struct JitterGenerator {
+    var state: UInt64
+    init(seed: UInt64) { state = seed &+ 0x9E37_79B9_7F4A_7C15 }
+    mutating func next() -> Double {
+        state = state &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
+        return Double(state >> 11) / Double(1 << 53)
+    }
+}

@@ -1,0 +1,114 @@
+import Foundation
+import StrobeReader
+import StrobeStatistics
+
+extension DiffReport {
+    /// A sample value in its unit, for people.
+    static func value(_ value: Double, unit: String) -> String {
+        guard value.isFinite else { return "-" }
+        return HumanFormat.value(value, unit: unit == "ns" ? "ns" : unit == "bytes" ? "bytes" : nil)
+            + (unit == "ns" || unit == "bytes" || unit.isEmpty || unit == "count" ? "" : " \(unit)")
+    }
+
+    /// "+14.2% [+11.0, +17.5]".
+    static func change(_ row: MetricComparison) -> String {
+        guard let shift = row.shift else { return "-" }
+        func percent(_ ratio: Double) -> String {
+            let value = (ratio - 1) * 100
+            return (value >= 0 ? "+" : "") + HumanFormat.format(value, decimals: 1)
+        }
+        return "\(percent(shift.ratio))% [\(percent(shift.lower)), \(percent(shift.upper))]"
+    }
+
+    static func pValue(_ value: Double) -> String {
+        value < 0.0001 ? "<0.0001" : HumanFormat.format(value, decimals: 4)
+    }
+
+    private var percentileKeys: [String] {
+        options.percentiles.map { $0 == $0.rounded() ? String(Int($0)) : String($0) }
+    }
+
+    /// The aligned terminal table; ANSI colours when `colour` is set.
+    public func renderText(colour: Bool = false) -> String {
+        var header = ["metric"]
+        if groupBy != nil { header.append(groupBy!) }
+        header += ["n base", "n cand"]
+        for key in percentileKeys { header += ["p\(key) base", "p\(key) cand"] }
+        header += ["change [95% CI]", "p (adj.)", "verdict"]
+        let firstNumeric = groupBy == nil ? 1 : 2
+        var table = TextTable(header: header, rightAligned: Set(firstNumeric..<(header.count - 1)))
+        for row in rows {
+            var cells = [row.name]
+            if groupBy != nil { cells.append(row.group) }
+            cells += [String(row.baseline.count), String(row.candidate.count)]
+            for key in percentileKeys {
+                cells += [Self.value(row.baseline.percentiles[key] ?? .nan, unit: row.unit),
+                          Self.value(row.candidate.percentiles[key] ?? .nan, unit: row.unit)]
+            }
+            var verdict = row.verdict.rawValue
+            if row.verdict == .inconclusive, let needed = row.iterationsNeeded { verdict += " (~\(needed)/side)" }
+            cells += [Self.change(row), Self.pValue(row.adjustedPValue), verdict]
+            table.rows.append(cells)
+        }
+        var text = table.render()
+        if colour {
+            let colours: [Verdict: String] = [.regression: "\u{1B}[31m", .improvement: "\u{1B}[32m", .inconclusive: "\u{1B}[33m"]
+            text = text.split(separator: "\n", omittingEmptySubsequences: false).enumerated().map { index, line in
+                guard index >= 2, index - 2 < rows.count, let code = colours[rows[index - 2].verdict] else { return String(line) }
+                return code + line + "\u{1B}[0m"
+            }.joined(separator: "\n")
+        }
+        var output = headline + "\n\n" + text + "\n"
+        if !warnings.isEmpty { output += "\n" + warnings.map { "warning: " + $0 }.joined(separator: "\n") + "\n" }
+        return output
+    }
+
+    /// Markdown for a pull-request comment: the summary first, then the
+    /// table, then warnings and the method.
+    public func renderMarkdown() -> String {
+        let regressions = count(.regression)
+        var lines: [String] = []
+        lines.append(regressions > 0 ? "### :red_circle: Strobe: \(headline)" : "### :green_circle: Strobe: \(headline)")
+        lines.append("")
+        let flagged = rows.filter { $0.verdict == .regression || $0.verdict == .improvement }
+        for row in flagged {
+            let group = row.group.isEmpty ? "" : " (\(row.group))"
+            lines.append("- **\(row.verdict.rawValue)** `\(row.name)`\(group): \(Self.change(row)), median \(Self.value(row.baseline.median, unit: row.unit)) → \(Self.value(row.candidate.median, unit: row.unit))")
+        }
+        if !flagged.isEmpty { lines.append("") }
+        var header = ["metric"]
+        if let groupBy { header.append(groupBy) }
+        header += ["n", "median", "p90", "change [95% CI]", "p (adj.)", "verdict"]
+        lines.append("| " + header.joined(separator: " | ") + " |")
+        lines.append("|" + header.enumerated().map { $0.offset == 0 || ($0.offset == 1 && groupBy != nil) ? "---" : "---:" }.joined(separator: "|") + "|")
+        for row in rows {
+            var cells = ["`\(row.name)`"]
+            if groupBy != nil { cells.append(row.group) }
+            cells.append("\(row.baseline.count) / \(row.candidate.count)")
+            cells.append("\(Self.value(row.baseline.median, unit: row.unit)) → \(Self.value(row.candidate.median, unit: row.unit))")
+            cells.append("\(Self.value(row.baseline.p90, unit: row.unit)) → \(Self.value(row.candidate.p90, unit: row.unit))")
+            cells.append(Self.change(row))
+            cells.append(Self.pValue(row.adjustedPValue))
+            var verdict = row.verdict == .regression ? "**regression**" : row.verdict.rawValue
+            if row.verdict == .inconclusive, let needed = row.iterationsNeeded { verdict += " (needs ~\(needed) iterations/side)" }
+            cells.append(verdict)
+            lines.append("| " + cells.joined(separator: " | ") + " |")
+        }
+        if !warnings.isEmpty {
+            lines.append("")
+            lines += warnings.map { "> :warning: \($0)" }
+        }
+        lines.append("")
+        lines.append("<sub>Mann–Whitney U per metric, Benjamini–Hochberg across \(rows.count) metrics at \(options.alpha), noise floor \(HumanFormat.format(options.minimumEffect * 100, decimals: 1))%, change = Hodges–Lehmann ratio with its distribution-free \(Int(options.confidence * 100))% interval.</sub>")
+        return lines.joined(separator: "\n") + "\n"
+    }
+
+    /// JSON with every number.
+    public func renderJSON() -> String {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .prettyPrinted]
+        encoder.nonConformingFloatEncodingStrategy = .convertToString(positiveInfinity: "inf", negativeInfinity: "-inf", nan: "nan")
+        guard let data = try? encoder.encode(self) else { return "{}\n" }
+        return String(decoding: data, as: UTF8.self) + "\n"
+    }
+}

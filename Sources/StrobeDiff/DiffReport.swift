@@ -1,0 +1,138 @@
+import Foundation
+import StrobeStatistics
+
+/// The comparison of a baseline with a candidate: one row per metric (and
+/// group), counts per verdict, and warnings.
+public struct DiffReport: Sendable, Codable {
+    /// The settings used.
+    public var options: ComparisonOptions
+    /// The dimension rows were grouped by, if any.
+    public var groupBy: String?
+    /// One row per metric and group, in name order.
+    public var rows: [MetricComparison]
+    /// Files read for each side.
+    public var baselineSources: [String]
+    /// Files read for each side.
+    public var candidateSources: [String]
+    /// Things a reader should know: different machines or builds, metrics on
+    /// one side only.
+    public var warnings: [String]
+    /// Every raw sample of each row, keyed by `metric` or `metric [group]`.
+    public var samples: [String: RawSamples]
+
+    /// The raw samples of one row.
+    public struct RawSamples: Sendable, Codable, Hashable {
+        /// Baseline samples.
+        public var baseline: [Double]
+        /// Candidate samples.
+        public var candidate: [Double]
+    }
+
+    /// The key of a row in ``samples``.
+    public static func sampleKey(_ metric: String, _ group: String) -> String {
+        group.isEmpty ? metric : "\(metric) [\(group)]"
+    }
+
+    /// How many rows reached `verdict`.
+    public func count(_ verdict: Verdict) -> Int { rows.filter { $0.verdict == verdict }.count }
+
+    /// 1 when a metric regressed, else 0.
+    public var exitStatus: Int32 { count(.regression) > 0 ? 1 : 0 }
+
+    /// "2 regressions, 1 improvement, 14 unchanged, 3 inconclusive".
+    public var headline: String {
+        func plural(_ count: Int, _ word: String, _ words: String) -> String { "\(count) \(count == 1 ? word : words)" }
+        return [
+            plural(count(.regression), "regression", "regressions"),
+            plural(count(.improvement), "improvement", "improvements"),
+            "\(count(.unchanged)) unchanged", "\(count(.inconclusive)) inconclusive",
+        ].joined(separator: ", ")
+    }
+}
+
+/// Builds a ``DiffReport`` from two sample sets.
+public enum DiffEngine {
+    /// Compares `candidate` with `baseline`.
+    ///
+    /// - Parameters:
+    ///   - metricFilter: Only metrics whose names match.
+    ///   - groupBy: A dimension to compare within (e.g. `device`).
+    /// - Throws: ``DiffError`` when nothing can be compared: no common
+    ///   metrics, or a metric whose unit differs between the sides.
+    public static func diff(
+        baseline: SampleSet, candidate: SampleSet, metricFilter: Regex<AnyRegexOutput>? = nil, groupBy: String? = nil,
+        options: ComparisonOptions = ComparisonOptions()
+    ) throws(DiffError) -> DiffReport {
+        struct Key: Hashable, Comparable {
+            var metric: String
+            var group: String
+            static func < (a: Key, b: Key) -> Bool { (a.metric, a.group) < (b.metric, b.group) }
+        }
+        struct Pool {
+            var unit: String
+            var lowerIsBetter: Bool
+            var samples: [Double] = []
+            var source: String
+        }
+        func pool(_ set: SampleSet) throws(DiffError) -> [Key: Pool] {
+            var pools: [Key: Pool] = [:]
+            for series in set.series {
+                if let metricFilter, (try? metricFilter.firstMatch(in: series.metric)) == nil { continue }
+                let group = groupBy.map { series.dimensions[$0] ?? "(none)" } ?? ""
+                let key = Key(metric: series.metric, group: group)
+                if var existing = pools[key] {
+                    guard existing.unit == series.unit else {
+                        throw DiffError(
+                            file: series.source,
+                            problem: "metric \(series.metric) is in \(series.unit) here but in \(existing.unit) in \(existing.source)")
+                    }
+                    existing.samples += series.samples
+                    pools[key] = existing
+                } else {
+                    pools[key] = Pool(unit: series.unit, lowerIsBetter: series.lowerIsBetter, samples: series.samples, source: series.source)
+                }
+            }
+            return pools
+        }
+        let base = try pool(baseline)
+        let cand = try pool(candidate)
+        var warnings: [String] = []
+        var inputs: [ComparisonEngine.Input] = []
+        for key in Set(base.keys).union(cand.keys).sorted() {
+            guard let b = base[key], let c = cand[key] else {
+                let side = base[key] == nil ? "candidate" : "baseline"
+                warnings.append("\(key.metric)\(key.group.isEmpty ? "" : " [\(key.group)]") is only in the \(side)")
+                continue
+            }
+            guard b.unit == c.unit else {
+                throw DiffError(
+                    file: c.source, problem: "metric \(key.metric) is in \(c.unit) in the candidate but in \(b.unit) in the baseline (\(b.source))")
+            }
+            inputs.append(ComparisonEngine.Input(
+                name: key.metric, group: key.group, unit: b.unit, lowerIsBetter: b.lowerIsBetter, baseline: b.samples,
+                candidate: c.samples))
+        }
+        guard !inputs.isEmpty else {
+            throw DiffError(file: "", problem: "the baseline and the candidate have no metric in common")
+        }
+        for dimension in ["host", "cpu_model", "build_configuration", "os"] {
+            let left = Set(baseline.series.compactMap { $0.dimensions[dimension] }.filter { !$0.isEmpty })
+            let right = Set(candidate.series.compactMap { $0.dimensions[dimension] }.filter { !$0.isEmpty })
+            if !left.isEmpty, !right.isEmpty, left != right, dimension != groupBy {
+                warnings.append(
+                    "baseline and candidate differ in \(dimension): \(left.sorted().joined(separator: ", ")) vs \(right.sorted().joined(separator: ", "))")
+            }
+        }
+        let rows = ComparisonEngine.compare(inputs, options: options)
+        for row in rows where !row.warnings.isEmpty {
+            warnings += row.warnings.map { "\(row.name)\(row.group.isEmpty ? "" : " [\(row.group)]"): \($0)" }
+        }
+        var samples: [String: DiffReport.RawSamples] = [:]
+        for input in inputs {
+            samples[DiffReport.sampleKey(input.name, input.group)] = .init(baseline: input.baseline, candidate: input.candidate)
+        }
+        return DiffReport(
+            options: options, groupBy: groupBy, rows: rows, baselineSources: baseline.sources,
+            candidateSources: candidate.sources, warnings: warnings, samples: samples)
+    }
+}

@@ -1,0 +1,93 @@
+import Foundation
+import StrobePerf
+
+/// Why samples could not be loaded or compared; `strobe diff` exits with
+/// status 2 on these.
+public struct DiffError: Error, Sendable, Hashable, CustomStringConvertible {
+    /// The file involved, or "" when the problem is not one file's.
+    public var file: String
+    /// What is wrong.
+    public var problem: String
+
+    /// `FILE: PROBLEM`, or the problem alone.
+    public var description: String { file.isEmpty ? problem : "\(file): \(problem)" }
+}
+
+/// Samples pooled from results files and CSV files, each with the
+/// dimensions of where it came from.
+public struct SampleSet: Sendable {
+    /// One metric's samples from one source.
+    public struct Series: Sendable, Hashable {
+        /// The metric's name (`TEST/METRIC` for results files).
+        public var metric: String
+        /// Its unit.
+        public var unit: String
+        /// Whether smaller is better.
+        public var lowerIsBetter: Bool
+        /// The samples.
+        public var samples: [Double]
+        /// Where they came from: tags, host, OS, CPU, build configuration.
+        public var dimensions: [String: String]
+        /// The file they were read from.
+        public var source: String
+    }
+
+    /// Every series loaded.
+    public var series: [Series] = []
+    /// The files read.
+    public var sources: [String] = []
+
+    /// An empty set.
+    public init() {}
+
+    /// Loads every path: a results file, a CSV file, or a directory of them
+    /// (searched recursively for `.strobe-results` and `.csv` files).
+    public static func load(_ paths: [String]) throws(DiffError) -> SampleSet {
+        var set = SampleSet()
+        for path in paths {
+            var isDirectory: ObjCBool = false
+            guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) else {
+                throw DiffError(file: path, problem: "no such file or directory")
+            }
+            if isDirectory.boolValue {
+                let files = (FileManager.default.enumerator(atPath: path)?.allObjects as? [String] ?? [])
+                    .filter { $0.hasSuffix("." + ResultsFile.fileExtension) || $0.hasSuffix(".csv") }
+                    .sorted()
+                guard !files.isEmpty else {
+                    throw DiffError(file: path, problem: "directory holds no .\(ResultsFile.fileExtension) or .csv files")
+                }
+                for file in files { try set.add(file: path + "/" + file) }
+            } else {
+                try set.add(file: path)
+            }
+        }
+        return set
+    }
+
+    mutating func add(file: String) throws(DiffError) {
+        sources.append(file)
+        if file.hasSuffix(".csv") {
+            series += try CSVSamples.parse(file: file)
+            return
+        }
+        let run: PerfRun
+        do {
+            run = try ResultsFile.read(file)
+        } catch {
+            throw DiffError(file: file, problem: error.problem)
+        }
+        var dimensions = run.metadata.tags
+        dimensions["host"] = dimensions["host"] ?? run.metadata.host
+        dimensions["os"] = dimensions["os"] ?? run.metadata.os
+        dimensions["cpu_model"] = dimensions["cpu_model"] ?? run.metadata.cpuModel
+        dimensions["build_configuration"] = dimensions["build_configuration"] ?? run.metadata.buildConfiguration
+        dimensions["suite"] = dimensions["suite"] ?? run.metadata.suite
+        for test in run.tests {
+            for metric in test.metrics where !metric.samples.isEmpty {
+                series.append(Series(
+                    metric: "\(test.name)/\(metric.name)", unit: metric.unit, lowerIsBetter: metric.lowerIsBetter,
+                    samples: metric.samples, dimensions: dimensions, source: file))
+            }
+        }
+    }
+}
