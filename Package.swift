@@ -83,7 +83,10 @@ let package = Package(
         ),
         .testTarget(name: "StrobeReaderTests", dependencies: ["Strobe", "StrobeReader"]),
         .testTarget(name: "StrobeStatisticsTests", dependencies: ["StrobeStatistics", "StrobeDiff", "StrobePerf"]),
-        .testTarget(name: "StrobePerfTests", dependencies: ["StrobePerf", "Strobe", "StrobeReader", "TraceChild"]),
+        .testTarget(
+            name: "StrobePerfTests",
+            dependencies: ["StrobePerf", "Strobe", "StrobeReader", "StrobeDiff", "LensKit", "TraceChild"]
+        ),
     ]
 )
 

@@ -48,4 +48,4 @@ let captureFrame = PerfTest("capture frame", metrics: [.interval("capture", .sum
     }
 }
 
-await PerfSuite("LensPipeline", tests: [applyLens, captureFrame]).main()
+await PerfSuite("LensPipeline", tests: [captureFrame, applyLens]).main()

@@ -124,8 +124,19 @@ public enum DiffEngine {
             }
         }
         let rows = ComparisonEngine.compare(inputs, options: options)
-        for row in rows where !row.warnings.isEmpty {
-            warnings += row.warnings.map { "\(row.name)\(row.group.isEmpty ? "" : " [\(row.group)]"): \($0)" }
+        // One line per kind of caveat, naming the metrics it concerns.
+        var caveats: [String: [String]] = [:]
+        var caveatOrder: [String] = []
+        for row in rows {
+            for warning in row.warnings {
+                if caveats[warning] == nil { caveatOrder.append(warning) }
+                caveats[warning, default: []].append(row.group.isEmpty ? row.name : "\(row.name) [\(row.group)]")
+            }
+        }
+        for caveat in caveatOrder {
+            let names = caveats[caveat] ?? []
+            let listed = names.prefix(3).joined(separator: ", ") + (names.count > 3 ? " and \(names.count - 3) more" : "")
+            warnings.append("\(caveat): \(listed)")
         }
         var samples: [String: DiffReport.RawSamples] = [:]
         for input in inputs {
