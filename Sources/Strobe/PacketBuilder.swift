@@ -260,10 +260,12 @@ enum PacketBuilder {
 }
 
 /// C strings that live as long as this object, for protobuf-c messages.
-final class CStrings {
+package final class CStrings {
     private var pointers: [UnsafeMutablePointer<CChar>] = []
 
-    func make(_ text: String) -> UnsafeMutablePointer<CChar> {
+    package init() {}
+
+    package func make(_ text: String) -> UnsafeMutablePointer<CChar> {
         let pointer = strdup(text)!
         pointers.append(pointer)
         return pointer

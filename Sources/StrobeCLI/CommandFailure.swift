@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import StrobeReader
 
 /// A failure the command reports in one line before exiting with a status.
 struct CommandFailure: Error, CustomStringConvertible {
@@ -44,4 +45,19 @@ func emit(_ text: String, to path: String?) throws(CommandFailure) {
     } catch {
         throw CommandFailure(message: "cannot write \(path): \(error.localizedDescription)", status: 2)
     }
+}
+
+/// Reads the trace at `path`, exiting with status 2 when it cannot be read
+/// and warning when it was cut short (what came before is still used).
+func readTraceOrExit(_ path: String) -> ParsedTrace {
+    let parsed: ParsedTrace
+    do {
+        parsed = try TraceReader.read(contentsOf: path)
+    } catch {
+        CommandFailure(message: error.description, status: 2).exit()
+    }
+    if let truncation = parsed.truncation {
+        FileHandle.standardError.write(Data("strobe: warning: \(truncation); using what came before\n".utf8))
+    }
+    return parsed
 }

@@ -24,15 +24,7 @@ struct ExportCommand: ParsableCommand {
     var output: String?
 
     func run() throws {
-        let parsed: ParsedTrace
-        do {
-            parsed = try TraceReader.read(contentsOf: trace)
-        } catch {
-            CommandFailure(message: error.description, status: 2).exit()
-        }
-        if let truncation = parsed.truncation {
-            FileHandle.standardError.write(Data("strobe: warning: \(truncation); exporting what came before\n".utf8))
-        }
+        let parsed = readTraceOrExit(trace)
         do {
             try emit(TraceExport.render(parsed, as: format), to: output)
         } catch {

@@ -31,15 +31,7 @@ struct SummarizeCommand: ParsableCommand {
     var frameBudget: DurationArgument?
 
     func run() throws {
-        let parsed: ParsedTrace
-        do {
-            parsed = try TraceReader.read(contentsOf: trace)
-        } catch {
-            CommandFailure(message: error.description, status: 2).exit()
-        }
-        if let truncation = parsed.truncation {
-            FileHandle.standardError.write(Data("strobe: warning: \(truncation); summarizing what came before\n".utf8))
-        }
+        let parsed = readTraceOrExit(trace)
         let summary = TraceSummary(trace: parsed, frameBudget: frameBudget?.nanoseconds)
         switch format {
         case .text:

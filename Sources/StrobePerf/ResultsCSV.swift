@@ -1,4 +1,5 @@
 import Foundation
+import StrobeReader
 
 /// Results as CSV rows, one per sample, for dashboards and for `strobe diff`.
 public enum ResultsCSV {
@@ -23,8 +24,5 @@ public enum ResultsCSV {
         return lines.joined(separator: "\n") + "\n"
     }
 
-    static func field(_ text: String) -> String {
-        guard text.contains(where: { $0 == "," || $0 == "\"" || $0 == "\n" || $0 == "\r" }) else { return text }
-        return "\"" + text.replacingOccurrences(of: "\"", with: "\"\"") + "\""
-    }
+    static func field(_ text: String) -> String { TraceExport.csvField(text) }
 }

@@ -1,5 +1,6 @@
 import CProtobufC
 import Foundation
+import Strobe
 import StrobeProtos
 
 /// Reads and writes perf results files: a `Run` message of
@@ -44,7 +45,7 @@ public enum ResultsFile {
 
     /// The protobuf bytes of `run`.
     public static func encode(_ run: PerfRun) -> [UInt8] {
-        let strings = CStringPool()
+        let strings = CStrings()
         var metadata = Strobe__Results__RunMetadata()
         strobe__results__run_metadata__init(&metadata)
         metadata.suite = strings.make(run.metadata.suite)
@@ -171,19 +172,6 @@ public enum ResultsFile {
         }
         return PerfRun(metadata: metadata, tests: tests)
     }
-}
-
-/// C strings that live until the pool is released.
-final class CStringPool {
-    private var pointers: [UnsafeMutablePointer<CChar>] = []
-
-    func make(_ text: String) -> UnsafeMutablePointer<CChar> {
-        let pointer = strdup(text)!
-        pointers.append(pointer)
-        return pointer
-    }
-
-    deinit { pointers.forEach { free($0) } }
 }
 
 /// Raw memory for protobuf-c messages built from Swift.

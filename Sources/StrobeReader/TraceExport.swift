@@ -89,7 +89,8 @@ public enum TraceExport {
         }
     }
 
-    static func csvField(_ text: String) -> String {
+    /// `text` as one CSV field, quoted when it must be.
+    package static func csvField(_ text: String) -> String {
         guard text.contains(where: { $0 == "," || $0 == "\"" || $0 == "\n" || $0 == "\r" }) else { return text }
         return "\"" + text.replacingOccurrences(of: "\"", with: "\"\"") + "\""
     }
