@@ -11,7 +11,7 @@ extension DiffReport {
             <!doctype html><html><head><meta charset="utf-8"><title>Strobe diff</title>
             <style>
             body{font:14px -apple-system,Segoe UI,Helvetica,Arial,sans-serif;margin:2em;color:#1d1d1f}
-            table{border-collapse:collapse;margin:1em 0}td,th{padding:4px 10px;border-bottom:1px solid #ddd;text-align:right}
+            table{border-collapse:collapse;margin:1em 0}td,th{padding:4px 10px;border-bottom:1px solid #ddd;text-align:right;white-space:nowrap}
             td:first-child,th:first-child{text-align:left}.regression{color:#c62828;font-weight:600}
             .improvement{color:#2e7d32;font-weight:600}.inconclusive{color:#a86b00}.plot{margin:1.5em 0}
             .warn{color:#a86b00}h2{font-size:15px;margin:1.2em 0 .3em}
