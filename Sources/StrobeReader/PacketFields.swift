@@ -10,6 +10,7 @@ struct PacketFields {
     var previousPacketDropped = false
     var firstPacketOnSequence = false
 
+    var hasInternedData = false
     var eventNames: [(iid: UInt64, name: String)] = []
     var annotationNames: [(iid: UInt64, name: String)] = []
 
@@ -26,6 +27,8 @@ struct PacketFields {
     struct Defaults {
         var timestampClockID: UInt32?
         var trackUUID: UInt64?
+        var extraCounterTracks: [UInt64] = []
+        var extraDoubleCounterTracks: [UInt64] = []
     }
 
     struct Clock {
@@ -87,6 +90,7 @@ struct PacketFields {
         incrementalStateCleared = false
         previousPacketDropped = false
         firstPacketOnSequence = false
+        hasInternedData = false
         if !eventNames.isEmpty { eventNames.removeAll(keepingCapacity: true) }
         if !annotationNames.isEmpty { annotationNames.removeAll(keepingCapacity: true) }
         defaults = nil
@@ -133,6 +137,7 @@ enum FastPacketDecoder {
                 fields.hasEvent = true
                 guard decodeEvent(base, payload, into: &fields.event) else { return false }
             case (12, 2):
+                fields.hasInternedData = true
                 guard let payload = reader.lengthDelimited(),
                     decodeInterned(base, payload, into: &fields)
                 else { return false }

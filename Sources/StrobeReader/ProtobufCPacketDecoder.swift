@@ -20,6 +20,7 @@ enum ProtobufCPacketDecoder {
         fields.firstPacketOnSequence = message.has_first_packet_on_sequence != 0 && message.first_packet_on_sequence != 0
 
         if let interned = message.interned_data?.pointee {
+            fields.hasInternedData = true
             for index in 0..<interned.n_event_names {
                 guard let entry = interned.event_names[index]?.pointee, entry.has_iid != 0 else { continue }
                 fields.eventNames.append((entry.iid, text(entry.name)))
@@ -32,8 +33,14 @@ enum ProtobufCPacketDecoder {
         if let defaults = message.trace_packet_defaults?.pointee {
             var result = PacketFields.Defaults()
             if defaults.has_timestamp_clock_id != 0 { result.timestampClockID = defaults.timestamp_clock_id }
-            if let events = defaults.track_event_defaults?.pointee, events.has_track_uuid != 0 {
-                result.trackUUID = events.track_uuid
+            if let events = defaults.track_event_defaults?.pointee {
+                if events.has_track_uuid != 0 { result.trackUUID = events.track_uuid }
+                for index in 0..<events.n_extra_counter_track_uuids {
+                    result.extraCounterTracks.append(events.extra_counter_track_uuids[index])
+                }
+                for index in 0..<events.n_extra_double_counter_track_uuids {
+                    result.extraDoubleCounterTracks.append(events.extra_double_counter_track_uuids[index])
+                }
             }
             fields.defaults = result
         }

@@ -13,6 +13,8 @@ struct TraceBuilder {
         var annotationNames = InternedNames()
         var defaultClock: UInt32?
         var defaultTrack: UInt64?
+        var defaultExtraCounterTracks: [UInt64] = []
+        var defaultExtraDoubleCounterTracks: [UInt64] = []
         /// Running values of incremental clocks, with their unit.
         var incremental: [UInt32: (value: UInt64, multiplier: UInt64)] = [:]
         /// Readings of sequence-scoped clocks paired with BOOTTIME.
@@ -24,6 +26,8 @@ struct TraceBuilder {
         var fastMultiplier: UInt64?
         var fastPairClock: UInt64 = 0
         var fastPairBoottime: UInt64 = 0
+        /// Running totals of incremental counter tracks.
+        var counterTotals: [UInt64: Double] = [:]
     }
 
     private struct TrackInfo {
@@ -228,12 +232,19 @@ struct TraceBuilder {
             current.annotationNames.removeAll()
             current.defaultClock = nil
             current.defaultTrack = nil
+            current.defaultExtraCounterTracks = []
+            current.defaultExtraDoubleCounterTracks = []
             current.incremental.removeAll()
             current.fastClock = .max
             current.fastMultiplier = nil
+            current.counterTotals.removeAll()
         } else if fields.previousPacketDropped {
             current.valid = false
         }
+        // Interned data for a state that was lost cannot be trusted, and
+        // packets that need that state are skipped (each counted, as the
+        // trace processor does).
+        if fields.hasInternedData, !current.valid { loss.skippedPackets += 1 }
         if fields.sequenceFlags & Self.flagNeedsState != 0, !current.valid {
             loss.skippedPackets += 1
             return
@@ -241,8 +252,10 @@ struct TraceBuilder {
         if let defaults = fields.defaults {
             current.defaultClock = defaults.timestampClockID
             current.defaultTrack = defaults.trackUUID
+            current.defaultExtraCounterTracks = defaults.extraCounterTracks
+            current.defaultExtraDoubleCounterTracks = defaults.extraDoubleCounterTracks
         }
-        if fields.hasClockSnapshot { applyClockSnapshot() }
+        if fields.hasClockSnapshot { applyClockSnapshot(offset: offset) }
         if current.valid {
             for (iid, name) in fields.eventNames { current.eventNames[iid] = name }
             for (iid, name) in fields.annotationNames { current.annotationNames[iid] = name }
@@ -254,13 +267,28 @@ struct TraceBuilder {
         handleEvent(time: time, offset: offset)
     }
 
-    private mutating func applyClockSnapshot() {
-        guard let boot = fields.clocks.first(where: { $0.id == Self.boottime }) else {
-            issues.append(TraceReadError(file: source, offset: 0, problem: "clock snapshot without CLOCK_BOOTTIME; ignored"))
+    private mutating func applyClockSnapshot(offset: Int) {
+        // The snapshot's moment on BOOTTIME: read directly, or through a
+        // builtin clock that an earlier snapshot tied to BOOTTIME.
+        var bootValue: UInt64?
+        var reference = Self.boottime
+        if let boot = fields.clocks.first(where: { $0.id == Self.boottime }) {
+            bootValue = boot.timestamp &* boot.unitMultiplier
+        } else {
+            for clock in fields.clocks where clock.id < 64 {
+                if let converted = Self.convert(clock.timestamp &* clock.unitMultiplier, pairs: globalPairs[clock.id]) {
+                    bootValue = converted
+                    reference = clock.id
+                    break
+                }
+            }
+        }
+        guard let bootValue else {
+            issues.append(TraceReadError(
+                file: source, offset: offset, problem: "clock snapshot with no path to CLOCK_BOOTTIME; ignored"))
             return
         }
-        let bootValue = boot.timestamp &* boot.unitMultiplier
-        for clock in fields.clocks where clock.id != Self.boottime {
+        for clock in fields.clocks where clock.id != Self.boottime && clock.id != reference {
             let value = clock.timestamp &* clock.unitMultiplier
             if (64..<128).contains(clock.id) {
                 current.clockPairs[clock.id, default: []].append((value, bootValue))
@@ -370,8 +398,11 @@ struct TraceBuilder {
             arguments[key] = annotation.value
         }
         var threadTime: Double?
-        if !fields.event.extraCounterTracks.isEmpty || !fields.event.extraDoubleCounterTracks.isEmpty {
-            let event = fields.event
+        if !fields.event.extraCounterValues.isEmpty || !fields.event.extraDoubleCounterValues.isEmpty {
+            var event = fields.event
+            // Tracks named by the event, else by the sequence's defaults.
+            if event.extraCounterTracks.isEmpty { event.extraCounterTracks = current.defaultExtraCounterTracks }
+            if event.extraDoubleCounterTracks.isEmpty { event.extraDoubleCounterTracks = current.defaultExtraDoubleCounterTracks }
             for (index, counterTrack) in event.extraCounterTracks.enumerated() where index < event.extraCounterValues.count {
                 let value = event.extraCounterValues[index]
                 if threadTimeTracks.contains(counterTrack) {
@@ -404,7 +435,13 @@ struct TraceBuilder {
         case 3:
             instants.append(Instant(name: name, track: track, tid: nil, time: time, arguments: arguments))
         case 4:
-            if let value = fields.event.counterValue { appendCounter(track: track, time: time, value: value) }
+            if var value = fields.event.counterValue {
+                if trackInfo[track]?.counter?.isIncremental == true {
+                    value += current.counterTotals[track] ?? 0
+                    current.counterTotals[track] = value
+                }
+                appendCounter(track: track, time: time, value: value)
+            }
         default:
             issues.append(TraceReadError(file: source, offset: offset, problem: "event of unsupported type \(type); skipped"))
         }

@@ -149,6 +149,55 @@ struct ReaderTests {
         #expect(threadDurations == ours.intervals.compactMap(\.cpuTime))
     }
 
+    /// A Perfetto trace written by the official Python classes, with features
+    /// Strobe's writer does not use (two-hop clocks, inline names, incremental
+    /// and scaled counters, default extra counter tracks, lost state).
+    @Test func readsForeignPerfettoTracesLikeTheOfficialDecoder() throws {
+        guard Self.pythonUsable else { return }
+        let path = Self.temporaryPath()
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        var directory = URL(fileURLWithPath: #filePath)
+        for _ in 0..<3 { directory.deleteLastPathComponent() }
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = ["python3", "-c", """
+            import sys; sys.path.insert(0, '\(directory.path)/Tests/python')
+            import test_perfetto_decode as t
+            open(sys.argv[1], 'wb').write(t.build_trace().SerializeToString())
+            """, path]
+        try process.run()
+        process.waitUntilExit()
+        #expect(process.terminationStatus == 0)
+
+        let ours = try TraceReader.read(contentsOf: path)
+        let official = try Self.officialDecode(path)
+        let slices = try #require(official["slices"] as? [[String: Any]])
+        struct Key: Hashable {
+            var name: String
+            var start: UInt64
+            var duration: UInt64?
+            var depth: Int
+            var cpu: UInt64?
+        }
+        let theirs = Set(slices.map {
+            Key(name: $0["name"] as! String, start: ($0["ts"] as! NSNumber).uint64Value,
+                duration: ($0["dur"] as? NSNumber)?.uint64Value, depth: ($0["depth"] as! NSNumber).intValue,
+                cpu: ($0["thread_dur"] as? NSNumber)?.uint64Value)
+        })
+        let mine = Set(ours.intervals.map { Key(name: $0.name, start: $0.start, duration: $0.duration, depth: $0.depth, cpu: $0.cpuTime) })
+        #expect(mine == theirs)
+        let counters = try #require(official["counters"] as? [[String: Any]])
+        let theirCounters = counters.map { ($0["name"] as? String ?? "", ($0["value"] as! NSNumber).doubleValue) }.sorted { ($0.0, $0.1) < ($1.0, $1.1) }
+        let ourCounters = ours.counters.flatMap { series in series.samples.map { (series.name, $0.value) } }.sorted { ($0.0, $0.1) < ($1.0, $1.1) }
+        #expect(theirCounters.map(\.0) == ourCounters.map(\.0))
+        #expect(theirCounters.map(\.1) == ourCounters.map(\.1))
+        let instants = try #require(official["instants"] as? [[String: Any]])
+        #expect(Set(instants.map { $0["name"] as! String }) == Set(ours.instants.map(\.name)))
+        let stats = try #require(official["stats"] as? [String: Any])
+        #expect(ours.loss.skippedPackets == (stats["tokenizer_skipped_packets"] as? Int))
+        #expect(ours.loss.droppedPacketMarks == (stats["packets_dropped_marks"] as? Int))
+    }
+
     @Test func handDecodingAgreesWithProtobufC() throws {
         let path = Self.temporaryPath()
         defer { try? FileManager.default.removeItem(atPath: path) }
