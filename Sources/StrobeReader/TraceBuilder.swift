@@ -1,3 +1,7 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
 /// Turns packets into a ``ParsedTrace``: framing, sequence state, clocks,
 /// tracks, and slices.
 struct TraceBuilder {
@@ -94,6 +98,7 @@ struct TraceBuilder {
         // A begin packet takes at least 12 bytes; reserving for that many
         // intervals avoids copying the array as it grows.
         intervals.reserveCapacity(min(count / 24, 1 << 26))
+        Self.adviseHugePages(&intervals)
         var reader = WireReader(base, from: 0, to: count)
         while !reader.isAtEnd {
             let offset = reader.position
@@ -137,6 +142,23 @@ struct TraceBuilder {
             }
             process(offset: offset)
         }
+    }
+
+    /// Asks the kernel to back a large, still untouched array with huge
+    /// pages, which saves most of its page faults as it fills.
+    private static func adviseHugePages<Element>(_ array: inout [Element]) {
+        #if os(Linux)
+        let bytes = array.capacity * MemoryLayout<Element>.stride
+        guard bytes >= 8 << 20 else { return }
+        array.withUnsafeMutableBufferPointer { buffer in
+            guard let base = buffer.baseAddress else { return }
+            let huge = 2 << 20
+            let start = (Int(bitPattern: base) + huge - 1) & ~(huge - 1)
+            let end = (Int(bitPattern: base) + bytes) & ~(huge - 1)
+            guard end > start, let pointer = UnsafeMutableRawPointer(bitPattern: start) else { return }
+            _ = madvise(pointer, end - start, MADV_HUGEPAGE)
+        }
+        #endif
     }
 
     // MARK: Packets
