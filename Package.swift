@@ -10,10 +10,12 @@ let package = Package(
         .library(name: "StrobePerf", targets: ["StrobePerf"]),
         .library(name: "StrobeStatistics", targets: ["StrobeStatistics"]),
         .library(name: "StrobeDiff", targets: ["StrobeDiff"]),
+        .library(name: "StrobeMetrics", targets: ["StrobeMetrics"]),
         .executable(name: "strobe", targets: ["StrobeCLI"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
+        .package(url: "https://github.com/apple/swift-metrics", from: "2.4.0"),
     ],
     targets: [
         // MARK: C foundations
@@ -31,6 +33,13 @@ let package = Package(
         .target(
             name: "Strobe",
             dependencies: ["CStrobe", "StrobeProtos", "CProtobufC"]
+        ),
+
+        // MARK: Bridges
+
+        .target(
+            name: "StrobeMetrics",
+            dependencies: ["Strobe", .product(name: "CoreMetrics", package: "swift-metrics")]
         ),
 
         // MARK: Analysis
@@ -62,7 +71,8 @@ let package = Package(
         .executableTarget(
             name: "StrobeBenchmarks",
             dependencies: [
-                "Strobe", "StrobeReader", "StrobeDiff", "StrobeProtos", "CProtobufC", "CStrobe", "CMallocCounter",
+                "Strobe", "StrobeReader", "StrobeDiff", "StrobeMetrics", "StrobeProtos", "CProtobufC", "CStrobe",
+                "CMallocCounter", .product(name: "CoreMetrics", package: "swift-metrics"),
             ]
         ),
 
@@ -80,6 +90,10 @@ let package = Package(
         .testTarget(
             name: "StrobeTests",
             dependencies: ["Strobe", "StrobeReader", "StrobeProtos", "CProtobufC", "CStrobe", "LensPipeline"]
+        ),
+        .testTarget(
+            name: "StrobeMetricsTests",
+            dependencies: ["StrobeMetrics", "Strobe", "StrobeReader", .product(name: "CoreMetrics", package: "swift-metrics")]
         ),
         .testTarget(name: "StrobeReaderTests", dependencies: ["Strobe", "StrobeReader"]),
         .testTarget(name: "StrobeStatisticsTests", dependencies: ["StrobeStatistics", "StrobeDiff", "StrobePerf"]),
