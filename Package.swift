@@ -27,12 +27,14 @@ let package = Package(
         ),
         .target(name: "StrobeProtos", dependencies: ["CProtobufC"]),
         .target(name: "CStrobe"),
+        // USDT probes; `sys/sdt.h` comes from Debian's systemtap-sdt-dev.
+        .target(name: "CStrobeProbes"),
 
         // MARK: The SDK
 
         .target(
             name: "Strobe",
-            dependencies: ["CStrobe", "StrobeProtos", "CProtobufC"]
+            dependencies: ["CStrobe", "CStrobeProbes", "StrobeProtos", "CProtobufC"]
         ),
 
         // MARK: Bridges

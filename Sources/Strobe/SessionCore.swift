@@ -73,6 +73,8 @@ final class SessionCore: @unchecked Sendable {
             settings.resourceUsage = .named(Set(names.map { Trace.Name($0).word }), names)
             settings.flags |= UInt64(CSTROBE_FLAG_RUSAGE_NAMED)
         }
+        settings.signposts = try SignpostEmitter.make(for: configuration)
+        if settings.signposts != nil { settings.flags |= UInt64(CSTROBE_FLAG_SIGNPOSTS) }
         recorderSettings = settings
         cstrobe_select_timestamp_source(configuration.allowsTimestampCounter ? 1 : 0)
         calibration = ClockCalibration()

@@ -40,6 +40,9 @@ final class ThreadRecorder: @unchecked Sendable {
     /// The drain count at the last failed attempt to get memory.
     private var drainsAtLastFailure: UInt64 = .max
     private var settings = RecorderSettings()
+    /// Names of the open intervals, innermost last, kept only while the
+    /// session has signposts: their ends announce the name again.
+    private var signpostNames: [UInt64] = []
 
     private init() {
         // A cache line (two, for adjacent-line prefetch) of its own, so that
@@ -111,6 +114,7 @@ final class ThreadRecorder: @unchecked Sendable {
         settings = session.recorderSettings
         discardedLevels.removeAll()
         deepResourceUsageLevels = []
+        signpostNames.removeAll()
         pendingDiscards = 0
         drainsAtLastFailure = .max
         let pointee = cursor
@@ -128,6 +132,24 @@ final class ThreadRecorder: @unchecked Sendable {
     /// Names the thread in traces.
     func rename(_ name: String) {
         shared.withLock { $0.name = name }
+    }
+
+    // MARK: - Signposts
+
+    /// The session's signpost emitter, when it has one.
+    var signposts: SignpostEmitter? { settings.signposts }
+
+    /// Announces a begin at the thread's current depth.
+    func announceBegin(_ name: Trace.Name, to signposts: SignpostEmitter) {
+        signposts.begin(name.word, thread: threadID, depth: cursor.pointee.depth)
+        signpostNames.append(name.word)
+    }
+
+    /// Announces the end of the innermost open interval, if there is one.
+    func announceEnd(to signposts: SignpostEmitter) {
+        let depth = cursor.pointee.depth
+        guard depth > 0, let name = signpostNames.popLast() else { return }
+        signposts.end(name, thread: threadID, depth: depth - 1)
     }
 
     // MARK: - Writing
@@ -402,4 +424,6 @@ struct RecorderSettings {
     var maximumChunks = 1
     var resourceUsage: ResourceUsage = .never
     var flags: UInt64 = 0
+    /// Where events are also announced; nil when the session has no signposts.
+    var signposts: SignpostEmitter?
 }

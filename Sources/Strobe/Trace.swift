@@ -88,7 +88,7 @@ public enum Trace {
         if generation == 0 { return }
         if capturing == .resourceUsage, flow == nil, terminatingFlow == nil, arguments.isEmpty,
             let cursor = cstrobe_get_cursor(), cursor.pointee.generation == generation,
-            cursor.pointee.flags & UInt64(CSTROBE_FLAG_DROPPING) == 0, cursor.pointee.depth < 64
+            cursor.pointee.flags & UInt64(CSTROBE_FLAG_DROPPING | CSTROBE_FLAG_SIGNPOSTS) == 0, cursor.pointee.depth < 64
         {
             let position = cursor.pointee.published.unsafelyUnwrapped
             let words = 2 + RecordLayout.resourceUsageWords
@@ -118,7 +118,7 @@ public enum Trace {
         let generation = cstrobe_load_generation()
         if generation == 0 { return }
         if let cursor = cstrobe_get_cursor(), cursor.pointee.generation == generation,
-            cursor.pointee.flags & UInt64(CSTROBE_FLAG_DROPPING | CSTROBE_FLAG_DEEP_RUSAGE) == 0,
+            cursor.pointee.flags & UInt64(CSTROBE_FLAG_DROPPING | CSTROBE_FLAG_DEEP_RUSAGE | CSTROBE_FLAG_SIGNPOSTS) == 0,
             cursor.pointee.depth > 0
         {
             let position = cursor.pointee.published.unsafelyUnwrapped
@@ -289,7 +289,7 @@ public enum Trace {
         if generation == 0 { return }
         let kind = kind | (UInt64(unit.rawValue) << 4)
         if let cursor = cstrobe_get_cursor(), cursor.pointee.generation == generation,
-            cursor.pointee.flags & UInt64(CSTROBE_FLAG_DROPPING) == 0
+            cursor.pointee.flags & UInt64(CSTROBE_FLAG_DROPPING | CSTROBE_FLAG_SIGNPOSTS) == 0
         {
             let position = cursor.pointee.published.unsafelyUnwrapped
             if position + 3 <= cursor.pointee.limit {

@@ -62,6 +62,16 @@ public struct TraceConfiguration: Sendable {
     /// is invariant. Default: true.
     public var allowsTimestampCounter = true
 
+    /// Where events are also announced for system profilers: USDT probes,
+    /// the ftrace marker, `os_signpost`. Default: none, at no cost.
+    public var signposts: Signposts = []
+
+    /// The ftrace marker file that ``Signposts/ftraceMarker`` writes to; nil
+    /// picks tracefs's `trace_marker` (under `/sys/kernel/tracing` or
+    /// `/sys/kernel/debug/tracing`). Any writable file works, which suits
+    /// tests.
+    public var ftraceMarkerPath: String?
+
     /// A configuration that writes to `outputPath`.
     public init(outputPath: String? = nil) {
         self.outputPath = outputPath
@@ -70,15 +80,33 @@ public struct TraceConfiguration: Sendable {
     /// The configuration the `STROBE_TRACE_OUTPUT` environment variable asks
     /// for, or nil when it is not set.
     ///
+    /// `STROBE_TRACE_RUSAGE` lists interval names that capture rusage (`*`
+    /// for all); `STROBE_TRACE_SIGNPOSTS` lists signposts to turn on
+    /// (`probes`, `ftrace-marker`, `os-signposts` or `all`, comma separated).
+    ///
     /// ``TraceSession/startFromEnvironment()`` uses it; `strobe run` sets the
     /// variable for each child process it launches.
-    public static func fromEnvironment(_ environment: [String: String]) -> TraceConfiguration? {
+    ///
+    /// - Throws: ``TraceSessionError/invalidConfiguration(_:)`` naming the
+    ///   variable when `STROBE_TRACE_SIGNPOSTS` holds a name it does not know.
+    public static func fromEnvironment(_ environment: [String: String]) throws(TraceSessionError) -> TraceConfiguration? {
         guard let path = environment[TraceSession.outputEnvironmentVariable], !path.isEmpty else { return nil }
         var configuration = TraceConfiguration(outputPath: path)
         if let names = environment["STROBE_TRACE_RUSAGE"], !names.isEmpty {
             configuration.resourceUsage = names == "*" ? .allIntervals
                 : .intervals(named: Set(names.split(separator: ",").map(String.init)))
         }
+        if let list = environment[Self.signpostsEnvironmentVariable], !list.isEmpty {
+            guard let signposts = Signposts(list: list) else {
+                throw .invalidConfiguration(
+                    "\(Self.signpostsEnvironmentVariable)=\(list): expected a comma-separated list of probes, ftrace-marker, os-signposts or all")
+            }
+            configuration.signposts = signposts
+        }
         return configuration
     }
+
+    /// The environment variable that lists the signposts a session started by
+    /// ``TraceSession/startFromEnvironment()`` turns on.
+    public static let signpostsEnvironmentVariable = "STROBE_TRACE_SIGNPOSTS"
 }

@@ -63,6 +63,8 @@ final class NameTable: Sendable {
     private struct State {
         var ids: [String: UInt64] = [:]
         var texts: [String] = []
+        /// Permanent UTF-8 copies of interned names, made on first request.
+        var utf8Copies: [UInt64: UnsafeBufferPointer<UInt8>] = [:]
     }
 
     private let state = Mutex(State())
@@ -80,15 +82,38 @@ final class NameTable: Sendable {
 
     /// The text of a name word, static or interned.
     func text(of word: UInt64) -> String {
+        if let literal = Self.literalBytes(of: word) {
+            return String(decoding: literal, as: UTF8.self)
+        }
+        let id = Int(word & 0xFFFF_FFFF_FFFF)
+        return state.withLock { id < $0.texts.count ? $0.texts[id] : "" }
+    }
+
+    /// The bytes of a literal's name word, or nil for an interned name.
+    private static func literalBytes(of word: UInt64) -> UnsafeBufferPointer<UInt8>? {
+        guard word & Trace.Name.internedTag != Trace.Name.internedTag else { return nil }
         let length = Int(word >> 48)
-        if word & Trace.Name.internedTag == Trace.Name.internedTag {
-            let id = Int(word & 0xFFFF_FFFF_FFFF)
-            return state.withLock { id < $0.texts.count ? $0.texts[id] : "" }
-        }
         guard length > 0, let start = UnsafePointer<UInt8>(bitPattern: UInt(word & 0xFFFF_FFFF_FFFF)) else {
-            return ""
+            return UnsafeBufferPointer(start: nil, count: 0)
         }
-        return String(decoding: UnsafeBufferPointer(start: start, count: length), as: UTF8.self)
+        return UnsafeBufferPointer(start: start, count: length)
+    }
+
+    /// The UTF-8 bytes of a name word, at an address that stays valid for the
+    /// life of the process: a literal's own storage, or a copy of an interned
+    /// name made once.
+    func utf8(of word: UInt64) -> UnsafeBufferPointer<UInt8> {
+        if let literal = Self.literalBytes(of: word) { return literal }
+        let id = word & 0xFFFF_FFFF_FFFF
+        return state.withLock { state in
+            if let copy = state.utf8Copies[id] { return copy }
+            let text = id < state.texts.count ? state.texts[Int(id)] : ""
+            let copy = UnsafeMutableBufferPointer<UInt8>.allocate(capacity: max(text.utf8.count, 1))
+            _ = copy.initialize(from: text.utf8)
+            let permanent = UnsafeBufferPointer(start: copy.baseAddress, count: text.utf8.count)
+            state.utf8Copies[id] = permanent
+            return permanent
+        }
     }
 
     static func truncated(_ string: String) -> String {

@@ -12,6 +12,7 @@ extension Trace {
         arguments: KeyValuePairs<StaticString, ArgumentValue>
     ) {
         guard let recorder = ThreadRecorder.attached() else { return }
+        if let signposts = recorder.signposts { recorder.announceBegin(name, to: signposts) }
         let usage = capturing.contains(.resourceUsage) || recorder.sessionWantsResourceUsage(for: name)
         var kind = RecordLayout.begin
         var words = 2
@@ -60,18 +61,22 @@ extension Trace {
 
     @usableFromInline @inline(never)
     static func recordEnd() {
-        ThreadRecorder.attached()?.appendEnd()
+        guard let recorder = ThreadRecorder.attached() else { return }
+        if let signposts = recorder.signposts { recorder.announceEnd(to: signposts) }
+        recorder.appendEnd()
     }
 
     @usableFromInline @inline(never)
     static func recordInstant(_ name: Name, arguments: KeyValuePairs<StaticString, ArgumentValue>) {
         guard let recorder = ThreadRecorder.attached() else { return }
+        recorder.signposts?.instant(name.word)
         writeEvent(recorder, kind: RecordLayout.instant, name: name.word, id: nil, arguments: arguments)
     }
 
     @usableFromInline @inline(never)
     static func recordCounter(_ name: Name, kind: UInt64, bits: UInt64) {
         guard let recorder = ThreadRecorder.attached() else { return }
+        recorder.signposts?.counter(name.word, kind: kind, bits: bits)
         let timestamp = recorder.timestamp()
         recorder.append(words: 3) { record in
             record[0] = RecordLayout.header(kind: kind, timestamp: timestamp)
@@ -85,12 +90,14 @@ extension Trace {
         guard let recorder = ThreadRecorder.attached() else { return AsyncInterval(id: 0) }
         let id = nextIdentifier()
         let recorded = writeEvent(recorder, kind: RecordLayout.asyncBegin, name: name.word, id: id, arguments: arguments)
+        if recorded { recorder.signposts?.asyncBegin(name.word, id: id) }
         return AsyncInterval(id: recorded ? id : 0)
     }
 
     @usableFromInline @inline(never)
     static func recordAsyncEnd(id: UInt64) {
         guard let recorder = ThreadRecorder.attached() else { return }
+        recorder.signposts?.asyncEnd(id: id)
         let timestamp = recorder.timestamp()
         // The begin is in the trace, so the end must be too.
         recorder.append(words: 2, forced: true) { record in

@@ -77,13 +77,14 @@ public final class TraceSession: Sendable {
     ///
     /// Call it at the top of `main` so that `strobe run` can trace the
     /// process. `STROBE_TRACE_RUSAGE` may list interval names (comma
-    /// separated, or `*` for all) that capture rusage.
+    /// separated, or `*` for all) that capture rusage, and
+    /// `STROBE_TRACE_SIGNPOSTS` the signposts to turn on.
     public static func startFromEnvironment() throws(TraceSessionError) -> TraceSession? {
         var environment: [String: String] = [:]
-        for name in [outputEnvironmentVariable, "STROBE_TRACE_RUSAGE"] {
+        for name in [outputEnvironmentVariable, "STROBE_TRACE_RUSAGE", TraceConfiguration.signpostsEnvironmentVariable] {
             if let value = getenv(name) { environment[name] = String(cString: value) }
         }
-        guard let configuration = TraceConfiguration.fromEnvironment(environment) else { return nil }
+        guard let configuration = try TraceConfiguration.fromEnvironment(environment) else { return nil }
         return try start(configuration)
     }
 

@@ -8,6 +8,9 @@ public enum TraceSessionError: Error, Sendable, Hashable, CustomStringConvertibl
     case writeFailed(path: String, reason: String)
     /// The configuration is invalid.
     case invalidConfiguration(String)
+    /// Signposts the configuration asks for cannot be delivered here, for
+    /// example an ftrace marker that cannot be opened.
+    case signpostsUnavailable(String)
 
     /// A sentence that names the problem.
     public var description: String {
@@ -20,6 +23,8 @@ public enum TraceSessionError: Error, Sendable, Hashable, CustomStringConvertibl
             return "cannot write trace file \(path): \(reason)"
         case .invalidConfiguration(let problem):
             return "invalid trace configuration: \(problem)"
+        case .signpostsUnavailable(let problem):
+            return "signposts unavailable: \(problem)"
         }
     }
 }

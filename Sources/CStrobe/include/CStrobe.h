@@ -58,6 +58,8 @@ typedef struct cstrobe_thread_cursor {
 /// An interval at nesting level 64 or deeper captured rusage; ends take the
 /// slow path, which tracks those levels.
 #define CSTROBE_FLAG_DEEP_RUSAGE ((uint64_t)8)
+/// The session announces events as signposts; every event takes the slow path.
+#define CSTROBE_FLAG_SIGNPOSTS ((uint64_t)16)
 
 /// The generation of the running session, or 0 when no session records.
 extern uint64_t _Atomic cstrobe_active_generation;
