@@ -91,7 +91,7 @@ let package = Package(
 
         .testTarget(
             name: "StrobeTests",
-            dependencies: ["Strobe", "StrobeReader", "StrobeProtos", "CProtobufC", "CStrobe", "LensPipeline"]
+            dependencies: ["Strobe", "StrobeReader", "StrobeProtos", "CProtobufC", "CStrobe", "LensPipeline", "TraceChild"]
         ),
         .testTarget(
             name: "StrobeMetricsTests",
