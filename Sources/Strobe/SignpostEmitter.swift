@@ -35,7 +35,11 @@ enum SignpostCounterValue {
 /// cursor, which sends each event down the out-of-line path that calls this.
 /// Sessions without signposts never reach it.
 final class SignpostEmitter: Sendable {
-    private let sinks: [any SignpostSink]
+    // The sinks are held concretely, not as an array of existentials, so
+    // that each event costs direct calls only.
+    private let probes: ProbeSink?
+    private let marker: FtraceMarker?
+    private let platform: (any SignpostSink)?
     /// Names of open async intervals by id: their ends carry only the id.
     private let asyncNames = Mutex<[UInt64: UInt64]>([:])
 
@@ -46,62 +50,77 @@ final class SignpostEmitter: Sendable {
     /// this platform delivers.
     ///
     /// - Throws: ``TraceSessionError/signpostsUnavailable(_:)`` when the
-    ///   ftrace marker cannot be opened.
+    ///   probes are missing from the build or the ftrace marker cannot be
+    ///   opened.
     static func make(for configuration: TraceConfiguration) throws(TraceSessionError) -> SignpostEmitter? {
         let signposts = configuration.signposts
-        var sinks: [any SignpostSink] = []
+        var probes: ProbeSink? = nil
         if signposts.contains(.probes) {
             guard probesAvailable else {
                 throw .signpostsUnavailable("this build of Strobe carries no USDT probes (sys/sdt.h was missing when it was built)")
             }
-            sinks.append(ProbeSink())
+            probes = ProbeSink()
         }
-        if signposts.contains(.ftraceMarker) {
-            sinks.append(try FtraceMarker(path: configuration.ftraceMarkerPath))
-        }
+        let marker = signposts.contains(.ftraceMarker) ? try FtraceMarker(path: configuration.ftraceMarkerPath) : nil
+        var platform: (any SignpostSink)? = nil
         #if canImport(os)
         if signposts.contains(.osSignposts), #available(macOS 12, iOS 15, tvOS 15, watchOS 8, *) {
-            sinks.append(OSSignpostSink())
+            platform = OSSignpostSink()
         }
         #endif
-        return sinks.isEmpty ? nil : SignpostEmitter(sinks: sinks)
+        guard probes != nil || marker != nil || platform != nil else { return nil }
+        return SignpostEmitter(probes: probes, marker: marker, platform: platform)
     }
 
-    private init(sinks: [any SignpostSink]) {
-        self.sinks = sinks
+    private init(probes: ProbeSink?, marker: FtraceMarker?, platform: (any SignpostSink)?) {
+        self.probes = probes
+        self.marker = marker
+        self.platform = platform
     }
 
     func begin(_ name: UInt64, thread: UInt64, depth: Int64) {
         let bytes = NameTable.shared.utf8(of: name)
-        for sink in sinks { sink.begin(bytes, thread: thread, depth: depth) }
+        probes?.begin(bytes, thread: thread, depth: depth)
+        marker?.begin(bytes, thread: thread, depth: depth)
+        platform?.begin(bytes, thread: thread, depth: depth)
     }
 
     func end(_ name: UInt64, thread: UInt64, depth: Int64) {
         let bytes = NameTable.shared.utf8(of: name)
-        for sink in sinks { sink.end(bytes, thread: thread, depth: depth) }
+        probes?.end(bytes, thread: thread, depth: depth)
+        marker?.end(bytes, thread: thread, depth: depth)
+        platform?.end(bytes, thread: thread, depth: depth)
     }
 
     func instant(_ name: UInt64) {
         let bytes = NameTable.shared.utf8(of: name)
-        for sink in sinks { sink.instant(bytes) }
+        probes?.instant(bytes)
+        marker?.instant(bytes)
+        platform?.instant(bytes)
     }
 
     func counter(_ name: UInt64, kind: UInt64, bits: UInt64) {
         let bytes = NameTable.shared.utf8(of: name)
         let value = SignpostCounterValue(kind: kind, bits: bits)
-        for sink in sinks { sink.counter(bytes, value: value) }
+        probes?.counter(bytes, value: value)
+        marker?.counter(bytes, value: value)
+        platform?.counter(bytes, value: value)
     }
 
     func asyncBegin(_ name: UInt64, id: UInt64) {
         asyncNames.withLock { $0[id] = name }
         let bytes = NameTable.shared.utf8(of: name)
-        for sink in sinks { sink.asyncBegin(bytes, id: id) }
+        probes?.asyncBegin(bytes, id: id)
+        marker?.asyncBegin(bytes, id: id)
+        platform?.asyncBegin(bytes, id: id)
     }
 
     func asyncEnd(id: UInt64) {
         guard let name = asyncNames.withLock({ $0.removeValue(forKey: id) }) else { return }
         let bytes = NameTable.shared.utf8(of: name)
-        for sink in sinks { sink.asyncEnd(bytes, id: id) }
+        probes?.asyncEnd(bytes, id: id)
+        marker?.asyncEnd(bytes, id: id)
+        platform?.asyncEnd(bytes, id: id)
     }
 }
 

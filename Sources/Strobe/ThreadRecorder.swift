@@ -137,7 +137,9 @@ final class ThreadRecorder: @unchecked Sendable {
     // MARK: - Signposts
 
     /// The session's signpost emitter, when it has one.
-    var signposts: SignpostEmitter? { settings.signposts }
+    var signposts: SignpostEmitter? {
+        @inline(__always) get { settings.signposts }
+    }
 
     /// Announces a begin at the thread's current depth.
     func announceBegin(_ name: Trace.Name, to signposts: SignpostEmitter) {
