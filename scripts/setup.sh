@@ -2,6 +2,7 @@
 # Installs what building and testing Strobe needs, when it is missing:
 #   - libprotobuf-c (the C runtime the trace format is serialized with),
 #   - protoc-c (to check that the generated code is current),
+#   - systemtap-sdt-dev (the header behind Strobe's USDT probes) and readelf,
 #   - Python's `perfetto` and `protobuf` packages (the official trace schema,
 #     used by the tests as an independent decoder).
 # Safe to run again: it only installs what it cannot find.
@@ -11,6 +12,12 @@ need_apt=()
 pkg-config --exists libprotobuf-c 2>/dev/null || need_apt+=(libprotobuf-c-dev)
 command -v protoc-c >/dev/null 2>&1 || need_apt+=(protobuf-c-compiler)
 command -v pkg-config >/dev/null 2>&1 || need_apt+=(pkg-config)
+# USDT probe notes (sys/sdt.h); without it Strobe builds with no probes.
+if [ ! -f /usr/include/sys/sdt.h ] && [ ! -f "/usr/include/$(uname -m)-linux-gnu/sys/sdt.h" ]; then
+    need_apt+=(systemtap-sdt-dev)
+fi
+# readelf, which the tests use to check the probe notes.
+command -v readelf >/dev/null 2>&1 || need_apt+=(binutils)
 
 if [ ${#need_apt[@]} -gt 0 ]; then
     echo "setup: installing ${need_apt[*]}"
