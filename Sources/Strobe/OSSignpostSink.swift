@@ -6,9 +6,10 @@ import Synchronization
 ///
 /// Interval names are dynamic, so every interval is the signpost named
 /// `interval` with the Strobe name as its message; instants and counters are
-/// `event` and `counter` signposts.
+/// `event` and `counter` signposts. The signposter is used from any thread,
+/// as `os` allows; the open intervals are under a lock.
 @available(macOS 12, iOS 15, tvOS 15, watchOS 8, *)
-final class OSSignpostSink: SignpostSink {
+final class OSSignpostSink: SignpostSink, @unchecked Sendable {
     private let signposter = OSSignposter(subsystem: "dev.strobe", category: .pointsOfInterest)
     /// Open intervals by signpost id: a thread's level, or an async id.
     private let open = Mutex<[UInt64: OSSignpostIntervalState]>([:])

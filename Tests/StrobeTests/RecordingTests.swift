@@ -183,6 +183,16 @@ struct RecordingTests {
         #expect(Double(sleepCPU) < 0.3 * Double(sleep.dur ?? 1))
     }
 
+    /// Sleeps until the background writer has appended to the file (at most
+    /// two seconds).
+    static func waitForWrite(_ session: TraceSession) {
+        let before = session.statistics.bytesWritten
+        for _ in 0..<1000 {
+            usleep(2000)
+            if session.statistics.bytesWritten != before { return }
+        }
+    }
+
     @Test(.enabled(if: OfficialDecoder.isUsable))
     func discardedEventsAreCountedExactly() throws {
         let path = temporaryTracePath()
@@ -192,15 +202,18 @@ struct RecordingTests {
         configuration.flushInterval = 0.005
         let threadCount = 4
         let pairsPerThread = 50_000
-        let statistics = try Self.record(configuration) {
+        let session = try TraceSession.start(configuration)
+        do {
             let group = DispatchGroup()
             for _ in 0..<threadCount {
                 group.enter()
                 Thread {
                     for index in 0..<pairsPerThread {
                         // Pauses let the writer drain, so recording resumes
-                        // after each run of discarded events.
-                        if index % 5000 == 4999 { usleep(8000) }
+                        // after each run of discarded events. On a loaded
+                        // machine the writer may need longer than one flush
+                        // interval, so the pause lasts until it has written.
+                        if index % 5000 == 4999 { Self.waitForWrite(session) }
                         Trace.begin("stress")
                         if index % 7 == 0 { Trace.counter("stress counter", index) }
                         Trace.end()
@@ -210,6 +223,8 @@ struct RecordingTests {
             }
             group.wait()
         }
+        try session.stop()
+        let statistics = session.statistics
         let emitted = threadCount * pairsPerThread * 2 + threadCount * ((pairsPerThread + 6) / 7)
         let trace = try OfficialDecoder.decode(path)
         let stress = trace.slices(named: "stress")
