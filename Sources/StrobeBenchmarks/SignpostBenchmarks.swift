@@ -4,32 +4,29 @@ import Strobe
 /// in the same run.
 enum SignpostBenchmarks {
     static func run() {
-        let pairs = 200_000
-        let off = median(runs: 5) {
-            CoreBenchmarks.withSession { timePairs(pairs) / Double(pairs * 2) }
-        }
-        var probes = CoreBenchmarks.quietConfiguration()
-        probes.signposts = .probes
-        let probesOn = median(runs: 5) {
-            CoreBenchmarks.withSession(probes) { timePairs(pairs) / Double(pairs * 2) }
-        }
-        Figure(
-            name: "begin/end with USDT probes on (no tool attached)", value: probesOn, unit: "ns/event",
-            baselineName: "begin/end with signposts off, same run", baselineValue: off
-        ).printLine()
-
+        let off = costPerEvent(signposts: [], pairs: 200_000, runs: 5)
+        let probes = costPerEvent(signposts: .probes, pairs: 200_000, runs: 5)
+        figure("begin/end with USDT probes on (no tool attached)", probes, off)
         guard TraceConfiguration.Signposts.available.contains(.ftraceMarker) else {
             print("# ftrace marker figure skipped: no writable trace_marker under /sys/kernel/tracing")
             return
         }
-        var marker = CoreBenchmarks.quietConfiguration()
-        marker.signposts = .ftraceMarker
-        let markerPairs = 20_000
-        let markerOn = median(runs: 3) {
-            CoreBenchmarks.withSession(marker) { timePairs(markerPairs) / Double(markerPairs * 2) }
+        let marker = costPerEvent(signposts: .ftraceMarker, pairs: 20_000, runs: 3)
+        figure("begin/end with the ftrace marker on", marker, off)
+    }
+
+    /// Nanoseconds per begin or end, the median of `runs` sessions.
+    static func costPerEvent(signposts: TraceConfiguration.Signposts, pairs: Int, runs: Int) -> Double {
+        var configuration = CoreBenchmarks.quietConfiguration()
+        configuration.signposts = signposts
+        return median(runs: runs) {
+            CoreBenchmarks.withSession(configuration) { timePairs(pairs) / Double(pairs * 2) }
         }
+    }
+
+    static func figure(_ name: String, _ value: Double, _ off: Double) {
         Figure(
-            name: "begin/end with the ftrace marker on", value: markerOn, unit: "ns/event",
+            name: name, value: value, unit: "ns/event",
             baselineName: "begin/end with signposts off, same run", baselineValue: off
         ).printLine()
     }

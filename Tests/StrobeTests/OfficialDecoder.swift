@@ -88,21 +88,9 @@ struct OfficialDecoder {
     }
 
     static func decode(_ path: String) throws -> Decoded {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["python3", script, path]
-        let output = Pipe()
-        let errors = Pipe()
-        process.standardOutput = output
-        process.standardError = errors
-        try process.run()
-        let data = output.fileHandleForReading.readDataToEndOfFile()
-        let message = errors.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        guard process.terminationStatus == 0 else {
-            throw DecodeFailure(message: String(decoding: message, as: UTF8.self))
-        }
-        return try JSONDecoder().decode(Decoded.self, from: data)
+        let outcome = try runProgram("/usr/bin/env", ["python3", script, path])
+        guard outcome.status == 0 else { throw DecodeFailure(message: outcome.errors) }
+        return try JSONDecoder().decode(Decoded.self, from: Data(outcome.output.utf8))
     }
 
     struct DecodeFailure: Error, CustomStringConvertible {

@@ -16,30 +16,6 @@ struct SignpostTests {
             .appendingPathComponent("TraceChild").path
     }
 
-    struct Outcome {
-        var status: Int32
-        var output: String
-        var errors: String
-    }
-
-    static func run(_ executable: String, _ arguments: [String], environment: [String: String] = [:]) throws -> Outcome {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: executable)
-        process.arguments = arguments
-        process.environment = ProcessInfo.processInfo.environment.merging(environment) { _, new in new }
-        let output = Pipe()
-        let errors = Pipe()
-        process.standardOutput = output
-        process.standardError = errors
-        try process.run()
-        let outputData = output.fileHandleForReading.readDataToEndOfFile()
-        let errorData = errors.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return Outcome(
-            status: process.terminationStatus, output: String(decoding: outputData, as: UTF8.self),
-            errors: String(decoding: errorData, as: UTF8.self))
-    }
-
     static func which(_ command: String) -> String? {
         for directory in (ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin").split(separator: ":") {
             let path = "\(directory)/\(command)"
@@ -51,7 +27,7 @@ struct SignpostTests {
     @Test func theBinaryCarriesEveryProbe() throws {
         #expect(TraceConfiguration.Signposts.available.contains(.probes), "built without sys/sdt.h")
         let readelf = try #require(Self.which("readelf"), "readelf (binutils) is needed to read ELF notes")
-        let outcome = try Self.run(readelf, ["-n", Self.traceChild])
+        let outcome = try runProgram(readelf, ["-n", Self.traceChild])
         #expect(outcome.status == 0, "\(outcome.errors)")
         // Each note reads "stapsdt ... Provider: strobe / Name: <probe>".
         var found: Set<String> = []
@@ -78,7 +54,7 @@ struct SignpostTests {
             usdt:\(child):strobe:end { printf("end %s %d\\n", str(arg0, arg1), arg2); }
             usdt:\(child):strobe:counter { printf("counter %s %d\\n", str(arg0, arg1), arg2); }
             """
-        let outcome = try Self.run(
+        let outcome = try runProgram(
             bpftrace, ["-q", "-e", program, "-c", "\(child) ok 1"],
             environment: [
                 TraceSession.outputEnvironmentVariable: path,
