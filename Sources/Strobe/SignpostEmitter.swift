@@ -39,7 +39,7 @@ final class SignpostEmitter: Sendable {
     // that each event costs direct calls only.
     private let probes: ProbeSink?
     private let marker: FtraceMarker?
-    private let platform: (any SignpostSink)?
+    private let platform: (any SignpostSink & AnyObject)?
     /// Names of open async intervals by id: their ends carry only the id.
     private let asyncNames = Mutex<[UInt64: UInt64]>([:])
 
@@ -62,7 +62,7 @@ final class SignpostEmitter: Sendable {
             probes = ProbeSink()
         }
         let marker = signposts.contains(.ftraceMarker) ? try FtraceMarker(path: configuration.ftraceMarkerPath) : nil
-        var platform: (any SignpostSink)? = nil
+        var platform: (any SignpostSink & AnyObject)? = nil
         #if canImport(os)
         if signposts.contains(.osSignposts), #available(macOS 12, iOS 15, tvOS 15, watchOS 8, *) {
             platform = OSSignpostSink()
@@ -72,7 +72,7 @@ final class SignpostEmitter: Sendable {
         return SignpostEmitter(probes: probes, marker: marker, platform: platform)
     }
 
-    private init(probes: ProbeSink?, marker: FtraceMarker?, platform: (any SignpostSink)?) {
+    private init(probes: ProbeSink?, marker: FtraceMarker?, platform: (any SignpostSink & AnyObject)?) {
         self.probes = probes
         self.marker = marker
         self.platform = platform

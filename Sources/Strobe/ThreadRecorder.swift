@@ -29,20 +29,21 @@ final class ThreadRecorder: @unchecked Sendable {
 
     let shared = Mutex(Shared())
 
-    // Owner-only state: touched by the owning thread alone.
+    // Owner-only state: touched by the owning thread alone, so accesses can
+    // never overlap and go without dynamic exclusivity checks.
     /// Nesting levels whose begin was discarded (their ends are discarded too).
-    private var discardedLevels = NestingLevels()
+    @exclusivity(unchecked) private var discardedLevels = NestingLevels()
     /// Nesting levels from 64 on whose begin captured rusage (the first 64
     /// are bits of the cursor's `rusage_levels`).
-    private var deepResourceUsageLevels: Set<Int64> = []
+    @exclusivity(unchecked) private var deepResourceUsageLevels: Set<Int64> = []
     /// Events discarded since the last record that made it into the buffer.
-    private var pendingDiscards: UInt64 = 0
+    @exclusivity(unchecked) private var pendingDiscards: UInt64 = 0
     /// The drain count at the last failed attempt to get memory.
-    private var drainsAtLastFailure: UInt64 = .max
-    private var settings = RecorderSettings()
+    @exclusivity(unchecked) private var drainsAtLastFailure: UInt64 = .max
+    @exclusivity(unchecked) private var settings = RecorderSettings()
     /// Names of the open intervals, innermost last, kept only while the
     /// session has signposts: their ends announce the name again.
-    private var signpostNames: [UInt64] = []
+    @exclusivity(unchecked) private var signpostNames: [UInt64] = []
 
     private init() {
         // A cache line (two, for adjacent-line prefetch) of its own, so that
