@@ -4,7 +4,7 @@
 SWIFT ?= swift
 RELEASE_FLAGS = -c release
 
-.PHONY: setup demo test bench proto proto-check build clean
+.PHONY: setup demo test bench example-server proto proto-check build clean
 
 setup:
 	@bash scripts/setup.sh
@@ -28,8 +28,16 @@ bench: setup
 	$(SWIFT) build $(RELEASE_FLAGS) --product StrobeBenchmarks
 	.build/release/StrobeBenchmarks
 
+# A Hummingbird server and an AsyncHTTPClient client recording into one trace
+# through StrobeTracing; the program checks its own trace. A package of its
+# own, so Hummingbird stays out of the core build.
+EXAMPLE_SERVER_FLAGS ?=
+example-server: setup
+	cd Examples/ServerTracing && $(SWIFT) build $(EXAMPLE_SERVER_FLAGS)
+	cd Examples/ServerTracing && $(SWIFT) run --skip-build $(EXAMPLE_SERVER_FLAGS) ServerTracing
+
 proto:
 	bash scripts/generate-protos.sh
 
 clean:
-	rm -rf .build .strobe out
+	rm -rf .build .strobe out Examples/ServerTracing/.build

@@ -11,11 +11,13 @@ let package = Package(
         .library(name: "StrobeStatistics", targets: ["StrobeStatistics"]),
         .library(name: "StrobeDiff", targets: ["StrobeDiff"]),
         .library(name: "StrobeMetrics", targets: ["StrobeMetrics"]),
+        .library(name: "StrobeTracing", targets: ["StrobeTracing"]),
         .executable(name: "strobe", targets: ["StrobeCLI"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
         .package(url: "https://github.com/apple/swift-metrics", from: "2.4.0"),
+        .package(url: "https://github.com/apple/swift-distributed-tracing", from: "1.7.3"),
     ],
     targets: [
         // MARK: C foundations
@@ -42,6 +44,10 @@ let package = Package(
         .target(
             name: "StrobeMetrics",
             dependencies: ["Strobe", .product(name: "CoreMetrics", package: "swift-metrics")]
+        ),
+        .target(
+            name: "StrobeTracing",
+            dependencies: ["Strobe", .product(name: "Tracing", package: "swift-distributed-tracing")]
         ),
 
         // MARK: Analysis
@@ -73,8 +79,9 @@ let package = Package(
         .executableTarget(
             name: "StrobeBenchmarks",
             dependencies: [
-                "Strobe", "StrobeReader", "StrobeDiff", "StrobeMetrics", "StrobeProtos", "CProtobufC", "CStrobe",
-                "CMallocCounter", .product(name: "CoreMetrics", package: "swift-metrics"),
+                "Strobe", "StrobeReader", "StrobeDiff", "StrobeMetrics", "StrobeTracing", "StrobeProtos", "CProtobufC",
+                "CStrobe", "CMallocCounter", .product(name: "CoreMetrics", package: "swift-metrics"),
+                .product(name: "Tracing", package: "swift-distributed-tracing"),
             ]
         ),
 
@@ -96,6 +103,12 @@ let package = Package(
         .testTarget(
             name: "StrobeMetricsTests",
             dependencies: ["StrobeMetrics", "Strobe", "StrobeReader", .product(name: "CoreMetrics", package: "swift-metrics")]
+        ),
+        .testTarget(
+            name: "StrobeTracingTests",
+            dependencies: [
+                "StrobeTracing", "Strobe", "StrobeReader", .product(name: "Tracing", package: "swift-distributed-tracing"),
+            ]
         ),
         .testTarget(name: "StrobeReaderTests", dependencies: ["Strobe", "StrobeReader"]),
         .testTarget(name: "StrobeStatisticsTests", dependencies: ["StrobeStatistics", "StrobeDiff", "StrobePerf"]),

@@ -8,7 +8,8 @@ import CStrobe
 /// says which attachments follow the fixed part, in this order:
 /// rusage (6 words), outgoing flow (1), terminating flow (1), arguments
 /// (1 length word + that many words). Counter kinds use the high nibble for the
-/// counter's unit instead.
+/// counter's unit instead. An async end may carry flows and arguments too:
+/// attributes of a span are often known only when it ends.
 @usableFromInline
 enum RecordLayout {
     @usableFromInline static let timestampMask: UInt64 = (1 << 56) - 1
@@ -24,6 +25,9 @@ enum RecordLayout {
     /// Written before the first record after a run of discarded events; the
     /// payload word holds how many were discarded.
     @usableFromInline static let dropMarker: UInt64 = 8
+    /// An async begin nested under another async interval: the fixed part
+    /// adds the parent's identifier after the interval's own.
+    @usableFromInline static let asyncBeginChild: UInt64 = 9
 
     // Attachment flags (high nibble) for begin, end, instant and async kinds.
     @usableFromInline static let withResourceUsage: UInt64 = 0x10
@@ -62,6 +66,7 @@ enum RecordLayout {
         case begin, instant, asyncEnd, dropMarker: return 2
         case end: return 1
         case counterInt, counterDouble, asyncBegin: return 3
+        case asyncBeginChild: return 4
         default: return 0
         }
     }

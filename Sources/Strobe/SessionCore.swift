@@ -80,7 +80,9 @@ final class SessionCore: @unchecked Sendable {
         calibration = ClockCalibration()
 
         var state = WriterState()
-        state.encoder = TraceEncoder(processID: Int32(truncatingIfNeeded: cstrobe_process_id()), processName: Self.processName())
+        state.encoder = TraceEncoder(
+            processID: Int32(truncatingIfNeeded: cstrobe_process_id()), processName: Self.processName(),
+            firstIdentifier: Trace.identifiers.load(ordering: .relaxed))
         if let path = configuration.outputPath, configuration.whenBufferFull == .discardNewest {
             state.file = try TraceFile(creating: path)
         }
@@ -258,6 +260,7 @@ final class SessionCore: @unchecked Sendable {
         let points = calibration.snapshot()
         let encoder = TraceEncoder(processID: Int32(truncatingIfNeeded: cstrobe_process_id()), processName: Self.processName())
         encoder.updateCalibration(points)
+        encoder.noteAsyncBegins(in: harvests.map(\.1))
         let now = TimestampConverter(points: points).lastBoottime
         for (recorder, harvest) in harvests {
             encoder.encode(harvest, of: recorder, now: now)

@@ -233,6 +233,32 @@ public enum Trace {
         return recordAsyncBegin(name, arguments: arguments)
     }
 
+    /// Opens an interval that may end on another thread, nested under
+    /// `parent`, with flows and arguments whose keys are known at run time.
+    ///
+    /// The interval gets an async track of its own. With a `parent` that was
+    /// recorded in this session, that track is nested under the parent's, so
+    /// the viewer shows the intervals as a tree even when siblings overlap.
+    ///
+    /// - Parameters:
+    ///   - name: The interval's name.
+    ///   - parent: The interval this one belongs under; nil for none.
+    ///   - flow: Starts or continues a flow at this interval.
+    ///   - terminatingFlow: Ends a flow at this interval.
+    ///   - arguments: Values shown with the interval.
+    @inlinable
+    public static func beginAsync(
+        _ name: Name,
+        parent: AsyncInterval?,
+        flow: Flow? = nil,
+        terminatingFlow: Flow? = nil,
+        arguments: [Argument] = []
+    ) -> AsyncInterval {
+        guard cstrobe_load_generation() != 0 else { return AsyncInterval(id: 0) }
+        return recordAsyncBegin(
+            name, parent: parent?.id ?? 0, flow: flow, terminatingFlow: terminatingFlow, arguments: arguments)
+    }
+
     // MARK: Instants and counters
 
     /// Marks a moment on the calling thread.
@@ -249,6 +275,14 @@ public enum Trace {
     public static func instant(
         _ name: Name, arguments: KeyValuePairs<StaticString, ArgumentValue> = [:]
     ) {
+        guard cstrobe_load_generation() != 0 else { return }
+        recordInstant(name, arguments: arguments)
+    }
+
+    /// Marks a moment on the calling thread, with arguments whose keys are
+    /// known at run time.
+    @inlinable
+    public static func instant(_ name: Name, arguments: [Argument]) {
         guard cstrobe_load_generation() != 0 else { return }
         recordInstant(name, arguments: arguments)
     }

@@ -22,6 +22,31 @@ extension Trace {
     }
 }
 
+extension Trace {
+    /// An argument whose key is known only at run time, such as an attribute
+    /// of a span.
+    ///
+    /// ```swift
+    /// let key = Trace.Name("http.status_code")
+    /// interval.end(arguments: [Trace.Argument(key, .int(200))])
+    /// ```
+    ///
+    /// The key is a ``Name``: built from a `String`, it is interned once;
+    /// keep it to avoid interning again.
+    public struct Argument: Sendable, Hashable {
+        /// The argument's key.
+        public var name: Name
+        /// The argument's value.
+        public var value: ArgumentValue
+
+        /// An argument named `name`.
+        public init(_ name: Name, _ value: ArgumentValue) {
+            self.name = name
+            self.value = value
+        }
+    }
+}
+
 extension Trace.ArgumentValue: ExpressibleByIntegerLiteral {
     /// An integer argument from a literal.
     public init(integerLiteral value: Int64) { self = .int(value) }
@@ -67,16 +92,26 @@ enum ArgumentEncoding {
     /// Words needed to store `arguments`.
     static func words(for arguments: KeyValuePairs<StaticString, Trace.ArgumentValue>) -> Int {
         var total = 0
-        for (_, value) in arguments {
-            total += 2
-            switch value {
-            case .string(let text):
-                total += (min(text.utf8.count, Trace.ArgumentValue.maximumStringLength) + 7) / 8
-            default:
-                total += 1
-            }
-        }
+        for (_, value) in arguments { total += words(for: value) }
         return total
+    }
+
+    /// Words needed to store `arguments`.
+    static func words(for arguments: [Trace.Argument]) -> Int {
+        var total = 0
+        for argument in arguments { total += words(for: argument.value) }
+        return total
+    }
+
+    /// Words of one argument: key, tag and payload.
+    @inline(__always)
+    private static func words(for value: Trace.ArgumentValue) -> Int {
+        switch value {
+        case .string(let text):
+            return 2 + (min(text.utf8.count, Trace.ArgumentValue.maximumStringLength) + 7) / 8
+        default:
+            return 3
+        }
     }
 
     /// Writes `arguments` at `destination`; returns the words written.
@@ -86,33 +121,47 @@ enum ArgumentEncoding {
     ) -> Int {
         var offset = 0
         for (key, value) in arguments {
-            destination[offset] = Trace.Name(key).word
-            switch value {
-            case .int(let number):
-                destination[offset + 1] = intTag
-                destination[offset + 2] = UInt64(bitPattern: number)
-                offset += 3
-            case .double(let number):
-                destination[offset + 1] = doubleTag
-                destination[offset + 2] = number.bitPattern
-                offset += 3
-            case .bool(let flag):
-                destination[offset + 1] = boolTag
-                destination[offset + 2] = flag ? 1 : 0
-                offset += 3
-            case .string(let text):
-                var text = text
-                let length = min(text.utf8.count, Trace.ArgumentValue.maximumStringLength)
-                destination[offset + 1] = stringTag | (UInt64(length) << 8)
-                let words = (length + 7) / 8
-                if words > 0 { (destination + offset + 2 + words - 1).pointee = 0 }
-                text.withUTF8 { bytes in
-                    UnsafeMutableRawPointer(destination + offset + 2)
-                        .copyMemory(from: bytes.baseAddress!, byteCount: length)
-                }
-                offset += 2 + words
-            }
+            offset += write(key: Trace.Name(key).word, value: value, to: destination + offset)
         }
         return offset
+    }
+
+    /// Writes `arguments` at `destination`; returns the words written.
+    static func write(_ arguments: [Trace.Argument], to destination: UnsafeMutablePointer<UInt64>) -> Int {
+        var offset = 0
+        for argument in arguments {
+            offset += write(key: argument.name.word, value: argument.value, to: destination + offset)
+        }
+        return offset
+    }
+
+    /// Writes one argument at `destination`; returns the words written.
+    @inline(__always)
+    private static func write(key: UInt64, value: Trace.ArgumentValue, to destination: UnsafeMutablePointer<UInt64>) -> Int {
+        destination[0] = key
+        switch value {
+        case .int(let number):
+            destination[1] = intTag
+            destination[2] = UInt64(bitPattern: number)
+            return 3
+        case .double(let number):
+            destination[1] = doubleTag
+            destination[2] = number.bitPattern
+            return 3
+        case .bool(let flag):
+            destination[1] = boolTag
+            destination[2] = flag ? 1 : 0
+            return 3
+        case .string(let text):
+            var text = text
+            let length = min(text.utf8.count, Trace.ArgumentValue.maximumStringLength)
+            destination[1] = stringTag | (UInt64(length) << 8)
+            let words = (length + 7) / 8
+            if words > 0 { (destination + 2 + words - 1).pointee = 0 }
+            text.withUTF8 { bytes in
+                UnsafeMutableRawPointer(destination + 2).copyMemory(from: bytes.baseAddress!, byteCount: length)
+            }
+            return 2 + words
+        }
     }
 }

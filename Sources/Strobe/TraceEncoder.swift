@@ -34,11 +34,35 @@ final class TraceEncoder: @unchecked Sendable {
     /// The metadata sequence: process descriptor, counters, statistics.
     static let metadataSequenceID: UInt32 = 1
 
-    init(processID: Int32, processName: String) {
+    /// An encoder for a session whose async intervals have identifiers from
+    /// `firstIdentifier` on; their begins all reach this encoder.
+    init(processID: Int32, processName: String, firstIdentifier: UInt64 = 0) {
         self.processID = processID
         self.processName = processName
         processUUID = (1 << 62) | UInt64(UInt32(bitPattern: processID))
         tracks.processUUID = processUUID
+        tracks.firstIdentifier = firstIdentifier
+    }
+
+    /// For a snapshot of rings, where begins may have been overwritten: notes
+    /// which async intervals begin in `harvests`, before encoding them.
+    func noteAsyncBegins(in harvests: [ThreadRecorder.Harvest]) {
+        var begins = Set<UInt64>()
+        func scan(_ base: UnsafeMutablePointer<UInt64>, to end: Int) {
+            var index = 0
+            while index < end {
+                let record = UnsafePointer(base + index)
+                guard let length = RecordLayout.length(of: record, available: end - index) else { return }
+                let event = RecordLayout.kind(of: record[0]) & 0x0F
+                if event == RecordLayout.asyncBegin || event == RecordLayout.asyncBeginChild { begins.insert(record[2]) }
+                index += length
+            }
+        }
+        for harvest in harvests {
+            for chunk in harvest.chunks { scan(chunk.base, to: chunk.usedWords) }
+            if let current = harvest.current { scan(current.base, to: harvest.currentEnd) }
+        }
+        tracks.snapshotBegins = begins
     }
 
     deinit {
@@ -143,6 +167,13 @@ struct SharedTracks {
     var counterTracks: [UInt64: UInt64] = [:]
     var counterTracksByName: [String: UInt64] = [:]
     var asyncTracks: Set<UInt64> = []
+    /// Async intervals whose end was encoded before their begin: they began
+    /// on a thread drained after the one that ended them.
+    var endedEarly: Set<UInt64> = []
+    /// The first async identifier of the session (streaming encoders).
+    var firstIdentifier: UInt64 = 0
+    /// Async intervals that begin in a snapshot (snapshot encoders).
+    var snapshotBegins: Set<UInt64>?
     var nextTrackUUID: UInt64 = 16
     var invalidRecords: UInt64 = 0
     var orphanEnds: UInt64 = 0
@@ -150,6 +181,13 @@ struct SharedTracks {
     /// Async tracks take odd ids, counters and other tracks even ones, so
     /// neither collides and both stay short on the wire.
     static func asyncTrackUUID(_ id: UInt64) -> UInt64 { id &* 2 &+ 1 }
+
+    /// Whether the begin of async interval `id` is, or will be, in this trace.
+    func beginIsInTrace(_ id: UInt64) -> Bool {
+        if asyncTracks.contains(id) { return true }
+        if let snapshotBegins { return snapshotBegins.contains(id) }
+        return id >= firstIdentifier
+    }
 
     mutating func allocateTrackUUID() -> UInt64 {
         let uuid = nextTrackUUID
@@ -297,10 +335,10 @@ struct RecordEncoder {
             encodeInstant(record, kind: kind, timestamp: timestamp)
         case RecordLayout.counterInt, RecordLayout.counterDouble:
             encodeCounter(record, kind: kind, timestamp: timestamp)
-        case RecordLayout.asyncBegin:
+        case RecordLayout.asyncBegin, RecordLayout.asyncBeginChild:
             encodeAsyncBegin(record, kind: kind, timestamp: timestamp)
         case RecordLayout.asyncEnd:
-            encodeAsyncEnd(record, timestamp: timestamp)
+            encodeAsyncEnd(record, kind: kind, timestamp: timestamp)
         default:
             shared.invalidRecords += 1
         }
@@ -511,11 +549,18 @@ struct RecordEncoder {
         let track = SharedTracks.asyncTrackUUID(id)
         var interning = Interning()
         let iid = eventNameIID(record[1], &interning)
-        var offset = 3
+        let isChild = kind & 0x0F == RecordLayout.asyncBeginChild
+        var offset = isChild ? 4 : 3
         let annotations = collectAnnotations(record, kind: kind, offset: &offset, &interning)
-        if shared.asyncTracks.insert(id).inserted {
+        // An interval whose end came first is already closed.
+        let endedEarly = shared.endedEarly.remove(id) != nil
+        if endedEarly || shared.asyncTracks.insert(id).inserted {
+            // Nest under the parent's track only when the parent is described
+            // in this trace; a track under an unknown parent would be lost.
+            var parent = shared.processUUID
+            if isChild, shared.beginIsInTrace(record[3]) { parent = SharedTracks.asyncTrackUUID(record[3]) }
             PacketBuilder.appendTrack(
-                uuid: track, parent: shared.processUUID, kind: .async(name: NameTable.shared.text(of: record[1])),
+                uuid: track, parent: parent, kind: .async(name: NameTable.shared.text(of: record[1])),
                 sequenceID: state.sequenceID, to: &out)
         }
         let packet = beginPacket(timestamp: timestamp)
@@ -529,18 +574,31 @@ struct RecordEncoder {
         endPacket(packet, interning)
     }
 
-    private mutating func encodeAsyncEnd(_ record: UnsafePointer<UInt64>, timestamp: UInt64) {
+    private mutating func encodeAsyncEnd(_ record: UnsafePointer<UInt64>, kind: UInt64, timestamp: UInt64) {
         let id = record[1]
-        guard shared.asyncTracks.remove(id) != nil else {
-            shared.orphanEnds += 1
-            return
+        if shared.asyncTracks.remove(id) == nil {
+            // Its begin is on a thread not encoded yet: write the end now, in
+            // this sequence's time order, and the begin when it comes.
+            guard shared.beginIsInTrace(id) else {
+                shared.orphanEnds += 1
+                return
+            }
+            shared.endedEarly.insert(id)
+        }
+        var interning = Interning()
+        var annotations = Annotations()
+        if kind != RecordLayout.asyncEnd {
+            var offset = 2
+            annotations = collectAnnotations(record, kind: kind, offset: &offset, &interning)
         }
         let packet = beginPacket(timestamp: timestamp)
         let event = out.beginMessage(11)
+        writeArguments(annotations)
         out.appendVarintField(9, 2)
         out.appendVarintField(11, SharedTracks.asyncTrackUUID(id))
+        writeFlows(annotations)
         out.endMessage(event)
-        endPacket(packet)
+        endPacket(packet, interning)
     }
 
     /// Writes per-thread loss as a counter track under the thread, so the

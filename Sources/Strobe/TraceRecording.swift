@@ -74,6 +74,22 @@ extension Trace {
     }
 
     @usableFromInline @inline(never)
+    static func recordInstant(_ name: Name, arguments: [Argument]) {
+        guard let recorder = ThreadRecorder.attached() else { return }
+        let argumentWords = arguments.isEmpty ? 0 : ArgumentEncoding.words(for: arguments)
+        let kind = argumentWords > 0 ? RecordLayout.instant | RecordLayout.withArguments : RecordLayout.instant
+        let timestamp = recorder.timestamp()
+        recorder.append(words: 2 + (argumentWords > 0 ? 1 + argumentWords : 0)) { record in
+            record[0] = RecordLayout.header(kind: kind, timestamp: timestamp)
+            record[1] = name.word
+            if argumentWords > 0 {
+                record[2] = UInt64(argumentWords)
+                _ = ArgumentEncoding.write(arguments, to: record + 3)
+            }
+        }
+    }
+
+    @usableFromInline @inline(never)
     static func recordCounter(_ name: Name, kind: UInt64, bits: UInt64) {
         guard let recorder = ThreadRecorder.attached() else { return }
         recorder.signposts?.counter(name.word, kind: kind, bits: bits)
@@ -95,6 +111,51 @@ extension Trace {
     }
 
     @usableFromInline @inline(never)
+    static func recordAsyncBegin(
+        _ name: Name, parent: UInt64, flow: Flow?, terminatingFlow: Flow?, arguments: [Argument]
+    ) -> AsyncInterval {
+        guard let recorder = ThreadRecorder.attached() else { return AsyncInterval(id: 0) }
+        let id = nextIdentifier()
+        var kind = parent != 0 ? RecordLayout.asyncBeginChild : RecordLayout.asyncBegin
+        let fixed = parent != 0 ? 4 : 3
+        var words = fixed
+        if flow != nil {
+            kind |= RecordLayout.withFlow
+            words += 1
+        }
+        if terminatingFlow != nil {
+            kind |= RecordLayout.withTerminatingFlow
+            words += 1
+        }
+        let argumentWords = arguments.isEmpty ? 0 : ArgumentEncoding.words(for: arguments)
+        if argumentWords > 0 {
+            kind |= RecordLayout.withArguments
+            words += 1 + argumentWords
+        }
+        let timestamp = recorder.timestamp()
+        let recorded = recorder.append(words: words) { record in
+            record[0] = RecordLayout.header(kind: kind, timestamp: timestamp)
+            record[1] = name.word
+            record[2] = id
+            if parent != 0 { record[3] = parent }
+            var offset = fixed
+            if let flow {
+                record[offset] = flow.id
+                offset += 1
+            }
+            if let terminatingFlow {
+                record[offset] = terminatingFlow.id
+                offset += 1
+            }
+            if argumentWords > 0 {
+                record[offset] = UInt64(argumentWords)
+                _ = ArgumentEncoding.write(arguments, to: record + offset + 1)
+            }
+        }
+        return AsyncInterval(id: recorded ? id : 0)
+    }
+
+    @usableFromInline @inline(never)
     static func recordAsyncEnd(id: UInt64) {
         guard let recorder = ThreadRecorder.attached() else { return }
         recorder.signposts?.asyncEnd(id: id)
@@ -103,6 +164,34 @@ extension Trace {
         recorder.append(words: 2, forced: true) { record in
             record[0] = RecordLayout.header(kind: RecordLayout.asyncEnd, timestamp: timestamp)
             record[1] = id
+        }
+    }
+
+    @usableFromInline @inline(never)
+    static func recordAsyncEnd(id: UInt64, arguments: KeyValuePairs<StaticString, ArgumentValue>) {
+        guard !arguments.isEmpty else { return recordAsyncEnd(id: id) }
+        let argumentWords = ArgumentEncoding.words(for: arguments)
+        writeAsyncEnd(id: id, argumentWords: argumentWords) { ArgumentEncoding.write(arguments, to: $0) }
+    }
+
+    @usableFromInline @inline(never)
+    static func recordAsyncEnd(id: UInt64, arguments: [Argument]) {
+        guard !arguments.isEmpty else { return recordAsyncEnd(id: id) }
+        let argumentWords = ArgumentEncoding.words(for: arguments)
+        writeAsyncEnd(id: id, argumentWords: argumentWords) { ArgumentEncoding.write(arguments, to: $0) }
+    }
+
+    private static func writeAsyncEnd(
+        id: UInt64, argumentWords: Int, writeArguments: (UnsafeMutablePointer<UInt64>) -> Int
+    ) {
+        guard let recorder = ThreadRecorder.attached() else { return }
+        let timestamp = recorder.timestamp()
+        // The begin is in the trace, so the end must be too.
+        recorder.append(words: 3 + argumentWords, forced: true) { record in
+            record[0] = RecordLayout.header(kind: RecordLayout.asyncEnd | RecordLayout.withArguments, timestamp: timestamp)
+            record[1] = id
+            record[2] = UInt64(argumentWords)
+            _ = writeArguments(record + 3)
         }
     }
 
@@ -146,6 +235,32 @@ extension Trace {
         public func end() {
             guard id != 0, cstrobe_load_generation() != 0 else { return }
             Trace.recordAsyncEnd(id: id)
+        }
+
+        /// Closes the interval with arguments, on whichever thread runs this.
+        ///
+        /// The arguments join those of the begin; where both name the same
+        /// key, the end's value wins.
+        ///
+        /// ```swift
+        /// let download = Trace.beginAsync("download")
+        /// let bytes = try await fetch()
+        /// download.end(arguments: ["bytes": .int(Int64(bytes.count))])
+        /// ```
+        @inlinable
+        public func end(arguments: KeyValuePairs<StaticString, ArgumentValue>) {
+            guard id != 0, cstrobe_load_generation() != 0 else { return }
+            Trace.recordAsyncEnd(id: id, arguments: arguments)
+        }
+
+        /// Closes the interval with arguments whose keys are known at run
+        /// time, on whichever thread runs this.
+        ///
+        /// See ``end(arguments:)-(KeyValuePairs<StaticString,Trace.ArgumentValue>)``.
+        @inlinable
+        public func end(arguments: [Argument]) {
+            guard id != 0, cstrobe_load_generation() != 0 else { return }
+            Trace.recordAsyncEnd(id: id, arguments: arguments)
         }
     }
 

@@ -5,6 +5,30 @@ import Testing
 /// package, through Tests/python/perfetto_decode.py): an independent reader
 /// that shares no code with Strobe.
 struct OfficialDecoder {
+    /// An argument's value.
+    enum Value: Decodable, Equatable {
+        case string(String)
+        case bool(Bool)
+        case int(Int64)
+        case double(Double)
+        case null
+
+        init(from decoder: any Decoder) throws {
+            let container = try decoder.singleValueContainer()
+            if container.decodeNil() {
+                self = .null
+            } else if let value = try? container.decode(String.self) {
+                self = .string(value)
+            } else if let value = try? container.decode(Bool.self) {
+                self = .bool(value)
+            } else if let value = try? container.decode(Int64.self) {
+                self = .int(value)
+            } else {
+                self = .double(try container.decode(Double.self))
+            }
+        }
+    }
+
     struct Slice: Decodable {
         var track: UInt64
         var name: String
@@ -14,6 +38,7 @@ struct OfficialDecoder {
         var thread_dur: UInt64?
         var flow_ids: [UInt64]
         var terminating_flow_ids: [UInt64]
+        var args: [String: Value]
     }
 
     struct Track: Decodable {

@@ -118,6 +118,59 @@ struct RecordingTests {
         #expect(trace.track(awaited.track)?.kind == "async")
     }
 
+    /// Async intervals that end on a thread drained before the one they
+    /// began on, nested ones and arguments on ends, in a streamed file and in
+    /// a flight-recorder dump.
+    @Test(.enabled(if: OfficialDecoder.isUsable), arguments: [false, true])
+    func asyncEndsWithArgumentsNestAndMayComeBeforeTheirBegins(ring: Bool) throws {
+        let path = temporaryTracePath()
+        let dumpPath = temporaryTracePath("dump")
+        defer {
+            try? FileManager.default.removeItem(atPath: path)
+            try? FileManager.default.removeItem(atPath: dumpPath)
+        }
+        var configuration = Self.configuration(path)
+        if ring { configuration.whenBufferFull = .overwriteOldest }
+        let session = try TraceSession.start(configuration)
+        // This thread records first, so it is drained first: it ends what a
+        // later thread begins.
+        Trace.instant("ender")
+        nonisolated(unsafe) var intervals: [(Trace.AsyncInterval, Trace.AsyncInterval)] = []
+        let starter = Thread {
+            for _ in 0..<20 {
+                let parent = Trace.beginAsync(Trace.Name("parent"), parent: nil, flow: Trace.Flow(id: 99))
+                let child = Trace.beginAsync(
+                    Trace.Name("child"), parent: parent, arguments: [Trace.Argument(Trace.Name("begin key"), .int(1))])
+                intervals.append((parent, child))
+            }
+        }
+        starter.start()
+        while !starter.isFinished { usleep(1000) }
+        for (index, (parent, child)) in intervals.enumerated() {
+            child.end(arguments: [Trace.Argument(Trace.Name("index"), .int(Int64(index))), Trace.Argument(Trace.Name("ok"), .bool(true))])
+            parent.end(arguments: ["label": "done", "ratio": 0.5])
+        }
+        if ring { try session.dump(to: dumpPath) }
+        try session.stop()
+
+        let trace = try OfficialDecoder.decode(ring ? dumpPath : path)
+        #expect(trace.errors.isEmpty)
+        let parents = trace.slices(named: "parent")
+        let children = trace.slices(named: "child")
+        #expect(parents.count == 20 && children.count == 20)
+        #expect(parents.allSatisfy { $0.dur != nil && $0.args["label"] == .string("done") && $0.args["ratio"] == .double(0.5) })
+        #expect(parents.allSatisfy { $0.flow_ids == [99] })
+        #expect(parents.allSatisfy { trace.track($0.track)?.parent != nil && trace.track($0.track)?.pid != nil })
+        let parentTracks = Set(parents.map(\.track))
+        for child in children {
+            #expect(child.dur != nil)
+            #expect(child.args["begin key"] == .int(1))
+            #expect(child.args["ok"] == .bool(true))
+            #expect(trace.track(child.track).map { parentTracks.contains($0.parent ?? 0) } == true)
+        }
+        #expect(Set(children.compactMap { if case .int(let index) = $0.args["index"] { index } else { nil } }).count == 20)
+    }
+
     @Test(.enabled(if: OfficialDecoder.isUsable))
     func countersLandOnNamedTracksWithUnits() throws {
         let path = temporaryTracePath()

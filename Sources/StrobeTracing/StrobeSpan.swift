@@ -1,0 +1,211 @@
+import Strobe
+import Synchronization
+import Tracing
+
+/// A span recorded by ``StrobeTracer``: an interval on an async track of its
+/// own, nested under its parent's.
+///
+/// Its attributes, status, errors and links are written as arguments of the
+/// interval when the span ends:
+/// - each attribute under its own key (arrays as text, `[a, b]`);
+/// - `status` (`ok` or `error`) and `status.message`, after ``setStatus(_:)``;
+/// - `error.type`, `error.message` and `error.count`, after
+///   ``recordError(_:attributes:at:)``, which also marks an instant named
+///   `exception` on the calling thread;
+/// - `link.N.trace_id` and `link.N.span_id` for each link;
+/// - `name`, when the operation was renamed after the start.
+///
+/// The begin carries `trace_id`, `span_id`, `parent_span_id` (when there is
+/// a parent) and `span.kind`. Events added with ``addEvent(_:)`` become
+/// instants on the calling thread, with the span's `span_id`.
+///
+/// A span started while no session records is not recording: it costs
+/// nothing more than its value, and its context is its parent's, so a
+/// context extracted from a request still reaches the requests it causes.
+public struct StrobeSpan: Span {
+    /// The span's context: its parent's, with this span's identity.
+    public let context: InstrumentationContext
+    private let record: SpanRecord?
+
+    init(context: InstrumentationContext, record: SpanRecord?) {
+        self.context = context
+        self.record = record
+    }
+
+    /// The span's identity, when it is recording.
+    public var spanContext: StrobeSpanContext? { record?.identity }
+
+    /// The operation's name; a new name is kept as the argument `name`.
+    public var operationName: String {
+        get { record?.state.withLock { $0.operationName } ?? "" }
+        nonmutating set { record?.update { $0.operationName = newValue } }
+    }
+
+    /// The span's attributes, written as arguments when it ends.
+    public var attributes: SpanAttributes {
+        get { record?.state.withLock { $0.attributes } ?? [:] }
+        nonmutating set { record?.update { $0.attributes = newValue } }
+    }
+
+    /// Whether the span records: a session was running when it started and
+    /// it has not ended.
+    public var isRecording: Bool { record?.state.withLock { !$0.ended } ?? false }
+
+    /// Sets the status, written as the arguments `status` and `status.message`.
+    public func setStatus(_ status: SpanStatus) {
+        record?.update { $0.status = status }
+    }
+
+    /// Marks an instant named after the event on the calling thread, with the
+    /// event's attributes and the span's `span_id`.
+    public func addEvent(_ event: SpanEvent) {
+        guard let record, record.state.withLock({ !$0.ended }) else { return }
+        var arguments = [Trace.Argument(SpanRecord.spanIDKey, .string(record.identity.spanIDString))]
+        SpanRecord.append(event.attributes, to: &arguments)
+        Trace.instant(Trace.Name(event.name), arguments: arguments)
+    }
+
+    /// Records an error: an instant named `exception` on the calling thread
+    /// now, and the arguments `error.type`, `error.message` and `error.count`
+    /// at the end.
+    public func recordError<Instant: TracerInstant>(
+        _ error: any Error, attributes: SpanAttributes, at instant: @autoclosure () -> Instant
+    ) {
+        guard let record else { return }
+        let type = String(reflecting: Swift.type(of: error))
+        let message = String(describing: error)
+        let recorded = record.update { state in
+            state.errorCount += 1
+            state.errorType = type
+            state.errorMessage = message
+        }
+        guard recorded else { return }
+        var arguments = [
+            Trace.Argument(SpanRecord.spanIDKey, .string(record.identity.spanIDString)),
+            Trace.Argument(Trace.Name("error.type"), .string(type)),
+            Trace.Argument(Trace.Name("error.message"), .string(message)),
+        ]
+        SpanRecord.append(attributes, to: &arguments)
+        Trace.instant(Trace.Name("exception"), arguments: arguments)
+    }
+
+    /// Adds a link to another span, written as `link.N.trace_id` and
+    /// `link.N.span_id` when the linked context has a Strobe identity.
+    public func addLink(_ link: SpanLink) {
+        guard let identity = link.context.strobeSpanContext else { return }
+        record?.update { $0.links.append(identity) }
+    }
+
+    /// Ends the span: closes its interval, on whichever thread runs this,
+    /// with the span's attributes, status, errors and links as arguments.
+    ///
+    /// Strobe stamps the end with its own clock; `instant` is not used.
+    public func end<Instant: TracerInstant>(at instant: @autoclosure () -> Instant) {
+        record?.end()
+    }
+}
+
+/// The mutable part of a recording span.
+final class SpanRecord: Sendable {
+    struct State {
+        var operationName: String
+        var attributes: SpanAttributes = [:]
+        var status: SpanStatus?
+        var errorCount = 0
+        var errorType: String?
+        var errorMessage: String?
+        var links: [StrobeSpanContext] = []
+        var ended = false
+    }
+
+    let identity: StrobeSpanContext
+    let interval: Trace.AsyncInterval
+    /// The name the interval began with.
+    let initialName: String
+    let state: Mutex<State>
+
+    init(identity: StrobeSpanContext, interval: Trace.AsyncInterval, operationName: String) {
+        self.identity = identity
+        self.interval = interval
+        initialName = operationName
+        state = Mutex(State(operationName: operationName))
+    }
+
+    /// Applies `change` unless the span has ended; returns whether it did.
+    @discardableResult
+    func update(_ change: (inout State) -> Void) -> Bool {
+        state.withLock { state in
+            guard !state.ended else { return false }
+            change(&state)
+            return true
+        }
+    }
+
+    func end() {
+        guard let state = state.withLock({ state -> State? in
+            guard !state.ended else { return nil }
+            state.ended = true
+            return state
+        }) else { return }
+        var arguments: [Trace.Argument] = []
+        arguments.reserveCapacity(state.attributes.count + 4)
+        Self.append(state.attributes, to: &arguments)
+        if let status = state.status {
+            arguments.append(Trace.Argument(Trace.Name("status"), .string(status.code == .ok ? "ok" : "error")))
+            if let message = status.message {
+                arguments.append(Trace.Argument(Trace.Name("status.message"), .string(message)))
+            }
+        }
+        if state.errorCount > 0 {
+            arguments.append(Trace.Argument(Trace.Name("error.count"), .int(Int64(state.errorCount))))
+            if let type = state.errorType { arguments.append(Trace.Argument(Trace.Name("error.type"), .string(type))) }
+            if let message = state.errorMessage {
+                arguments.append(Trace.Argument(Trace.Name("error.message"), .string(message)))
+            }
+        }
+        for (index, link) in state.links.enumerated() {
+            arguments.append(Trace.Argument(Trace.Name("link.\(index).trace_id"), .string(link.traceID.description)))
+            arguments.append(Trace.Argument(Trace.Name("link.\(index).span_id"), .string(link.spanIDString)))
+        }
+        if state.operationName != initialName {
+            arguments.append(Trace.Argument(Trace.Name("name"), .string(state.operationName)))
+        }
+        interval.end(arguments: arguments)
+    }
+
+    static let traceIDKey = Trace.Name("trace_id")
+    static let spanIDKey = Trace.Name("span_id")
+    static let parentSpanIDKey = Trace.Name("parent_span_id")
+    static let kindKey = Trace.Name("span.kind")
+
+    /// Appends `attributes` as arguments, keys interned once per key.
+    static func append(_ attributes: SpanAttributes, to arguments: inout [Trace.Argument]) {
+        attributes.forEach { key, attribute in
+            arguments.append(Trace.Argument(Trace.Name(key), argumentValue(attribute)))
+        }
+    }
+
+    /// An attribute as an argument value: numbers and Booleans as they are,
+    /// the rest as text.
+    static func argumentValue(_ attribute: SpanAttribute) -> Trace.ArgumentValue {
+        switch attribute {
+        case .int32(let value): return .int(Int64(value))
+        case .int64(let value): return .int(value)
+        case .double(let value): return .double(value)
+        case .bool(let value): return .bool(value)
+        case .string(let value): return .string(value)
+        case .stringConvertible(let value): return .string(value.description)
+        case .int32Array(let values): return .string(list(values))
+        case .int64Array(let values): return .string(list(values))
+        case .doubleArray(let values): return .string(list(values))
+        case .boolArray(let values): return .string(list(values))
+        case .stringArray(let values): return .string(list(values))
+        case .stringConvertibleArray(let values): return .string(list(values.map(\.description)))
+        default: return .string(String(describing: attribute))
+        }
+    }
+
+    private static func list(_ values: [some CustomStringConvertible]) -> String {
+        "[" + values.map(\.description).joined(separator: ", ") + "]"
+    }
+}

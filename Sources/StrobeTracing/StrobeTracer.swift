@@ -1,0 +1,108 @@
+import Strobe
+import Tracing
+
+/// A swift-distributed-tracing backend that records every span into the
+/// running Strobe trace session.
+///
+/// ```swift
+/// InstrumentationSystem.bootstrap(StrobeTracer())
+/// let session = try TraceSession.start(TraceConfiguration(outputPath: "app.pftrace"))
+/// try await withSpan("handle request") { span in
+///     span.attributes["http.route"] = "/photos"
+///     try await handle()
+/// }
+/// try session.stop()
+/// ```
+///
+/// Each span is an interval on an async track of its own, so it may start
+/// and end on different threads; a child's track is nested under its
+/// parent's, so the viewer shows spans as a tree even when siblings overlap.
+/// See ``StrobeSpan`` for how attributes, status, errors and links are
+/// written.
+///
+/// With no session recording, starting a span costs a load and a branch
+/// beyond swift-distributed-tracing's own bookkeeping: the span passes its
+/// parent's context through and records nothing.
+///
+/// ``inject(_:into:using:)`` and ``extract(_:into:using:)`` carry a span's
+/// identity across processes in a W3C `traceparent` header, so a span in
+/// another Strobe process continues the same trace; see
+/// ``StrobeSpanContext`` for joining the two files.
+public struct StrobeTracer: Tracer {
+    /// The span type.
+    public typealias Span = StrobeSpan
+
+    /// The header that carries a span's identity: `traceparent`.
+    public static let traceparentHeader = "traceparent"
+
+    /// A tracer.
+    public init() {}
+
+    /// Starts a span: opens its interval when a session records.
+    ///
+    /// The span continues the trace of the Strobe span in `context`, local or
+    /// extracted from another process, or starts a new trace. Strobe stamps
+    /// the start with its own clock; `instant` is not used.
+    public func startSpan<Instant: TracerInstant>(
+        _ operationName: String,
+        context: @autoclosure () -> InstrumentationContext,
+        ofKind kind: SpanKind,
+        at instant: @autoclosure () -> Instant,
+        function: String,
+        file fileID: String,
+        line: UInt
+    ) -> StrobeSpan {
+        var context = context()
+        guard Trace.isRecording else { return StrobeSpan(context: context, record: nil) }
+        let parent = context[StrobeSpanKey.self]
+        let identity = StrobeSpanContext(
+            traceID: parent?.identity.traceID ?? SpanIdentifiers.nextTraceID(),
+            spanID: SpanIdentifiers.next(),
+            parentSpanID: parent?.identity.spanID,
+            traceFlags: parent?.identity.traceFlags ?? 1)
+        var arguments = [
+            Trace.Argument(SpanRecord.traceIDKey, .string(identity.traceID.description)),
+            Trace.Argument(SpanRecord.spanIDKey, .string(identity.spanIDString)),
+            Trace.Argument(SpanRecord.kindKey, .string(Self.kindName(kind))),
+        ]
+        if let parentID = identity.parentSpanID {
+            arguments.append(Trace.Argument(SpanRecord.parentSpanIDKey, .string(StrobeSpanContext.hex(parentID))))
+        }
+        let interval = Trace.beginAsync(Trace.Name(operationName), parent: parent?.interval, arguments: arguments)
+        context[StrobeSpanKey.self] = StrobeSpanKey.Value(identity: identity, interval: interval)
+        let record = SpanRecord(identity: identity, interval: interval, operationName: operationName)
+        return StrobeSpan(context: context, record: record)
+    }
+
+    /// Nothing to flush: the session's writer writes spans as they end.
+    public func forceFlush() {}
+
+    /// Writes the `traceparent` header of the span in `context`, if any.
+    public func inject<Carrier, Inject: Injector>(
+        _ context: InstrumentationContext, into carrier: inout Carrier, using injector: Inject
+    ) where Inject.Carrier == Carrier {
+        guard let identity = context.strobeSpanContext else { return }
+        injector.inject(identity.traceparent, forKey: Self.traceparentHeader, into: &carrier)
+    }
+
+    /// Reads a `traceparent` header into `context`, as the remote parent of
+    /// the spans started in it.
+    public func extract<Carrier, Extract: Extractor>(
+        _ carrier: Carrier, into context: inout InstrumentationContext, using extractor: Extract
+    ) where Extract.Carrier == Carrier {
+        guard let value = extractor.extract(key: Self.traceparentHeader, from: carrier),
+            let identity = StrobeSpanContext(traceparent: value)
+        else { return }
+        context.strobeSpanContext = identity
+    }
+
+    static func kindName(_ kind: SpanKind) -> String {
+        switch kind {
+        case .server: return "server"
+        case .client: return "client"
+        case .producer: return "producer"
+        case .consumer: return "consumer"
+        case .internal: return "internal"
+        }
+    }
+}

@@ -1,0 +1,371 @@
+import Foundation
+import Strobe
+import StrobeReader
+import StrobeTracing
+import Testing
+import Tracing
+
+/// The tracing system is process-wide and set once: every test goes through
+/// this.
+private let bootstrapped: Void = InstrumentationSystem.bootstrap(StrobeTracer())
+
+private enum LookupError: Error, CustomStringConvertible {
+    case missing(String)
+    var description: String {
+        switch self {
+        case .missing(let key): return "no row for \(key)"
+        }
+    }
+}
+
+/// A header dictionary, as an HTTP library would carry it.
+private struct Headers: Injector, Extractor {
+    func inject(_ value: String, forKey key: String, into carrier: inout [String: String]) { carrier[key] = value }
+    func extract(key: String, from carrier: [String: String]) -> String? { carrier[key] }
+}
+
+@Suite(.serialized)
+struct StrobeTracingTests {
+    static func path(_ name: String = #function) -> String {
+        let safe = name.filter { $0.isLetter || $0.isNumber }
+        return NSTemporaryDirectory() + "strobe-tracing-\(getpid())-\(safe)-\(UInt32.random(in: 0...UInt32.max)).pftrace"
+    }
+
+    static func record(_ path: String, _ body: () async throws -> Void) async throws -> ParsedTrace {
+        _ = bootstrapped
+        var configuration = TraceConfiguration(outputPath: path)
+        configuration.processSamplingInterval = 0
+        let session = try TraceSession.start(configuration)
+        do {
+            try await body()
+        } catch {
+            try? session.stop()
+            throw error
+        }
+        try session.stop()
+        return try TraceReader.read(contentsOf: path)
+    }
+
+    static func string(_ interval: Interval, _ key: String) -> String? {
+        if case .string(let value)? = interval.arguments[key] { return value }
+        return nil
+    }
+
+    // MARK: Intervals, nesting and arguments
+
+    @Test func spansNestAndCarryTheirAttributesStatusAndErrors() async throws {
+        let path = Self.path()
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        let trace = try await Self.record(path) {
+            withSpan("GET /photos", ofKind: .server) { span in
+                span.attributes["http.method"] = "GET"
+                span.attributes["http.status_code"] = 503
+                span.attributes["cache.hit_ratio"] = 0.25
+                span.attributes["retry"] = true
+                span.attributes["tags"] = ["a", "b"]
+                withSpan("db.query") { query in
+                    query.attributes["db.rows"] = 12
+                }
+                withSpan("render") { _ in }
+                span.recordError(PhotoError.unavailable(shard: 3))
+                span.setStatus(SpanStatus(code: .error, message: "shard down"))
+            }
+        }
+        #expect(trace.loss.unmatchedEnds == 0)
+        let request = try #require(trace.intervals(named: "GET /photos").first)
+        let query = try #require(trace.intervals(named: "db.query").first)
+        let render = try #require(trace.intervals(named: "render").first)
+        for interval in [request, query, render] {
+            #expect(interval.isAsync)
+            #expect(interval.duration != nil)
+        }
+        // Children nest under the parent, in time and in the track tree.
+        #expect(trace.tracks[query.track]?.parent == request.track)
+        #expect(trace.tracks[render.track]?.parent == request.track)
+        #expect(trace.tracks[request.track]?.kind == .async)
+        #expect(trace.tracks[request.track]?.parent != nil)
+        #expect(trace.tracks[request.track]?.pid == trace.process?.pid)
+        #expect(query.start >= request.start && query.end! <= request.end!)
+        #expect(render.start >= query.end!)
+
+        // Identity: one trace, children point at the parent.
+        let traceID = try #require(Self.string(request, "trace_id"))
+        #expect(traceID.count == 32)
+        #expect(Self.string(query, "trace_id") == traceID)
+        #expect(Self.string(render, "trace_id") == traceID)
+        #expect(Self.string(request, "parent_span_id") == nil)
+        #expect(Self.string(query, "parent_span_id") == Self.string(request, "span_id"))
+        #expect(Self.string(render, "parent_span_id") == Self.string(request, "span_id"))
+        #expect(Self.string(query, "span_id") != Self.string(render, "span_id"))
+        #expect(Self.string(request, "span.kind") == "server")
+        #expect(Self.string(query, "span.kind") == "internal")
+
+        // Attributes, set after the start, arrive with the end.
+        #expect(request.arguments["http.method"] == .string("GET"))
+        #expect(request.arguments["http.status_code"] == .int(503))
+        #expect(request.arguments["cache.hit_ratio"] == .double(0.25))
+        #expect(request.arguments["retry"] == .bool(true))
+        #expect(request.arguments["tags"] == .string("[a, b]"))
+        #expect(query.arguments["db.rows"] == .int(12))
+        #expect(render.arguments["db.rows"] == nil)
+
+        // Status and errors.
+        #expect(request.arguments["status"] == .string("error"))
+        #expect(request.arguments["status.message"] == .string("shard down"))
+        #expect(request.arguments["error.count"] == .int(1))
+        #expect(Self.string(request, "error.type")?.hasSuffix("PhotoError") == true)
+        #expect(request.arguments["error.message"] == .string("unavailable(shard: 3)"))
+        let exception = try #require(trace.instants.first { $0.name == "exception" })
+        #expect(exception.arguments["span_id"] == request.arguments["span_id"])
+        #expect(exception.arguments["error.message"] == .string("unavailable(shard: 3)"))
+        #expect(exception.time >= request.start && exception.time <= request.end!)
+        #expect(query.arguments["status"] == nil)
+    }
+
+    @Test func eventsLinksAndRenamesAreRecorded() async throws {
+        let path = Self.path()
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        let trace = try await Self.record(path) {
+            let earlier = InstrumentationSystem.tracer.startSpan("enqueue")
+            earlier.end()
+            withSpan("dequeue") { span in
+                span.addLink(SpanLink(context: earlier.context, attributes: [:]))
+                span.addEvent(SpanEvent(name: "cache miss", attributes: ["key": "photo-7"]))
+                span.operationName = "dequeue photo"
+            }
+        }
+        let enqueue = try #require(trace.intervals(named: "enqueue").first)
+        let dequeue = try #require(trace.intervals(named: "dequeue").first)
+        #expect(dequeue.arguments["link.0.span_id"] == enqueue.arguments["span_id"])
+        #expect(dequeue.arguments["link.0.trace_id"] == enqueue.arguments["trace_id"])
+        #expect(dequeue.arguments["name"] == .string("dequeue photo"))
+        #expect(enqueue.arguments["name"] == nil)
+        let event = try #require(trace.instants.first { $0.name == "cache miss" })
+        #expect(event.arguments["key"] == .string("photo-7"))
+        #expect(event.arguments["span_id"] == dequeue.arguments["span_id"])
+    }
+
+    // MARK: Threads
+
+    @Test func spansEndOnOtherThreadsAndOverlappingSiblingsStayApart() async throws {
+        let path = Self.path()
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        let count = 40
+        nonisolated(unsafe) var beginThreads: [UInt64] = []
+        nonisolated(unsafe) var endThreads: [UInt64] = []
+        let trace = try await Self.record(path) {
+            // The ending thread records first, so the writer drains it before
+            // the thread that begins the spans: ends reach it before begins.
+            let queue = SpanQueue()
+            let ender = Thread {
+                Trace.instant("ender ready")
+                while let span = queue.take() {
+                    endThreads.append(Thread.currentID)
+                    span.end()
+                }
+            }
+            ender.start()
+            while !queue.isReady { usleep(100) }
+            let starter = Thread {
+                for index in 0..<count {
+                    let span = InstrumentationSystem.tracer.startSpan("hop \(index)", context: .topLevel)
+                    span.attributes["index"] = index
+                    beginThreads.append(Thread.currentID)
+                    queue.put(span)
+                }
+                queue.close()
+            }
+            starter.start()
+            while !ender.isFinished { usleep(1000) }
+
+            // Overlapping children of one parent, in a task group.
+            try await withSpan("fan out") { _ in
+                try await withThrowingTaskGroup(of: Void.self) { group in
+                    for index in 0..<4 {
+                        group.addTask {
+                            try await withSpan("part \(index)") { _ in
+                                try await Task.sleep(nanoseconds: 20_000_000)
+                            }
+                        }
+                    }
+                    try await group.waitForAll()
+                }
+            }
+        }
+        #expect(zip(beginThreads, endThreads).allSatisfy { $0 != $1 })
+        #expect(trace.loss.unmatchedEnds == 0)
+        for index in 0..<count {
+            let hop = try #require(trace.intervals(named: "hop \(index)").first)
+            #expect(hop.isAsync && hop.tid == nil)
+            #expect(hop.duration != nil)
+            #expect(hop.arguments["index"] == .int(Int64(index)))
+        }
+        let parent = try #require(trace.intervals(named: "fan out").first)
+        let parts = (0..<4).compactMap { trace.intervals(named: "part \($0)").first }
+        #expect(parts.count == 4)
+        #expect(Set(parts.map(\.track)).count == 4)
+        for part in parts {
+            #expect(trace.tracks[part.track]?.parent == parent.track)
+            #expect(part.duration.map { $0 >= 20_000_000 } == true)
+            #expect(part.end! <= parent.end!)
+        }
+        // The parts ran at the same time.
+        #expect(parts.map(\.start).max()! < parts.map(\.end!).min()!)
+    }
+
+    // MARK: Propagation
+
+    @Test func injectAndExtractCarryTheTraceAcrossAProcessBoundary() async throws {
+        let path = Self.path()
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        let tracer = StrobeTracer()
+        nonisolated(unsafe) var headers: [String: String] = [:]
+        let trace = try await Self.record(path) {
+            withSpan("client call", ofKind: .client) { span in
+                tracer.inject(span.context, into: &headers, using: Headers())
+            }
+            // The other side of the wire.
+            var context = InstrumentationContext.topLevel
+            tracer.extract(headers, into: &context, using: Headers())
+            let remote = try #require(context.strobeSpanContext)
+            #expect(remote.isRemote)
+            withSpan("server handler", context: context, ofKind: .server) { span in
+                #expect(span.context.strobeSpanContext?.traceID == remote.traceID)
+                #expect(span.context.strobeSpanContext?.parentSpanID == remote.spanID)
+            }
+        }
+        let header = try #require(headers["traceparent"])
+        #expect(header.wholeMatch(of: /00-[0-9a-f]{32}-[0-9a-f]{16}-01/) != nil)
+        let client = try #require(trace.intervals(named: "client call").first)
+        let server = try #require(trace.intervals(named: "server handler").first)
+        #expect(header == "00-\(Self.string(client, "trace_id")!)-\(Self.string(client, "span_id")!)-01")
+        #expect(server.arguments["trace_id"] == client.arguments["trace_id"])
+        #expect(server.arguments["parent_span_id"] == client.arguments["span_id"])
+        #expect(Self.string(server, "span.kind") == "server")
+        // A remote parent has no track here: the server span is a root.
+        #expect(trace.tracks[server.track]?.parent == trace.tracks[client.track]?.parent)
+    }
+
+    @Test func traceparentParsingFollowsTheW3CFormat() throws {
+        let valid = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"
+        let context = try #require(StrobeSpanContext(traceparent: valid))
+        #expect(context.traceID.description == "4bf92f3577b34da6a3ce929d0e0e4736")
+        #expect(context.spanID == 0x00F0_67AA_0BA9_02B7)
+        #expect(context.traceFlags == 1)
+        #expect(context.isRemote)
+        #expect(context.traceparent == valid)
+        #expect(StrobeSpanContext(traceparent: "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-00")?.traceFlags == 0)
+        // A later version may append fields.
+        #expect(StrobeSpanContext(traceparent: "01-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01-extra") != nil)
+        for invalid in [
+            "",
+            "00-4BF92F3577B34DA6A3CE929D0E0E4736-00f067aa0ba902b7-01",  // uppercase
+            "00-00000000000000000000000000000000-00f067aa0ba902b7-01",  // zero trace id
+            "00-4bf92f3577b34da6a3ce929d0e0e4736-0000000000000000-01",  // zero span id
+            "ff-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01",  // forbidden version
+            "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01-x",  // version 00 is four fields
+            "00-4bf92f3577b34da6a3ce929d0e0e473-600f067aa0ba902b7-01",  // misplaced dash
+        ] {
+            #expect(StrobeSpanContext(traceparent: invalid) == nil, "\(invalid)")
+        }
+        #expect(StrobeSpanContext.hex(0xAB) == "00000000000000ab")
+    }
+
+    @Test func withoutASessionSpansRecordNothingAndPassTheirParentThrough() throws {
+        _ = bootstrapped
+        #expect(!Trace.isRecording)
+        let tracer = StrobeTracer()
+        var context = InstrumentationContext.topLevel
+        let incoming = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"
+        tracer.extract(["traceparent": incoming], into: &context, using: Headers())
+        withSpan("idle", context: context) { span in
+            #expect(!span.isRecording)
+            span.attributes["ignored"] = 1
+            #expect(span.attributes.isEmpty)
+            var outgoing: [String: String] = [:]
+            tracer.inject(span.context, into: &outgoing, using: Headers())
+            #expect(outgoing["traceparent"] == incoming)
+        }
+        var none: [String: String] = [:]
+        withSpan("root") { span in tracer.inject(span.context, into: &none, using: Headers()) }
+        #expect(none.isEmpty)
+    }
+
+    // MARK: The official schema
+
+    @Test(.enabled(if: OfficialDecoder.isUsable))
+    func perfettoSeesTheSameSpansTreeAndArguments() async throws {
+        let path = Self.path()
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        _ = try await Self.record(path) {
+            try await withSpan("request", ofKind: .server) { span in
+                span.attributes["http.route"] = "/photos/:id"
+                try await withSpan("load") { load in
+                    try await Task.sleep(nanoseconds: 2_000_000)
+                    load.attributes["bytes"] = 2048
+                }
+                span.setStatus(SpanStatus(code: .ok))
+            }
+        }
+        let decoded = try OfficialDecoder.decode(path)
+        #expect(decoded.errors.isEmpty)
+        let request = try #require(decoded.slices(named: "request").first)
+        let load = try #require(decoded.slices(named: "load").first)
+        #expect(request.dur != nil && load.dur != nil)
+        #expect(decoded.track(request.track)?.kind == "async")
+        #expect(decoded.track(load.track)?.parent == request.track)
+        #expect(decoded.track(request.track)?.pid != nil)
+        #expect(decoded.track(load.track)?.pid == decoded.track(request.track)?.pid)
+        // End arguments are merged into the slice, as the trace processor does.
+        #expect(request.args["http.route"] == .string("/photos/:id"))
+        #expect(request.args["status"] == .string("ok"))
+        #expect(load.args["bytes"] == .int(2048))
+        #expect(load.args["parent_span_id"] == request.args["span_id"])
+        #expect(load.args["trace_id"] == request.args["trace_id"])
+    }
+}
+
+private enum PhotoError: Error {
+    case unavailable(shard: Int)
+}
+
+extension Thread {
+    /// The id of the calling thread.
+    static var currentID: UInt64 { UInt64(pthread_self()) }
+}
+
+/// Hands spans from one thread to another.
+private final class SpanQueue: @unchecked Sendable {
+    private let condition = NSCondition()
+    private var spans: [any Span] = []
+    private var closed = false
+    private var ready = false
+
+    var isReady: Bool {
+        condition.lock()
+        defer { condition.unlock() }
+        return ready
+    }
+
+    func put(_ span: any Span) {
+        condition.lock()
+        spans.append(span)
+        condition.signal()
+        condition.unlock()
+    }
+
+    func close() {
+        condition.lock()
+        closed = true
+        condition.signal()
+        condition.unlock()
+    }
+
+    func take() -> (any Span)? {
+        condition.lock()
+        defer { condition.unlock() }
+        ready = true
+        while spans.isEmpty && !closed { condition.wait() }
+        return spans.isEmpty ? nil : spans.removeFirst()
+    }
+}
