@@ -70,22 +70,19 @@ extension Trace {
     static func recordInstant(_ name: Name, arguments: KeyValuePairs<StaticString, ArgumentValue>) {
         guard let recorder = ThreadRecorder.attached() else { return }
         recorder.signposts?.instant(name.word)
-        writeEvent(recorder, kind: RecordLayout.instant, name: name.word, id: nil, arguments: arguments)
+        let argumentWords = arguments.isEmpty ? 0 : ArgumentEncoding.words(for: arguments)
+        writeEvent(recorder, kind: RecordLayout.instant, name: name.word, id: nil, argumentWords: argumentWords) {
+            ArgumentEncoding.write(arguments, to: $0)
+        }
     }
 
     @usableFromInline @inline(never)
     static func recordInstant(_ name: Name, arguments: [Argument]) {
         guard let recorder = ThreadRecorder.attached() else { return }
+        recorder.signposts?.instant(name.word)
         let argumentWords = arguments.isEmpty ? 0 : ArgumentEncoding.words(for: arguments)
-        let kind = argumentWords > 0 ? RecordLayout.instant | RecordLayout.withArguments : RecordLayout.instant
-        let timestamp = recorder.timestamp()
-        recorder.append(words: 2 + (argumentWords > 0 ? 1 + argumentWords : 0)) { record in
-            record[0] = RecordLayout.header(kind: kind, timestamp: timestamp)
-            record[1] = name.word
-            if argumentWords > 0 {
-                record[2] = UInt64(argumentWords)
-                _ = ArgumentEncoding.write(arguments, to: record + 3)
-            }
+        writeEvent(recorder, kind: RecordLayout.instant, name: name.word, id: nil, argumentWords: argumentWords) {
+            ArgumentEncoding.write(arguments, to: $0)
         }
     }
 
@@ -105,7 +102,10 @@ extension Trace {
     static func recordAsyncBegin(_ name: Name, arguments: KeyValuePairs<StaticString, ArgumentValue>) -> AsyncInterval {
         guard let recorder = ThreadRecorder.attached() else { return AsyncInterval(id: 0) }
         let id = nextIdentifier()
-        let recorded = writeEvent(recorder, kind: RecordLayout.asyncBegin, name: name.word, id: id, arguments: arguments)
+        let argumentWords = arguments.isEmpty ? 0 : ArgumentEncoding.words(for: arguments)
+        let recorded = writeEvent(recorder, kind: RecordLayout.asyncBegin, name: name.word, id: id, argumentWords: argumentWords) {
+            ArgumentEncoding.write(arguments, to: $0)
+        }
         if recorded { recorder.signposts?.asyncBegin(name.word, id: id) }
         return AsyncInterval(id: recorded ? id : 0)
     }
@@ -152,6 +152,7 @@ extension Trace {
                 _ = ArgumentEncoding.write(arguments, to: record + offset + 1)
             }
         }
+        if recorded { recorder.signposts?.asyncBegin(name.word, id: id) }
         return AsyncInterval(id: recorded ? id : 0)
     }
 
@@ -185,6 +186,7 @@ extension Trace {
         id: UInt64, argumentWords: Int, writeArguments: (UnsafeMutablePointer<UInt64>) -> Int
     ) {
         guard let recorder = ThreadRecorder.attached() else { return }
+        recorder.signposts?.asyncEnd(id: id)
         let timestamp = recorder.timestamp()
         // The begin is in the trace, so the end must be too.
         recorder.append(words: 3 + argumentWords, forced: true) { record in
@@ -195,15 +197,17 @@ extension Trace {
         }
     }
 
+    /// Appends an instant or async begin: header, name, the id when there is
+    /// one, then `argumentWords` words of arguments written by `writeArguments`.
     @discardableResult
     private static func writeEvent(
         _ recorder: ThreadRecorder,
         kind: UInt64,
         name: UInt64,
         id: UInt64?,
-        arguments: KeyValuePairs<StaticString, ArgumentValue>
+        argumentWords: Int,
+        writeArguments: (UnsafeMutablePointer<UInt64>) -> Int
     ) -> Bool {
-        let argumentWords = arguments.isEmpty ? 0 : ArgumentEncoding.words(for: arguments)
         let kind = argumentWords > 0 ? kind | RecordLayout.withArguments : kind
         let fixed = id == nil ? 2 : 3
         let words = fixed + (argumentWords > 0 ? 1 + argumentWords : 0)
@@ -214,7 +218,7 @@ extension Trace {
             if let id { record[2] = id }
             if argumentWords > 0 {
                 record[fixed] = UInt64(argumentWords)
-                _ = ArgumentEncoding.write(arguments, to: record + fixed + 1)
+                _ = writeArguments(record + fixed + 1)
             }
         }
     }

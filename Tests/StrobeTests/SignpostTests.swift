@@ -84,6 +84,7 @@ struct SignpostTests {
         configuration.signposts = [.ftraceMarker]
         configuration.ftraceMarkerPath = markerPath
         var asyncID: UInt64 = 0
+        var childID: UInt64 = 0
         _ = try RecordingTests.record(configuration) {
             Trace.begin("outer")
             Trace.counter("queue depth", 7)
@@ -94,6 +95,10 @@ struct SignpostTests {
             }
             let fetch = Trace.beginAsync("fetch")
             asyncID = fetch.id
+            let decode = Trace.beginAsync(Trace.Name("decode"), parent: fetch, arguments: [Trace.Argument(Trace.Name("size"), .int(2))])
+            childID = decode.id
+            decode.end(arguments: ["bytes": .int(3)])
+            Trace.instant(Trace.Name("decoded"), arguments: [Trace.Argument(Trace.Name("ok"), .bool(true))])
             fetch.end()
             Trace.end()
             Trace.end()  // unmatched: announces nothing
@@ -110,13 +115,16 @@ struct SignpostTests {
             "I|\(pid)|tick",
             "E|\(pid)",
             "S|\(pid)|fetch|\(asyncID)",
+            "S|\(pid)|decode|\(childID)",
+            "F|\(pid)|decode|\(childID)",
+            "I|\(pid)|decoded",
             "F|\(pid)|fetch|\(asyncID)",
             "E|\(pid)",
             "",
         ])
         // The trace itself is unchanged by signposts.
         let trace = try TraceReader.read(contentsOf: path)
-        #expect(Set(trace.intervals.map(\.name)) == ["outer", "a|b\nc", "fetch"])
+        #expect(Set(trace.intervals.map(\.name)) == ["outer", "a|b\nc", "fetch", "decode"])
     }
 
     @Test func longNamesAreCutAtACharacterBoundary() throws {
