@@ -29,6 +29,15 @@ enum ReaderBenchmarks {
             let seconds = Double(cstrobe_monotonic_ns() - start) / 1e9
             intervals = trace.intervals.count
             best = max(best, events / seconds)
+            // Intervals are built when accessed: check that samples carry
+            // everything a reader needs.
+            for position in [0, intervals / 2, intervals - 1] where position >= 0 {
+                let interval = trace.intervals[position]
+                precondition(
+                    interval.name == "reader interval" && interval.duration != nil && interval.depth == 0
+                        && interval.tid != nil && interval.start > 0,
+                    "the reader must produce complete intervals")
+            }
         }
         precondition(intervals == pairs, "the reader must see every interval")
         Figure(

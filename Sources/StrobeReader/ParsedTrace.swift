@@ -9,8 +9,9 @@ public struct ParsedTrace: Sendable {
     public var threads: [TraceThread]
     /// Every track the trace describes or uses, by uuid.
     public var tracks: [UInt64: TraceTrack]
-    /// Intervals, sorted by start time.
-    public var intervals: [Interval]
+    /// Intervals, in the order their begins were read (by start time on
+    /// each sequence).
+    public var intervals: IntervalList
     /// Instant events, sorted by time.
     public var instants: [Instant]
     /// Counter tracks with their samples.
@@ -32,7 +33,7 @@ public struct ParsedTrace: Sendable {
     public func thread(_ tid: Int64) -> TraceThread? { threads.first { $0.tid == tid } }
 
     /// Intervals named `name`.
-    public func intervals(named name: String) -> [Interval] { intervals.filter { $0.name == name } }
+    public func intervals(named name: String) -> [Interval] { intervals.filter(named: name) }
 
     /// The counter track named `name`.
     public func counter(named name: String) -> CounterSeries? { counters.first { $0.name == name } }
@@ -184,6 +185,27 @@ public struct Interval: Sendable, Hashable {
                 resourceUsage: resourceUsage, arguments: arguments, flowIDs: flowIDs, terminatingFlowIDs: terminatingFlowIDs)
         }
     }
+
+    /// An interval from the parts ``IntervalList`` keeps, with the stored
+    /// sentinels (`.max`, `.min`) for absent values.
+    @inline(__always)
+    init(
+        name: String, track: UInt64, storedThread: Int64, start: UInt64, storedDuration: UInt64, storedDepth: Int32,
+        storedCPUTime: UInt64, isAsync: Bool, details: IntervalDetails?
+    ) {
+        self.name = name
+        self.track = track
+        self.start = start
+        self.storedDuration = storedDuration
+        self.storedCPUTime = storedCPUTime
+        self.storedThread = storedThread
+        self.storedDepth = storedDepth
+        storedIsAsync = isAsync
+        self.details = details
+    }
+
+    /// The box of rare details, shared rather than copied.
+    var detailsBox: IntervalDetails? { details }
 
     /// The thread that ran it; nil on async tracks.
     public var tid: Int64? {

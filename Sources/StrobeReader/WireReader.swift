@@ -36,6 +36,14 @@ struct WireReader {
         return value
     }
 
+    /// Consumes the next byte when it is `expected`.
+    @inline(__always)
+    mutating func take(_ expected: UInt8) -> Bool {
+        guard position < end, base[position] == expected else { return false }
+        position += 1
+        return true
+    }
+
     /// A length-delimited payload as a byte range.
     @inline(__always)
     mutating func lengthDelimited() -> Range<Int>? {

@@ -198,6 +198,49 @@ struct ReaderTests {
         #expect(ours.loss.droppedPacketMarks == (stats["packets_dropped_marks"] as? Int))
     }
 
+    @Test func intervalListBuildsCompleteIntervals() throws {
+        let path = Self.temporaryPath()
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        try Self.recordVariedTrace(path)
+        let trace = try TraceReader.read(contentsOf: path)
+        let array = Array(trace.intervals)
+        #expect(array.count == trace.intervals.count)
+        let rebuilt = IntervalList(array)
+        #expect(rebuilt == trace.intervals)
+        #expect(rebuilt.hashValue == trace.intervals.hashValue)
+        #expect(Array(rebuilt) == array)
+        for name in Set(array.map(\.name)) {
+            #expect(trace.intervals(named: name) == array.filter { $0.name == name })
+        }
+        #expect(trace.intervals(named: "no such interval").isEmpty)
+        let empty: IntervalList = []
+        #expect(empty.isEmpty && empty == IntervalList())
+        #expect(empty != trace.intervals)
+    }
+
+    @Test func openIntervalsStayOpenAtEveryDepth() throws {
+        let path = Self.temporaryPath()
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        var configuration = TraceConfiguration(outputPath: path)
+        configuration.processSamplingInterval = 0
+        let session = try TraceSession.start(configuration)
+        Trace.begin("a")
+        Trace.begin("b")
+        Trace.end()
+        Trace.begin("c")
+        Trace.begin("d")
+        Trace.begin("e")
+        Trace.end()
+        try session.stop()
+        let trace = try TraceReader.read(contentsOf: path)
+        let byName = Dictionary(trace.intervals.map { ($0.name, $0) }, uniquingKeysWith: { first, _ in first })
+        #expect(byName.count == 5)
+        #expect(["a", "b", "c", "d", "e"].map { byName[$0]?.depth } == [0, 1, 1, 2, 3])
+        #expect(byName["a"]?.duration == nil && byName["c"]?.duration == nil && byName["d"]?.duration == nil)
+        #expect(byName["b"]?.duration != nil && byName["e"]?.duration != nil)
+        #expect(byName["e"]!.start >= byName["d"]!.start)
+    }
+
     @Test func handDecodingAgreesWithProtobufC() throws {
         let path = Self.temporaryPath()
         defer { try? FileManager.default.removeItem(atPath: path) }

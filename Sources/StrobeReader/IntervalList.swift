@@ -1,0 +1,156 @@
+/// The intervals of a trace, in a compact form: a random-access collection
+/// of ``Interval`` values.
+///
+/// A trace holds millions of intervals, so they are not kept as `Interval`
+/// values: each is a 32-byte record with its name and track as indices into
+/// tables shared by all intervals, and its rare details (CPU time,
+/// arguments, flows) in a side table. An `Interval` is built when it is
+/// accessed, which costs a few loads and no allocation.
+///
+/// ```swift
+/// for interval in trace.intervals where interval.duration != nil { print(interval.name) }
+/// let copy = Array(trace.intervals)  // a mutable array of intervals
+/// ```
+public struct IntervalList: RandomAccessCollection, Sendable, Hashable, ExpressibleByArrayLiteral,
+    CustomStringConvertible
+{
+    /// One interval. `duration` is `.max` when the interval never ended.
+    struct Record: Sendable {
+        var start: UInt64
+        var duration: UInt64
+        var name: UInt32
+        var track: UInt32
+        var depth: Int32
+        /// Index plus one into `extras`; 0 when the interval has none.
+        var extra: UInt32
+    }
+
+    /// What intervals on one track share. `tid` is `.min` when there is none.
+    struct Track: Sendable, Hashable {
+        var uuid: UInt64
+        var tid: Int64
+        var isAsync: Bool
+    }
+
+    /// The rare parts of an interval. `cpuTime` is `.max` when not captured.
+    struct Extra: Sendable {
+        var cpuTime: UInt64
+        var details: IntervalDetails?
+    }
+
+    var records: [Record]
+    var names: [String]
+    var tracks: [Track]
+    var extras: [Extra]
+
+    init(records: [Record], names: [String], tracks: [Track], extras: [Extra]) {
+        self.records = records
+        self.names = names
+        self.tracks = tracks
+        self.extras = extras
+    }
+
+    /// An empty list.
+    public init() {
+        self.init(records: [], names: [], tracks: [], extras: [])
+    }
+
+    /// A list holding `intervals`, in order.
+    public init(_ intervals: some Sequence<Interval>) {
+        self.init()
+        var nameIndex: [String: UInt32] = [:]
+        var trackIndex: [Track: UInt32] = [:]
+        for interval in intervals {
+            let name: UInt32
+            if let known = nameIndex[interval.name] {
+                name = known
+            } else {
+                name = UInt32(names.count)
+                names.append(interval.name)
+                nameIndex[interval.name] = name
+            }
+            let key = Track(uuid: interval.track, tid: interval.tid ?? .min, isAsync: interval.isAsync)
+            let track: UInt32
+            if let known = trackIndex[key] {
+                track = known
+            } else {
+                track = UInt32(tracks.count)
+                tracks.append(key)
+                trackIndex[key] = track
+            }
+            var extra: UInt32 = 0
+            if interval.cpuTime != nil || interval.detailsBox != nil {
+                extras.append(Extra(cpuTime: interval.cpuTime ?? .max, details: interval.detailsBox))
+                extra = UInt32(extras.count)
+            }
+            records.append(Record(
+                start: interval.start, duration: interval.duration ?? .max, name: name, track: track,
+                depth: Int32(clamping: interval.depth), extra: extra))
+        }
+    }
+
+    /// A list holding `elements`, in order.
+    public init(arrayLiteral elements: Interval...) {
+        self.init(elements)
+    }
+
+    /// The position of the first interval.
+    public var startIndex: Int { 0 }
+
+    /// The position after the last interval.
+    public var endIndex: Int { records.count }
+
+    /// The number of intervals.
+    public var count: Int { records.count }
+
+    /// The interval at `position`.
+    public subscript(position: Int) -> Interval {
+        interval(at: position)
+    }
+
+    func interval(at position: Int) -> Interval {
+        let record = records[position]
+        let track = tracks[Int(record.track)]
+        var cpuTime = UInt64.max
+        var details: IntervalDetails?
+        if record.extra != 0 {
+            let extra = extras[Int(record.extra) - 1]
+            cpuTime = extra.cpuTime
+            details = extra.details
+        }
+        return Interval(
+            name: names[Int(record.name)], track: track.uuid, storedThread: track.tid, start: record.start,
+            storedDuration: record.duration, storedDepth: record.depth, storedCPUTime: cpuTime,
+            isAsync: track.isAsync, details: details)
+    }
+
+    /// The intervals named `name`, comparing each name of the table once.
+    func filter(named name: String) -> [Interval] {
+        var matches = [Bool](repeating: false, count: names.count)
+        var any = false
+        for (index, candidate) in names.enumerated() where candidate == name {
+            matches[index] = true
+            any = true
+        }
+        guard any else { return [] }
+        var result: [Interval] = []
+        for position in records.indices where matches[Int(records[position].name)] {
+            result.append(interval(at: position))
+        }
+        return result
+    }
+
+    /// The intervals, as an array literal would print them.
+    public var description: String { Array(self).description }
+
+    /// Whether both lists hold equal intervals in the same order.
+    public static func == (lhs: IntervalList, rhs: IntervalList) -> Bool {
+        lhs.count == rhs.count && lhs.elementsEqual(rhs)
+    }
+
+    /// Hashes the intervals in order.
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(count)
+        for interval in self { hasher.combine(interval) }
+    }
+}
