@@ -2,10 +2,10 @@
 /// of ``Interval`` values.
 ///
 /// A trace holds millions of intervals, so they are not kept as `Interval`
-/// values: each is a 32-byte record with its name and track as indices into
-/// tables shared by all intervals, and its rare details (CPU time,
-/// arguments, flows) in a side table. An `Interval` is built when it is
-/// accessed, which costs a few loads and no allocation.
+/// values: each is a 24-byte record with its name and track as indices into
+/// tables shared by all intervals, and its rare parts (CPU time, arguments,
+/// flows, a duration over four seconds) in a side table. An `Interval` is
+/// built when it is accessed, which costs a few loads and no allocation.
 ///
 /// ```swift
 /// for interval in trace.intervals where interval.duration != nil { print(interval.name) }
@@ -14,15 +14,21 @@
 public struct IntervalList: RandomAccessCollection, Sendable, Hashable, ExpressibleByArrayLiteral,
     CustomStringConvertible
 {
-    /// One interval. `duration` is `.max` when the interval never ended.
+    /// One interval.
     struct Record: Sendable {
         var start: UInt64
-        var duration: UInt64
+        /// The duration, `UInt32.max` when the interval never ended; for an
+        /// interval with an extra, the extra's index in `extras`.
+        var duration: UInt32
         var name: UInt32
         var track: UInt32
-        var depth: Int32
-        /// Index plus one into `extras`; 0 when the interval has none.
-        var extra: UInt32
+        /// The depth in the low 31 bits; the top bit is `hasExtraFlag`.
+        var depthAndFlag: UInt32
+
+        static let hasExtraFlag: UInt32 = 1 << 31
+        static let depthMask: UInt32 = hasExtraFlag - 1
+
+        var hasExtra: Bool { depthAndFlag & Self.hasExtraFlag != 0 }
     }
 
     /// What intervals on one track share. `tid` is `.min` when there is none.
@@ -32,8 +38,11 @@ public struct IntervalList: RandomAccessCollection, Sendable, Hashable, Expressi
         var isAsync: Bool
     }
 
-    /// The rare parts of an interval. `cpuTime` is `.max` when not captured.
+    /// The parts of an interval that do not fit its record. `duration` is
+    /// `.max` when the interval never ended, `cpuTime` when not captured.
     struct Extra: Sendable {
+        var duration: UInt64
+        var depth: Int32
         var cpuTime: UInt64
         var details: IntervalDetails?
     }
@@ -78,14 +87,21 @@ public struct IntervalList: RandomAccessCollection, Sendable, Hashable, Expressi
                 tracks.append(key)
                 trackIndex[key] = track
             }
-            var extra: UInt32 = 0
-            if interval.cpuTime != nil || interval.detailsBox != nil {
-                extras.append(Extra(cpuTime: interval.cpuTime ?? .max, details: interval.detailsBox))
-                extra = UInt32(extras.count)
+            let depth = Int32(clamping: interval.depth)
+            let duration = interval.duration ?? .max
+            if interval.cpuTime != nil || interval.detailsBox != nil || depth < 0
+                || duration != .max && duration >= UInt64(UInt32.max)
+            {
+                records.append(Record(
+                    start: interval.start, duration: UInt32(extras.count), name: name, track: track,
+                    depthAndFlag: Record.hasExtraFlag | UInt32(Swift.max(depth, 0))))
+                extras.append(Extra(
+                    duration: duration, depth: depth, cpuTime: interval.cpuTime ?? .max, details: interval.detailsBox))
+            } else {
+                records.append(Record(
+                    start: interval.start, duration: duration == .max ? .max : UInt32(duration), name: name,
+                    track: track, depthAndFlag: UInt32(depth)))
             }
-            records.append(Record(
-                start: interval.start, duration: interval.duration ?? .max, name: name, track: track,
-                depth: Int32(clamping: interval.depth), extra: extra))
         }
     }
 
@@ -111,17 +127,21 @@ public struct IntervalList: RandomAccessCollection, Sendable, Hashable, Expressi
     func interval(at position: Int) -> Interval {
         let record = records[position]
         let track = tracks[Int(record.track)]
+        var duration = record.duration == .max ? UInt64.max : UInt64(record.duration)
+        var depth = Int32(bitPattern: record.depthAndFlag & Record.depthMask)
         var cpuTime = UInt64.max
         var details: IntervalDetails?
-        if record.extra != 0 {
-            let extra = extras[Int(record.extra) - 1]
+        if record.hasExtra {
+            let extra = extras[Int(record.duration)]
+            duration = extra.duration
+            depth = extra.depth
             cpuTime = extra.cpuTime
             details = extra.details
         }
         return Interval(
             name: names[Int(record.name)], track: track.uuid, storedThread: track.tid, start: record.start,
-            storedDuration: record.duration, storedDepth: record.depth, storedCPUTime: cpuTime,
-            isAsync: track.isAsync, details: details)
+            storedDuration: duration, storedDepth: depth, storedCPUTime: cpuTime, isAsync: track.isAsync,
+            details: details)
     }
 
     /// The intervals named `name`, comparing each name of the table once.

@@ -59,13 +59,25 @@ struct TraceBuilder {
     private var currentSequence: UInt32?
     private var globalPairs: [UInt32: [(clock: UInt64, boottime: UInt64)]] = [:]
     private var trackInfo: [UInt64: PacketFields.TrackFields] = [:]
-    /// Intervals in the order of their begins. While an interval is open,
-    /// its `duration` holds the index of the interval open below it on its
-    /// track (or -1), so each track's stack is a list threaded through the
-    /// records.
+    /// The parts of an interval that do not fit its record, while reading.
+    private struct Extra {
+        var duration = UInt64.max
+        var depth: Int32
+        /// The interval open below this one on its track, while it is open.
+        var below: Int
+        var cpuTime: UInt64?
+        var values = IntervalDetails.Values()
+    }
+
+    /// Intervals in the order of their begins. While an interval without an
+    /// extra is open, its `duration` holds the index of the interval open
+    /// below it on its track (`UInt32.max` for none), so each track's stack
+    /// is a list threaded through the records.
     private var records: [IntervalList.Record] = []
-    /// CPU time and details of the intervals that have them.
-    private var extras: [(cpuTime: UInt64?, values: IntervalDetails.Values)] = []
+    private var extras: [Extra] = []
+    /// Record and extra indices fit in 32 bits, below the `UInt32.max` that
+    /// marks none.
+    private static let intervalLimit = Int(UInt32.max) - 1
     /// Interval names, each once; `records` refer to them by index.
     private var names: [String] = [""]
     private var nameIndex: [String: UInt32] = ["": 0]
@@ -135,6 +147,11 @@ struct TraceBuilder {
                 truncation = TraceReadError(
                     file: source, offset: offset,
                     problem: "packet of \(length) bytes (length at byte \(lengthOffset)) runs past the end of the file at byte \(count)")
+                return
+            }
+            guard records.count < Self.intervalLimit else {
+                truncation = TraceReadError(
+                    file: source, offset: offset, problem: "more than \(Self.intervalLimit) intervals; reading stopped")
                 return
             }
             let range = reader.position..<(reader.position + Int(length))
@@ -556,11 +573,12 @@ struct TraceBuilder {
     private mutating func openInterval(track: UInt64, time: UInt64, name: UInt32) -> Int {
         let slot = stackSlot(track)
         let below = tops[slot]
-        let depth = below < 0 ? 0 : records[below].depth &+ 1
+        var depth: UInt32 = 0
+        if below >= 0 { depth = min((records[below].depthAndFlag & IntervalList.Record.depthMask) + 1, .max >> 1) }
         let index = records.count
         records.append(IntervalList.Record(
-            start: time, duration: UInt64(bitPattern: Int64(below)), name: name, track: UInt32(truncatingIfNeeded: slot),
-            depth: depth, extra: 0))
+            start: time, duration: below < 0 ? .max : UInt32(truncatingIfNeeded: below), name: name,
+            track: UInt32(truncatingIfNeeded: slot), depthAndFlag: depth))
         tops[slot] = index
         return index
     }
@@ -576,10 +594,29 @@ struct TraceBuilder {
             loss.unmatchedEnds += 1
             return nil
         }
-        tops[slot] = Int(Int64(bitPattern: records[index].duration))
-        let start = records[index].start
-        records[index].duration = time >= start ? time - start : 0
+        let record = records[index]
+        let duration = time >= record.start ? time - record.start : 0
+        if !record.hasExtra {
+            tops[slot] = record.duration == .max ? -1 : Int(record.duration)
+            if duration < UInt64(UInt32.max) {
+                records[index].duration = UInt32(truncatingIfNeeded: duration)
+            } else {
+                records[index].duration = .max
+                updateExtra(index) { $0.duration = duration }
+            }
+        } else {
+            let extra = Int(record.duration)
+            tops[slot] = extras[extra].below
+            extras[extra].duration = duration
+        }
         return index
+    }
+
+    /// The index of the interval open below the open interval at `index`.
+    private func below(_ index: Int) -> Int {
+        let record = records[index]
+        if record.hasExtra { return extras[Int(record.duration)].below }
+        return record.duration == .max ? -1 : Int(record.duration)
     }
 
     private mutating func begin(
@@ -588,7 +625,7 @@ struct TraceBuilder {
     ) {
         let index = openInterval(track: track, time: time, name: name)
         if !arguments.isEmpty || !flows.isEmpty || !terminating.isEmpty {
-            updateExtra(index) { extra in
+            updateExtra(index, isOpen: true) { extra in
                 extra.values.arguments = arguments
                 extra.values.flowIDs = flows
                 extra.values.terminatingFlowIDs = terminating
@@ -613,15 +650,23 @@ struct TraceBuilder {
         if !terminating.isEmpty { updateExtra(index) { $0.values.terminatingFlowIDs += terminating } }
     }
 
-    /// Changes the CPU time or details of the interval at `index`.
-    private mutating func updateExtra(
-        _ index: Int, _ change: (inout (cpuTime: UInt64?, values: IntervalDetails.Values)) -> Void
-    ) {
-        if records[index].extra == 0 {
-            extras.append((nil, IntervalDetails.Values()))
-            records[index].extra = UInt32(extras.count)
+    /// Changes the extra of the interval at `index`, giving it one first if
+    /// it has none: the record's `duration` field, the link to the interval
+    /// below when `isOpen`, else the duration, then moves there.
+    private mutating func updateExtra(_ index: Int, isOpen: Bool = false, _ change: (inout Extra) -> Void) {
+        let record = records[index]
+        if !record.hasExtra {
+            var extra = Extra(depth: Int32(bitPattern: record.depthAndFlag), below: -1)
+            if isOpen {
+                extra.below = record.duration == .max ? -1 : Int(record.duration)
+            } else if record.duration != .max {
+                extra.duration = UInt64(record.duration)
+            }
+            records[index].duration = UInt32(truncatingIfNeeded: extras.count)
+            records[index].depthAndFlag |= IntervalList.Record.hasExtraFlag
+            extras.append(extra)
         }
-        change(&extras[Int(records[index].extra) - 1])
+        change(&extras[Int(records[index].duration)])
     }
 
     private mutating func mergeEndArguments(_ arguments: [String: TraceArgument], into index: Int) {
@@ -686,9 +731,13 @@ struct TraceBuilder {
         for slot in tops.indices {
             var index = tops[slot]
             while index >= 0 {
-                let below = Int(Int64(bitPattern: records[index].duration))
-                records[index].duration = .max
-                index = below
+                let next = below(index)
+                if records[index].hasExtra {
+                    extras[Int(records[index].duration)].duration = .max
+                } else {
+                    records[index].duration = .max
+                }
+                index = next
             }
             tops[slot] = -1
         }
@@ -699,7 +748,8 @@ struct TraceBuilder {
         }
         let intervalExtras = extras.map { extra in
             IntervalList.Extra(
-                cpuTime: extra.cpuTime ?? .max, details: extra.values.isEmpty ? nil : IntervalDetails(extra.values))
+                duration: extra.duration, depth: extra.depth, cpuTime: extra.cpuTime ?? .max,
+                details: extra.values.isEmpty ? nil : IntervalDetails(extra.values))
         }
         for index in instants.indices {
             let track = tracks[instants[index].track]
