@@ -9,8 +9,7 @@ public struct ParsedTrace: Sendable {
     public var threads: [TraceThread]
     /// Every track the trace describes or uses, by uuid.
     public var tracks: [UInt64: TraceTrack]
-    /// Intervals, in the order their begins were read (by start time on
-    /// each sequence).
+    /// Intervals, sorted by start time.
     public var intervals: IntervalList
     /// Instant events, sorted by time.
     public var instants: [Instant]

@@ -149,7 +149,7 @@ struct TraceBuilder {
                     problem: "packet of \(length) bytes (length at byte \(lengthOffset)) runs past the end of the file at byte \(count)")
                 return
             }
-            guard records.count < Self.intervalLimit else {
+            guard records.count + deferred.count < Self.intervalLimit else {
                 truncation = TraceReadError(
                     file: source, offset: offset, problem: "more than \(Self.intervalLimit) intervals; reading stopped")
                 return
