@@ -81,13 +81,18 @@ struct TraceBuilder {
     /// Interval names, each once; `records` refer to them by index.
     private var names: [String] = [""]
     private var nameIndex: [String: UInt32] = ["": 0]
-    /// Tracks with slices, by slot: the uuid, and the record index of the
-    /// innermost open interval (-1 when none is open).
+    /// Tracks with slices, by slot: the uuid, the record index of the
+    /// innermost open interval (-1 when none is open), and how many are
+    /// open. The current slot's top and count are kept in `currentTop` and
+    /// `currentOpen` instead, until another slot becomes current.
     private var slotTracks: [UInt64] = []
     private var tops: [Int] = []
+    private var openCounts: [UInt32] = []
     private var stackIndex: [UInt64: Int] = [:]
-    private var lastTrack: UInt64?
-    private var lastStackIndex = 0
+    private var currentTrack: UInt64?
+    private var currentSlot = 0
+    private var currentTop = -1
+    private var currentOpen: UInt32 = 0
     /// Thread-time readings at the begins of open intervals, by record index.
     private var openThreadTimes: [Int: Double] = [:]
     private var instants: [Instant] = []
@@ -546,40 +551,45 @@ struct TraceBuilder {
         return index
     }
 
+    /// Makes `track`'s stack the current one.
     @inline(__always)
-    private mutating func stackSlot(_ track: UInt64) -> Int {
-        if track == lastTrack { return lastStackIndex }
-        return findStackSlot(track)
+    private mutating func select(_ track: UInt64) {
+        if track != currentTrack { switchStack(to: track) }
     }
 
-    private mutating func findStackSlot(_ track: UInt64) -> Int {
-        let index: Int
+    private mutating func switchStack(to track: UInt64) {
+        if currentTrack != nil {
+            tops[currentSlot] = currentTop
+            openCounts[currentSlot] = currentOpen
+        }
+        let slot: Int
         if let known = stackIndex[track] {
-            index = known
+            slot = known
         } else {
-            index = slotTracks.count
+            slot = slotTracks.count
             slotTracks.append(track)
             tops.append(-1)
-            stackIndex[track] = index
+            openCounts.append(0)
+            stackIndex[track] = slot
         }
-        lastTrack = track
-        lastStackIndex = index
-        return index
+        currentTrack = track
+        currentSlot = slot
+        currentTop = tops[slot]
+        currentOpen = openCounts[slot]
     }
 
     /// Opens an interval on top of `track`'s stack; returns its index.
     @inline(__always)
     @discardableResult
     private mutating func openInterval(track: UInt64, time: UInt64, name: UInt32) -> Int {
-        let slot = stackSlot(track)
-        let below = tops[slot]
-        var depth: UInt32 = 0
-        if below >= 0 { depth = min((records[below].depthAndFlag & IntervalList.Record.depthMask) + 1, .max >> 1) }
+        select(track)
         let index = records.count
         records.append(IntervalList.Record(
-            start: time, duration: below < 0 ? .max : UInt32(truncatingIfNeeded: below), name: name,
-            track: UInt32(truncatingIfNeeded: slot), depthAndFlag: depth))
-        tops[slot] = index
+            start: time, duration: currentTop < 0 ? .max : UInt32(truncatingIfNeeded: currentTop), name: name,
+            track: UInt32(truncatingIfNeeded: currentSlot),
+            depthAndFlag: min(currentOpen, IntervalList.Record.depthMask)))
+        currentTop = index
+        currentOpen &+= 1
         return index
     }
 
@@ -588,16 +598,17 @@ struct TraceBuilder {
     @inline(__always)
     @discardableResult
     private mutating func closeInterval(track: UInt64, time: UInt64) -> Int? {
-        let slot = stackSlot(track)
-        let index = tops[slot]
+        select(track)
+        let index = currentTop
         guard index >= 0 else {
             loss.unmatchedEnds += 1
             return nil
         }
+        currentOpen &-= 1
         let record = records[index]
         let duration = time >= record.start ? time - record.start : 0
         if !record.hasExtra {
-            tops[slot] = record.duration == .max ? -1 : Int(record.duration)
+            currentTop = record.duration == .max ? -1 : Int(record.duration)
             if duration < UInt64(UInt32.max) {
                 records[index].duration = UInt32(truncatingIfNeeded: duration)
             } else {
@@ -606,7 +617,7 @@ struct TraceBuilder {
             }
         } else {
             let extra = Int(record.duration)
-            tops[slot] = extras[extra].below
+            currentTop = extras[extra].below
             extras[extra].duration = duration
         }
         return index
@@ -728,6 +739,7 @@ struct TraceBuilder {
         }
         threads.sort { $0.tid < $1.tid }
         // Intervals still open: their durations hold stack links until now.
+        if currentTrack != nil { tops[currentSlot] = currentTop }
         for slot in tops.indices {
             var index = tops[slot]
             while index >= 0 {

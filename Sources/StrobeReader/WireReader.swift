@@ -14,6 +14,15 @@ struct WireReader {
 
     @inline(__always)
     mutating func varint() -> UInt64? {
+        // Most fields fit one byte.
+        if position < end, base[position] < 0x80 {
+            position += 1
+            return UInt64(base[position - 1])
+        }
+        return longVarint()
+    }
+
+    mutating func longVarint() -> UInt64? {
         var result: UInt64 = 0
         var shift: UInt64 = 0
         while position < end {
