@@ -15,42 +15,69 @@ public struct IntervalList: RandomAccessCollection, Sendable, Hashable, Expressi
     CustomStringConvertible
 {
     /// One interval.
+    @usableFromInline
     struct Record: Sendable {
-        var start: UInt64
+        @usableFromInline var start: UInt64
         /// The duration, `UInt32.max` when the interval never ended; for an
         /// interval with an extra, the extra's index in `extras`.
-        var duration: UInt32
-        var name: UInt32
-        var track: UInt32
+        @usableFromInline var duration: UInt32
+        @usableFromInline var name: UInt32
+        @usableFromInline var track: UInt32
         /// The depth in the low 31 bits; the top bit is `hasExtraFlag`.
-        var depthAndFlag: UInt32
+        @usableFromInline var depthAndFlag: UInt32
 
-        static let hasExtraFlag: UInt32 = 1 << 31
-        static let depthMask: UInt32 = hasExtraFlag - 1
+        @usableFromInline static let hasExtraFlag: UInt32 = 1 << 31
+        @usableFromInline static let depthMask: UInt32 = hasExtraFlag - 1
 
-        var hasExtra: Bool { depthAndFlag & Self.hasExtraFlag != 0 }
+        @inlinable var hasExtra: Bool { depthAndFlag & Self.hasExtraFlag != 0 }
+
+        @usableFromInline
+        init(start: UInt64, duration: UInt32, name: UInt32, track: UInt32, depthAndFlag: UInt32) {
+            self.start = start
+            self.duration = duration
+            self.name = name
+            self.track = track
+            self.depthAndFlag = depthAndFlag
+        }
     }
 
     /// What intervals on one track share. `tid` is `.min` when there is none.
+    @usableFromInline
     struct Track: Sendable, Hashable {
-        var uuid: UInt64
-        var tid: Int64
-        var isAsync: Bool
+        @usableFromInline var uuid: UInt64
+        @usableFromInline var tid: Int64
+        @usableFromInline var isAsync: Bool
+
+        @usableFromInline
+        init(uuid: UInt64, tid: Int64, isAsync: Bool) {
+            self.uuid = uuid
+            self.tid = tid
+            self.isAsync = isAsync
+        }
     }
 
     /// The parts of an interval that do not fit its record. `duration` is
     /// `.max` when the interval never ended, `cpuTime` when not captured.
+    @usableFromInline
     struct Extra: Sendable {
-        var duration: UInt64
-        var depth: Int32
-        var cpuTime: UInt64
-        var details: IntervalDetails?
+        @usableFromInline var duration: UInt64
+        @usableFromInline var depth: Int32
+        @usableFromInline var cpuTime: UInt64
+        @usableFromInline var details: IntervalDetails?
+
+        @usableFromInline
+        init(duration: UInt64, depth: Int32, cpuTime: UInt64, details: IntervalDetails?) {
+            self.duration = duration
+            self.depth = depth
+            self.cpuTime = cpuTime
+            self.details = details
+        }
     }
 
-    var records: [Record]
-    var names: [String]
-    var tracks: [Track]
-    var extras: [Extra]
+    @usableFromInline var records: [Record]
+    @usableFromInline var names: [String]
+    @usableFromInline var tracks: [Track]
+    @usableFromInline var extras: [Extra]
 
     init(records: [Record], names: [String], tracks: [Track], extras: [Extra]) {
         self.records = records
@@ -111,19 +138,21 @@ public struct IntervalList: RandomAccessCollection, Sendable, Hashable, Expressi
     }
 
     /// The position of the first interval.
-    public var startIndex: Int { 0 }
+    @inlinable public var startIndex: Int { 0 }
 
     /// The position after the last interval.
-    public var endIndex: Int { records.count }
+    @inlinable public var endIndex: Int { records.count }
 
     /// The number of intervals.
-    public var count: Int { records.count }
+    @inlinable public var count: Int { records.count }
 
     /// The interval at `position`.
+    @inlinable
     public subscript(position: Int) -> Interval {
         interval(at: position)
     }
 
+    @inlinable @inline(__always)
     func interval(at position: Int) -> Interval {
         let record = records[position]
         let track = tracks[Int(record.track)]

@@ -158,12 +158,12 @@ public struct Interval: Sendable, Hashable {
     public var track: UInt64
     /// Start, in CLOCK_BOOTTIME nanoseconds.
     public var start: UInt64
-    private var storedDuration: UInt64 = .max
-    private var storedCPUTime: UInt64 = .max
-    private var storedThread: Int64 = .min
-    private var storedDepth: Int32
-    private var storedIsAsync = false
-    private var details: IntervalDetails?
+    @usableFromInline var storedDuration: UInt64 = .max
+    @usableFromInline var storedCPUTime: UInt64 = .max
+    @usableFromInline var storedThread: Int64 = .min
+    @usableFromInline var storedDepth: Int32
+    @usableFromInline var storedIsAsync = false
+    @usableFromInline var details: IntervalDetails?
 
     /// An interval; `duration` nil means it never ended.
     public init(
@@ -187,7 +187,7 @@ public struct Interval: Sendable, Hashable {
 
     /// An interval from the parts ``IntervalList`` keeps, with the stored
     /// sentinels (`.max`, `.min`) for absent values.
-    @inline(__always)
+    @inlinable
     init(
         name: String, track: UInt64, storedThread: Int64, start: UInt64, storedDuration: UInt64, storedDepth: Int32,
         storedCPUTime: UInt64, isAsync: Bool, details: IntervalDetails?
@@ -271,6 +271,7 @@ public struct Interval: Sendable, Hashable {
 }
 
 /// The rarely used parts of an interval, boxed so intervals stay small.
+@usableFromInline
 final class IntervalDetails: Sendable, Hashable {
     struct Values: Hashable {
         var resourceUsage: ResourceUsageDelta?
@@ -298,8 +299,8 @@ final class IntervalDetails: Sendable, Hashable {
     var flowIDs: [UInt64] { values.flowIDs }
     var terminatingFlowIDs: [UInt64] { values.terminatingFlowIDs }
 
-    static func == (lhs: IntervalDetails, rhs: IntervalDetails) -> Bool { lhs.values == rhs.values }
-    func hash(into hasher: inout Hasher) { hasher.combine(values) }
+    @usableFromInline static func == (lhs: IntervalDetails, rhs: IntervalDetails) -> Bool { lhs.values == rhs.values }
+    @usableFromInline func hash(into hasher: inout Hasher) { hasher.combine(values) }
 }
 
 /// A moment on a track.
