@@ -116,14 +116,14 @@ public struct IntervalList: RandomAccessCollection, Sendable, Hashable, Expressi
             }
             let depth = Int32(clamping: interval.depth)
             let duration = interval.duration ?? .max
-            if interval.cpuTime != nil || interval.detailsBox != nil || depth < 0
+            if interval.cpuTime != nil || interval.details != nil || depth < 0
                 || duration != .max && duration >= UInt64(UInt32.max)
             {
                 records.append(Record(
                     start: interval.start, duration: UInt32(extras.count), name: name, track: track,
                     depthAndFlag: Record.hasExtraFlag | UInt32(Swift.max(depth, 0))))
                 extras.append(Extra(
-                    duration: duration, depth: depth, cpuTime: interval.cpuTime ?? .max, details: interval.detailsBox))
+                    duration: duration, depth: depth, cpuTime: interval.cpuTime ?? .max, details: interval.details))
             } else {
                 records.append(Record(
                     start: interval.start, duration: duration == .max ? .max : UInt32(duration), name: name,

@@ -203,9 +203,6 @@ public struct Interval: Sendable, Hashable {
         self.details = details
     }
 
-    /// The box of rare details, shared rather than copied.
-    var detailsBox: IntervalDetails? { details }
-
     /// The thread that ran it; nil on async tracks.
     public var tid: Int64? {
         get { storedThread == .min ? nil : storedThread }
