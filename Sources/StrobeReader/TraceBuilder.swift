@@ -65,8 +65,10 @@ struct TraceBuilder {
         var depth: Int32
         /// The interval open below this one on its track, while it is open.
         var below: Int
-        var cpuTime: UInt64?
-        var values = IntervalDetails.Values()
+        /// The thread-time reading at the begin; NaN when there was none.
+        var threadTimeAtBegin = Double.nan
+        var cpuTime = UInt64.max
+        var details: IntervalDetails?
     }
 
     /// Intervals in the order of their begins. While an interval without an
@@ -93,8 +95,6 @@ struct TraceBuilder {
     private var currentSlot = 0
     private var currentTop = -1
     private var currentOpen: UInt32 = 0
-    /// Thread-time readings at the begins of open intervals, by record index.
-    private var openThreadTimes: [Int: Double] = [:]
     private var instants: [Instant] = []
     private var counterSamples: [UInt64: [CounterSample]] = [:]
     private var deferred: [DeferredEvent] = []
@@ -209,7 +209,12 @@ struct TraceBuilder {
             reader.isAtEnd
         else { return readPlainSlicePacketInAnyOrder(base, range) }
         var event = WireReader(base, from: payload.lowerBound, to: payload.upperBound)
-        guard event.take(0x48), let type = event.varint() else { return readPlainSlicePacketInAnyOrder(base, range) }
+        guard event.take(0x48), let type = event.varint() else {
+            // An event that opens with another field (arguments, say) is
+            // not plain in any order.
+            return event.take(0x50) && readPlainSlicePacketInAnyOrder(base, range)
+        }
+        guard type == 1 || type == 2 else { return false }
         var nameIID: UInt64?
         if type == 1 {
             guard event.take(0x50), let iid = event.varint() else { return readPlainSlicePacketInAnyOrder(base, range) }
@@ -636,13 +641,13 @@ struct TraceBuilder {
     ) {
         let index = openInterval(track: track, time: time, name: name)
         if !arguments.isEmpty || !flows.isEmpty || !terminating.isEmpty {
-            updateExtra(index, isOpen: true) { extra in
-                extra.values.arguments = arguments
-                extra.values.flowIDs = flows
-                extra.values.terminatingFlowIDs = terminating
+            updateDetails(index, isOpen: true) { values in
+                values.arguments = arguments
+                values.flowIDs = flows
+                values.terminatingFlowIDs = terminating
             }
         }
-        if let threadTime { openThreadTimes[index] = threadTime }
+        if let threadTime { updateExtra(index, isOpen: true) { $0.threadTimeAtBegin = threadTime } }
     }
 
     private mutating func end(
@@ -650,15 +655,20 @@ struct TraceBuilder {
         threadTime: Double?
     ) {
         guard let index = closeInterval(track: track, time: time) else { return }
-        if !openThreadTimes.isEmpty, let begin = openThreadTimes.removeValue(forKey: index), let end = threadTime,
-            end >= begin
-        {
-            let cpuTime = UInt64(end - begin)
-            updateExtra(index) { $0.cpuTime = cpuTime }
+        if let end = threadTime, records[index].hasExtra {
+            let extra = Int(records[index].duration)
+            // False for NaN: no reading at the begin.
+            if end >= extras[extra].threadTimeAtBegin {
+                extras[extra].cpuTime = UInt64(end - extras[extra].threadTimeAtBegin)
+            }
         }
         if !arguments.isEmpty { mergeEndArguments(arguments, into: index) }
-        if !flows.isEmpty { updateExtra(index) { $0.values.flowIDs += flows } }
-        if !terminating.isEmpty { updateExtra(index) { $0.values.terminatingFlowIDs += terminating } }
+        if !flows.isEmpty || !terminating.isEmpty {
+            updateDetails(index) { values in
+                values.flowIDs += flows
+                values.terminatingFlowIDs += terminating
+            }
+        }
     }
 
     /// Changes the extra of the interval at `index`, giving it one first if
@@ -678,6 +688,18 @@ struct TraceBuilder {
             extras.append(extra)
         }
         change(&extras[Int(records[index].duration)])
+    }
+
+    /// Changes the details of the interval at `index`; they stay boxed, and
+    /// the box is replaced rather than shared state changed.
+    private mutating func updateDetails(
+        _ index: Int, isOpen: Bool = false, _ change: (inout IntervalDetails.Values) -> Void
+    ) {
+        updateExtra(index, isOpen: isOpen) { extra in
+            var values = extra.details?.values ?? IntervalDetails.Values()
+            change(&values)
+            extra.details = values.isEmpty ? nil : IntervalDetails(values)
+        }
     }
 
     private mutating func mergeEndArguments(_ arguments: [String: TraceArgument], into index: Int) {
@@ -700,9 +722,13 @@ struct TraceBuilder {
             default: others[key] = value
             }
         }
-        updateExtra(index) { extra in
-            extra.values.arguments.merge(others) { _, new in new }
-            if sawUsage { extra.values.resourceUsage = usage }
+        updateDetails(index) { values in
+            if values.arguments.isEmpty {
+                values.arguments = others
+            } else {
+                values.arguments.merge(others) { _, new in new }
+            }
+            if sawUsage { values.resourceUsage = usage }
         }
     }
 
@@ -760,8 +786,7 @@ struct TraceBuilder {
         }
         let intervalExtras = extras.map { extra in
             IntervalList.Extra(
-                duration: extra.duration, depth: extra.depth, cpuTime: extra.cpuTime ?? .max,
-                details: extra.values.isEmpty ? nil : IntervalDetails(extra.values))
+                duration: extra.duration, depth: extra.depth, cpuTime: extra.cpuTime, details: extra.details)
         }
         for index in instants.indices {
             let track = tracks[instants[index].track]
