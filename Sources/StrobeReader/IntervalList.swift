@@ -173,6 +173,22 @@ public struct IntervalList: RandomAccessCollection, Sendable, Hashable, Expressi
             details: details)
     }
 
+    /// The start of every interval, in order, without building them.
+    var startTimes: LazyMapSequence<[Record], UInt64> { records.lazy.map(\.start) }
+
+    /// The latest end of an interval that ended, without building them.
+    var latestEnd: UInt64? {
+        var latest: UInt64?
+        for record in records {
+            let duration =
+                record.hasExtra ? extras[Int(record.duration)].duration
+                : record.duration == .max ? UInt64.max : UInt64(record.duration)
+            guard duration != .max else { continue }
+            latest = Swift.max(latest ?? 0, record.start &+ duration)
+        }
+        return latest
+    }
+
     /// The intervals named `name`, comparing each name of the table once.
     func filter(named name: String) -> [Interval] {
         var matches = [Bool](repeating: false, count: names.count)
