@@ -10,7 +10,7 @@ public struct ParsedTrace: Sendable {
     /// Every track the trace describes or uses, by uuid.
     public var tracks: [UInt64: TraceTrack]
     /// Intervals, sorted by start time.
-    public var intervals: [Interval]
+    public var intervals: IntervalList
     /// Instant events, sorted by time.
     public var instants: [Instant]
     /// Counter tracks with their samples.
@@ -32,7 +32,7 @@ public struct ParsedTrace: Sendable {
     public func thread(_ tid: Int64) -> TraceThread? { threads.first { $0.tid == tid } }
 
     /// Intervals named `name`.
-    public func intervals(named name: String) -> [Interval] { intervals.filter { $0.name == name } }
+    public func intervals(named name: String) -> [Interval] { intervals.filter(named: name) }
 
     /// The counter track named `name`.
     public func counter(named name: String) -> CounterSeries? { counters.first { $0.name == name } }
@@ -158,12 +158,12 @@ public struct Interval: Sendable, Hashable {
     public var track: UInt64
     /// Start, in CLOCK_BOOTTIME nanoseconds.
     public var start: UInt64
-    private var storedDuration: UInt64 = .max
-    private var storedCPUTime: UInt64 = .max
-    private var storedThread: Int64 = .min
-    private var storedDepth: Int32
-    private var storedIsAsync = false
-    private var details: IntervalDetails?
+    @usableFromInline var storedDuration: UInt64 = .max
+    @usableFromInline var storedCPUTime: UInt64 = .max
+    @usableFromInline var storedThread: Int64 = .min
+    @usableFromInline var storedDepth: Int32
+    @usableFromInline var storedIsAsync = false
+    @usableFromInline var details: IntervalDetails?
 
     /// An interval; `duration` nil means it never ended.
     public init(
@@ -183,6 +183,24 @@ public struct Interval: Sendable, Hashable {
             details = IntervalDetails(
                 resourceUsage: resourceUsage, arguments: arguments, flowIDs: flowIDs, terminatingFlowIDs: terminatingFlowIDs)
         }
+    }
+
+    /// An interval from the parts ``IntervalList`` keeps, with the stored
+    /// sentinels (`.max`, `.min`) for absent values.
+    @inlinable
+    init(
+        name: String, track: UInt64, storedThread: Int64, start: UInt64, storedDuration: UInt64, storedDepth: Int32,
+        storedCPUTime: UInt64, isAsync: Bool, details: IntervalDetails?
+    ) {
+        self.name = name
+        self.track = track
+        self.start = start
+        self.storedDuration = storedDuration
+        self.storedCPUTime = storedCPUTime
+        self.storedThread = storedThread
+        self.storedDepth = storedDepth
+        storedIsAsync = isAsync
+        self.details = details
     }
 
     /// The thread that ran it; nil on async tracks.
@@ -250,6 +268,7 @@ public struct Interval: Sendable, Hashable {
 }
 
 /// The rarely used parts of an interval, boxed so intervals stay small.
+@usableFromInline
 final class IntervalDetails: Sendable, Hashable {
     struct Values: Hashable {
         var resourceUsage: ResourceUsageDelta?
@@ -277,8 +296,8 @@ final class IntervalDetails: Sendable, Hashable {
     var flowIDs: [UInt64] { values.flowIDs }
     var terminatingFlowIDs: [UInt64] { values.terminatingFlowIDs }
 
-    static func == (lhs: IntervalDetails, rhs: IntervalDetails) -> Bool { lhs.values == rhs.values }
-    func hash(into hasher: inout Hasher) { hasher.combine(values) }
+    @usableFromInline static func == (lhs: IntervalDetails, rhs: IntervalDetails) -> Bool { lhs.values == rhs.values }
+    @usableFromInline func hash(into hasher: inout Hasher) { hasher.combine(values) }
 }
 
 /// A moment on a track.

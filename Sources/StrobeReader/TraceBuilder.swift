@@ -13,8 +13,9 @@ struct TraceBuilder {
 
     private struct SequenceState {
         var valid = false
-        var eventNames = InternedNames()
-        var annotationNames = InternedNames()
+        /// Event names, as indices into the builder's name table.
+        var eventNames = InternedNames<UInt32>()
+        var annotationNames = InternedNames<String>()
         var defaultClock: UInt32?
         var defaultTrack: UInt64?
         var defaultExtraCounterTracks: [UInt64] = []
@@ -38,13 +39,6 @@ struct TraceBuilder {
         var fields: PacketFields.TrackFields
     }
 
-    /// An open interval on a track stack: its index in `intervals` and the
-    /// thread-time reading at its begin.
-    private struct OpenSlice {
-        var index: Int
-        var threadTimeAtBegin: Double?
-    }
-
     /// A slice event on an explicit track, kept until all are read, then
     /// ordered by time across sequences.
     private struct DeferredEvent {
@@ -52,7 +46,7 @@ struct TraceBuilder {
         var order: Int
         var type: UInt64
         var track: UInt64
-        var name: String
+        var name: UInt32
         var arguments: [String: TraceArgument]
         var flowIDs: [UInt64]
         var terminatingFlowIDs: [UInt64]
@@ -65,11 +59,42 @@ struct TraceBuilder {
     private var currentSequence: UInt32?
     private var globalPairs: [UInt32: [(clock: UInt64, boottime: UInt64)]] = [:]
     private var trackInfo: [UInt64: PacketFields.TrackFields] = [:]
-    private var stacks: [[OpenSlice]] = []
+    /// The parts of an interval that do not fit its record, while reading.
+    private struct Extra {
+        var duration = UInt64.max
+        var depth: Int32
+        /// The interval open below this one on its track, while it is open.
+        var below: Int
+        /// The thread-time reading at the begin; NaN when there was none.
+        var threadTimeAtBegin = Double.nan
+        var cpuTime = UInt64.max
+        var details: IntervalDetails?
+    }
+
+    /// Intervals in the order of their begins. While an interval without an
+    /// extra is open, its `duration` holds the index of the interval open
+    /// below it on its track (`UInt32.max` for none), so each track's stack
+    /// is a list threaded through the records.
+    private var records: [IntervalList.Record] = []
+    private var extras: [Extra] = []
+    /// Record and extra indices fit in 32 bits, below the `UInt32.max` that
+    /// marks none.
+    private static let intervalLimit = Int(UInt32.max) - 1
+    /// Interval names, each once; `records` refer to them by index.
+    private var names: [String] = [""]
+    private var nameIndex: [String: UInt32] = ["": 0]
+    /// Tracks with slices, by slot: the uuid, the record index of the
+    /// innermost open interval (-1 when none is open), and how many are
+    /// open. The current slot's top and count are kept in `currentTop` and
+    /// `currentOpen` instead, until another slot becomes current.
+    private var slotTracks: [UInt64] = []
+    private var tops: [Int] = []
+    private var openCounts: [UInt32] = []
     private var stackIndex: [UInt64: Int] = [:]
-    private var lastTrack: UInt64?
-    private var lastStackIndex = 0
-    private var intervals: [Interval] = []
+    private var currentTrack: UInt64?
+    private var currentSlot = 0
+    private var currentTop = -1
+    private var currentOpen: UInt32 = 0
     private var instants: [Instant] = []
     private var counterSamples: [UInt64: [CounterSample]] = [:]
     private var deferred: [DeferredEvent] = []
@@ -95,10 +120,11 @@ struct TraceBuilder {
     // MARK: Framing
 
     mutating func consume(_ base: UnsafePointer<UInt8>, count: Int) {
-        // A begin packet takes at least 12 bytes; reserving for that many
-        // intervals avoids copying the array as it grows.
-        intervals.reserveCapacity(min(count / 24, 1 << 26))
-        Self.adviseHugePages(&intervals)
+        // A begin packet takes at least 12 bytes and its end about as many;
+        // reserving for that many intervals avoids copying the array as it
+        // grows.
+        records.reserveCapacity(min(count / 24, 1 << 26))
+        Self.adviseHugePages(&records)
         var reader = WireReader(base, from: 0, to: count)
         while !reader.isAtEnd {
             let offset = reader.position
@@ -126,6 +152,11 @@ struct TraceBuilder {
                 truncation = TraceReadError(
                     file: source, offset: offset,
                     problem: "packet of \(length) bytes (length at byte \(lengthOffset)) runs past the end of the file at byte \(count)")
+                return
+            }
+            guard records.count + deferred.count < Self.intervalLimit else {
+                truncation = TraceReadError(
+                    file: source, offset: offset, problem: "more than \(Self.intervalLimit) intervals; reading stopped")
                 return
             }
             let range = reader.position..<(reader.position + Int(length))
@@ -169,6 +200,34 @@ struct TraceBuilder {
     /// general path.
     @inline(__always)
     private mutating func readPlainSlicePacket(_ base: UnsafePointer<UInt8>, _ range: Range<Int>) -> Bool {
+        // Strobe writes these fields in field-number order: timestamp,
+        // sequence id, the event (type, then name), flags. Read that layout
+        // straight through; any other goes through the field loop.
+        var reader = WireReader(base, from: range.lowerBound, to: range.upperBound)
+        guard reader.take(0x40), let delta = reader.varint(), reader.take(0x50), let sequence = reader.varint(),
+            reader.take(0x5A), let payload = reader.lengthDelimited(), reader.take(0x68), reader.take(0x02),
+            reader.isAtEnd
+        else { return readPlainSlicePacketInAnyOrder(base, range) }
+        var event = WireReader(base, from: payload.lowerBound, to: payload.upperBound)
+        guard event.take(0x48), let type = event.varint() else {
+            // An event that opens with another field (arguments, say) is
+            // not plain in any order.
+            return event.take(0x50) && readPlainSlicePacketInAnyOrder(base, range)
+        }
+        guard type == 1 || type == 2 else { return false }
+        var nameIID: UInt64?
+        if type == 1 {
+            guard event.take(0x50), let iid = event.varint() else { return readPlainSlicePacketInAnyOrder(base, range) }
+            nameIID = iid
+        }
+        guard event.isAtEnd else { return readPlainSlicePacketInAnyOrder(base, range) }
+        return readPlainSlice(
+            delta: delta, sequence: UInt32(truncatingIfNeeded: sequence), flags: UInt64(Self.flagNeedsState),
+            type: type, nameIID: nameIID)
+    }
+
+    /// ``readPlainSlicePacket(_:_:)`` for fields in any order.
+    private mutating func readPlainSlicePacketInAnyOrder(_ base: UnsafePointer<UInt8>, _ range: Range<Int>) -> Bool {
         var reader = WireReader(base, from: range.lowerBound, to: range.upperBound)
         var delta: UInt64?
         var sequence: UInt32?
@@ -200,8 +259,17 @@ struct TraceBuilder {
                 return false
             }
         }
-        guard let delta, let sequence, flags == UInt64(Self.flagNeedsState),
-            type == 1 && nameIID != nil || type == 2 && nameIID == nil
+        guard let delta, let sequence else { return false }
+        return readPlainSlice(delta: delta, sequence: sequence, flags: flags, type: type, nameIID: nameIID)
+    }
+
+    /// Applies a decoded plain slice packet when the sequence's state allows
+    /// the shortcut; false leaves the packet to the general path.
+    @inline(__always)
+    private mutating func readPlainSlice(
+        delta: UInt64, sequence: UInt32, flags: UInt64, type: UInt64, nameIID: UInt64?
+    ) -> Bool {
+        guard flags == UInt64(Self.flagNeedsState), type == 1 && nameIID != nil || type == 2 && nameIID == nil
         else { return false }
         activate(sequence)
         guard current.valid, let clock = current.defaultClock, clock == current.fastClock,
@@ -211,9 +279,9 @@ struct TraceBuilder {
         }
         let value = current.fastValue &+ delta &* multiplier
         guard value >= current.fastPairClock else { return false }
-        var name = ""
-        if type == 1 {
-            guard let known = current.eventNames[nameIID!] else { return false }
+        var name: UInt32 = 0
+        if let nameIID {
+            guard let known = current.eventNames[nameIID] else { return false }
             name = known
         }
         current.fastValue = value
@@ -221,17 +289,21 @@ struct TraceBuilder {
         current.lastTimestamp = time
         eventOrder += 1
         if type == 1 {
-            begin(track: track, time: time, name: name, arguments: Self.noArguments, flows: [], terminating: [], threadTime: nil)
+            openInterval(track: track, time: time, name: name)
         } else {
-            end(track: track, time: time, arguments: Self.noArguments, flows: [], terminating: [], threadTime: nil)
+            closeInterval(track: track, time: time)
         }
         return true
     }
 
     /// Makes `sequenceID`'s state the current one. Packets of one sequence
     /// come in runs, so the state is moved in and out of the table rarely.
+    @inline(__always)
     private mutating func activate(_ sequenceID: UInt32) {
-        if sequenceID == currentSequence { return }
+        if sequenceID != currentSequence { switchSequence(to: sequenceID) }
+    }
+
+    private mutating func switchSequence(to sequenceID: UInt32) {
         if let previous = currentSequence, let index = stateIndex[previous] {
             swap(&current, &states[index])
         }
@@ -279,7 +351,7 @@ struct TraceBuilder {
         }
         if fields.hasClockSnapshot { applyClockSnapshot(offset: offset) }
         if current.valid {
-            for (iid, name) in fields.eventNames { current.eventNames[iid] = name }
+            for (iid, name) in fields.eventNames { current.eventNames[iid] = intern(name) }
             for (iid, name) in fields.annotationNames { current.annotationNames[iid] = name }
         }
         if let track = fields.track { describe(track) }
@@ -402,7 +474,7 @@ struct TraceBuilder {
             return
         }
         let type = fields.event.type
-        var name = ""
+        var name: UInt32 = 0
         if type == 1 || type == 3 {
             if let iid = fields.event.nameIID {
                 if let known = current.eventNames[iid] {
@@ -411,7 +483,7 @@ struct TraceBuilder {
                     issues.append(TraceReadError(file: source, offset: offset, problem: "unknown interned name \(iid)"))
                 }
             } else if let inline = fields.event.name {
-                name = inline
+                name = intern(inline)
             }
         }
         var arguments = Self.noArguments
@@ -455,7 +527,7 @@ struct TraceBuilder {
                     terminating: terminating, threadTime: threadTime)
             }
         case 3:
-            instants.append(Instant(name: name, track: track, tid: nil, time: time, arguments: arguments))
+            instants.append(Instant(name: names[Int(name)], track: track, tid: nil, time: time, arguments: arguments))
         case 4:
             if var value = fields.event.counterValue {
                 if trackInfo[track]?.counter?.isIncremental == true {
@@ -475,57 +547,168 @@ struct TraceBuilder {
         counterSamples[track, default: []].append(CounterSample(time: time, value: value))
     }
 
-    private mutating func stackSlot(_ track: UInt64) -> Int {
-        if track == lastTrack { return lastStackIndex }
-        let index: Int
-        if let known = stackIndex[track] {
-            index = known
-        } else {
-            index = stacks.count
-            stacks.append([])
-            stackIndex[track] = index
-        }
-        lastTrack = track
-        lastStackIndex = index
+    /// The index of `name` in the name table, adding it when new.
+    private mutating func intern(_ name: String) -> UInt32 {
+        if let known = nameIndex[name] { return known }
+        let index = UInt32(names.count)
+        names.append(name)
+        nameIndex[name] = index
         return index
     }
 
+    /// Makes `track`'s stack the current one.
+    @inline(__always)
+    private mutating func select(_ track: UInt64) {
+        if track != currentTrack { switchStack(to: track) }
+    }
+
+    private mutating func switchStack(to track: UInt64) {
+        if currentTrack != nil {
+            tops[currentSlot] = currentTop
+            openCounts[currentSlot] = currentOpen
+        }
+        let slot: Int
+        if let known = stackIndex[track] {
+            slot = known
+        } else {
+            slot = slotTracks.count
+            slotTracks.append(track)
+            tops.append(-1)
+            openCounts.append(0)
+            stackIndex[track] = slot
+        }
+        currentTrack = track
+        currentSlot = slot
+        currentTop = tops[slot]
+        currentOpen = openCounts[slot]
+    }
+
+    /// Opens an interval on top of `track`'s stack; returns its index.
+    @inline(__always)
+    @discardableResult
+    private mutating func openInterval(track: UInt64, time: UInt64, name: UInt32) -> Int {
+        select(track)
+        let index = records.count
+        records.append(IntervalList.Record(
+            start: time, duration: currentTop < 0 ? .max : UInt32(truncatingIfNeeded: currentTop), name: name,
+            track: UInt32(truncatingIfNeeded: currentSlot),
+            depthAndFlag: min(currentOpen, IntervalList.Record.depthMask)))
+        currentTop = index
+        currentOpen &+= 1
+        return index
+    }
+
+    /// Ends the innermost open interval of `track`; returns its index, or
+    /// nil when none is open.
+    @inline(__always)
+    @discardableResult
+    private mutating func closeInterval(track: UInt64, time: UInt64) -> Int? {
+        select(track)
+        let index = currentTop
+        guard index >= 0 else {
+            loss.unmatchedEnds += 1
+            return nil
+        }
+        currentOpen &-= 1
+        let record = records[index]
+        let duration = time >= record.start ? time - record.start : 0
+        if !record.hasExtra {
+            currentTop = record.duration == .max ? -1 : Int(record.duration)
+            if duration < UInt64(UInt32.max) {
+                records[index].duration = UInt32(truncatingIfNeeded: duration)
+            } else {
+                records[index].duration = .max
+                updateExtra(index) { $0.duration = duration }
+            }
+        } else {
+            let extra = Int(record.duration)
+            currentTop = extras[extra].below
+            extras[extra].duration = duration
+        }
+        return index
+    }
+
+    /// The index of the interval open below the open interval at `index`.
+    private func below(_ index: Int) -> Int {
+        let record = records[index]
+        if record.hasExtra { return extras[Int(record.duration)].below }
+        return record.duration == .max ? -1 : Int(record.duration)
+    }
+
     private mutating func begin(
-        track: UInt64, time: UInt64, name: String, arguments: [String: TraceArgument], flows: [UInt64],
+        track: UInt64, time: UInt64, name: UInt32, arguments: [String: TraceArgument], flows: [UInt64],
         terminating: [UInt64], threadTime: Double?
     ) {
-        let slot = stackSlot(track)
-        intervals.append(Interval(
-            name: name, track: track, tid: nil, start: time, duration: nil, depth: stacks[slot].count, cpuTime: nil,
-            resourceUsage: nil, arguments: arguments, flowIDs: flows, terminatingFlowIDs: terminating, isAsync: false))
-        stacks[slot].append(OpenSlice(index: intervals.count - 1, threadTimeAtBegin: threadTime))
+        let index = openInterval(track: track, time: time, name: name)
+        if !arguments.isEmpty || !flows.isEmpty || !terminating.isEmpty {
+            updateDetails(index, isOpen: true) { values in
+                values.arguments = arguments
+                values.flowIDs = flows
+                values.terminatingFlowIDs = terminating
+            }
+        }
+        if let threadTime { updateExtra(index, isOpen: true) { $0.threadTimeAtBegin = threadTime } }
     }
 
     private mutating func end(
         track: UInt64, time: UInt64, arguments: [String: TraceArgument], flows: [UInt64], terminating: [UInt64],
         threadTime: Double?
     ) {
-        let slot = stackSlot(track)
-        guard let open = stacks[slot].popLast() else {
-            loss.unmatchedEnds += 1
-            return
-        }
-        let index = open.index
-        intervals[index].duration = time >= intervals[index].start ? time - intervals[index].start : 0
-        if let begin = open.threadTimeAtBegin, let end = threadTime, end >= begin {
-            intervals[index].cpuTime = UInt64(end - begin)
+        guard let index = closeInterval(track: track, time: time) else { return }
+        if let end = threadTime, records[index].hasExtra {
+            let extra = Int(records[index].duration)
+            // False for NaN: no reading at the begin.
+            if end >= extras[extra].threadTimeAtBegin {
+                extras[extra].cpuTime = UInt64(end - extras[extra].threadTimeAtBegin)
+            }
         }
         if !arguments.isEmpty { mergeEndArguments(arguments, into: index) }
-        if !flows.isEmpty { intervals[index].flowIDs += flows }
-        if !terminating.isEmpty { intervals[index].terminatingFlowIDs += terminating }
+        if !flows.isEmpty || !terminating.isEmpty {
+            updateDetails(index) { values in
+                values.flowIDs += flows
+                values.terminatingFlowIDs += terminating
+            }
+        }
+    }
+
+    /// Changes the extra of the interval at `index`, giving it one first if
+    /// it has none: the record's `duration` field, the link to the interval
+    /// below when `isOpen`, else the duration, then moves there.
+    private mutating func updateExtra(_ index: Int, isOpen: Bool = false, _ change: (inout Extra) -> Void) {
+        let record = records[index]
+        if !record.hasExtra {
+            var extra = Extra(depth: Int32(bitPattern: record.depthAndFlag), below: -1)
+            if isOpen {
+                extra.below = record.duration == .max ? -1 : Int(record.duration)
+            } else if record.duration != .max {
+                extra.duration = UInt64(record.duration)
+            }
+            records[index].duration = UInt32(truncatingIfNeeded: extras.count)
+            records[index].depthAndFlag |= IntervalList.Record.hasExtraFlag
+            extras.append(extra)
+        }
+        change(&extras[Int(records[index].duration)])
+    }
+
+    /// Changes the details of the interval at `index`; they stay boxed, and
+    /// the box is replaced rather than shared state changed.
+    private mutating func updateDetails(
+        _ index: Int, isOpen: Bool = false, _ change: (inout IntervalDetails.Values) -> Void
+    ) {
+        updateExtra(index, isOpen: isOpen) { extra in
+            var values = extra.details?.values ?? IntervalDetails.Values()
+            change(&values)
+            extra.details = values.isEmpty ? nil : IntervalDetails(values)
+        }
     }
 
     private mutating func mergeEndArguments(_ arguments: [String: TraceArgument], into index: Int) {
         var usage = ResourceUsageDelta()
         var sawUsage = false
+        var others: [String: TraceArgument] = [:]
         for (key, value) in arguments {
             guard key.hasPrefix("rusage."), case .int(let number) = value else {
-                intervals[index].arguments[key] = value
+                others[key] = value
                 continue
             }
             sawUsage = true
@@ -536,10 +719,17 @@ struct TraceBuilder {
             case "rusage.involuntary_switches": usage.involuntarySwitches = number
             case "rusage.minor_faults": usage.minorFaults = number
             case "rusage.major_faults": usage.majorFaults = number
-            default: intervals[index].arguments[key] = value
+            default: others[key] = value
             }
         }
-        if sawUsage { intervals[index].resourceUsage = usage }
+        updateDetails(index) { values in
+            if values.arguments.isEmpty {
+                values.arguments = others
+            } else {
+                values.arguments.merge(others) { _, new in new }
+            }
+            if sawUsage { values.resourceUsage = usage }
+        }
     }
 
     // MARK: Finishing
@@ -574,19 +764,29 @@ struct TraceBuilder {
             }
         }
         threads.sort { $0.tid < $1.tid }
-        var cachedTrack: UInt64?
-        var cachedTID: Int64?
-        var cachedAsync = false
-        for index in intervals.indices {
-            let uuid = intervals[index].track
-            if uuid != cachedTrack {
-                let track = tracks[uuid]
-                cachedTrack = uuid
-                cachedTID = track?.kind == .thread ? track?.tid : nil
-                cachedAsync = track?.kind == .async
+        // Intervals still open: their durations hold stack links until now.
+        if currentTrack != nil { tops[currentSlot] = currentTop }
+        for slot in tops.indices {
+            var index = tops[slot]
+            while index >= 0 {
+                let next = below(index)
+                if records[index].hasExtra {
+                    extras[Int(records[index].duration)].duration = .max
+                } else {
+                    records[index].duration = .max
+                }
+                index = next
             }
-            if cachedTID != nil { intervals[index].tid = cachedTID }
-            if cachedAsync { intervals[index].isAsync = true }
+            tops[slot] = -1
+        }
+        let intervalTracks = slotTracks.map { uuid in
+            let track = tracks[uuid]
+            return IntervalList.Track(
+                uuid: uuid, tid: track?.kind == .thread ? track?.tid ?? .min : .min, isAsync: track?.kind == .async)
+        }
+        let intervalExtras = extras.map { extra in
+            IntervalList.Extra(
+                duration: extra.duration, depth: extra.depth, cpuTime: extra.cpuTime, details: extra.details)
         }
         for index in instants.indices {
             let track = tracks[instants[index].track]
@@ -613,7 +813,9 @@ struct TraceBuilder {
             }
         }
         return ParsedTrace(
-            process: process, threads: threads, tracks: tracks, intervals: intervals, instants: instants,
+            process: process, threads: threads, tracks: tracks,
+            intervals: IntervalList(records: records, names: names, tracks: intervalTracks, extras: intervalExtras),
+            instants: instants,
             counters: counters, loss: loss, issues: issues, truncation: truncation, packetCount: packetCount)
     }
 
@@ -655,15 +857,15 @@ struct TraceBuilder {
     }
 }
 
-/// Interned strings of one sequence: an array for the small dense ids
+/// Interned values of one sequence: an array for the small dense ids
 /// writers use, a dictionary for any others.
-struct InternedNames {
-    private var dense: [String?] = []
-    private var sparse: [UInt64: String] = [:]
-    private static let denseLimit: UInt64 = 1 << 16
+struct InternedNames<Value> {
+    private var dense: [Value?] = []
+    private var sparse: [UInt64: Value] = [:]
+    private static var denseLimit: UInt64 { 1 << 16 }
 
-    subscript(iid: UInt64) -> String? {
-        get {
+    subscript(iid: UInt64) -> Value? {
+        @inline(__always) get {
             if iid < UInt64(dense.count) { return dense[Int(iid)] }
             return sparse.isEmpty ? nil : sparse[iid]
         }

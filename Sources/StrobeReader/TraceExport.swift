@@ -136,7 +136,7 @@ public enum TraceExport {
     /// for async ones, "i" for instants, "C" for counters, and thread names.
     static func chrome(_ trace: ParsedTrace) -> String {
         let pid = Int(trace.process?.pid ?? 1)
-        let origin = trace.intervals.map(\.start).min() ?? 0
+        let origin = trace.intervals.startTimes.min() ?? 0
         func micros(_ nanoseconds: UInt64) -> Double { Double(nanoseconds &- origin) / 1000 }
         var events: [[String: Any]] = []
         if let process = trace.process {
@@ -145,7 +145,7 @@ public enum TraceExport {
         for thread in trace.threads {
             events.append(["ph": "M", "name": "thread_name", "pid": pid, "tid": thread.tid, "args": ["name": thread.name]])
         }
-        let lastTime = max(trace.intervals.compactMap(\.end).max() ?? origin, trace.intervals.map(\.start).max() ?? origin)
+        let lastTime = max(trace.intervals.latestEnd ?? origin, trace.intervals.startTimes.max() ?? origin)
         for interval in trace.intervals {
             var arguments = interval.arguments.mapValues(jsonValue)
             if let cpu = interval.cpuTime { arguments["cpu_ns"] = cpu }

@@ -129,6 +129,7 @@ public struct TraceSummary: Sendable, Codable {
         func threadName(_ interval: Interval) -> String {
             interval.isAsync ? "async" : threadNames[interval.track] ?? "track \(interval.track)"
         }
+        // Built once: the passes below visit ended intervals many times.
         let ended = trace.intervals.filter { $0.duration != nil }
         var byName: [String: [Interval]] = [:]
         var byThread: [String: [Interval]] = [:]
@@ -155,7 +156,7 @@ public struct TraceSummary: Sendable, Codable {
             unmatchedEnds: trace.loss.unmatchedEnds, readIssues: trace.issues.count,
             truncation: trace.truncation?.description)
 
-        let origin = trace.intervals.map(\.start).min() ?? 0
+        let origin = trace.intervals.startTimes.min() ?? 0
         self.frameBudget = frameBudget
         var long: [LongInterval] = []
         var counts: [String: [String: Int]] = [:]
@@ -171,7 +172,7 @@ public struct TraceSummary: Sendable, Codable {
         }
         longIntervals = Array(long.sorted { $0.duration > $1.duration }.prefix(20))
         hitchCounts = counts
-        frequentChildren = Self.frequentChildren(trace, origin: origin, threadName: threadName)
+        frequentChildren = Self.frequentChildren(ended, origin: origin, threadName: threadName)
     }
 
     static func statistics(name: String, thread: String?, _ intervals: [Interval]) -> IntervalStatistics {
@@ -207,11 +208,12 @@ public struct TraceSummary: Sendable, Codable {
 
     /// Parents whose count of children of one name is at least 10 and at
     /// least four times the median count over all parents of that name.
+    /// Intervals that never ended take no part.
     static func frequentChildren(
-        _ trace: ParsedTrace, origin: UInt64, threadName: (Interval) -> String
+        _ intervals: [Interval], origin: UInt64, threadName: (Interval) -> String
     ) -> [FrequentChild] {
         var byTrack: [UInt64: [Int]] = [:]
-        for (index, interval) in trace.intervals.enumerated() where interval.duration != nil {
+        for (index, interval) in intervals.enumerated() where interval.duration != nil {
             byTrack[interval.track, default: []].append(index)
         }
         struct Key: Hashable {
@@ -220,24 +222,24 @@ public struct TraceSummary: Sendable, Codable {
         }
         var countsPerParent: [Key: [(parent: Int, count: Int)]] = [:]
         for indices in byTrack.values {
-            let ordered = indices.sorted { trace.intervals[$0].start < trace.intervals[$1].start }
+            let ordered = indices.sorted { intervals[$0].start < intervals[$1].start }
             var open: [Int] = []
             var children: [Int: [String: Int]] = [:]
             for index in ordered {
-                let interval = trace.intervals[index]
-                while let top = open.last, let end = trace.intervals[top].end, end <= interval.start { open.removeLast() }
+                let interval = intervals[index]
+                while let top = open.last, let end = intervals[top].end, end <= interval.start { open.removeLast() }
                 if let parent = open.last { children[parent, default: [:]][interval.name, default: 0] += 1 }
                 open.append(index)
             }
             for (parent, names) in children {
                 for (child, count) in names {
-                    countsPerParent[Key(parent: trace.intervals[parent].name, child: child), default: []]
+                    countsPerParent[Key(parent: intervals[parent].name, child: child), default: []]
                         .append((parent, count))
                 }
             }
         }
         var instances: [String: Int] = [:]
-        for interval in trace.intervals where interval.duration != nil { instances[interval.name, default: 0] += 1 }
+        for interval in intervals where interval.duration != nil { instances[interval.name, default: 0] += 1 }
         var flagged: [FrequentChild] = []
         for (key, entries) in countsPerParent {
             // Parents with none of these children count as zero.
@@ -246,7 +248,7 @@ public struct TraceSummary: Sendable, Codable {
             let median = quantile(sorted, 0.5)
             let threshold = max(10, 4 * median)
             for entry in entries where Double(entry.count) >= threshold {
-                let parent = trace.intervals[entry.parent]
+                let parent = intervals[entry.parent]
                 flagged.append(FrequentChild(
                     parent: key.parent, child: key.child, thread: threadName(parent), parentStart: parent.start &- origin,
                     count: entry.count, typicalCount: median))

@@ -14,6 +14,15 @@ struct WireReader {
 
     @inline(__always)
     mutating func varint() -> UInt64? {
+        // Most fields fit one byte.
+        if position < end, base[position] < 0x80 {
+            position += 1
+            return UInt64(base[position - 1])
+        }
+        return longVarint()
+    }
+
+    mutating func longVarint() -> UInt64? {
         var result: UInt64 = 0
         var shift: UInt64 = 0
         while position < end {
@@ -34,6 +43,14 @@ struct WireReader {
         for index in 0..<8 { value |= UInt64(base[position + index]) << (8 * UInt64(index)) }
         position += 8
         return value
+    }
+
+    /// Consumes the next byte when it is `expected`.
+    @inline(__always)
+    mutating func take(_ expected: UInt8) -> Bool {
+        guard position < end, base[position] == expected else { return false }
+        position += 1
+        return true
     }
 
     /// A length-delimited payload as a byte range.
