@@ -96,9 +96,15 @@ let package = Package(
 
         // MARK: Tests
 
+        // Helpers the test targets share: the official-decoder bridge and a
+        // program runner.
+        .target(name: "StrobeTestSupport", path: "Tests/StrobeTestSupport"),
+
         .testTarget(
             name: "StrobeTests",
-            dependencies: ["Strobe", "StrobeReader", "StrobeProtos", "CProtobufC", "CStrobe", "LensPipeline", "TraceChild"]
+            dependencies: [
+                "Strobe", "StrobeReader", "StrobeProtos", "CProtobufC", "CStrobe", "StrobeTestSupport", "LensPipeline", "TraceChild",
+            ]
         ),
         .testTarget(
             name: "StrobeMetricsTests",
@@ -107,7 +113,7 @@ let package = Package(
         .testTarget(
             name: "StrobeTracingTests",
             dependencies: [
-                "StrobeTracing", "Strobe", "StrobeReader", .product(name: "Tracing", package: "swift-distributed-tracing"),
+                "StrobeTracing", "Strobe", "StrobeReader", "StrobeTestSupport", .product(name: "Tracing", package: "swift-distributed-tracing"),
             ]
         ),
         .testTarget(name: "StrobeReaderTests", dependencies: ["Strobe", "StrobeReader"]),

@@ -20,19 +20,11 @@ extension Trace {
             kind |= RecordLayout.withResourceUsage
             words += RecordLayout.resourceUsageWords
         }
-        if flow != nil {
-            kind |= RecordLayout.withFlow
-            words += 1
-        }
-        if terminatingFlow != nil {
-            kind |= RecordLayout.withTerminatingFlow
-            words += 1
-        }
-        let argumentWords = arguments.isEmpty ? 0 : ArgumentEncoding.words(for: arguments)
-        if argumentWords > 0 {
-            kind |= RecordLayout.withArguments
-            words += 1 + argumentWords
-        }
+        let attachments = Attachments(
+            flow: flow, terminatingFlow: terminatingFlow,
+            argumentWords: arguments.isEmpty ? 0 : ArgumentEncoding.words(for: arguments))
+        kind |= attachments.kindBits
+        words += attachments.words
         let timestamp = recorder.timestamp()
         var snapshot = cstrobe_rusage()
         if usage { cstrobe_thread_rusage(&snapshot) }
@@ -44,18 +36,7 @@ extension Trace {
                 RecordLayout.store(snapshot, at: record + offset)
                 offset += RecordLayout.resourceUsageWords
             }
-            if let flow {
-                record[offset] = flow.id
-                offset += 1
-            }
-            if let terminatingFlow {
-                record[offset] = terminatingFlow.id
-                offset += 1
-            }
-            if argumentWords > 0 {
-                record[offset] = UInt64(argumentWords)
-                _ = ArgumentEncoding.write(arguments, to: record + offset + 1)
-            }
+            attachments.write(to: record + offset) { ArgumentEncoding.write(arguments, to: $0) }
         }
     }
 
@@ -116,41 +97,18 @@ extension Trace {
     ) -> AsyncInterval {
         guard let recorder = ThreadRecorder.attached() else { return AsyncInterval(id: 0) }
         let id = nextIdentifier()
-        var kind = parent != 0 ? RecordLayout.asyncBeginChild : RecordLayout.asyncBegin
         let fixed = parent != 0 ? 4 : 3
-        var words = fixed
-        if flow != nil {
-            kind |= RecordLayout.withFlow
-            words += 1
-        }
-        if terminatingFlow != nil {
-            kind |= RecordLayout.withTerminatingFlow
-            words += 1
-        }
-        let argumentWords = arguments.isEmpty ? 0 : ArgumentEncoding.words(for: arguments)
-        if argumentWords > 0 {
-            kind |= RecordLayout.withArguments
-            words += 1 + argumentWords
-        }
+        let attachments = Attachments(
+            flow: flow, terminatingFlow: terminatingFlow,
+            argumentWords: arguments.isEmpty ? 0 : ArgumentEncoding.words(for: arguments))
+        let kind = (parent != 0 ? RecordLayout.asyncBeginChild : RecordLayout.asyncBegin) | attachments.kindBits
         let timestamp = recorder.timestamp()
-        let recorded = recorder.append(words: words) { record in
+        let recorded = recorder.append(words: fixed + attachments.words) { record in
             record[0] = RecordLayout.header(kind: kind, timestamp: timestamp)
             record[1] = name.word
             record[2] = id
             if parent != 0 { record[3] = parent }
-            var offset = fixed
-            if let flow {
-                record[offset] = flow.id
-                offset += 1
-            }
-            if let terminatingFlow {
-                record[offset] = terminatingFlow.id
-                offset += 1
-            }
-            if argumentWords > 0 {
-                record[offset] = UInt64(argumentWords)
-                _ = ArgumentEncoding.write(arguments, to: record + offset + 1)
-            }
+            attachments.write(to: record + fixed) { ArgumentEncoding.write(arguments, to: $0) }
         }
         if recorded { recorder.signposts?.asyncBegin(name.word, id: id) }
         return AsyncInterval(id: recorded ? id : 0)
@@ -278,5 +236,46 @@ extension Trace {
         case count = 2
         /// Bytes.
         case bytes = 3
+    }
+}
+
+/// The optional attachments of a begin record, after its fixed part and any
+/// rusage: an outgoing flow, a terminating flow and arguments (a length word,
+/// then the arguments), in that order.
+private struct Attachments {
+    let flow: Trace.Flow?
+    let terminatingFlow: Trace.Flow?
+    let argumentWords: Int
+
+    /// The kind bits that announce them.
+    var kindBits: UInt64 {
+        (flow != nil ? RecordLayout.withFlow : 0)
+            | (terminatingFlow != nil ? RecordLayout.withTerminatingFlow : 0)
+            | (argumentWords > 0 ? RecordLayout.withArguments : 0)
+    }
+
+    /// The words they take.
+    var words: Int {
+        (flow != nil ? 1 : 0) + (terminatingFlow != nil ? 1 : 0) + (argumentWords > 0 ? 1 + argumentWords : 0)
+    }
+
+    /// Writes them from `destination` on; `writeArguments` writes the
+    /// arguments themselves.
+    func write(
+        to destination: UnsafeMutablePointer<UInt64>, writeArguments: (UnsafeMutablePointer<UInt64>) -> Int
+    ) {
+        var offset = 0
+        if let flow {
+            destination[offset] = flow.id
+            offset += 1
+        }
+        if let terminatingFlow {
+            destination[offset] = terminatingFlow.id
+            offset += 1
+        }
+        if argumentWords > 0 {
+            destination[offset] = UInt64(argumentWords)
+            _ = writeArguments(destination + offset + 1)
+        }
     }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import StrobeTestSupport
 import Testing
 
 /// A process killed with SIGKILL leaves a trace readable up to its last drain.

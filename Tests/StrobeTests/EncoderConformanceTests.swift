@@ -1,5 +1,6 @@
 import CProtobufC
 import Foundation
+import StrobeTestSupport
 import StrobeProtos
 import Testing
 

@@ -1,4 +1,5 @@
 import Foundation
+import StrobeTestSupport
 import Testing
 
 @testable import Strobe

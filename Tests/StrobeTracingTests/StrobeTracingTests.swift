@@ -1,4 +1,5 @@
 import Foundation
+import StrobeTestSupport
 import Strobe
 import StrobeReader
 import StrobeTracing

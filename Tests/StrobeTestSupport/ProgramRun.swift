@@ -1,15 +1,15 @@
 import Foundation
 
 /// What a finished program printed and how it exited.
-struct ProgramOutcome {
-    var status: Int32
-    var output: String
-    var errors: String
+public struct ProgramOutcome {
+    public var status: Int32
+    public var output: String
+    public var errors: String
 }
 
 /// Runs `executable` to completion with `arguments`, the test's environment
 /// plus `environment`, and collects its output.
-func runProgram(_ executable: String, _ arguments: [String], environment: [String: String] = [:]) throws -> ProgramOutcome {
+public func runProgram(_ executable: String, _ arguments: [String], environment: [String: String] = [:]) throws -> ProgramOutcome {
     let process = Process()
     process.executableURL = URL(fileURLWithPath: executable)
     process.arguments = arguments

@@ -1,19 +1,18 @@
 import Foundation
-import Testing
 
 /// Decodes a trace with Perfetto's official schema (the PyPI `perfetto`
 /// package, through Tests/python/perfetto_decode.py): an independent reader
 /// that shares no code with Strobe.
-struct OfficialDecoder {
+public struct OfficialDecoder {
     /// An argument's value.
-    enum Value: Decodable, Equatable {
+    public enum Value: Decodable, Equatable {
         case string(String)
         case bool(Bool)
         case int(Int64)
         case double(Double)
         case null
 
-        init(from decoder: any Decoder) throws {
+        public init(from decoder: any Decoder) throws {
             let container = try decoder.singleValueContainer()
             if container.decodeNil() {
                 self = .null
@@ -29,65 +28,65 @@ struct OfficialDecoder {
         }
     }
 
-    struct Slice: Decodable {
-        var track: UInt64
-        var name: String
-        var ts: UInt64
-        var dur: UInt64?
-        var depth: Int
-        var thread_dur: UInt64?
-        var flow_ids: [UInt64]
-        var terminating_flow_ids: [UInt64]
-        var args: [String: Value]
+    public struct Slice: Decodable {
+        public var track: UInt64
+        public var name: String
+        public var ts: UInt64
+        public var dur: UInt64?
+        public var depth: Int
+        public var thread_dur: UInt64?
+        public var flow_ids: [UInt64]
+        public var terminating_flow_ids: [UInt64]
+        public var args: [String: Value]
     }
 
-    struct Track: Decodable {
-        var name: String?
-        var kind: String
-        var pid: Int?
-        var tid: Int?
-        var parent: UInt64?
-        var counter_unit: String?
+    public struct Track: Decodable {
+        public var name: String?
+        public var kind: String
+        public var pid: Int?
+        public var tid: Int?
+        public var parent: UInt64?
+        public var counter_unit: String?
     }
 
-    struct Counter: Decodable {
-        var track: UInt64
-        var name: String?
-        var ts: UInt64
-        var value: Double
+    public struct Counter: Decodable {
+        public var track: UInt64
+        public var name: String?
+        public var ts: UInt64
+        public var value: Double
     }
 
-    struct Instant: Decodable {
-        var track: UInt64
-        var name: String
-        var ts: UInt64
+    public struct Instant: Decodable {
+        public var track: UInt64
+        public var name: String
+        public var ts: UInt64
     }
 
-    struct Decoded: Decodable {
-        var packets: Int
-        var sequences: [UInt32]
-        var tracks: [String: Track]
-        var slices: [Slice]
-        var instants: [Instant]
-        var counters: [Counter]
-        var stats: [String: Double]
-        var errors: [String]
+    public struct Decoded: Decodable {
+        public var packets: Int
+        public var sequences: [UInt32]
+        public var tracks: [String: Track]
+        public var slices: [Slice]
+        public var instants: [Instant]
+        public var counters: [Counter]
+        public var stats: [String: Double]
+        public var errors: [String]
 
-        func track(_ uuid: UInt64) -> Track? { tracks[String(uuid)] }
+        public func track(_ uuid: UInt64) -> Track? { tracks[String(uuid)] }
 
-        func slices(named name: String) -> [Slice] { slices.filter { $0.name == name } }
+        public func slices(named name: String) -> [Slice] { slices.filter { $0.name == name } }
 
-        func stat(_ name: String) -> Double { stats[name] ?? 0 }
+        public func stat(_ name: String) -> Double { stats[name] ?? 0 }
     }
 
-    static let script: String = {
+    public static let script: String = {
         var url = URL(fileURLWithPath: #filePath)
         for _ in 0..<3 { url.deleteLastPathComponent() }
         return url.appendingPathComponent("Tests/python/perfetto_decode.py").path
     }()
 
     /// Why the decoder cannot run here, or nil when it can.
-    static let unavailableReason: String? = {
+    public static let unavailableReason: String? = {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
         process.arguments = ["python3", "-c", "import perfetto.protos.perfetto.trace.perfetto_trace_pb2"]
@@ -103,7 +102,7 @@ struct OfficialDecoder {
 
     /// Whether tests that need the decoder run. In CI they always run (and
     /// fail if it is missing); elsewhere they skip, saying why.
-    static var isUsable: Bool {
+    public static var isUsable: Bool {
         if ProcessInfo.processInfo.environment["CI"] == "true" { return true }
         if let reason = unavailableReason {
             print("skipping official-decoder checks: \(reason)")
@@ -112,20 +111,20 @@ struct OfficialDecoder {
         return true
     }
 
-    static func decode(_ path: String) throws -> Decoded {
+    public static func decode(_ path: String) throws -> Decoded {
         let outcome = try runProgram("/usr/bin/env", ["python3", script, path])
         guard outcome.status == 0 else { throw DecodeFailure(message: outcome.errors) }
         return try JSONDecoder().decode(Decoded.self, from: Data(outcome.output.utf8))
     }
 
-    struct DecodeFailure: Error, CustomStringConvertible {
-        var message: String
-        var description: String { "perfetto_decode.py failed: \(message)" }
+    public struct DecodeFailure: Error, CustomStringConvertible {
+        public var message: String
+        public var description: String { "perfetto_decode.py failed: \(message)" }
     }
 }
 
 /// A fresh path for a trace file.
-func temporaryTracePath(_ name: String = #function) -> String {
+public func temporaryTracePath(_ name: String = #function) -> String {
     let safe = name.filter { $0.isLetter || $0.isNumber }
     return NSTemporaryDirectory() + "strobe-test-\(getpid())-\(safe)-\(UInt32.random(in: 0...UInt32.max)).pftrace"
 }
