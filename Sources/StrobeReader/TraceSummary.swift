@@ -208,12 +208,12 @@ public struct TraceSummary: Sendable, Codable {
 
     /// Parents whose count of children of one name is at least 10 and at
     /// least four times the median count over all parents of that name.
-    /// Intervals that never ended take no part.
+    /// `ended` holds only intervals that ended; open ones take no part.
     static func frequentChildren(
-        _ intervals: [Interval], origin: UInt64, threadName: (Interval) -> String
+        _ ended: [Interval], origin: UInt64, threadName: (Interval) -> String
     ) -> [FrequentChild] {
         var byTrack: [UInt64: [Int]] = [:]
-        for (index, interval) in intervals.enumerated() where interval.duration != nil {
+        for (index, interval) in ended.enumerated() {
             byTrack[interval.track, default: []].append(index)
         }
         struct Key: Hashable {
@@ -222,24 +222,24 @@ public struct TraceSummary: Sendable, Codable {
         }
         var countsPerParent: [Key: [(parent: Int, count: Int)]] = [:]
         for indices in byTrack.values {
-            let ordered = indices.sorted { intervals[$0].start < intervals[$1].start }
+            let ordered = indices.sorted { ended[$0].start < ended[$1].start }
             var open: [Int] = []
             var children: [Int: [String: Int]] = [:]
             for index in ordered {
-                let interval = intervals[index]
-                while let top = open.last, let end = intervals[top].end, end <= interval.start { open.removeLast() }
+                let interval = ended[index]
+                while let top = open.last, let end = ended[top].end, end <= interval.start { open.removeLast() }
                 if let parent = open.last { children[parent, default: [:]][interval.name, default: 0] += 1 }
                 open.append(index)
             }
             for (parent, names) in children {
                 for (child, count) in names {
-                    countsPerParent[Key(parent: intervals[parent].name, child: child), default: []]
+                    countsPerParent[Key(parent: ended[parent].name, child: child), default: []]
                         .append((parent, count))
                 }
             }
         }
         var instances: [String: Int] = [:]
-        for interval in intervals where interval.duration != nil { instances[interval.name, default: 0] += 1 }
+        for interval in ended { instances[interval.name, default: 0] += 1 }
         var flagged: [FrequentChild] = []
         for (key, entries) in countsPerParent {
             // Parents with none of these children count as zero.
@@ -248,7 +248,7 @@ public struct TraceSummary: Sendable, Codable {
             let median = quantile(sorted, 0.5)
             let threshold = max(10, 4 * median)
             for entry in entries where Double(entry.count) >= threshold {
-                let parent = intervals[entry.parent]
+                let parent = ended[entry.parent]
                 flagged.append(FrequentChild(
                     parent: key.parent, child: key.child, thread: threadName(parent), parentStart: parent.start &- origin,
                     count: entry.count, typicalCount: median))
