@@ -9,7 +9,8 @@ import CStrobe
 /// rusage (6 words), outgoing flow (1), terminating flow (1), arguments
 /// (1 length word + that many words). Counter kinds use the high nibble for the
 /// counter's unit instead. An async end may carry flows and arguments too:
-/// attributes of a span are often known only when it ends.
+/// attributes of a span are often known only when it ends, and so, at times,
+/// is its name.
 @usableFromInline
 enum RecordLayout {
     @usableFromInline static let timestampMask: UInt64 = (1 << 56) - 1
@@ -28,6 +29,13 @@ enum RecordLayout {
     /// An async begin nested under another async interval: the fixed part
     /// adds the parent's identifier after the interval's own.
     @usableFromInline static let asyncBeginChild: UInt64 = 9
+    /// An async begin whose name may change at its end: the fixed part is
+    /// the header, name, identifier and parent identifier (0 for none). The
+    /// encoder holds it until the end, and writes both then.
+    @usableFromInline static let asyncBeginRenamable: UInt64 = 10
+    /// An async end that gives its interval a new name: the fixed part is the
+    /// header, the identifier and the new name.
+    @usableFromInline static let asyncEndRenamed: UInt64 = 11
 
     // Attachment flags (high nibble) for begin, end, instant and async kinds.
     @usableFromInline static let withResourceUsage: UInt64 = 0x10
@@ -65,8 +73,8 @@ enum RecordLayout {
         switch kind & 0x0F {
         case begin, instant, asyncEnd, dropMarker: return 2
         case end: return 1
-        case counterInt, counterDouble, asyncBegin: return 3
-        case asyncBeginChild: return 4
+        case counterInt, counterDouble, asyncBegin, asyncEndRenamed: return 3
+        case asyncBeginChild, asyncBeginRenamable: return 4
         default: return 0
         }
     }

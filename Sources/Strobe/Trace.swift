@@ -246,17 +246,24 @@ public enum Trace {
     ///   - flow: Starts or continues a flow at this interval.
     ///   - terminatingFlow: Ends a flow at this interval.
     ///   - arguments: Values shown with the interval.
+    ///   - renamable: Whether the name may still change when the interval
+    ///     ends, with ``AsyncInterval/end(renamedTo:arguments:)``. Such an
+    ///     interval is written to the trace when it ends rather than when it
+    ///     begins, with the time it began; one still open when the session
+    ///     stops is written then, under its first name, without an end.
     @inlinable
     public static func beginAsync(
         _ name: Name,
         parent: AsyncInterval?,
         flow: Flow? = nil,
         terminatingFlow: Flow? = nil,
-        arguments: [Argument] = []
+        arguments: [Argument] = [],
+        renamable: Bool = false
     ) -> AsyncInterval {
         guard cstrobe_load_generation() != 0 else { return AsyncInterval(id: 0) }
         return recordAsyncBegin(
-            name, parent: parent?.id ?? 0, flow: flow, terminatingFlow: terminatingFlow, arguments: arguments)
+            name, parent: parent?.id ?? 0, flow: flow, terminatingFlow: terminatingFlow, arguments: arguments,
+            renamable: renamable)
     }
 
     // MARK: Instants and counters

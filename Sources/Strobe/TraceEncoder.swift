@@ -54,7 +54,11 @@ final class TraceEncoder: @unchecked Sendable {
                 let record = UnsafePointer(base + index)
                 guard let length = RecordLayout.length(of: record, available: end - index) else { return }
                 let event = RecordLayout.kind(of: record[0]) & 0x0F
-                if event == RecordLayout.asyncBegin || event == RecordLayout.asyncBeginChild { begins.insert(record[2]) }
+                if event == RecordLayout.asyncBegin || event == RecordLayout.asyncBeginChild
+                    || event == RecordLayout.asyncBeginRenamable
+                {
+                    begins.insert(record[2])
+                }
                 index += length
             }
         }
@@ -81,6 +85,26 @@ final class TraceEncoder: @unchecked Sendable {
         PacketBuilder.appendTrack(
             uuid: processUUID, parent: nil, kind: .process(pid: processID, name: processName),
             sequenceID: Self.metadataSequenceID, to: &out)
+    }
+
+    /// Writes renamable async intervals still open, each on the sequence of
+    /// the thread that began it, under its first name and without an end.
+    private func writeUnendedRenamableBegins() {
+        let held = tracks.heldBegins
+        guard !held.isEmpty else { return }
+        tracks.heldBegins = [:]
+        for (_, begin) in held.sorted(by: { $0.key < $1.key }) {
+            guard let key = sequences.first(where: { $0.value.sequenceID == begin.sequenceID })?.key,
+                let state = sequences.removeValue(forKey: key)
+            else { continue }
+            var encoder = RecordEncoder(state: state, shared: tracks, out: buffer)
+            buffer = ProtoBuffer(empty: ())
+            tracks = SharedTracks()
+            encoder.writeHeldBegin(begin, name: nil)
+            buffer = encoder.out
+            tracks = encoder.shared
+            sequences[key] = encoder.state
+        }
     }
 
     /// Per-thread loss accounting for the statistics packet.
@@ -150,8 +174,10 @@ final class TraceEncoder: @unchecked Sendable {
 
     // MARK: - Finishing
 
-    /// Appends the statistics packet that closes a trace.
+    /// Appends the statistics packet that closes a trace, after the begins
+    /// of renamable async intervals that never ended.
     func finish(bufferSize: UInt64) {
+        writeUnendedRenamableBegins()
         var out = buffer
         startIfNeeded(&out)
         PacketBuilder.appendStatistics(
@@ -174,6 +200,10 @@ struct SharedTracks {
     var firstIdentifier: UInt64 = 0
     /// Async intervals that begin in a snapshot (snapshot encoders).
     var snapshotBegins: Set<UInt64>?
+    /// Renamable async begins waiting for their end, which names them.
+    var heldBegins: [UInt64: HeldAsyncBegin] = [:]
+    /// New names from renaming ends encoded before their begin.
+    var renames: [UInt64: UInt64] = [:]
     var nextTrackUUID: UInt64 = 16
     var invalidRecords: UInt64 = 0
     var orphanEnds: UInt64 = 0
@@ -184,7 +214,7 @@ struct SharedTracks {
 
     /// Whether the begin of async interval `id` is, or will be, in this trace.
     func beginIsInTrace(_ id: UInt64) -> Bool {
-        if asyncTracks.contains(id) { return true }
+        if asyncTracks.contains(id) || heldBegins[id] != nil { return true }
         if let snapshotBegins { return snapshotBegins.contains(id) }
         return id >= firstIdentifier
     }
@@ -194,6 +224,16 @@ struct SharedTracks {
         nextTrackUUID += 2
         return uuid
     }
+}
+
+/// A renamable async begin, copied out of its thread's buffer until its end.
+struct HeldAsyncBegin {
+    /// The record, word for word.
+    var words: [UInt64]
+    /// When it began, on CLOCK_BOOTTIME.
+    var boottime: UInt64
+    /// The sequence of the thread that began it.
+    var sequenceID: UInt32
 }
 
 /// One thread's encoding state.
@@ -335,9 +375,9 @@ struct RecordEncoder {
             encodeInstant(record, kind: kind, timestamp: timestamp)
         case RecordLayout.counterInt, RecordLayout.counterDouble:
             encodeCounter(record, kind: kind, timestamp: timestamp)
-        case RecordLayout.asyncBegin, RecordLayout.asyncBeginChild:
+        case RecordLayout.asyncBegin, RecordLayout.asyncBeginChild, RecordLayout.asyncBeginRenamable:
             encodeAsyncBegin(record, kind: kind, timestamp: timestamp)
-        case RecordLayout.asyncEnd:
+        case RecordLayout.asyncEnd, RecordLayout.asyncEndRenamed:
             encodeAsyncEnd(record, kind: kind, timestamp: timestamp)
         default:
             shared.invalidRecords += 1
@@ -372,13 +412,25 @@ struct RecordEncoder {
         return packet
     }
 
+    /// Starts an event packet whose timestamp lies before the sequence's
+    /// latest: an absolute CLOCK_BOOTTIME time, which leaves the sequence's
+    /// incremental clock alone. End it with `endPacket(_:_:absolute: true)`.
+    private mutating func beginAbsolutePacket(boottime: UInt64) -> Int {
+        let packet = out.beginMessage(1)
+        out.appendVarintField(8, boottime)
+        out.appendVarintField(10, UInt64(state.sequenceID))
+        return packet
+    }
+
     /// Ends an event packet: interned data it introduces, then the flag that
-    /// it needs the sequence's incremental state. Fields go in field-number
-    /// order, as protobuf-c writes them, so both encoders agree byte for byte.
+    /// it needs the sequence's incremental state, then for an absolute time
+    /// its clock. Fields go in field-number order, as protobuf-c writes them,
+    /// so both encoders agree byte for byte.
     @inline(__always)
-    private mutating func endPacket(_ packet: Int, _ interning: Interning? = nil) {
+    private mutating func endPacket(_ packet: Int, _ interning: Interning? = nil, absolute: Bool = false) {
         if let interning, !interning.isEmpty { writeInterning(interning) }
         out.appendVarintField(13, 2)  // SEQ_NEEDS_INCREMENTAL_STATE
+        if absolute { out.appendVarintField(58, UInt64(PacketBuilder.boottimeClockID)) }
         out.endMessage(packet)
     }
 
@@ -546,11 +598,42 @@ struct RecordEncoder {
 
     private mutating func encodeAsyncBegin(_ record: UnsafePointer<UInt64>, kind: UInt64, timestamp: UInt64) {
         let id = record[2]
+        guard kind & 0x0F == RecordLayout.asyncBeginRenamable else {
+            return writeAsyncBegin(record, kind: kind, name: record[1], timestamp: timestamp, absolute: false)
+        }
+        if shared.endedEarly.contains(id) {
+            // Its end, and any new name, came first.
+            let name = shared.renames.removeValue(forKey: id) ?? record[1]
+            return writeAsyncBegin(record, kind: kind, name: name, timestamp: timestamp, absolute: false)
+        }
+        // Hold it until its end says the name.
+        let length = RecordLayout.length(of: record, available: .max) ?? RecordLayout.fixedWords(kind: kind)
+        shared.heldBegins[id] = HeldAsyncBegin(
+            words: Array(UnsafeBufferPointer(start: record, count: length)), boottime: timestamp,
+            sequenceID: state.sequenceID)
+    }
+
+    /// Writes a held renamable begin now, on this sequence, at its own time,
+    /// under `name` (its first name when nil).
+    mutating func writeHeldBegin(_ begin: HeldAsyncBegin, name: UInt64?) {
+        begin.words.withUnsafeBufferPointer { words in
+            guard let record = words.baseAddress else { return }
+            writeAsyncBegin(
+                record, kind: RecordLayout.kind(of: record[0]), name: name ?? record[1], timestamp: begin.boottime,
+                absolute: true)
+        }
+    }
+
+    private mutating func writeAsyncBegin(
+        _ record: UnsafePointer<UInt64>, kind: UInt64, name: UInt64, timestamp: UInt64, absolute: Bool
+    ) {
+        let id = record[2]
         let track = SharedTracks.asyncTrackUUID(id)
         var interning = Interning()
-        let iid = eventNameIID(record[1], &interning)
-        let isChild = kind & 0x0F == RecordLayout.asyncBeginChild
-        var offset = isChild ? 4 : 3
+        let iid = eventNameIID(name, &interning)
+        let event = kind & 0x0F
+        var offset = RecordLayout.fixedWords(kind: kind)
+        let isChild = event == RecordLayout.asyncBeginChild || (event == RecordLayout.asyncBeginRenamable && record[3] != 0)
         let annotations = collectAnnotations(record, kind: kind, offset: &offset, &interning)
         // An interval whose end came first is already closed.
         let endedEarly = shared.endedEarly.remove(id) != nil
@@ -560,22 +643,26 @@ struct RecordEncoder {
             var parent = shared.processUUID
             if isChild, shared.beginIsInTrace(record[3]) { parent = SharedTracks.asyncTrackUUID(record[3]) }
             PacketBuilder.appendTrack(
-                uuid: track, parent: parent, kind: .async(name: NameTable.shared.text(of: record[1])),
+                uuid: track, parent: parent, kind: .async(name: NameTable.shared.text(of: name)),
                 sequenceID: state.sequenceID, to: &out)
         }
-        let packet = beginPacket(timestamp: timestamp)
-        let event = out.beginMessage(11)
+        let packet = absolute ? beginAbsolutePacket(boottime: timestamp) : beginPacket(timestamp: timestamp)
+        let message = out.beginMessage(11)
         writeArguments(annotations)
         out.appendVarintField(9, 1)
         out.appendVarintField(10, iid)
         out.appendVarintField(11, track)
         writeFlows(annotations)
-        out.endMessage(event)
-        endPacket(packet, interning)
+        out.endMessage(message)
+        endPacket(packet, interning, absolute: absolute)
     }
 
     private mutating func encodeAsyncEnd(_ record: UnsafePointer<UInt64>, kind: UInt64, timestamp: UInt64) {
         let id = record[1]
+        let renamed = kind & 0x0F == RecordLayout.asyncEndRenamed
+        if let held = shared.heldBegins.removeValue(forKey: id) {
+            writeHeldBegin(held, name: renamed ? record[2] : nil)
+        }
         if shared.asyncTracks.remove(id) == nil {
             // Its begin is on a thread not encoded yet: write the end now, in
             // this sequence's time order, and the begin when it comes.
@@ -584,11 +671,12 @@ struct RecordEncoder {
                 return
             }
             shared.endedEarly.insert(id)
+            if renamed { shared.renames[id] = record[2] }
         }
         var interning = Interning()
         var annotations = Annotations()
-        if kind != RecordLayout.asyncEnd {
-            var offset = 2
+        if kind & 0xF0 != 0 {
+            var offset = RecordLayout.fixedWords(kind: kind)
             annotations = collectAnnotations(record, kind: kind, offset: &offset, &interning)
         }
         let packet = beginPacket(timestamp: timestamp)

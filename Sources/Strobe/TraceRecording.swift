@@ -93,25 +93,31 @@ extension Trace {
 
     @usableFromInline @inline(never)
     static func recordAsyncBegin(
-        _ name: Name, parent: UInt64, flow: Flow?, terminatingFlow: Flow?, arguments: [Argument]
+        _ name: Name, parent: UInt64, flow: Flow?, terminatingFlow: Flow?, arguments: [Argument], renamable: Bool
     ) -> AsyncInterval {
         guard let recorder = ThreadRecorder.attached() else { return AsyncInterval(id: 0) }
         let id = nextIdentifier()
-        let fixed = parent != 0 ? 4 : 3
+        let event: UInt64
+        if renamable {
+            event = RecordLayout.asyncBeginRenamable
+        } else {
+            event = parent != 0 ? RecordLayout.asyncBeginChild : RecordLayout.asyncBegin
+        }
+        let fixed = RecordLayout.fixedWords(kind: event)
         let attachments = Attachments(
             flow: flow, terminatingFlow: terminatingFlow,
             argumentWords: arguments.isEmpty ? 0 : ArgumentEncoding.words(for: arguments))
-        let kind = (parent != 0 ? RecordLayout.asyncBeginChild : RecordLayout.asyncBegin) | attachments.kindBits
+        let kind = event | attachments.kindBits
         let timestamp = recorder.timestamp()
         let recorded = recorder.append(words: fixed + attachments.words) { record in
             record[0] = RecordLayout.header(kind: kind, timestamp: timestamp)
             record[1] = name.word
             record[2] = id
-            if parent != 0 { record[3] = parent }
+            if fixed == 4 { record[3] = parent }
             attachments.write(to: record + fixed) { ArgumentEncoding.write(arguments, to: $0) }
         }
         if recorded { recorder.signposts?.asyncBegin(name.word, id: id) }
-        return AsyncInterval(id: recorded ? id : 0)
+        return AsyncInterval(id: recorded ? id : 0, renamable: renamable)
     }
 
     @usableFromInline @inline(never)
@@ -140,18 +146,35 @@ extension Trace {
         writeAsyncEnd(id: id, argumentWords: argumentWords) { ArgumentEncoding.write(arguments, to: $0) }
     }
 
+    @usableFromInline @inline(never)
+    static func recordAsyncEnd(id: UInt64, renamedTo name: Name, arguments: [Argument]) {
+        let argumentWords = arguments.isEmpty ? 0 : ArgumentEncoding.words(for: arguments)
+        writeAsyncEnd(id: id, newName: name.word, argumentWords: argumentWords) {
+            ArgumentEncoding.write(arguments, to: $0)
+        }
+    }
+
+    /// Appends an async end with arguments, or with a new name (then
+    /// `argumentWords` may be 0).
     private static func writeAsyncEnd(
-        id: UInt64, argumentWords: Int, writeArguments: (UnsafeMutablePointer<UInt64>) -> Int
+        id: UInt64, newName: UInt64? = nil, argumentWords: Int, writeArguments: (UnsafeMutablePointer<UInt64>) -> Int
     ) {
         guard let recorder = ThreadRecorder.attached() else { return }
         recorder.signposts?.asyncEnd(id: id)
         let timestamp = recorder.timestamp()
+        var kind = newName == nil ? RecordLayout.asyncEnd : RecordLayout.asyncEndRenamed
+        let fixed = RecordLayout.fixedWords(kind: kind)
+        if argumentWords > 0 { kind |= RecordLayout.withArguments }
+        let words = fixed + (argumentWords > 0 ? 1 + argumentWords : 0)
         // The begin is in the trace, so the end must be too.
-        recorder.append(words: 3 + argumentWords, forced: true) { record in
-            record[0] = RecordLayout.header(kind: RecordLayout.asyncEnd | RecordLayout.withArguments, timestamp: timestamp)
+        recorder.append(words: words, forced: true) { record in
+            record[0] = RecordLayout.header(kind: kind, timestamp: timestamp)
             record[1] = id
-            record[2] = UInt64(argumentWords)
-            _ = writeArguments(record + 3)
+            if let newName { record[2] = newName }
+            if argumentWords > 0 {
+                record[fixed] = UInt64(argumentWords)
+                _ = writeArguments(record + fixed + 1)
+            }
         }
     }
 
@@ -188,9 +211,15 @@ extension Trace {
     public struct AsyncInterval: Sendable, Hashable {
         /// The interval's identifier; 0 when nothing was recorded.
         public let id: UInt64
+        /// Whether the interval was opened `renamable`: its name is written
+        /// when it ends.
+        public let isRenamable: Bool
 
         @usableFromInline
-        init(id: UInt64) { self.id = id }
+        init(id: UInt64, renamable: Bool = false) {
+            self.id = id
+            isRenamable = renamable
+        }
 
         /// Closes the interval, on whichever thread runs this.
         @inlinable
@@ -223,6 +252,28 @@ extension Trace {
         public func end(arguments: [Argument]) {
             guard id != 0, cstrobe_load_generation() != 0 else { return }
             Trace.recordAsyncEnd(id: id, arguments: arguments)
+        }
+
+        /// Closes the interval under a new name, with arguments, on whichever
+        /// thread runs this.
+        ///
+        /// An interval opened with `renamable: true` is written under `name`.
+        /// Any other was written under its first name when it began, so it
+        /// keeps that name and records `name` as the argument `name`.
+        ///
+        /// ```swift
+        /// let request = Trace.beginAsync(Trace.Name("HTTP GET"), parent: nil, renamable: true)
+        /// let route = try await handle()
+        /// request.end(renamedTo: Trace.Name("GET \(route)"))
+        /// ```
+        @inlinable
+        public func end(renamedTo name: Name, arguments: [Argument] = []) {
+            guard id != 0, cstrobe_load_generation() != 0 else { return }
+            if isRenamable {
+                Trace.recordAsyncEnd(id: id, renamedTo: name, arguments: arguments)
+            } else {
+                Trace.recordAsyncEnd(id: id, arguments: arguments + [Argument(Name("name"), .string(name.text))])
+            }
         }
     }
 

@@ -12,8 +12,13 @@ import Tracing
 /// - `error.type`, `error.message` and `error.count`, after
 ///   ``recordError(_:attributes:at:)``, which also marks an instant named
 ///   `exception` on the calling thread;
-/// - `link.N.trace_id` and `link.N.span_id` for each link;
-/// - `name`, when the operation was renamed after the start.
+/// - `link.N.trace_id` and `link.N.span_id` for each link.
+///
+/// The interval is written when the span ends, under the operation's name at
+/// that moment, so a span renamed after it started (as HTTP servers do once
+/// routing is done) shows under its final name. A span still open when the
+/// session stops is written then, under its name at the start, without an
+/// end.
 ///
 /// The begin carries `trace_id`, `span_id`, `parent_span_id` (when there is
 /// a parent) and `span.kind`. Events added with ``addEvent(_:)`` become
@@ -35,7 +40,8 @@ public struct StrobeSpan: Span {
     /// The span's identity, when it is recording.
     public var spanContext: StrobeSpanContext? { record?.identity }
 
-    /// The operation's name; a new name is kept as the argument `name`.
+    /// The operation's name; the interval is written under the name it has
+    /// when the span ends.
     public var operationName: String {
         get { record?.state.withLock { $0.operationName } ?? "" }
         nonmutating set { record?.update { $0.operationName = newValue } }
@@ -168,9 +174,10 @@ final class SpanRecord: Sendable {
             arguments.append(Trace.Argument(Trace.Name("link.\(index).span_id"), .string(link.spanIDString)))
         }
         if state.operationName != initialName {
-            arguments.append(Trace.Argument(Trace.Name("name"), .string(state.operationName)))
+            interval.end(renamedTo: Trace.Name(state.operationName), arguments: arguments)
+        } else {
+            interval.end(arguments: arguments)
         }
-        interval.end(arguments: arguments)
     }
 
     static let traceIDKey = Trace.Name("trace_id")

@@ -68,7 +68,8 @@ public struct StrobeTracer: Tracer {
         if let parentID = identity.parentSpanID {
             arguments.append(Trace.Argument(SpanRecord.parentSpanIDKey, .string(StrobeSpanContext.hex(parentID))))
         }
-        let interval = Trace.beginAsync(Trace.Name(operationName), parent: parent?.interval, arguments: arguments)
+        let interval = Trace.beginAsync(
+            Trace.Name(operationName), parent: parent?.interval, arguments: arguments, renamable: true)
         context[StrobeSpanKey.self] = StrobeSpanKey.Value(identity: identity, interval: interval)
         let record = SpanRecord(identity: identity, interval: interval, operationName: operationName)
         return StrobeSpan(context: context, record: record)

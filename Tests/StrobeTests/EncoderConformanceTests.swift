@@ -29,6 +29,10 @@ extension RecordingTests {
             Trace.instant("instant", arguments: ["k": 1])
             let interval = Trace.beginAsync("async")
             interval.end()
+            let renamable = Trace.beginAsync(
+                Trace.Name("renamable"), parent: nil, arguments: [Trace.Argument(Trace.Name("k"), .int(2))], renamable: true)
+            Trace.instant("between")
+            renamable.end(renamedTo: Trace.Name("renamed"))
             Trace.begin(Trace.Name(String(repeating: "long name ", count: 40)), terminatingFlow: flow)
             Trace.end()
             Trace.end()

@@ -1,4 +1,5 @@
 import Foundation
+import StrobeReader
 import StrobeTestSupport
 import Testing
 
@@ -170,6 +171,92 @@ struct RecordingTests {
             #expect(trace.track(child.track).map { parentTracks.contains($0.parent ?? 0) } == true)
         }
         #expect(Set(children.compactMap { if case .int(let index) = $0.args["index"] { index } else { nil } }).count == 20)
+    }
+
+    /// Renamable async intervals are written under the name their end gives,
+    /// with the time they began, nested, in either drain order, in a
+    /// streamed file and in a flight-recorder dump; one never ended is
+    /// written under its first name without an end.
+    @Test(.enabled(if: OfficialDecoder.isUsable), arguments: [false, true])
+    func renamableAsyncIntervalsTakeTheNameTheirEndGives(ring: Bool) throws {
+        let path = temporaryTracePath()
+        let dumpPath = temporaryTracePath("dump")
+        defer {
+            try? FileManager.default.removeItem(atPath: path)
+            try? FileManager.default.removeItem(atPath: dumpPath)
+        }
+        var configuration = Self.configuration(path)
+        if ring { configuration.whenBufferFull = .overwriteOldest }
+        let session = try TraceSession.start(configuration)
+        // This thread records first, so it is drained first: it ends what a
+        // later thread begins.
+        Trace.instant("ender")
+        let count = 20
+        nonisolated(unsafe) var intervals: [(parent: Trace.AsyncInterval, step: Trace.AsyncInterval, plain: Trace.AsyncInterval)] = []
+        let starter = Thread {
+            for index in 0..<count {
+                let parent = Trace.beginAsync(
+                    Trace.Name("request"), parent: nil,
+                    arguments: [Trace.Argument(Trace.Name("index"), .int(Int64(index)))], renamable: true)
+                let step = Trace.beginAsync(Trace.Name("step"), parent: parent, renamable: true)
+                let plain = Trace.beginAsync(Trace.Name("plain"), parent: parent)
+                intervals.append((parent, step, plain))
+            }
+        }
+        starter.start()
+        while !starter.isFinished { usleep(1000) }
+        #expect(intervals.allSatisfy { $0.parent.isRenamable && $0.step.isRenamable && !$0.plain.isRenamable })
+        for (index, interval) in intervals.enumerated() {
+            interval.step.end(renamedTo: Trace.Name("step \(index)"))
+            interval.plain.end(renamedTo: Trace.Name("plain renamed"))
+            if index % 2 == 0 {
+                interval.parent.end(
+                    renamedTo: Trace.Name("request \(index)"), arguments: [Trace.Argument(Trace.Name("ok"), .bool(true))])
+            } else {
+                interval.parent.end()
+            }
+        }
+        // Begun and renamed on one thread, after the others.
+        let local = Trace.beginAsync(Trace.Name("local"), parent: nil, renamable: true)
+        local.end(renamedTo: Trace.Name("local renamed"))
+        let unended = Trace.beginAsync(Trace.Name("unended"), parent: nil, renamable: true)
+        if ring { try session.dump(to: dumpPath) }
+        try session.stop()
+        unended.end(renamedTo: Trace.Name("too late"))
+
+        let trace = try OfficialDecoder.decode(ring ? dumpPath : path)
+        #expect(trace.errors.isEmpty)
+        #expect(trace.slices(named: "request").count == count / 2)
+        #expect(trace.slices(named: "step").isEmpty)
+        for index in 0..<count {
+            let name = index % 2 == 0 ? "request \(index)" : nil
+            let parent = try #require(
+                trace.slices.first { ($0.name == (name ?? "request")) && $0.args["index"] == .int(Int64(index)) })
+            #expect(parent.dur != nil)
+            #expect(trace.track(parent.track)?.name == parent.name)
+            #expect(trace.track(parent.track)?.pid != nil)
+            if index % 2 == 0 { #expect(parent.args["ok"] == .bool(true)) }
+            let step = try #require(trace.slices(named: "step \(index)").first)
+            #expect(trace.track(step.track)?.name == "step \(index)")
+            #expect(trace.track(step.track)?.parent == parent.track)
+            #expect(step.ts >= parent.ts && step.dur != nil)
+            #expect(step.ts + step.dur! <= parent.ts + parent.dur!)
+        }
+        // An interval begun without `renamable` keeps its first name.
+        let plains = trace.slices(named: "plain")
+        #expect(plains.count == count)
+        #expect(plains.allSatisfy { $0.args["name"] == .string("plain renamed") && $0.dur != nil })
+        #expect(trace.slices(named: "local renamed").first?.dur != nil)
+        let open = try #require(trace.slices(named: "unended").first)
+        #expect(open.dur == nil)
+        #expect(trace.slices(named: "too late").isEmpty)
+
+        // Strobe's own reader agrees.
+        let read = try TraceReader.read(contentsOf: ring ? dumpPath : path)
+        #expect(read.intervals(named: "step").isEmpty)
+        #expect((0..<count).allSatisfy { read.intervals(named: "step \($0)").first?.duration != nil })
+        #expect(read.intervals(named: "unended").first.map { $0.duration == nil } == true)
+        #expect(read.loss.unmatchedEnds == 0)
     }
 
     @Test(.enabled(if: OfficialDecoder.isUsable))

@@ -136,14 +136,35 @@ struct StrobeTracingTests {
             }
         }
         let enqueue = try #require(trace.intervals(named: "enqueue").first)
-        let dequeue = try #require(trace.intervals(named: "dequeue").first)
+        // A renamed span is written under its final name, track and all.
+        #expect(trace.intervals(named: "dequeue").isEmpty)
+        let dequeue = try #require(trace.intervals(named: "dequeue photo").first)
+        #expect(trace.tracks[dequeue.track]?.name == "dequeue photo")
         #expect(dequeue.arguments["link.0.span_id"] == enqueue.arguments["span_id"])
         #expect(dequeue.arguments["link.0.trace_id"] == enqueue.arguments["trace_id"])
-        #expect(dequeue.arguments["name"] == .string("dequeue photo"))
-        #expect(enqueue.arguments["name"] == nil)
+        #expect(dequeue.arguments["name"] == nil)
         let event = try #require(trace.instants.first { $0.name == "cache miss" })
         #expect(event.arguments["key"] == .string("photo-7"))
         #expect(event.arguments["span_id"] == dequeue.arguments["span_id"])
+    }
+
+    @Test func aSpanStillOpenWhenTheSessionStopsIsWrittenWithoutAnEnd() async throws {
+        let path = Self.path()
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        nonisolated(unsafe) var open: (any Span)?
+        let trace = try await Self.record(path) {
+            let span = InstrumentationSystem.tracer.startSpan("long poll", context: .topLevel)
+            span.attributes["ignored"] = 1
+            span.operationName = "renamed too late"
+            open = span
+            withSpan("short") { _ in }
+        }
+        let poll = try #require(trace.intervals(named: "long poll").first)
+        #expect(poll.duration == nil)
+        #expect(poll.arguments["span.kind"] == .string("internal"))
+        #expect(trace.intervals(named: "short").first?.duration != nil)
+        #expect(open?.isRecording == true)
+        open?.end()
     }
 
     // MARK: Threads
@@ -171,6 +192,8 @@ struct StrobeTracingTests {
                 for index in 0..<count {
                     let span = InstrumentationSystem.tracer.startSpan("hop \(index)", context: .topLevel)
                     span.attributes["index"] = index
+                    // Half are renamed, on the thread that ends them.
+                    if index % 2 == 1 { span.operationName = "hop \(index) renamed" }
                     beginThreads.append(Thread.currentID)
                     queue.put(span)
                 }
@@ -196,7 +219,8 @@ struct StrobeTracingTests {
         #expect(zip(beginThreads, endThreads).allSatisfy { $0 != $1 })
         #expect(trace.loss.unmatchedEnds == 0)
         for index in 0..<count {
-            let hop = try #require(trace.intervals(named: "hop \(index)").first)
+            let name = index % 2 == 1 ? "hop \(index) renamed" : "hop \(index)"
+            let hop = try #require(trace.intervals(named: name).first)
             #expect(hop.isAsync && hop.tid == nil)
             #expect(hop.duration != nil)
             #expect(hop.arguments["index"] == .int(Int64(index)))
@@ -306,11 +330,14 @@ struct StrobeTracingTests {
                     load.attributes["bytes"] = 2048
                 }
                 span.setStatus(SpanStatus(code: .ok))
+                span.operationName = "GET /photos/:id"
             }
         }
         let decoded = try OfficialDecoder.decode(path)
         #expect(decoded.errors.isEmpty)
-        let request = try #require(decoded.slices(named: "request").first)
+        let request = try #require(decoded.slices(named: "GET /photos/:id").first)
+        #expect(decoded.slices(named: "request").isEmpty)
+        #expect(decoded.track(request.track)?.name == "GET /photos/:id")
         let load = try #require(decoded.slices(named: "load").first)
         #expect(request.dur != nil && load.dur != nil)
         #expect(decoded.track(request.track)?.kind == "async")

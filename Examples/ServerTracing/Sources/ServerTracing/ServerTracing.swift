@@ -134,8 +134,10 @@ struct ServerTracing {
         let photos = servers.filter { argument($0, "http.route") == "/photos/{id}" }
         if photos.count != photoIDs.count { problems.append("\(photos.count) spans for /photos/{id}, expected \(photoIDs.count)") }
         // The middleware names a span after its route once routing is done,
-        // after the interval began: the final name is the argument `name`.
-        for photo in photos where argument(photo, "name") != "/photos/{id}" { problems.append("server span not renamed") }
+        // after the span started: the interval and its track carry that name.
+        for photo in photos where photo.name != "/photos/{id}" || trace.tracks[photo.track]?.name != photo.name {
+            problems.append("server span \(photo.name) not named after its route")
+        }
         for photo in photos where argument(photo, "http.response.status_code") != "200" {
             problems.append("photo span without status 200")
         }
@@ -146,6 +148,7 @@ struct ServerTracing {
         }
         if Set(loads.compactMap { argument($0, "photo.id") }) != Set(photoIDs) { problems.append("photo ids not recorded") }
         if let broken = servers.first(where: { argument($0, "url.path") == "/broken" }) {
+            if broken.name != "/broken" { problems.append("server span \(broken.name) not named after its route") }
             if argument(broken, "status") != "error" { problems.append("/broken span without status error") }
             if argument(broken, "http.response.status_code") != "500" { problems.append("/broken span without status 500") }
             if argument(broken, "error.type")?.contains("HTTPError") != true { problems.append("/broken span without its error") }
@@ -167,7 +170,7 @@ struct ServerTracing {
             let start = Double(span.start - origin) / 1e6
             let duration = span.duration.map { String(format: "%.2f ms", Double($0) / 1e6) } ?? "open"
             let kind = argument(span, "span.kind") ?? ""
-            let name = argument(span, "name").map { "\(span.name) -> \($0)" } ?? span.name
+            let name = span.name
             var detail = ""
             if let status = argument(span, "http.response.status_code") { detail += " status=\(status)" }
             if let status = argument(span, "status") { detail += " span.status=\(status)" }
