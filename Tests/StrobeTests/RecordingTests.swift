@@ -91,6 +91,41 @@ struct RecordingTests {
         #expect(work.allSatisfy { $0.depth == 0 && $0.dur != nil })
     }
 
+    /// Threads that exit are written out and dropped; threads started after
+    /// them get tracks of their own even when their recorder reuses a dropped
+    /// one's memory.
+    @Test(.enabled(if: OfficialDecoder.isUsable))
+    func threadsStartedAfterOthersExitedKeepTheirOwnTracks() throws {
+        let path = temporaryTracePath()
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        var configuration = Self.configuration(path)
+        configuration.flushInterval = 0.005
+        let threadCount = 8
+        let session = try TraceSession.start(configuration)
+        for index in 0..<threadCount {
+            let thread = Thread {
+                Trace.setThreadName("worker \(index)")
+                Trace.interval(Trace.Name("work \(index)")) {}
+            }
+            thread.start()
+            while !thread.isFinished { usleep(1000) }
+            // Let the writer drain the exited thread and drop it.
+            usleep(40_000)
+        }
+        try session.stop()
+
+        let trace = try OfficialDecoder.decode(path)
+        #expect(trace.errors.isEmpty)
+        var tids: Set<Int> = []
+        for index in 0..<threadCount {
+            let work = try #require(trace.slices(named: "work \(index)").first)
+            let track = trace.track(work.track)
+            #expect(track?.name == "worker \(index)")
+            if let tid = track?.tid { tids.insert(tid) }
+        }
+        #expect(tids.count == threadCount)
+    }
+
     @Test(.enabled(if: OfficialDecoder.isUsable))
     func asyncIntervalsEndOnAnotherThreadAsOneSlice() async throws {
         let path = temporaryTracePath()
