@@ -97,14 +97,21 @@ final class TraceEncoder: @unchecked Sendable {
             guard let key = sequences.first(where: { $0.value.sequenceID == begin.sequenceID })?.key,
                 let state = sequences.removeValue(forKey: key)
             else { continue }
-            var encoder = RecordEncoder(state: state, shared: tracks, out: buffer)
-            buffer = ProtoBuffer(empty: ())
-            tracks = SharedTracks()
-            encoder.writeHeldBegin(begin, name: nil)
-            buffer = encoder.out
-            tracks = encoder.shared
-            sequences[key] = encoder.state
+            withRecordEncoder(state, key: key) { $0.writeHeldBegin(begin, name: nil) }
         }
+    }
+
+    /// Runs `body` with an encoder for one sequence. The sequence's state, the
+    /// shared tracks and the output buffer move into the encoder and back
+    /// out after, so nothing is copied on write.
+    private func withRecordEncoder(_ state: SequenceState, key: ObjectIdentifier, _ body: (inout RecordEncoder) -> Void) {
+        var encoder = RecordEncoder(state: state, shared: tracks, out: buffer)
+        buffer = ProtoBuffer(empty: ())
+        tracks = SharedTracks()
+        body(&encoder)
+        buffer = encoder.out
+        tracks = encoder.shared
+        sequences[key] = encoder.state
     }
 
     /// Per-thread loss accounting for the statistics packet.
@@ -121,27 +128,25 @@ final class TraceEncoder: @unchecked Sendable {
     /// Encodes what a drain took from one thread.
     func encode(_ harvest: ThreadRecorder.Harvest, of recorder: ThreadRecorder, now: UInt64) {
         let key = ObjectIdentifier(recorder)
-        // Work on values moved out of the encoder's storage, and move them
-        // back at the end, so nothing is copied on write.
         var state = sequences.removeValue(forKey: key)
             ?? SequenceState(sequenceID: nextSequenceID, threadID: recorder.threadID)
         if state.sequenceID == nextSequenceID { nextSequenceID += 1 }
-        var out = buffer
-        buffer = ProtoBuffer(empty: ())
-        let shared = tracks
-        tracks = SharedTracks()
-        startIfNeeded(&out)
+        startIfNeeded(&buffer)
         state.converter.update(points: points)
-
         if state.threadName != harvest.name || !state.started {
             state.threadName = harvest.name
             let name = harvest.name.isEmpty ? "thread \(state.threadID)" : harvest.name
             PacketBuilder.appendTrack(
                 uuid: state.threadUUID, parent: processUUID,
                 kind: .thread(pid: processID, tid: Int64(state.threadID), name: name),
-                sequenceID: state.sequenceID, to: &out)
+                sequenceID: state.sequenceID, to: &buffer)
         }
-        var encoder = RecordEncoder(state: state, shared: shared, out: out)
+        withRecordEncoder(state, key: key) { encoder in
+            encode(harvest, with: &encoder, now: now)
+        }
+    }
+
+    private func encode(_ harvest: ThreadRecorder.Harvest, with encoder: inout RecordEncoder, now: UInt64) {
         for chunk in harvest.chunks {
             var from = 0
             if let partial = encoder.state.partialChunk, partial === chunk {
@@ -167,9 +172,6 @@ final class TraceEncoder: @unchecked Sendable {
             encoder.state.reportedLoss = loss
             encoder.writeLossCounter(value: loss, now: now)
         }
-        buffer = encoder.out
-        tracks = encoder.shared
-        sequences[key] = encoder.state
     }
 
     // MARK: - Finishing

@@ -16,6 +16,21 @@ struct RecordingTests {
         return configuration
     }
 
+    /// Runs `body` in a session that streams to `path`, or with `ring` keeps
+    /// a flight recorder that it dumps to `dumpPath` before stopping; returns
+    /// the file to read and what `body` returned.
+    static func recordStreamedOrDumped<Result>(
+        ring: Bool, path: String, dumpPath: String, _ body: () throws -> Result
+    ) throws -> (file: String, result: Result) {
+        var configuration = Self.configuration(path)
+        if ring { configuration.whenBufferFull = .overwriteOldest }
+        let session = try TraceSession.start(configuration)
+        let result = try body()
+        if ring { try session.dump(to: dumpPath) }
+        try session.stop()
+        return (ring ? dumpPath : path, result)
+    }
+
     static func record(
         _ configuration: TraceConfiguration, _ body: () throws -> Void
     ) throws -> TraceSession.Statistics {
@@ -166,31 +181,28 @@ struct RecordingTests {
             try? FileManager.default.removeItem(atPath: path)
             try? FileManager.default.removeItem(atPath: dumpPath)
         }
-        var configuration = Self.configuration(path)
-        if ring { configuration.whenBufferFull = .overwriteOldest }
-        let session = try TraceSession.start(configuration)
-        // This thread records first, so it is drained first: it ends what a
-        // later thread begins.
-        Trace.instant("ender")
-        nonisolated(unsafe) var intervals: [(Trace.AsyncInterval, Trace.AsyncInterval)] = []
-        let starter = Thread {
-            for _ in 0..<20 {
-                let parent = Trace.beginAsync(Trace.Name("parent"), parent: nil, flow: Trace.Flow(id: 99))
-                let child = Trace.beginAsync(
-                    Trace.Name("child"), parent: parent, arguments: [Trace.Argument(Trace.Name("begin key"), .int(1))])
-                intervals.append((parent, child))
+        let (file, _) = try Self.recordStreamedOrDumped(ring: ring, path: path, dumpPath: dumpPath) {
+            // This thread records first, so it is drained first: it ends what a
+            // later thread begins.
+            Trace.instant("ender")
+            nonisolated(unsafe) var intervals: [(Trace.AsyncInterval, Trace.AsyncInterval)] = []
+            let starter = Thread {
+                for _ in 0..<20 {
+                    let parent = Trace.beginAsync(Trace.Name("parent"), parent: nil, flow: Trace.Flow(id: 99))
+                    let child = Trace.beginAsync(
+                        Trace.Name("child"), parent: parent, arguments: [Trace.Argument(Trace.Name("begin key"), .int(1))])
+                    intervals.append((parent, child))
+                }
+            }
+            starter.start()
+            while !starter.isFinished { usleep(1000) }
+            for (index, (parent, child)) in intervals.enumerated() {
+                child.end(arguments: [Trace.Argument(Trace.Name("index"), .int(Int64(index))), Trace.Argument(Trace.Name("ok"), .bool(true))])
+                parent.end(arguments: ["label": "done", "ratio": 0.5])
             }
         }
-        starter.start()
-        while !starter.isFinished { usleep(1000) }
-        for (index, (parent, child)) in intervals.enumerated() {
-            child.end(arguments: [Trace.Argument(Trace.Name("index"), .int(Int64(index))), Trace.Argument(Trace.Name("ok"), .bool(true))])
-            parent.end(arguments: ["label": "done", "ratio": 0.5])
-        }
-        if ring { try session.dump(to: dumpPath) }
-        try session.stop()
 
-        let trace = try OfficialDecoder.decode(ring ? dumpPath : path)
+        let trace = try OfficialDecoder.decode(file)
         #expect(trace.errors.isEmpty)
         let parents = trace.slices(named: "parent")
         let children = trace.slices(named: "child")
@@ -220,46 +232,43 @@ struct RecordingTests {
             try? FileManager.default.removeItem(atPath: path)
             try? FileManager.default.removeItem(atPath: dumpPath)
         }
-        var configuration = Self.configuration(path)
-        if ring { configuration.whenBufferFull = .overwriteOldest }
-        let session = try TraceSession.start(configuration)
-        // This thread records first, so it is drained first: it ends what a
-        // later thread begins.
-        Trace.instant("ender")
         let count = 20
-        nonisolated(unsafe) var intervals: [(parent: Trace.AsyncInterval, step: Trace.AsyncInterval, plain: Trace.AsyncInterval)] = []
-        let starter = Thread {
-            for index in 0..<count {
-                let parent = Trace.beginAsync(
-                    Trace.Name("request"), parent: nil,
-                    arguments: [Trace.Argument(Trace.Name("index"), .int(Int64(index)))], renamable: true)
-                let step = Trace.beginAsync(Trace.Name("step"), parent: parent, renamable: true)
-                let plain = Trace.beginAsync(Trace.Name("plain"), parent: parent)
-                intervals.append((parent, step, plain))
+        let (file, unended) = try Self.recordStreamedOrDumped(ring: ring, path: path, dumpPath: dumpPath) {
+            // This thread records first, so it is drained first: it ends what a
+            // later thread begins.
+            Trace.instant("ender")
+            nonisolated(unsafe) var intervals: [(parent: Trace.AsyncInterval, step: Trace.AsyncInterval, plain: Trace.AsyncInterval)] = []
+            let starter = Thread {
+                for index in 0..<count {
+                    let parent = Trace.beginAsync(
+                        Trace.Name("request"), parent: nil,
+                        arguments: [Trace.Argument(Trace.Name("index"), .int(Int64(index)))], renamable: true)
+                    let step = Trace.beginAsync(Trace.Name("step"), parent: parent, renamable: true)
+                    let plain = Trace.beginAsync(Trace.Name("plain"), parent: parent)
+                    intervals.append((parent, step, plain))
+                }
             }
-        }
-        starter.start()
-        while !starter.isFinished { usleep(1000) }
-        #expect(intervals.allSatisfy { $0.parent.isRenamable && $0.step.isRenamable && !$0.plain.isRenamable })
-        for (index, interval) in intervals.enumerated() {
-            interval.step.end(renamedTo: Trace.Name("step \(index)"))
-            interval.plain.end(renamedTo: Trace.Name("plain renamed"))
-            if index % 2 == 0 {
-                interval.parent.end(
-                    renamedTo: Trace.Name("request \(index)"), arguments: [Trace.Argument(Trace.Name("ok"), .bool(true))])
-            } else {
-                interval.parent.end()
+            starter.start()
+            while !starter.isFinished { usleep(1000) }
+            #expect(intervals.allSatisfy { $0.parent.isRenamable && $0.step.isRenamable && !$0.plain.isRenamable })
+            for (index, interval) in intervals.enumerated() {
+                interval.step.end(renamedTo: Trace.Name("step \(index)"))
+                interval.plain.end(renamedTo: Trace.Name("plain renamed"))
+                if index % 2 == 0 {
+                    interval.parent.end(
+                        renamedTo: Trace.Name("request \(index)"), arguments: [Trace.Argument(Trace.Name("ok"), .bool(true))])
+                } else {
+                    interval.parent.end()
+                }
             }
+            // Begun and renamed on one thread, after the others.
+            let local = Trace.beginAsync(Trace.Name("local"), parent: nil, renamable: true)
+            local.end(renamedTo: Trace.Name("local renamed"))
+            return Trace.beginAsync(Trace.Name("unended"), parent: nil, renamable: true)
         }
-        // Begun and renamed on one thread, after the others.
-        let local = Trace.beginAsync(Trace.Name("local"), parent: nil, renamable: true)
-        local.end(renamedTo: Trace.Name("local renamed"))
-        let unended = Trace.beginAsync(Trace.Name("unended"), parent: nil, renamable: true)
-        if ring { try session.dump(to: dumpPath) }
-        try session.stop()
         unended.end(renamedTo: Trace.Name("too late"))
 
-        let trace = try OfficialDecoder.decode(ring ? dumpPath : path)
+        let trace = try OfficialDecoder.decode(file)
         #expect(trace.errors.isEmpty)
         #expect(trace.slices(named: "request").count == count / 2)
         #expect(trace.slices(named: "step").isEmpty)
@@ -287,7 +296,7 @@ struct RecordingTests {
         #expect(trace.slices(named: "too late").isEmpty)
 
         // Strobe's own reader agrees.
-        let read = try TraceReader.read(contentsOf: ring ? dumpPath : path)
+        let read = try TraceReader.read(contentsOf: file)
         #expect(read.intervals(named: "step").isEmpty)
         #expect((0..<count).allSatisfy { read.intervals(named: "step \($0)").first?.duration != nil })
         #expect(read.intervals(named: "unended").first.map { $0.duration == nil } == true)
