@@ -3,6 +3,7 @@ import StrobeTestSupport
 import Strobe
 import StrobeReader
 import StrobeTracing
+import Synchronization
 import Testing
 import Tracing
 
@@ -202,13 +203,19 @@ struct StrobeTracingTests {
             starter.start()
             while !ender.isFinished { usleep(1000) }
 
-            // Overlapping children of one parent, in a task group.
+            // Overlapping children of one parent, in a task group: each part
+            // lasts at least 20 ms and ends only once all four have started.
+            let started = StartCount()
             try await withSpan("fan out") { _ in
                 try await withThrowingTaskGroup(of: Void.self) { group in
                     for index in 0..<4 {
                         group.addTask {
                             try await withSpan("part \(index)") { _ in
+                                started.increment()
                                 try await Task.sleep(nanoseconds: 20_000_000)
+                                while started.value < 4 {
+                                    try await Task.sleep(nanoseconds: 1_000_000)
+                                }
                             }
                         }
                     }
@@ -360,6 +367,13 @@ private enum PhotoError: Error {
 extension Thread {
     /// The id of the calling thread.
     static var currentID: UInt64 { UInt64(pthread_self()) }
+}
+
+/// How many tasks have started, shared between them.
+private final class StartCount: Sendable {
+    private let count = Atomic<Int>(0)
+    var value: Int { count.load(ordering: .acquiring) }
+    func increment() { count.add(1, ordering: .releasing) }
 }
 
 /// Hands spans from one thread to another.
