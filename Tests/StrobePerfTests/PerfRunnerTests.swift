@@ -37,11 +37,13 @@ struct PerfRunnerTests {
     }
 
     @Test func setupTimeNeverLeaksIntoMeasure() async {
-        let test = PerfTest("setup heavy", setup: { usleep(50_000) }, measure: { _ in usleep(1_000) })
+        // Setup takes 200 ms; a measured iteration of 1 ms stays far below
+        // that even on a loaded machine.
+        let test = PerfTest("setup heavy", setup: { usleep(200_000) }, measure: { _ in usleep(1_000) })
         let result = await Self.runner(iterations: 4).run(test)
         let wall = result.metric("wall")?.samples ?? []
         #expect(wall.count == 4)
-        #expect(wall.allSatisfy { $0 >= 1_000_000 && $0 < 25_000_000 })
+        #expect(wall.allSatisfy { $0 >= 1_000_000 && $0 < 100_000_000 })
     }
 
     @Test func iterationCountsComeOutAsAsked() async {

@@ -432,16 +432,17 @@ struct ReaderTests {
             Trace.interval("frame") {
                 let updates = frame == 5 ? 60 : 2
                 for _ in 0..<updates { Trace.interval("update") {} }
-                if frame == 3 { usleep(12_000) }
-                if frame == 8 { usleep(25_000) }
+                // Budgets far above scheduling noise: 1.3 and 2.5 frames.
+                if frame == 3 { usleep(130_000) }
+                if frame == 8 { usleep(250_000) }
             }
         }
         try session.stop()
         let trace = try TraceReader.read(contentsOf: path)
-        let summary = TraceSummary(trace: trace, frameBudget: 10_000_000)
+        let summary = TraceSummary(trace: trace, frameBudget: 100_000_000)
         let frame = try #require(summary.intervals.first { $0.name == "frame" })
         #expect(frame.count == 12)
-        #expect(frame.max >= 25_000_000)
+        #expect(frame.max >= 250_000_000)
         #expect(frame.p50 <= Double(frame.p90) && frame.p90 <= frame.p99 && frame.p99 <= Double(frame.max))
         #expect(summary.hitchCounts["frame"]?["hitch"] == 1)
         #expect(summary.hitchCounts["frame"]?["may hitch"] == 1)
