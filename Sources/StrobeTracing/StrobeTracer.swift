@@ -27,7 +27,10 @@ import Tracing
 /// ``inject(_:into:using:)`` and ``extract(_:into:using:)`` carry a span's
 /// identity across processes in a W3C `traceparent` header, so a span in
 /// another Strobe process continues the same trace; see
-/// ``StrobeSpanContext`` for joining the two files.
+/// ``StrobeSpanContext`` for joining the two files. A client or producer
+/// span also starts a flow whose id is its span id, and a span whose parent
+/// was extracted ends the flow of that parent, so when caller and callee
+/// record into one trace the viewer links them with an arrow.
 public struct StrobeTracer: Tracer {
     /// The span type.
     public typealias Span = StrobeSpan
@@ -68,8 +71,18 @@ public struct StrobeTracer: Tracer {
         if let parentID = identity.parentSpanID {
             arguments.append(Trace.Argument(SpanRecord.parentSpanIDKey, .string(StrobeSpanContext.hex(parentID))))
         }
+        // A request that leaves the process starts a flow named by its span
+        // id; the span that serves it, in a process that extracted its
+        // context, ends that flow. Where both are in one trace, the viewer
+        // draws an arrow from the caller to the callee.
+        let flow = kind == .client || kind == .producer ? Trace.Flow(id: identity.spanID) : nil
+        var terminatingFlow: Trace.Flow?
+        if let parent, parent.interval == nil, parent.identity.isRemote {
+            terminatingFlow = Trace.Flow(id: parent.identity.spanID)
+        }
         let interval = Trace.beginAsync(
-            Trace.Name(operationName), parent: parent?.interval, arguments: arguments, renamable: true)
+            Trace.Name(operationName), parent: parent?.interval, flow: flow, terminatingFlow: terminatingFlow,
+            arguments: arguments, renamable: true)
         context[StrobeSpanKey.self] = StrobeSpanKey.Value(identity: identity, interval: interval)
         let record = SpanRecord(identity: identity, interval: interval, operationName: operationName)
         return StrobeSpan(context: context, record: record)

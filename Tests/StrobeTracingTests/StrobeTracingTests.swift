@@ -274,8 +274,13 @@ struct StrobeTracingTests {
         #expect(server.arguments["trace_id"] == client.arguments["trace_id"])
         #expect(server.arguments["parent_span_id"] == client.arguments["span_id"])
         #expect(Self.string(server, "span.kind") == "server")
-        // A remote parent has no track here: the server span is a root.
+        // A remote parent has no track here: the server span is a root,
+        // linked to its caller by a flow named by the client span's id.
         #expect(trace.tracks[server.track]?.parent == trace.tracks[client.track]?.parent)
+        let clientID = try #require(Self.string(client, "span_id").flatMap { UInt64($0, radix: 16) })
+        #expect(client.flowIDs == [clientID])
+        #expect(server.terminatingFlowIDs == [clientID])
+        #expect(server.flowIDs.isEmpty && client.terminatingFlowIDs.isEmpty)
     }
 
     @Test func traceparentParsingFollowsTheW3CFormat() throws {

@@ -84,7 +84,7 @@ struct ServerTracing {
         let problems = verify(trace)
         print(summary(trace, path: path))
         if problems.isEmpty {
-            print("verified: every client request has its server span as a child, across the traceparent header")
+            print("verified: every client request has its server span as a child, across the traceparent header, linked by a flow")
         } else {
             for problem in problems { print("FAILED: \(problem)") }
             exit(1)
@@ -123,6 +123,11 @@ struct ServerTracing {
             }
             if server.arguments["trace_id"] != client.arguments["trace_id"] { problems.append("server span in another trace") }
             if server.arguments["http.request.header.traceparent"] == nil { problems.append("server saw no traceparent") }
+            // The flow that Perfetto draws as an arrow from caller to callee.
+            let clientID = argument(client, "span_id").flatMap { UInt64($0, radix: 16) }
+            if clientID == nil || client.flowIDs != [clientID!] || server.terminatingFlowIDs != [clientID!] {
+                problems.append("no flow from client span \(argument(client, "span_id") ?? "?") to its server span")
+            }
             // The request leaves after the client span starts, and reaches
             // the server before the client has the response. The server's span
             // may close after the client's: it ends once the response is
