@@ -29,13 +29,16 @@ enum RecordLayout {
     /// An async begin nested under another async interval: the fixed part
     /// adds the parent's identifier after the interval's own.
     @usableFromInline static let asyncBeginChild: UInt64 = 9
-    /// An async begin whose name may change at its end: the fixed part is
-    /// the header, name, identifier and parent identifier (0 for none). The
-    /// encoder holds it until the end, and writes both then.
+    /// An async begin whose name may change at its end, or that began before
+    /// it was recorded: the fixed part is the header, name, identifier,
+    /// parent identifier (0 for none) and how many nanoseconds before the
+    /// header's time it began. The encoder holds it until the end, and
+    /// writes both then.
     @usableFromInline static let asyncBeginRenamable: UInt64 = 10
-    /// An async end that gives its interval a new name: the fixed part is the
-    /// header, the identifier and the new name.
-    @usableFromInline static let asyncEndRenamed: UInt64 = 11
+    /// An async end that may rename its interval or lie in the past: the
+    /// fixed part is the header, the identifier, the new name (0 keeps the
+    /// name) and how many nanoseconds before the header's time it ended.
+    @usableFromInline static let asyncEndExplicit: UInt64 = 11
 
     // Attachment flags (high nibble) for begin, end, instant and async kinds.
     @usableFromInline static let withResourceUsage: UInt64 = 0x10
@@ -73,8 +76,9 @@ enum RecordLayout {
         switch kind & 0x0F {
         case begin, instant, asyncEnd, dropMarker: return 2
         case end: return 1
-        case counterInt, counterDouble, asyncBegin, asyncEndRenamed: return 3
-        case asyncBeginChild, asyncBeginRenamable: return 4
+        case counterInt, counterDouble, asyncBegin: return 3
+        case asyncBeginChild, asyncEndExplicit: return 4
+        case asyncBeginRenamable: return 5
         default: return 0
         }
     }

@@ -247,10 +247,14 @@ public enum Trace {
     ///   - terminatingFlow: Ends a flow at this interval.
     ///   - arguments: Values shown with the interval.
     ///   - renamable: Whether the name may still change when the interval
-    ///     ends, with ``AsyncInterval/end(renamedTo:arguments:)``. Such an
-    ///     interval is written to the trace when it ends rather than when it
-    ///     begins, with the time it began; one still open when the session
-    ///     stops is written then, under its first name, without an end.
+    ///     ends, with ``AsyncInterval/end(renamedTo:arguments:endedAgo:)``.
+    ///     Such an interval is written to the trace when it ends rather than
+    ///     when it begins, with the time it began; one still open when the
+    ///     session stops is written then, under its first name, without an
+    ///     end.
+    ///   - startedAgo: How long before this call the interval began, for
+    ///     work timed before it was recorded. An interval that began in the
+    ///     past is written when it ends, as a renamable one is.
     @inlinable
     public static func beginAsync(
         _ name: Name,
@@ -258,12 +262,23 @@ public enum Trace {
         flow: Flow? = nil,
         terminatingFlow: Flow? = nil,
         arguments: [Argument] = [],
-        renamable: Bool = false
+        renamable: Bool = false,
+        startedAgo: Duration = .zero
     ) -> AsyncInterval {
         guard cstrobe_load_generation() != 0 else { return AsyncInterval(id: 0) }
         return recordAsyncBegin(
             name, parent: parent?.id ?? 0, flow: flow, terminatingFlow: terminatingFlow, arguments: arguments,
-            renamable: renamable)
+            renamable: renamable, startedAgo: nanoseconds(startedAgo))
+    }
+
+    /// Whole nanoseconds in `duration`; 0 when it is negative.
+    @inlinable
+    static func nanoseconds(_ duration: Duration) -> UInt64 {
+        let (seconds, attoseconds) = duration.components
+        guard seconds >= 0, attoseconds >= 0 else { return 0 }
+        let (whole, overflow) = UInt64(seconds).multipliedReportingOverflow(by: 1_000_000_000)
+        if overflow { return .max / 2 }
+        return whole &+ UInt64(attoseconds / 1_000_000_000)
     }
 
     // MARK: Instants and counters

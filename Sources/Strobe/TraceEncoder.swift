@@ -194,7 +194,9 @@ struct SharedTracks {
     var processUUID: UInt64 = 0
     var counterTracks: [UInt64: UInt64] = [:]
     var counterTracksByName: [String: UInt64] = [:]
-    var asyncTracks: Set<UInt64> = []
+    /// Async intervals begun in the trace and not ended, with the time they
+    /// began on CLOCK_BOOTTIME.
+    var asyncTracks: [UInt64: UInt64] = [:]
     /// Async intervals whose end was encoded before their begin: they began
     /// on a thread drained after the one that ended them.
     var endedEarly: Set<UInt64> = []
@@ -216,7 +218,7 @@ struct SharedTracks {
 
     /// Whether the begin of async interval `id` is, or will be, in this trace.
     func beginIsInTrace(_ id: UInt64) -> Bool {
-        if asyncTracks.contains(id) || heldBegins[id] != nil { return true }
+        if asyncTracks[id] != nil || heldBegins[id] != nil { return true }
         if let snapshotBegins { return snapshotBegins.contains(id) }
         return id >= firstIdentifier
     }
@@ -379,7 +381,7 @@ struct RecordEncoder {
             encodeCounter(record, kind: kind, timestamp: timestamp)
         case RecordLayout.asyncBegin, RecordLayout.asyncBeginChild, RecordLayout.asyncBeginRenamable:
             encodeAsyncBegin(record, kind: kind, timestamp: timestamp)
-        case RecordLayout.asyncEnd, RecordLayout.asyncEndRenamed:
+        case RecordLayout.asyncEnd, RecordLayout.asyncEndExplicit:
             encodeAsyncEnd(record, kind: kind, timestamp: timestamp)
         default:
             shared.invalidRecords += 1
@@ -603,15 +605,17 @@ struct RecordEncoder {
         guard kind & 0x0F == RecordLayout.asyncBeginRenamable else {
             return writeAsyncBegin(record, kind: kind, name: record[1], timestamp: timestamp, absolute: false)
         }
+        // It may have begun before it was recorded, so it carries its own time.
+        let began = timestamp - min(record[4], timestamp)
         if shared.endedEarly.contains(id) {
             // Its end, and any new name, came first.
             let name = shared.renames.removeValue(forKey: id) ?? record[1]
-            return writeAsyncBegin(record, kind: kind, name: name, timestamp: timestamp, absolute: false)
+            return writeAsyncBegin(record, kind: kind, name: name, timestamp: began, absolute: true)
         }
         // Hold it until its end says the name.
         let length = RecordLayout.length(of: record, available: .max) ?? RecordLayout.fixedWords(kind: kind)
         shared.heldBegins[id] = HeldAsyncBegin(
-            words: Array(UnsafeBufferPointer(start: record, count: length)), boottime: timestamp,
+            words: Array(UnsafeBufferPointer(start: record, count: length)), boottime: began,
             sequenceID: state.sequenceID)
     }
 
@@ -639,7 +643,7 @@ struct RecordEncoder {
         let annotations = collectAnnotations(record, kind: kind, offset: &offset, &interning)
         // An interval whose end came first is already closed.
         let endedEarly = shared.endedEarly.remove(id) != nil
-        if endedEarly || shared.asyncTracks.insert(id).inserted {
+        if endedEarly || shared.asyncTracks.updateValue(timestamp, forKey: id) == nil {
             // Nest under the parent's track only when the parent is described
             // in this trace; a track under an unknown parent would be lost.
             var parent = shared.processUUID
@@ -661,11 +665,16 @@ struct RecordEncoder {
 
     private mutating func encodeAsyncEnd(_ record: UnsafePointer<UInt64>, kind: UInt64, timestamp: UInt64) {
         let id = record[1]
-        let renamed = kind & 0x0F == RecordLayout.asyncEndRenamed
+        let explicit = kind & 0x0F == RecordLayout.asyncEndExplicit
+        let newName = explicit && record[2] != 0 ? record[2] : nil
+        let endedAgo = explicit ? record[3] : 0
         if let held = shared.heldBegins.removeValue(forKey: id) {
-            writeHeldBegin(held, name: renamed ? record[2] : nil)
+            writeHeldBegin(held, name: newName)
         }
-        if shared.asyncTracks.remove(id) == nil {
+        var ended = timestamp - min(endedAgo, timestamp)
+        if let began = shared.asyncTracks.removeValue(forKey: id) {
+            ended = max(ended, began)
+        } else {
             // Its begin is on a thread not encoded yet: write the end now, in
             // this sequence's time order, and the begin when it comes.
             guard shared.beginIsInTrace(id) else {
@@ -673,7 +682,7 @@ struct RecordEncoder {
                 return
             }
             shared.endedEarly.insert(id)
-            if renamed { shared.renames[id] = record[2] }
+            if let newName { shared.renames[id] = newName }
         }
         var interning = Interning()
         var annotations = Annotations()
@@ -681,14 +690,16 @@ struct RecordEncoder {
             var offset = RecordLayout.fixedWords(kind: kind)
             annotations = collectAnnotations(record, kind: kind, offset: &offset, &interning)
         }
-        let packet = beginPacket(timestamp: timestamp)
+        // An end in the past takes an absolute time, as a held begin does.
+        let absolute = endedAgo > 0
+        let packet = absolute ? beginAbsolutePacket(boottime: ended) : beginPacket(timestamp: timestamp)
         let event = out.beginMessage(11)
         writeArguments(annotations)
         out.appendVarintField(9, 2)
         out.appendVarintField(11, SharedTracks.asyncTrackUUID(id))
         writeFlows(annotations)
         out.endMessage(event)
-        endPacket(packet, interning)
+        endPacket(packet, interning, absolute: absolute)
     }
 
     /// Writes per-thread loss as a counter track under the thread, so the

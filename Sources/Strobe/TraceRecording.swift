@@ -93,12 +93,16 @@ extension Trace {
 
     @usableFromInline @inline(never)
     static func recordAsyncBegin(
-        _ name: Name, parent: UInt64, flow: Flow?, terminatingFlow: Flow?, arguments: [Argument], renamable: Bool
+        _ name: Name, parent: UInt64, flow: Flow?, terminatingFlow: Flow?, arguments: [Argument], renamable: Bool,
+        startedAgo: UInt64
     ) -> AsyncInterval {
         guard let recorder = ThreadRecorder.attached() else { return AsyncInterval(id: 0) }
         let id = nextIdentifier()
+        // One that began in the past is written when it ends, as a renamable
+        // one is: its begin lies before the thread's latest event.
+        let held = renamable || startedAgo > 0
         let event: UInt64
-        if renamable {
+        if held {
             event = RecordLayout.asyncBeginRenamable
         } else {
             event = parent != 0 ? RecordLayout.asyncBeginChild : RecordLayout.asyncBegin
@@ -113,11 +117,12 @@ extension Trace {
             record[0] = RecordLayout.header(kind: kind, timestamp: timestamp)
             record[1] = name.word
             record[2] = id
-            if fixed == 4 { record[3] = parent }
+            if fixed >= 4 { record[3] = parent }
+            if fixed == 5 { record[4] = startedAgo }
             attachments.write(to: record + fixed) { ArgumentEncoding.write(arguments, to: $0) }
         }
         if recorded { recorder.signposts?.asyncBegin(name.word, id: id) }
-        return AsyncInterval(id: recorded ? id : 0, renamable: renamable)
+        return AsyncInterval(id: recorded ? id : 0, renamable: held)
     }
 
     @usableFromInline @inline(never)
@@ -146,23 +151,26 @@ extension Trace {
         writeAsyncEnd(id: id, argumentWords: argumentWords) { ArgumentEncoding.write(arguments, to: $0) }
     }
 
+    /// An async end that renames its interval (`newName`, 0 for none) or
+    /// ended `endedAgo` nanoseconds before now.
     @usableFromInline @inline(never)
-    static func recordAsyncEnd(id: UInt64, renamedTo name: Name, arguments: [Argument]) {
+    static func recordAsyncEnd(id: UInt64, newName: UInt64, endedAgo: UInt64, arguments: [Argument]) {
         let argumentWords = arguments.isEmpty ? 0 : ArgumentEncoding.words(for: arguments)
-        writeAsyncEnd(id: id, newName: name.word, argumentWords: argumentWords) {
+        writeAsyncEnd(id: id, explicit: (newName, endedAgo), argumentWords: argumentWords) {
             ArgumentEncoding.write(arguments, to: $0)
         }
     }
 
-    /// Appends an async end with arguments, or with a new name (then
-    /// `argumentWords` may be 0).
+    /// Appends an async end with arguments, or an explicit one with a new
+    /// name and a time in the past (then `argumentWords` may be 0).
     private static func writeAsyncEnd(
-        id: UInt64, newName: UInt64? = nil, argumentWords: Int, writeArguments: (UnsafeMutablePointer<UInt64>) -> Int
+        id: UInt64, explicit: (newName: UInt64, endedAgo: UInt64)? = nil, argumentWords: Int,
+        writeArguments: (UnsafeMutablePointer<UInt64>) -> Int
     ) {
         guard let recorder = ThreadRecorder.attached() else { return }
         recorder.signposts?.asyncEnd(id: id)
         let timestamp = recorder.timestamp()
-        var kind = newName == nil ? RecordLayout.asyncEnd : RecordLayout.asyncEndRenamed
+        var kind = explicit == nil ? RecordLayout.asyncEnd : RecordLayout.asyncEndExplicit
         let fixed = RecordLayout.fixedWords(kind: kind)
         if argumentWords > 0 { kind |= RecordLayout.withArguments }
         let words = fixed + (argumentWords > 0 ? 1 + argumentWords : 0)
@@ -170,7 +178,10 @@ extension Trace {
         recorder.append(words: words, forced: true) { record in
             record[0] = RecordLayout.header(kind: kind, timestamp: timestamp)
             record[1] = id
-            if let newName { record[2] = newName }
+            if let explicit {
+                record[2] = explicit.newName
+                record[3] = explicit.endedAgo
+            }
             if argumentWords > 0 {
                 record[fixed] = UInt64(argumentWords)
                 _ = writeArguments(record + fixed + 1)
@@ -211,8 +222,8 @@ extension Trace {
     public struct AsyncInterval: Sendable, Hashable {
         /// The interval's identifier; 0 when nothing was recorded.
         public let id: UInt64
-        /// Whether the interval was opened `renamable`: its name is written
-        /// when it ends.
+        /// Whether the interval is written when it ends, under the name its
+        /// end gives: it was opened `renamable`, or with `startedAgo`.
         public let isRenamable: Bool
 
         @usableFromInline
@@ -248,31 +259,50 @@ extension Trace {
         /// time, on whichever thread runs this.
         ///
         /// See ``end(arguments:)-(KeyValuePairs<StaticString,Trace.ArgumentValue>)``.
+        ///
+        /// - Parameters:
+        ///   - arguments: Values shown with the interval.
+        ///   - endedAgo: How long before this call the interval ended; the
+        ///     end is never placed before the begin.
         @inlinable
-        public func end(arguments: [Argument]) {
+        public func end(arguments: [Argument], endedAgo: Duration = .zero) {
             guard id != 0, cstrobe_load_generation() != 0 else { return }
-            Trace.recordAsyncEnd(id: id, arguments: arguments)
+            let ago = Trace.nanoseconds(endedAgo)
+            if ago == 0 {
+                Trace.recordAsyncEnd(id: id, arguments: arguments)
+            } else {
+                Trace.recordAsyncEnd(id: id, newName: 0, endedAgo: ago, arguments: arguments)
+            }
         }
 
         /// Closes the interval under a new name, with arguments, on whichever
         /// thread runs this.
         ///
-        /// An interval opened with `renamable: true` is written under `name`.
-        /// Any other was written under its first name when it began, so it
-        /// keeps that name and records `name` as the argument `name`.
+        /// An interval opened with `renamable: true` (or `startedAgo`) is
+        /// written under `name`. Any other was written under its first name
+        /// when it began, so it keeps that name and records `name` as the
+        /// argument `name`.
         ///
         /// ```swift
         /// let request = Trace.beginAsync(Trace.Name("HTTP GET"), parent: nil, renamable: true)
         /// let route = try await handle()
         /// request.end(renamedTo: Trace.Name("GET \(route)"))
         /// ```
+        ///
+        /// - Parameters:
+        ///   - name: The interval's final name.
+        ///   - arguments: Values shown with the interval.
+        ///   - endedAgo: How long before this call the interval ended; the
+        ///     end is never placed before the begin.
         @inlinable
-        public func end(renamedTo name: Name, arguments: [Argument] = []) {
+        public func end(renamedTo name: Name, arguments: [Argument] = [], endedAgo: Duration = .zero) {
             guard id != 0, cstrobe_load_generation() != 0 else { return }
+            let ago = Trace.nanoseconds(endedAgo)
             if isRenamable {
-                Trace.recordAsyncEnd(id: id, renamedTo: name, arguments: arguments)
+                Trace.recordAsyncEnd(id: id, newName: name.word, endedAgo: ago, arguments: arguments)
             } else {
-                Trace.recordAsyncEnd(id: id, arguments: arguments + [Argument(Name("name"), .string(name.text))])
+                let arguments = arguments + [Argument(Name("name"), .string(name.text))]
+                Trace.recordAsyncEnd(id: id, newName: 0, endedAgo: ago, arguments: arguments)
             }
         }
     }

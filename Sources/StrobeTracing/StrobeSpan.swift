@@ -63,7 +63,9 @@ public struct StrobeSpan: Span {
     }
 
     /// Marks an instant named after the event on the calling thread, with the
-    /// event's attributes and the span's `span_id`.
+    /// event's attributes and the span's `span_id`, at the time of the call
+    /// (a thread's events are recorded in order, so the event's own instant
+    /// is not used).
     public func addEvent(_ event: SpanEvent) {
         guard let record, record.state.withLock({ !$0.ended }) else { return }
         var arguments = [Trace.Argument(SpanRecord.spanIDKey, .string(record.identity.spanIDString))]
@@ -72,8 +74,8 @@ public struct StrobeSpan: Span {
     }
 
     /// Records an error: an instant named `exception` on the calling thread
-    /// now, and the arguments `error.type`, `error.message` and `error.count`
-    /// at the end.
+    /// at the time of the call (`instant` is not used), and the arguments
+    /// `error.type`, `error.message` and `error.count` at the end.
     public func recordError<Instant: TracerInstant>(
         _ error: any Error, attributes: SpanAttributes, at instant: @autoclosure () -> Instant
     ) {
@@ -105,9 +107,11 @@ public struct StrobeSpan: Span {
     /// Ends the span: closes its interval, on whichever thread runs this,
     /// with the span's attributes, status, errors and links as arguments.
     ///
-    /// Strobe stamps the end with its own clock; `instant` is not used.
+    /// The interval ends at `instant` when that lies more than a microsecond
+    /// in the past (but never before the span began), else now.
     public func end<Instant: TracerInstant>(at instant: @autoclosure () -> Instant) {
-        record?.end()
+        guard let record else { return }
+        record.end(at: instant().nanosecondsSinceEpoch)
     }
 }
 
@@ -128,12 +132,15 @@ final class SpanRecord: Sendable {
     let interval: Trace.AsyncInterval
     /// The name the interval began with.
     let initialName: String
+    /// When the span began, in wall-clock nanoseconds since the Unix epoch.
+    let startedAt: UInt64
     let state: Mutex<State>
 
-    init(identity: StrobeSpanContext, interval: Trace.AsyncInterval, operationName: String) {
+    init(identity: StrobeSpanContext, interval: Trace.AsyncInterval, operationName: String, startedAt: UInt64) {
         self.identity = identity
         self.interval = interval
         initialName = operationName
+        self.startedAt = startedAt
         state = Mutex(State(operationName: operationName))
     }
 
@@ -147,7 +154,10 @@ final class SpanRecord: Sendable {
         }
     }
 
-    func end() {
+    /// Ends the interval at `instant` (wall-clock nanoseconds since the Unix
+    /// epoch), or now when that is within a microsecond of now.
+    func end(at instant: UInt64) {
+        let endedAgo = SpanClock.nanoseconds(from: max(instant, startedAt), to: SpanClock.now())
         guard let state = state.withLock({ state -> State? in
             guard !state.ended else { return nil }
             state.ended = true
@@ -174,9 +184,9 @@ final class SpanRecord: Sendable {
             arguments.append(Trace.Argument(Trace.Name("link.\(index).span_id"), .string(link.spanIDString)))
         }
         if state.operationName != initialName {
-            interval.end(renamedTo: Trace.Name(state.operationName), arguments: arguments)
+            interval.end(renamedTo: Trace.Name(state.operationName), arguments: arguments, endedAgo: .nanoseconds(endedAgo))
         } else {
-            interval.end(arguments: arguments)
+            interval.end(arguments: arguments, endedAgo: .nanoseconds(endedAgo))
         }
     }
 

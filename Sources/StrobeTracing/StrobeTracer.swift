@@ -44,8 +44,9 @@ public struct StrobeTracer: Tracer {
     /// Starts a span: opens its interval when a session records.
     ///
     /// The span continues the trace of the Strobe span in `context`, local or
-    /// extracted from another process, or starts a new trace. Strobe stamps
-    /// the start with its own clock; `instant` is not used.
+    /// extracted from another process, or starts a new trace. It begins at
+    /// `instant` when that lies more than a microsecond in the past, else
+    /// now, on Strobe's own clock.
     public func startSpan<Instant: TracerInstant>(
         _ operationName: String,
         context: @autoclosure () -> InstrumentationContext,
@@ -57,6 +58,9 @@ public struct StrobeTracer: Tracer {
     ) -> StrobeSpan {
         var context = context()
         guard Trace.isRecording else { return StrobeSpan(context: context, record: nil) }
+        let given = instant().nanosecondsSinceEpoch
+        let now = SpanClock.now()
+        let startedAgo = SpanClock.nanoseconds(from: given, to: now)
         let parent = context[StrobeSpanKey.self]
         let identity = StrobeSpanContext(
             traceID: parent?.identity.traceID ?? SpanIdentifiers.nextTraceID(),
@@ -82,9 +86,11 @@ public struct StrobeTracer: Tracer {
         }
         let interval = Trace.beginAsync(
             Trace.Name(operationName), parent: parent?.interval, flow: flow, terminatingFlow: terminatingFlow,
-            arguments: arguments, renamable: true)
+            arguments: arguments, renamable: true, startedAgo: .nanoseconds(startedAgo))
         context[StrobeSpanKey.self] = StrobeSpanKey.Value(identity: identity, interval: interval)
-        let record = SpanRecord(identity: identity, interval: interval, operationName: operationName)
+        let record = SpanRecord(
+            identity: identity, interval: interval, operationName: operationName,
+            startedAt: startedAgo > 0 ? given : now)
         return StrobeSpan(context: context, record: record)
     }
 

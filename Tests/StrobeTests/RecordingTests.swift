@@ -303,6 +303,41 @@ struct RecordingTests {
         #expect(read.loss.unmatchedEnds == 0)
     }
 
+    /// Async intervals reported after the fact begin and end at the times
+    /// they name; an end is never placed before its begin.
+    @Test(.enabled(if: OfficialDecoder.isUsable))
+    func asyncIntervalsMayBeginAndEndInThePast() throws {
+        let path = temporaryTracePath()
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        _ = try Self.record(Self.configuration(path)) {
+            Trace.instant("before")
+            usleep(20_000)
+            let late = Trace.beginAsync(Trace.Name("late"), parent: nil, startedAgo: .milliseconds(10))
+            #expect(late.isRenamable)
+            late.end(arguments: [], endedAgo: .milliseconds(5))
+            let plain = Trace.beginAsync(Trace.Name("plain"), parent: nil)
+            #expect(!plain.isRenamable)
+            usleep(10_000)
+            plain.end(arguments: [Trace.Argument(Trace.Name("k"), .int(1))], endedAgo: .milliseconds(4))
+            let clamped = Trace.beginAsync(Trace.Name("clamped"), parent: nil)
+            clamped.end(arguments: [], endedAgo: .seconds(10))
+            Trace.instant("after")
+        }
+        let trace = try OfficialDecoder.decode(path)
+        #expect(trace.errors.isEmpty)
+        let before = try #require(trace.instants.first { $0.name == "before" }).ts
+        let after = try #require(trace.instants.first { $0.name == "after" }).ts
+        let late = try #require(trace.slices(named: "late").first)
+        let lateDuration = try #require(late.dur)
+        #expect(late.ts > before + 9_000_000 && late.ts < after)
+        #expect(lateDuration > 4_000_000 && lateDuration < 6_000_000)
+        let plain = try #require(trace.slices(named: "plain").first)
+        let plainDuration = try #require(plain.dur)
+        #expect(plainDuration >= 6_000_000 && plainDuration < 100_000_000)
+        #expect(plain.args["k"] == .int(1))
+        #expect(trace.slices(named: "clamped").first?.dur == 0)
+    }
+
     @Test(.enabled(if: OfficialDecoder.isUsable))
     func countersLandOnNamedTracksWithUnits() throws {
         let path = temporaryTracePath()

@@ -168,6 +168,51 @@ struct StrobeTracingTests {
         open?.end()
     }
 
+    @Test func spansBeginAndEndAtTheInstantsTheyAreGiven() async throws {
+        let path = Self.path()
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        let tracer = StrobeTracer()
+        nonisolated(unsafe) var expected: UInt64 = 0
+        let trace = try await Self.record(path) {
+            Trace.instant("before")
+            let started = DefaultTracerClock.now
+            usleep(30_000)
+            let ended = DefaultTracerClock.now
+            expected = ended.nanosecondsSinceEpoch - started.nanosecondsSinceEpoch
+            usleep(20_000)
+            // Reported after the fact, as a queue or a log replay would.
+            let retro = tracer.startSpan("retro", context: .topLevel, at: started)
+            retro.end(at: ended)
+            // An end before the start is taken as the start.
+            let backwards = tracer.startSpan("backwards", context: .topLevel, at: ended)
+            backwards.end(at: started)
+            // A start in the future is taken as now.
+            let future = DefaultTracerClock.Instant(nanosecondsSinceEpoch: DefaultTracerClock.now.nanosecondsSinceEpoch + 10_000_000_000)
+            tracer.startSpan("future", context: .topLevel, at: future).end()
+            Trace.instant("after")
+        }
+        let before = try #require(trace.instants.first { $0.name == "before" }).time
+        let after = try #require(trace.instants.first { $0.name == "after" }).time
+        let retro = try #require(trace.intervals(named: "retro").first)
+        let duration = try #require(retro.duration)
+        // The wall clock and Strobe's clock agree to well under a millisecond.
+        #expect(duration + 1_000_000 > expected && duration < expected + 1_000_000)
+        #expect(retro.start + 1_000_000 > before && retro.start < before + 5_000_000)
+        #expect(retro.end! + 20_000_000 < after)
+        let backwards = try #require(trace.intervals(named: "backwards").first)
+        #expect(backwards.duration == 0)
+        let future = try #require(trace.intervals(named: "future").first)
+        #expect(future.start + 1_000_000 > retro.end! + 20_000_000 && future.start <= after)
+        #expect(trace.loss.unmatchedEnds == 0)
+
+        if OfficialDecoder.isUsable {
+            let decoded = try OfficialDecoder.decode(path)
+            #expect(decoded.errors.isEmpty)
+            let official = try #require(decoded.slices(named: "retro").first)
+            #expect(official.ts == retro.start && official.dur == retro.duration)
+        }
+    }
+
     // MARK: Threads
 
     @Test func spansEndOnOtherThreadsAndOverlappingSiblingsStayApart() async throws {
