@@ -33,6 +33,8 @@ extension RecordingTests {
                 Trace.Name("renamable"), parent: nil, arguments: [Trace.Argument(Trace.Name("k"), .int(2))], renamable: true)
             Trace.instant("between")
             renamable.end(renamedTo: Trace.Name("renamed"))
+            let reported = Trace.beginAsync(Trace.Name("reported late"), parent: nil, startedAgo: .microseconds(50))
+            reported.end(arguments: [], endedAgo: .microseconds(10))
             Trace.begin(Trace.Name(String(repeating: "long name ", count: 40)), terminatingFlow: flow)
             Trace.end()
             Trace.end()
