@@ -1,3 +1,4 @@
+import CMallocCounter
 import CStrobe
 import CoreMetrics
 import Strobe
@@ -60,6 +61,30 @@ enum BridgeBenchmarks {
         Figure(
             name: "StrobeTracer().withSpan, no session", value: idleSpans, unit: "ns/span",
             baselineName: "NoOpTracer().withSpan, same run", baselineValue: idleNoOp
+        ).printLine()
+        spanAllocationFigure()
+    }
+
+    /// Heap allocations per span on the calling thread, with the writer
+    /// idle; the baseline is the same loop through swift-distributed-tracing's
+    /// no-op tracer, which is what the library itself allocates.
+    static func spanAllocationFigure() {
+        let count = 10_000
+        let strobe = CoreBenchmarks.withSession { () -> UInt64 in
+            _ = timeSpans(StrobeTracer(), 100)
+            let before = cmalloc_counter_allocations()
+            _ = timeSpans(StrobeTracer(), count)
+            return cmalloc_counter_allocations() - before
+        }
+        _ = timeSpans(NoOpTracer(), 100)
+        let before = cmalloc_counter_allocations()
+        _ = timeSpans(NoOpTracer(), count)
+        let noOp = cmalloc_counter_allocations() - before
+        Figure(
+            name: "heap allocations per withSpan through StrobeTracing", value: Double(strobe) / Double(count),
+            unit: "allocations/span", baselineName: "NoOpTracer().withSpan, same run",
+            baselineValue: Double(noOp) / Double(count),
+            extra: ["counter_active": cmalloc_counter_is_active() != 0 ? 1 : 0]
         ).printLine()
     }
 }

@@ -164,7 +164,9 @@ final class SpanRecord: Sendable {
             return state
         }) else { return }
         var arguments: [Trace.Argument] = []
-        arguments.reserveCapacity(state.attributes.count + 4)
+        let count = state.attributes.count + (state.status == nil ? 0 : 2) + (state.errorCount == 0 ? 0 : 3)
+            + 2 * state.links.count
+        if count > 0 { arguments.reserveCapacity(count) }
         Self.append(state.attributes, to: &arguments)
         if let status = state.status {
             arguments.append(Trace.Argument(Trace.Name("status"), .string(status.code == .ok ? "ok" : "error")))
