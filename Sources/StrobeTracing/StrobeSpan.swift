@@ -68,7 +68,7 @@ public struct StrobeSpan: Span {
     /// is not used).
     public func addEvent(_ event: SpanEvent) {
         guard let record, record.state.withLock({ !$0.ended }) else { return }
-        var arguments = [Trace.Argument(SpanRecord.spanIDKey, .string(record.identity.spanIDString))]
+        var arguments = [Trace.Argument(SpanRecord.spanIDKey, .string(record.spanIDText))]
         SpanRecord.append(event.attributes, to: &arguments)
         Trace.instant(Trace.Name(event.name), arguments: arguments)
     }
@@ -89,7 +89,7 @@ public struct StrobeSpan: Span {
         }
         guard recorded else { return }
         var arguments = [
-            Trace.Argument(SpanRecord.spanIDKey, .string(record.identity.spanIDString)),
+            Trace.Argument(SpanRecord.spanIDKey, .string(record.spanIDText)),
             Trace.Argument(Trace.Name("error.type"), .string(type)),
             Trace.Argument(Trace.Name("error.message"), .string(message)),
         ]
@@ -129,19 +129,37 @@ final class SpanRecord: Sendable {
     }
 
     let identity: StrobeSpanContext
-    let interval: Trace.AsyncInterval
+    /// Nil for a span of another process, known from an extracted header.
+    let interval: Trace.AsyncInterval?
+    /// The ids as the arguments spell them, made once and shared with the
+    /// span's children.
+    let traceIDText: String
+    let spanIDText: String
     /// The name the interval began with.
     let initialName: String
     /// When the span began, in wall-clock nanoseconds since the Unix epoch.
     let startedAt: UInt64
     let state: Mutex<State>
 
-    init(identity: StrobeSpanContext, interval: Trace.AsyncInterval, operationName: String, startedAt: UInt64) {
+    init(
+        identity: StrobeSpanContext, interval: Trace.AsyncInterval?, traceIDText: String, spanIDText: String,
+        operationName: String, startedAt: UInt64
+    ) {
         self.identity = identity
         self.interval = interval
+        self.traceIDText = traceIDText
+        self.spanIDText = spanIDText
         initialName = operationName
         self.startedAt = startedAt
         state = Mutex(State(operationName: operationName))
+    }
+
+    /// The record of a span in another process: the parent of spans
+    /// started in a context extracted from its header.
+    convenience init(remote identity: StrobeSpanContext) {
+        self.init(
+            identity: identity, interval: nil, traceIDText: identity.traceID.description,
+            spanIDText: identity.spanIDString, operationName: "", startedAt: 0)
     }
 
     /// Applies `change` unless the span has ended; returns whether it did.
@@ -157,6 +175,7 @@ final class SpanRecord: Sendable {
     /// Ends the interval at `instant` (wall-clock nanoseconds since the Unix
     /// epoch), or now when that is within a microsecond of now.
     func end(at instant: UInt64) {
+        guard let interval else { return }
         let endedAgo = SpanClock.nanoseconds(from: max(instant, startedAt), to: SpanClock.now())
         guard let state = state.withLock({ state -> State? in
             guard !state.ended else { return nil }

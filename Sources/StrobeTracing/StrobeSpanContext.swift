@@ -121,20 +121,17 @@ extension InstrumentationContext {
     /// another process.
     public var strobeSpanContext: StrobeSpanContext? {
         get { self[StrobeSpanKey.self]?.identity }
-        set { self[StrobeSpanKey.self] = newValue.map { StrobeSpanKey.Value(identity: $0, interval: nil) } }
+        set { self[StrobeSpanKey.self] = newValue.map { SpanRecord(remote: $0) } }
     }
 
     /// The async interval of the local span this context belongs to.
     var strobeInterval: Trace.AsyncInterval? { self[StrobeSpanKey.self]?.interval }
 }
 
-/// The context key under which spans keep their identity and interval.
+/// The context key under which spans keep their record: identity, interval
+/// and ids as text. A class, so the context holds it without boxing.
 enum StrobeSpanKey: InstrumentationContextKey {
-    struct Value: Sendable {
-        var identity: StrobeSpanContext
-        /// Nil for a remote parent or a span that was not recorded.
-        var interval: Trace.AsyncInterval?
-    }
+    typealias Value = SpanRecord
 
     static var nameOverride: String? { "strobe-span" }
 }

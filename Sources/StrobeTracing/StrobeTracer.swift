@@ -67,13 +67,16 @@ public struct StrobeTracer: Tracer {
             spanID: SpanIdentifiers.next(),
             parentSpanID: parent?.identity.spanID,
             traceFlags: parent?.identity.traceFlags ?? 1)
+        // Children reuse their parent's text of the ids.
+        let traceIDText = parent?.traceIDText ?? identity.traceID.description
+        let spanIDText = identity.spanIDString
         var arguments = [
-            Trace.Argument(SpanRecord.traceIDKey, .string(identity.traceID.description)),
-            Trace.Argument(SpanRecord.spanIDKey, .string(identity.spanIDString)),
+            Trace.Argument(SpanRecord.traceIDKey, .string(traceIDText)),
+            Trace.Argument(SpanRecord.spanIDKey, .string(spanIDText)),
             Trace.Argument(SpanRecord.kindKey, .string(Self.kindName(kind))),
         ]
-        if let parentID = identity.parentSpanID {
-            arguments.append(Trace.Argument(SpanRecord.parentSpanIDKey, .string(StrobeSpanContext.hex(parentID))))
+        if let parent {
+            arguments.append(Trace.Argument(SpanRecord.parentSpanIDKey, .string(parent.spanIDText)))
         }
         // A request that leaves the process starts a flow named by its span
         // id; the span that serves it, in a process that extracted its
@@ -87,10 +90,10 @@ public struct StrobeTracer: Tracer {
         let interval = Trace.beginAsync(
             Trace.Name(operationName), parent: parent?.interval, flow: flow, terminatingFlow: terminatingFlow,
             arguments: arguments, renamable: true, startedAgo: .nanoseconds(startedAgo))
-        context[StrobeSpanKey.self] = StrobeSpanKey.Value(identity: identity, interval: interval)
         let record = SpanRecord(
-            identity: identity, interval: interval, operationName: operationName,
-            startedAt: startedAgo > 0 ? given : now)
+            identity: identity, interval: interval, traceIDText: traceIDText, spanIDText: spanIDText,
+            operationName: operationName, startedAt: startedAgo > 0 ? given : now)
+        context[StrobeSpanKey.self] = record
         return StrobeSpan(context: context, record: record)
     }
 
