@@ -12,6 +12,10 @@ final class ThreadRecorder: @unchecked Sendable {
     let cursor: UnsafeMutablePointer<cstrobe_thread_cursor>
     /// The kernel thread id.
     let threadID: UInt64
+    /// A number no other recorder of this process has, unlike its address,
+    /// which a recorder made after this one is freed may take.
+    let serial = ThreadRecorder.serials.wrappingAdd(1, ordering: .relaxed).oldValue
+    private static let serials = Atomic<UInt64>(1)
 
     struct Shared {
         var session: SessionCore?

@@ -20,7 +20,8 @@ final class TraceEncoder: @unchecked Sendable {
     let processID: Int32
     let processUUID: UInt64
     private let processName: String
-    private var sequences: [ObjectIdentifier: SequenceState] = [:]
+    /// Per-thread state, by recorder serial.
+    private var sequences: [UInt64: SequenceState] = [:]
     private var tracks = SharedTracks()
     private var nextSequenceID: UInt32 = 2
     private var points: [ClockCalibration.Point] = []
@@ -104,7 +105,7 @@ final class TraceEncoder: @unchecked Sendable {
     /// Runs `body` with an encoder for one sequence. The sequence's state, the
     /// shared tracks and the output buffer move into the encoder and back
     /// out after, so nothing is copied on write.
-    private func withRecordEncoder(_ state: SequenceState, key: ObjectIdentifier, _ body: (inout RecordEncoder) -> Void) {
+    private func withRecordEncoder(_ state: SequenceState, key: UInt64, _ body: (inout RecordEncoder) -> Void) {
         var encoder = RecordEncoder(state: state, shared: tracks, out: buffer)
         buffer = ProtoBuffer(empty: ())
         tracks = SharedTracks()
@@ -127,7 +128,7 @@ final class TraceEncoder: @unchecked Sendable {
 
     /// Encodes what a drain took from one thread.
     func encode(_ harvest: ThreadRecorder.Harvest, of recorder: ThreadRecorder, now: UInt64) {
-        let key = ObjectIdentifier(recorder)
+        let key = recorder.serial
         var state = sequences.removeValue(forKey: key)
             ?? SequenceState(sequenceID: nextSequenceID, threadID: recorder.threadID)
         if state.sequenceID == nextSequenceID { nextSequenceID += 1 }
