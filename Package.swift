@@ -4,6 +4,9 @@ import PackageDescription
 
 let package = Package(
     name: "strobe",
+    // Synchronization's Mutex and Atomic, used throughout, need these on
+    // Apple platforms; Linux has no minimum.
+    platforms: [.macOS(.v15), .iOS(.v18), .tvOS(.v18), .watchOS(.v11), .visionOS(.v2)],
     products: [
         .library(name: "Strobe", targets: ["Strobe"]),
         .library(name: "StrobeReader", targets: ["StrobeReader"]),

@@ -8,7 +8,6 @@ import Synchronization
 /// `interval` with the Strobe name as its message; instants and counters are
 /// `event` and `counter` signposts. The signposter is used from any thread,
 /// as `os` allows; the open intervals are under a lock.
-@available(macOS 12, iOS 15, tvOS 15, watchOS 8, *)
 final class OSSignpostSink: SignpostSink, @unchecked Sendable {
     private let signposter = OSSignposter(subsystem: "dev.strobe", category: .pointsOfInterest)
     /// Open intervals by signpost id: a thread's level, or an async id.

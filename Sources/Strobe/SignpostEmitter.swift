@@ -64,7 +64,7 @@ final class SignpostEmitter: Sendable {
         let marker = signposts.contains(.ftraceMarker) ? try FtraceMarker(path: configuration.ftraceMarkerPath) : nil
         var platform: (any SignpostSink & AnyObject)? = nil
         #if canImport(os)
-        if signposts.contains(.osSignposts), #available(macOS 12, iOS 15, tvOS 15, watchOS 8, *) {
+        if signposts.contains(.osSignposts) {
             platform = OSSignpostSink()
         }
         #endif
