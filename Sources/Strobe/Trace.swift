@@ -251,7 +251,9 @@ public enum Trace {
     ///     Such an interval is written to the trace when it ends rather than
     ///     when it begins, with the time it began; one still open when the
     ///     session stops is written then, under its first name, without an
-    ///     end.
+    ///     end. At most 16,384 are held at once: past that, the oldest are
+    ///     written early under their first names, and a later new name is
+    ///     recorded as the argument `name`.
     ///   - startedAgo: How long before this call the interval began, for
     ///     work timed before it was recorded. An interval that began in the
     ///     past is written when it ends, as a renamable one is.

@@ -207,6 +207,10 @@ struct SharedTracks {
     var snapshotBegins: Set<UInt64>?
     /// Renamable async begins waiting for their end, which names them.
     var heldBegins: [UInt64: HeldAsyncBegin] = [:]
+    /// Held begins beyond this many are written early, the oldest quarter at
+    /// a time, under their first name: intervals that never end must not
+    /// grow the writer's memory without bound.
+    static let heldBeginLimit = 16_384
     /// New names from renaming ends encoded before their begin.
     var renames: [UInt64: UInt64] = [:]
     var nextTrackUUID: UInt64 = 16
@@ -618,6 +622,12 @@ struct RecordEncoder {
         shared.heldBegins[id] = HeldAsyncBegin(
             words: Array(UnsafeBufferPointer(start: record, count: length)), boottime: began,
             sequenceID: state.sequenceID)
+        if shared.heldBegins.count > SharedTracks.heldBeginLimit {
+            // Identifiers grow with time: the smallest are the oldest.
+            for oldest in shared.heldBegins.keys.sorted().prefix(SharedTracks.heldBeginLimit / 4) {
+                if let held = shared.heldBegins.removeValue(forKey: oldest) { writeHeldBegin(held, name: nil) }
+            }
+        }
     }
 
     /// Writes a held renamable begin now, on this sequence, at its own time,
@@ -669,13 +679,19 @@ struct RecordEncoder {
         let explicit = kind & 0x0F == RecordLayout.asyncEndExplicit
         let newName = explicit && record[2] != 0 ? record[2] : nil
         let endedAgo = explicit ? record[3] : 0
+        // A new name that comes too late for the begin, written already
+        // (held too long), is kept as the argument `name`.
+        var lateName: UInt64?
         if let held = shared.heldBegins.removeValue(forKey: id) {
             writeHeldBegin(held, name: newName)
+        } else {
+            lateName = newName
         }
         var ended = timestamp - min(endedAgo, timestamp)
         if let began = shared.asyncTracks.removeValue(forKey: id) {
             ended = max(ended, began)
         } else {
+            lateName = nil
             // Its begin is on a thread not encoded yet: write the end now, in
             // this sequence's time order, and the begin when it comes.
             guard shared.beginIsInTrace(id) else {
@@ -691,17 +707,27 @@ struct RecordEncoder {
             var offset = RecordLayout.fixedWords(kind: kind)
             annotations = collectAnnotations(record, kind: kind, offset: &offset, &interning)
         }
+        let lateNameKey = lateName.map { _ in annotationNameIID(Self.nameKey.word, &interning) }
         // An end in the past takes an absolute time, as a held begin does.
         let absolute = endedAgo > 0
         let packet = absolute ? beginAbsolutePacket(boottime: ended) : beginPacket(timestamp: timestamp)
         let event = out.beginMessage(11)
         writeArguments(annotations)
+        if let lateName, let lateNameKey {
+            let annotation = out.beginMessage(4)
+            out.appendVarintField(1, lateNameKey)
+            out.appendStringField(6, NameTable.shared.text(of: lateName))
+            out.endMessage(annotation)
+        }
         out.appendVarintField(9, 2)
         out.appendVarintField(11, SharedTracks.asyncTrackUUID(id))
         writeFlows(annotations)
         out.endMessage(event)
         endPacket(packet, interning, absolute: absolute)
     }
+
+    /// The argument key of a name that came too late for its begin.
+    private static let nameKey = Trace.Name("name")
 
     /// Writes per-thread loss as a counter track under the thread, so the
     /// viewer shows when and where events were lost.

@@ -303,6 +303,43 @@ struct RecordingTests {
         #expect(read.loss.unmatchedEnds == 0)
     }
 
+    /// Renamable intervals held past the limit are written early, oldest
+    /// first, under their first name; their final name is then the argument
+    /// `name`, and nothing is lost.
+    @Test func renamableIntervalsHeldPastTheLimitAreWrittenEarly() throws {
+        let path = temporaryTracePath()
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        let count = 20_000
+        let limit = SharedTracks.heldBeginLimit
+        _ = try Self.record(Self.configuration(path)) {
+            let intervals = (0..<count).map { _ in
+                Trace.beginAsync(Trace.Name("waiting"), parent: nil, renamable: true)
+            }
+            for (index, interval) in intervals.enumerated() {
+                interval.end(renamedTo: Trace.Name("done \(index % 10)"))
+            }
+        }
+        let trace = try TraceReader.read(contentsOf: path)
+        let early = trace.intervals(named: "waiting")
+        // The limit is crossed once, at limit + 1 held, and a quarter goes.
+        #expect(early.count == limit / 4)
+        #expect(early.allSatisfy { $0.duration != nil })
+        let names = Set(early.compactMap { interval -> String? in
+            if case .string(let name)? = interval.arguments["name"] { name } else { nil }
+        })
+        #expect(names == Set((0..<10).map { "done \($0)" }))
+        let renamed = (0..<10).reduce(0) { $0 + trace.intervals(named: "done \($1)").count }
+        #expect(renamed == count - limit / 4)
+        #expect(trace.loss.unmatchedEnds == 0)
+        if OfficialDecoder.isUsable {
+            let decoded = try OfficialDecoder.decode(path)
+            #expect(decoded.errors.isEmpty)
+            let waiting = decoded.slices(named: "waiting")
+            #expect(waiting.count == limit / 4)
+            #expect(waiting.allSatisfy { if case .string(let name)? = $0.args["name"] { name.hasPrefix("done ") } else { false } })
+        }
+    }
+
     /// Async intervals reported after the fact begin and end at the times
     /// they name; an end is never placed before its begin.
     @Test(.enabled(if: OfficialDecoder.isUsable))
