@@ -71,6 +71,13 @@ enum RecordLayout {
     @inlinable @inline(__always)
     static func timestamp(of header: UInt64) -> UInt64 { header & timestampMask }
 
+    /// The parent identifier of the async begin `record` of `kind`; 0 when
+    /// it has none.
+    static func asyncParent(of record: UnsafePointer<UInt64>, kind: UInt64) -> UInt64 {
+        let event = kind & 0x0F
+        return event == asyncBeginChild || event == asyncBeginRenamable ? record[3] : 0
+    }
+
     /// Words in the fixed part of a record of `kind`, header included.
     static func fixedWords(kind: UInt64) -> Int {
         switch kind & 0x0F {

@@ -648,9 +648,8 @@ struct RecordEncoder {
         let track = SharedTracks.asyncTrackUUID(id)
         var interning = Interning()
         let iid = eventNameIID(name, &interning)
-        let event = kind & 0x0F
         var offset = RecordLayout.fixedWords(kind: kind)
-        let isChild = event == RecordLayout.asyncBeginChild || (event == RecordLayout.asyncBeginRenamable && record[3] != 0)
+        let parentID = RecordLayout.asyncParent(of: record, kind: kind)
         let annotations = collectAnnotations(record, kind: kind, offset: &offset, &interning)
         // An interval whose end came first is already closed.
         let endedEarly = shared.endedEarly.remove(id) != nil
@@ -658,7 +657,7 @@ struct RecordEncoder {
             // Nest under the parent's track only when the parent is described
             // in this trace; a track under an unknown parent would be lost.
             var parent = shared.processUUID
-            if isChild, shared.beginIsInTrace(record[3]) { parent = SharedTracks.asyncTrackUUID(record[3]) }
+            if parentID != 0, shared.beginIsInTrace(parentID) { parent = SharedTracks.asyncTrackUUID(parentID) }
             PacketBuilder.appendTrack(
                 uuid: track, parent: parent, kind: .async(name: NameTable.shared.text(of: name)),
                 sequenceID: state.sequenceID, to: &out)
