@@ -21,6 +21,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
         .package(url: "https://github.com/apple/swift-metrics", from: "2.4.0"),
         .package(url: "https://github.com/apple/swift-distributed-tracing", from: "1.7.3"),
+        .package(url: "https://github.com/jpsim/Yams", from: "6.2.2"),
     ],
     targets: [
         // MARK: C foundations
@@ -60,7 +61,10 @@ let package = Package(
             dependencies: ["StrobeProtos", "CProtobufC"]
         ),
         .target(name: "StrobeStatistics"),
-        .target(name: "StrobeDiff", dependencies: ["StrobeStatistics", "StrobePerf", "StrobeReader"]),
+        .target(
+            name: "StrobeDiff",
+            dependencies: ["StrobeStatistics", "StrobePerf", "StrobeReader", .product(name: "Yams", package: "Yams")]
+        ),
         .target(
             name: "StrobePerf",
             dependencies: [

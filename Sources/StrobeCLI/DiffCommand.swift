@@ -10,12 +10,16 @@ struct DiffCommand: ParsableCommand {
         abstract: "Compare perf results of a candidate with a baseline, with statistics; gate CI on it.",
         discussion: """
             Each PATH is a results file, a directory of them, or a CSV of samples (header with at least \
-            metric,value; optional unit and better=lower|higher; other columns are dimensions). Files on \
-            one side are pooled. Per metric: a Mann-Whitney U test for a shift, Benjamini-Hochberg \
-            control of the false discovery rate across all metrics, the change as a Hodges-Lehmann \
-            ratio with its distribution-free confidence interval, and a noise floor below which no \
-            change is called. Verdicts: regression, improvement, unchanged, inconclusive (with the \
-            iterations per side that would decide).
+            metric,value; optional unit, better=lower|higher, run (the process a row came from) and round \
+            (pairs a baseline run with a candidate run); other columns are dimensions). Each process is a \
+            replicate: its iterations are summarised by their median, and the processes of the two sides \
+            are compared with a t-test on log values, paired by round when every run has one (as \
+            strobe compare writes them). Benjamini-Hochberg controls the false discovery rate across all \
+            metrics; a noise floor keeps small changes from being called. Metrics with no spread \
+            (deterministic counts) and zero baselines are judged by an absolute floor. With a single \
+            process on a side, iterations are compared as independent samples, with a warning. \
+            Verdicts: regression, improvement, unchanged, inconclusive (with about how many more rounds \
+            would decide). --policy FILE sets direction, floors and gating per metric (YAML).
 
             Exit status: 0 no regression, 1 at least one regression, 2 bad input.
             """
@@ -52,6 +56,9 @@ struct DiffCommand: ParsableCommand {
     @Option(help: "Percentiles to report, comma separated (default 50,90).")
     var percentiles = "50,90"
 
+    @Option(help: "A YAML policy: per metric pattern, direction, relative and absolute floors, and whether it gates.")
+    var policy: String?
+
     func run() throws {
         guard !baseline.isEmpty else { CommandFailure(message: "give at least one --baseline PATH", status: 2).exit() }
         guard !candidate.isEmpty else { CommandFailure(message: "give at least one --candidate PATH", status: 2).exit() }
@@ -80,10 +87,11 @@ struct DiffCommand: ParsableCommand {
         }
         let report: DiffReport
         do {
+            let rules = try policy.map { path throws(DiffError) in try ComparisonPolicy.load(path) } ?? ComparisonPolicy()
             let base = try SampleSet.load(baseline)
             let cand = try SampleSet.load(candidate)
             report = try DiffEngine.diff(
-                baseline: base, candidate: cand, metricFilter: filter, groupBy: groupBy, options: options)
+                baseline: base, candidate: cand, metricFilter: filter, groupBy: groupBy, options: options, policy: rules)
         } catch {
             CommandFailure(message: error.description, status: 2).exit()
         }

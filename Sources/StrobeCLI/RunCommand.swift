@@ -40,6 +40,9 @@ struct RunCommand: ParsableCommand {
     @Flag(name: .customLong("keep-traces"), help: "Keep each iteration's trace under OUTPUT/traces.")
     var keepTraces = false
 
+    @Option(help: "The round of an interleaved comparison (strobe compare) this run belongs to.")
+    var round: Int?
+
     @Argument(parsing: .postTerminator, help: "The command and its arguments, after --.")
     var command: [String] = []
 
@@ -47,6 +50,7 @@ struct RunCommand: ParsableCommand {
         guard !command.isEmpty else { throw ValidationError("give the command to run after --") }
         guard iterations > 0 else { throw ValidationError("--iterations must be positive, not \(iterations)") }
         guard warmup >= 0 else { throw ValidationError("--warmup must be zero or more, not \(warmup)") }
+        if let round, round < 0 { throw ValidationError("--round must be zero or more, not \(round)") }
         guard timeout > 0 else { throw ValidationError("--timeout must be positive, not \(timeout)") }
         _ = try PerfSuiteOptions.parseTags(tags)
     }
@@ -61,8 +65,9 @@ struct RunCommand: ParsableCommand {
         let result = ProcessRunner(options: options).run(command)
         var tagValues = try PerfSuiteOptions.parseTags(tags)
         if tagValues["build"] == nil, let build = tagValues["build_configuration"] { tagValues["build"] = build }
-        let metadata = RunMetadata.current(
-            suite: options.name, buildConfiguration: tagValues["build_configuration"] ?? "", tags: tagValues)
+        var metadata = RunMetadata.current(
+            suite: options.name, buildConfiguration: tagValues["build_configuration"] ?? "", tags: tagValues, round: round)
+        metadata.samplesAreLaunches = true
         let run = PerfRun(metadata: metadata, tests: [result])
         try FileManager.default.createDirectory(atPath: output, withIntermediateDirectories: true)
         let stamp = ISO8601DateFormatter().string(from: Date()).replacingOccurrences(of: ":", with: "")

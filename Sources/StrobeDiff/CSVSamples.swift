@@ -1,8 +1,11 @@
 import Foundation
 
 /// Samples measured elsewhere, as CSV: a header with at least `metric` and
-/// `value`, optionally `unit` and `better` (`lower` or `higher`); any other
-/// column is a dimension, such as `device`.
+/// `value`, optionally `unit`, `better` (`lower` or `higher`), `run` (the
+/// process that produced the row: rows of one run are its iterations) and
+/// `round` (pairs a baseline run with a candidate run of the same round);
+/// any other column is a dimension, such as `device`. Without `run`, the
+/// whole file is one run.
 enum CSVSamples {
     static func parse(file: String) throws(DiffError) -> [SampleSet.Series] {
         let text: String
@@ -23,13 +26,18 @@ enum CSVSamples {
         }
         let unitColumn = columns.firstIndex(of: "unit")
         let betterColumn = columns.firstIndex(of: "better")
+        let runColumn = columns.firstIndex(of: "run")
+        let roundColumn = columns.firstIndex(of: "round")
         let ignored: Set<String> = ["iteration", "test"]
         let dimensionColumns = columns.indices.filter {
-            ![metricColumn, valueColumn, unitColumn, betterColumn].contains($0) && !ignored.contains(columns[$0])
+            ![metricColumn, valueColumn, unitColumn, betterColumn, runColumn, roundColumn].contains($0)
+                && !ignored.contains(columns[$0])
         }
         struct Key: Hashable {
             var metric: String
             var dimensions: [String: String]
+            var run: String
+            var round: Int?
         }
         var order: [Key] = []
         var grouped: [Key: SampleSet.Series] = [:]
@@ -54,7 +62,18 @@ enum CSVSamples {
             }
             var dimensions: [String: String] = [:]
             for column in dimensionColumns { dimensions[columns[column]] = row.fields[column] }
-            let key = Key(metric: metric, dimensions: dimensions)
+            let runField = runColumn.map { row.fields[$0].trimmingCharacters(in: .whitespaces) } ?? ""
+            var round: Int?
+            if let roundColumn {
+                let text = row.fields[roundColumn].trimmingCharacters(in: .whitespaces)
+                if !text.isEmpty {
+                    guard let value = Int(text), value >= 0 else {
+                        throw DiffError(file: file, problem: "line \(row.line), column round: \"\(text)\" is not a round number (0 or more)")
+                    }
+                    round = value
+                }
+            }
+            let key = Key(metric: metric, dimensions: dimensions, run: runField.isEmpty ? file : "\(file)#\(runField)", round: round)
             if var existing = grouped[key] {
                 guard existing.unit == unit else {
                     throw DiffError(file: file, problem: "line \(row.line): metric \(metric) has unit \(unit) here and \(existing.unit) before")
@@ -65,7 +84,7 @@ enum CSVSamples {
                 order.append(key)
                 grouped[key] = SampleSet.Series(
                     metric: metric, unit: unit, lowerIsBetter: lowerIsBetter, samples: [value], dimensions: dimensions,
-                    source: file)
+                    source: file, run: key.run, round: round)
             }
         }
         return order.compactMap { grouped[$0] }

@@ -19,14 +19,15 @@ extension DiffReport {
             """
         html += "<h1>\(Self.escape(headline))</h1>"
         for warning in warnings { html += "<p class=\"warn\">&#9888; \(Self.escape(warning))</p>" }
-        html += "<table><tr><th>metric</th><th>n</th><th>median</th><th>p90</th><th>change [95% CI]</th><th>p (adj.)</th><th>verdict</th></tr>"
+        html += "<table><tr><th>metric</th><th>runs</th><th>n</th><th>median</th><th>p90</th><th>change [CI]</th><th>p (adj.)</th><th>verdict</th></tr>"
         for row in rows {
             let name = row.group.isEmpty ? row.name : "\(row.name) [\(row.group)]"
-            html += "<tr><td>\(Self.escape(name))</td><td>\(row.baseline.count) / \(row.candidate.count)</td>"
+            html += "<tr><td>\(Self.escape(name))</td><td>\(Self.escape(Self.replicatesText(row)))</td>"
+            html += "<td>\(row.baseline.count) / \(row.candidate.count)</td>"
             html += "<td>\(Self.escape(Self.value(row.baseline.median, unit: row.unit))) → \(Self.escape(Self.value(row.candidate.median, unit: row.unit)))</td>"
             html += "<td>\(Self.escape(Self.value(row.baseline.p90, unit: row.unit))) → \(Self.escape(Self.value(row.candidate.p90, unit: row.unit)))</td>"
             html += "<td>\(Self.escape(Self.change(row)))</td><td>\(Self.pValue(row.adjustedPValue))</td>"
-            html += "<td class=\"\(row.verdict.rawValue)\">\(row.verdict.rawValue)</td></tr>"
+            html += "<td class=\"\(row.verdict.rawValue)\">\(Self.escape(Self.verdictText(row)))</td></tr>"
         }
         html += "</table>"
         for row in rows {
@@ -37,7 +38,7 @@ extension DiffReport {
             html += Self.plot(baseline: values.baseline, candidate: values.candidate, unit: row.unit)
             html += "</div>"
         }
-        html += "<p><small>Mann–Whitney U per metric; Benjamini–Hochberg across \(rows.count) metrics at \(options.alpha); noise floor \(HumanFormat.format(options.minimumEffect * 100, decimals: 1))%; change = Hodges–Lehmann ratio with its distribution-free \(Int(options.confidence * 100))% interval.</small></p>"
+        html += "<p><small>\(Self.escape(methodNote))</small></p>"
         return html + "</body></html>\n"
     }
 

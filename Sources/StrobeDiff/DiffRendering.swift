@@ -24,6 +24,29 @@ extension DiffReport {
         value < 0.0001 ? "<0.0001" : HumanFormat.format(value, decimals: 4)
     }
 
+    /// "inconclusive (~4 more rounds)", "regression (report only)".
+    static func verdictText(_ row: MetricComparison, markdown: Bool = false) -> String {
+        var text = row.verdict == .regression && markdown ? "**regression**" : row.verdict.rawValue
+        if row.verdict == .inconclusive {
+            if let needed = row.roundsNeeded {
+                text += " (~\(needed) more round\(needed == 1 ? "" : "s"))"
+            } else if row.test.method == .iterations {
+                text += " (1 process on a side)"
+            }
+        }
+        if !row.gates { text += " (report only)" }
+        return text
+    }
+
+    /// "paired 8", "5 / 5", "1 / 1 (iterations)".
+    static func replicatesText(_ row: MetricComparison) -> String {
+        switch row.test.method {
+        case .pairedRounds: return "\(row.test.baselineReplicates) pairs"
+        case .iterations: return "\(row.test.baselineReplicates) / \(row.test.candidateReplicates) (iter.)"
+        case .processes, .exact: return "\(row.test.baselineReplicates) / \(row.test.candidateReplicates)"
+        }
+    }
+
     private var percentileKeys: [String] {
         options.percentiles.map { $0 == $0.rounded() ? String(Int($0)) : String($0) }
     }
@@ -32,22 +55,20 @@ extension DiffReport {
     public func renderText(colour: Bool = false) -> String {
         var header = ["metric"]
         if groupBy != nil { header.append(groupBy!) }
-        header += ["n base", "n cand"]
+        header += ["runs", "n base", "n cand"]
         for key in percentileKeys { header += ["p\(key) base", "p\(key) cand"] }
-        header += ["change [95% CI]", "p (adj.)", "verdict"]
+        header += ["change [CI]", "p (adj.)", "verdict"]
         let firstNumeric = groupBy == nil ? 1 : 2
         var table = TextTable(header: header, rightAligned: Set(firstNumeric..<(header.count - 1)))
         for row in rows {
             var cells = [row.name]
             if groupBy != nil { cells.append(row.group) }
-            cells += [String(row.baseline.count), String(row.candidate.count)]
+            cells += [Self.replicatesText(row), String(row.baseline.count), String(row.candidate.count)]
             for key in percentileKeys {
                 cells += [Self.value(row.baseline.percentiles[key] ?? .nan, unit: row.unit),
                           Self.value(row.candidate.percentiles[key] ?? .nan, unit: row.unit)]
             }
-            var verdict = row.verdict.rawValue
-            if row.verdict == .inconclusive, let needed = row.iterationsNeeded { verdict += " (~\(needed)/side)" }
-            cells += [Self.change(row), Self.pValue(row.adjustedPValue), verdict]
+            cells += [Self.change(row), Self.pValue(row.adjustedPValue), Self.verdictText(row)]
             table.rows.append(cells)
         }
         var text = table.render()
@@ -66,7 +87,7 @@ extension DiffReport {
     /// Markdown for a pull-request comment: the summary first, then the
     /// table, then warnings and the method.
     public func renderMarkdown() -> String {
-        let regressions = count(.regression)
+        let regressions = gatedRegressions.count
         var lines: [String] = []
         lines.append(regressions > 0 ? "### :red_circle: Strobe: \(headline)" : "### :green_circle: Strobe: \(headline)")
         lines.append("")
@@ -78,20 +99,19 @@ extension DiffReport {
         if !flagged.isEmpty { lines.append("") }
         var header = ["metric"]
         if let groupBy { header.append(groupBy) }
-        header += ["n", "median", "p90", "change [95% CI]", "p (adj.)", "verdict"]
+        header += ["runs", "n", "median", "p90", "change [CI]", "p (adj.)", "verdict"]
         lines.append("| " + header.joined(separator: " | ") + " |")
         lines.append("|" + header.enumerated().map { $0.offset == 0 || ($0.offset == 1 && groupBy != nil) ? "---" : "---:" }.joined(separator: "|") + "|")
         for row in rows {
             var cells = ["`\(row.name)`"]
             if groupBy != nil { cells.append(row.group) }
+            cells.append(Self.replicatesText(row))
             cells.append("\(row.baseline.count) / \(row.candidate.count)")
             cells.append("\(Self.value(row.baseline.median, unit: row.unit)) → \(Self.value(row.candidate.median, unit: row.unit))")
             cells.append("\(Self.value(row.baseline.p90, unit: row.unit)) → \(Self.value(row.candidate.p90, unit: row.unit))")
             cells.append(Self.change(row))
             cells.append(Self.pValue(row.adjustedPValue))
-            var verdict = row.verdict == .regression ? "**regression**" : row.verdict.rawValue
-            if row.verdict == .inconclusive, let needed = row.iterationsNeeded { verdict += " (needs ~\(needed) iterations/side)" }
-            cells.append(verdict)
+            cells.append(Self.verdictText(row, markdown: true))
             lines.append("| " + cells.joined(separator: " | ") + " |")
         }
         if !warnings.isEmpty {
@@ -99,8 +119,21 @@ extension DiffReport {
             lines += warnings.map { "> :warning: \($0)" }
         }
         lines.append("")
-        lines.append("<sub>Mann–Whitney U per metric, Benjamini–Hochberg across \(rows.count) metrics at \(options.alpha), noise floor \(HumanFormat.format(options.minimumEffect * 100, decimals: 1))%, change = Hodges–Lehmann ratio with its distribution-free \(Int(options.confidence * 100))% interval.</sub>")
+        lines.append("<sub>\(methodNote)</sub>")
         return lines.joined(separator: "\n") + "\n"
+    }
+
+    /// One sentence on how the verdicts were reached.
+    public var methodNote: String {
+        var note = "Each process (run) is a replicate: its iterations are summarised by their median, and processes "
+            + "are compared by a t-test on log values, paired by round when rounds are given. Benjamini–Hochberg across "
+            + "\(rows.count) metrics at \(HumanFormat.format(rows.first?.level ?? options.alpha, decimals: 5)), noise floor "
+            + "\(HumanFormat.format(options.minimumEffect * 100, decimals: 1))% unless the policy sets another; metrics "
+            + "with no spread are judged by their absolute floor."
+        if let look {
+            note += " Sequential look \(look.number) after \(look.rounds) rounds (alpha spent over looks, Lan–DeMets, Pocock-type)."
+        }
+        return note
     }
 
     /// JSON with every number.

@@ -33,11 +33,21 @@ public struct DiffReport: Sendable, Codable {
         group.isEmpty ? metric : "\(metric) [\(group)]"
     }
 
+    /// The look of a sequential comparison (`strobe compare`) this report
+    /// was made at; nil for a single comparison.
+    public var look: SequentialDesign.Look?
+
     /// How many rows reached `verdict`.
     public func count(_ verdict: Verdict) -> Int { rows.filter { $0.verdict == verdict }.count }
 
-    /// 1 when a metric regressed, else 0.
-    public var exitStatus: Int32 { count(.regression) > 0 ? 1 : 0 }
+    /// Gated rows that regressed.
+    public var gatedRegressions: [MetricComparison] { rows.filter { $0.gates && $0.verdict == .regression } }
+
+    /// Gated rows still inconclusive.
+    public var undecided: [MetricComparison] { rows.filter { $0.gates && $0.verdict == .inconclusive } }
+
+    /// 1 when a gated metric regressed, else 0.
+    public var exitStatus: Int32 { gatedRegressions.isEmpty ? 0 : 1 }
 
     /// "2 regressions, 1 improvement, 14 unchanged, 3 inconclusive".
     public var headline: String {
@@ -59,9 +69,12 @@ public enum DiffEngine {
     ///   - groupBy: A dimension to compare within (e.g. `device`).
     /// - Throws: ``DiffError`` when nothing can be compared: no common
     ///   metrics, or a metric whose unit differs between the sides.
+    ///   - policy: Direction, floors and gating per metric.
+    ///   - look: The look of a sequential comparison; nil for a single one.
     public static func diff(
         baseline: SampleSet, candidate: SampleSet, metricFilter: Regex<AnyRegexOutput>? = nil, groupBy: String? = nil,
-        options: ComparisonOptions = ComparisonOptions()
+        options: ComparisonOptions = ComparisonOptions(), policy: ComparisonPolicy = ComparisonPolicy(),
+        look: SequentialDesign.Look? = nil
     ) throws(DiffError) -> DiffReport {
         struct Key: Hashable, Comparable {
             var metric: String
@@ -71,8 +84,18 @@ public enum DiffEngine {
         struct Pool {
             var unit: String
             var lowerIsBetter: Bool
-            var samples: [Double] = []
+            var replicates: [Replicate] = []
+            var replicateIndex: [String: Int] = [:]
             var source: String
+
+            mutating func add(_ series: SampleSet.Series) {
+                if let index = replicateIndex[series.run] {
+                    replicates[index].samples += series.samples
+                } else {
+                    replicateIndex[series.run] = replicates.count
+                    replicates.append(Replicate(id: series.run, round: series.round, samples: series.samples))
+                }
+            }
         }
         func pool(_ set: SampleSet) throws(DiffError) -> [Key: Pool] {
             var pools: [Key: Pool] = [:]
@@ -86,10 +109,12 @@ public enum DiffEngine {
                             file: series.source,
                             problem: "metric \(series.metric) is in \(series.unit) here but in \(existing.unit) in \(existing.source)")
                     }
-                    existing.samples += series.samples
+                    existing.add(series)
                     pools[key] = existing
                 } else {
-                    pools[key] = Pool(unit: series.unit, lowerIsBetter: series.lowerIsBetter, samples: series.samples, source: series.source)
+                    var pool = Pool(unit: series.unit, lowerIsBetter: series.lowerIsBetter, source: series.source)
+                    pool.add(series)
+                    pools[key] = pool
                 }
             }
             return pools
@@ -108,9 +133,11 @@ public enum DiffEngine {
                 throw DiffError(
                     file: c.source, problem: "metric \(key.metric) is in \(c.unit) in the candidate but in \(b.unit) in the baseline (\(b.source))")
             }
+            let settings = policy.settings(for: key.metric)
             inputs.append(ComparisonEngine.Input(
-                name: key.metric, group: key.group, unit: b.unit, lowerIsBetter: b.lowerIsBetter, baseline: b.samples,
-                candidate: c.samples))
+                name: key.metric, group: key.group, unit: b.unit, lowerIsBetter: settings.lowerIsBetter ?? b.lowerIsBetter,
+                baseline: b.replicates, candidate: c.replicates, relativeFloor: settings.relativeFloor,
+                absoluteFloor: settings.absoluteFloor, gates: settings.gates))
         }
         guard !inputs.isEmpty else {
             throw DiffError(file: "", problem: "the baseline and the candidate have no metric in common")
@@ -123,7 +150,10 @@ public enum DiffEngine {
                     "baseline and candidate differ in \(dimension): \(left.sorted().joined(separator: ", ")) vs \(right.sorted().joined(separator: ", "))")
             }
         }
-        let rows = ComparisonEngine.compare(inputs, options: options)
+        var options = options
+        if let alpha = policy.alpha { options.alpha = alpha }
+        if let floor = policy.relativeFloor { options.minimumEffect = floor }
+        let rows = ComparisonEngine.compare(inputs, options: options, look: look)
         // One line per kind of caveat, naming the metrics it concerns.
         var caveats: [String: [String]] = [:]
         var caveatOrder: [String] = []
@@ -140,10 +170,11 @@ public enum DiffEngine {
         }
         var samples: [String: DiffReport.RawSamples] = [:]
         for input in inputs {
-            samples[DiffReport.sampleKey(input.name, input.group)] = .init(baseline: input.baseline, candidate: input.candidate)
+            samples[DiffReport.sampleKey(input.name, input.group)] = .init(
+                baseline: input.baseline.flatMap(\.samples), candidate: input.candidate.flatMap(\.samples))
         }
         return DiffReport(
             options: options, groupBy: groupBy, rows: rows, baselineSources: baseline.sources,
-            candidateSources: candidate.sources, warnings: warnings, samples: samples)
+            candidateSources: candidate.sources, warnings: warnings, samples: samples, look: look)
     }
 }

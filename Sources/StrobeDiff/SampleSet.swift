@@ -30,6 +30,26 @@ public struct SampleSet: Sendable {
         public var dimensions: [String: String]
         /// The file they were read from.
         public var source: String
+        /// The process (replicate) they came from: a run id, the `run`
+        /// column of a CSV file, or else the file itself.
+        public var run: String
+        /// The round of an interleaved comparison, when there was one.
+        public var round: Int?
+
+        /// A series.
+        public init(
+            metric: String, unit: String, lowerIsBetter: Bool, samples: [Double], dimensions: [String: String],
+            source: String, run: String? = nil, round: Int? = nil
+        ) {
+            self.metric = metric
+            self.unit = unit
+            self.lowerIsBetter = lowerIsBetter
+            self.samples = samples
+            self.dimensions = dimensions
+            self.source = source
+            self.run = run ?? source
+            self.round = round
+        }
     }
 
     /// Every series loaded.
@@ -82,11 +102,22 @@ public struct SampleSet: Sendable {
         dimensions["cpu_model"] = dimensions["cpu_model"] ?? run.metadata.cpuModel
         dimensions["build_configuration"] = dimensions["build_configuration"] ?? run.metadata.buildConfiguration
         dimensions["suite"] = dimensions["suite"] ?? run.metadata.suite
+        let runID = run.metadata.runID.isEmpty ? file : run.metadata.runID
         for test in run.tests {
             for metric in test.metrics where !metric.samples.isEmpty {
-                series.append(Series(
-                    metric: "\(test.name)/\(metric.name)", unit: metric.unit, lowerIsBetter: metric.lowerIsBetter,
-                    samples: metric.samples, dimensions: dimensions, source: file))
+                let name = "\(test.name)/\(metric.name)"
+                if run.metadata.samplesAreLaunches {
+                    // Each launch is a process of its own: a replicate per sample.
+                    for (index, sample) in metric.samples.enumerated() {
+                        series.append(Series(
+                            metric: name, unit: metric.unit, lowerIsBetter: metric.lowerIsBetter, samples: [sample],
+                            dimensions: dimensions, source: file, run: "\(runID)#\(index)", round: run.metadata.round))
+                    }
+                } else {
+                    series.append(Series(
+                        metric: name, unit: metric.unit, lowerIsBetter: metric.lowerIsBetter, samples: metric.samples,
+                        dimensions: dimensions, source: file, run: runID, round: run.metadata.round))
+                }
             }
         }
     }

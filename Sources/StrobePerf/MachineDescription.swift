@@ -2,12 +2,23 @@ import Foundation
 
 extension RunMetadata {
     /// Metadata of a run starting now on this machine, for `suite`.
-    public static func current(suite: String, buildConfiguration: String, tags: [String: String]) -> RunMetadata {
+    /// The run id is ``newRunID()`` unless one is given.
+    public static func current(
+        suite: String, buildConfiguration: String, tags: [String: String], runID: String? = nil, round: Int? = nil
+    ) -> RunMetadata {
         RunMetadata(
             suite: suite, gitCommit: MachineDescription.gitCommit(), host: ProcessInfo.processInfo.hostName,
             os: MachineDescription.operatingSystem(), cpuModel: MachineDescription.cpuModel(),
             coreCount: ProcessInfo.processInfo.activeProcessorCount, buildConfiguration: buildConfiguration,
-            timestamp: Int64(Date().timeIntervalSince1970 * 1e9), tags: tags)
+            timestamp: Int64(Date().timeIntervalSince1970 * 1e9), tags: tags, runID: runID ?? newRunID(), round: round)
+    }
+
+    /// A fresh id for this process's run: host, process id, start time and
+    /// random bits, so that ids never repeat across machines or reboots.
+    public static func newRunID() -> String {
+        let host = ProcessInfo.processInfo.hostName.prefix(24)
+        let stamp = UInt64(Date().timeIntervalSince1970 * 1e3)
+        return "\(host)-\(getpid())-\(stamp)-\(String(UInt32.random(in: 0...UInt32.max), radix: 16))"
     }
 }
 

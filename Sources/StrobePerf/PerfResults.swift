@@ -70,12 +70,24 @@ public struct RunMetadata: Sendable, Hashable, Codable {
     public var tags: [String: String]
     /// The Strobe version that wrote the file.
     public var strobeVersion: String
+    /// The process that produced the run: the replicate `strobe diff`
+    /// compares. Empty in files written before run ids existed; such a file
+    /// is its own run.
+    public var runID: String
+    /// The round of an interleaved comparison this run belongs to; a
+    /// baseline run and a candidate run of the same round are compared as a
+    /// pair. Nil outside such a comparison.
+    public var round: Int?
+    /// Whether every sample came from a launch of its own (`strobe run`), so
+    /// each sample, not the file, is a replicate.
+    public var samplesAreLaunches: Bool
 
     /// Metadata; empty fields where unknown.
     public init(
         suite: String, gitCommit: String = "", host: String = "", os: String = "", cpuModel: String = "",
         coreCount: Int = 0, buildConfiguration: String = "", timestamp: Int64 = 0, tags: [String: String] = [:],
-        strobeVersion: String = StrobeVersion.current
+        strobeVersion: String = StrobeVersion.current, runID: String = "", round: Int? = nil,
+        samplesAreLaunches: Bool = false
     ) {
         self.suite = suite
         self.gitCommit = gitCommit
@@ -87,6 +99,9 @@ public struct RunMetadata: Sendable, Hashable, Codable {
         self.timestamp = timestamp
         self.tags = tags
         self.strobeVersion = strobeVersion
+        self.runID = runID
+        self.round = round
+        self.samplesAreLaunches = samplesAreLaunches
     }
 }
 

@@ -16,7 +16,7 @@ import Foundation
 ///
 /// Run it with `swift run -c release MyPerfTests [--filter REGEX]
 /// [--iterations N] [--warmup K] [--time-budget SECONDS] [--p90-precision PCT]
-/// [--output DIR] [--tag key=value ...] [--keep-traces]`.
+/// [--output DIR] [--tag key=value ...] [--keep-traces] [--round N] [--run-id ID]`.
 public struct PerfSuite: Sendable {
     /// The suite's name.
     public var name: String
@@ -61,7 +61,9 @@ public struct PerfSuite: Sendable {
         #else
         let configuration = "release"
         #endif
-        var run = PerfRun(metadata: .current(suite: name, buildConfiguration: configuration, tags: try options.parsedTags()))
+        var run = PerfRun(metadata: .current(
+            suite: name, buildConfiguration: configuration, tags: try options.parsedTags(), runID: options.runID,
+            round: options.round))
         var runnerOptions = PerfRunner.Options()
         runnerOptions.suite = name
         runnerOptions.warmupIterations = options.warmup
@@ -121,6 +123,14 @@ public struct PerfSuiteOptions: ParsableArguments {
     @Flag(name: .customLong("keep-traces"), help: "Keep each iteration's trace under OUTPUT/traces.")
     public var keepTraces = false
 
+    /// The round of an interleaved comparison this run belongs to.
+    @Option(help: "The round of an interleaved comparison (strobe compare) this run belongs to.")
+    public var round: Int?
+
+    /// The run's id; a fresh one when not given.
+    @Option(name: .customLong("run-id"), help: "An id for this run (default: a fresh one per process).")
+    public var runID: String?
+
     /// Flags with their defaults.
     public init() {}
 
@@ -163,6 +173,8 @@ public struct PerfSuiteOptions: ParsableArguments {
     /// Validates the flags.
     public mutating func validate() throws {
         guard warmup >= 0 else { throw ValidationError("--warmup must be zero or more, not \(warmup)") }
+        if let round, round < 0 { throw ValidationError("--round must be zero or more, not \(round)") }
+        if let runID, runID.isEmpty { throw ValidationError("--run-id must not be empty") }
         _ = try stopRule()
         _ = try parsedTags()
     }

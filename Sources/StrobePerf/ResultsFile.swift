@@ -59,6 +59,15 @@ public enum ResultsFile {
         metadata.has_timestamp_unix_ns = 1
         metadata.timestamp_unix_ns = run.metadata.timestamp
         metadata.strobe_version = strings.make(run.metadata.strobeVersion)
+        if !run.metadata.runID.isEmpty { metadata.run_id = strings.make(run.metadata.runID) }
+        if let round = run.metadata.round {
+            metadata.has_round = 1
+            metadata.round = UInt32(clamping: round)
+        }
+        if run.metadata.samplesAreLaunches {
+            metadata.has_samples_are_launches = 1
+            metadata.samples_are_launches = 1
+        }
 
         let tags = run.metadata.tags.sorted { $0.key < $1.key }
         let dimensions = UnsafeMutableBufferPointer<Strobe__Results__Dimension>.allocate(capacity: max(tags.count, 1))
@@ -149,7 +158,8 @@ public enum ResultsFile {
             suite: text(meta.suite), gitCommit: text(meta.git_commit), host: text(meta.host), os: text(meta.os),
             cpuModel: text(meta.cpu_model), coreCount: Int(meta.core_count),
             buildConfiguration: text(meta.build_configuration), timestamp: meta.timestamp_unix_ns, tags: tags,
-            strobeVersion: text(meta.strobe_version))
+            strobeVersion: text(meta.strobe_version), runID: text(meta.run_id),
+            round: meta.has_round != 0 ? Int(meta.round) : nil, samplesAreLaunches: meta.samples_are_launches != 0)
         var tests: [PerfTestResult] = []
         for index in 0..<message.pointee.n_tests {
             guard let test = message.pointee.tests[index]?.pointee else { continue }

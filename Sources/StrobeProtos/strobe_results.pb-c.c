@@ -283,7 +283,7 @@ const ProtobufCMessageDescriptor strobe__results__run__descriptor =
   (ProtobufCMessageInit) strobe__results__run__init,
   NULL,NULL,NULL    /* reserved[123] */
 };
-static const ProtobufCFieldDescriptor strobe__results__run_metadata__field_descriptors[10] =
+static const ProtobufCFieldDescriptor strobe__results__run_metadata__field_descriptors[13] =
 {
   {
     "suite",
@@ -405,6 +405,42 @@ static const ProtobufCFieldDescriptor strobe__results__run_metadata__field_descr
     0,             /* flags */
     0,NULL,NULL    /* reserved1,reserved2, etc */
   },
+  {
+    "run_id",
+    11,
+    PROTOBUF_C_LABEL_OPTIONAL,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Strobe__Results__RunMetadata, run_id),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "round",
+    12,
+    PROTOBUF_C_LABEL_OPTIONAL,
+    PROTOBUF_C_TYPE_UINT32,
+    offsetof(Strobe__Results__RunMetadata, has_round),
+    offsetof(Strobe__Results__RunMetadata, round),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "samples_are_launches",
+    13,
+    PROTOBUF_C_LABEL_OPTIONAL,
+    PROTOBUF_C_TYPE_BOOL,
+    offsetof(Strobe__Results__RunMetadata, has_samples_are_launches),
+    offsetof(Strobe__Results__RunMetadata, samples_are_launches),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
 };
 static const unsigned strobe__results__run_metadata__field_indices_by_name[] = {
   6,   /* field[6] = build_configuration */
@@ -414,6 +450,9 @@ static const unsigned strobe__results__run_metadata__field_indices_by_name[] = {
   1,   /* field[1] = git_commit */
   2,   /* field[2] = host */
   3,   /* field[3] = os */
+  11,   /* field[11] = round */
+  10,   /* field[10] = run_id */
+  12,   /* field[12] = samples_are_launches */
   9,   /* field[9] = strobe_version */
   0,   /* field[0] = suite */
   7,   /* field[7] = timestamp_unix_ns */
@@ -421,7 +460,7 @@ static const unsigned strobe__results__run_metadata__field_indices_by_name[] = {
 static const ProtobufCIntRange strobe__results__run_metadata__number_ranges[1 + 1] =
 {
   { 1, 0 },
-  { 0, 10 }
+  { 0, 13 }
 };
 const ProtobufCMessageDescriptor strobe__results__run_metadata__descriptor =
 {
@@ -431,7 +470,7 @@ const ProtobufCMessageDescriptor strobe__results__run_metadata__descriptor =
   "Strobe__Results__RunMetadata",
   "strobe.results",
   sizeof(Strobe__Results__RunMetadata),
-  10,
+  13,
   strobe__results__run_metadata__field_descriptors,
   strobe__results__run_metadata__field_indices_by_name,
   1,  strobe__results__run_metadata__number_ranges,

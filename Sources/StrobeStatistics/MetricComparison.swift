@@ -9,7 +9,8 @@ public enum Verdict: String, Sendable, Hashable, Codable, CaseIterable {
     /// No change beyond the noise floor: the confidence interval lies within
     /// it, or the change is real but smaller than the floor.
     case unchanged
-    /// The data cannot tell at the chosen error rates: more iterations needed.
+    /// The data cannot tell at the chosen error rates: more rounds (processes
+    /// per side) needed.
     case inconclusive
 }
 
@@ -26,7 +27,7 @@ public struct ComparisonOptions: Sendable, Hashable, Codable {
     public var confidence = 0.95
     /// Percentiles to report (0–100). Default 50 and 90.
     public var percentiles: [Double] = [50, 90]
-    /// The power the "iterations needed" estimate aims at. Default 0.8.
+    /// The power the "rounds needed" estimate aims at. Default 0.8.
     public var power = 0.8
 
     /// The defaults.
@@ -72,31 +73,51 @@ public struct MetricComparison: Sendable, Hashable, Codable {
     public var unit: String
     /// Whether smaller is better.
     public var lowerIsBetter: Bool
+    /// Whether its verdict gates (a regression fails the comparison) or is
+    /// only reported.
+    public var gates: Bool
+    /// The relative noise floor that applied (0.02 = 2%).
+    public var relativeFloor: Double
+    /// The absolute floor that applied, in the metric's unit (0 = none).
+    public var absoluteFloor: Double
     /// The baseline's samples, summarized.
     public var baseline: SampleSummary
     /// The candidate's samples, summarized.
     public var candidate: SampleSummary
-    /// The ratio candidate / baseline and its confidence interval.
+    /// The process-level test: method, estimate, p-value, replicates.
+    public var test: ReplicateTestResult
+    /// The ratio candidate / baseline and its confidence interval; nil when
+    /// the baseline's center is not positive (a count that is zero).
     public var shift: ShiftEstimate?
-    /// Mann–Whitney U: the test for a shift.
+    /// The change candidate − baseline of the centers (medians of the
+    /// replicates' medians), in the metric's unit.
+    public var difference: Double
+    /// Mann–Whitney U over the pooled iterations, for information: it treats
+    /// iterations as independent, so it does not enter the verdict unless a
+    /// side has a single process.
     public var mannWhitney: TestResult
-    /// Kolmogorov–Smirnov: a difference of shape, reported for information.
+    /// Kolmogorov–Smirnov over the pooled iterations: a difference of shape,
+    /// reported for information.
     public var kolmogorovSmirnov: TestResult
-    /// The Mann–Whitney p-value after Benjamini–Hochberg adjustment across
+    /// The process-level p-value after Benjamini–Hochberg adjustment across
     /// every metric of the comparison.
     public var adjustedPValue: Double
+    /// The false-alarm level the adjusted p-value was held to (alpha, or the
+    /// share of it a sequential look spends).
+    public var level: Double
     /// The conclusion.
     public var verdict: Verdict
-    /// For inconclusive metrics: iterations per side that would detect a
-    /// change the size of the noise floor with the options' power.
-    public var iterationsNeeded: Int?
-    /// Caveats, e.g. too few samples.
+    /// For inconclusive metrics compared by processes: about how many more
+    /// rounds (processes per side) would decide a change the size of the
+    /// floor with the options' power.
+    public var roundsNeeded: Int?
+    /// Caveats, e.g. a single process on a side.
     public var warnings: [String]
 }
 
-/// Compares metrics between two sets of samples.
+/// Compares metrics between two sets of replicates.
 public enum ComparisonEngine {
-    /// One metric's samples on both sides.
+    /// One metric's replicates on both sides, and the rules it is judged by.
     public struct Input: Sendable, Hashable {
         /// The metric's name.
         public var name: String
@@ -106,87 +127,173 @@ public enum ComparisonEngine {
         public var unit: String
         /// Whether smaller is better.
         public var lowerIsBetter: Bool
-        /// Baseline samples.
-        public var baseline: [Double]
-        /// Candidate samples.
-        public var candidate: [Double]
+        /// Baseline replicates (processes).
+        public var baseline: [Replicate]
+        /// Candidate replicates (processes).
+        public var candidate: [Replicate]
+        /// The relative floor; nil takes the options' `minimumEffect`.
+        public var relativeFloor: Double?
+        /// Changes no larger than this, in the metric's unit, are never
+        /// flagged; it alone judges metrics with no spread or a zero baseline.
+        public var absoluteFloor: Double
+        /// Whether a regression of this metric fails the comparison.
+        public var gates: Bool
 
-        /// An input.
-        public init(name: String, group: String = "", unit: String, lowerIsBetter: Bool, baseline: [Double], candidate: [Double]) {
+        /// An input of replicates.
+        public init(
+            name: String, group: String = "", unit: String, lowerIsBetter: Bool, baseline: [Replicate],
+            candidate: [Replicate], relativeFloor: Double? = nil, absoluteFloor: Double = 0, gates: Bool = true
+        ) {
             self.name = name
             self.group = group
             self.unit = unit
             self.lowerIsBetter = lowerIsBetter
             self.baseline = baseline
             self.candidate = candidate
+            self.relativeFloor = relativeFloor
+            self.absoluteFloor = absoluteFloor
+            self.gates = gates
+        }
+
+        /// An input whose sides are one process each.
+        public init(name: String, group: String = "", unit: String, lowerIsBetter: Bool, baseline: [Double], candidate: [Double]) {
+            self.init(
+                name: name, group: group, unit: unit, lowerIsBetter: lowerIsBetter,
+                baseline: [Replicate(id: "baseline", samples: baseline)],
+                candidate: [Replicate(id: "candidate", samples: candidate)])
         }
     }
 
-    /// Compares every input; p-values are adjusted across all of them.
-    public static func compare(_ inputs: [Input], options: ComparisonOptions = ComparisonOptions()) -> [MetricComparison] {
-        let tests = inputs.map { RankTests.mannWhitney($0.baseline, $0.candidate) }
+    /// Compares every input at one look (by default the single look of a
+    /// fixed-size comparison: the options' alpha and confidence); p-values
+    /// are adjusted across all inputs.
+    public static func compare(
+        _ inputs: [Input], options: ComparisonOptions = ComparisonOptions(), look: SequentialDesign.Look? = nil
+    ) -> [MetricComparison] {
+        let level = look?.alpha ?? options.alpha
+        let confidence = look?.confidence ?? options.confidence
+        let tests = inputs.map { ReplicateTest.compare(baseline: $0.baseline, candidate: $0.candidate) }
         let adjusted = MultipleComparisons.benjaminiHochberg(tests.map(\.pValue))
-        // The per-test level that BH needs at worst, for the sample-size estimate.
-        let worstCaseLevel = options.alpha / Double(max(inputs.count, 1))
+        // The per-test level that BH needs at worst, for the rounds estimate.
+        let worstCaseLevel = level / Double(max(inputs.count, 1))
         return inputs.indices.map { index in
             let input = inputs[index]
-            var warnings: [String] = []
-            let smaller = min(input.baseline.count, input.candidate.count)
-            if smaller < 9 { warnings.append("only \(smaller) samples on one side; rank tests need about 9 or more") }
-            let shift = ShiftEstimate.hodgesLehmann(
-                baseline: input.baseline, candidate: input.candidate, confidence: options.confidence)
-            let identical = Set(input.baseline).count == 1 && Set(input.baseline) == Set(input.candidate)
-            if shift == nil && !identical {
-                warnings.append("the baseline's median is not positive: the relative change is undefined")
+            let test = tests[index]
+            let floor = input.relativeFloor ?? options.minimumEffect
+            let pooledBase = input.baseline.flatMap(\.samples)
+            let pooledCand = input.candidate.flatMap(\.samples)
+            let center = { (replicates: [Replicate]) -> Double in
+                let medians = replicates.filter { !$0.samples.isEmpty }.map { Quantiles.median(sorted: $0.samples.sorted()) }
+                return medians.isEmpty ? .nan : Quantiles.median(sorted: medians.sorted())
             }
-            let verdict = identical && smaller >= 2 ? .unchanged : decide(
-                shift: shift, adjustedPValue: adjusted[index], lowerIsBetter: input.lowerIsBetter,
-                enoughSamples: smaller >= 2, options: options)
+            let baseCenter = center(input.baseline)
+            let candCenter = center(input.candidate)
+            let interval = test.interval(confidence: confidence)
+            var shift: ShiftEstimate?
+            var differenceInterval = (lower: interval.lower, upper: interval.upper)
+            if test.logScale {
+                shift = ShiftEstimate(
+                    ratio: exp(test.estimate), lower: exp(interval.lower), upper: exp(interval.upper), confidence: confidence)
+                differenceInterval = (baseCenter * (exp(interval.lower) - 1), baseCenter * (exp(interval.upper) - 1))
+            } else if baseCenter > 0 {
+                shift = ShiftEstimate(
+                    ratio: max(1 + test.estimate / baseCenter, 0), lower: max(1 + interval.lower / baseCenter, 0),
+                    upper: max(1 + interval.upper / baseCenter, 0), confidence: confidence)
+            }
+            var warnings: [String] = []
+            let enough: Bool
+            switch test.method {
+            case .exact:
+                enough = true
+            case .iterations:
+                warnings.append(
+                    "a single process on one side: the noise between processes is not measured and iterations are "
+                        + "treated as independent; run more processes (strobe compare) for a sound verdict")
+                enough = min(pooledBase.count, pooledCand.count) >= 2
+            case .pairedRounds, .processes:
+                enough = true
+            }
+            if shift == nil && test.method != .exact {
+                warnings.append("the baseline's center is not positive: the change is judged by its absolute size")
+            }
+            let verdict = enough ? decide(
+                test: test, shift: shift, difference: candCenter - baseCenter, differenceInterval: differenceInterval,
+                adjustedPValue: adjusted[index], level: level, lowerIsBetter: input.lowerIsBetter, relativeFloor: floor,
+                absoluteFloor: input.absoluteFloor) : .inconclusive
             var needed: Int?
             if verdict == .inconclusive {
-                needed = iterationsNeeded(input, level: worstCaseLevel, options: options)
+                needed = roundsNeeded(
+                    test, shift: shift, relativeFloor: floor, absoluteFloor: input.absoluteFloor, level: worstCaseLevel,
+                    power: options.power)
             }
             return MetricComparison(
                 name: input.name, group: input.group, unit: input.unit, lowerIsBetter: input.lowerIsBetter,
-                baseline: SampleSummary(input.baseline, percentiles: options.percentiles),
-                candidate: SampleSummary(input.candidate, percentiles: options.percentiles),
-                shift: shift, mannWhitney: tests[index],
-                kolmogorovSmirnov: RankTests.kolmogorovSmirnov(input.baseline, input.candidate),
-                adjustedPValue: adjusted[index], verdict: verdict, iterationsNeeded: needed, warnings: warnings)
+                gates: input.gates, relativeFloor: floor, absoluteFloor: input.absoluteFloor,
+                baseline: SampleSummary(pooledBase, percentiles: options.percentiles),
+                candidate: SampleSummary(pooledCand, percentiles: options.percentiles),
+                test: test, shift: shift, difference: candCenter - baseCenter,
+                mannWhitney: RankTests.mannWhitney(pooledBase, pooledCand),
+                kolmogorovSmirnov: RankTests.kolmogorovSmirnov(pooledBase, pooledCand),
+                adjustedPValue: adjusted[index], level: level, verdict: verdict, roundsNeeded: needed, warnings: warnings)
         }
     }
 
+    /// The verdict of one metric.
+    ///
+    /// - Metrics with no spread on either side (deterministic counts) are
+    ///   judged by the absolute floor alone: any change larger than it.
+    /// - Otherwise a change is flagged when its adjusted p-value is at most
+    ///   `level` and it exceeds both floors (the relative one only where a
+    ///   ratio exists; a zero baseline has none). A significant change below
+    ///   a floor, or an interval inside the floors, is "unchanged"; anything
+    ///   else is "inconclusive".
     static func decide(
-        shift: ShiftEstimate?, adjustedPValue: Double, lowerIsBetter: Bool, enoughSamples: Bool,
-        options: ComparisonOptions
+        test: ReplicateTestResult, shift: ShiftEstimate?, difference: Double,
+        differenceInterval: (lower: Double, upper: Double), adjustedPValue: Double, level: Double, lowerIsBetter: Bool,
+        relativeFloor: Double, absoluteFloor: Double
     ) -> Verdict {
-        guard enoughSamples, let shift else { return .inconclusive }
-        let floor = options.minimumEffect
-        if adjustedPValue <= options.alpha {
-            guard abs(shift.change) > floor else { return .unchanged }
-            let worse = lowerIsBetter ? shift.change > 0 : shift.change < 0
+        let worse = lowerIsBetter ? difference > 0 : difference < 0
+        if test.method == .exact {
+            guard abs(difference) > absoluteFloor else { return .unchanged }
             return worse ? .regression : .improvement
         }
-        if shift.lower >= 1 - floor && shift.upper <= 1 + floor { return .unchanged }
+        let exceedsAbsolute = abs(difference) > absoluteFloor
+        if adjustedPValue <= level {
+            let exceedsRelative = shift.map { abs($0.change) > relativeFloor } ?? true
+            guard exceedsRelative, exceedsAbsolute else { return .unchanged }
+            let direction = shift.map { lowerIsBetter ? $0.change > 0 : $0.change < 0 } ?? worse
+            return direction ? .regression : .improvement
+        }
+        if let shift, shift.lower >= 1 - relativeFloor, shift.upper <= 1 + relativeFloor { return .unchanged }
+        if absoluteFloor > 0, differenceInterval.lower >= -absoluteFloor, differenceInterval.upper <= absoluteFloor {
+            return .unchanged
+        }
         return .inconclusive
     }
 
-    /// Iterations per side for a rank test at `level` to detect a shift of
-    /// the noise floor with the options' power, from the robust spread of
-    /// the log samples (normal approximation, with the rank test's 3/π
-    /// efficiency against the t-test).
-    static func iterationsNeeded(_ input: Input, level: Double, options: ComparisonOptions) -> Int? {
-        let logs = { (values: [Double]) in values.filter { $0 > 0 }.map { log($0) } }
-        let base = logs(input.baseline)
-        let cand = logs(input.candidate)
-        guard base.count >= 2, cand.count >= 2 else { return nil }
-        let baseCenter = Quantiles.median(sorted: base.sorted())
-        let candCenter = Quantiles.median(sorted: cand.sorted())
-        let spread = Quantiles.scaledMAD(base.map { $0 - baseCenter } + cand.map { $0 - candCenter })
-        guard spread > 0 else { return max(base.count, cand.count) }
-        let effect = log(1 + options.minimumEffect)
-        let z = NormalDistribution.quantile(1 - level / 2) + NormalDistribution.quantile(options.power)
-        let perSide = 2 * z * z * spread * spread / (effect * effect) * Double.pi / 3
-        return Int(perSide.rounded(.up))
+    /// About how many more rounds would decide a change the size of the
+    /// floor: the replicates a t-test at `level` needs for `power` against
+    /// it (normal approximation: n = (z₁₋ₗₑᵥₑₗ/₂ + z_power)² · s² / δ² pairs, twice
+    /// that per side when unpaired), minus those already run.
+    static func roundsNeeded(
+        _ test: ReplicateTestResult, shift: ShiftEstimate?, relativeFloor: Double, absoluteFloor: Double, level: Double,
+        power: Double
+    ) -> Int? {
+        guard test.method == .pairedRounds || test.method == .processes else { return nil }
+        let effect: Double
+        if test.logScale {
+            effect = log(1 + max(relativeFloor, 1e-6))
+        } else if absoluteFloor > 0 {
+            effect = absoluteFloor
+        } else {
+            return nil
+        }
+        let spread = test.replicateSpread
+        guard spread > 0, effect > 0 else { return 1 }
+        let z = NormalDistribution.quantile(1 - level / 2) + NormalDistribution.quantile(power)
+        var perSide = z * z * spread * spread / (effect * effect)
+        if test.method == .processes { perSide *= 2 }
+        let current = min(test.baselineReplicates, test.candidateReplicates)
+        return max(Int(perSide.rounded(.up)) - current, 1)
     }
 }

@@ -57,3 +57,24 @@ enum IncompleteBeta {
         return result
     }
 }
+
+extension StudentDistribution {
+    /// The `probability` quantile of Student's t with `degreesOfFreedom`:
+    /// the t with P(T ≤ t) = probability, found by bisection on
+    /// ``survival(_:degreesOfFreedom:)`` to a relative precision of 1e-10.
+    public static func quantile(_ probability: Double, degreesOfFreedom: Double) -> Double {
+        guard probability > 0 else { return -.infinity }
+        guard probability < 1 else { return .infinity }
+        if probability < 0.5 { return -quantile(1 - probability, degreesOfFreedom: degreesOfFreedom) }
+        let tail = 1 - probability
+        var low = 0.0
+        var high = 1.0
+        while survival(high, degreesOfFreedom: degreesOfFreedom) > tail, high < 1e12 { high *= 2 }
+        for _ in 0..<200 {
+            let middle = (low + high) / 2
+            if survival(middle, degreesOfFreedom: degreesOfFreedom) > tail { low = middle } else { high = middle }
+            if high - low <= 1e-10 * high { break }
+        }
+        return (low + high) / 2
+    }
+}

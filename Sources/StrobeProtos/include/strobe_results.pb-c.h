@@ -112,10 +112,30 @@ struct  Strobe__Results__RunMetadata
    * Version of Strobe that produced the file.
    */
   char *strobe_version;
+  /*
+   * Identifies the process that produced the file: the unit of replication
+   * when runs are compared. Unique per process; empty in files written
+   * before it existed, where the file itself is the run.
+   */
+  char *run_id;
+  /*
+   * The round of an interleaved comparison (`strobe compare`) this run
+   * belongs to: a baseline run and a candidate run with the same round ran
+   * back to back and are compared as a pair. Absent outside such a
+   * comparison.
+   */
+  protobuf_c_boolean has_round;
+  uint32_t round;
+  /*
+   * Set when every sample came from a launch of its own (`strobe run`
+   * measures a program per launch): each sample is then a replicate.
+   */
+  protobuf_c_boolean has_samples_are_launches;
+  protobuf_c_boolean samples_are_launches;
 };
 #define STROBE__RESULTS__RUN_METADATA__INIT \
  { PROTOBUF_C_MESSAGE_INIT (&strobe__results__run_metadata__descriptor) \
-    , NULL, NULL, NULL, NULL, NULL, 0, 0, NULL, 0, 0, 0,NULL, NULL }
+    , NULL, NULL, NULL, NULL, NULL, 0, 0, NULL, 0, 0, 0,NULL, NULL, NULL, 0, 0, 0, 0 }
 
 
 /*

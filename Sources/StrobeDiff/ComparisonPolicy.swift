@@ -1,0 +1,211 @@
+import Foundation
+import StrobeStatistics
+import Yams
+
+/// How each metric is judged, checked into the repository beside the perf
+/// tests and read by `strobe diff --policy` and `strobe compare --policy`.
+///
+/// A YAML file:
+///
+/// ```yaml
+/// alpha: 0.01              # false-alarm rate across all metrics (default 0.01)
+/// relative-floor: 2%       # default noise floor (default 2%)
+/// metrics:
+///   - match: "/wall$"      # a regular expression on TEST/METRIC names
+///     relative-floor: 3%
+///   - match: "frames per second"
+///     better: higher       # lower (default) or higher
+///   - match: "faults\\.major"
+///     absolute-floor: 0    # in the metric's unit: changes up to this never count
+///   - match: "context_switches"
+///     gate: false          # reported, never fails the comparison
+/// ```
+///
+/// Every rule whose `match` finds the metric's name applies, in file order,
+/// so a later, narrower rule overrides what an earlier, broader one set.
+/// Unknown keys and malformed values are errors that name the file and line.
+public struct ComparisonPolicy: Sendable {
+    /// One rule: which metrics it applies to and what it sets.
+    public struct Rule: Sendable {
+        /// The pattern as written.
+        public var pattern: String
+        /// Sets the direction: true for lower is better.
+        public var lowerIsBetter: Bool?
+        /// Sets the relative floor (0.02 = 2%).
+        public var relativeFloor: Double?
+        /// Sets the absolute floor, in the metric's unit.
+        public var absoluteFloor: Double?
+        /// Sets whether the metric gates.
+        public var gates: Bool?
+
+        /// Whether the rule applies to `metric`.
+        public func matches(_ metric: String) -> Bool {
+            // The pattern was validated when the rule was read.
+            guard let regex = try? Regex(pattern) else { return false }
+            return (try? regex.firstMatch(in: metric)) != nil
+        }
+    }
+
+    /// What the rules say for one metric; nil fields keep the defaults.
+    public struct Settings: Sendable, Hashable {
+        /// The direction, if a rule set it.
+        public var lowerIsBetter: Bool?
+        /// The relative floor, if set.
+        public var relativeFloor: Double?
+        /// The absolute floor; 0 when no rule set one.
+        public var absoluteFloor: Double = 0
+        /// Whether the metric gates; true unless a rule says otherwise.
+        public var gates = true
+    }
+
+    /// The false-alarm rate, if the file sets it.
+    public var alpha: Double?
+    /// The default relative floor, if the file sets it.
+    public var relativeFloor: Double?
+    /// The rules, in file order.
+    public var rules: [Rule] = []
+
+    /// A policy with no rules.
+    public init() {}
+
+    /// What the rules say for `metric`.
+    public func settings(for metric: String) -> Settings {
+        var settings = Settings()
+        for rule in rules where rule.matches(metric) {
+            if let value = rule.lowerIsBetter { settings.lowerIsBetter = value }
+            if let value = rule.relativeFloor { settings.relativeFloor = value }
+            if let value = rule.absoluteFloor { settings.absoluteFloor = value }
+            if let value = rule.gates { settings.gates = value }
+        }
+        return settings
+    }
+
+    /// Reads the policy file at `path`.
+    public static func load(_ path: String) throws(DiffError) -> ComparisonPolicy {
+        let text: String
+        do {
+            text = try String(contentsOfFile: path, encoding: .utf8)
+        } catch {
+            throw DiffError(file: path, problem: "cannot read the policy: \(error.localizedDescription)")
+        }
+        return try parse(text, file: path)
+    }
+
+    /// Parses policy text; `file` names it in errors.
+    public static func parse(_ text: String, file: String) throws(DiffError) -> ComparisonPolicy {
+        let root: Node?
+        do {
+            root = try Yams.compose(yaml: text)
+        } catch {
+            throw DiffError(file: file, problem: "not valid YAML: \(error)")
+        }
+        var policy = ComparisonPolicy()
+        guard let root else { return policy }
+        guard let mapping = root.mapping else {
+            throw DiffError(file: file, problem: "\(where_(root)): the policy must be a mapping with `metrics:` and optional `alpha:`, `relative-floor:`")
+        }
+        for (keyNode, value) in mapping {
+            let key = keyNode.string ?? ""
+            switch key {
+            case "alpha":
+                let alpha = try number(value, key: key, file: file)
+                guard alpha > 0, alpha < 1 else {
+                    throw DiffError(file: file, problem: "\(where_(value)): alpha must be between 0 and 1, not \(alpha)")
+                }
+                policy.alpha = alpha
+            case "relative-floor":
+                policy.relativeFloor = try fraction(value, key: key, file: file)
+            case "metrics":
+                guard let sequence = value.sequence else {
+                    throw DiffError(file: file, problem: "\(where_(value)): `metrics` must be a list of rules")
+                }
+                for item in sequence { policy.rules.append(try rule(item, file: file)) }
+            default:
+                throw DiffError(
+                    file: file,
+                    problem: "\(where_(keyNode)): unknown key `\(key)` (expected alpha, relative-floor or metrics)")
+            }
+        }
+        return policy
+    }
+
+    private static func rule(_ node: Node, file: String) throws(DiffError) -> Rule {
+        guard let mapping = node.mapping else {
+            throw DiffError(file: file, problem: "\(where_(node)): a rule must be a mapping with at least `match:`")
+        }
+        var pattern: String?
+        var lowerIsBetter: Bool?
+        var relativeFloor: Double?
+        var absoluteFloor: Double?
+        var gates: Bool?
+        for (keyNode, value) in mapping {
+            let key = keyNode.string ?? ""
+            switch key {
+            case "match":
+                guard let text = value.string, !text.isEmpty else {
+                    throw DiffError(file: file, problem: "\(where_(value)): `match` must be a non-empty regular expression")
+                }
+                pattern = text
+            case "better":
+                switch value.string?.lowercased() {
+                case "lower": lowerIsBetter = true
+                case "higher": lowerIsBetter = false
+                default:
+                    throw DiffError(file: file, problem: "\(where_(value)): `better` must be lower or higher, not \(value.string ?? "?")")
+                }
+            case "relative-floor":
+                relativeFloor = try fraction(value, key: key, file: file)
+            case "absolute-floor":
+                let floor = try number(value, key: key, file: file)
+                guard floor >= 0 else {
+                    throw DiffError(file: file, problem: "\(where_(value)): `absolute-floor` must be zero or more, not \(floor)")
+                }
+                absoluteFloor = floor
+            case "gate":
+                guard let flag = value.bool else {
+                    throw DiffError(file: file, problem: "\(where_(value)): `gate` must be true or false")
+                }
+                gates = flag
+            default:
+                throw DiffError(
+                    file: file,
+                    problem: "\(where_(keyNode)): unknown key `\(key)` in a rule (expected match, better, relative-floor, absolute-floor or gate)")
+            }
+        }
+        guard let pattern else { throw DiffError(file: file, problem: "\(where_(node)): a rule without `match`") }
+        do {
+            _ = try Regex(pattern)
+        } catch {
+            throw DiffError(file: file, problem: "\(where_(node)): `match` \"\(pattern)\" is not a valid regular expression")
+        }
+        return Rule(
+            pattern: pattern, lowerIsBetter: lowerIsBetter, relativeFloor: relativeFloor, absoluteFloor: absoluteFloor,
+            gates: gates)
+    }
+
+    private static func where_(_ node: Node) -> String {
+        node.mark.map { "line \($0.line)" } ?? "top level"
+    }
+
+    private static func number(_ node: Node, key: String, file: String) throws(DiffError) -> Double {
+        guard let text = node.string, let value = Double(text.trimmingCharacters(in: .whitespaces)), value.isFinite else {
+            throw DiffError(file: file, problem: "\(where_(node)): `\(key)` must be a number, not \(node.string ?? "a collection")")
+        }
+        return value
+    }
+
+    /// "2%" or 0.02.
+    private static func fraction(_ node: Node, key: String, file: String) throws(DiffError) -> Double {
+        let text = (node.string ?? "").trimmingCharacters(in: .whitespaces)
+        let value: Double?
+        if text.hasSuffix("%") {
+            value = Double(text.dropLast().trimmingCharacters(in: .whitespaces)).map { $0 / 100 }
+        } else {
+            value = Double(text)
+        }
+        guard let value, value.isFinite, value >= 0, value < 1 else {
+            throw DiffError(file: file, problem: "\(where_(node)): `\(key)` must be a percentage like 2% or a fraction like 0.02, not \(text)")
+        }
+        return value
+    }
+}

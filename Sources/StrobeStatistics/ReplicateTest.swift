@@ -1,0 +1,202 @@
+import Foundation
+
+/// The samples one replicate contributed to a metric: every iteration of one
+/// process (or one launch of a program).
+///
+/// Iterations of one process share its heap layout, CPU frequency, core
+/// placement and neighbours, so they are not independent of each other;
+/// processes are. A comparison therefore treats the process as the unit and
+/// uses its iterations only to summarise it precisely.
+public struct Replicate: Sendable, Hashable, Codable {
+    /// Names the process, unique within its side.
+    public var id: String
+    /// The round of an interleaved comparison it ran in, if any: the baseline
+    /// and candidate replicates of one round ran back to back.
+    public var round: Int?
+    /// Its samples, one per iteration.
+    public var samples: [Double]
+
+    /// A replicate.
+    public init(id: String, round: Int? = nil, samples: [Double]) {
+        self.id = id
+        self.round = round
+        self.samples = samples
+    }
+}
+
+/// How a metric's two sides were compared.
+public enum ComparisonMethod: String, Sendable, Hashable, Codable {
+    /// Rounds pair a baseline and a candidate process: a t-test on the
+    /// per-round differences of process medians (log ratios for positive
+    /// metrics), which cancels the drift both processes of a round share.
+    case pairedRounds = "paired rounds"
+    /// Welch's t-test on the process medians of each side (log values for
+    /// positive metrics).
+    case processes
+    /// One process on a side: its iterations are compared as if they were
+    /// independent (Mann–Whitney U), which cannot see the noise between
+    /// processes.
+    case iterations
+    /// No spread on either side: the values are compared as they are.
+    case exact
+}
+
+/// The outcome of the process-level test of one metric.
+public struct ReplicateTestResult: Sendable, Hashable, Codable {
+    /// How the sides were compared.
+    public var method: ComparisonMethod
+    /// Whether the analysis ran on log values (every sample positive), so
+    /// that differences are log ratios.
+    public var logScale: Bool
+    /// The estimated difference candidate − baseline on the analysis scale.
+    public var estimate: Double
+    /// Its standard error; 0 for exact comparisons.
+    public var standardError: Double
+    /// Degrees of freedom of the t statistic; infinity for exact ones.
+    public var degreesOfFreedom: Double
+    /// The test statistic (t).
+    public var statistic: Double
+    /// Two-sided p-value for "no difference".
+    public var pValue: Double
+    /// Replicates used per side (pairs for ``ComparisonMethod/pairedRounds``).
+    public var baselineReplicates: Int
+    /// Replicates used on the candidate's side.
+    public var candidateReplicates: Int
+    /// The spread of one replicate's summary on the analysis scale (the
+    /// standard deviation of the per-round differences when paired, the
+    /// pooled one of the process medians otherwise): what decides how many
+    /// more rounds a verdict needs.
+    public var replicateSpread: Double
+
+    /// The two-sided confidence interval of ``estimate`` at `confidence`.
+    public func interval(confidence: Double) -> (lower: Double, upper: Double) {
+        guard standardError > 0 else { return (estimate, estimate) }
+        let t = StudentDistribution.quantile(1 - (1 - confidence) / 2, degreesOfFreedom: degreesOfFreedom)
+        return (estimate - t * standardError, estimate + t * standardError)
+    }
+}
+
+/// The process-level two-sample comparison behind `strobe diff`.
+public enum ReplicateTest {
+    /// Compares the replicates of a metric.
+    ///
+    /// - Each replicate is summarised by the median of its samples (of their
+    ///   logs when every sample on both sides is positive).
+    /// - When every replicate has a round and at least two rounds have both
+    ///   sides, the per-round differences are tested with a one-sample
+    ///   t-test (several replicates of one side in a round are averaged).
+    /// - Otherwise, with at least two replicates per side, Welch's t-test
+    ///   compares the two sets of summaries.
+    /// - With a single replicate on a side, nothing measures the noise
+    ///   between processes; the samples fall back to the Mann–Whitney test
+    ///   of iterations (``ComparisonMethod/iterations``), which the caller
+    ///   should flag.
+    /// - With no spread at all on either side, the result is exact.
+    public static func compare(baseline: [Replicate], candidate: [Replicate]) -> ReplicateTestResult {
+        let base = baseline.filter { !$0.samples.isEmpty }
+        let cand = candidate.filter { !$0.samples.isEmpty }
+        let logScale = (base + cand).allSatisfy { $0.samples.allSatisfy { $0 > 0 } }
+        func summary(_ replicate: Replicate) -> Double {
+            let median = Quantiles.median(sorted: replicate.samples.sorted())
+            return logScale ? log(median) : median
+        }
+        let allBase = base.flatMap(\.samples)
+        let allCand = cand.flatMap(\.samples)
+        if Set(allBase).count <= 1, Set(allCand).count <= 1, let b = allBase.first, let c = allCand.first {
+            let difference = logScale ? log(c) - log(b) : c - b
+            return ReplicateTestResult(
+                method: .exact, logScale: logScale, estimate: difference, standardError: 0, degreesOfFreedom: .infinity,
+                statistic: difference == 0 ? 0 : .infinity, pValue: difference == 0 ? 1 : 0,
+                baselineReplicates: base.count, candidateReplicates: cand.count, replicateSpread: 0)
+        }
+        if let paired = pairedRounds(base, cand, summary: summary, logScale: logScale) { return paired }
+        if base.count >= 2, cand.count >= 2 {
+            return welch(base.map(summary), cand.map(summary), logScale: logScale)
+        }
+        return iterations(allBase, allCand, logScale: logScale, baseCount: base.count, candCount: cand.count)
+    }
+
+    private static func pairedRounds(
+        _ base: [Replicate], _ cand: [Replicate], summary: (Replicate) -> Double, logScale: Bool
+    ) -> ReplicateTestResult? {
+        guard base.allSatisfy({ $0.round != nil }), cand.allSatisfy({ $0.round != nil }) else { return nil }
+        func byRound(_ replicates: [Replicate]) -> [Int: Double] {
+            Dictionary(grouping: replicates, by: { $0.round ?? 0 }).mapValues { group in
+                group.map(summary).reduce(0, +) / Double(group.count)
+            }
+        }
+        let baseRounds = byRound(base)
+        let candRounds = byRound(cand)
+        let differences = baseRounds.keys.sorted().compactMap { round in candRounds[round].map { $0 - baseRounds[round]! } }
+        guard differences.count >= 2 else { return nil }
+        let (mean, variance) = meanAndVariance(differences)
+        let n = Double(differences.count)
+        let error = (variance / n).squareRoot()
+        let t = error > 0 ? mean / error : (mean == 0 ? 0 : (mean > 0 ? .infinity : -.infinity))
+        let pValue = error > 0 ? 2 * StudentDistribution.survival(abs(t), degreesOfFreedom: n - 1) : (mean == 0 ? 1 : 0)
+        return ReplicateTestResult(
+            method: .pairedRounds, logScale: logScale, estimate: mean, standardError: error, degreesOfFreedom: n - 1,
+            statistic: t, pValue: pValue, baselineReplicates: differences.count, candidateReplicates: differences.count,
+            replicateSpread: variance.squareRoot())
+    }
+
+    private static func welch(_ base: [Double], _ cand: [Double], logScale: Bool) -> ReplicateTestResult {
+        let (meanB, varianceB) = meanAndVariance(base)
+        let (meanC, varianceC) = meanAndVariance(cand)
+        let nB = Double(base.count)
+        let nC = Double(cand.count)
+        let termB = varianceB / nB
+        let termC = varianceC / nC
+        let error = (termB + termC).squareRoot()
+        let estimate = meanC - meanB
+        let pooled = (((nB - 1) * varianceB + (nC - 1) * varianceC) / (nB + nC - 2)).squareRoot()
+        guard error > 0 else {
+            return ReplicateTestResult(
+                method: .processes, logScale: logScale, estimate: estimate, standardError: 0, degreesOfFreedom: nB + nC - 2,
+                statistic: estimate == 0 ? 0 : .infinity, pValue: estimate == 0 ? 1 : 0, baselineReplicates: base.count,
+                candidateReplicates: cand.count, replicateSpread: pooled)
+        }
+        let degrees = (termB + termC) * (termB + termC)
+            / (termB * termB / (nB - 1) + termC * termC / (nC - 1))
+        let t = estimate / error
+        return ReplicateTestResult(
+            method: .processes, logScale: logScale, estimate: estimate, standardError: error, degreesOfFreedom: degrees,
+            statistic: t, pValue: 2 * StudentDistribution.survival(abs(t), degreesOfFreedom: degrees),
+            baselineReplicates: base.count, candidateReplicates: cand.count, replicateSpread: pooled)
+    }
+
+    /// The fallback for a single process on a side: Mann–Whitney U on the
+    /// iterations, with the Hodges–Lehmann shift as the estimate and the
+    /// standard error implied by its interval.
+    private static func iterations(
+        _ base: [Double], _ cand: [Double], logScale: Bool, baseCount: Int, candCount: Int
+    ) -> ReplicateTestResult {
+        let test = RankTests.mannWhitney(base, cand)
+        let transform = { (values: [Double]) in logScale ? values.map { log($0) } : values }
+        let b = transform(base)
+        let c = transform(cand)
+        var differences: [Double] = []
+        differences.reserveCapacity(b.count * c.count)
+        for x in c { for y in b { differences.append(x - y) } }
+        differences.sort()
+        let estimate = differences.isEmpty ? 0 : Quantiles.median(sorted: differences)
+        let spread = Quantiles.scaledMAD(b.map { $0 - Quantiles.median(sorted: b.sorted()) }
+            + c.map { $0 - Quantiles.median(sorted: c.sorted()) })
+        // The rank test's efficiency against the t-test is 3/π; its
+        // interval is that of a t-test on (π/3)·n effective samples.
+        let error = spread * (Double.pi / 3 * (1 / Double(max(b.count, 1)) + 1 / Double(max(c.count, 1)))).squareRoot()
+        let degrees = Double(max(b.count + c.count - 2, 1))
+        return ReplicateTestResult(
+            method: .iterations, logScale: logScale, estimate: estimate, standardError: error, degreesOfFreedom: degrees,
+            statistic: test.statistic, pValue: test.pValue, baselineReplicates: baseCount, candidateReplicates: candCount,
+            replicateSpread: spread)
+    }
+
+    static func meanAndVariance(_ values: [Double]) -> (mean: Double, variance: Double) {
+        let n = Double(values.count)
+        let mean = values.reduce(0, +) / n
+        guard values.count > 1 else { return (mean, 0) }
+        let variance = values.reduce(0) { $0 + ($1 - mean) * ($1 - mean) } / (n - 1)
+        return (mean, variance)
+    }
+}
