@@ -32,6 +32,7 @@ enum DetectorBenchmarks {
             name: "A/A false alarms, unequal n (20 vs 45), log-normal σ=0.05", value: lopsided.falseAlarmRate * 100,
             unit: "% of suites", baselineName: "allowed (1%)", baselineValue: 1, target: "value <= 1"
         ).printLine()
+        processLevel(simulation)
         for n in [30, 100] {
             for sigma in [0.05, 0.10] {
                 var sized = simulation
@@ -44,5 +45,48 @@ enum DetectorBenchmarks {
                 ).printLine()
             }
         }
+    }
+
+    /// Suites whose processes differ: each process multiplies all its
+    /// iterations by its own log-normal factor, as processes of one build do
+    /// on shared machines.
+    static func processLevel(_ simulation: DetectorSimulation) {
+        for paired in [false, true] {
+            for processSigma in [0.03, 0.05, 0.10] {
+                var aa = simulation
+                aa.replication = .processes(count: 5, iterations: 6, processSigma: processSigma, paired: paired)
+                let outcome = aa.run(suites: 1000, noise: .logNormal(sigma: 0.05), slowdown: 0, seed: 11)
+                Figure(
+                    name: "A/A false alarms, 5 processes × 6 iterations per side, process σ=\(processSigma)\(paired ? ", paired" : "")",
+                    value: outcome.falseAlarmRate * 100, unit: "% of suites", baselineName: "allowed (1%)", baselineValue: 1,
+                    target: "value <= 1", extra: ["suites": 1000, "metrics_per_suite": 20]
+                ).printLine()
+            }
+            var power = simulation
+            power.replication = .processes(count: 10, iterations: 6, processSigma: 0.05, paired: paired)
+            let outcome = power.run(suites: 1000, noise: .logNormal(sigma: 0.05), slowdown: 0.10, seed: 12)
+            Figure(
+                name: "power, 10% slowdown, 10 processes × 6 iterations per side, process σ=0.05, iteration σ=0.05\(paired ? ", paired" : "")",
+                value: outcome.power * 100, unit: "% of suites",
+                baselineName: "oracle: Welch t on process mean logs, same FDR control", baselineValue: outcome.oraclePower * 100,
+                target: "value >= 95", extra: ["false_alarm_suites_percent": outcome.falseAlarmRate * 100]
+            ).printLine()
+        }
+        // What pooling iterations did before: the same A/A suites judged as
+        // if every iteration were independent.
+        var pooled = simulation
+        pooled.replication = .processes(count: 5, iterations: 6, processSigma: 0.05, paired: false)
+        let poolingRate = pooledFalseAlarms(pooled)
+        Figure(
+            name: "A/A false alarms when iterations are pooled as independent, 5 × 6 per side, process σ=0.05",
+            value: poolingRate * 100, unit: "% of suites", baselineName: "allowed (1%)", baselineValue: 1
+        ).printLine()
+    }
+
+    /// The false-alarm rate of the iteration-level test on process-level data.
+    static func pooledFalseAlarms(_ simulation: DetectorSimulation) -> Double {
+        var flattened = simulation
+        flattened.poolIterations = true
+        return flattened.run(suites: 500, noise: .logNormal(sigma: 0.05), slowdown: 0, seed: 13).falseAlarmRate
     }
 }

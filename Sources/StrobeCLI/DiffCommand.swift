@@ -47,11 +47,11 @@ struct DiffCommand: ParsableCommand {
     @Option(name: .customLong("group-by"), help: "Compare within each value of this dimension, e.g. device.")
     var groupBy: String?
 
-    @Option(help: "False discovery rate across all metrics (default 0.01).")
-    var alpha = 0.01
+    @Option(help: "False discovery rate across all metrics (default 0.01, or the policy's).")
+    var alpha: Double?
 
-    @Option(name: .customLong("min-effect"), help: "Noise floor in percent: smaller changes are never flagged (default 2).")
-    var minEffect = 2.0
+    @Option(name: .customLong("min-effect"), help: "Noise floor in percent: smaller changes are never flagged (default 2, or the policy's).")
+    var minEffect: Double?
 
     @Option(help: "Percentiles to report, comma separated (default 50,90).")
     var percentiles = "50,90"
@@ -62,13 +62,13 @@ struct DiffCommand: ParsableCommand {
     func run() throws {
         guard !baseline.isEmpty else { CommandFailure(message: "give at least one --baseline PATH", status: 2).exit() }
         guard !candidate.isEmpty else { CommandFailure(message: "give at least one --candidate PATH", status: 2).exit() }
-        guard alpha > 0, alpha < 1 else { CommandFailure(message: "--alpha must be between 0 and 1, not \(alpha)", status: 2).exit() }
-        guard minEffect >= 0, minEffect < 100 else {
+        if let alpha, !(alpha > 0 && alpha < 1) {
+            CommandFailure(message: "--alpha must be between 0 and 1, not \(alpha)", status: 2).exit()
+        }
+        if let minEffect, !(minEffect >= 0 && minEffect < 100) {
             CommandFailure(message: "--min-effect is a percentage from 0 to 100, not \(minEffect)", status: 2).exit()
         }
         var options = ComparisonOptions()
-        options.alpha = alpha
-        options.minimumEffect = minEffect / 100
         var parsedPercentiles: [Double] = []
         for part in percentiles.split(separator: ",") {
             guard let value = Double(part.trimmingCharacters(in: .whitespaces)), value >= 0, value <= 100 else {
@@ -88,6 +88,7 @@ struct DiffCommand: ParsableCommand {
         let report: DiffReport
         do {
             let rules = try policy.map { path throws(DiffError) in try ComparisonPolicy.load(path) } ?? ComparisonPolicy()
+            options = rules.options(overriding: options, alpha: alpha, minimumEffect: minEffect.map { $0 / 100 })
             let base = try SampleSet.load(baseline)
             let cand = try SampleSet.load(candidate)
             report = try DiffEngine.diff(

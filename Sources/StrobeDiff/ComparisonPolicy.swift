@@ -68,6 +68,16 @@ public struct ComparisonPolicy: Sendable {
     /// A policy with no rules.
     public init() {}
 
+    /// `options` with the policy's alpha and default floor, unless the
+    /// command line gave them (`alpha`, `minimumEffect` as a fraction), which
+    /// win over the file.
+    public func options(overriding options: ComparisonOptions, alpha: Double?, minimumEffect: Double?) -> ComparisonOptions {
+        var resolved = options
+        resolved.alpha = alpha ?? self.alpha ?? options.alpha
+        resolved.minimumEffect = minimumEffect ?? relativeFloor ?? options.minimumEffect
+        return resolved
+    }
+
     /// What the rules say for `metric`.
     public func settings(for metric: String) -> Settings {
         var settings = Settings()

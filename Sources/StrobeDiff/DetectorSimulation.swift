@@ -28,16 +28,36 @@ public struct DetectorSimulation: Sendable {
         }
     }
 
+    /// How the samples of a side are spread over processes.
+    public enum Replication: Sendable, Hashable {
+        /// Every sample is independent; each side is one run of
+        /// ``DetectorSimulation/baselineCount`` (or candidate) samples.
+        case independentSamples
+        /// Each side runs `processes` processes of `iterations` iterations.
+        /// Each process multiplies all its iterations, of every metric, by
+        /// its own log-normal factor with σ `processSigma`; `paired` gives
+        /// the processes rounds (baseline and candidate process k share
+        /// round k), as `strobe compare` does.
+        case processes(count: Int, iterations: Int, processSigma: Double, paired: Bool)
+    }
+
     /// Metrics per suite.
     public var metricsPerSuite = 20
-    /// Baseline samples per metric.
+    /// Baseline samples per metric (independent samples).
     public var baselineCount = 30
-    /// Candidate samples per metric.
+    /// Candidate samples per metric (independent samples).
     public var candidateCount = 30
+    /// How samples are spread over processes.
+    public var replication = Replication.independentSamples
     /// The comparison settings.
     public var options = ComparisonOptions()
+    /// Judge process-level data as if every iteration were independent (one
+    /// run per side), as `strobe diff` did before runs were replicates: for
+    /// measuring what that costs.
+    public var poolIterations = false
 
-    /// A simulation with the defaults: 20 metrics of 30 samples per side.
+    /// A simulation with the defaults: 20 metrics of 30 independent samples
+    /// per side.
     public init() {}
 
     /// What a batch of suites showed.
@@ -69,16 +89,51 @@ public struct DetectorSimulation: Sendable {
             var candidate = SampleSet()
             var oraclePValues: [Double] = []
             var oracleDirections: [Bool] = []
-            for metric in 0..<metricsPerSuite {
-                let factor = metric == 0 ? 1 + slowdown : 1
-                let base = (0..<baselineCount).map { _ in Self.sample(noise, &generator) }
-                let cand = (0..<candidateCount).map { _ in Self.sample(noise, &generator) * factor }
-                let name = "metric \(metric)"
-                baseline.series.append(.init(metric: name, unit: "ns", lowerIsBetter: true, samples: base, dimensions: [:], source: "baseline"))
-                candidate.series.append(.init(metric: name, unit: "ns", lowerIsBetter: true, samples: cand, dimensions: [:], source: "candidate"))
-                let test = Self.welchOnLogs(base, cand)
-                oraclePValues.append(test.pValue)
-                oracleDirections.append(test.candidateLarger)
+            switch replication {
+            case .independentSamples:
+                for metric in 0..<metricsPerSuite {
+                    let factor = metric == 0 ? 1 + slowdown : 1
+                    let base = (0..<baselineCount).map { _ in Self.sample(noise, &generator) }
+                    let cand = (0..<candidateCount).map { _ in Self.sample(noise, &generator) * factor }
+                    let name = "metric \(metric)"
+                    baseline.series.append(.init(metric: name, unit: "ns", lowerIsBetter: true, samples: base, dimensions: [:], source: "baseline"))
+                    candidate.series.append(.init(metric: name, unit: "ns", lowerIsBetter: true, samples: cand, dimensions: [:], source: "candidate"))
+                    let test = Self.welchOnLogs(base, cand)
+                    oraclePValues.append(test.pValue)
+                    oracleDirections.append(test.candidateLarger)
+                }
+            case .processes(let count, let iterations, let processSigma, let paired):
+                // Each process's factor applies to every metric it measures.
+                var baseMeans = [[Double]](repeating: [], count: metricsPerSuite)
+                var candMeans = [[Double]](repeating: [], count: metricsPerSuite)
+                for side in 0..<2 {
+                    for process in 0..<count {
+                        let processFactor = exp(processSigma * generator.normal())
+                        for metric in 0..<metricsPerSuite {
+                            let factor = side == 1 && metric == 0 ? 1 + slowdown : 1
+                            let samples = (0..<iterations).map { _ in Self.sample(noise, &generator) * processFactor * factor }
+                            let series = SampleSet.Series(
+                                metric: "metric \(metric)", unit: "ns", lowerIsBetter: true, samples: samples, dimensions: [:],
+                                source: side == 0 ? "baseline" : "candidate", run: poolIterations ? "\(side)" : "\(side)-\(process)",
+                                round: paired && !poolIterations ? process : nil)
+                            let meanLog = samples.map { log($0) }.reduce(0, +) / Double(samples.count)
+                            if side == 0 {
+                                baseline.series.append(series)
+                                baseMeans[metric].append(exp(meanLog))
+                            } else {
+                                candidate.series.append(series)
+                                candMeans[metric].append(exp(meanLog))
+                            }
+                        }
+                    }
+                }
+                // The oracle knows the process is the unit: Welch's t on the
+                // processes' mean logs.
+                for metric in 0..<metricsPerSuite {
+                    let test = Self.welchOnLogs(baseMeans[metric], candMeans[metric])
+                    oraclePValues.append(test.pValue)
+                    oracleDirections.append(test.candidateLarger)
+                }
             }
             guard let report = try? DiffEngine.diff(baseline: baseline, candidate: candidate, options: options) else { continue }
             let regressions = Set(report.rows.filter { $0.verdict == .regression }.map(\.name))

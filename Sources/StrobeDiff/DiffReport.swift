@@ -69,7 +69,9 @@ public enum DiffEngine {
     ///   - groupBy: A dimension to compare within (e.g. `device`).
     /// - Throws: ``DiffError`` when nothing can be compared: no common
     ///   metrics, or a metric whose unit differs between the sides.
-    ///   - policy: Direction, floors and gating per metric.
+    ///   - policy: Direction, floors and gating per metric. Its alpha and
+    ///     default floor are not read here: resolve them into `options` with
+    ///     ``ComparisonPolicy/options(overriding:alpha:minimumEffect:)``.
     ///   - look: The look of a sequential comparison; nil for a single one.
     public static func diff(
         baseline: SampleSet, candidate: SampleSet, metricFilter: Regex<AnyRegexOutput>? = nil, groupBy: String? = nil,
@@ -150,9 +152,6 @@ public enum DiffEngine {
                     "baseline and candidate differ in \(dimension): \(left.sorted().joined(separator: ", ")) vs \(right.sorted().joined(separator: ", "))")
             }
         }
-        var options = options
-        if let alpha = policy.alpha { options.alpha = alpha }
-        if let floor = policy.relativeFloor { options.minimumEffect = floor }
         let rows = ComparisonEngine.compare(inputs, options: options, look: look)
         // One line per kind of caveat, naming the metrics it concerns.
         var caveats: [String: [String]] = [:]

@@ -25,6 +25,9 @@ public struct ProcessRunner: Sendable {
         public var traceDirectory: String?
         /// The test's name.
         public var name = "process"
+        /// Whether a launch that writes no trace is a failure. When false,
+        /// such a launch is measured by its rusage alone.
+        public var requiresTrace = true
 
         /// The defaults.
         public init() {}
@@ -138,7 +141,10 @@ public struct ProcessRunner: Sendable {
         ]
         guard let attributes = try? FileManager.default.attributesOfItem(atPath: tracePath),
             (attributes[.size] as? Int ?? 0) > 0
-        else { throw Failure.noTrace(path: tracePath) }
+        else {
+            if options.requiresTrace { throw Failure.noTrace(path: tracePath) }
+            return PerfRunner.Sample(wall: wall, values: values)
+        }
         let trace = try TraceReader.read(contentsOf: tracePath)
         values += Self.traceMetrics(trace)
         return PerfRunner.Sample(wall: wall, values: values)

@@ -1,0 +1,245 @@
+import ArgumentParser
+import Foundation
+import StrobeDiff
+import StrobePerf
+import StrobeStatistics
+
+/// `strobe compare`: runs a baseline and a candidate in interleaved rounds
+/// of one process each, in random order, and adds rounds until every gated
+/// metric is decided or the time budget is spent.
+struct CompareCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "compare",
+        abstract: "Run baseline and candidate in interleaved rounds until every gated metric is decided.",
+        discussion: """
+            Each round runs one baseline process and one candidate process, in random order, so that \
+            drift of the machine lands on both sides alike. CMD is run through /bin/sh -c. By default it \
+            is a perf-suite executable (PerfSuite): Strobe appends --output DIR/SIDE --iterations K \
+            --round N. With --process, CMD is any program, measured per launch as `strobe run` measures \
+            it (wall, CPU, rusage, and its trace when it writes one to STROBE_TRACE_OUTPUT).
+
+            After --min-rounds rounds the runs are compared as `strobe diff` compares them (processes \
+            as replicates, paired by round), and rounds are added while a gated metric is inconclusive, \
+            until --max-time is spent. The false-alarm rate is spent over these looks (alpha spending, \
+            Pocock-type): stopping early does not raise it above --alpha.
+
+            The results stay in OUTPUT/baseline and OUTPUT/candidate for `strobe diff` later. \
+            Exit status: 0 no regression, 1 at least one gated regression, 2 bad input or a failed run.
+            """
+    )
+
+    @Option(help: "The baseline's command line (run through /bin/sh -c).")
+    var baseline: String
+
+    @Option(help: "The candidate's command line (run through /bin/sh -c).")
+    var candidate: String
+
+    @Option(name: .customLong("max-time"), help: "Time budget for all rounds, e.g. 90s, 3m (default 3m).")
+    var maxTime: BudgetArgument = BudgetArgument(seconds: 180)
+
+    @Option(name: .customLong("min-rounds"), help: "Rounds before the first look (default 4).")
+    var minRounds = 4
+
+    @Option(help: "Measured iterations per process of a perf suite (default 5).")
+    var iterations = 5
+
+    @Option(help: "Warm-up iterations per suite process; with --process, warm-up launches per side before round 1.")
+    var warmup: Int?
+
+    @Option(help: "Directory for the results (default .strobe/compare); it must not hold results already.")
+    var output = ".strobe/compare"
+
+    @Option(help: "Compare only metrics whose names match this regular expression.")
+    var metric: String?
+
+    @Option(help: "A YAML policy: per metric pattern, direction, relative and absolute floors, and whether it gates.")
+    var policy: String?
+
+    @Option(help: "text, markdown, json or html.")
+    var format: DiffCommand.Format = .text
+
+    @Option(help: "Write the report here instead of standard output.")
+    var report: String?
+
+    @Flag(help: "CMD is any program, measured per launch, not a perf suite.")
+    var process = false
+
+    @Option(help: "The test's name in the results with --process (default: process).")
+    var name = "process"
+
+    @Option(help: "False-alarm rate over all looks and metrics (default 0.01, or the policy's).")
+    var alpha: Double?
+
+    @Option(name: .customLong("min-effect"), help: "Noise floor in percent (default 2, or the policy's).")
+    var minEffect: Double?
+
+    @Option(help: "Seconds one process may run before it is stopped (default 600).")
+    var timeout: Double = 600
+
+    @Option(help: "Seed for the order of the sides within rounds (default: random).")
+    var seed: UInt64?
+
+    func validate() throws {
+        guard minRounds >= 2 else { throw ValidationError("--min-rounds must be at least 2, not \(minRounds)") }
+        guard iterations > 0 else { throw ValidationError("--iterations must be positive, not \(iterations)") }
+        if let warmup, warmup < 0 { throw ValidationError("--warmup must be zero or more, not \(warmup)") }
+        guard timeout > 0 else { throw ValidationError("--timeout must be positive, not \(timeout)") }
+        if let alpha, !(alpha > 0 && alpha < 1) { throw ValidationError("--alpha must be between 0 and 1, not \(alpha)") }
+        if let minEffect, !(minEffect >= 0 && minEffect < 100) {
+            throw ValidationError("--min-effect is a percentage from 0 to 100, not \(minEffect)")
+        }
+        if let metric, (try? Regex(metric)) == nil {
+            throw ValidationError("--metric: \"\(metric)\" is not a valid regular expression")
+        }
+    }
+
+    func run() throws {
+        let rules: ComparisonPolicy
+        do {
+            rules = try policy.map { path throws(DiffError) in try ComparisonPolicy.load(path) } ?? ComparisonPolicy()
+        } catch {
+            CommandFailure(message: error.description, status: 2).exit()
+        }
+        let options = rules.options(overriding: ComparisonOptions(), alpha: alpha, minimumEffect: minEffect.map { $0 / 100 })
+        let filter = try metric.map { try Regex($0) }
+
+        var experiment: InterleavedExperiment
+        do {
+            experiment = try InterleavedExperiment(
+                directory: output, commands: [.baseline: baseline, .candidate: candidate], mode: process ? .perLaunch(name: name) : .suite,
+                iterations: iterations, warmup: warmup, timeout: timeout, seed: seed)
+        } catch {
+            error.exit()
+        }
+        let progress = CompareProgress(budget: maxTime.seconds)
+        var design: SequentialDesign?
+        var lastLookFraction = 0.0
+        var lookNumber = 0
+        var rounds = 0
+        var final: DiffReport?
+        while final == nil {
+            rounds += 1
+            do {
+                try experiment.runRound(rounds)
+            } catch {
+                progress.clear()
+                error.exit()
+            }
+            let elapsed = progress.elapsed
+            guard rounds >= minRounds else {
+                progress.round(rounds, decided: nil)
+                continue
+            }
+            let perRound = elapsed / Double(rounds)
+            if design == nil {
+                let remaining = max(maxTime.seconds - elapsed, 0)
+                let planned = max(minRounds, rounds + Int(remaining / max(perRound, 1e-3)))
+                design = SequentialDesign(alpha: options.alpha, confidence: options.confidence, plannedRounds: planned)
+            }
+            guard var current = design else { break }
+            let fraction = Double(rounds) / Double(current.plannedRounds)
+            let timeUp = elapsed + perRound > maxTime.seconds || rounds >= current.plannedRounds
+            guard rounds == minRounds || timeUp || fraction - lastLookFraction >= 0.2 else {
+                progress.round(rounds, decided: nil)
+                continue
+            }
+            lookNumber += 1
+            let look = current.look(number: lookNumber, rounds: rounds, final: timeUp)
+            design = current
+            lastLookFraction = fraction
+            let report: DiffReport
+            do {
+                report = try DiffEngine.diff(
+                    baseline: SampleSet.load([experiment.directory(of: .baseline)]),
+                    candidate: SampleSet.load([experiment.directory(of: .candidate)]),
+                    metricFilter: filter, options: options, policy: rules, look: look)
+            } catch {
+                progress.clear()
+                CommandFailure(message: error.description, status: 2).exit()
+            }
+            let gated = report.rows.filter(\.gates).count
+            progress.round(rounds, decided: (gated - report.undecided.count, gated))
+            if report.undecided.isEmpty || look.isFinal { final = report }
+        }
+        progress.clear()
+        guard let report = final else { return }
+        progress.summary(rounds: rounds, report: report)
+        let text: String
+        switch format {
+        case .text: text = report.renderText(colour: self.report == nil && isatty(STDOUT_FILENO) != 0)
+        case .markdown: text = report.renderMarkdown()
+        case .json: text = report.renderJSON()
+        case .html: text = report.renderHTML()
+        }
+        do {
+            try emit(text, to: self.report)
+        } catch {
+            error.exit()
+        }
+        if report.exitStatus != 0 { throw ExitCode(report.exitStatus) }
+    }
+}
+
+/// A time budget such as `90s`, `3m`, `1h` or plain seconds.
+struct BudgetArgument: ExpressibleByArgument {
+    var seconds: Double
+
+    init(seconds: Double) { self.seconds = seconds }
+
+    init?(argument: String) {
+        let text = argument.trimmingCharacters(in: .whitespaces).lowercased()
+        let units: [(String, Double)] = [("ms", 1e-3), ("s", 1), ("m", 60), ("h", 3600)]
+        for (suffix, scale) in units where text.hasSuffix(suffix) {
+            guard let value = Double(text.dropLast(suffix.count)), value.isFinite, value > 0 else { return nil }
+            seconds = value * scale
+            return
+        }
+        guard let value = Double(text), value.isFinite, value > 0 else { return nil }
+        seconds = value
+    }
+
+    var defaultValueDescription: String { "\(Int(seconds))s" }
+}
+
+/// The progress of a comparison on standard error: one line rewritten on a
+/// terminal, a plain line per round elsewhere.
+final class CompareProgress {
+    private let start = Date()
+    private let budget: Double
+    private let interactive: Bool
+
+    init(budget: Double) {
+        self.budget = budget
+        interactive = isatty(STDERR_FILENO) != 0 && ProcessInfo.processInfo.environment["CI"] != "true"
+    }
+
+    var elapsed: Double { Date().timeIntervalSince(start) }
+
+    func round(_ round: Int, decided: (Int, Int)?) {
+        var line = "round \(round), \(Self.clock(elapsed)) of \(Self.clock(budget))"
+        if let decided { line += ", \(decided.0) of \(decided.1) gated metrics decided" }
+        if interactive {
+            FileHandle.standardError.write(Data(("\r" + line + "\u{1B}[K").utf8))
+        } else {
+            FileHandle.standardError.write(Data(("compare: " + line + "\n").utf8))
+        }
+    }
+
+    func clear() {
+        if interactive { FileHandle.standardError.write(Data("\r\u{1B}[K".utf8)) }
+    }
+
+    func summary(rounds: Int, report: DiffReport) {
+        var line = "compare: \(rounds) rounds in \(Self.clock(elapsed))"
+        if let look = report.look {
+            line += ", look \(look.number) at level \(String(format: "%.2g", look.alpha))"
+            if !report.undecided.isEmpty { line += "; the budget ran out with \(report.undecided.count) gated metrics undecided" }
+        }
+        FileHandle.standardError.write(Data((line + "\n").utf8))
+    }
+
+    static func clock(_ seconds: Double) -> String {
+        let total = Int(seconds.rounded())
+        return String(format: "%d:%02d", total / 60, total % 60)
+    }
+}
