@@ -124,7 +124,8 @@ let package = Package(
             ]
         ),
         .testTarget(name: "StrobeReaderTests", dependencies: ["Strobe", "StrobeReader"]),
-        .testTarget(name: "StrobeStatisticsTests", dependencies: ["StrobeStatistics", "StrobeDiff", "StrobePerf"]),
+        .testTarget(name: "StrobeStatisticsTests", dependencies: ["StrobeStatistics", "StrobeDiff"]),
+        .testTarget(name: "StrobeDiffTests", dependencies: ["StrobeDiff", "StrobeStatistics", "StrobePerf"]),
         .testTarget(
             name: "StrobePerfTests",
             dependencies: ["StrobePerf", "Strobe", "StrobeReader", "StrobeDiff", "LensKit", "TraceChild"]

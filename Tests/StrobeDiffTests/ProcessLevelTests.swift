@@ -1,0 +1,289 @@
+import Foundation
+import Testing
+
+@testable import StrobeDiff
+import StrobePerf
+@testable import StrobeStatistics
+
+/// The rules of the process-level gate, each on a small fixed input.
+@Suite struct ProcessLevelTests {
+    /// Replicates whose iterations sit tightly around the given medians.
+    static func replicates(_ medians: [Double], rounds: Bool = false, spread: Double = 0.001, seed: UInt64 = 1) -> [Replicate] {
+        var generator = SeededGenerator(seed: seed)
+        return medians.enumerated().map { index, median in
+            Replicate(
+                id: "p\(index)", round: rounds ? index : nil,
+                samples: (0..<6).map { _ in median * exp(spread * generator.normal()) })
+        }
+    }
+
+    @Test func theProcessIsTheReplicate() {
+        // Five processes per side of one build: tight iterations, process
+        // medians spread by ±6%. Pooled iterations look very different.
+        let base = Self.replicates([100, 110, 95, 105, 100], seed: 1)
+        let cand = Self.replicates([106, 99, 112, 104, 108], seed: 2)
+        let pooled = RankTests.mannWhitney(base.flatMap(\.samples), cand.flatMap(\.samples))
+        #expect(pooled.pValue < 0.05)
+        let row = ComparisonEngine.compare([.init(name: "wall", unit: "ns", lowerIsBetter: true, baseline: base, candidate: cand)])[0]
+        #expect(row.test.method == .processes)
+        #expect(row.test.baselineReplicates == 5)
+        #expect(row.verdict == .inconclusive)
+        #expect(row.adjustedPValue > 0.2)
+        #expect((row.roundsNeeded ?? 0) > 1)
+    }
+
+    @Test func pairedRoundsCancelSharedDrift() {
+        // The machine drifts by ±15% from round to round; the candidate is 5%
+        // slower than the baseline of its own round.
+        let drift = [1.0, 1.15, 0.9, 1.1, 0.85, 1.05, 0.95, 1.2]
+        let noise = [0.002, -0.003, 0.001, 0.0, -0.002, 0.003, -0.001, 0.002]
+        let base = Self.replicates(drift.map { 100 * $0 }, rounds: true, seed: 3)
+        let cand = Self.replicates(zip(drift, noise).map { 105 * $0 * (1 + $1) }, rounds: true, seed: 4)
+        let paired = ComparisonEngine.compare([.init(name: "wall", unit: "ns", lowerIsBetter: true, baseline: base, candidate: cand)])[0]
+        #expect(paired.test.method == .pairedRounds)
+        #expect(paired.verdict == .regression)
+        #expect(abs((paired.shift?.ratio ?? 0) - 1.05) < 0.005)
+        // The same processes without rounds: the drift is noise again.
+        let unpaired = ComparisonEngine.compare([.init(
+            name: "wall", unit: "ns", lowerIsBetter: true, baseline: base.map { Replicate(id: $0.id, samples: $0.samples) },
+            candidate: cand.map { Replicate(id: $0.id, samples: $0.samples) })])[0]
+        #expect(unpaired.test.method == .processes)
+        #expect(unpaired.verdict == .inconclusive)
+    }
+
+    @Test func directionIsHonoured() {
+        let base = Self.replicates([60, 61, 59, 60, 60.5], seed: 5)
+        let cand = Self.replicates([50, 50.5, 49.5, 50.2, 49.8], seed: 6)
+        let lower = ComparisonEngine.compare([.init(name: "fps", unit: "count", lowerIsBetter: true, baseline: base, candidate: cand)])[0]
+        #expect(lower.verdict == .improvement)
+        let higher = ComparisonEngine.compare([.init(name: "fps", unit: "count", lowerIsBetter: false, baseline: base, candidate: cand)])[0]
+        #expect(higher.verdict == .regression)
+    }
+
+    @Test func aChangeFromZeroIsJudgedByItsAbsoluteSize() {
+        let zeros = (0..<4).map { Replicate(id: "b\($0)", samples: [0, 0, 0]) }
+        let fives = (0..<4).map { Replicate(id: "c\($0)", samples: [5, 5, 5]) }
+        let flagged = ComparisonEngine.compare([.init(name: "faults.major", unit: "count", lowerIsBetter: true, baseline: zeros, candidate: fives)])[0]
+        #expect(flagged.test.method == .exact)
+        #expect(flagged.shift == nil || flagged.verdict == .regression)
+        #expect(flagged.verdict == .regression)
+        #expect(flagged.difference == 5)
+        let tolerated = ComparisonEngine.compare([.init(
+            name: "faults.major", unit: "count", lowerIsBetter: true, baseline: zeros, candidate: fives, absoluteFloor: 10)])[0]
+        #expect(tolerated.verdict == .unchanged)
+        // With spread: 0 on every baseline run, 3–7 on the candidate's.
+        let noisy = (0..<6).map { Replicate(id: "c\($0)", samples: [3 + Double($0 % 5), 4 + Double($0 % 3)]) }
+        let zeroBaseline = (0..<6).map { Replicate(id: "b\($0)", samples: [0, 0]) }
+        let row = ComparisonEngine.compare([.init(name: "faults.major", unit: "count", lowerIsBetter: true, baseline: zeroBaseline, candidate: noisy)])[0]
+        #expect(row.shift == nil)
+        #expect(row.verdict == .regression)
+    }
+
+    @Test func deterministicCountsIgnoreTheRelativeFloor() {
+        let base = (0..<3).map { Replicate(id: "b\($0)", samples: [1000, 1000]) }
+        let cand = (0..<3).map { Replicate(id: "c\($0)", samples: [1015, 1015]) }
+        let row = ComparisonEngine.compare([.init(name: "allocations", unit: "count", lowerIsBetter: true, baseline: base, candidate: cand)])[0]
+        #expect(row.test.method == .exact)
+        #expect(row.verdict == .regression)
+        let same = ComparisonEngine.compare([.init(name: "allocations", unit: "count", lowerIsBetter: true, baseline: base, candidate: base)])[0]
+        #expect(same.verdict == .unchanged)
+    }
+
+    @Test func aSingleProcessFallsBackToIterationsAndSaysSo() {
+        var generator = SeededGenerator(seed: 9)
+        let base = (0..<30).map { _ in 100 * exp(0.03 * generator.normal()) }
+        let cand = (0..<30).map { _ in 115 * exp(0.03 * generator.normal()) }
+        let row = ComparisonEngine.compare([.init(name: "wall", unit: "ns", lowerIsBetter: true, baseline: base, candidate: cand)])[0]
+        #expect(row.test.method == .iterations)
+        #expect(row.verdict == .regression)
+        #expect(row.warnings.contains { $0.contains("single process") })
+    }
+
+    @Test func inconclusiveSaysHowManyMoreRounds() {
+        let base = Self.replicates([100, 108, 93, 104], rounds: true, seed: 10)
+        let cand = Self.replicates([103, 96, 110, 99], rounds: true, seed: 11)
+        let row = ComparisonEngine.compare([.init(name: "wall", unit: "ns", lowerIsBetter: true, baseline: base, candidate: cand)])[0]
+        #expect(row.verdict == .inconclusive)
+        #expect((row.roundsNeeded ?? 0) >= 10)
+        let report = DiffReport(
+            options: ComparisonOptions(), groupBy: nil, rows: [row], baselineSources: [], candidateSources: [], warnings: [],
+            samples: [:])
+        #expect(report.renderText().contains("more rounds)"))
+    }
+}
+
+@Suite struct PolicyTests {
+    static let text = """
+        alpha: 0.005
+        relative-floor: 3%
+        metrics:
+          - match: "wall$"
+            relative-floor: 5%
+          - match: "fps"
+            better: higher
+          - match: "faults"
+            absolute-floor: 2
+            gate: false
+        """
+
+    @Test func rulesApplyInFileOrder() throws {
+        let policy = try ComparisonPolicy.parse(Self.text, file: "policy.yml")
+        #expect(policy.alpha == 0.005)
+        #expect(policy.relativeFloor == 0.03)
+        #expect(policy.settings(for: "apply lens/wall").relativeFloor == 0.05)
+        #expect(policy.settings(for: "game/fps").lowerIsBetter == false)
+        #expect(policy.settings(for: "apply lens/faults.major") == .init(absoluteFloor: 2, gates: false))
+        #expect(policy.settings(for: "other") == .init())
+        let options = policy.options(overriding: ComparisonOptions(), alpha: nil, minimumEffect: 0.01)
+        #expect(options.alpha == 0.005 && options.minimumEffect == 0.01)
+    }
+
+    @Test func errorsNameTheFileAndLine() {
+        let cases: [(String, String)] = [
+            ("metrics:\n  - match: x\n    colour: red\n", "policy.yml: line 3: unknown key `colour`"),
+            ("metrics:\n  - better: higher\n", "policy.yml: line 2: a rule without `match`"),
+            ("metrics:\n  - match: \"(\"\n", "policy.yml: line 2: `match` \"(\" is not a valid regular expression"),
+            ("relative-floor: lots\n", "policy.yml: line 1: `relative-floor` must be a percentage"),
+            ("metrics:\n  - match: x\n    better: sideways\n", "policy.yml: line 3: `better` must be lower or higher"),
+            ("alpha: [1\n", "policy.yml: not valid YAML"),
+        ]
+        for (text, prefix) in cases {
+            do {
+                _ = try ComparisonPolicy.parse(text, file: "policy.yml")
+                Issue.record("accepted: \(text)")
+            } catch {
+                #expect(error.description.hasPrefix(prefix), "\(error.description)")
+            }
+        }
+    }
+
+    @Test func reportOnlyMetricsNeverFailTheGate() throws {
+        let policy = try ComparisonPolicy.parse(Self.text, file: "policy.yml")
+        var baseline = SampleSet()
+        var candidate = SampleSet()
+        for process in 0..<4 {
+            baseline.series.append(.init(
+                metric: "t/faults.minor", unit: "count", lowerIsBetter: true, samples: [10, 10], dimensions: [:], source: "b",
+                run: "b\(process)"))
+            candidate.series.append(.init(
+                metric: "t/faults.minor", unit: "count", lowerIsBetter: true, samples: [20, 20], dimensions: [:], source: "c",
+                run: "c\(process)"))
+        }
+        let report = try DiffEngine.diff(baseline: baseline, candidate: candidate, policy: policy)
+        #expect(report.rows[0].verdict == .regression)
+        #expect(report.rows[0].gates == false)
+        #expect(report.exitStatus == 0)
+        #expect(report.renderText().contains("(report only)"))
+    }
+}
+
+@Suite struct ReplicateInputTests {
+    @Test func csvRunAndRoundColumnsMakeReplicatesAndPairs() throws {
+        var lines = ["metric,value,run,round"]
+        for round in 0..<4 {
+            for iteration in 0..<3 { lines.append("wall,\(100 + round * 10 + iteration),r\(round),\(round)") }
+        }
+        let series = try CSVSamples.parse(text: lines.joined(separator: "\n"), file: "base.csv")
+        #expect(series.count == 4)
+        #expect(series.allSatisfy { $0.samples.count == 3 })
+        #expect(series.map(\.round) == [0, 1, 2, 3])
+        #expect(Set(series.map(\.run)).count == 4)
+        #expect(throws: DiffError.self) { try CSVSamples.parse(text: "metric,value,round\nwall,1,x\n", file: "bad.csv") }
+        // Without a run column the file is one run.
+        let single = try CSVSamples.parse(text: "metric,value\nwall,1\nwall,2\n", file: "one.csv")
+        #expect(single.count == 1 && single[0].run == "one.csv")
+    }
+
+    @Test func resultsFilesKeepTheirRunAndRound() throws {
+        var metadata = RunMetadata(suite: "s", runID: "host-1-2-ab", round: 3)
+        metadata.samplesAreLaunches = false
+        let run = PerfRun(metadata: metadata, tests: [PerfTestResult(name: "t", metrics: [PerfMetric(name: "wall", unit: "ns", samples: [1, 2, 3])])])
+        let decoded = try ResultsFile.decode(ResultsFile.encode(run), path: "x")
+        #expect(decoded.metadata.runID == "host-1-2-ab")
+        #expect(decoded.metadata.round == 3)
+        #expect(decoded.metadata.samplesAreLaunches == false)
+        let csv = ResultsCSV.render(decoded)
+        #expect(csv.hasPrefix("suite,test,metric,unit,better,run,round,iteration,value"))
+        #expect(csv.contains(",host-1-2-ab,3,0,1.0"))
+        var launches = run
+        launches.metadata.samplesAreLaunches = true
+        launches.metadata.round = nil
+        let path = NSTemporaryDirectory() + "strobe-launches-\(getpid()).strobe-results"
+        try ResultsFile.write(launches, to: path)
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        let set = try SampleSet.load([path])
+        #expect(set.series.count == 3)
+        #expect(Set(set.series.map(\.run)).count == 3)
+    }
+}
+
+@Suite struct SequentialDesignTests {
+    @Test func looksSpendAtMostAlpha() {
+        var design = SequentialDesign(alpha: 0.01, confidence: 0.95, plannedRounds: 40)
+        var spent = 0.0
+        var looks: [SequentialDesign.Look] = []
+        for (number, rounds) in [4, 12, 20, 28].enumerated() {
+            let look = design.look(number: number + 1, rounds: rounds, final: false)
+            spent += look.alpha
+            looks.append(look)
+        }
+        let last = design.look(number: 5, rounds: 33, final: true)
+        spent += last.alpha
+        #expect(abs(spent - 0.01) < 1e-12)
+        #expect(last.isFinal)
+        #expect(looks.allSatisfy { $0.alpha > 0.0005 })
+        #expect(looks[0].confidence < 1 && looks[0].confidence > 0.95)
+    }
+
+    /// Sequential A/A experiments with process noise, stopping at the first
+    /// look where every metric is decided: the false-alarm rate stays at
+    /// most alpha.
+    @Test func stoppingEarlyKeepsTheFalseAlarmRate() throws {
+        var generator = SeededGenerator(seed: 77)
+        var alarms = 0
+        let experiments = 300
+        for _ in 0..<experiments {
+            var design = SequentialDesign(alpha: 0.01, confidence: 0.95, plannedRounds: 20)
+            var baseline = SampleSet()
+            var candidate = SampleSet()
+            var raised = false
+            for round in 1...20 {
+                for side in 0..<2 {
+                    let factor = exp(0.08 * generator.normal())
+                    for metric in 0..<5 {
+                        let series = SampleSet.Series(
+                            metric: "m\(metric)", unit: "ns", lowerIsBetter: true,
+                            samples: (0..<4).map { _ in 100 * factor * exp(0.03 * generator.normal()) }, dimensions: [:],
+                            source: "s", run: "\(side)-\(round)", round: round)
+                        if side == 0 { baseline.series.append(series) } else { candidate.series.append(series) }
+                    }
+                }
+                guard round >= 4, round % 4 == 0 else { continue }
+                let look = design.look(number: round / 4, rounds: round, final: round == 20)
+                let report = try DiffEngine.diff(baseline: baseline, candidate: candidate, look: look)
+                if !report.gatedRegressions.isEmpty { raised = true }
+                if report.undecided.isEmpty || raised { break }
+            }
+            if raised { alarms += 1 }
+        }
+        #expect(alarms <= 6, "\(alarms) of \(experiments) A/A experiments raised a regression")
+    }
+}
+
+/// The process-level bar: measured false-alarm figures through the same
+/// code path as `strobe diff`.
+@Suite struct ProcessLevelQualityTests {
+    @Test func processNoiseDoesNotRaiseFalseAlarms() {
+        for paired in [false, true] {
+            var simulation = DetectorSimulation()
+            simulation.replication = .processes(count: 5, iterations: 6, processSigma: 0.10, paired: paired)
+            let outcome = simulation.run(suites: 300, noise: .logNormal(sigma: 0.05), slowdown: 0, seed: 301)
+            #expect(outcome.suitesWithFalseAlarm <= 3, "paired \(paired): \(outcome.suitesWithFalseAlarm) of 300 suites")
+        }
+        // What pooling did: the same data judged as independent iterations.
+        var pooled = DetectorSimulation()
+        pooled.replication = .processes(count: 5, iterations: 6, processSigma: 0.10, paired: false)
+        pooled.poolIterations = true
+        #expect(pooled.run(suites: 100, noise: .logNormal(sigma: 0.05), slowdown: 0, seed: 302).suitesWithFalseAlarm >= 10)
+    }
+}
