@@ -7,8 +7,12 @@ cd "$(dirname "$0")/.."
 out=out/demo
 rm -rf "$out"
 mkdir -p "$out"
-iterations=${DEMO_ITERATIONS:-15}
-rounds=${DEMO_ROUNDS:-3}
+# Each comparison runs interleaved rounds until every gated metric is decided
+# or its time budget is spent.
+max_time=${DEMO_MAX_TIME:-150s}
+cold_start_time=${DEMO_COLD_START_TIME:-40s}
+iterations=${DEMO_ITERATIONS:-5}
+policy=Examples/LensPerfTests/strobe-policy.yml
 
 step() { printf '\n\033[1m==> %s\033[0m\n' "$*"; }
 
@@ -24,33 +28,35 @@ step "1. The instrumented app: a lens pipeline with worker threads and frame dea
 step "2. What the trace says (strobe summarize)"
 "$bin/strobe" summarize "$out/lens.pftrace" --frame-budget 16.67ms
 
-step "3. Perf tests: the vectorized build (baseline) against the scalar build (candidate)"
+step "3. strobe compare: the vectorized build (baseline) against the scalar build (candidate)"
 # The talk's regression: a build change turned the SIMD colour grade scalar.
-# Rounds alternate the two builds so machine drift lands on both alike.
-for round in $(seq 1 "$rounds"); do
-    LENS_KERNEL=vectorized "$bin/LensPerfTests" --iterations "$iterations" --output "$out/baseline" --tag kernel=vectorized
-    LENS_KERNEL=scalar "$bin/LensPerfTests" --iterations "$iterations" --output "$out/candidate" --tag kernel=scalar
-done
-
-step "   and a process-level cold-start test of the app (strobe run)"
-"$bin/strobe" run --iterations 12 --warmup 1 --output "$out/baseline" --name "cold start" --tag kernel=vectorized \
-    -- "$bin/LensPipeline" --frames 3 --kernel vectorized
-"$bin/strobe" run --iterations 12 --warmup 1 --output "$out/candidate" --name "cold start" --tag kernel=scalar \
-    -- "$bin/LensPipeline" --frames 3 --kernel scalar
-
-step "4. The verdict (strobe diff)"
-metrics='wall|lens apply|interval:frame:sum|interval:capture:sum|cpu.user'
+# Each round runs one process of each build, in random order; each process is
+# one replicate, and rounds are added until every gated metric is decided.
 status=0
-"$bin/strobe" diff --baseline "$out/baseline" --candidate "$out/candidate" --metric "$metrics" || status=$?
-"$bin/strobe" diff --baseline "$out/baseline" --candidate "$out/candidate" --metric "$metrics" \
-    --format markdown --output "$out/pr-comment.md" || true
-"$bin/strobe" diff --baseline "$out/baseline" --candidate "$out/candidate" --metric "$metrics" \
-    --format html --output "$out/report.html" || true
+"$bin/strobe" compare \
+    --baseline "env LENS_KERNEL=vectorized $bin/LensPerfTests --tag kernel=vectorized" \
+    --candidate "env LENS_KERNEL=scalar $bin/LensPerfTests --tag kernel=scalar" \
+    --iterations "$iterations" --max-time "$max_time" --policy "$policy" --output "$out/suite" || status=$?
 case $status in
     0) echo "No regression found." ;;
-    1) echo "strobe diff found a regression (exit status 1): that is what this demo set out to show." ;;
-    *) echo "strobe diff could not compare the results (exit status $status)"; exit "$status" ;;
+    1) echo "strobe compare found a regression (exit status 1): that is what this demo set out to show." ;;
+    *) echo "strobe compare could not compare the builds (exit status $status)"; exit "$status" ;;
 esac
+
+step "4. A process-level cold-start test of the app (strobe compare --process)"
+cold_status=0
+"$bin/strobe" compare --process --name "cold start" \
+    --baseline "$bin/LensPipeline --frames 3 --kernel vectorized" \
+    --candidate "$bin/LensPipeline --frames 3 --kernel scalar" \
+    --metric 'wall' --max-time "$cold_start_time" --policy "$policy" --output "$out/cold-start" || cold_status=$?
+if [ "$cold_status" -ge 2 ]; then echo "strobe compare could not compare the cold starts (exit status $cold_status)"; exit "$cold_status"; fi
+
+# The results stay usable: strobe diff writes the pull-request comment and
+# the HTML report from them.
+"$bin/strobe" diff --baseline "$out/suite/baseline" --candidate "$out/suite/candidate" --policy "$policy" \
+    --format markdown --output "$out/pr-comment.md" || true
+"$bin/strobe" diff --baseline "$out/suite/baseline" --candidate "$out/suite/candidate" --policy "$policy" \
+    --format html --output "$out/report.html" || true
 
 step "5. Where to look next"
 echo "Trace of the app:        $out/lens.pftrace"
@@ -58,5 +64,6 @@ echo "  open it at https://ui.perfetto.dev (Open trace file): each interval sits
 echo "  that ran it; select a 'lens apply' slice to see its thread CPU time and rusage deltas."
 echo "Pull-request comment:    $out/pr-comment.md"
 echo "HTML report with plots: $out/report.html"
-echo "Raw results:             $out/baseline, $out/candidate (strobe results export FILE --format csv)"
+echo "Raw results:             $out/suite/baseline, $out/suite/candidate, one file per process"
+echo "                         (strobe results export FILE --format csv; strobe diff re-judges them)"
 echo "Slow iterations:         rerun a suite with --keep-traces to keep each iteration's trace."

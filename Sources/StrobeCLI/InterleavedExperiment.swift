@@ -90,9 +90,11 @@ struct InterleavedExperiment {
             options.timeout = timeout
             options.name = name
             options.requiresTrace = false
-            let result = ProcessRunner(options: options).run(["/bin/sh", "-c", command])
+            let log = "\(logDirectory)/round-\(round)-\(side.rawValue).log"
+            let result = ProcessRunner(options: options).run(["/bin/sh", "-c", Self.redirected(command, to: log)])
             if let error = result.error {
-                throw CommandFailure(message: "the \(side.rawValue) (round \(round)) failed: \(error): \(command)", status: 2)
+                throw CommandFailure(
+                    message: "the \(side.rawValue) (round \(round)) failed: \(error): \(command)\n" + Self.tail(of: log), status: 2)
             }
             let metadata = RunMetadata.current(suite: name, buildConfiguration: "", tags: ["side": side.rawValue], round: round)
             let path = "\(directory(of: side))/\(fileSafe(name))-round-\(round).\(ResultsFile.fileExtension)"
@@ -111,9 +113,10 @@ struct InterleavedExperiment {
         options.warmupIterations = warmup ?? 1
         options.timeout = timeout
         options.requiresTrace = false
-        let result = ProcessRunner(options: options).run(["/bin/sh", "-c", command])
+        let log = "\(logDirectory)/warm-up-\(side.rawValue).log"
+        let result = ProcessRunner(options: options).run(["/bin/sh", "-c", Self.redirected(command, to: log)])
         if let error = result.error {
-            throw CommandFailure(message: "the \(side.rawValue)'s warm-up failed: \(error): \(command)", status: 2)
+            throw CommandFailure(message: "the \(side.rawValue)'s warm-up failed: \(error): \(command)\n" + Self.tail(of: log), status: 2)
         }
     }
 
@@ -156,6 +159,12 @@ struct InterleavedExperiment {
     /// `name` with anything but letters, digits, `-`, `_` and `.` replaced by `-`.
     private func fileSafe(_ name: String) -> String {
         String(name.map { $0.isLetter || $0.isNumber || $0 == "-" || $0 == "_" || $0 == "." ? $0 : "-" })
+    }
+
+    /// `command` with its output appended to `log`: the same few
+    /// microseconds of shell work on both sides.
+    static func redirected(_ command: String, to log: String) -> String {
+        "exec >>\(shellQuoted(log)) 2>&1\n\(command)"
     }
 
     static func shellQuoted(_ text: String) -> String {

@@ -28,7 +28,9 @@ extension DiffReport {
     static func verdictText(_ row: MetricComparison, markdown: Bool = false) -> String {
         var text = row.verdict == .regression && markdown ? "**regression**" : row.verdict.rawValue
         if row.verdict == .inconclusive {
-            if let needed = row.roundsNeeded {
+            if let needed = row.roundsNeeded, needed > 500 {
+                text += " (>500 more rounds)"
+            } else if let needed = row.roundsNeeded {
                 text += " (~\(needed) more round\(needed == 1 ? "" : "s"))"
             } else if row.test.method == .iterations {
                 text += " (1 process on a side)"

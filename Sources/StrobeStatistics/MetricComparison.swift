@@ -100,7 +100,7 @@ public struct MetricComparison: Sendable, Hashable, Codable {
     /// reported for information.
     public var kolmogorovSmirnov: TestResult
     /// The process-level p-value after Benjamini–Hochberg adjustment across
-    /// every metric of the comparison.
+    /// the metrics of its family: the gated ones, or the report-only ones.
     public var adjustedPValue: Double
     /// The false-alarm level the adjusted p-value was held to (alpha, or the
     /// share of it a sequential look spends).
@@ -173,9 +173,17 @@ public enum ComparisonEngine {
         let level = look?.alpha ?? options.alpha
         let confidence = look?.confidence ?? options.confidence
         let tests = inputs.map { ReplicateTest.compare(baseline: $0.baseline, candidate: $0.candidate) }
-        let adjusted = MultipleComparisons.benjaminiHochberg(tests.map(\.pValue))
+        // Gated and report-only metrics are separate families, so metrics
+        // that only inform do not dilute the gate's error control.
+        var adjusted = [Double](repeating: 1, count: inputs.count)
+        for gates in [true, false] {
+            let family = inputs.indices.filter { inputs[$0].gates == gates }
+            let values = MultipleComparisons.benjaminiHochberg(family.map { tests[$0].pValue })
+            for (index, value) in zip(family, values) { adjusted[index] = value }
+        }
         // The per-test level that BH needs at worst, for the rounds estimate.
-        let worstCaseLevel = level / Double(max(inputs.count, 1))
+        let gatedCount = inputs.filter(\.gates).count
+        let worstCaseLevel = level / Double(max(gatedCount, 1))
         return inputs.indices.map { index in
             let input = inputs[index]
             let test = tests[index]

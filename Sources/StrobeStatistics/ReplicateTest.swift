@@ -27,11 +27,12 @@ public struct Replicate: Sendable, Hashable, Codable {
 /// How a metric's two sides were compared.
 public enum ComparisonMethod: String, Sendable, Hashable, Codable {
     /// Rounds pair a baseline and a candidate process: a t-test on the
-    /// per-round differences of process medians (log ratios for positive
-    /// metrics), which cancels the drift both processes of a round share.
+    /// (15%-trimmed) mean of the per-round differences of process medians
+    /// (log ratios for positive metrics), which cancels the drift both
+    /// processes of a round share.
     case pairedRounds = "paired rounds"
-    /// Welch's t-test on the process medians of each side (log values for
-    /// positive metrics).
+    /// Yuen's test (Welch's t-test on 15%-trimmed means) on the process
+    /// medians of each side (log values for positive metrics).
     case processes
     /// One process on a side: its iterations are compared as if they were
     /// independent (Mann–Whitney U), which cannot see the noise between
@@ -84,9 +85,13 @@ public enum ReplicateTest {
     ///   logs when every sample on both sides is positive).
     /// - When every replicate has a round and at least two rounds have both
     ///   sides, the per-round differences are tested with a one-sample
-    ///   t-test (several replicates of one side in a round are averaged).
-    /// - Otherwise, with at least two replicates per side, Welch's t-test
+    ///   t-test on their trimmed mean (several replicates of one side in a
+    ///   round are averaged).
+    /// - Otherwise, with at least two replicates per side, Yuen's test
     ///   compares the two sets of summaries.
+    /// - The trimming (15% from each end, none under 7 values) keeps a
+    ///   process that a neighbour slowed for its whole life from swamping
+    ///   the others; the winsorized variance keeps the error rate.
     /// - With a single replicate on a side, nothing measures the noise
     ///   between processes; the samples fall back to the Mann–Whitney test
     ///   of iterations (``ComparisonMethod/iterations``), which the caller
@@ -111,7 +116,7 @@ public enum ReplicateTest {
         }
         if let paired = pairedRounds(base, cand, summary: summary, logScale: logScale) { return paired }
         if base.count >= 2, cand.count >= 2 {
-            return welch(base.map(summary), cand.map(summary), logScale: logScale)
+            return yuen(base.map(summary), cand.map(summary), logScale: logScale)
         }
         return iterations(allBase, allCand, logScale: logScale, baseCount: base.count, candCount: cand.count)
     }
@@ -129,35 +134,37 @@ public enum ReplicateTest {
         let candRounds = byRound(cand)
         let differences = baseRounds.keys.sorted().compactMap { round in candRounds[round].map { $0 - baseRounds[round]! } }
         guard differences.count >= 2 else { return nil }
-        let (mean, variance) = meanAndVariance(differences)
-        let n = Double(differences.count)
-        let error = (variance / n).squareRoot()
+        let trimmed = TrimmedMean(differences)
+        let mean = trimmed.mean
+        let error = trimmed.standardError
+        let degrees = trimmed.degreesOfFreedom
         let t = error > 0 ? mean / error : (mean == 0 ? 0 : (mean > 0 ? .infinity : -.infinity))
-        let pValue = error > 0 ? 2 * StudentDistribution.survival(abs(t), degreesOfFreedom: n - 1) : (mean == 0 ? 1 : 0)
+        let pValue = error > 0 ? 2 * StudentDistribution.survival(abs(t), degreesOfFreedom: degrees) : (mean == 0 ? 1 : 0)
         return ReplicateTestResult(
-            method: .pairedRounds, logScale: logScale, estimate: mean, standardError: error, degreesOfFreedom: n - 1,
+            method: .pairedRounds, logScale: logScale, estimate: mean, standardError: error, degreesOfFreedom: degrees,
             statistic: t, pValue: pValue, baselineReplicates: differences.count, candidateReplicates: differences.count,
-            replicateSpread: variance.squareRoot())
+            replicateSpread: trimmed.spread)
     }
 
-    private static func welch(_ base: [Double], _ cand: [Double], logScale: Bool) -> ReplicateTestResult {
-        let (meanB, varianceB) = meanAndVariance(base)
-        let (meanC, varianceC) = meanAndVariance(cand)
-        let nB = Double(base.count)
-        let nC = Double(cand.count)
-        let termB = varianceB / nB
-        let termC = varianceC / nC
+    /// Yuen's test: Welch's t-test on trimmed means with winsorized
+    /// variances (with no trimming below 7 replicates it is Welch's test).
+    static func yuen(_ base: [Double], _ cand: [Double], logScale: Bool) -> ReplicateTestResult {
+        let b = TrimmedMean(base)
+        let c = TrimmedMean(cand)
+        let termB = b.standardError * b.standardError
+        let termC = c.standardError * c.standardError
         let error = (termB + termC).squareRoot()
-        let estimate = meanC - meanB
-        let pooled = (((nB - 1) * varianceB + (nC - 1) * varianceC) / (nB + nC - 2)).squareRoot()
+        let estimate = c.mean - b.mean
+        let pooled = ((b.spread * b.spread + c.spread * c.spread) / 2).squareRoot()
         guard error > 0 else {
             return ReplicateTestResult(
-                method: .processes, logScale: logScale, estimate: estimate, standardError: 0, degreesOfFreedom: nB + nC - 2,
+                method: .processes, logScale: logScale, estimate: estimate, standardError: 0,
+                degreesOfFreedom: b.degreesOfFreedom + c.degreesOfFreedom,
                 statistic: estimate == 0 ? 0 : .infinity, pValue: estimate == 0 ? 1 : 0, baselineReplicates: base.count,
                 candidateReplicates: cand.count, replicateSpread: pooled)
         }
         let degrees = (termB + termC) * (termB + termC)
-            / (termB * termB / (nB - 1) + termC * termC / (nC - 1))
+            / (termB * termB / max(b.degreesOfFreedom, 1) + termC * termC / max(c.degreesOfFreedom, 1))
         let t = estimate / error
         return ReplicateTestResult(
             method: .processes, logScale: logScale, estimate: estimate, standardError: error, degreesOfFreedom: degrees,
@@ -192,11 +199,48 @@ public enum ReplicateTest {
             replicateSpread: spread)
     }
 
+    /// The share trimmed from each end of the replicates' summaries: 15%,
+    /// so that a process hit by a burst of noise from a neighbour does not
+    /// swamp the others, while small samples (under 7) keep them all.
+    static let trimming = 0.15
+
     static func meanAndVariance(_ values: [Double]) -> (mean: Double, variance: Double) {
         let n = Double(values.count)
         let mean = values.reduce(0, +) / n
         guard values.count > 1 else { return (mean, 0) }
         let variance = values.reduce(0) { $0 + ($1 - mean) * ($1 - mean) } / (n - 1)
         return (mean, variance)
+    }
+}
+
+/// A trimmed mean with the standard error of Tukey and McLaughlin (from the
+/// winsorized variance), as Yuen's tests use it.
+struct TrimmedMean {
+    /// The mean of the values left after trimming.
+    var mean: Double
+    /// Its standard error: s_w / ((1 − 2γ)·√n), s_w the winsorized standard deviation.
+    var standardError: Double
+    /// n − 2g − 1, for the t statistic.
+    var degreesOfFreedom: Double
+    /// The spread of one value on the scale of a standard deviation: the
+    /// standard error times √n.
+    var spread: Double
+
+    init(_ values: [Double], trimming: Double = ReplicateTest.trimming) {
+        let sorted = values.sorted()
+        let n = sorted.count
+        let g = Int((trimming * Double(n)).rounded(.down))
+        let kept = sorted[g..<(n - g)]
+        mean = kept.reduce(0, +) / Double(kept.count)
+        var winsorized = sorted
+        for index in 0..<g {
+            winsorized[index] = sorted[g]
+            winsorized[n - 1 - index] = sorted[n - 1 - g]
+        }
+        let variance = ReplicateTest.meanAndVariance(winsorized).variance
+        let effective = Double(n - 2 * g)
+        standardError = n > 1 ? (variance * Double(n - 1)).squareRoot() / (effective * (effective - 1)).squareRoot() : 0
+        degreesOfFreedom = max(effective - 1, 1)
+        spread = standardError * Double(n).squareRoot()
     }
 }

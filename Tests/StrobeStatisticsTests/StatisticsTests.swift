@@ -55,6 +55,17 @@ import Testing
         #expect(abs(counts.ratio - 1.5) < 1e-12)
     }
 
+    @Test func yuensTestMatchesSciPy() {
+        // scipy.stats.ttest_ind(b, a, equal_var=False, trim=0.15)
+        let a = [1.1, 2.3, 0.7, 4.5, 3.3, 2.2, 1.9, 5.1, 2.0, 9.0]
+        let b = [3.4, 4.4, 5.9, 2.8, 6.1, 4.9, 7.2, 3.9, 5.5, 0.1, 4.0]
+        let result = ReplicateTest.yuen(a, b, logScale: false)
+        #expect(result.method == .processes)
+        #expect(abs(result.statistic - 2.243888331410178) < 1e-4)
+        #expect(abs(result.pValue - 0.04224924811535943) < 1e-4)
+        #expect(abs(result.degreesOfFreedom - 13.451232200312631) < 1e-3)
+    }
+
     @Test func studentQuantileInvertsTheSurvival() {
         #expect(abs(StudentDistribution.quantile(0.975, degreesOfFreedom: 4) - 2.7764451051977987) < 1e-7)
         #expect(abs(StudentDistribution.quantile(0.995, degreesOfFreedom: 30) - 2.749995653567) < 1e-7)
