@@ -4,7 +4,7 @@
 SWIFT ?= swift
 RELEASE_FLAGS = -c release
 
-.PHONY: setup demo test bench example-server proto proto-check build clean
+.PHONY: setup demo test bench validate-gate example-server proto proto-check build clean
 
 setup:
 	@bash scripts/setup.sh
@@ -27,6 +27,12 @@ test: setup
 bench: setup
 	$(SWIFT) build $(RELEASE_FLAGS) --product StrobeBenchmarks
 	.build/release/StrobeBenchmarks
+
+# The gate on real runs: the demo's regression caught, and nothing flagged on
+# unchanged tests or on self-comparisons, over RUNS repeated comparisons.
+RUNS ?= 10
+validate-gate: setup
+	bash scripts/validate-gate.sh $(RUNS)
 
 # A Hummingbird server and an AsyncHTTPClient client recording into one trace
 # through StrobeTracing; the program checks its own trace. A package of its

@@ -97,7 +97,8 @@ let package = Package(
         .target(name: "LensKit", dependencies: ["Strobe"], path: "Examples/LensKit"),
         .executableTarget(name: "LensPipeline", dependencies: ["LensKit", "Strobe"], path: "Examples/LensPipeline"),
         .executableTarget(
-            name: "LensPerfTests", dependencies: ["LensKit", "Strobe", "StrobePerf"], path: "Examples/LensPerfTests"
+            name: "LensPerfTests", dependencies: ["LensKit", "Strobe", "StrobePerf"], path: "Examples/LensPerfTests",
+            exclude: ["strobe-policy.yml"]
         ),
         .executableTarget(name: "TraceChild", dependencies: ["Strobe"], path: "Examples/TraceChild"),
 

@@ -19,6 +19,8 @@ import Yams
 ///     absolute-floor: 0    # in the metric's unit: changes up to this never count
 ///   - match: "context_switches"
 ///     gate: false          # reported, never fails the comparison
+///   - match: "/wall$"
+///     summary: minimum     # each process's fastest iteration (default: median)
 /// ```
 ///
 /// Every rule whose `match` finds the metric's name applies, in file order,
@@ -37,6 +39,8 @@ public struct ComparisonPolicy: Sendable {
         public var absoluteFloor: Double?
         /// Sets whether the metric gates.
         public var gates: Bool?
+        /// Sets how each process's iterations are summarised.
+        public var summary: ReplicateSummary?
 
         /// Whether the rule applies to `metric`.
         public func matches(_ metric: String) -> Bool {
@@ -56,6 +60,9 @@ public struct ComparisonPolicy: Sendable {
         public var absoluteFloor: Double = 0
         /// Whether the metric gates; true unless a rule says otherwise.
         public var gates = true
+        /// How each process's iterations are summarised; the median unless
+        /// a rule says otherwise.
+        public var summary = ReplicateSummary.median
     }
 
     /// The false-alarm rate, if the file sets it.
@@ -86,6 +93,7 @@ public struct ComparisonPolicy: Sendable {
             if let value = rule.relativeFloor { settings.relativeFloor = value }
             if let value = rule.absoluteFloor { settings.absoluteFloor = value }
             if let value = rule.gates { settings.gates = value }
+            if let value = rule.summary { settings.summary = value }
         }
         return settings
     }
@@ -148,6 +156,7 @@ public struct ComparisonPolicy: Sendable {
         var relativeFloor: Double?
         var absoluteFloor: Double?
         var gates: Bool?
+        var summary: ReplicateSummary?
         for (keyNode, value) in mapping {
             let key = keyNode.string ?? ""
             switch key {
@@ -176,10 +185,15 @@ public struct ComparisonPolicy: Sendable {
                     throw DiffError(file: file, problem: "\(where_(value)): `gate` must be true or false")
                 }
                 gates = flag
+            case "summary":
+                guard let text = value.string, let kind = ReplicateSummary(rawValue: text.lowercased()) else {
+                    throw DiffError(file: file, problem: "\(where_(value)): `summary` must be median or minimum, not \(value.string ?? "?")")
+                }
+                summary = kind
             default:
                 throw DiffError(
                     file: file,
-                    problem: "\(where_(keyNode)): unknown key `\(key)` in a rule (expected match, better, relative-floor, absolute-floor or gate)")
+                    problem: "\(where_(keyNode)): unknown key `\(key)` in a rule (expected match, better, relative-floor, absolute-floor, gate or summary)")
             }
         }
         guard let pattern else { throw DiffError(file: file, problem: "\(where_(node)): a rule without `match`") }
@@ -190,7 +204,7 @@ public struct ComparisonPolicy: Sendable {
         }
         return Rule(
             pattern: pattern, lowerIsBetter: lowerIsBetter, relativeFloor: relativeFloor, absoluteFloor: absoluteFloor,
-            gates: gates)
+            gates: gates, summary: summary)
     }
 
     private static func where_(_ node: Node) -> String {

@@ -127,7 +127,8 @@ extension DiffReport {
 
     /// One sentence on how the verdicts were reached.
     public var methodNote: String {
-        var note = "Each process (run) is a replicate: its iterations are summarised by their median, and processes "
+        var note = "Each process (run) is a replicate: its iterations are summarised by their median (or minimum, "
+            + "where the policy says so), and processes "
             + "are compared by a t-test on log values, paired by round when rounds are given. Benjamini–Hochberg across "
             + "\(rows.count) metrics at \(HumanFormat.format(rows.first?.level ?? options.alpha, decimals: 5)), noise floor "
             + "\(HumanFormat.format(options.minimumEffect * 100, decimals: 1))% unless the policy sets another; metrics "

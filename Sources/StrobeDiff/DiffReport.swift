@@ -139,7 +139,7 @@ public enum DiffEngine {
             inputs.append(ComparisonEngine.Input(
                 name: key.metric, group: key.group, unit: b.unit, lowerIsBetter: settings.lowerIsBetter ?? b.lowerIsBetter,
                 baseline: b.replicates, candidate: c.replicates, relativeFloor: settings.relativeFloor,
-                absoluteFloor: settings.absoluteFloor, gates: settings.gates))
+                absoluteFloor: settings.absoluteFloor, gates: settings.gates, summary: settings.summary))
         }
         guard !inputs.isEmpty else {
             throw DiffError(file: "", problem: "the baseline and the candidate have no metric in common")

@@ -80,6 +80,8 @@ public struct MetricComparison: Sendable, Hashable, Codable {
     public var relativeFloor: Double
     /// The absolute floor that applied, in the metric's unit (0 = none).
     public var absoluteFloor: Double
+    /// How each replicate's iterations were summarised.
+    public var summary: ReplicateSummary
     /// The baseline's samples, summarized.
     public var baseline: SampleSummary
     /// The candidate's samples, summarized.
@@ -90,7 +92,7 @@ public struct MetricComparison: Sendable, Hashable, Codable {
     /// the baseline's center is not positive (a count that is zero).
     public var shift: ShiftEstimate?
     /// The change candidate − baseline of the centers (medians of the
-    /// replicates' medians), in the metric's unit.
+    /// replicates' summaries), in the metric's unit.
     public var difference: Double
     /// Mann–Whitney U over the pooled iterations, for information: it treats
     /// iterations as independent, so it does not enter the verdict unless a
@@ -138,11 +140,14 @@ public enum ComparisonEngine {
         public var absoluteFloor: Double
         /// Whether a regression of this metric fails the comparison.
         public var gates: Bool
+        /// How each replicate's iterations are summarised.
+        public var summary: ReplicateSummary
 
         /// An input of replicates.
         public init(
             name: String, group: String = "", unit: String, lowerIsBetter: Bool, baseline: [Replicate],
-            candidate: [Replicate], relativeFloor: Double? = nil, absoluteFloor: Double = 0, gates: Bool = true
+            candidate: [Replicate], relativeFloor: Double? = nil, absoluteFloor: Double = 0, gates: Bool = true,
+            summary: ReplicateSummary = .median
         ) {
             self.name = name
             self.group = group
@@ -153,6 +158,7 @@ public enum ComparisonEngine {
             self.relativeFloor = relativeFloor
             self.absoluteFloor = absoluteFloor
             self.gates = gates
+            self.summary = summary
         }
 
         /// An input whose sides are one process each.
@@ -172,7 +178,7 @@ public enum ComparisonEngine {
     ) -> [MetricComparison] {
         let level = look?.alpha ?? options.alpha
         let confidence = look?.confidence ?? options.confidence
-        let tests = inputs.map { ReplicateTest.compare(baseline: $0.baseline, candidate: $0.candidate) }
+        let tests = inputs.map { ReplicateTest.compare(baseline: $0.baseline, candidate: $0.candidate, summary: $0.summary) }
         // Gated and report-only metrics are separate families, so metrics
         // that only inform do not dilute the gate's error control.
         var adjusted = [Double](repeating: 1, count: inputs.count)
@@ -191,8 +197,8 @@ public enum ComparisonEngine {
             let pooledBase = input.baseline.flatMap(\.samples)
             let pooledCand = input.candidate.flatMap(\.samples)
             let center = { (replicates: [Replicate]) -> Double in
-                let medians = replicates.filter { !$0.samples.isEmpty }.map { Quantiles.median(sorted: $0.samples.sorted()) }
-                return medians.isEmpty ? .nan : Quantiles.median(sorted: medians.sorted())
+                let values = replicates.filter { !$0.samples.isEmpty }.map { input.summary.value(of: $0.samples) }
+                return values.isEmpty ? .nan : Quantiles.median(sorted: values.sorted())
             }
             let baseCenter = center(input.baseline)
             let candCenter = center(input.candidate)
@@ -236,7 +242,7 @@ public enum ComparisonEngine {
             }
             return MetricComparison(
                 name: input.name, group: input.group, unit: input.unit, lowerIsBetter: input.lowerIsBetter,
-                gates: input.gates, relativeFloor: floor, absoluteFloor: input.absoluteFloor,
+                gates: input.gates, relativeFloor: floor, absoluteFloor: input.absoluteFloor, summary: input.summary,
                 baseline: SampleSummary(pooledBase, percentiles: options.percentiles),
                 candidate: SampleSummary(pooledCand, percentiles: options.percentiles),
                 test: test, shift: shift, difference: candCenter - baseCenter,

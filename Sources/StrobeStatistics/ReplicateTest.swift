@@ -24,6 +24,29 @@ public struct Replicate: Sendable, Hashable, Codable {
     }
 }
 
+/// How one replicate's iterations become the one value the comparison uses.
+public enum ReplicateSummary: String, Sendable, Hashable, Codable, CaseIterable {
+    /// The median iteration: robust to a few slow iterations, and the
+    /// default.
+    case median
+    /// The fastest iteration. On a shared machine, interference (preemption,
+    /// a neighbour on the core, cache pollution) only ever adds time, so the
+    /// minimum estimates the time of the code itself most precisely (Chen
+    /// and Revels, "Robust benchmarking in noisy environments", 2016). Use it
+    /// for CPU-bound times; it does not see changes that only widen the tail.
+    case minimum
+}
+
+extension ReplicateSummary {
+    /// The summary of `samples` (not empty).
+    public func value(of samples: [Double]) -> Double {
+        switch self {
+        case .median: return Quantiles.median(sorted: samples.sorted())
+        case .minimum: return samples.min() ?? .nan
+        }
+    }
+}
+
 /// How a metric's two sides were compared.
 public enum ComparisonMethod: String, Sendable, Hashable, Codable {
     /// Rounds pair a baseline and a candidate process: a t-test on the
@@ -81,8 +104,9 @@ public struct ReplicateTestResult: Sendable, Hashable, Codable {
 public enum ReplicateTest {
     /// Compares the replicates of a metric.
     ///
-    /// - Each replicate is summarised by the median of its samples (of their
-    ///   logs when every sample on both sides is positive).
+    /// - Each replicate is summarised by the median (or, with `summary`, the
+    ///   minimum) of its samples, on log values when every sample on both
+    ///   sides is positive.
     /// - When every replicate has a round and at least two rounds have both
     ///   sides, the per-round differences are tested with a one-sample
     ///   t-test on their trimmed mean (several replicates of one side in a
@@ -97,13 +121,15 @@ public enum ReplicateTest {
     ///   of iterations (``ComparisonMethod/iterations``), which the caller
     ///   should flag.
     /// - With no spread at all on either side, the result is exact.
-    public static func compare(baseline: [Replicate], candidate: [Replicate]) -> ReplicateTestResult {
+    public static func compare(
+        baseline: [Replicate], candidate: [Replicate], summary kind: ReplicateSummary = .median
+    ) -> ReplicateTestResult {
         let base = baseline.filter { !$0.samples.isEmpty }
         let cand = candidate.filter { !$0.samples.isEmpty }
         let logScale = (base + cand).allSatisfy { $0.samples.allSatisfy { $0 > 0 } }
         func summary(_ replicate: Replicate) -> Double {
-            let median = Quantiles.median(sorted: replicate.samples.sorted())
-            return logScale ? log(median) : median
+            let value = kind.value(of: replicate.samples)
+            return logScale ? log(value) : value
         }
         let allBase = base.flatMap(\.samples)
         let allCand = cand.flatMap(\.samples)

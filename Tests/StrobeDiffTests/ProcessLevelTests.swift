@@ -51,6 +51,26 @@ import StrobePerf
         #expect(unpaired.verdict == .inconclusive)
     }
 
+    @Test func theMinimumSeesThroughInterference() {
+        // Every process runs at 100 (baseline) or 104 (candidate) when left
+        // alone; interference adds 20–120% to a third of the iterations.
+        var generator = SeededGenerator(seed: 21)
+        func process(_ id: String, _ base: Double, round: Int) -> Replicate {
+            Replicate(id: id, round: round, samples: (0..<5).map { _ in
+                base * exp(0.002 * generator.normal()) * (generator.uniform() < 0.33 ? 1.2 + generator.uniform() : 1)
+            })
+        }
+        let base = (0..<12).map { process("b\($0)", 100, round: $0) }
+        let cand = (0..<12).map { process("c\($0)", 104, round: $0) }
+        let median = ComparisonEngine.compare([.init(name: "wall", unit: "ns", lowerIsBetter: true, baseline: base, candidate: cand)])[0]
+        let minimum = ComparisonEngine.compare([.init(
+            name: "wall", unit: "ns", lowerIsBetter: true, baseline: base, candidate: cand, summary: .minimum)])[0]
+        #expect(minimum.verdict == .regression)
+        #expect(abs((minimum.shift?.ratio ?? 0) - 1.04) < 0.01)
+        #expect(minimum.test.replicateSpread < median.test.replicateSpread / 3)
+        #expect(minimum.summary == .minimum)
+    }
+
     @Test func directionIsHonoured() {
         let base = Self.replicates([60, 61, 59, 60, 60.5], seed: 5)
         let cand = Self.replicates([50, 50.5, 49.5, 50.2, 49.8], seed: 6)
@@ -124,6 +144,8 @@ import StrobePerf
           - match: "faults"
             absolute-floor: 2
             gate: false
+          - match: "wall$"
+            summary: minimum
         """
 
     @Test func rulesApplyInFileOrder() throws {
@@ -131,6 +153,8 @@ import StrobePerf
         #expect(policy.alpha == 0.005)
         #expect(policy.relativeFloor == 0.03)
         #expect(policy.settings(for: "apply lens/wall").relativeFloor == 0.05)
+        #expect(policy.settings(for: "apply lens/wall").summary == .minimum)
+        #expect(policy.settings(for: "apply lens/cpu").summary == .median)
         #expect(policy.settings(for: "game/fps").lowerIsBetter == false)
         #expect(policy.settings(for: "apply lens/faults.major") == .init(absoluteFloor: 2, gates: false))
         #expect(policy.settings(for: "other") == .init())
@@ -146,6 +170,7 @@ import StrobePerf
             ("relative-floor: lots\n", "policy.yml: line 1: `relative-floor` must be a percentage"),
             ("metrics:\n  - match: x\n    better: sideways\n", "policy.yml: line 3: `better` must be lower or higher"),
             ("alpha: [1\n", "policy.yml: not valid YAML"),
+            ("metrics:\n  - match: x\n    summary: mode\n", "policy.yml: line 3: `summary` must be median or minimum"),
         ]
         for (text, prefix) in cases {
             do {

@@ -1,0 +1,77 @@
+#!/usr/bin/env bash
+# Measures the regression gate on this machine, as a user would see it:
+#   - RUNS comparisons of the lens suite's vectorized build (baseline) with
+#     its scalar build (candidate): is the lens-apply regression caught, and is
+#     anything flagged on the unchanged `capture frame` test?
+#   - RUNS comparisons of the vectorized build with itself: is any regression
+#     (or improvement) raised?
+# Each comparison is one `strobe compare` with the demo's policy and budget.
+#
+#   scripts/validate-gate.sh [RUNS]        (default 10; MAX_TIME=150s)
+#
+# It prints one line per comparison and the rates at the end. Expect it to
+# take about 2 × RUNS × MAX_TIME.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+runs=${1:-10}
+max_time=${MAX_TIME:-150s}
+iterations=${ITERATIONS:-5}
+policy=Examples/LensPerfTests/strobe-policy.yml
+out=out/validate-gate
+rm -rf "$out"
+mkdir -p "$out"
+
+swift build -c release --product LensPerfTests >/dev/null
+swift build -c release --product strobe >/dev/null
+bin=$(swift build -c release --show-bin-path)
+
+# judge REPORT.json KIND: prints "caught=0|1 flagged=N regressions=N seconds=S rounds=N"
+judge() {
+    python3 - "$1" "$2" <<'PY'
+import json, sys
+report = json.load(open(sys.argv[1]))
+kind = sys.argv[2]
+rows = [r for r in report["rows"] if r["gates"]]
+flagged = lambda r: r["verdict"] in ("regression", "improvement")
+caught = any(r["verdict"] == "regression" and r["name"].startswith("apply lens/") for r in rows)
+if kind == "regression":
+    wrong = [r["name"] + ":" + r["verdict"] for r in rows if r["name"].startswith("capture frame/") and flagged(r)]
+    wrong += [r["name"] + ":" + r["verdict"] for r in rows if r["name"].startswith("apply lens/") and r["verdict"] == "improvement"]
+else:
+    wrong = [r["name"] + ":" + r["verdict"] for r in rows if flagged(r)]
+look = report.get("look") or {}
+print(f"caught={int(caught)} wrong={len(wrong)} rounds={look.get('rounds', 0)} {' '.join(wrong)}")
+PY
+}
+
+caught=0
+wrong_regression=0
+wrong_self=0
+for kind in regression self; do
+    for run in $(seq 1 "$runs"); do
+        dir="$out/$kind-$run"
+        candidate_kernel=scalar
+        [ "$kind" = self ] && candidate_kernel=vectorized
+        start=$(date +%s)
+        status=0
+        "$bin/strobe" compare \
+            --baseline "env LENS_KERNEL=vectorized $bin/LensPerfTests" \
+            --candidate "env LENS_KERNEL=$candidate_kernel $bin/LensPerfTests" \
+            --iterations "$iterations" --max-time "$max_time" --policy "$policy" --output "$dir" \
+            --format json --report "$dir.json" 2>"$dir.log" || status=$?
+        seconds=$(( $(date +%s) - start ))
+        if [ "$status" -ge 2 ]; then echo "$kind $run: strobe compare failed ($status), see $dir.log"; exit "$status"; fi
+        verdict=$(judge "$dir.json" "$kind")
+        echo "$kind $run: exit $status, ${seconds}s, $verdict"
+        case "$verdict" in *"caught=1"*) [ "$kind" = regression ] && caught=$((caught + 1)) ;; esac
+        case "$verdict" in
+            *"wrong=0"*) ;;
+            *) if [ "$kind" = regression ]; then wrong_regression=$((wrong_regression + 1)); else wrong_self=$((wrong_self + 1)); fi ;;
+        esac
+    done
+done
+echo
+echo "lens-apply regression caught:                 $caught of $runs"
+echo "comparisons flagging an unchanged test:       $wrong_regression of $runs"
+echo "self-comparisons raising any change:          $wrong_self of $runs"
