@@ -126,7 +126,7 @@ let package = Package(
         ),
         .testTarget(name: "StrobeReaderTests", dependencies: ["Strobe", "StrobeReader"]),
         .testTarget(name: "StrobeStatisticsTests", dependencies: ["StrobeStatistics", "StrobeDiff"]),
-        .testTarget(name: "StrobeDiffTests", dependencies: ["StrobeDiff", "StrobeStatistics", "StrobePerf"]),
+        .testTarget(name: "StrobeDiffTests", dependencies: ["StrobeDiff", "StrobeStatistics", "StrobePerf", "StrobeCLI", "StrobeTestSupport"]),
         .testTarget(
             name: "StrobePerfTests",
             dependencies: ["StrobePerf", "Strobe", "StrobeReader", "StrobeDiff", "LensKit", "TraceChild"]

@@ -29,13 +29,13 @@ struct CompareCommand: ParsableCommand {
     )
 
     @Option(help: "The baseline's command line (run through /bin/sh -c).")
-    var baseline: String
+    var baseline: String?
 
     @Option(help: "The candidate's command line (run through /bin/sh -c).")
-    var candidate: String
+    var candidate: String?
 
     @Option(name: .customLong("max-time"), help: "Time budget for all rounds, e.g. 90s, 3m (default 3m).")
-    var maxTime: BudgetArgument = BudgetArgument(seconds: 180)
+    var maxTime = "3m"
 
     @Option(name: .customLong("min-rounds"), help: "Rounds before the first look (default 4).")
     var minRounds = 4
@@ -79,21 +79,29 @@ struct CompareCommand: ParsableCommand {
     @Option(help: "Seed for the order of the sides within rounds (default: random).")
     var seed: UInt64?
 
-    func validate() throws {
-        guard minRounds >= 2 else { throw ValidationError("--min-rounds must be at least 2, not \(minRounds)") }
-        guard iterations > 0 else { throw ValidationError("--iterations must be positive, not \(iterations)") }
-        if let warmup, warmup < 0 { throw ValidationError("--warmup must be zero or more, not \(warmup)") }
-        guard timeout > 0 else { throw ValidationError("--timeout must be positive, not \(timeout)") }
-        if let alpha, !(alpha > 0 && alpha < 1) { throw ValidationError("--alpha must be between 0 and 1, not \(alpha)") }
+    /// The first problem with the flags, if any: bad input, exit status 2
+    /// as for `strobe diff`.
+    var problem: String? {
+        guard let baseline, !baseline.isEmpty else { return "give the baseline's command with --baseline CMD" }
+        guard let candidate, !candidate.isEmpty else { return "give the candidate's command with --candidate CMD" }
+        guard BudgetArgument(argument: maxTime) != nil else {
+            return "--max-time: \"\(maxTime)\" is not a duration such as 90s, 3m or 1h"
+        }
+        guard minRounds >= 2 else { return "--min-rounds must be at least 2, not \(minRounds)" }
+        guard iterations > 0 else { return "--iterations must be positive, not \(iterations)" }
+        if let warmup, warmup < 0 { return "--warmup must be zero or more, not \(warmup)" }
+        guard timeout > 0 else { return "--timeout must be positive, not \(timeout)" }
+        if let alpha, !(alpha > 0 && alpha < 1) { return "--alpha must be between 0 and 1, not \(alpha)" }
         if let minEffect, !(minEffect >= 0 && minEffect < 100) {
-            throw ValidationError("--min-effect is a percentage from 0 to 100, not \(minEffect)")
+            return "--min-effect is a percentage from 0 to 100, not \(minEffect)"
         }
-        if let metric, (try? Regex(metric)) == nil {
-            throw ValidationError("--metric: \"\(metric)\" is not a valid regular expression")
-        }
+        if let metric, (try? Regex(metric)) == nil { return "--metric: \"\(metric)\" is not a valid regular expression" }
+        return nil
     }
 
     func run() throws {
+        if let problem { CommandFailure(message: problem, status: 2).exit() }
+        guard let baseline, let candidate, let budget = BudgetArgument(argument: maxTime) else { return }
         let rules: ComparisonPolicy
         do {
             rules = try policy.map { path throws(DiffError) in try ComparisonPolicy.load(path) } ?? ComparisonPolicy()
@@ -111,7 +119,7 @@ struct CompareCommand: ParsableCommand {
         } catch {
             error.exit()
         }
-        let progress = CompareProgress(budget: maxTime.seconds)
+        let progress = CompareProgress(budget: budget.seconds)
         var design: SequentialDesign?
         var lastLookFraction = 0.0
         var lookNumber = 0
@@ -132,13 +140,13 @@ struct CompareCommand: ParsableCommand {
             }
             let perRound = elapsed / Double(rounds)
             if design == nil {
-                let remaining = max(maxTime.seconds - elapsed, 0)
+                let remaining = max(budget.seconds - elapsed, 0)
                 let planned = max(minRounds, rounds + Int(remaining / max(perRound, 1e-3)))
                 design = SequentialDesign(alpha: options.alpha, confidence: options.confidence, plannedRounds: planned)
             }
             guard var current = design else { break }
             let fraction = Double(rounds) / Double(current.plannedRounds)
-            let timeUp = elapsed + perRound > maxTime.seconds || rounds >= current.plannedRounds
+            let timeUp = elapsed + perRound > budget.seconds || rounds >= current.plannedRounds
             guard rounds == minRounds || timeUp || fraction - lastLookFraction >= 0.2 else {
                 progress.round(rounds, decided: nil)
                 continue
@@ -181,10 +189,8 @@ struct CompareCommand: ParsableCommand {
 }
 
 /// A time budget such as `90s`, `3m`, `1h` or plain seconds.
-struct BudgetArgument: ExpressibleByArgument {
+struct BudgetArgument {
     var seconds: Double
-
-    init(seconds: Double) { self.seconds = seconds }
 
     init?(argument: String) {
         let text = argument.trimmingCharacters(in: .whitespaces).lowercased()
@@ -197,8 +203,6 @@ struct BudgetArgument: ExpressibleByArgument {
         guard let value = Double(text), value.isFinite, value > 0 else { return nil }
         seconds = value
     }
-
-    var defaultValueDescription: String { "\(Int(seconds))s" }
 }
 
 /// The progress of a comparison on standard error: one line rewritten on a

@@ -1,0 +1,87 @@
+import Foundation
+import StrobeDiff
+import StrobePerf
+import StrobeStatistics
+import StrobeTestSupport
+import Testing
+
+/// `strobe compare` and `strobe diff` run as a user runs them: the built
+/// `strobe` beside the test bundle, real child processes, exit statuses.
+@Suite(.serialized) struct CompareCommandTests {
+    static let strobe =
+        URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("strobe").path
+
+    static func scratch(_ name: String) -> String {
+        let path = NSTemporaryDirectory() + "strobe-compare-\(name)-\(getpid())"
+        try? FileManager.default.removeItem(atPath: path)
+        return path
+    }
+
+    @Test func aSlowerProgramIsARegressionAndTheResultsStayUsable() throws {
+        let output = Self.scratch("slower")
+        defer { try? FileManager.default.removeItem(atPath: output) }
+        let report = output + ".json"
+        defer { try? FileManager.default.removeItem(atPath: report) }
+        let outcome = try runProgram(Self.strobe, [
+            "compare", "--process", "--name", "sleeper", "--baseline", "sleep 0.02", "--candidate", "sleep 0.06",
+            "--metric", "wall", "--min-rounds", "4", "--max-time", "20s", "--output", output, "--format", "json",
+            "--report", report,
+        ], environment: ["CI": "true"])
+        #expect(outcome.status == 1, "\(outcome.errors)")
+        #expect(outcome.errors.contains("compare: round 4"))
+        let data = try Data(contentsOf: URL(fileURLWithPath: report))
+        let json = try #require(try JSONSerialization.jsonObject(with: data) as? [String: Any])
+        let rows = try #require(json["rows"] as? [[String: Any]])
+        #expect(rows.count == 1)
+        #expect(rows[0]["verdict"] as? String == "regression")
+        #expect((rows[0]["test"] as? [String: Any])?["method"] as? String == "paired rounds")
+        // Each round wrote one results file per side, with its round.
+        let files = try FileManager.default.contentsOfDirectory(atPath: output + "/baseline")
+        #expect(files.count >= 4)
+        let run = try ResultsFile.read(output + "/baseline/" + files.sorted()[0])
+        #expect(run.metadata.round != nil && !run.metadata.runID.isEmpty)
+        // strobe diff re-judges them, paired by round.
+        let diff = try runProgram(Self.strobe, [
+            "diff", "--baseline", output + "/baseline", "--candidate", output + "/candidate", "--metric", "wall",
+        ])
+        #expect(diff.status == 1)
+        #expect(diff.output.contains("pairs") && diff.output.contains("regression"))
+    }
+
+    @Test func theSameProgramOnBothSidesRaisesNothing() throws {
+        let output = Self.scratch("same")
+        defer { try? FileManager.default.removeItem(atPath: output) }
+        let outcome = try runProgram(Self.strobe, [
+            "compare", "--process", "--baseline", "sleep 0.01", "--candidate", "sleep 0.01", "--metric", "wall",
+            "--max-time", "4s", "--output", output,
+        ], environment: ["CI": "true"])
+        #expect(outcome.status == 0, "\(outcome.output)\(outcome.errors)")
+        #expect(!outcome.output.contains("regression "))
+    }
+
+    @Test func badInputExitsWithTwoAndSaysWhy() throws {
+        let output = Self.scratch("bad")
+        defer { try? FileManager.default.removeItem(atPath: output) }
+        let cases: [([String], String)] = [
+            (["compare", "--candidate", "true"], "give the baseline's command with --baseline CMD"),
+            (["compare", "--baseline", "true", "--candidate", "true", "--max-time", "soon"], "--max-time: \"soon\" is not a duration"),
+            (["compare", "--baseline", "true", "--candidate", "true", "--min-rounds", "1"], "--min-rounds must be at least 2"),
+            (["compare", "--baseline", "exit 3", "--candidate", "true", "--output", output], "exited with status 3"),
+        ]
+        for (arguments, message) in cases {
+            let outcome = try runProgram(Self.strobe, arguments, environment: ["CI": "true"])
+            #expect(outcome.status == 2, "\(arguments)")
+            #expect(outcome.errors.contains(message), "\(outcome.errors)")
+            try? FileManager.default.removeItem(atPath: output)
+        }
+        // An output directory that already holds results is refused.
+        try FileManager.default.createDirectory(atPath: output + "/baseline", withIntermediateDirectories: true)
+        #expect(FileManager.default.createFile(atPath: output + "/baseline/old.strobe-results", contents: Data([1])))
+        let refused = try runProgram(Self.strobe, ["compare", "--baseline", "true", "--candidate", "true", "--output", output])
+        #expect(refused.status == 2)
+        #expect(refused.errors.contains("already holds results"))
+        let policy = try runProgram(Self.strobe, ["diff", "--baseline", output, "--candidate", output, "--policy", "/nonexistent.yml"])
+        #expect(policy.status == 2)
+        #expect(policy.errors.contains("/nonexistent.yml: cannot read the policy"))
+    }
+}
