@@ -24,7 +24,10 @@ mkdir -p "$out"
 
 swift build -c release --product LensPerfTests >/dev/null
 swift build -c release --product strobe >/dev/null
-bin=$(swift build -c release --show-bin-path)
+# A copy of the binaries, so that builds during the (long) run change nothing.
+mkdir -p "$out/bin"
+cp "$(swift build -c release --show-bin-path)"/{LensPerfTests,strobe} "$out/bin/"
+bin=$out/bin
 
 # judge REPORT.json KIND: prints "caught=0|1 flagged=N regressions=N seconds=S rounds=N"
 judge() {
