@@ -1,4 +1,5 @@
 import Foundation
+import StrobeDiff
 import StrobePerf
 
 /// The processes of a `strobe compare`: a results directory per side, and
@@ -23,7 +24,7 @@ struct InterleavedExperiment {
     let iterations: Int
     let warmup: Int?
     let timeout: Double
-    private var generator: SideOrderGenerator
+    private var generator: SeededGenerator
 
     init(
         directory: String, commands: [Side: String], mode: Mode, iterations: Int, warmup: Int?, timeout: Double,
@@ -35,7 +36,7 @@ struct InterleavedExperiment {
         self.iterations = iterations
         self.warmup = warmup
         self.timeout = timeout
-        generator = SideOrderGenerator(seed: seed ?? UInt64.random(in: 0...UInt64.max))
+        generator = SeededGenerator(seed: seed ?? UInt64.random(in: 0...UInt64.max))
         let files = FileManager.default
         for side in Side.allCases {
             let path = "\(directory)/\(side.rawValue)"
@@ -62,7 +63,7 @@ struct InterleavedExperiment {
     /// Runs round `round`: both sides once, in random order.
     mutating func runRound(_ round: Int) throws(CommandFailure) {
         var order = Side.allCases
-        if generator.nextBit() { order.reverse() }
+        if Bool.random(using: &generator) { order.reverse() }
         if round == 1, case .perLaunch = mode {
             for side in order { try warmUpLaunches(side) }
         }
@@ -169,20 +170,5 @@ struct InterleavedExperiment {
 
     static func shellQuoted(_ text: String) -> String {
         "'" + text.replacingOccurrences(of: "'", with: "'\\''") + "'"
-    }
-}
-
-/// Fair coin flips for the order of the sides (SplitMix64).
-struct SideOrderGenerator {
-    private var state: UInt64
-
-    init(seed: UInt64) { state = seed }
-
-    mutating func nextBit() -> Bool {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return (z ^ (z >> 31)) & 1 == 1
     }
 }
