@@ -72,6 +72,23 @@ enum DetectorBenchmarks {
                 target: "value >= 95", extra: ["false_alarm_suites_percent": outcome.falseAlarmRate * 100]
             ).printLine()
         }
+        // How many processes per side the 95% target takes at that noise.
+        var low = 10
+        var high = 80
+        while high - low > 2 {
+            let middle = (low + high) / 2
+            var sized = simulation
+            sized.replication = .processes(count: middle, iterations: 6, processSigma: 0.05, paired: false)
+            if sized.run(suites: 200, noise: .logNormal(sigma: 0.05), slowdown: 0.10, seed: 14).power >= 0.95 {
+                high = middle
+            } else {
+                low = middle
+            }
+        }
+        Figure(
+            name: "processes per side for 95% power, 10% slowdown, process σ=0.05, iteration σ=0.05",
+            value: Double(high), unit: "processes", baselineName: "the target's 10 processes", baselineValue: 10
+        ).printLine()
         // What pooling iterations did before: the same A/A suites judged as
         // if every iteration were independent.
         var pooled = simulation
