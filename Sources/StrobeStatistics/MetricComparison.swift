@@ -172,7 +172,8 @@ public enum ComparisonEngine {
 
     /// Compares every input at one look (by default the single look of a
     /// fixed-size comparison: the options' alpha and confidence); p-values
-    /// are adjusted across all inputs.
+    /// are adjusted across the gated inputs, and separately across the
+    /// report-only ones.
     public static func compare(
         _ inputs: [Input], options: ComparisonOptions = ComparisonOptions(), look: SequentialDesign.Look? = nil
     ) -> [MetricComparison] {
