@@ -305,9 +305,12 @@ public enum ComparisonEngine {
         }
         let spread = test.replicateSpread
         guard spread > 0, effect > 0 else { return 1 }
-        let z = NormalDistribution.quantile(1 - level / 2) + NormalDistribution.quantile(power)
+        // An early sequential look may test at a level too small for a
+        // double; the estimate then uses the smallest one that is not.
+        let z = NormalDistribution.quantile(1 - max(level / 2, 1e-15)) + NormalDistribution.quantile(power)
         var perSide = z * z * spread * spread / (effect * effect)
         if test.method == .processes { perSide *= 2 }
+        guard perSide.isFinite, perSide < 1e9 else { return nil }
         let current = min(test.baselineReplicates, test.candidateReplicates)
         return max(Int(perSide.rounded(.up)) - current, 1)
     }

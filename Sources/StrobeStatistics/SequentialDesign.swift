@@ -6,14 +6,16 @@ import Foundation
 /// Looking after every round and stopping at the first significant result
 /// would raise the false-alarm rate far above the nominal one. The design
 /// spends the error rate over the looks instead (Lan and DeMets' alpha
-/// spending): the share spent by the time a fraction `t` of the planned
-/// rounds has run is `alpha · ln(1 + (e − 1)·t)` (Pocock-type: roughly even
-/// across looks, so early stopping is possible). Each look tests at the
-/// level it is given; since the levels of all looks add up to at most
-/// alpha, the chance of a false alarm at any look — whatever the stopping
-/// rule and however the looks' statistics depend on each other — is at
-/// most alpha (a union bound). The miss rate of "unchanged" verdicts (their
-/// interval's coverage) is spent the same way.
+/// spending): what is spent by the time a fraction `t` of the planned rounds
+/// has run is `2 − 2Φ(z₁₋α/₂ / √t)`, the O'Brien–Fleming-type function. It
+/// spends almost nothing early, so only an overwhelming change stops the
+/// comparison early, and keeps most of alpha for the last looks, where noisy
+/// machines make their decisions. Each look tests at the level it is given;
+/// since the levels of all looks add up to at most alpha, the chance of a
+/// false alarm at any look — whatever the stopping rule and however the
+/// looks' statistics depend on each other — is at most alpha (a union
+/// bound). The miss rate of "unchanged" verdicts (their interval's
+/// coverage) is spent the same way.
 public struct SequentialDesign: Sendable, Hashable, Codable {
     /// The error rate over all looks together.
     public var alpha: Double
@@ -33,9 +35,14 @@ public struct SequentialDesign: Sendable, Hashable, Codable {
         self.plannedRounds = max(plannedRounds, 1)
     }
 
-    /// The cumulative share of an error rate spent at information fraction `t`.
-    public static func spending(_ t: Double) -> Double {
-        log(1 + (exp(1) - 1) * min(max(t, 0), 1))
+    /// The part of `rate` spent by information fraction `t`:
+    /// 2 − 2Φ(z₁₋ᵣₐₜₑ/₂ / √t), which is `rate` at t = 1.
+    public static func spending(_ rate: Double, at t: Double) -> Double {
+        let fraction = min(max(t, 0), 1)
+        guard fraction > 0 else { return 0 }
+        guard fraction < 1 else { return rate }
+        let z = NormalDistribution.quantile(1 - rate / 2)
+        return 2 * NormalDistribution.survival(z / fraction.squareRoot())
     }
 
     /// The levels of one look.
@@ -56,10 +63,9 @@ public struct SequentialDesign: Sendable, Hashable, Codable {
     /// left (the budget is spent, or the planned rounds are reached).
     public mutating func look(number: Int, rounds: Int, final: Bool) -> Look {
         let fraction = final ? 1 : min(Double(rounds) / Double(plannedRounds), 1)
-        let share = Self.spending(fraction) - Self.spending(spentFraction)
+        let level = Self.spending(alpha, at: fraction) - Self.spending(alpha, at: spentFraction)
+        let miss = Self.spending(intervalMiss, at: fraction) - Self.spending(intervalMiss, at: spentFraction)
         spentFraction = max(spentFraction, fraction)
-        return Look(
-            number: number, rounds: rounds, alpha: alpha * share, confidence: 1 - intervalMiss * share,
-            isFinal: final || fraction >= 1)
+        return Look(number: number, rounds: rounds, alpha: level, confidence: 1 - miss, isFinal: final || fraction >= 1)
     }
 }

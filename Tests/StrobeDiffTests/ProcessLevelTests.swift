@@ -256,7 +256,11 @@ import StrobePerf
         spent += last.alpha
         #expect(abs(spent - 0.01) < 1e-12)
         #expect(last.isFinal)
-        #expect(looks.allSatisfy { $0.alpha > 0.0005 })
+        // O'Brien–Fleming-type: almost nothing early, most of alpha late.
+        #expect(looks[0].alpha < 1e-6)
+        #expect(zip(looks, looks.dropFirst()).allSatisfy { $0.alpha < $1.alpha })
+        #expect(last.alpha > 0.004)
+        #expect(abs(SequentialDesign.spending(0.01, at: 0.5) - 0.000269) < 0.00001)
         #expect(looks[0].confidence < 1 && looks[0].confidence > 0.95)
     }
 
