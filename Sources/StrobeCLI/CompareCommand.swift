@@ -21,7 +21,7 @@ struct CompareCommand: ParsableCommand {
             After --min-rounds rounds the runs are compared as `strobe diff` compares them (processes \
             as replicates, paired by round), and rounds are added while a gated metric is inconclusive, \
             until --max-time is spent. The false-alarm rate is spent over these looks (alpha spending, \
-            Pocock-type): stopping early does not raise it above --alpha.
+            O'Brien-Fleming-type): stopping early does not raise it above --alpha.
 
             The results stay in OUTPUT/baseline and OUTPUT/candidate for `strobe diff` later. \
             Exit status: 0 no regression, 1 at least one gated regression, 2 bad input or a failed run.

@@ -134,7 +134,7 @@ extension DiffReport {
             + "\(HumanFormat.format(options.minimumEffect * 100, decimals: 1))% unless the policy sets another; metrics "
             + "with no spread are judged by their absolute floor."
         if let look {
-            note += " Sequential look \(look.number) after \(look.rounds) rounds (alpha spent over looks, Lan–DeMets, Pocock-type)."
+            note += " Sequential look \(look.number) after \(look.rounds) rounds (alpha spent over looks, Lan–DeMets, O'Brien–Fleming-type)."
         }
         return note
     }
