@@ -10,6 +10,8 @@
 #if defined(__linux__)
 #include <sys/prctl.h>
 #include <sys/syscall.h>
+#elif defined(__APPLE__)
+#include <mach/mach.h>
 #endif
 
 #if CSTROBE_HAS_TSC
@@ -139,6 +141,34 @@ int cstrobe_thread_rusage(cstrobe_rusage *out) {
 }
 
 int cstrobe_process_rusage(cstrobe_rusage *out) { return fill_rusage(RUSAGE_SELF, out); }
+
+uint64_t cstrobe_thread_cpu_ns(pthread_t thread) {
+#if defined(__APPLE__)
+    thread_basic_info_data_t info;
+    mach_msg_type_number_t count = THREAD_BASIC_INFO_COUNT;
+    if (thread_info(pthread_mach_thread_np(thread), THREAD_BASIC_INFO, (thread_info_t)&info, &count) != KERN_SUCCESS) {
+        return 0;
+    }
+    return (uint64_t)(info.user_time.seconds + info.system_time.seconds) * 1000000000ull
+        + (uint64_t)(info.user_time.microseconds + info.system_time.microseconds) * 1000ull;
+#else
+    clockid_t clock;
+    struct timespec ts;
+    if (pthread_getcpuclockid(thread, &clock) != 0 || clock_gettime(clock, &ts) != 0) {
+        return 0;
+    }
+    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+#endif
+}
+
+int cstrobe_process_exit_descriptor(int pid) {
+#if defined(__linux__) && defined(SYS_pidfd_open)
+    return (int)syscall(SYS_pidfd_open, (pid_t)pid, 0);
+#else
+    (void)pid;
+    return -1;
+#endif
+}
 
 static pthread_key_t exit_key;
 static pthread_once_t exit_key_once = PTHREAD_ONCE_INIT;

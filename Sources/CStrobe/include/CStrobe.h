@@ -6,6 +6,7 @@
 #ifndef CSTROBE_H
 #define CSTROBE_H
 
+#include <pthread.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -160,6 +161,15 @@ typedef struct cstrobe_rusage {
 int cstrobe_thread_rusage(cstrobe_rusage *out);
 /// Fills `out` for the whole process; returns 0 on success.
 int cstrobe_process_rusage(cstrobe_rusage *out);
+
+/// CPU time (user and system) `thread` has used since it started, in
+/// nanoseconds, read from outside the thread; 0 when it cannot be read.
+/// `thread` must not have been joined.
+uint64_t cstrobe_thread_cpu_ns(pthread_t thread);
+
+/// A file descriptor that becomes readable when the child process `pid`
+/// exits (a Linux pidfd), or -1 where the system offers none.
+int cstrobe_process_exit_descriptor(int pid);
 
 /// Registers a destructor that runs `callback(context)` when the calling
 /// thread exits. Only one per thread; later calls replace the context.
