@@ -39,9 +39,21 @@ public struct PerfRunner: Sendable {
         var result = PerfTestResult(name: test.name, warmupIterations: options.warmupIterations)
         var metrics = MetricTable()
         let rule = test.stopRule ?? options.stopRule
-        let scratch = NSTemporaryDirectory() + "strobe-perf-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
-        try? FileManager.default.createDirectory(atPath: scratch, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(atPath: scratch) }
+        // Only a trace someone reads is written to a file. Every iteration
+        // reuses one scratch path: truncating a file is cheaper than creating
+        // one where the last was just deleted.
+        let keptFolder = options.traceDirectory.map { directory in
+            "\(directory)/\(Self.fileSafe(options.suite))/\(Self.fileSafe(test.name))"
+        }
+        if let keptFolder { try? FileManager.default.createDirectory(atPath: keptFolder, withIntermediateDirectories: true) }
+        var scratch: String?
+        if !test.metrics.isEmpty || keptFolder != nil {
+            let directory = Self.scratchBase + "/strobe-perf-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
+            try? FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+            scratch = directory
+        }
+        defer { if let scratch { try? FileManager.default.removeItem(atPath: scratch) } }
+        let tracePath = scratch.map { $0 + "/iteration.pftrace" }
         var iteration = 0
         var measuredStart: UInt64?
         while true {
@@ -51,14 +63,14 @@ public struct PerfRunner: Sendable {
                 let elapsed = Double(cstrobe_monotonic_ns() - (measuredStart ?? 0)) / 1e9
                 if rule.isSatisfied(samples: metrics.samples(of: "wall"), elapsed: elapsed) { break }
             }
-            let tracePath = scratch + "/iteration-\(iteration).pftrace"
             do {
                 let sample = try await runIteration(test, iteration: iteration, tracePath: tracePath)
                 if measured >= 0 {
                     metrics.add(sample)
-                    if let directory = options.traceDirectory {
-                        let kept = keep(tracePath, test: test.name, iteration: measured, wall: sample.wall, in: directory)
-                        if let kept { result.tracePaths.append(kept) }
+                    if let keptFolder, let tracePath,
+                        let kept = Self.keep(tracePath, iteration: measured, wall: sample.wall, in: keptFolder)
+                    {
+                        result.tracePaths.append(kept)
                     }
                 }
                 progress?(test.name, measured, Self.plannedCount(rule), sample.wall)
@@ -66,12 +78,26 @@ public struct PerfRunner: Sendable {
                 result.error = "iteration \(iteration)\(measured < 0 ? " (warm-up)" : ""): \(error)"
                 break
             }
-            try? FileManager.default.removeItem(atPath: tracePath)
             iteration += 1
         }
         result.metrics = metrics.metrics
         return result
     }
+
+    /// Where iterations' traces are written before they are read: a memory
+    /// file system (`/dev/shm`) when it has a gigabyte free, so the runner's
+    /// file work never waits for a disk; the temporary directory otherwise.
+    static let scratchBase: String = {
+        #if os(Linux)
+        var stats = statvfs()
+        if statvfs("/dev/shm", &stats) == 0, UInt64(stats.f_bavail) * UInt64(stats.f_frsize) >= 1 << 30,
+            access("/dev/shm", W_OK) == 0
+        {
+            return "/dev/shm"
+        }
+        #endif
+        return String(NSTemporaryDirectory().reversed().drop { $0 == "/" }.reversed())
+    }()
 
     static func plannedCount(_ rule: StopRule) -> Int? {
         if case .iterations(let count) = rule { return count }
@@ -91,7 +117,9 @@ public struct PerfRunner: Sendable {
         var description: String { "\(phase) failed: \(underlying)" }
     }
 
-    private func runIteration(_ test: PerfTest, iteration: Int, tracePath: String) async throws -> Sample {
+    /// Runs one iteration; with no `tracePath` the session records as usual
+    /// (its writer encodes every event) but writes no file.
+    private func runIteration(_ test: PerfTest, iteration: Int, tracePath: String?) async throws -> Sample {
         if let setup = test.setup {
             do { try await setup() } catch { throw IterationFailure(phase: "setup", underlying: error) }
         }
@@ -127,7 +155,7 @@ public struct PerfRunner: Sendable {
             do { try await teardown() } catch { throw IterationFailure(phase: "teardown", underlying: error) }
         }
         var values = Self.resourceMetrics(wall: wall, before: before, after: after)
-        if !test.metrics.isEmpty {
+        if !test.metrics.isEmpty, let tracePath {
             let trace = try TraceReader.read(contentsOf: tracePath)
             for metric in test.metrics {
                 if let value = metric.value(in: trace) {
@@ -227,20 +255,15 @@ public struct PerfRunner: Sendable {
         ]
     }
 
-    /// Moves the iteration's trace to `directory` as
-    /// `<suite>/<test>/iter-007-12.34ms.pftrace`.
-    private func keep(_ path: String, test: String, iteration: Int, wall: Double, in directory: String) -> String? {
-        let folder = "\(directory)/\(Self.fileSafe(options.suite))/\(Self.fileSafe(test))"
-        try? FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
-        let name = String(format: "iter-%03d-%.2fms.pftrace", iteration, wall / 1e6)
-        let destination = "\(folder)/\(name)"
+    /// Moves the iteration's trace into `folder` (`<suite>/<test>`) as
+    /// `iter-007-12.34ms.pftrace`.
+    private static func keep(_ path: String, iteration: Int, wall: Double, in folder: String) -> String? {
+        let destination = "\(folder)/" + String(format: "iter-%03d-%.2fms.pftrace", iteration, wall / 1e6)
+        // rename(2) replaces an older file of the same name; across file
+        // systems FileManager copies.
+        if rename(path, destination) == 0 { return destination }
         try? FileManager.default.removeItem(atPath: destination)
-        do {
-            try FileManager.default.moveItem(atPath: path, toPath: destination)
-            return destination
-        } catch {
-            return nil
-        }
+        return (try? FileManager.default.moveItem(atPath: path, toPath: destination)) != nil ? destination : nil
     }
 
     static func fileSafe(_ name: String) -> String {

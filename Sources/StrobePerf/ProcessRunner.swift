@@ -71,7 +71,7 @@ public struct ProcessRunner: Sendable {
     public func run(_ command: [String]) -> PerfTestResult {
         var result = PerfTestResult(name: options.name, warmupIterations: options.warmupIterations)
         var metrics = MetricTable()
-        let scratch = NSTemporaryDirectory() + "strobe-run-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
+        let scratch = PerfRunner.scratchBase + "/strobe-run-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
         try? FileManager.default.createDirectory(atPath: scratch, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(atPath: scratch) }
         for iteration in 0..<(options.warmupIterations + options.iterations) {
