@@ -177,7 +177,8 @@ void cstrobe_on_thread_exit(void (*callback)(void *), void *context);
 
 /// Copies the calling thread's name into `buffer` (NUL-terminated).
 int cstrobe_thread_name(char *buffer, size_t size);
-/// Copies the process's short name into `buffer` (NUL-terminated).
+/// Copies the process's short name into `buffer` (NUL-terminated); it is read
+/// once per process.
 int cstrobe_process_name(char *buffer, size_t size);
 
 #ifdef __cplusplus
