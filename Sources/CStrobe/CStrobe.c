@@ -165,6 +165,14 @@ int cstrobe_thread_rusage(cstrobe_rusage *out) {
 #endif
 }
 
+int cstrobe_thread_rusage_is_per_thread(void) {
+#if defined(RUSAGE_THREAD)
+    return 1;
+#else
+    return 0;
+#endif
+}
+
 int cstrobe_process_rusage(cstrobe_rusage *out) { return fill_rusage(RUSAGE_SELF, out); }
 
 uint64_t cstrobe_thread_cpu_ns(pthread_t thread) {

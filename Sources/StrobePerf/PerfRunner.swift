@@ -134,11 +134,11 @@ public struct PerfRunner: Sendable {
         do {
             switch test.body {
             case .sync(let measure):
-                before = ResourceReading(session: session, thread: true)
+                before = ResourceReading(session: session, thread: Self.hasThreadUsage)
                 let start = cstrobe_monotonic_ns()
                 try Self.measure(measure, context)
                 wall = cstrobe_monotonic_ns() - start
-                after = ResourceReading(session: session, thread: true)
+                after = ResourceReading(session: session, thread: Self.hasThreadUsage)
             case .async(let measure):
                 before = ResourceReading(session: session, thread: false)
                 let start = cstrobe_monotonic_ns()
@@ -174,6 +174,11 @@ public struct PerfRunner: Sendable {
     private static func measure(_ body: @Sendable (PerfContext) throws -> Void, _ context: PerfContext) throws {
         try body(context)
     }
+
+    /// Whether the system measures a thread's own rusage; where it does not,
+    /// no `thread.*` metric is written rather than a process figure under a
+    /// thread's name.
+    static let hasThreadUsage = cstrobe_thread_rusage_is_per_thread() != 0
 
     /// The process's resource usage at one edge of a measure block, the CPU
     /// time of the session's own background thread, and for synchronous

@@ -42,7 +42,7 @@ public struct PerfTest: Sendable {
 
     /// A test whose measure block is synchronous. It reports the process's
     /// CPU time and rusage deltas (`process.*`) and the measuring thread's
-    /// own (`thread.*`, from `RUSAGE_THREAD`).
+    /// own (`thread.*`, from `RUSAGE_THREAD`, where the system has it).
     public init(
         _ name: String,
         metrics: [TraceMetric] = [],

@@ -157,8 +157,12 @@ typedef struct cstrobe_rusage {
     uint64_t max_rss_bytes;
 } cstrobe_rusage;
 
-/// Fills `out` for the calling thread; returns 0 on success.
+/// Fills `out` for the calling thread; returns 0 on success. Where the
+/// system has no per-thread rusage it fills in the whole process's.
 int cstrobe_thread_rusage(cstrobe_rusage *out);
+/// 1 when `cstrobe_thread_rusage` reads the calling thread alone
+/// (`RUSAGE_THREAD`), 0 where it falls back to the whole process.
+int cstrobe_thread_rusage_is_per_thread(void);
 /// Fills `out` for the whole process; returns 0 on success.
 int cstrobe_process_rusage(cstrobe_rusage *out);
 
