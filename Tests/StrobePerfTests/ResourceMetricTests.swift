@@ -125,6 +125,43 @@ struct ResourceMetricTests {
         #expect(process >= thread * 0.8, "process \(process / 1e6) ms, thread \(thread / 1e6) ms")
     }
 
+    @Test func theWritersCPUTimeStaysReadableAfterTheStop() throws {
+        let path = NSTemporaryDirectory() + "strobe-writer-final-\(getpid()).pftrace"
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        var configuration = TraceConfiguration(outputPath: path)
+        configuration.flushInterval = 0.001
+        let session = try TraceSession.start(configuration)
+        for _ in 0..<10 {
+            for _ in 0..<1_000 { Trace.interval("tick") {} }
+            usleep(2_000)
+        }
+        let running = session.backgroundCPUTime
+        try session.stop()
+        let final = session.backgroundCPUTime
+        #expect(running > .zero)
+        #expect(final >= running)
+        #expect(session.backgroundCPUTime == final)
+
+        var unsampled = TraceConfiguration(outputPath: nil)
+        unsampled.samplingProbability = 0
+        let nothing = try TraceSession.start(unsampled)
+        #expect(nothing.backgroundCPUTime == .zero)
+        try nothing.stop()
+    }
+
+    @Test func everyIterationRunsUnderASessionWhetherOrNotItsTraceIsRead() async {
+        let unread = await Self.runner().run(PerfTest("no trace metric") { context in
+            context.report("recording", Trace.isRecording ? 1 : 0, better: .higher)
+        })
+        let read = await Self.runner().run(PerfTest("a trace metric", metrics: [.interval("x", .count)]) { context in
+            Trace.interval("x") {}
+            context.report("recording", Trace.isRecording ? 1 : 0, better: .higher)
+        })
+        #expect(unread.metric("recording")?.samples == [1, 1])
+        #expect(read.metric("recording")?.samples == [1, 1])
+        #expect(read.metric("interval:x:count")?.samples == [1, 1])
+    }
+
     @Test func strobesCPUIsRemovedInTheProportionOfTheBlocksSplit() {
         func reading(user: UInt64, system: UInt64, strobe: UInt64) -> PerfRunner.ResourceReading {
             var usage = cstrobe_rusage()
