@@ -39,9 +39,9 @@ public struct PerfRunner: Sendable {
         var result = PerfTestResult(name: test.name, warmupIterations: options.warmupIterations)
         var metrics = MetricTable()
         let rule = test.stopRule ?? options.stopRule
-        // Only a trace someone reads is written to a file. Every iteration
-        // reuses one scratch path: truncating a file is cheaper than creating
-        // one where the last was just deleted.
+        // Only a trace someone reads is written to a file. Each iteration's
+        // file is removed once read: on ext4, rewriting a truncated file
+        // starts its writeback at close, which a fresh file does not.
         let keptFolder = options.traceDirectory.map { directory in
             "\(directory)/\(Self.fileSafe(options.suite))/\(Self.fileSafe(test.name))"
         }
@@ -78,6 +78,7 @@ public struct PerfRunner: Sendable {
                 result.error = "iteration \(iteration)\(measured < 0 ? " (warm-up)" : ""): \(error)"
                 break
             }
+            if let tracePath { unlink(tracePath) }
             iteration += 1
         }
         result.metrics = metrics.metrics
