@@ -106,8 +106,9 @@ import Testing
     @Test func exportsCSVThatDiffCanRead() {
         let csv = ResultsCSV.render(Self.sample)
         let lines = csv.split(separator: "\n")
-        #expect(lines[0] == "suite,test,metric,unit,better,iteration,value,build,device")
-        #expect(lines[1] == "suite,t,t/wall,ns,lower,0,1.0,pr,a")
+        #expect(lines[0] == "suite,test,metric,unit,better,run,round,iteration,value,build,device")
+        #expect(lines[1] == "suite,t,t/wall,ns,lower,,,0,1.0,pr,a")
+        #expect(lines[4] == "suite,t,t/items,count,higher,,,0,10.0,pr,a")
         #expect(lines.count == 1 + 4)
     }
 }
