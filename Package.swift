@@ -86,7 +86,8 @@ let package = Package(
         .executableTarget(
             name: "StrobeBenchmarks",
             dependencies: [
-                "Strobe", "StrobeReader", "StrobeDiff", "StrobeMetrics", "StrobeTracing", "StrobeProtos", "CProtobufC",
+                "Strobe", "StrobeReader", "StrobeDiff", "StrobeMetrics", "StrobeTracing", "StrobePerf", "StrobeProtos",
+                "CProtobufC",
                 "CStrobe", "CMallocCounter", .product(name: "CoreMetrics", package: "swift-metrics"),
                 .product(name: "Tracing", package: "swift-distributed-tracing"),
             ]

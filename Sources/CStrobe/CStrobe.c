@@ -8,8 +8,11 @@
 #include <unistd.h>
 
 #if defined(__linux__)
+#include <fcntl.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
+#elif defined(__APPLE__)
+#include <mach/mach.h>
 #endif
 
 #if CSTROBE_HAS_TSC
@@ -40,7 +43,7 @@ uint64_t cstrobe_boottime_ns(void) {
 uint64_t cstrobe_realtime_ns(void) { return read_clock(CLOCK_REALTIME); }
 
 #if CSTROBE_HAS_TSC
-static int tsc_is_invariant(void) {
+static int read_tsc_invariance(void) {
     unsigned int eax, ebx, ecx, edx;
     if (!__get_cpuid(0x80000000u, &eax, &ebx, &ecx, &edx) || eax < 0x80000007u) {
         return 0;
@@ -51,17 +54,41 @@ static int tsc_is_invariant(void) {
     return (edx & (1u << 8)) != 0;
 }
 
+/// Whether the CPU declares an invariant TSC. `cpuid` traps to the
+/// hypervisor in a virtual machine (several microseconds), and the answer
+/// never changes, so it is asked once.
+static int tsc_invariant = 0;
+static pthread_once_t tsc_invariant_once = PTHREAD_ONCE_INIT;
+
+static void check_tsc_invariance(void) { tsc_invariant = read_tsc_invariance(); }
+
+static int tsc_is_invariant(void) {
+    pthread_once(&tsc_invariant_once, check_tsc_invariance);
+    return tsc_invariant;
+}
+
+#if defined(__linux__)
+static int clocksource_descriptor = -1;
+static pthread_once_t clocksource_once = PTHREAD_ONCE_INIT;
+
+static void open_clocksource(void) {
+    clocksource_descriptor = open("/sys/devices/system/clocksource/clocksource0/current_clocksource", O_RDONLY | O_CLOEXEC);
+}
+#endif
+
 /// The kernel's own clocksource tells whether it trusts the TSC across cores.
+/// The kernel can drop the TSC at any time, so every session asks again; a
+/// positional read of a descriptor kept open costs about a microsecond, an
+/// open and close of the sysfs file over ten.
 static int kernel_trusts_tsc(void) {
 #if defined(__linux__)
-    FILE *file = fopen("/sys/devices/system/clocksource/clocksource0/current_clocksource", "r");
-    if (file == NULL) {
+    pthread_once(&clocksource_once, open_clocksource);
+    if (clocksource_descriptor < 0) {
         return 0;
     }
     char name[32] = {0};
-    int ok = fgets(name, sizeof name, file) != NULL && strncmp(name, "tsc", 3) == 0;
-    fclose(file);
-    return ok;
+    ssize_t length = pread(clocksource_descriptor, name, sizeof name - 1, 0);
+    return length >= 3 && strncmp(name, "tsc", 3) == 0;
 #else
     return 1;
 #endif
@@ -138,7 +165,43 @@ int cstrobe_thread_rusage(cstrobe_rusage *out) {
 #endif
 }
 
+int cstrobe_thread_rusage_is_per_thread(void) {
+#if defined(RUSAGE_THREAD)
+    return 1;
+#else
+    return 0;
+#endif
+}
+
 int cstrobe_process_rusage(cstrobe_rusage *out) { return fill_rusage(RUSAGE_SELF, out); }
+
+uint64_t cstrobe_thread_cpu_ns(pthread_t thread) {
+#if defined(__APPLE__)
+    thread_basic_info_data_t info;
+    mach_msg_type_number_t count = THREAD_BASIC_INFO_COUNT;
+    if (thread_info(pthread_mach_thread_np(thread), THREAD_BASIC_INFO, (thread_info_t)&info, &count) != KERN_SUCCESS) {
+        return 0;
+    }
+    return (uint64_t)(info.user_time.seconds + info.system_time.seconds) * 1000000000ull
+        + (uint64_t)(info.user_time.microseconds + info.system_time.microseconds) * 1000ull;
+#else
+    clockid_t clock;
+    struct timespec ts;
+    if (pthread_getcpuclockid(thread, &clock) != 0 || clock_gettime(clock, &ts) != 0) {
+        return 0;
+    }
+    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+#endif
+}
+
+int cstrobe_process_exit_descriptor(int pid) {
+#if defined(__linux__) && defined(SYS_pidfd_open)
+    return (int)syscall(SYS_pidfd_open, (pid_t)pid, 0);
+#else
+    (void)pid;
+    return -1;
+#endif
+}
 
 static pthread_key_t exit_key;
 static pthread_once_t exit_key_once = PTHREAD_ONCE_INIT;
@@ -178,7 +241,7 @@ int cstrobe_thread_name(char *buffer, size_t size) {
 #endif
 }
 
-int cstrobe_process_name(char *buffer, size_t size) {
+static int read_process_name(char *buffer, size_t size) {
     if (size == 0) {
         return -1;
     }
@@ -214,4 +277,21 @@ int cstrobe_process_name(char *buffer, size_t size) {
 #else
     return -1;
 #endif
+}
+
+/// The name is read from /proc once per process (an open, a read and a
+/// close cost several microseconds, and every session start asks).
+static char process_name[256];
+static int process_name_status = -1;
+static pthread_once_t process_name_once = PTHREAD_ONCE_INIT;
+
+static void read_process_name_once(void) { process_name_status = read_process_name(process_name, sizeof process_name); }
+
+int cstrobe_process_name(char *buffer, size_t size) {
+    if (size == 0) {
+        return -1;
+    }
+    pthread_once(&process_name_once, read_process_name_once);
+    snprintf(buffer, size, "%s", process_name);
+    return process_name_status;
 }

@@ -35,6 +35,10 @@ final class SessionCore: @unchecked Sendable {
     private let wakeup = Semaphore()
     private let stopRequested = Atomic<Bool>(false)
     private var writerThread: pthread_t?
+    /// The writer's CPU time when it finished, in nanoseconds; set by the
+    /// writer itself as its last act, before it can be joined.
+    private let writerFinalCPUTime = Atomic<UInt64>(0)
+    private let writerFinished = Atomic<Bool>(false)
 
     struct WriterState {
         var encoder: TraceEncoder?
@@ -157,6 +161,8 @@ final class SessionCore: @unchecked Sendable {
         let result = pthread_create(&thread, nil, { context in
             let core = Unmanaged<SessionCore>.fromOpaque(context!).takeRetainedValue()
             core.runWriter()
+            core.writerFinalCPUTime.store(cstrobe_thread_cpu_ns(pthread_self()), ordering: .relaxed)
+            core.writerFinished.store(true, ordering: .releasing)
             return nil
         }, context)
         if result == 0 {
@@ -164,6 +170,15 @@ final class SessionCore: @unchecked Sendable {
         } else {
             Unmanaged<SessionCore>.fromOpaque(context).release()
         }
+    }
+
+    /// CPU time the background writer (which also samples the process) has
+    /// used so far, in nanoseconds. Callers hold the session lifecycle lock,
+    /// so the writer is either alive or has recorded its final figure.
+    var writerCPUTime: UInt64 {
+        if writerFinished.load(ordering: .acquiring) { return writerFinalCPUTime.load(ordering: .relaxed) }
+        guard let writerThread else { return 0 }
+        return cstrobe_thread_cpu_ns(writerThread)
     }
 
     private func runWriter() {

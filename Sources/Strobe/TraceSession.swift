@@ -131,6 +131,18 @@ public final class TraceSession: Sendable {
         public var bytesWritten: UInt64 = 0
     }
 
+    /// CPU time (user and system) the session's background thread has used
+    /// so far: the writer that encodes and appends events, and samples the
+    /// process when ``TraceConfiguration/processSamplingInterval`` asks.
+    ///
+    /// Subtract it from the process's CPU time to leave out the cost of
+    /// tracing itself, as `StrobePerf` does. Zero for an unsampled session.
+    public var backgroundCPUTime: Duration {
+        guard let core else { return .zero }
+        let nanoseconds = Self.lifecycle.withLock { _ in core.writerCPUTime }
+        return .nanoseconds(Int64(clamping: nanoseconds))
+    }
+
     /// Counts of what the session has recorded and lost so far.
     public var statistics: Statistics {
         core?.statistics() ?? Statistics()

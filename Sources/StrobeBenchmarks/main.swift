@@ -8,3 +8,4 @@ if arguments.isEmpty || arguments.contains("reader") { ReaderBenchmarks.run() }
 if arguments.isEmpty || arguments.contains("statistics") { DetectorBenchmarks.run() }
 if arguments.isEmpty || arguments.contains("bridges") { BridgeBenchmarks.run() }
 if arguments.isEmpty || arguments.contains("signposts") { SignpostBenchmarks.run() }
+if arguments.isEmpty || arguments.contains("runner") { await RunnerBenchmarks.run() }

@@ -11,8 +11,9 @@ struct RunCommand: ParsableCommand {
             Each iteration launches COMMAND with the environment variable STROBE_TRACE_OUTPUT set to \
             a fresh trace path; a program that calls TraceSession.startFromEnvironment() (or writes \
             Strobe's format itself) records its trace there. The runner waits for the child with wait4 \
-            and records, per iteration: wall time, CPU user and system time, max RSS, context \
-            switches and page faults, and from the trace the sum and count of every interval name \
+            and records, per iteration: wall time and the child's whole rusage (process.cpu.user, \
+            process.cpu.system, process.max_rss, process.context_switches.*, process.faults.*), \
+            and from the trace the sum and count of every interval name \
             and the last value of every counter. A child that crashes, exits non-zero, runs past \
             --timeout or writes no trace ends the run with a clear error; the results file keeps \
             what was measured, and the command exits 1.

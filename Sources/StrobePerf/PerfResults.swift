@@ -1,6 +1,6 @@
 /// The raw samples of one metric across a test's measured iterations.
 public struct PerfMetric: Sendable, Hashable, Codable {
-    /// The metric's name, e.g. `wall`, `cpu.user`, `interval:lens apply:sum`.
+    /// The metric's name, e.g. `wall`, `process.cpu.user`, `interval:lens apply:sum`.
     public var name: String
     /// Its unit: `ns`, `bytes`, `count`, or a name of your choosing.
     public var unit: String

@@ -39,9 +39,21 @@ public struct PerfRunner: Sendable {
         var result = PerfTestResult(name: test.name, warmupIterations: options.warmupIterations)
         var metrics = MetricTable()
         let rule = test.stopRule ?? options.stopRule
-        let scratch = NSTemporaryDirectory() + "strobe-perf-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
-        try? FileManager.default.createDirectory(atPath: scratch, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(atPath: scratch) }
+        // Only a trace someone reads is written to a file. Each iteration's
+        // file is removed once read: on ext4, rewriting a truncated file
+        // starts its writeback at close, which a fresh file does not.
+        let keptFolder = options.traceDirectory.map { directory in
+            "\(directory)/\(Self.fileSafe(options.suite))/\(Self.fileSafe(test.name))"
+        }
+        if let keptFolder { try? FileManager.default.createDirectory(atPath: keptFolder, withIntermediateDirectories: true) }
+        var scratch: String?
+        if !test.metrics.isEmpty || keptFolder != nil {
+            let directory = Self.scratchBase + "/strobe-perf-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
+            try? FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+            scratch = directory
+        }
+        defer { if let scratch { try? FileManager.default.removeItem(atPath: scratch) } }
+        let tracePath = scratch.map { $0 + "/iteration.pftrace" }
         var iteration = 0
         var measuredStart: UInt64?
         while true {
@@ -51,14 +63,14 @@ public struct PerfRunner: Sendable {
                 let elapsed = Double(cstrobe_monotonic_ns() - (measuredStart ?? 0)) / 1e9
                 if rule.isSatisfied(samples: metrics.samples(of: "wall"), elapsed: elapsed) { break }
             }
-            let tracePath = scratch + "/iteration-\(iteration).pftrace"
             do {
                 let sample = try await runIteration(test, iteration: iteration, tracePath: tracePath)
                 if measured >= 0 {
                     metrics.add(sample)
-                    if let directory = options.traceDirectory {
-                        let kept = keep(tracePath, test: test.name, iteration: measured, wall: sample.wall, in: directory)
-                        if let kept { result.tracePaths.append(kept) }
+                    if let keptFolder, let tracePath,
+                        let kept = Self.keep(tracePath, iteration: measured, wall: sample.wall, in: keptFolder)
+                    {
+                        result.tracePaths.append(kept)
                     }
                 }
                 progress?(test.name, measured, Self.plannedCount(rule), sample.wall)
@@ -66,12 +78,27 @@ public struct PerfRunner: Sendable {
                 result.error = "iteration \(iteration)\(measured < 0 ? " (warm-up)" : ""): \(error)"
                 break
             }
-            try? FileManager.default.removeItem(atPath: tracePath)
+            if let tracePath { unlink(tracePath) }
             iteration += 1
         }
         result.metrics = metrics.metrics
         return result
     }
+
+    /// Where iterations' traces are written before they are read: a memory
+    /// file system (`/dev/shm`) when it has a gigabyte free, so the runner's
+    /// file work never waits for a disk; the temporary directory otherwise.
+    static let scratchBase: String = {
+        #if os(Linux)
+        var stats = statvfs()
+        if statvfs("/dev/shm", &stats) == 0, UInt64(stats.f_bavail) * UInt64(stats.f_frsize) >= 1 << 30,
+            access("/dev/shm", W_OK) == 0
+        {
+            return "/dev/shm"
+        }
+        #endif
+        return String(NSTemporaryDirectory().reversed().drop { $0 == "/" }.reversed())
+    }()
 
     static func plannedCount(_ rule: StopRule) -> Int? {
         if case .iterations(let count) = rule { return count }
@@ -91,7 +118,9 @@ public struct PerfRunner: Sendable {
         var description: String { "\(phase) failed: \(underlying)" }
     }
 
-    private func runIteration(_ test: PerfTest, iteration: Int, tracePath: String) async throws -> Sample {
+    /// Runs one iteration; with no `tracePath` the session records as usual
+    /// (its writer encodes every event) but writes no file.
+    private func runIteration(_ test: PerfTest, iteration: Int, tracePath: String?) async throws -> Sample {
         if let setup = test.setup {
             do { try await setup() } catch { throw IterationFailure(phase: "setup", underlying: error) }
         }
@@ -100,25 +129,23 @@ public struct PerfRunner: Sendable {
         if !test.resourceUsageIntervals.isEmpty { configuration.resourceUsage = .intervals(named: test.resourceUsageIntervals) }
         let session = try TraceSession.start(configuration)
         let context = PerfContext(iteration: iteration)
-        var before = cstrobe_rusage()
-        var after = cstrobe_rusage()
+        let before: ResourceReading
+        let after: ResourceReading
         let wall: UInt64
         do {
             switch test.body {
             case .sync(let measure):
-                cstrobe_thread_rusage(&before)
+                before = ResourceReading(session: session, thread: Self.hasThreadUsage)
                 let start = cstrobe_monotonic_ns()
-                defer {
-                    cstrobe_thread_rusage(&after)
-                }
                 try Self.measure(measure, context)
                 wall = cstrobe_monotonic_ns() - start
+                after = ResourceReading(session: session, thread: Self.hasThreadUsage)
             case .async(let measure):
-                cstrobe_process_rusage(&before)
+                before = ResourceReading(session: session, thread: false)
                 let start = cstrobe_monotonic_ns()
                 try await measure(context)
                 wall = cstrobe_monotonic_ns() - start
-                cstrobe_process_rusage(&after)
+                after = ResourceReading(session: session, thread: false)
             }
         } catch {
             try? session.stop()
@@ -129,10 +156,15 @@ public struct PerfRunner: Sendable {
             do { try await teardown() } catch { throw IterationFailure(phase: "teardown", underlying: error) }
         }
         var values = Self.resourceMetrics(wall: wall, before: before, after: after)
-        let trace = try TraceReader.read(contentsOf: tracePath)
-        for metric in test.metrics {
-            if let value = metric.value(in: trace) {
-                values.append(PerfMetric(name: metric.name, unit: metric.unit(in: trace), lowerIsBetter: true, samples: [value]))
+        if !test.metrics.isEmpty, let tracePath {
+            let trace = try TraceReader.read(contentsOf: tracePath)
+            for metric in test.metrics {
+                if let value = metric.value(in: trace) {
+                    values.append(
+                        PerfMetric(
+                            name: metric.name, unit: metric.unit(in: trace), lowerIsBetter: metric.better.lowerIsBetter,
+                            samples: [value]))
+                }
             }
         }
         values += context.values
@@ -144,37 +176,100 @@ public struct PerfRunner: Sendable {
         try body(context)
     }
 
-    static func resourceMetrics(wall: UInt64, before: cstrobe_rusage, after: cstrobe_rusage) -> [PerfMetric] {
+    /// Whether the system measures a thread's own rusage; where it does not,
+    /// no `thread.*` metric is written rather than a process figure under a
+    /// thread's name.
+    static let hasThreadUsage = cstrobe_thread_rusage_is_per_thread() != 0
+
+    /// The process's resource usage at one edge of a measure block, the CPU
+    /// time of the session's own background thread, and for synchronous
+    /// tests the measuring thread's usage.
+    ///
+    /// Strobe's thread is left out through its CPU clock
+    /// (`pthread_getcpuclockid`), read at both edges: one syscall, exact to
+    /// the nanosecond, and readable while the thread runs. Summing
+    /// `/proc/self/task/*/stat` instead would cost an open and a read per
+    /// thread, counts in 10 ms ticks, and loses the threads that exit during
+    /// the block, whose time `RUSAGE_SELF` keeps.
+    struct ResourceReading {
+        var process = cstrobe_rusage()
+        var thread: cstrobe_rusage?
+        var strobeCPU: UInt64 = 0
+
+        /// Reads an edge. Both edges read in the same order, so the few
+        /// hundred nanoseconds between the reads shift both alike.
+        init(session: TraceSession, thread readThread: Bool) {
+            let strobe = session.backgroundCPUTime.components
+            strobeCPU = UInt64(clamping: strobe.seconds) &* 1_000_000_000 &+ UInt64(clamping: strobe.attoseconds / 1_000_000_000)
+            cstrobe_process_rusage(&process)
+            if readThread {
+                var usage = cstrobe_rusage()
+                cstrobe_thread_rusage(&usage)
+                thread = usage
+            }
+        }
+
+        init(process: cstrobe_rusage, thread: cstrobe_rusage?, strobeCPU: UInt64) {
+            self.process = process
+            self.thread = thread
+            self.strobeCPU = strobeCPU
+        }
+    }
+
+    static func resourceMetrics(wall: UInt64, before: ResourceReading, after: ResourceReading) -> [PerfMetric] {
+        func delta(_ a: UInt64, _ b: UInt64) -> Double { b >= a ? Double(b - a) : 0 }
+        let user = delta(before.process.user_ns, after.process.user_ns)
+        let system = delta(before.process.system_ns, after.process.system_ns)
+        // Linux measures each thread's run time exactly but splits it into
+        // user and system time in the ratio of timer-tick samples, so below a
+        // tick any split is an estimate. Strobe's exact total is removed in
+        // the proportion of the block's own split: user + system stays
+        // exactly the process's CPU time less Strobe's.
+        let total = user + system
+        let strobe = min(delta(before.strobeCPU, after.strobeCPU), total)
+        let kept = total > 0 ? (total - strobe) / total : 0
+        var metrics = [
+            PerfMetric(name: "wall", unit: "ns", samples: [Double(wall)]),
+            PerfMetric(name: "process.cpu.user", unit: "ns", samples: [user * kept]),
+            PerfMetric(name: "process.cpu.system", unit: "ns", samples: [system * kept]),
+        ]
+        metrics += usageMetrics(prefix: "process", before: before.process, after: after.process)
+        if let threadBefore = before.thread, let threadAfter = after.thread {
+            metrics += [
+                PerfMetric(name: "thread.cpu.user", unit: "ns", samples: [delta(threadBefore.user_ns, threadAfter.user_ns)]),
+                PerfMetric(
+                    name: "thread.cpu.system", unit: "ns", samples: [delta(threadBefore.system_ns, threadAfter.system_ns)]),
+            ]
+            metrics += usageMetrics(prefix: "thread", before: threadBefore, after: threadAfter)
+        }
+        return metrics
+    }
+
+    /// Context switches and page faults between two readings, named
+    /// `PREFIX.context_switches.voluntary` and so on.
+    static func usageMetrics(prefix: String, before: cstrobe_rusage, after: cstrobe_rusage) -> [PerfMetric] {
         func delta(_ a: UInt64, _ b: UInt64) -> Double { b >= a ? Double(b - a) : 0 }
         return [
-            PerfMetric(name: "wall", unit: "ns", samples: [Double(wall)]),
-            PerfMetric(name: "cpu.user", unit: "ns", samples: [delta(before.user_ns, after.user_ns)]),
-            PerfMetric(name: "cpu.system", unit: "ns", samples: [delta(before.system_ns, after.system_ns)]),
             PerfMetric(
-                name: "context_switches.voluntary", unit: "count",
+                name: "\(prefix).context_switches.voluntary", unit: "count",
                 samples: [delta(before.voluntary_switches, after.voluntary_switches)]),
             PerfMetric(
-                name: "context_switches.involuntary", unit: "count",
+                name: "\(prefix).context_switches.involuntary", unit: "count",
                 samples: [delta(before.involuntary_switches, after.involuntary_switches)]),
-            PerfMetric(name: "faults.minor", unit: "count", samples: [delta(before.minor_faults, after.minor_faults)]),
-            PerfMetric(name: "faults.major", unit: "count", samples: [delta(before.major_faults, after.major_faults)]),
+            PerfMetric(name: "\(prefix).faults.minor", unit: "count", samples: [delta(before.minor_faults, after.minor_faults)]),
+            PerfMetric(name: "\(prefix).faults.major", unit: "count", samples: [delta(before.major_faults, after.major_faults)]),
         ]
     }
 
-    /// Moves the iteration's trace to `directory` as
-    /// `<suite>/<test>/iter-007-12.34ms.pftrace`.
-    private func keep(_ path: String, test: String, iteration: Int, wall: Double, in directory: String) -> String? {
-        let folder = "\(directory)/\(Self.fileSafe(options.suite))/\(Self.fileSafe(test))"
-        try? FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
-        let name = String(format: "iter-%03d-%.2fms.pftrace", iteration, wall / 1e6)
-        let destination = "\(folder)/\(name)"
+    /// Moves the iteration's trace into `folder` (`<suite>/<test>`) as
+    /// `iter-007-12.34ms.pftrace`.
+    private static func keep(_ path: String, iteration: Int, wall: Double, in folder: String) -> String? {
+        let destination = "\(folder)/" + String(format: "iter-%03d-%.2fms.pftrace", iteration, wall / 1e6)
+        // rename(2) replaces an older file of the same name; across file
+        // systems FileManager copies.
+        if rename(path, destination) == 0 { return destination }
         try? FileManager.default.removeItem(atPath: destination)
-        do {
-            try FileManager.default.moveItem(atPath: path, toPath: destination)
-            return destination
-        } catch {
-            return nil
-        }
+        return (try? FileManager.default.moveItem(atPath: path, toPath: destination)) != nil ? destination : nil
     }
 
     static func fileSafe(_ name: String) -> String {

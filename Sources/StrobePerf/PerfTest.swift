@@ -13,11 +13,15 @@ import Synchronization
 /// ```
 ///
 /// Every iteration records its own trace. Each test always reports the wall
-/// time of the measure block (`wall`), its CPU time and rusage deltas
-/// (`cpu.user`, `cpu.system`, `context_switches.voluntary`,
-/// `context_switches.involuntary`, `faults.minor`, `faults.major`), the
-/// trace metrics it asks for, and any value the block reports through its
-/// ``PerfContext``.
+/// time of the measure block (`wall`); the CPU time of every thread of the
+/// process during the block except Strobe's own background writer
+/// (`process.cpu.user`, `process.cpu.system`); the process's context switches
+/// and page faults (`process.context_switches.voluntary`,
+/// `process.context_switches.involuntary`, `process.faults.minor`,
+/// `process.faults.major`); for a synchronous block the same figures of the
+/// measuring thread alone (`thread.cpu.user`, `thread.cpu.system`,
+/// `thread.context_switches.…`, `thread.faults.…`); the trace metrics it asks
+/// for; and any value the block reports through its ``PerfContext``.
 public struct PerfTest: Sendable {
     enum Body: Sendable {
         case sync(@Sendable (PerfContext) throws -> Void)
@@ -36,8 +40,9 @@ public struct PerfTest: Sendable {
     let body: Body
     let teardown: (@Sendable () async throws -> Void)?
 
-    /// A test whose measure block is synchronous; rusage deltas are the
-    /// measuring thread's own (`RUSAGE_THREAD`).
+    /// A test whose measure block is synchronous. It reports the process's
+    /// CPU time and rusage deltas (`process.*`) and the measuring thread's
+    /// own (`thread.*`, from `RUSAGE_THREAD`, where the system has it).
     public init(
         _ name: String,
         metrics: [TraceMetric] = [],
@@ -56,8 +61,8 @@ public struct PerfTest: Sendable {
         self.teardown = teardown
     }
 
-    /// A test whose measure block is asynchronous; it may hop threads, so
-    /// rusage deltas are the whole process's (`RUSAGE_SELF`).
+    /// A test whose measure block is asynchronous. It may hop threads, so it
+    /// reports the process's CPU time and rusage deltas (`process.*`) only.
     public init(
         _ name: String,
         metrics: [TraceMetric] = [],
@@ -87,15 +92,22 @@ public final class PerfContext: Sendable {
         self.iteration = iteration
     }
 
-    /// Records a value for this iteration, e.g. items processed.
-    public func report(_ name: String, _ value: Double, unit: String = "count", lowerIsBetter: Bool = true) {
+    /// Records a value for this iteration, e.g. items processed; `better`
+    /// tells `strobe diff` which way it improves.
+    public func report(_ name: String, _ value: Double, unit: String = "count", better: MetricDirection = .lower) {
         reported.withLock { metrics in
             if let index = metrics.firstIndex(where: { $0.name == name }) {
                 metrics[index].samples = [value]
             } else {
-                metrics.append(PerfMetric(name: name, unit: unit, lowerIsBetter: lowerIsBetter, samples: [value]))
+                metrics.append(PerfMetric(name: name, unit: unit, lowerIsBetter: better.lowerIsBetter, samples: [value]))
             }
         }
+    }
+
+    /// Records a value for this iteration, e.g. items processed.
+    @available(*, deprecated, renamed: "report(_:_:unit:better:)")
+    public func report(_ name: String, _ value: Double, unit: String = "count", lowerIsBetter: Bool) {
+        report(name, value, unit: unit, better: MetricDirection(lowerIsBetter: lowerIsBetter))
     }
 
     var values: [PerfMetric] { reported.withLock { $0 } }

@@ -32,16 +32,24 @@ public struct TraceMetric: Sendable, Hashable {
     }
 
     let source: Source
+    /// Which way the metric gets better; written into results with its samples.
+    public let better: MetricDirection
 
     /// Intervals named `name`, aggregated per iteration (like Macrobenchmark's
-    /// trace-section metric).
-    public static func interval(_ name: String, _ aggregate: IntervalAggregate = .sum) -> TraceMetric {
-        TraceMetric(source: .interval(name, aggregate))
+    /// trace-section metric). Shorter and fewer is better unless `better`
+    /// says otherwise.
+    public static func interval(
+        _ name: String, _ aggregate: IntervalAggregate = .sum, better: MetricDirection = .lower
+    ) -> TraceMetric {
+        TraceMetric(source: .interval(name, aggregate), better: better)
     }
 
-    /// The counter named `name`, aggregated per iteration.
-    public static func counter(_ name: String, _ aggregate: CounterAggregate = .last) -> TraceMetric {
-        TraceMetric(source: .counter(name, aggregate))
+    /// The counter named `name`, aggregated per iteration. Declare
+    /// `better: .higher` for counters such as frame rates or throughput.
+    public static func counter(
+        _ name: String, _ aggregate: CounterAggregate = .last, better: MetricDirection = .lower
+    ) -> TraceMetric {
+        TraceMetric(source: .counter(name, aggregate), better: better)
     }
 
     /// The metric's name in results: `interval:NAME:AGGREGATE` or

@@ -53,7 +53,12 @@ struct PerfRunnerTests {
         #expect(calls.load(ordering: .relaxed) == 10)
         #expect(result.warmupIterations == 3)
         for metric in result.metrics { #expect(metric.samples.count == 7, "\(metric.name)") }
-        #expect(Set(result.metrics.map(\.name)).isSuperset(of: ["wall", "cpu.user", "cpu.system", "faults.minor"]))
+        #expect(
+            Set(result.metrics.map(\.name)).isSuperset(of: [
+                "wall", "process.cpu.user", "process.cpu.system", "process.context_switches.voluntary",
+                "process.context_switches.involuntary", "process.faults.minor", "process.faults.major",
+                "thread.cpu.user", "thread.cpu.system", "thread.context_switches.voluntary", "thread.faults.minor",
+            ]))
     }
 
     @Test func timeBudgetAndPrecisionRulesStop() async {
@@ -83,11 +88,15 @@ struct PerfRunnerTests {
     }
 
     @Test func customValuesAreRecorded() async {
-        let test = PerfTest("custom") { context in context.report("items", Double(context.iteration), lowerIsBetter: false) }
+        let test = PerfTest("custom") { context in
+            context.report("items", Double(context.iteration), better: .higher)
+            context.report("misses", 1)
+        }
         let result = await Self.runner(iterations: 3, warmup: 1).run(test)
         let items = result.metric("items")
         #expect(items?.samples == [1, 2, 3])
         #expect(items?.lowerIsBetter == false)
+        #expect(result.metric("misses")?.lowerIsBetter == true)
     }
 
     @Test func failuresAreReportedAgainstTheirTestAndTheSuiteCarriesOn() async throws {

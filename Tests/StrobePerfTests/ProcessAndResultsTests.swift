@@ -23,7 +23,10 @@ import Testing
         let result = Self.run("ok")
         #expect(result.error == nil)
         #expect(result.metric("wall")?.samples.count == 3)
-        #expect(result.metric("max_rss")?.samples.allSatisfy { $0 > 0 } == true)
+        #expect(result.metric("process.max_rss")?.samples.allSatisfy { $0 > 0 } == true)
+        #expect(result.metric("process.cpu.user")?.samples.count == 3)
+        #expect(result.metric("process.context_switches.voluntary")?.samples.count == 3)
+        #expect(result.metrics.allSatisfy { !$0.name.hasPrefix("cpu.") && !$0.name.hasPrefix("thread.") })
         let load = result.metric("interval:load:sum")
         #expect(load?.samples.count == 3)
         #expect(load?.samples.allSatisfy { $0 >= 5_000_000 } == true)
@@ -103,8 +106,9 @@ import Testing
     @Test func exportsCSVThatDiffCanRead() {
         let csv = ResultsCSV.render(Self.sample)
         let lines = csv.split(separator: "\n")
-        #expect(lines[0] == "suite,test,metric,unit,better,iteration,value,build,device")
-        #expect(lines[1] == "suite,t,t/wall,ns,lower,0,1.0,pr,a")
+        #expect(lines[0] == "suite,test,metric,unit,better,run,round,iteration,value,build,device")
+        #expect(lines[1] == "suite,t,t/wall,ns,lower,,,0,1.0,pr,a")
+        #expect(lines[4] == "suite,t,t/items,count,higher,,,0,10.0,pr,a")
         #expect(lines.count == 1 + 4)
     }
 }

@@ -6,6 +6,7 @@
 #ifndef CSTROBE_H
 #define CSTROBE_H
 
+#include <pthread.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -156,10 +157,23 @@ typedef struct cstrobe_rusage {
     uint64_t max_rss_bytes;
 } cstrobe_rusage;
 
-/// Fills `out` for the calling thread; returns 0 on success.
+/// Fills `out` for the calling thread; returns 0 on success. Where the
+/// system has no per-thread rusage it fills in the whole process's.
 int cstrobe_thread_rusage(cstrobe_rusage *out);
+/// 1 when `cstrobe_thread_rusage` reads the calling thread alone
+/// (`RUSAGE_THREAD`), 0 where it falls back to the whole process.
+int cstrobe_thread_rusage_is_per_thread(void);
 /// Fills `out` for the whole process; returns 0 on success.
 int cstrobe_process_rusage(cstrobe_rusage *out);
+
+/// CPU time (user and system) `thread` has used since it started, in
+/// nanoseconds, read from outside the thread; 0 when it cannot be read.
+/// `thread` must not have been joined.
+uint64_t cstrobe_thread_cpu_ns(pthread_t thread);
+
+/// A file descriptor that becomes readable when the child process `pid`
+/// exits (a Linux pidfd), or -1 where the system offers none.
+int cstrobe_process_exit_descriptor(int pid);
 
 /// Registers a destructor that runs `callback(context)` when the calling
 /// thread exits. Only one per thread; later calls replace the context.
@@ -167,7 +181,8 @@ void cstrobe_on_thread_exit(void (*callback)(void *), void *context);
 
 /// Copies the calling thread's name into `buffer` (NUL-terminated).
 int cstrobe_thread_name(char *buffer, size_t size);
-/// Copies the process's short name into `buffer` (NUL-terminated).
+/// Copies the process's short name into `buffer` (NUL-terminated); it is read
+/// once per process.
 int cstrobe_process_name(char *buffer, size_t size);
 
 #ifdef __cplusplus

@@ -1,0 +1,22 @@
+/// Which way a metric gets better: what turns a shift into a regression or
+/// an improvement in `strobe diff`.
+///
+/// ```swift
+/// .counter("fps", .last, better: .higher)
+/// context.report("items per second", rate, unit: "count/s", better: .higher)
+/// ```
+public enum MetricDirection: String, Sendable, Hashable, Codable, CaseIterable {
+    /// Smaller values are better: durations, CPU time, memory, misses.
+    case lower
+    /// Larger values are better: throughput, frame rates, hit ratios.
+    case higher
+
+    /// Whether smaller values are better, as ``PerfMetric/lowerIsBetter``
+    /// stores it.
+    public var lowerIsBetter: Bool { self == .lower }
+
+    /// The direction a ``PerfMetric/lowerIsBetter`` flag stands for.
+    public init(lowerIsBetter: Bool) {
+        self = lowerIsBetter ? .lower : .higher
+    }
+}
