@@ -56,26 +56,30 @@ let package = Package(
 
         // MARK: Analysis
 
+        // Tables, human units and CSV fields, shared by the readers and reports.
+        .target(name: "StrobeFormatting"),
         .target(
             name: "StrobeReader",
-            dependencies: ["StrobeProtos", "CProtobufC"]
+            dependencies: ["StrobeProtos", "CProtobufC", "StrobeFormatting"]
         ),
+        // The results model and file: what the runner writes and diff reads.
+        .target(name: "StrobeResults", dependencies: ["StrobeProtos", "CProtobufC", "StrobeFormatting"]),
         .target(name: "StrobeStatistics"),
         .target(
             name: "StrobeDiff",
-            dependencies: ["StrobeStatistics", "StrobePerf", "StrobeReader", .product(name: "Yams", package: "Yams")]
+            dependencies: ["StrobeStatistics", "StrobeResults", "StrobeFormatting", .product(name: "Yams", package: "Yams")]
         ),
         .target(
             name: "StrobePerf",
             dependencies: [
-                "Strobe", "StrobeReader", "StrobeProtos", "CProtobufC",
+                "Strobe", "CStrobe", "StrobeReader", "StrobeResults",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
         .executableTarget(
             name: "StrobeCLI",
             dependencies: [
-                "Strobe", "StrobeReader", "StrobePerf", "StrobeStatistics", "StrobeDiff",
+                "Strobe", "StrobeReader", "StrobePerf", "StrobeResults", "StrobeStatistics", "StrobeDiff", "StrobeFormatting",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),

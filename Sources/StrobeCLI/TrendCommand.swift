@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import StrobePerf
+import StrobeFormatting
 import StrobeReader
 import StrobeStatistics
 

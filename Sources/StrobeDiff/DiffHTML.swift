@@ -1,5 +1,5 @@
 import Foundation
-import StrobeReader
+import StrobeFormatting
 import StrobeStatistics
 
 extension DiffReport {

@@ -1,5 +1,5 @@
 import Foundation
-import StrobePerf
+import StrobeResults
 
 /// Why samples could not be loaded or compared; `strobe diff` exits with
 /// status 2 on these.

@@ -1,4 +1,5 @@
 import Foundation
+import StrobeFormatting
 
 /// Flat and Chrome-format exports of a trace.
 public enum TraceExport {
@@ -90,24 +91,19 @@ public enum TraceExport {
     }
 
     /// `text` as one CSV field, quoted when it must be.
-    package static func csvField(_ text: String) -> String {
-        guard text.contains(where: { $0 == "," || $0 == "\"" || $0 == "\n" || $0 == "\r" }) else { return text }
-        return "\"" + text.replacingOccurrences(of: "\"", with: "\"\"") + "\""
-    }
-
     static func csv(_ rows: [Row]) -> String {
         var lines = ["kind,name,tid,thread,track,ts_ns,dur_ns,depth,cpu_ns,value,args"]
         for row in rows {
-            var cells: [String] = [row.kind, csvField(row.name)]
+            var cells: [String] = [row.kind, CSVField.escape(row.name)]
             cells.append(row.tid.map { String($0) } ?? "")
-            cells.append(csvField(row.thread))
+            cells.append(CSVField.escape(row.thread))
             cells.append(String(row.track))
             cells.append(String(row.time))
             cells.append(row.duration.map { String($0) } ?? "")
             cells.append(row.depth.map { String($0) } ?? "")
             cells.append(row.cpu.map { String($0) } ?? "")
             cells.append(row.value.map { String($0) } ?? "")
-            cells.append(row.arguments.isEmpty ? "" : csvField(json(row.arguments)))
+            cells.append(row.arguments.isEmpty ? "" : CSVField.escape(json(row.arguments)))
             lines.append(cells.joined(separator: ","))
         }
         return lines.joined(separator: "\n") + "\n"

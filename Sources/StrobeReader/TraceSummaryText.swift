@@ -1,3 +1,5 @@
+import StrobeFormatting
+
 extension TraceSummary {
     /// The summary as aligned text tables.
     public func renderText(perThread: Bool = true) -> String {

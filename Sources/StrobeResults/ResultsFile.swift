@@ -1,6 +1,5 @@
 import CProtobufC
 import Foundation
-import Strobe
 import StrobeProtos
 
 /// Reads and writes perf results files: a `Run` message of
@@ -45,21 +44,21 @@ public enum ResultsFile {
 
     /// The protobuf bytes of `run`.
     public static func encode(_ run: PerfRun) -> [UInt8] {
-        let strings = CStrings()
+        var storage = MessageStorage()
         var metadata = Strobe__Results__RunMetadata()
         strobe__results__run_metadata__init(&metadata)
-        metadata.suite = strings.make(run.metadata.suite)
-        metadata.git_commit = strings.make(run.metadata.gitCommit)
-        metadata.host = strings.make(run.metadata.host)
-        metadata.os = strings.make(run.metadata.os)
-        metadata.cpu_model = strings.make(run.metadata.cpuModel)
+        metadata.suite = storage.string(run.metadata.suite)
+        metadata.git_commit = storage.string(run.metadata.gitCommit)
+        metadata.host = storage.string(run.metadata.host)
+        metadata.os = storage.string(run.metadata.os)
+        metadata.cpu_model = storage.string(run.metadata.cpuModel)
         metadata.has_core_count = 1
         metadata.core_count = UInt32(clamping: run.metadata.coreCount)
-        metadata.build_configuration = strings.make(run.metadata.buildConfiguration)
+        metadata.build_configuration = storage.string(run.metadata.buildConfiguration)
         metadata.has_timestamp_unix_ns = 1
         metadata.timestamp_unix_ns = run.metadata.timestamp
-        metadata.strobe_version = strings.make(run.metadata.strobeVersion)
-        if !run.metadata.runID.isEmpty { metadata.run_id = strings.make(run.metadata.runID) }
+        metadata.strobe_version = storage.string(run.metadata.strobeVersion)
+        if !run.metadata.runID.isEmpty { metadata.run_id = storage.string(run.metadata.runID) }
         if let round = run.metadata.round {
             metadata.has_round = 1
             metadata.round = UInt32(clamping: round)
@@ -80,33 +79,32 @@ public enum ResultsFile {
         for (index, tag) in tags.enumerated() {
             var dimension = Strobe__Results__Dimension()
             strobe__results__dimension__init(&dimension)
-            dimension.key = strings.make(tag.key)
-            dimension.value = strings.make(tag.value)
+            dimension.key = storage.string(tag.key)
+            dimension.value = storage.string(tag.value)
             dimensions[index] = dimension
             dimensionPointers[index] = dimensions.baseAddress! + index
         }
         metadata.n_dimensions = tags.count
         metadata.dimensions = dimensionPointers.baseAddress
 
-        var storage = MessageStorage()
         var testPointers: [UnsafeMutablePointer<Strobe__Results__TestResult>?] = []
         for test in run.tests {
             let result = storage.allocate(Strobe__Results__TestResult.self)
             strobe__results__test_result__init(result)
-            result.pointee.name = strings.make(test.name)
-            if let error = test.error { result.pointee.error = strings.make(error) }
+            result.pointee.name = storage.string(test.name)
+            if let error = test.error { result.pointee.error = storage.string(error) }
             result.pointee.has_warmup_iterations = 1
             result.pointee.warmup_iterations = UInt32(clamping: test.warmupIterations)
             let paths = storage.allocateArray(UnsafeMutablePointer<CChar>?.self, count: test.tracePaths.count)
-            for (index, path) in test.tracePaths.enumerated() { paths[index] = strings.make(path) }
+            for (index, path) in test.tracePaths.enumerated() { paths[index] = storage.string(path) }
             result.pointee.n_trace_paths = test.tracePaths.count
             result.pointee.trace_paths = paths
             let metrics = storage.allocateArray(UnsafeMutablePointer<Strobe__Results__Metric>?.self, count: test.metrics.count)
             for (index, metric) in test.metrics.enumerated() {
                 let message = storage.allocate(Strobe__Results__Metric.self)
                 strobe__results__metric__init(message)
-                message.pointee.name = strings.make(metric.name)
-                message.pointee.unit = strings.make(metric.unit)
+                message.pointee.name = storage.string(metric.name)
+                message.pointee.unit = storage.string(metric.unit)
                 message.pointee.has_direction = 1
                 message.pointee.direction = metric.lowerIsBetter
                     ? STROBE__RESULTS__METRIC__DIRECTION__LOWER_IS_BETTER : STROBE__RESULTS__METRIC__DIRECTION__HIGHER_IS_BETTER
@@ -201,8 +199,19 @@ struct MessageStorage {
         return raw.bindMemory(to: T.self, capacity: max(count, 1))
     }
 
+    private var strings: [UnsafeMutablePointer<CChar>] = []
+
+    /// A C copy of `text`, freed with the rest.
+    mutating func string(_ text: String) -> UnsafeMutablePointer<CChar> {
+        let pointer = strdup(text)!
+        strings.append(pointer)
+        return pointer
+    }
+
     mutating func release() {
         blocks.forEach { $0.deallocate() }
+        strings.forEach { free($0) }
+        strings = []
         blocks = []
     }
 }

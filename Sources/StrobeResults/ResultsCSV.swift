@@ -1,5 +1,5 @@
 import Foundation
-import StrobeReader
+import StrobeFormatting
 
 /// Results as CSV rows, one per sample, for dashboards and for `strobe diff`.
 public enum ResultsCSV {
@@ -31,5 +31,5 @@ public enum ResultsCSV {
         return lines.joined(separator: "\n") + "\n"
     }
 
-    static func field(_ text: String) -> String { TraceExport.csvField(text) }
+    static func field(_ text: String) -> String { CSVField.escape(text) }
 }
