@@ -82,9 +82,13 @@ extension Trace {
     @usableFromInline @inline(never)
     static func recordAsyncBegin(_ name: Name, arguments: KeyValuePairs<StaticString, ArgumentValue>) -> AsyncInterval {
         guard let recorder = ThreadRecorder.attached() else { return AsyncInterval(id: 0) }
+        let parent = AsyncIntervalContext.innermost()
         let id = nextIdentifier()
         let argumentWords = arguments.isEmpty ? 0 : ArgumentEncoding.words(for: arguments)
-        let recorded = writeEvent(recorder, kind: RecordLayout.asyncBegin, name: name.word, id: id, argumentWords: argumentWords) {
+        let kind = parent != 0 ? RecordLayout.asyncBeginChild : RecordLayout.asyncBegin
+        let recorded = writeEvent(
+            recorder, kind: kind, name: name.word, id: id, parent: parent, argumentWords: argumentWords
+        ) {
             ArgumentEncoding.write(arguments, to: $0)
         }
         if recorded { recorder.signposts?.asyncBegin(name.word, id: id) }
@@ -190,24 +194,27 @@ extension Trace {
     }
 
     /// Appends an instant or async begin: header, name, the id when there is
-    /// one, then `argumentWords` words of arguments written by `writeArguments`.
+    /// one and the parent's when it is not 0, then `argumentWords` words of
+    /// arguments written by `writeArguments`.
     @discardableResult
     private static func writeEvent(
         _ recorder: ThreadRecorder,
         kind: UInt64,
         name: UInt64,
         id: UInt64?,
+        parent: UInt64 = 0,
         argumentWords: Int,
         writeArguments: (UnsafeMutablePointer<UInt64>) -> Int
     ) -> Bool {
         let kind = argumentWords > 0 ? kind | RecordLayout.withArguments : kind
-        let fixed = id == nil ? 2 : 3
+        let fixed = id == nil ? 2 : parent == 0 ? 3 : 4
         let words = fixed + (argumentWords > 0 ? 1 + argumentWords : 0)
         let timestamp = recorder.timestamp()
         return recorder.append(words: words) { record in
             record[0] = RecordLayout.header(kind: kind, timestamp: timestamp)
             record[1] = name
             if let id { record[2] = id }
+            if fixed == 4 { record[3] = parent }
             if argumentWords > 0 {
                 record[fixed] = UInt64(argumentWords)
                 _ = writeArguments(record + fixed + 1)

@@ -1,4 +1,4 @@
-import Strobe
+@_spi(Bridges) import Strobe
 import Tracing
 
 /// A swift-distributed-tracing backend that records every span into the
@@ -39,7 +39,13 @@ public struct StrobeTracer: Tracer {
     public static let traceparentHeader = "traceparent"
 
     /// A tracer.
-    public init() {}
+    ///
+    /// Spans and Strobe's own async intervals share one notion of the current
+    /// interval: a span started inside an async `Trace.interval` nests under
+    /// it, and an async interval begun inside a span nests under the span.
+    public init() {
+        Trace.setInnermostIntervalSource(innermostSpanInterval)
+    }
 
     /// Starts a span: opens its interval when a session records.
     ///
@@ -87,8 +93,11 @@ public struct StrobeTracer: Tracer {
         if let parent, parent.interval == nil, parent.identity.isRemote {
             terminatingFlow = Trace.Flow(id: parent.identity.spanID)
         }
+        // The innermost of the context's span and the task's own interval:
+        // identifiers grow with time, and both enclose this point.
+        let parentInterval = max(parent?.interval?.id ?? 0, Trace.innermostTaskInterval)
         let interval = Trace.beginAsync(
-            Trace.Name(operationName), parent: parent?.interval, flow: flow, terminatingFlow: terminatingFlow,
+            Trace.Name(operationName), parent: parentInterval == 0 ? nil : Trace.AsyncInterval(parentID: parentInterval), flow: flow, terminatingFlow: terminatingFlow,
             arguments: arguments, renamable: true, startedAgo: .nanoseconds(startedAgo))
         let record = SpanRecord(
             identity: identity, interval: interval, traceIDText: traceIDText, spanIDText: spanIDText,
@@ -128,4 +137,10 @@ public struct StrobeTracer: Tracer {
         case .internal: return "internal"
         }
     }
+}
+
+/// The interval of the span in the task's current context; 0 for none.
+/// Strobe consults it when an async interval begins without a parent.
+private func innermostSpanInterval() -> UInt64 {
+    InstrumentationContext.current?[StrobeSpanKey.self]?.interval?.id ?? 0
 }

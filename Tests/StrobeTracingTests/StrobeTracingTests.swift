@@ -373,6 +373,41 @@ struct StrobeTracingTests {
         #expect(none.isEmpty)
     }
 
+    // MARK: One notion of "current" with Strobe's own intervals
+
+    @Test(.enabled(if: OfficialDecoder.isUsable))
+    func spansAndAsyncIntervalsNestUnderEachOther() async throws {
+        let path = Self.path()
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        _ = try await Self.record(path) {
+            try await Trace.interval("job") {
+                try await withSpan("fetch", ofKind: .client) { _ in
+                    try await Task.sleep(nanoseconds: 200_000)
+                    await Trace.interval("decode") {
+                        await withTaskGroup(of: Void.self) { group in
+                            group.addTask { await withSpan("tile") { _ in await Task.yield() } }
+                        }
+                    }
+                    Trace.beginAsync("retry").end()
+                }
+            }
+        }
+        let decoded = try OfficialDecoder.decode(path)
+        #expect(decoded.errors.isEmpty)
+        let job = try #require(decoded.slices(named: "job").first)
+        let fetch = try #require(decoded.slices(named: "fetch").first)
+        let decode = try #require(decoded.slices(named: "decode").first)
+        let tile = try #require(decoded.slices(named: "tile").first)
+        let retry = try #require(decoded.slices(named: "retry").first)
+        #expect(decoded.track(fetch.track)?.parent == job.track)
+        #expect(decoded.track(decode.track)?.parent == fetch.track)
+        #expect(decoded.track(tile.track)?.parent == decode.track)
+        #expect(decoded.track(retry.track)?.parent == fetch.track)
+        // The span tree itself is unchanged: the tile's parent span is the fetch.
+        #expect(tile.args["parent_span_id"] == fetch.args["span_id"])
+        #expect(tile.args["trace_id"] == fetch.args["trace_id"])
+    }
+
     // MARK: The official schema
 
     @Test(.enabled(if: OfficialDecoder.isUsable))
