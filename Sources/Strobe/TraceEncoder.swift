@@ -257,6 +257,10 @@ struct SequenceState {
     var lastTimestamp: UInt64 = 0
     var eventNames = InternTable()
     var annotationNames = InternTable()
+    var categoryNames = InternTable()
+    /// The category of the next record, from its prefix word: the
+    /// category's index plus one; 0 for none.
+    var pendingCategory: UInt64 = 0
     var stack: [OpenInterval] = []
     var counterCacheWord: UInt64 = .max
     var counterCacheUUID: UInt64 = 0
@@ -279,11 +283,14 @@ struct SequenceState {
     func release() {
         eventNames.release()
         annotationNames.release()
+        categoryNames.release()
     }
 }
 
 struct OpenInterval {
     var usage: cstrobe_rusage?
+    /// The begin's category (index plus one); 0 for none.
+    var category: UInt64 = 0
 }
 
 /// Interned ids of name words on one sequence: a direct-mapped cache in
@@ -362,30 +369,42 @@ struct RecordEncoder {
         let event = kind & 0x0F
         if event == RecordLayout.dropMarker {
             state.restartPending = true
+            state.pendingCategory = 0
             return
         }
+        if event == RecordLayout.categoryPrefix {
+            state.pendingCategory = RecordLayout.timestamp(of: header)
+            return
+        }
+        // Slot 0 (index plus one is 1) holds categories past the limit,
+        // written without one.
+        let category = state.pendingCategory > 1 ? state.pendingCategory : 0
+        state.pendingCategory = 0
         let timestamp = state.converter.boottime(raw: RecordLayout.timestamp(of: header))
         ensureSequence(timestamp: timestamp)
         switch event {
         case RecordLayout.begin:
             if kind == RecordLayout.begin {
-                encodePlainBegin(record, timestamp: timestamp)
+                encodePlainBegin(record, timestamp: timestamp, category: category)
             } else {
-                encodeBegin(record, kind: kind, timestamp: timestamp)
+                encodeBegin(record, kind: kind, timestamp: timestamp, category: category)
             }
         case RecordLayout.end:
-            if kind == RecordLayout.end, let open = state.stack.last, open.usage == nil {
+            if category != 0, !closeAbove(category: category, timestamp: timestamp) {
+                // Its begin was skipped: the category was off then.
+                shared.orphanEnds += 1
+            } else if kind == RecordLayout.end, let open = state.stack.last, open.usage == nil {
                 state.stack.removeLast()
                 encodePlainEnd(timestamp: timestamp)
             } else {
                 encodeEnd(record, kind: kind, timestamp: timestamp)
             }
         case RecordLayout.instant:
-            encodeInstant(record, kind: kind, timestamp: timestamp)
+            encodeInstant(record, kind: kind, timestamp: timestamp, category: category)
         case RecordLayout.counterInt, RecordLayout.counterDouble:
-            encodeCounter(record, kind: kind, timestamp: timestamp)
+            encodeCounter(record, kind: kind, timestamp: timestamp, category: category)
         case RecordLayout.asyncBegin, RecordLayout.asyncBeginChild, RecordLayout.asyncBeginRenamable:
-            encodeAsyncBegin(record, kind: kind, timestamp: timestamp)
+            encodeAsyncBegin(record, kind: kind, timestamp: timestamp, category: category)
         case RecordLayout.asyncEnd, RecordLayout.asyncEndExplicit:
             encodeAsyncEnd(record, kind: kind, timestamp: timestamp)
         default:
@@ -407,6 +426,20 @@ struct RecordEncoder {
         state.lastTimestamp = timestamp
         state.eventNames.removeAll()
         state.annotationNames.removeAll()
+        state.categoryNames.removeAll()
+    }
+
+    /// Before the end of an interval in `category`: ends the intervals open
+    /// above the innermost one in that category (their ends were skipped
+    /// when their category was turned off). Returns false, changing
+    /// nothing, when no open interval is in the category.
+    private mutating func closeAbove(category: UInt64, timestamp: UInt64) -> Bool {
+        guard let index = state.stack.lastIndex(where: { $0.category == category }) else { return false }
+        while state.stack.count > index + 1 {
+            state.stack.removeLast()
+            encodePlainEnd(timestamp: timestamp)
+        }
+        return true
     }
 
     /// Starts an event packet on a started sequence: the timestamp delta and
@@ -446,9 +479,19 @@ struct RecordEncoder {
     // MARK: Interning
 
     private struct Interning {
+        var newCategory: (iid: UInt64, category: UInt64)?
         var newEventName: (iid: UInt64, word: UInt64)?
         var newAnnotationNames: [(iid: UInt64, word: UInt64)] = []
-        var isEmpty: Bool { newEventName == nil && newAnnotationNames.isEmpty }
+        var isEmpty: Bool { newEventName == nil && newAnnotationNames.isEmpty && newCategory == nil }
+    }
+
+    /// The interned id of `category` (index plus one), or 0 for none.
+    @inline(__always)
+    private mutating func categoryIID(_ category: UInt64, _ interning: inout Interning) -> UInt64 {
+        guard category != 0 else { return 0 }
+        let (iid, isNew) = state.categoryNames.id(for: category)
+        if isNew { interning.newCategory = (iid, category) }
+        return iid
     }
 
     @inline(__always)
@@ -467,6 +510,12 @@ struct RecordEncoder {
     private mutating func writeInterning(_ interning: Interning) {
         guard !interning.isEmpty else { return }
         let data = out.beginMessage(12)
+        if let category = interning.newCategory {
+            let entry = out.beginMessage(1)
+            out.appendVarintField(1, category.iid)
+            out.appendStringField(2, CategoryRegistry.shared.name(of: UInt32(category.category - 1)))
+            out.endMessage(entry)
+        }
         if let name = interning.newEventName {
             let entry = out.beginMessage(2)
             out.appendVarintField(1, name.iid)
@@ -486,12 +535,14 @@ struct RecordEncoder {
 
     /// The common case: a begin with a name and nothing else.
     @inline(__always)
-    private mutating func encodePlainBegin(_ record: UnsafePointer<UInt64>, timestamp: UInt64) {
-        state.stack.append(OpenInterval(usage: nil))
+    private mutating func encodePlainBegin(_ record: UnsafePointer<UInt64>, timestamp: UInt64, category: UInt64) {
+        state.stack.append(OpenInterval(usage: nil, category: category))
         var interning = Interning()
+        let categoryIID = categoryIID(category, &interning)
         let iid = eventNameIID(record[1], &interning)
         let packet = beginPacket(timestamp: timestamp)
         let event = out.beginMessage(11)
+        if categoryIID != 0 { out.appendVarintField(3, categoryIID) }
         out.appendVarintField(9, 1)  // TYPE_SLICE_BEGIN
         out.appendVarintField(10, iid)
         out.endMessage(event)
@@ -507,8 +558,11 @@ struct RecordEncoder {
         endPacket(packet)
     }
 
-    private mutating func encodeBegin(_ record: UnsafePointer<UInt64>, kind: UInt64, timestamp: UInt64) {
+    private mutating func encodeBegin(
+        _ record: UnsafePointer<UInt64>, kind: UInt64, timestamp: UInt64, category: UInt64
+    ) {
         var interning = Interning()
+        let categoryIID = categoryIID(category, &interning)
         let iid = eventNameIID(record[1], &interning)
         var offset = 2
         var usage: cstrobe_rusage?
@@ -516,11 +570,12 @@ struct RecordEncoder {
             usage = ResourceUsageKeys.load(record + offset)
             offset += RecordLayout.resourceUsageWords
         }
-        state.stack.append(OpenInterval(usage: usage))
+        state.stack.append(OpenInterval(usage: usage, category: category))
         let annotations = collectAnnotations(record, kind: kind, offset: &offset, &interning)
         if usage != nil { ensureThreadTimeTrack() }
         let packet = beginPacket(timestamp: timestamp)
         let event = out.beginMessage(11)
+        if categoryIID != 0 { out.appendVarintField(3, categoryIID) }
         writeArguments(annotations)
         out.appendVarintField(9, 1)  // TYPE_SLICE_BEGIN
         out.appendVarintField(10, iid)
@@ -565,13 +620,17 @@ struct RecordEncoder {
         endPacket(packet, interning)
     }
 
-    private mutating func encodeInstant(_ record: UnsafePointer<UInt64>, kind: UInt64, timestamp: UInt64) {
+    private mutating func encodeInstant(
+        _ record: UnsafePointer<UInt64>, kind: UInt64, timestamp: UInt64, category: UInt64
+    ) {
         var interning = Interning()
+        let categoryIID = categoryIID(category, &interning)
         let iid = eventNameIID(record[1], &interning)
         var offset = 2
         let annotations = collectAnnotations(record, kind: kind, offset: &offset, &interning)
         let packet = beginPacket(timestamp: timestamp)
         let event = out.beginMessage(11)
+        if categoryIID != 0 { out.appendVarintField(3, categoryIID) }
         writeArguments(annotations)
         out.appendVarintField(9, 3)  // TYPE_INSTANT
         out.appendVarintField(10, iid)
@@ -580,7 +639,9 @@ struct RecordEncoder {
         endPacket(packet, interning)
     }
 
-    private mutating func encodeCounter(_ record: UnsafePointer<UInt64>, kind: UInt64, timestamp: UInt64) {
+    private mutating func encodeCounter(
+        _ record: UnsafePointer<UInt64>, kind: UInt64, timestamp: UInt64, category: UInt64
+    ) {
         let unitBits = UInt8((kind >> 4) & 0x3)
         let unit = Trace.CounterUnit(rawValue: unitBits) ?? .unspecified
         let key = record[1] ^ (UInt64(unit.rawValue) << 62)
@@ -592,8 +653,11 @@ struct RecordEncoder {
             state.counterCacheWord = key
             state.counterCacheUUID = track
         }
+        var interning = Interning()
+        let categoryIID = categoryIID(category, &interning)
         let packet = beginPacket(timestamp: timestamp)
         let event = out.beginMessage(11)
+        if categoryIID != 0 { out.appendVarintField(3, categoryIID) }
         out.appendVarintField(9, 4)  // TYPE_COUNTER
         out.appendVarintField(11, track)
         if kind & 0x0F == RecordLayout.counterInt {
@@ -602,13 +666,16 @@ struct RecordEncoder {
             out.appendFixed64Field(44, record[2])
         }
         out.endMessage(event)
-        endPacket(packet)
+        endPacket(packet, interning)
     }
 
-    private mutating func encodeAsyncBegin(_ record: UnsafePointer<UInt64>, kind: UInt64, timestamp: UInt64) {
+    private mutating func encodeAsyncBegin(
+        _ record: UnsafePointer<UInt64>, kind: UInt64, timestamp: UInt64, category: UInt64
+    ) {
         let id = record[2]
         guard kind & 0x0F == RecordLayout.asyncBeginRenamable else {
-            return writeAsyncBegin(record, kind: kind, name: record[1], timestamp: timestamp, absolute: false)
+            return writeAsyncBegin(
+                record, kind: kind, name: record[1], timestamp: timestamp, absolute: false, category: category)
         }
         // It may have begun before it was recorded, so it carries its own time.
         let began = timestamp - min(record[4], timestamp)
@@ -642,11 +709,13 @@ struct RecordEncoder {
     }
 
     private mutating func writeAsyncBegin(
-        _ record: UnsafePointer<UInt64>, kind: UInt64, name: UInt64, timestamp: UInt64, absolute: Bool
+        _ record: UnsafePointer<UInt64>, kind: UInt64, name: UInt64, timestamp: UInt64, absolute: Bool,
+        category: UInt64 = 0
     ) {
         let id = record[2]
         let track = SharedTracks.asyncTrackUUID(id)
         var interning = Interning()
+        let categoryIID = categoryIID(category, &interning)
         let iid = eventNameIID(name, &interning)
         var offset = RecordLayout.fixedWords(kind: kind)
         let parentID = RecordLayout.asyncParent(of: record, kind: kind)
@@ -664,6 +733,7 @@ struct RecordEncoder {
         }
         let packet = absolute ? beginAbsolutePacket(boottime: timestamp) : beginPacket(timestamp: timestamp)
         let message = out.beginMessage(11)
+        if categoryIID != 0 { out.appendVarintField(3, categoryIID) }
         writeArguments(annotations)
         out.appendVarintField(9, 1)
         out.appendVarintField(10, iid)
