@@ -211,8 +211,9 @@ struct SharedTracks {
     /// a time, under their first name: intervals that never end must not
     /// grow the writer's memory without bound.
     static let heldBeginLimit = 16_384
-    /// New names from renaming ends encoded before their begin.
-    var renames: [UInt64: UInt64] = [:]
+    /// New names from renaming ends encoded before their begin: a name
+    /// word, or the text of a name written inline.
+    var renames: [UInt64: EventName] = [:]
     var nextTrackUUID: UInt64 = 16
     var invalidRecords: UInt64 = 0
     var orphanEnds: UInt64 = 0
@@ -232,6 +233,31 @@ struct SharedTracks {
         let uuid = nextTrackUUID
         nextTrackUUID += 2
         return uuid
+    }
+}
+
+/// The name of an event: a name word (a literal or an interned name), or
+/// text written inline in its record.
+enum EventName {
+    case word(UInt64)
+    case text([UInt8])
+
+    /// The name a record's name word gives; for an inline name, the text of
+    /// its name argument.
+    init(word: UInt64, record: UnsafePointer<UInt64>, kind: UInt64) {
+        if word == ArgumentEncoding.inlineNameWord {
+            let text = RecordEncoder.inlineName(record, kind: kind)
+            self = .text(text.map { Array($0) } ?? [])
+        } else {
+            self = .word(word)
+        }
+    }
+
+    var text: String {
+        switch self {
+        case .word(let word): return NameTable.shared.text(of: word)
+        case .text(let bytes): return String(decoding: bytes, as: UTF8.self)
+        }
     }
 }
 
@@ -675,13 +701,14 @@ struct RecordEncoder {
         let id = record[2]
         guard kind & 0x0F == RecordLayout.asyncBeginRenamable else {
             return writeAsyncBegin(
-                record, kind: kind, name: record[1], timestamp: timestamp, absolute: false, category: category)
+                record, kind: kind, name: EventName(word: record[1], record: record, kind: kind), timestamp: timestamp,
+                absolute: false, category: category)
         }
         // It may have begun before it was recorded, so it carries its own time.
         let began = timestamp - min(record[4], timestamp)
         if shared.endedEarly.contains(id) {
             // Its end, and any new name, came first.
-            let name = shared.renames.removeValue(forKey: id) ?? record[1]
+            let name = shared.renames.removeValue(forKey: id) ?? EventName(word: record[1], record: record, kind: kind)
             return writeAsyncBegin(record, kind: kind, name: name, timestamp: began, absolute: true)
         }
         // Hold it until its end says the name.
@@ -699,24 +726,28 @@ struct RecordEncoder {
 
     /// Writes a held renamable begin now, on this sequence, at its own time,
     /// under `name` (its first name when nil).
-    mutating func writeHeldBegin(_ begin: HeldAsyncBegin, name: UInt64?) {
+    mutating func writeHeldBegin(_ begin: HeldAsyncBegin, name: EventName?) {
         begin.words.withUnsafeBufferPointer { words in
             guard let record = words.baseAddress else { return }
+            let kind = RecordLayout.kind(of: record[0])
             writeAsyncBegin(
-                record, kind: RecordLayout.kind(of: record[0]), name: name ?? record[1], timestamp: begin.boottime,
-                absolute: true)
+                record, kind: kind, name: name ?? EventName(word: record[1], record: record, kind: kind),
+                timestamp: begin.boottime, absolute: true)
         }
     }
 
     private mutating func writeAsyncBegin(
-        _ record: UnsafePointer<UInt64>, kind: UInt64, name: UInt64, timestamp: UInt64, absolute: Bool,
+        _ record: UnsafePointer<UInt64>, kind: UInt64, name: EventName, timestamp: UInt64, absolute: Bool,
         category: UInt64 = 0
     ) {
         let id = record[2]
         let track = SharedTracks.asyncTrackUUID(id)
         var interning = Interning()
         let categoryIID = categoryIID(category, &interning)
-        let iid = eventNameIID(name, &interning)
+        // Names written inline are spelled out, never interned: each may be
+        // new (a URL per request).
+        var iid: UInt64 = 0
+        if case .word(let word) = name { iid = eventNameIID(word, &interning) }
         var offset = RecordLayout.fixedWords(kind: kind)
         let parentID = RecordLayout.asyncParent(of: record, kind: kind)
         let annotations = collectAnnotations(record, kind: kind, offset: &offset, &interning)
@@ -728,7 +759,7 @@ struct RecordEncoder {
             var parent = shared.processUUID
             if parentID != 0, shared.beginIsInTrace(parentID) { parent = SharedTracks.asyncTrackUUID(parentID) }
             PacketBuilder.appendTrack(
-                uuid: track, parent: parent, kind: .async(name: NameTable.shared.text(of: name)),
+                uuid: track, parent: parent, kind: .async(name: name.text),
                 sequenceID: state.sequenceID, to: &out)
         }
         let packet = absolute ? beginAbsolutePacket(boottime: timestamp) : beginPacket(timestamp: timestamp)
@@ -736,8 +767,13 @@ struct RecordEncoder {
         if categoryIID != 0 { out.appendVarintField(3, categoryIID) }
         writeArguments(annotations)
         out.appendVarintField(9, 1)
-        out.appendVarintField(10, iid)
-        out.appendVarintField(11, track)
+        if case .text(let text) = name {
+            out.appendVarintField(11, track)
+            text.withUnsafeBytes { out.appendBytesField(23, $0) }
+        } else {
+            out.appendVarintField(10, iid)
+            out.appendVarintField(11, track)
+        }
         writeFlows(annotations)
         out.endMessage(message)
         endPacket(packet, interning, absolute: absolute)
@@ -746,11 +782,11 @@ struct RecordEncoder {
     private mutating func encodeAsyncEnd(_ record: UnsafePointer<UInt64>, kind: UInt64, timestamp: UInt64) {
         let id = record[1]
         let explicit = kind & 0x0F == RecordLayout.asyncEndExplicit
-        let newName = explicit && record[2] != 0 ? record[2] : nil
+        let newName = explicit && record[2] != 0 ? EventName(word: record[2], record: record, kind: kind) : nil
         let endedAgo = explicit ? record[3] : 0
         // A new name that comes too late for the begin, written already
         // (held too long), is kept as the argument `name`.
-        var lateName: UInt64?
+        var lateName: EventName?
         if let held = shared.heldBegins.removeValue(forKey: id) {
             writeHeldBegin(held, name: newName)
         } else {
@@ -785,7 +821,7 @@ struct RecordEncoder {
         if let lateName, let lateNameKey {
             let annotation = out.beginMessage(4)
             out.appendVarintField(1, lateNameKey)
-            out.appendStringField(6, NameTable.shared.text(of: lateName))
+            out.appendStringField(6, lateName.text)
             out.endMessage(annotation)
         }
         out.appendVarintField(9, 2)
@@ -855,7 +891,54 @@ struct RecordEncoder {
     private struct Annotations {
         var flow: UInt64?
         var terminatingFlow: UInt64?
-        var arguments: [(iid: UInt64, tag: UInt64, payload: UnsafePointer<UInt64>)] = []
+        /// Each argument: its interned key, or 0 and the key's text when
+        /// the key is written inline.
+        var arguments: [(iid: UInt64, tag: UInt64, payload: UnsafePointer<UInt64>, key: UnsafeRawBufferPointer?)] = []
+    }
+
+    /// The text of the argument that holds the name of the record, when it
+    /// has one (its name word is `ArgumentEncoding.inlineNameWord`).
+    static func inlineName(_ record: UnsafePointer<UInt64>, kind: UInt64) -> UnsafeRawBufferPointer? {
+        var offset = RecordLayout.fixedWords(kind: kind)
+        if kind & RecordLayout.withResourceUsage != 0, kind & 0x0F == RecordLayout.begin {
+            offset += RecordLayout.resourceUsageWords
+        }
+        if kind & RecordLayout.withFlow != 0 { offset += 1 }
+        if kind & RecordLayout.withTerminatingFlow != 0 { offset += 1 }
+        guard kind & RecordLayout.withArguments != 0 else { return nil }
+        var found: UnsafeRawBufferPointer?
+        forEachArgument(record, at: offset) { key, tag, payload, _ in
+            if key == ArgumentEncoding.nameKey, tag & 0xFF == ArgumentEncoding.stringTag {
+                found = UnsafeRawBufferPointer(start: payload, count: Int(tag >> 8))
+            }
+        }
+        return found
+    }
+
+    /// Calls `body` with each argument of the argument block at `offset`:
+    /// key word, tag, payload and, for an inline key, the key's text.
+    /// Returns the offset past the block.
+    @discardableResult
+    private static func forEachArgument(
+        _ record: UnsafePointer<UInt64>, at offset: Int,
+        _ body: (UInt64, UInt64, UnsafePointer<UInt64>, UnsafeRawBufferPointer?) -> Void
+    ) -> Int {
+        let words = Int(record[offset])
+        var position = offset + 1
+        let end = position + words
+        while position + 2 <= end {
+            let key = record[position]
+            let tag = record[position + 1]
+            let payloadWords = ArgumentEncoding.payloadWords(tag: tag)
+            let inline = ArgumentEncoding.isInlineKey(key)
+            let keyLength = inline ? Int(key & 0xFFFF) : 0
+            guard position + 2 + payloadWords + (keyLength + 7) / 8 <= end else { break }
+            let payload = record + position + 2
+            let keyText = inline ? UnsafeRawBufferPointer(start: payload + payloadWords, count: keyLength) : nil
+            body(key, tag, payload, keyText)
+            position += 2 + payloadWords + (keyLength + 7) / 8
+        }
+        return end
     }
 
     private mutating func collectAnnotations(
@@ -871,19 +954,14 @@ struct RecordEncoder {
             offset += 1
         }
         if kind & RecordLayout.withArguments != 0 {
-            let words = Int(record[offset])
-            var position = offset + 1
-            let end = position + words
-            while position + 2 <= end {
-                let key = record[position]
-                let tag = record[position + 1]
-                let payloadWords = (tag & 0xFF) == ArgumentEncoding.stringTag ? (Int(tag >> 8) + 7) / 8 : 1
-                guard position + 2 + payloadWords <= end else { break }
-                let iid = annotationNameIID(key, &interning)
-                result.arguments.append((iid, tag, record + position + 2))
-                position += 2 + payloadWords
+            offset = Self.forEachArgument(record, at: offset) { key, tag, payload, keyText in
+                if key == ArgumentEncoding.nameKey { return }  // the event's own name
+                if keyText != nil {
+                    result.arguments.append((0, tag, payload, keyText))
+                } else {
+                    result.arguments.append((annotationNameIID(key, &interning), tag, payload, nil))
+                }
             }
-            offset = end
         }
         return result
     }
@@ -891,7 +969,7 @@ struct RecordEncoder {
     private mutating func writeArguments(_ annotations: Annotations) {
         for argument in annotations.arguments {
             let annotation = out.beginMessage(4)
-            out.appendVarintField(1, argument.iid)
+            if argument.key == nil { out.appendVarintField(1, argument.iid) }
             switch argument.tag & 0xFF {
             case ArgumentEncoding.intTag:
                 out.appendVarintField(4, argument.payload[0])
@@ -899,11 +977,29 @@ struct RecordEncoder {
                 out.appendFixed64Field(5, argument.payload[0])
             case ArgumentEncoding.boolTag:
                 out.appendVarintField(2, argument.payload[0] != 0 ? 1 : 0)
+            case ArgumentEncoding.hexTag:
+                writeHex(argument.payload, words: Int(argument.tag >> 8))
             default:
                 let length = Int(argument.tag >> 8)
                 out.appendBytesField(6, UnsafeRawBufferPointer(start: UnsafeRawPointer(argument.payload), count: length))
             }
+            if let key = argument.key { out.appendBytesField(10, key) }
             out.endMessage(annotation)
+        }
+    }
+
+    /// Writes `words` identifier words as one string of lowercase hex, 16
+    /// digits a word.
+    private mutating func writeHex(_ payload: UnsafePointer<UInt64>, words: Int) {
+        let digits: StaticString = "0123456789abcdef"
+        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: max(16 * words, 1)) { text in
+            for word in 0..<words {
+                let value = payload[word]
+                for index in 0..<16 {
+                    text[word * 16 + index] = digits.utf8Start[Int((value >> UInt64(60 - 4 * index)) & 0xF)]
+                }
+            }
+            out.appendBytesField(6, UnsafeRawBufferPointer(start: text.baseAddress, count: 16 * words))
         }
     }
 

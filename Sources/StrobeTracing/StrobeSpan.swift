@@ -1,4 +1,4 @@
-import Strobe
+@_spi(Bridges) import Strobe
 import Synchronization
 import Tracing
 
@@ -131,24 +131,15 @@ final class SpanRecord: Sendable {
     let identity: StrobeSpanContext
     /// Nil for a span of another process, known from an extracted header.
     let interval: Trace.AsyncInterval?
-    /// The ids as the arguments spell them, made once and shared with the
-    /// span's children.
-    let traceIDText: String
-    let spanIDText: String
     /// The name the interval began with.
     let initialName: String
     /// When the span began, in wall-clock nanoseconds since the Unix epoch.
     let startedAt: UInt64
     let state: Mutex<State>
 
-    init(
-        identity: StrobeSpanContext, interval: Trace.AsyncInterval?, traceIDText: String, spanIDText: String,
-        operationName: String, startedAt: UInt64
-    ) {
+    init(identity: StrobeSpanContext, interval: Trace.AsyncInterval?, operationName: String, startedAt: UInt64) {
         self.identity = identity
         self.interval = interval
-        self.traceIDText = traceIDText
-        self.spanIDText = spanIDText
         initialName = operationName
         self.startedAt = startedAt
         state = Mutex(State(operationName: operationName))
@@ -157,10 +148,11 @@ final class SpanRecord: Sendable {
     /// The record of a span in another process: the parent of spans
     /// started in a context extracted from its header.
     convenience init(remote identity: StrobeSpanContext) {
-        self.init(
-            identity: identity, interval: nil, traceIDText: identity.traceID.description,
-            spanIDText: identity.spanIDString, operationName: "", startedAt: 0)
+        self.init(identity: identity, interval: nil, operationName: "", startedAt: 0)
     }
+
+    /// The span's id as the arguments spell it.
+    var spanIDText: String { identity.spanIDString }
 
     /// Applies `change` unless the span has ended; returns whether it did.
     @discardableResult
@@ -176,45 +168,46 @@ final class SpanRecord: Sendable {
     /// epoch), or now when that is within a microsecond of now.
     func end(at instant: UInt64) {
         guard let interval else { return }
-        let endedAgo = SpanClock.nanoseconds(from: max(instant, startedAt), to: SpanClock.now())
+        let now = SpanClock.now()
+        // An end at or before the begin is placed a little before it, and
+        // the writer moves it onto the begin: the two clocks (the wall
+        // clock here, Strobe's in the record) never disagree the other way.
+        let endedAgo = instant <= startedAt
+            ? SpanClock.nanoseconds(from: startedAt, to: now) + 2 * SpanClock.tolerance
+            : SpanClock.nanoseconds(from: instant, to: now)
         guard let state = state.withLock({ state -> State? in
             guard !state.ended else { return nil }
             state.ended = true
             return state
         }) else { return }
-        var arguments: [Trace.Argument] = []
+        var arguments: [Trace.TextArgument] = []
         let count = state.attributes.count + (state.status == nil ? 0 : 2) + (state.errorCount == 0 ? 0 : 3)
             + 2 * state.links.count
         if count > 0 { arguments.reserveCapacity(count) }
-        Self.append(state.attributes, to: &arguments)
+        state.attributes.forEach { key, attribute in
+            arguments.append(Trace.TextArgument(key, Self.argumentValue(attribute)))
+        }
         if let status = state.status {
-            arguments.append(Trace.Argument(Trace.Name("status"), .string(status.code == .ok ? "ok" : "error")))
-            if let message = status.message {
-                arguments.append(Trace.Argument(Trace.Name("status.message"), .string(message)))
-            }
+            arguments.append(Trace.TextArgument("status", .string(status.code == .ok ? "ok" : "error")))
+            if let message = status.message { arguments.append(Trace.TextArgument("status.message", .string(message))) }
         }
         if state.errorCount > 0 {
-            arguments.append(Trace.Argument(Trace.Name("error.count"), .int(Int64(state.errorCount))))
-            if let type = state.errorType { arguments.append(Trace.Argument(Trace.Name("error.type"), .string(type))) }
+            arguments.append(Trace.TextArgument("error.count", .int(Int64(state.errorCount))))
+            if let type = state.errorType { arguments.append(Trace.TextArgument("error.type", .string(type))) }
             if let message = state.errorMessage {
-                arguments.append(Trace.Argument(Trace.Name("error.message"), .string(message)))
+                arguments.append(Trace.TextArgument("error.message", .string(message)))
             }
         }
         for (index, link) in state.links.enumerated() {
-            arguments.append(Trace.Argument(Trace.Name("link.\(index).trace_id"), .string(link.traceID.description)))
-            arguments.append(Trace.Argument(Trace.Name("link.\(index).span_id"), .string(link.spanIDString)))
+            arguments.append(Trace.TextArgument("link.\(index).trace_id", .string(link.traceID.description)))
+            arguments.append(Trace.TextArgument("link.\(index).span_id", .string(link.spanIDString)))
         }
-        if state.operationName != initialName {
-            interval.end(renamedTo: Trace.Name(state.operationName), arguments: arguments, endedAgo: .nanoseconds(endedAgo))
-        } else {
-            interval.end(arguments: arguments, endedAgo: .nanoseconds(endedAgo))
-        }
+        interval.endSpan(
+            renamedTo: state.operationName != initialName ? state.operationName : nil, endedAgo: endedAgo,
+            arguments: arguments)
     }
 
-    static let traceIDKey = Trace.Name("trace_id")
     static let spanIDKey = Trace.Name("span_id")
-    static let parentSpanIDKey = Trace.Name("parent_span_id")
-    static let kindKey = Trace.Name("span.kind")
 
     /// Appends `attributes` as arguments, keys interned once per key.
     static func append(_ attributes: SpanAttributes, to arguments: inout [Trace.Argument]) {

@@ -73,35 +73,29 @@ public struct StrobeTracer: Tracer {
             spanID: SpanIdentifiers.next(),
             parentSpanID: parent?.identity.spanID,
             traceFlags: parent?.identity.traceFlags ?? 1)
-        // Children reuse their parent's text of the ids.
-        let traceIDText = parent?.traceIDText ?? identity.traceID.description
-        let spanIDText = identity.spanIDString
-        var arguments = [
-            Trace.Argument(SpanRecord.traceIDKey, .string(traceIDText)),
-            Trace.Argument(SpanRecord.spanIDKey, .string(spanIDText)),
-            Trace.Argument(SpanRecord.kindKey, .string(Self.kindName(kind))),
-        ]
-        if let parent {
-            arguments.append(Trace.Argument(SpanRecord.parentSpanIDKey, .string(parent.spanIDText)))
-        }
         // A request that leaves the process starts a flow named by its span
         // id; the span that serves it, in a process that extracted its
         // context, ends that flow. Where both are in one trace, the viewer
         // draws an arrow from the caller to the callee.
-        let flow = kind == .client || kind == .producer ? Trace.Flow(id: identity.spanID) : nil
-        var terminatingFlow: Trace.Flow?
+        let flow = kind == .client || kind == .producer ? identity.spanID : 0
+        var terminatingFlow: UInt64 = 0
         if let parent, parent.interval == nil, parent.identity.isRemote {
-            terminatingFlow = Trace.Flow(id: parent.identity.spanID)
+            terminatingFlow = parent.identity.spanID
         }
         // The innermost of the context's span and the task's own interval:
         // identifiers grow with time, and both enclose this point.
         let parentInterval = max(parent?.interval?.id ?? 0, Trace.innermostTaskInterval)
-        let interval = Trace.beginAsync(
-            Trace.Name(operationName), parent: parentInterval == 0 ? nil : Trace.AsyncInterval(parentID: parentInterval), flow: flow, terminatingFlow: terminatingFlow,
-            arguments: arguments, renamable: true, startedAgo: .nanoseconds(startedAgo))
+        // The name, the ids and the kind go into the record as they are: no
+        // table of names grows, and the hex text is made by the writer.
+        let interval = Trace.beginSpan(
+            operationName, parent: parentInterval,
+            identity: Trace.SpanIdentity(
+                traceIDHigh: identity.traceID.high, traceIDLow: identity.traceID.low, spanID: identity.spanID,
+                parentSpanID: parent?.identity.spanID ?? 0, kind: Self.kindName(kind)),
+            flow: flow, terminatingFlow: terminatingFlow, startedAgo: startedAgo)
         let record = SpanRecord(
-            identity: identity, interval: interval, traceIDText: traceIDText, spanIDText: spanIDText,
-            operationName: operationName, startedAt: startedAgo > 0 ? given : now)
+            identity: identity, interval: interval, operationName: operationName,
+            startedAt: startedAgo > 0 ? given : now)
         context[StrobeSpanKey.self] = record
         return StrobeSpan(context: context, record: record)
     }
@@ -128,7 +122,7 @@ public struct StrobeTracer: Tracer {
         context.strobeSpanContext = identity
     }
 
-    static func kindName(_ kind: SpanKind) -> String {
+    static func kindName(_ kind: SpanKind) -> StaticString {
         switch kind {
         case .server: return "server"
         case .client: return "client"
