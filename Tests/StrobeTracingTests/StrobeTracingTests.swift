@@ -1,6 +1,6 @@
 import Foundation
 import StrobeTestSupport
-import Strobe
+@testable import Strobe
 import StrobeReader
 import StrobeTracing
 import Synchronization
@@ -371,6 +371,45 @@ struct StrobeTracingTests {
         var none: [String: String] = [:]
         withSpan("root") { span in tracer.inject(span.context, into: &none, using: Headers()) }
         #expect(none.isEmpty)
+    }
+
+    // MARK: Unbounded names
+
+    @Test(.enabled(if: OfficialDecoder.isUsable))
+    func uniqueSpanNamesAndAttributeKeysAreWrittenNotInterned() async throws {
+        let path = Self.path()
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        let tracer = StrobeTracer()
+        // Warm what the tracer interns once (its static keys).
+        let warmPath = Self.path("warm")
+        defer { try? FileManager.default.removeItem(atPath: warmPath) }
+        _ = try await Self.record(warmPath) { tracer.withSpan("warm") { $0.attributes["k"] = 1 } }
+        let interned = NameTable.shared.count
+        _ = try await Self.record(path) {
+            for index in 0..<200 {
+                tracer.withSpan("GET /photos/\(index)", ofKind: .server) { span in
+                    span.attributes["photo.\(index)"] = index
+                    if index % 2 == 0 { span.operationName = "GET /photos/\(index)/renamed" }
+                }
+            }
+        }
+        #expect(NameTable.shared.count == interned)
+        let decoded = try OfficialDecoder.decode(path)
+        #expect(decoded.errors.isEmpty)
+        for index in [0, 1, 198, 199] {
+            let name = index % 2 == 0 ? "GET /photos/\(index)/renamed" : "GET /photos/\(index)"
+            let slice = try #require(decoded.slices(named: name).first, "\(name)")
+            #expect(decoded.track(slice.track)?.name == name)
+            #expect(slice.args["photo.\(index)"] == .int(Int64(index)))
+            #expect(slice.args["span.kind"] == .string("server"))
+            guard case .string(let spanID)? = slice.args["span_id"], case .string(let traceID)? = slice.args["trace_id"]
+            else {
+                Issue.record("ids missing")
+                continue
+            }
+            #expect(spanID.count == 16 && traceID.count == 32)
+            #expect(spanID.allSatisfy { "0123456789abcdef".contains($0) })
+        }
     }
 
     // MARK: One notion of "current" with Strobe's own intervals
