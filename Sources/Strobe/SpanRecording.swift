@@ -113,6 +113,33 @@ extension Trace {
 }
 
 @_spi(Bridges)
+extension Trace {
+    /// Marks a moment on the calling thread named `name`, with arguments
+    /// whose keys are known at run time; nothing is interned.
+    public static func instant(named name: String, arguments: [TextArgument]) {
+        guard cstrobe_load_generation() != 0, let recorder = ThreadRecorder.attached() else { return }
+        recorder.signposts?.instant(SpanKeys.signpostName.word)
+        var name = name
+        name.withUTF8 { nameBytes in
+            let nameBytes = UnsafeRawBufferPointer(
+                start: nameBytes.baseAddress, count: min(nameBytes.count, Name.maximumLength))
+            var argumentWords = ArgumentEncoding.textWords(nameBytes.count)
+            for argument in arguments { argumentWords += ArgumentEncoding.words(forTextKey: argument) }
+            let kind = RecordLayout.instant | RecordLayout.withArguments
+            let timestamp = recorder.timestamp()
+            recorder.append(words: 3 + argumentWords) { record in
+                record[0] = RecordLayout.header(kind: kind, timestamp: timestamp)
+                record[1] = ArgumentEncoding.inlineNameWord
+                record[2] = UInt64(argumentWords)
+                var position = record + 3
+                position += ArgumentEncoding.writeName(nameBytes, to: position)
+                for argument in arguments { position += ArgumentEncoding.write(textKey: argument, to: position) }
+            }
+        }
+    }
+}
+
+@_spi(Bridges)
 extension Trace.AsyncInterval {
     /// Closes a span's interval: under `name` when it changed (nil keeps
     /// the name), `endedAgo` nanoseconds before now, with `arguments`.

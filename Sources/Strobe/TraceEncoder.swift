@@ -651,7 +651,9 @@ struct RecordEncoder {
     ) {
         var interning = Interning()
         let categoryIID = categoryIID(category, &interning)
-        let iid = eventNameIID(record[1], &interning)
+        // A name written inline is spelled out, never interned.
+        let inline = record[1] == ArgumentEncoding.inlineNameWord
+        let iid = inline ? 0 : eventNameIID(record[1], &interning)
         var offset = 2
         let annotations = collectAnnotations(record, kind: kind, offset: &offset, &interning)
         let packet = beginPacket(timestamp: timestamp)
@@ -659,7 +661,11 @@ struct RecordEncoder {
         if categoryIID != 0 { out.appendVarintField(3, categoryIID) }
         writeArguments(annotations)
         out.appendVarintField(9, 3)  // TYPE_INSTANT
-        out.appendVarintField(10, iid)
+        if inline {
+            out.appendBytesField(23, Self.inlineName(record, kind: kind) ?? UnsafeRawBufferPointer(start: nil, count: 0))
+        } else {
+            out.appendVarintField(10, iid)
+        }
         writeFlows(annotations)
         out.endMessage(event)
         endPacket(packet, interning)

@@ -68,9 +68,9 @@ public struct StrobeSpan: Span {
     /// is not used).
     public func addEvent(_ event: SpanEvent) {
         guard let record, record.state.withLock({ !$0.ended }) else { return }
-        var arguments = [Trace.Argument(SpanRecord.spanIDKey, .string(record.spanIDText))]
+        var arguments = [Trace.TextArgument("span_id", .string(record.spanIDText))]
         SpanRecord.append(event.attributes, to: &arguments)
-        Trace.instant(Trace.Name(event.name), arguments: arguments)
+        Trace.instant(named: event.name, arguments: arguments)
     }
 
     /// Records an error: an instant named `exception` on the calling thread
@@ -89,12 +89,12 @@ public struct StrobeSpan: Span {
         }
         guard recorded else { return }
         var arguments = [
-            Trace.Argument(SpanRecord.spanIDKey, .string(record.spanIDText)),
-            Trace.Argument(Trace.Name("error.type"), .string(type)),
-            Trace.Argument(Trace.Name("error.message"), .string(message)),
+            Trace.TextArgument("span_id", .string(record.spanIDText)),
+            Trace.TextArgument("error.type", .string(type)),
+            Trace.TextArgument("error.message", .string(message)),
         ]
         SpanRecord.append(attributes, to: &arguments)
-        Trace.instant(Trace.Name("exception"), arguments: arguments)
+        Trace.instant(named: "exception", arguments: arguments)
     }
 
     /// Adds a link to another span, written as `link.N.trace_id` and
@@ -184,9 +184,7 @@ final class SpanRecord: Sendable {
         let count = state.attributes.count + (state.status == nil ? 0 : 2) + (state.errorCount == 0 ? 0 : 3)
             + 2 * state.links.count
         if count > 0 { arguments.reserveCapacity(count) }
-        state.attributes.forEach { key, attribute in
-            arguments.append(Trace.TextArgument(key, Self.argumentValue(attribute)))
-        }
+        Self.append(state.attributes, to: &arguments)
         if let status = state.status {
             arguments.append(Trace.TextArgument("status", .string(status.code == .ok ? "ok" : "error")))
             if let message = status.message { arguments.append(Trace.TextArgument("status.message", .string(message))) }
@@ -207,12 +205,11 @@ final class SpanRecord: Sendable {
             arguments: arguments)
     }
 
-    static let spanIDKey = Trace.Name("span_id")
-
-    /// Appends `attributes` as arguments, keys interned once per key.
-    static func append(_ attributes: SpanAttributes, to arguments: inout [Trace.Argument]) {
+    /// Appends `attributes` as arguments; their keys are written with
+    /// them, not interned.
+    static func append(_ attributes: SpanAttributes, to arguments: inout [Trace.TextArgument]) {
         attributes.forEach { key, attribute in
-            arguments.append(Trace.Argument(Trace.Name(key), argumentValue(attribute)))
+            arguments.append(Trace.TextArgument(key, argumentValue(attribute)))
         }
     }
 

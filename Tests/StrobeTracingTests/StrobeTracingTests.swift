@@ -389,6 +389,7 @@ struct StrobeTracingTests {
             for index in 0..<200 {
                 tracer.withSpan("GET /photos/\(index)", ofKind: .server) { span in
                     span.attributes["photo.\(index)"] = index
+                    span.addEvent(SpanEvent(name: "cache miss \(index)", attributes: ["shard.\(index)": "a"]))
                     if index % 2 == 0 { span.operationName = "GET /photos/\(index)/renamed" }
                 }
             }
@@ -409,6 +410,8 @@ struct StrobeTracingTests {
             }
             #expect(spanID.count == 16 && traceID.count == 32)
             #expect(spanID.allSatisfy { "0123456789abcdef".contains($0) })
+            let event = try #require(decoded.instants.first { $0.name == "cache miss \(index)" })
+            #expect(event.categories.isEmpty)
         }
     }
 
