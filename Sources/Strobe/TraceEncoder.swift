@@ -960,6 +960,8 @@ struct RecordEncoder {
             offset += 1
         }
         if kind & RecordLayout.withArguments != 0 {
+            // At most one argument per two words of the block.
+            result.arguments.reserveCapacity(min(Int(record[offset]) / 2, 16))
             offset = Self.forEachArgument(record, at: offset) { key, tag, payload, keyText in
                 if key == ArgumentEncoding.nameKey { return }  // the event's own name
                 if keyText != nil {

@@ -1,4 +1,3 @@
-import StrobeTracing
 // `make bench`: prints one JSON line per figure, each with the baseline
 // measured in the same process and the ratio between them.
 
@@ -11,10 +10,3 @@ if arguments.isEmpty || arguments.contains("reader") { ReaderBenchmarks.run() }
 if arguments.isEmpty || arguments.contains("statistics") { DetectorBenchmarks.run() }
 if arguments.isEmpty || arguments.contains("bridges") { BridgeBenchmarks.run() }
 if arguments.isEmpty || arguments.contains("signposts") { SignpostBenchmarks.run() }
-if arguments.contains("span-profile") {
-    // Only the direct span loop, for a profiler.
-    _ = StrobeTracer()
-    for _ in 0..<5 {
-        _ = CoreBenchmarks.withSession(BridgeBenchmarks.spanConfiguration) { timeSpans(StrobeTracer(), 400_000) }
-    }
-}

@@ -175,11 +175,21 @@ final class SpanRecord: Sendable {
         let endedAgo = instant <= startedAt
             ? SpanClock.nanoseconds(from: startedAt, to: now) + 2 * SpanClock.tolerance
             : SpanClock.nanoseconds(from: instant, to: now)
-        guard let state = state.withLock({ state -> State? in
-            guard !state.ended else { return nil }
+        // Most spans end with nothing to add: end those under the lock, and
+        // copy the state out only for the others.
+        let initialName = initialName
+        let ended: State?? = state.withLock { state -> State?? in
+            guard !state.ended else { return .some(nil) }
             state.ended = true
-            return state
-        }) else { return }
+            if state.attributes.isEmpty, state.status == nil, state.errorCount == 0, state.links.isEmpty,
+                state.operationName == initialName
+            {
+                interval.endSpan(renamedTo: nil, endedAgo: endedAgo, arguments: [])
+                return nil
+            }
+            return .some(state)
+        }
+        guard case .some(.some(let state)) = ended else { return }
         var arguments: [Trace.TextArgument] = []
         let count = state.attributes.count + (state.status == nil ? 0 : 2) + (state.errorCount == 0 ? 0 : 3)
             + 2 * state.links.count
