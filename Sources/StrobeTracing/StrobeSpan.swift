@@ -116,7 +116,12 @@ public struct StrobeSpan: Span {
 }
 
 /// The mutable part of a recording span.
-final class SpanRecord: Sendable {
+///
+/// Records of ended spans are reused (see ``SpanRecordPool``), so the
+/// identity fields are variables; they change only while the pool holds the
+/// one reference to the record, under the pool's lock, which orders the
+/// change before any later reader.
+final class SpanRecord: @unchecked Sendable {
     struct State {
         var operationName: String
         var attributes: SpanAttributes = [:]
@@ -128,13 +133,13 @@ final class SpanRecord: Sendable {
         var ended = false
     }
 
-    let identity: StrobeSpanContext
+    private(set) var identity: StrobeSpanContext
     /// Nil for a span of another process, known from an extracted header.
-    let interval: Trace.AsyncInterval?
+    private(set) var interval: Trace.AsyncInterval?
     /// The name the interval began with.
-    let initialName: String
+    private(set) var initialName: String
     /// When the span began, in wall-clock nanoseconds since the Unix epoch.
-    let startedAt: UInt64
+    private(set) var startedAt: UInt64
     let state: Mutex<State>
 
     init(identity: StrobeSpanContext, interval: Trace.AsyncInterval?, operationName: String, startedAt: UInt64) {
@@ -143,6 +148,22 @@ final class SpanRecord: Sendable {
         initialName = operationName
         self.startedAt = startedAt
         state = Mutex(State(operationName: operationName))
+    }
+
+    /// A record for a new span: an ended one nothing else refers to any
+    /// more, or a new one.
+    static func make(
+        identity: StrobeSpanContext, interval: Trace.AsyncInterval, operationName: String, startedAt: UInt64
+    ) -> SpanRecord {
+        if let record = SpanRecordPool.take() {
+            record.identity = identity
+            record.interval = interval
+            record.initialName = operationName
+            record.startedAt = startedAt
+            record.state.withLock { $0 = State(operationName: operationName) }
+            return record
+        }
+        return SpanRecord(identity: identity, interval: interval, operationName: operationName, startedAt: startedAt)
     }
 
     /// The record of a span in another process: the parent of spans
@@ -189,7 +210,11 @@ final class SpanRecord: Sendable {
             }
             return .some(state)
         }
-        guard case .some(.some(let state)) = ended else { return }
+        guard case .some(.some(let state)) = ended else {
+            if ended == nil { SpanRecordPool.give(self) }
+            return
+        }
+        defer { SpanRecordPool.give(self) }
         var arguments: [Trace.TextArgument] = []
         let count = state.attributes.count + (state.status == nil ? 0 : 2) + (state.errorCount == 0 ? 0 : 3)
             + 2 * state.links.count
@@ -245,5 +270,34 @@ final class SpanRecord: Sendable {
 
     private static func list(_ values: [some CustomStringConvertible]) -> String {
         "[" + values.map(\.description).joined(separator: ", ") + "]"
+    }
+}
+
+/// Records of ended spans, kept for the next spans: a span started and ended
+/// in `withSpan` is no longer referred to once the call returns, so its
+/// record serves the next span instead of a new allocation. A record is
+/// taken only when the pool holds the one reference to it; others are let
+/// go.
+enum SpanRecordPool {
+    private static let limit = 64
+    private static let records = Mutex<[SpanRecord]>({
+        var records: [SpanRecord] = []
+        records.reserveCapacity(limit)
+        return records
+    }())
+
+    static func take() -> SpanRecord? {
+        records.withLock { records in
+            while var candidate = records.popLast() {
+                if isKnownUniquelyReferenced(&candidate) { return candidate }
+            }
+            return nil
+        }
+    }
+
+    static func give(_ record: SpanRecord) {
+        records.withLock { records in
+            if records.count < limit { records.append(record) }
+        }
     }
 }

@@ -93,7 +93,7 @@ public struct StrobeTracer: Tracer {
                 traceIDHigh: identity.traceID.high, traceIDLow: identity.traceID.low, spanID: identity.spanID,
                 parentSpanID: parent?.identity.spanID ?? 0, kind: Self.kindName(kind)),
             flow: flow, terminatingFlow: terminatingFlow, startedAgo: startedAgo)
-        let record = SpanRecord(
+        let record = SpanRecord.make(
             identity: identity, interval: interval, operationName: operationName,
             startedAt: startedAgo > 0 ? given : now)
         context[StrobeSpanKey.self] = record

@@ -415,6 +415,27 @@ struct StrobeTracingTests {
         }
     }
 
+    @Test func endedSpansStillReferredToKeepTheirIdentity() async throws {
+        let path = Self.path()
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        let tracer = StrobeTracer()
+        _ = try await Self.record(path) {
+            let kept = tracer.startSpan("kept", context: .topLevel)
+            let identity = try #require(kept.spanContext)
+            kept.end()
+            // Records of ended spans are reused only when nothing refers to them.
+            for index in 0..<200 { tracer.withSpan("other \(index)") { $0.attributes["i"] = index } }
+            #expect(kept.spanContext == identity)
+            #expect(!kept.isRecording)
+            kept.attributes["late"] = 1
+            #expect(kept.attributes.isEmpty)
+            let child = tracer.startSpan("child", context: kept.context)
+            #expect(child.spanContext?.parentSpanID == identity.spanID)
+            #expect(child.spanContext?.traceID == identity.traceID)
+            child.end()
+        }
+    }
+
     // MARK: One notion of "current" with Strobe's own intervals
 
     @Test(.enabled(if: OfficialDecoder.isUsable))
