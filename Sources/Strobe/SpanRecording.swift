@@ -24,8 +24,9 @@ extension Trace {
     /// The identity a span's begin carries, written as the arguments
     /// `trace_id`, `span_id`, `parent_span_id` (when not 0) and `span.kind`.
     public struct SpanIdentity: Sendable {
-        /// The trace id's high and low halves.
+        /// The trace id's high 64 bits.
         public var traceIDHigh: UInt64
+        /// The trace id's low 64 bits.
         public var traceIDLow: UInt64
         /// The span's id.
         public var spanID: UInt64

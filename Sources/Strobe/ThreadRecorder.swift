@@ -195,9 +195,9 @@ final class ThreadRecorder: @unchecked Sendable {
         cursor.pointee.depth = level + 1
     }
 
-    /// Appends an end record, or discards it when its begin was discarded.
-    /// Appends an end; with `category` (a prefix word, 0 for none) the end
-    /// names the category of the begin it closes.
+    /// Appends an end record, or discards it when its begin was discarded;
+    /// with `category` (a prefix word, 0 for none) the end names the
+    /// category of the begin it closes.
     func appendEnd(category: UInt64 = 0) {
         let depth = cursor.pointee.depth
         guard depth > 0 else {
