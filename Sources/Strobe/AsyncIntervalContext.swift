@@ -12,10 +12,14 @@ import Synchronization
 /// Interval identifiers grow with time, and the scopes visible from one
 /// point of a task all enclose it, so of two candidates the one with the
 /// larger identifier is the inner one.
+@usableFromInline
 enum AsyncIntervalContext {
     /// The identifier of the innermost interval opened by the async
     /// `Trace.interval` in this task; 0 for none.
     @TaskLocal static var current: UInt64 = 0
+
+    /// The task-local itself, for inlinable code.
+    @usableFromInline static var binding: TaskLocal<UInt64> { $current }
 
     /// A bridge's source of its own innermost interval, as the bits of a C
     /// function pointer; 0 for none.
@@ -40,14 +44,14 @@ enum AsyncIntervalContext {
 
 extension Trace {
     /// Runs `body` with the interval `id` as the task's innermost one.
-    @usableFromInline
+    @inlinable
     static func withInnermostInterval<Value, Failure: Error>(
         _ id: UInt64,
         isolation: isolated (any Actor)?,
         _ body: () async throws(Failure) -> Value
     ) async throws(Failure) -> Value {
         if id == 0 { return try await body() }
-        let result: Result<Value, Failure> = await AsyncIntervalContext.$current.withValue(
+        let result: Result<Value, Failure> = await AsyncIntervalContext.binding.withValue(
             id,
             operation: { () async -> Result<Value, Failure> in
                 do throws(Failure) {
