@@ -124,6 +124,35 @@ struct CategoryTests {
         #expect(unended.ts + unended.dur! == outer.ts + outer.dur!)
     }
 
+    @Test(.enabled(if: OfficialDecoder.isUsable))
+    func aWrappedFlightRecorderKeepsCategoriesOfWhatSurvives() throws {
+        let path = temporaryTracePath()
+        let dumpPath = temporaryTracePath("dump")
+        defer {
+            try? FileManager.default.removeItem(atPath: path)
+            try? FileManager.default.removeItem(atPath: dumpPath)
+        }
+        var configuration = Self.configuration(path, categories: ["media", "net.*"])
+        configuration.whenBufferFull = .overwriteOldest
+        configuration.bufferSizePerThread = 256 << 10
+        let session = try TraceSession.start(configuration)
+        for index in 0..<40_000 {
+            Trace.interval("frame", category: .media) {
+                Trace.counter("bytes", index, category: .netHTTP)
+                Trace.instant("tick", category: .disk)
+            }
+        }
+        try session.dump(to: dumpPath)
+        try session.stop()
+        #expect(session.statistics.overwrittenEvents > 0)
+        let trace = try OfficialDecoder.decode(dumpPath)
+        #expect(trace.errors.isEmpty)
+        let frames = trace.slices(named: "frame")
+        #expect(frames.count > 1000)
+        #expect(frames.allSatisfy { $0.categories == ["media"] })
+        #expect(trace.instants.allSatisfy { $0.name != "tick" })
+    }
+
     @Test func patternsMatchNamesAndGlobs() {
         #expect(CategorySelection.matches("net.http", "net.*"))
         #expect(CategorySelection.matches("net.", "net.*"))
