@@ -259,6 +259,14 @@ enum EventName {
         case .text(let bytes): return String(decoding: bytes, as: UTF8.self)
         }
     }
+
+    /// Calls `body` with the name's UTF-8 bytes.
+    func withUTF8<Result>(_ body: (UnsafeRawBufferPointer) -> Result) -> Result {
+        switch self {
+        case .word(let word): return body(UnsafeRawBufferPointer(NameTable.shared.utf8(of: word)))
+        case .text(let bytes): return bytes.withUnsafeBytes(body)
+        }
+    }
 }
 
 /// A renamable async begin, copied out of its thread's buffer until its end.
@@ -764,9 +772,10 @@ struct RecordEncoder {
             // in this trace; a track under an unknown parent would be lost.
             var parent = shared.processUUID
             if parentID != 0, shared.beginIsInTrace(parentID) { parent = SharedTracks.asyncTrackUUID(parentID) }
-            PacketBuilder.appendTrack(
-                uuid: track, parent: parent, kind: .async(name: name.text),
-                sequenceID: state.sequenceID, to: &out)
+            name.withUTF8 { text in
+                PacketBuilder.appendAsyncTrack(
+                    uuid: track, parent: parent, name: text, sequenceID: state.sequenceID, to: &out)
+            }
         }
         let packet = absolute ? beginAbsolutePacket(boottime: timestamp) : beginPacket(timestamp: timestamp)
         let message = out.beginMessage(11)
