@@ -122,6 +122,22 @@ enum PacketBuilder {
     }
 
     /// A track descriptor packet.
+    /// An async interval's track, written by hand: there is one per async
+    /// interval (a span per request), so it is on the writer's hot path. The
+    /// fields go in field-number order, byte for byte what protobuf-c writes.
+    static func appendAsyncTrack(
+        uuid: UInt64, parent: UInt64, name: UnsafeRawBufferPointer, sequenceID: UInt32, to buffer: inout ProtoBuffer
+    ) {
+        let packet = buffer.beginMessage(1)
+        buffer.appendVarintField(10, UInt64(sequenceID))
+        let track = buffer.beginMessage(60)
+        buffer.appendVarintField(1, uuid)
+        buffer.appendBytesField(2, name)
+        buffer.appendVarintField(5, parent)
+        buffer.endMessage(track)
+        buffer.endMessage(packet)
+    }
+
     static func appendTrack(
         uuid: UInt64, parent: UInt64?, kind: TrackKind, sequenceID: UInt32, to buffer: inout ProtoBuffer
     ) {

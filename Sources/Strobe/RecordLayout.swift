@@ -39,6 +39,10 @@ enum RecordLayout {
     /// fixed part is the header, the identifier, the new name (0 keeps the
     /// name) and how many nanoseconds before the header's time it ended.
     @usableFromInline static let asyncEndExplicit: UInt64 = 11
+    /// One word written just before a record of a category: the payload is
+    /// the category's index plus one. It applies to the record that follows
+    /// and has no time of its own.
+    @usableFromInline static let categoryPrefix: UInt64 = 12
 
     // Attachment flags (high nibble) for begin, end, instant and async kinds.
     @usableFromInline static let withResourceUsage: UInt64 = 0x10
@@ -65,6 +69,12 @@ enum RecordLayout {
         destination[5] = usage.major_faults
     }
 
+    /// The prefix word announcing category `index` for the next record.
+    @inlinable @inline(__always)
+    static func categoryWord(_ index: UInt32) -> UInt64 {
+        (categoryPrefix << 56) | (UInt64(index) &+ 1)
+    }
+
     @inlinable @inline(__always)
     static func kind(of header: UInt64) -> UInt64 { header >> 56 }
 
@@ -82,7 +92,7 @@ enum RecordLayout {
     static func fixedWords(kind: UInt64) -> Int {
         switch kind & 0x0F {
         case begin, instant, asyncEnd, dropMarker: return 2
-        case end: return 1
+        case end, categoryPrefix: return 1
         case counterInt, counterDouble, asyncBegin: return 3
         case asyncBeginChild, asyncEndExplicit: return 4
         case asyncBeginRenamable: return 5
@@ -97,7 +107,9 @@ enum RecordLayout {
         let fixed = fixedWords(kind: kind)
         guard fixed > 0, fixed <= available else { return nil }
         let event = kind & 0x0F
-        if event == counterInt || event == counterDouble || event == dropMarker { return fixed }
+        if event == counterInt || event == counterDouble || event == dropMarker || event == categoryPrefix {
+            return fixed
+        }
         var total = fixed
         if kind & withResourceUsage != 0 { total += resourceUsageWords }
         if kind & withFlow != 0 { total += 1 }

@@ -195,8 +195,10 @@ final class ThreadRecorder: @unchecked Sendable {
         cursor.pointee.depth = level + 1
     }
 
-    /// Appends an end record, or discards it when its begin was discarded.
-    func appendEnd() {
+    /// Appends an end record, or discards it when its begin was discarded;
+    /// with `category` (a prefix word, 0 for none) the end names the
+    /// category of the begin it closes.
+    func appendEnd(category: UInt64 = 0) {
         let depth = cursor.pointee.depth
         guard depth > 0 else {
             shared.withLock { $0.unmatchedEnds += 1 }
@@ -220,14 +222,20 @@ final class ThreadRecorder: @unchecked Sendable {
         }
         var usage = cstrobe_rusage()
         if withUsage { cstrobe_thread_rusage(&usage) }
-        let words = withUsage ? 1 + RecordLayout.resourceUsageWords : 1
+        let prefix = category != 0 ? 1 : 0
+        let words = prefix + (withUsage ? 1 + RecordLayout.resourceUsageWords : 1)
         // The begin is in the buffer, so the end must be too: it may take a
         // chunk beyond the thread's limit.
-        guard let destination = reserve(words: words, forced: true) else { return }
+        guard var destination = reserve(words: words, forced: true) else { return }
+        let end = destination + words
+        if prefix != 0 {
+            destination[0] = category
+            destination += 1
+        }
         let kind = withUsage ? RecordLayout.end | RecordLayout.withResourceUsage : RecordLayout.end
         destination[0] = RecordLayout.header(kind: kind, timestamp: timestamp())
         if withUsage { RecordLayout.store(usage, at: destination + 1) }
-        commit(destination + words)
+        commit(end)
     }
 
     /// Appends any other record; returns false when it was discarded.

@@ -186,15 +186,22 @@ public enum Trace {
     /// The interval may end on another thread than the one it began on, so it
     /// is recorded on an async track of its own, where it shows as one
     /// unbroken interval.
+    ///
+    /// Async intervals nest by themselves: the interval belongs under the
+    /// innermost async interval open in the current task, and async
+    /// intervals begun in `body`, across `await`s and in child tasks
+    /// (`async let`, task groups, `Task {}`), belong under it. Intervals
+    /// opened with ``begin(_:)-(StaticString)`` stay on their thread's track.
     @inlinable @discardableResult
     public static func interval<Result, Failure: Error>(
         _ name: StaticString,
         isolation: isolated (any Actor)? = #isolation,
         _ body: () async throws(Failure) -> Result
     ) async throws(Failure) -> Result {
-        let interval = beginAsync(name)
+        guard cstrobe_load_generation() != 0 else { return try await body() }
+        let interval = recordAsyncBegin(Name(name), arguments: [:])
         defer { interval.end() }
-        return try await body()
+        return try await withInnermostInterval(interval.id, isolation: isolation, body)
     }
 
     /// Runs asynchronous `body` inside an interval and returns its result.
@@ -206,9 +213,10 @@ public enum Trace {
         isolation: isolated (any Actor)? = #isolation,
         _ body: () async throws(Failure) -> Result
     ) async throws(Failure) -> Result {
-        let interval = beginAsync(name)
+        guard cstrobe_load_generation() != 0 else { return try await body() }
+        let interval = recordAsyncBegin(name, arguments: [:])
         defer { interval.end() }
-        return try await body()
+        return try await withInnermostInterval(interval.id, isolation: isolation, body)
     }
 
     // MARK: Async intervals
@@ -216,6 +224,8 @@ public enum Trace {
     /// Opens an interval that may end on another thread.
     ///
     /// Call ``AsyncInterval/end()`` on the returned value, from any thread.
+    /// The interval nests under the innermost async interval open in the
+    /// current task, if any (see ``interval(_:isolation:_:)-(StaticString,_,_)``).
     @inlinable
     public static func beginAsync(
         _ name: StaticString, arguments: KeyValuePairs<StaticString, ArgumentValue> = [:]
@@ -224,7 +234,8 @@ public enum Trace {
         return recordAsyncBegin(Name(name), arguments: arguments)
     }
 
-    /// Opens an interval that may end on another thread.
+    /// Opens an interval that may end on another thread, nested under the
+    /// innermost async interval open in the current task, if any.
     @inlinable
     public static func beginAsync(
         _ name: Name, arguments: KeyValuePairs<StaticString, ArgumentValue> = [:]
@@ -242,7 +253,8 @@ public enum Trace {
     ///
     /// - Parameters:
     ///   - name: The interval's name.
-    ///   - parent: The interval this one belongs under; nil for none.
+    ///   - parent: The interval this one belongs under; nil for none (the
+    ///     task's innermost interval is not consulted).
     ///   - flow: Starts or continues a flow at this interval.
     ///   - terminatingFlow: Ends a flow at this interval.
     ///   - arguments: Values shown with the interval.

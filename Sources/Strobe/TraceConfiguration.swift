@@ -72,6 +72,18 @@ public struct TraceConfiguration: Sendable {
     /// tests.
     public var ftraceMarkerPath: String?
 
+    /// The categories recorded (see ``Trace/Category``): names or patterns
+    /// where `*` matches any run of characters; a leading `-` turns what it
+    /// matches off. A category is recorded when a plain pattern matches it
+    /// and no `-` pattern does; events without a category are always
+    /// recorded. Change them while the session runs with
+    /// ``TraceSession/setCategories(_:)``. Default: `["*"]`, every category.
+    ///
+    /// ```swift
+    /// configuration.categories = ["media", "net.*", "-net.dns"]
+    /// ```
+    public var categories: [String] = ["*"]
+
     /// A configuration that writes to `outputPath`.
     public init(outputPath: String? = nil) {
         self.outputPath = outputPath
@@ -82,7 +94,9 @@ public struct TraceConfiguration: Sendable {
     ///
     /// `STROBE_TRACE_RUSAGE` lists interval names that capture rusage (`*`
     /// for all); `STROBE_TRACE_SIGNPOSTS` lists signposts to turn on
-    /// (`probes`, `ftrace-marker`, `os-signposts` or `all`, comma separated).
+    /// (`probes`, `ftrace-marker`, `os-signposts` or `all`, comma separated);
+    /// `STROBE_TRACE_CATEGORIES` lists the category patterns to record
+    /// (comma separated, see ``categories``).
     ///
     /// ``TraceSession/startFromEnvironment()`` uses it; `strobe run` sets the
     /// variable for each child process it launches.
@@ -103,10 +117,23 @@ public struct TraceConfiguration: Sendable {
             }
             configuration.signposts = signposts
         }
+        if let list = environment[Self.categoriesEnvironmentVariable] {
+            let patterns = list.split(separator: ",", omittingEmptySubsequences: false).map {
+                String($0.filter { !$0.isWhitespace })
+            }
+            if let problem = CategorySelection.problem(with: patterns) {
+                throw .invalidConfiguration("\(Self.categoriesEnvironmentVariable)=\(list): \(problem)")
+            }
+            configuration.categories = patterns
+        }
         return configuration
     }
 
     /// The environment variable that lists the signposts a session started by
     /// ``TraceSession/startFromEnvironment()`` turns on.
     public static let signpostsEnvironmentVariable = "STROBE_TRACE_SIGNPOSTS"
+
+    /// The environment variable that lists the category patterns a session
+    /// started by ``TraceSession/startFromEnvironment()`` records.
+    public static let categoriesEnvironmentVariable = "STROBE_TRACE_CATEGORIES"
 }

@@ -211,8 +211,9 @@ struct SharedTracks {
     /// a time, under their first name: intervals that never end must not
     /// grow the writer's memory without bound.
     static let heldBeginLimit = 16_384
-    /// New names from renaming ends encoded before their begin.
-    var renames: [UInt64: UInt64] = [:]
+    /// New names from renaming ends encoded before their begin: a name
+    /// word, or the text of a name written inline.
+    var renames: [UInt64: EventName] = [:]
     var nextTrackUUID: UInt64 = 16
     var invalidRecords: UInt64 = 0
     var orphanEnds: UInt64 = 0
@@ -232,6 +233,39 @@ struct SharedTracks {
         let uuid = nextTrackUUID
         nextTrackUUID += 2
         return uuid
+    }
+}
+
+/// The name of an event: a name word (a literal or an interned name), or
+/// text written inline in its record.
+enum EventName {
+    case word(UInt64)
+    case text([UInt8])
+
+    /// The name a record's name word gives; for an inline name, the text of
+    /// its name argument.
+    init(word: UInt64, record: UnsafePointer<UInt64>, kind: UInt64) {
+        if word == ArgumentEncoding.inlineNameWord {
+            let text = RecordEncoder.inlineName(record, kind: kind)
+            self = .text(text.map { Array($0) } ?? [])
+        } else {
+            self = .word(word)
+        }
+    }
+
+    var text: String {
+        switch self {
+        case .word(let word): return NameTable.shared.text(of: word)
+        case .text(let bytes): return String(decoding: bytes, as: UTF8.self)
+        }
+    }
+
+    /// Calls `body` with the name's UTF-8 bytes.
+    func withUTF8<Result>(_ body: (UnsafeRawBufferPointer) -> Result) -> Result {
+        switch self {
+        case .word(let word): return body(UnsafeRawBufferPointer(NameTable.shared.utf8(of: word)))
+        case .text(let bytes): return bytes.withUnsafeBytes(body)
+        }
     }
 }
 
@@ -257,6 +291,10 @@ struct SequenceState {
     var lastTimestamp: UInt64 = 0
     var eventNames = InternTable()
     var annotationNames = InternTable()
+    var categoryNames = InternTable()
+    /// The category of the next record, from its prefix word: the
+    /// category's index plus one; 0 for none.
+    var pendingCategory: UInt64 = 0
     var stack: [OpenInterval] = []
     var counterCacheWord: UInt64 = .max
     var counterCacheUUID: UInt64 = 0
@@ -279,11 +317,14 @@ struct SequenceState {
     func release() {
         eventNames.release()
         annotationNames.release()
+        categoryNames.release()
     }
 }
 
 struct OpenInterval {
     var usage: cstrobe_rusage?
+    /// The begin's category (index plus one); 0 for none.
+    var category: UInt64 = 0
 }
 
 /// Interned ids of name words on one sequence: a direct-mapped cache in
@@ -362,30 +403,42 @@ struct RecordEncoder {
         let event = kind & 0x0F
         if event == RecordLayout.dropMarker {
             state.restartPending = true
+            state.pendingCategory = 0
             return
         }
+        if event == RecordLayout.categoryPrefix {
+            state.pendingCategory = RecordLayout.timestamp(of: header)
+            return
+        }
+        // Slot 0 (index plus one is 1) holds categories past the limit,
+        // written without one.
+        let category = state.pendingCategory > 1 ? state.pendingCategory : 0
+        state.pendingCategory = 0
         let timestamp = state.converter.boottime(raw: RecordLayout.timestamp(of: header))
         ensureSequence(timestamp: timestamp)
         switch event {
         case RecordLayout.begin:
             if kind == RecordLayout.begin {
-                encodePlainBegin(record, timestamp: timestamp)
+                encodePlainBegin(record, timestamp: timestamp, category: category)
             } else {
-                encodeBegin(record, kind: kind, timestamp: timestamp)
+                encodeBegin(record, kind: kind, timestamp: timestamp, category: category)
             }
         case RecordLayout.end:
-            if kind == RecordLayout.end, let open = state.stack.last, open.usage == nil {
+            if category != 0, !closeAbove(category: category, timestamp: timestamp) {
+                // Its begin was skipped: the category was off then.
+                shared.orphanEnds += 1
+            } else if kind == RecordLayout.end, let open = state.stack.last, open.usage == nil {
                 state.stack.removeLast()
                 encodePlainEnd(timestamp: timestamp)
             } else {
                 encodeEnd(record, kind: kind, timestamp: timestamp)
             }
         case RecordLayout.instant:
-            encodeInstant(record, kind: kind, timestamp: timestamp)
+            encodeInstant(record, kind: kind, timestamp: timestamp, category: category)
         case RecordLayout.counterInt, RecordLayout.counterDouble:
-            encodeCounter(record, kind: kind, timestamp: timestamp)
+            encodeCounter(record, kind: kind, timestamp: timestamp, category: category)
         case RecordLayout.asyncBegin, RecordLayout.asyncBeginChild, RecordLayout.asyncBeginRenamable:
-            encodeAsyncBegin(record, kind: kind, timestamp: timestamp)
+            encodeAsyncBegin(record, kind: kind, timestamp: timestamp, category: category)
         case RecordLayout.asyncEnd, RecordLayout.asyncEndExplicit:
             encodeAsyncEnd(record, kind: kind, timestamp: timestamp)
         default:
@@ -407,6 +460,20 @@ struct RecordEncoder {
         state.lastTimestamp = timestamp
         state.eventNames.removeAll()
         state.annotationNames.removeAll()
+        state.categoryNames.removeAll()
+    }
+
+    /// Before the end of an interval in `category`: ends the intervals open
+    /// above the innermost one in that category (their ends were skipped
+    /// when their category was turned off). Returns false, changing
+    /// nothing, when no open interval is in the category.
+    private mutating func closeAbove(category: UInt64, timestamp: UInt64) -> Bool {
+        guard let index = state.stack.lastIndex(where: { $0.category == category }) else { return false }
+        while state.stack.count > index + 1 {
+            state.stack.removeLast()
+            encodePlainEnd(timestamp: timestamp)
+        }
+        return true
     }
 
     /// Starts an event packet on a started sequence: the timestamp delta and
@@ -446,9 +513,19 @@ struct RecordEncoder {
     // MARK: Interning
 
     private struct Interning {
+        var newCategory: (iid: UInt64, category: UInt64)?
         var newEventName: (iid: UInt64, word: UInt64)?
         var newAnnotationNames: [(iid: UInt64, word: UInt64)] = []
-        var isEmpty: Bool { newEventName == nil && newAnnotationNames.isEmpty }
+        var isEmpty: Bool { newEventName == nil && newAnnotationNames.isEmpty && newCategory == nil }
+    }
+
+    /// The interned id of `category` (index plus one), or 0 for none.
+    @inline(__always)
+    private mutating func categoryIID(_ category: UInt64, _ interning: inout Interning) -> UInt64 {
+        guard category != 0 else { return 0 }
+        let (iid, isNew) = state.categoryNames.id(for: category)
+        if isNew { interning.newCategory = (iid, category) }
+        return iid
     }
 
     @inline(__always)
@@ -467,6 +544,12 @@ struct RecordEncoder {
     private mutating func writeInterning(_ interning: Interning) {
         guard !interning.isEmpty else { return }
         let data = out.beginMessage(12)
+        if let category = interning.newCategory {
+            let entry = out.beginMessage(1)
+            out.appendVarintField(1, category.iid)
+            out.appendStringField(2, CategoryRegistry.shared.name(of: UInt32(category.category - 1)))
+            out.endMessage(entry)
+        }
         if let name = interning.newEventName {
             let entry = out.beginMessage(2)
             out.appendVarintField(1, name.iid)
@@ -486,12 +569,14 @@ struct RecordEncoder {
 
     /// The common case: a begin with a name and nothing else.
     @inline(__always)
-    private mutating func encodePlainBegin(_ record: UnsafePointer<UInt64>, timestamp: UInt64) {
-        state.stack.append(OpenInterval(usage: nil))
+    private mutating func encodePlainBegin(_ record: UnsafePointer<UInt64>, timestamp: UInt64, category: UInt64) {
+        state.stack.append(OpenInterval(usage: nil, category: category))
         var interning = Interning()
+        let categoryIID = categoryIID(category, &interning)
         let iid = eventNameIID(record[1], &interning)
         let packet = beginPacket(timestamp: timestamp)
         let event = out.beginMessage(11)
+        if categoryIID != 0 { out.appendVarintField(3, categoryIID) }
         out.appendVarintField(9, 1)  // TYPE_SLICE_BEGIN
         out.appendVarintField(10, iid)
         out.endMessage(event)
@@ -507,8 +592,11 @@ struct RecordEncoder {
         endPacket(packet)
     }
 
-    private mutating func encodeBegin(_ record: UnsafePointer<UInt64>, kind: UInt64, timestamp: UInt64) {
+    private mutating func encodeBegin(
+        _ record: UnsafePointer<UInt64>, kind: UInt64, timestamp: UInt64, category: UInt64
+    ) {
         var interning = Interning()
+        let categoryIID = categoryIID(category, &interning)
         let iid = eventNameIID(record[1], &interning)
         var offset = 2
         var usage: cstrobe_rusage?
@@ -516,11 +604,12 @@ struct RecordEncoder {
             usage = ResourceUsageKeys.load(record + offset)
             offset += RecordLayout.resourceUsageWords
         }
-        state.stack.append(OpenInterval(usage: usage))
+        state.stack.append(OpenInterval(usage: usage, category: category))
         let annotations = collectAnnotations(record, kind: kind, offset: &offset, &interning)
         if usage != nil { ensureThreadTimeTrack() }
         let packet = beginPacket(timestamp: timestamp)
         let event = out.beginMessage(11)
+        if categoryIID != 0 { out.appendVarintField(3, categoryIID) }
         writeArguments(annotations)
         out.appendVarintField(9, 1)  // TYPE_SLICE_BEGIN
         out.appendVarintField(10, iid)
@@ -565,22 +654,34 @@ struct RecordEncoder {
         endPacket(packet, interning)
     }
 
-    private mutating func encodeInstant(_ record: UnsafePointer<UInt64>, kind: UInt64, timestamp: UInt64) {
+    private mutating func encodeInstant(
+        _ record: UnsafePointer<UInt64>, kind: UInt64, timestamp: UInt64, category: UInt64
+    ) {
         var interning = Interning()
-        let iid = eventNameIID(record[1], &interning)
+        let categoryIID = categoryIID(category, &interning)
+        // A name written inline is spelled out, never interned.
+        let inline = record[1] == ArgumentEncoding.inlineNameWord
+        let iid = inline ? 0 : eventNameIID(record[1], &interning)
         var offset = 2
         let annotations = collectAnnotations(record, kind: kind, offset: &offset, &interning)
         let packet = beginPacket(timestamp: timestamp)
         let event = out.beginMessage(11)
+        if categoryIID != 0 { out.appendVarintField(3, categoryIID) }
         writeArguments(annotations)
         out.appendVarintField(9, 3)  // TYPE_INSTANT
-        out.appendVarintField(10, iid)
+        if inline {
+            out.appendBytesField(23, Self.inlineName(record, kind: kind) ?? UnsafeRawBufferPointer(start: nil, count: 0))
+        } else {
+            out.appendVarintField(10, iid)
+        }
         writeFlows(annotations)
         out.endMessage(event)
         endPacket(packet, interning)
     }
 
-    private mutating func encodeCounter(_ record: UnsafePointer<UInt64>, kind: UInt64, timestamp: UInt64) {
+    private mutating func encodeCounter(
+        _ record: UnsafePointer<UInt64>, kind: UInt64, timestamp: UInt64, category: UInt64
+    ) {
         let unitBits = UInt8((kind >> 4) & 0x3)
         let unit = Trace.CounterUnit(rawValue: unitBits) ?? .unspecified
         let key = record[1] ^ (UInt64(unit.rawValue) << 62)
@@ -592,8 +693,11 @@ struct RecordEncoder {
             state.counterCacheWord = key
             state.counterCacheUUID = track
         }
+        var interning = Interning()
+        let categoryIID = categoryIID(category, &interning)
         let packet = beginPacket(timestamp: timestamp)
         let event = out.beginMessage(11)
+        if categoryIID != 0 { out.appendVarintField(3, categoryIID) }
         out.appendVarintField(9, 4)  // TYPE_COUNTER
         out.appendVarintField(11, track)
         if kind & 0x0F == RecordLayout.counterInt {
@@ -602,19 +706,23 @@ struct RecordEncoder {
             out.appendFixed64Field(44, record[2])
         }
         out.endMessage(event)
-        endPacket(packet)
+        endPacket(packet, interning)
     }
 
-    private mutating func encodeAsyncBegin(_ record: UnsafePointer<UInt64>, kind: UInt64, timestamp: UInt64) {
+    private mutating func encodeAsyncBegin(
+        _ record: UnsafePointer<UInt64>, kind: UInt64, timestamp: UInt64, category: UInt64
+    ) {
         let id = record[2]
         guard kind & 0x0F == RecordLayout.asyncBeginRenamable else {
-            return writeAsyncBegin(record, kind: kind, name: record[1], timestamp: timestamp, absolute: false)
+            return writeAsyncBegin(
+                record, kind: kind, name: EventName(word: record[1], record: record, kind: kind), timestamp: timestamp,
+                absolute: false, category: category)
         }
         // It may have begun before it was recorded, so it carries its own time.
         let began = timestamp - min(record[4], timestamp)
         if shared.endedEarly.contains(id) {
             // Its end, and any new name, came first.
-            let name = shared.renames.removeValue(forKey: id) ?? record[1]
+            let name = shared.renames.removeValue(forKey: id) ?? EventName(word: record[1], record: record, kind: kind)
             return writeAsyncBegin(record, kind: kind, name: name, timestamp: began, absolute: true)
         }
         // Hold it until its end says the name.
@@ -632,22 +740,28 @@ struct RecordEncoder {
 
     /// Writes a held renamable begin now, on this sequence, at its own time,
     /// under `name` (its first name when nil).
-    mutating func writeHeldBegin(_ begin: HeldAsyncBegin, name: UInt64?) {
+    mutating func writeHeldBegin(_ begin: HeldAsyncBegin, name: EventName?) {
         begin.words.withUnsafeBufferPointer { words in
             guard let record = words.baseAddress else { return }
+            let kind = RecordLayout.kind(of: record[0])
             writeAsyncBegin(
-                record, kind: RecordLayout.kind(of: record[0]), name: name ?? record[1], timestamp: begin.boottime,
-                absolute: true)
+                record, kind: kind, name: name ?? EventName(word: record[1], record: record, kind: kind),
+                timestamp: begin.boottime, absolute: true)
         }
     }
 
     private mutating func writeAsyncBegin(
-        _ record: UnsafePointer<UInt64>, kind: UInt64, name: UInt64, timestamp: UInt64, absolute: Bool
+        _ record: UnsafePointer<UInt64>, kind: UInt64, name: EventName, timestamp: UInt64, absolute: Bool,
+        category: UInt64 = 0
     ) {
         let id = record[2]
         let track = SharedTracks.asyncTrackUUID(id)
         var interning = Interning()
-        let iid = eventNameIID(name, &interning)
+        let categoryIID = categoryIID(category, &interning)
+        // Names written inline are spelled out, never interned: each may be
+        // new (a URL per request).
+        var iid: UInt64 = 0
+        if case .word(let word) = name { iid = eventNameIID(word, &interning) }
         var offset = RecordLayout.fixedWords(kind: kind)
         let parentID = RecordLayout.asyncParent(of: record, kind: kind)
         let annotations = collectAnnotations(record, kind: kind, offset: &offset, &interning)
@@ -658,16 +772,23 @@ struct RecordEncoder {
             // in this trace; a track under an unknown parent would be lost.
             var parent = shared.processUUID
             if parentID != 0, shared.beginIsInTrace(parentID) { parent = SharedTracks.asyncTrackUUID(parentID) }
-            PacketBuilder.appendTrack(
-                uuid: track, parent: parent, kind: .async(name: NameTable.shared.text(of: name)),
-                sequenceID: state.sequenceID, to: &out)
+            name.withUTF8 { text in
+                PacketBuilder.appendAsyncTrack(
+                    uuid: track, parent: parent, name: text, sequenceID: state.sequenceID, to: &out)
+            }
         }
         let packet = absolute ? beginAbsolutePacket(boottime: timestamp) : beginPacket(timestamp: timestamp)
         let message = out.beginMessage(11)
+        if categoryIID != 0 { out.appendVarintField(3, categoryIID) }
         writeArguments(annotations)
         out.appendVarintField(9, 1)
-        out.appendVarintField(10, iid)
-        out.appendVarintField(11, track)
+        if case .text(let text) = name {
+            out.appendVarintField(11, track)
+            text.withUnsafeBytes { out.appendBytesField(23, $0) }
+        } else {
+            out.appendVarintField(10, iid)
+            out.appendVarintField(11, track)
+        }
         writeFlows(annotations)
         out.endMessage(message)
         endPacket(packet, interning, absolute: absolute)
@@ -676,11 +797,11 @@ struct RecordEncoder {
     private mutating func encodeAsyncEnd(_ record: UnsafePointer<UInt64>, kind: UInt64, timestamp: UInt64) {
         let id = record[1]
         let explicit = kind & 0x0F == RecordLayout.asyncEndExplicit
-        let newName = explicit && record[2] != 0 ? record[2] : nil
+        let newName = explicit && record[2] != 0 ? EventName(word: record[2], record: record, kind: kind) : nil
         let endedAgo = explicit ? record[3] : 0
         // A new name that comes too late for the begin, written already
         // (held too long), is kept as the argument `name`.
-        var lateName: UInt64?
+        var lateName: EventName?
         if let held = shared.heldBegins.removeValue(forKey: id) {
             writeHeldBegin(held, name: newName)
         } else {
@@ -715,7 +836,7 @@ struct RecordEncoder {
         if let lateName, let lateNameKey {
             let annotation = out.beginMessage(4)
             out.appendVarintField(1, lateNameKey)
-            out.appendStringField(6, NameTable.shared.text(of: lateName))
+            out.appendStringField(6, lateName.text)
             out.endMessage(annotation)
         }
         out.appendVarintField(9, 2)
@@ -785,7 +906,54 @@ struct RecordEncoder {
     private struct Annotations {
         var flow: UInt64?
         var terminatingFlow: UInt64?
-        var arguments: [(iid: UInt64, tag: UInt64, payload: UnsafePointer<UInt64>)] = []
+        /// Each argument: its interned key, or 0 and the key's text when
+        /// the key is written inline.
+        var arguments: [(iid: UInt64, tag: UInt64, payload: UnsafePointer<UInt64>, key: UnsafeRawBufferPointer?)] = []
+    }
+
+    /// The text of the argument that holds the name of the record, when it
+    /// has one (its name word is `ArgumentEncoding.inlineNameWord`).
+    static func inlineName(_ record: UnsafePointer<UInt64>, kind: UInt64) -> UnsafeRawBufferPointer? {
+        var offset = RecordLayout.fixedWords(kind: kind)
+        if kind & RecordLayout.withResourceUsage != 0, kind & 0x0F == RecordLayout.begin {
+            offset += RecordLayout.resourceUsageWords
+        }
+        if kind & RecordLayout.withFlow != 0 { offset += 1 }
+        if kind & RecordLayout.withTerminatingFlow != 0 { offset += 1 }
+        guard kind & RecordLayout.withArguments != 0 else { return nil }
+        var found: UnsafeRawBufferPointer?
+        forEachArgument(record, at: offset) { key, tag, payload, _ in
+            if key == ArgumentEncoding.nameKey, tag & 0xFF == ArgumentEncoding.stringTag {
+                found = UnsafeRawBufferPointer(start: payload, count: Int(tag >> 8))
+            }
+        }
+        return found
+    }
+
+    /// Calls `body` with each argument of the argument block at `offset`:
+    /// key word, tag, payload and, for an inline key, the key's text.
+    /// Returns the offset past the block.
+    @discardableResult
+    private static func forEachArgument(
+        _ record: UnsafePointer<UInt64>, at offset: Int,
+        _ body: (UInt64, UInt64, UnsafePointer<UInt64>, UnsafeRawBufferPointer?) -> Void
+    ) -> Int {
+        let words = Int(record[offset])
+        var position = offset + 1
+        let end = position + words
+        while position + 2 <= end {
+            let key = record[position]
+            let tag = record[position + 1]
+            let payloadWords = ArgumentEncoding.payloadWords(tag: tag)
+            let inline = ArgumentEncoding.isInlineKey(key)
+            let keyLength = inline ? Int(key & 0xFFFF) : 0
+            guard position + 2 + payloadWords + (keyLength + 7) / 8 <= end else { break }
+            let payload = record + position + 2
+            let keyText = inline ? UnsafeRawBufferPointer(start: payload + payloadWords, count: keyLength) : nil
+            body(key, tag, payload, keyText)
+            position += 2 + payloadWords + (keyLength + 7) / 8
+        }
+        return end
     }
 
     private mutating func collectAnnotations(
@@ -801,19 +969,16 @@ struct RecordEncoder {
             offset += 1
         }
         if kind & RecordLayout.withArguments != 0 {
-            let words = Int(record[offset])
-            var position = offset + 1
-            let end = position + words
-            while position + 2 <= end {
-                let key = record[position]
-                let tag = record[position + 1]
-                let payloadWords = (tag & 0xFF) == ArgumentEncoding.stringTag ? (Int(tag >> 8) + 7) / 8 : 1
-                guard position + 2 + payloadWords <= end else { break }
-                let iid = annotationNameIID(key, &interning)
-                result.arguments.append((iid, tag, record + position + 2))
-                position += 2 + payloadWords
+            // At most one argument per two words of the block.
+            result.arguments.reserveCapacity(min(Int(record[offset]) / 2, 16))
+            offset = Self.forEachArgument(record, at: offset) { key, tag, payload, keyText in
+                if key == ArgumentEncoding.nameKey { return }  // the event's own name
+                if keyText != nil {
+                    result.arguments.append((0, tag, payload, keyText))
+                } else {
+                    result.arguments.append((annotationNameIID(key, &interning), tag, payload, nil))
+                }
             }
-            offset = end
         }
         return result
     }
@@ -821,7 +986,7 @@ struct RecordEncoder {
     private mutating func writeArguments(_ annotations: Annotations) {
         for argument in annotations.arguments {
             let annotation = out.beginMessage(4)
-            out.appendVarintField(1, argument.iid)
+            if argument.key == nil { out.appendVarintField(1, argument.iid) }
             switch argument.tag & 0xFF {
             case ArgumentEncoding.intTag:
                 out.appendVarintField(4, argument.payload[0])
@@ -829,11 +994,29 @@ struct RecordEncoder {
                 out.appendFixed64Field(5, argument.payload[0])
             case ArgumentEncoding.boolTag:
                 out.appendVarintField(2, argument.payload[0] != 0 ? 1 : 0)
+            case ArgumentEncoding.hexTag:
+                writeHex(argument.payload, words: Int(argument.tag >> 8))
             default:
                 let length = Int(argument.tag >> 8)
                 out.appendBytesField(6, UnsafeRawBufferPointer(start: UnsafeRawPointer(argument.payload), count: length))
             }
+            if let key = argument.key { out.appendBytesField(10, key) }
             out.endMessage(annotation)
+        }
+    }
+
+    /// Writes `words` identifier words as one string of lowercase hex, 16
+    /// digits a word.
+    private mutating func writeHex(_ payload: UnsafePointer<UInt64>, words: Int) {
+        let digits: StaticString = "0123456789abcdef"
+        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: max(16 * words, 1)) { text in
+            for word in 0..<words {
+                let value = payload[word]
+                for index in 0..<16 {
+                    text[word * 16 + index] = digits.utf8Start[Int((value >> UInt64(60 - 4 * index)) & 0xF)]
+                }
+            }
+            out.appendBytesField(6, UnsafeRawBufferPointer(start: text.baseAddress, count: 16 * words))
         }
     }
 

@@ -80,6 +80,9 @@ final class NameTable: Sendable {
         }
     }
 
+    /// How many names have been interned.
+    var count: Int { state.withLock { $0.texts.count } }
+
     /// The text of a name word, static or interned.
     func text(of word: UInt64) -> String {
         if let literal = Self.literalBytes(of: word) {

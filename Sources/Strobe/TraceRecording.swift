@@ -9,13 +9,15 @@ extension Trace {
         capturing: Capture,
         flow: Flow?,
         terminatingFlow: Flow?,
-        arguments: KeyValuePairs<StaticString, ArgumentValue>
+        arguments: KeyValuePairs<StaticString, ArgumentValue>,
+        category: UInt64 = 0
     ) {
         guard let recorder = ThreadRecorder.attached() else { return }
         if let signposts = recorder.signposts { recorder.announceBegin(name, to: signposts) }
         let usage = capturing.contains(.resourceUsage) || recorder.sessionWantsResourceUsage(for: name)
         var kind = RecordLayout.begin
-        var words = 2
+        let prefix = category != 0 ? 1 : 0
+        var words = 2 + prefix
         if usage {
             kind |= RecordLayout.withResourceUsage
             words += RecordLayout.resourceUsageWords
@@ -29,6 +31,8 @@ extension Trace {
         var snapshot = cstrobe_rusage()
         if usage { cstrobe_thread_rusage(&snapshot) }
         recorder.appendBegin(words: words, resourceUsage: usage) { record in
+            if prefix != 0 { record[0] = category }
+            let record = record + prefix
             record[0] = RecordLayout.header(kind: kind, timestamp: timestamp)
             record[1] = name.word
             var offset = 2
@@ -47,12 +51,26 @@ extension Trace {
         recorder.appendEnd()
     }
 
+    /// An end that names the category of the begin it closes (its prefix
+    /// word), so the writer can tell when that begin was never recorded.
     @usableFromInline @inline(never)
-    static func recordInstant(_ name: Name, arguments: KeyValuePairs<StaticString, ArgumentValue>) {
+    static func recordEnd(category: UInt64) {
+        guard let recorder = ThreadRecorder.attached() else { return }
+        if let signposts = recorder.signposts { recorder.announceEnd(to: signposts) }
+        recorder.appendEnd(category: category)
+    }
+
+    @usableFromInline @inline(never)
+    static func recordInstant(
+        _ name: Name, arguments: KeyValuePairs<StaticString, ArgumentValue>, category: UInt64 = 0
+    ) {
         guard let recorder = ThreadRecorder.attached() else { return }
         recorder.signposts?.instant(name.word)
         let argumentWords = arguments.isEmpty ? 0 : ArgumentEncoding.words(for: arguments)
-        writeEvent(recorder, kind: RecordLayout.instant, name: name.word, id: nil, argumentWords: argumentWords) {
+        writeEvent(
+            recorder, kind: RecordLayout.instant, name: name.word, id: nil, argumentWords: argumentWords,
+            category: category
+        ) {
             ArgumentEncoding.write(arguments, to: $0)
         }
     }
@@ -68,11 +86,14 @@ extension Trace {
     }
 
     @usableFromInline @inline(never)
-    static func recordCounter(_ name: Name, kind: UInt64, bits: UInt64) {
+    static func recordCounter(_ name: Name, kind: UInt64, bits: UInt64, category: UInt64 = 0) {
         guard let recorder = ThreadRecorder.attached() else { return }
         recorder.signposts?.counter(name.word, kind: kind, bits: bits)
         let timestamp = recorder.timestamp()
-        recorder.append(words: 3) { record in
+        let prefix = category != 0 ? 1 : 0
+        recorder.append(words: 3 + prefix) { record in
+            if prefix != 0 { record[0] = category }
+            let record = record + prefix
             record[0] = RecordLayout.header(kind: kind, timestamp: timestamp)
             record[1] = name.word
             record[2] = bits
@@ -80,11 +101,18 @@ extension Trace {
     }
 
     @usableFromInline @inline(never)
-    static func recordAsyncBegin(_ name: Name, arguments: KeyValuePairs<StaticString, ArgumentValue>) -> AsyncInterval {
+    static func recordAsyncBegin(
+        _ name: Name, arguments: KeyValuePairs<StaticString, ArgumentValue>, category: UInt64 = 0
+    ) -> AsyncInterval {
         guard let recorder = ThreadRecorder.attached() else { return AsyncInterval(id: 0) }
+        let parent = AsyncIntervalContext.innermost()
         let id = nextIdentifier()
         let argumentWords = arguments.isEmpty ? 0 : ArgumentEncoding.words(for: arguments)
-        let recorded = writeEvent(recorder, kind: RecordLayout.asyncBegin, name: name.word, id: id, argumentWords: argumentWords) {
+        let kind = parent != 0 ? RecordLayout.asyncBeginChild : RecordLayout.asyncBegin
+        let recorded = writeEvent(
+            recorder, kind: kind, name: name.word, id: id, parent: parent, argumentWords: argumentWords,
+            category: category
+        ) {
             ArgumentEncoding.write(arguments, to: $0)
         }
         if recorded { recorder.signposts?.asyncBegin(name.word, id: id) }
@@ -189,25 +217,33 @@ extension Trace {
         }
     }
 
-    /// Appends an instant or async begin: header, name, the id when there is
-    /// one, then `argumentWords` words of arguments written by `writeArguments`.
+    /// Appends an instant or async begin: the category's prefix word when
+    /// `category` (a prefix word) is not 0, the header, name, the id when
+    /// there is one and the parent's when it is not 0, then `argumentWords`
+    /// words of arguments written by `writeArguments`.
     @discardableResult
     private static func writeEvent(
         _ recorder: ThreadRecorder,
         kind: UInt64,
         name: UInt64,
         id: UInt64?,
+        parent: UInt64 = 0,
         argumentWords: Int,
+        category: UInt64 = 0,
         writeArguments: (UnsafeMutablePointer<UInt64>) -> Int
     ) -> Bool {
         let kind = argumentWords > 0 ? kind | RecordLayout.withArguments : kind
-        let fixed = id == nil ? 2 : 3
-        let words = fixed + (argumentWords > 0 ? 1 + argumentWords : 0)
+        let fixed = id == nil ? 2 : parent == 0 ? 3 : 4
+        let prefix = category != 0 ? 1 : 0
+        let words = prefix + fixed + (argumentWords > 0 ? 1 + argumentWords : 0)
         let timestamp = recorder.timestamp()
         return recorder.append(words: words) { record in
+            if prefix != 0 { record[0] = category }
+            let record = record + prefix
             record[0] = RecordLayout.header(kind: kind, timestamp: timestamp)
             record[1] = name
             if let id { record[2] = id }
+            if fixed == 4 { record[3] = parent }
             if argumentWords > 0 {
                 record[fixed] = UInt64(argumentWords)
                 _ = writeArguments(record + fixed + 1)

@@ -56,6 +56,9 @@ public final class TraceSession: Sendable {
         guard configuration.bufferSizePerThread > 0 else {
             throw .invalidConfiguration("bufferSizePerThread must be positive")
         }
+        if let problem = CategorySelection.problem(with: configuration.categories) {
+            throw .invalidConfiguration("categories: \(problem)")
+        }
         let result: Result<TraceSession, TraceSessionError> = lifecycle.withLock { _ in
             if cstrobe_load_generation() != 0 { return .failure(.alreadyRecording) }
             let sampled = configuration.samplingProbability >= 1
@@ -64,6 +67,8 @@ public final class TraceSession: Sendable {
             do throws(TraceSessionError) {
                 let core = try SessionCore(configuration: configuration)
                 core.activate()
+                CategoryRegistry.shared.activate(
+                    generation: core.generation, selection: CategorySelection(patterns: configuration.categories))
                 return .success(TraceSession(configuration: configuration, core: core))
             } catch {
                 return .failure(error)
@@ -81,7 +86,10 @@ public final class TraceSession: Sendable {
     /// `STROBE_TRACE_SIGNPOSTS` the signposts to turn on.
     public static func startFromEnvironment() throws(TraceSessionError) -> TraceSession? {
         var environment: [String: String] = [:]
-        for name in [outputEnvironmentVariable, "STROBE_TRACE_RUSAGE", TraceConfiguration.signpostsEnvironmentVariable] {
+        for name in [
+            outputEnvironmentVariable, "STROBE_TRACE_RUSAGE", TraceConfiguration.signpostsEnvironmentVariable,
+            TraceConfiguration.categoriesEnvironmentVariable,
+        ] {
             if let value = getenv(name) { environment[name] = String(cString: value) }
         }
         guard let configuration = try TraceConfiguration.fromEnvironment(environment) else { return nil }
@@ -95,6 +103,7 @@ public final class TraceSession: Sendable {
         guard !stopped.exchange(true, ordering: .acquiringAndReleasing), let core else { return }
         let result: Result<Void, TraceSessionError> = Self.lifecycle.withLock { _ in
             do throws(TraceSessionError) {
+                CategoryRegistry.shared.deactivate()
                 try core.deactivate()
                 return .success(())
             } catch {
@@ -102,6 +111,20 @@ public final class TraceSession: Sendable {
             }
         }
         try result.get()
+    }
+
+    /// Changes the categories the session records, while it runs: names or
+    /// patterns as in ``TraceConfiguration/categories``. Takes effect for
+    /// events that begin after the call; does nothing once stopped.
+    ///
+    /// - Throws: ``TraceSessionError/invalidConfiguration(_:)`` naming a
+    ///   pattern that is empty or holds a comma.
+    public func setCategories(_ patterns: [String]) throws(TraceSessionError) {
+        if let problem = CategorySelection.problem(with: patterns) {
+            throw .invalidConfiguration("categories: \(problem)")
+        }
+        guard let core, !stopped.load(ordering: .acquiring) else { return }
+        CategoryRegistry.shared.select(CategorySelection(patterns: patterns), generation: core.generation)
     }
 
     /// Writes what the buffers hold now to the file at `path`, without

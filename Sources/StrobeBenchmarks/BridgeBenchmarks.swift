@@ -1,4 +1,5 @@
 import CMallocCounter
+import Foundation
 import CStrobe
 import CoreMetrics
 import Strobe
@@ -29,26 +30,50 @@ enum BridgeBenchmarks {
         ).printLine()
     }
 
+    /// A session whose buffers hold every span of a run, so the background
+    /// writer stays idle while the calling thread is timed (it encodes at
+    /// the stop), as in the core figures.
+    static var spanConfiguration: TraceConfiguration {
+        var configuration = CoreBenchmarks.quietConfiguration()
+        configuration.bufferSizePerThread = 512 << 20
+        return configuration
+    }
+
     static func tracing() {
         InstrumentationSystem.bootstrap(StrobeTracer())
         let count = 100_000
         // Warm the chunk pool and the name table.
-        CoreBenchmarks.withSession {
+        CoreBenchmarks.withSession(spanConfiguration) {
             _ = timeAsyncIntervals(count)
             _ = timeSpans(count)
         }
         let core = median(runs: 5) {
-            CoreBenchmarks.withSession { timeAsyncIntervals(count) / Double(count) }
+            CoreBenchmarks.withSession(spanConfiguration) { timeAsyncIntervals(count) / Double(count) }
         }
+        // The tracer called directly, as the no-op tracer is: what the
+        // tracer itself costs while recording.
+        let direct = median(runs: 5) {
+            CoreBenchmarks.withSession(spanConfiguration) { timeSpans(StrobeTracer(), count) / Double(count) }
+        }
+        let noOp = median(runs: 5) {
+            CoreBenchmarks.withSession(spanConfiguration) { timeSpans(NoOpTracer(), count) / Double(count) }
+        }
+        Figure(
+            name: "StrobeTracer().withSpan while recording", value: direct, unit: "ns/span",
+            baselineName: "NoOpTracer().withSpan, same run", baselineValue: noOp, target: "value <= 300 ns",
+            extra: ["beginAsync_end_ns": core]
+        ).printLine()
+        // Through the global function, which asks InstrumentationSystem
+        // for the tracer (a lock and dynamic casts) on every call.
         let spans = median(runs: 5) {
-            CoreBenchmarks.withSession { timeSpans(count) / Double(count) }
+            CoreBenchmarks.withSession(spanConfiguration) { timeSpans(count) / Double(count) }
         }
         Figure(
             name: "swift-distributed-tracing withSpan through StrobeTracing", value: spans, unit: "ns/span",
             baselineName: "Trace.beginAsync + AsyncInterval.end, same run", baselineValue: core
         ).printLine()
         let attributed = median(runs: 5) {
-            CoreBenchmarks.withSession { timeSpansWithAttributes(count) / Double(count) }
+            CoreBenchmarks.withSession(spanConfiguration) { timeSpansWithAttributes(count) / Double(count) }
         }
         Figure(
             name: "withSpan with 2 attributes through StrobeTracing", value: attributed, unit: "ns/span",
@@ -63,6 +88,51 @@ enum BridgeBenchmarks {
             baselineName: "NoOpTracer().withSpan, same run", baselineValue: idleNoOp
         ).printLine()
         spanAllocationFigure()
+        uniqueNameMemoryFigure()
+    }
+
+    /// Resident memory gained over 1 M spans with unique names (a URL per
+    /// request), streamed to a file: the second million beside the first,
+    /// which fills the thread's buffers and the writer's tables. Names are
+    /// written into the trace, not kept, so the second million adds about
+    /// nothing.
+    static func uniqueNameMemoryFigure() {
+        let count = 1_000_000
+        let tracer = StrobeTracer()
+        let path = CoreBenchmarks.temporaryPath("unique-names")
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        var configuration = TraceConfiguration(outputPath: path)
+        configuration.processSamplingInterval = 0
+        let session = try! TraceSession.start(configuration)
+        let start = residentBytes()
+        var marks: [UInt64] = []
+        for million in 0..<3 {
+            for index in (million * count)..<((million + 1) * count) {
+                tracer.withSpan("GET /photos/\(index)") { _ in }
+            }
+            marks.append(residentBytes())
+        }
+        let dropped = session.statistics.discardedEvents
+        try! session.stop()
+        let first = marks[0]
+        let second = marks[2] - min(marks[2], marks[1]) + first
+        let firstGrowth = Double(first) - Double(start)
+        let secondGrowth = Double(second) - Double(first)
+        Figure(
+            name: "resident memory gained over the 3rd million spans with unique names",
+            value: secondGrowth / 1_048_576, unit: "MiB",
+            baselineName: "over the 1st million, same run", baselineValue: firstGrowth / 1_048_576,
+            target: "value about 0 (flat)",
+            extra: ["bytes_per_span": secondGrowth / Double(count), "events_discarded": Double(dropped)]
+        ).printLine()
+    }
+
+    /// The process's resident set, in bytes (Linux `/proc/self/statm`).
+    static func residentBytes() -> UInt64 {
+        guard let text = try? String(contentsOfFile: "/proc/self/statm", encoding: .utf8) else { return 0 }
+        let fields = text.split(separator: " ")
+        guard fields.count > 1, let pages = UInt64(fields[1]) else { return 0 }
+        return pages * UInt64(sysconf(Int32(_SC_PAGESIZE)))
     }
 
     /// Heap allocations per span on the calling thread, with the writer
@@ -70,7 +140,7 @@ enum BridgeBenchmarks {
     /// no-op tracer, which is what the library itself allocates.
     static func spanAllocationFigure() {
         let count = 10_000
-        let strobe = CoreBenchmarks.withSession { () -> UInt64 in
+        let strobe = CoreBenchmarks.withSession(spanConfiguration) { () -> UInt64 in
             _ = timeSpans(StrobeTracer(), 100)
             let before = cmalloc_counter_allocations()
             _ = timeSpans(StrobeTracer(), count)

@@ -30,8 +30,20 @@ struct SummarizeCommand: ParsableCommand {
     @Option(name: .customLong("frame-budget"), help: "Frame deadline, e.g. 16.67ms; flags longer intervals.")
     var frameBudget: DurationArgument?
 
+    @Option(
+        name: .customLong("category"),
+        help: "Only intervals and instants in these categories (a name or a glob with *, -PATTERN excludes); repeatable.")
+    var categories: [String] = []
+
+    func validate() throws {
+        for pattern in categories where pattern.isEmpty || pattern == "-" {
+            throw ValidationError("--category: empty category pattern \"\(pattern)\"")
+        }
+    }
+
     func run() throws {
-        let parsed = readTraceOrExit(trace)
+        var parsed = readTraceOrExit(trace)
+        if !categories.isEmpty { parsed = parsed.keepingCategories(categories) }
         let summary = TraceSummary(trace: parsed, frameBudget: frameBudget?.nanoseconds)
         switch format {
         case .text:

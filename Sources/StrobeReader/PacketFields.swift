@@ -13,6 +13,7 @@ struct PacketFields {
     var hasInternedData = false
     var eventNames: [(iid: UInt64, name: String)] = []
     var annotationNames: [(iid: UInt64, name: String)] = []
+    var categoryNames: [(iid: UInt64, name: String)] = []
 
     var defaults: Defaults?
     var clocks: [Clock] = []
@@ -65,6 +66,8 @@ struct PacketFields {
         var flowIDs: [UInt64] = []
         var terminatingFlowIDs: [UInt64] = []
         var annotations: [(nameIID: UInt64?, name: String?, value: TraceArgument)] = []
+        var categoryIIDs: [UInt64] = []
+        var categories: [String] = []
 
         mutating func reset() {
             type = 0
@@ -79,6 +82,8 @@ struct PacketFields {
             if !flowIDs.isEmpty { flowIDs.removeAll(keepingCapacity: true) }
             if !terminatingFlowIDs.isEmpty { terminatingFlowIDs.removeAll(keepingCapacity: true) }
             if !annotations.isEmpty { annotations.removeAll(keepingCapacity: true) }
+            if !categoryIIDs.isEmpty { categoryIIDs.removeAll(keepingCapacity: true) }
+            if !categories.isEmpty { categories.removeAll(keepingCapacity: true) }
         }
     }
 
@@ -93,6 +98,7 @@ struct PacketFields {
         hasInternedData = false
         if !eventNames.isEmpty { eventNames.removeAll(keepingCapacity: true) }
         if !annotationNames.isEmpty { annotationNames.removeAll(keepingCapacity: true) }
+        if !categoryNames.isEmpty { categoryNames.removeAll(keepingCapacity: true) }
         defaults = nil
         if !clocks.isEmpty { clocks.removeAll(keepingCapacity: true) }
         hasClockSnapshot = false
@@ -192,6 +198,9 @@ enum FastPacketDecoder {
                     let annotation = decodeAnnotation(base, payload)
                 else { return false }
                 event.annotations.append(annotation)
+            case (3, 0):
+                guard let value = reader.varint() else { return false }
+                event.categoryIIDs.append(value)
             default:
                 return false
             }
@@ -235,7 +244,7 @@ enum FastPacketDecoder {
         while !reader.isAtEnd {
             guard let key = reader.varint() else { return false }
             let field = key >> 3
-            guard key & 7 == 2, field == 2 || field == 3, let payload = reader.lengthDelimited() else { return false }
+            guard key & 7 == 2, field >= 1 && field <= 3, let payload = reader.lengthDelimited() else { return false }
             var entry = WireReader(base, from: payload.lowerBound, to: payload.upperBound)
             var iid: UInt64?
             var name: String?
@@ -251,7 +260,11 @@ enum FastPacketDecoder {
                 }
             }
             guard let iid, let name else { return false }
-            if field == 2 { fields.eventNames.append((iid, name)) } else { fields.annotationNames.append((iid, name)) }
+            switch field {
+            case 1: fields.categoryNames.append((iid, name))
+            case 2: fields.eventNames.append((iid, name))
+            default: fields.annotationNames.append((iid, name))
+            }
         }
         return true
     }

@@ -257,6 +257,12 @@ public struct Interval: Sendable, Hashable {
         set { updateDetails { $0.terminatingFlowIDs = newValue } }
     }
 
+    /// The categories of its begin (see `Trace.Category`); empty for none.
+    public var categories: [String] {
+        get { details?.categories ?? [] }
+        set { updateDetails { $0.categories = newValue } }
+    }
+
     /// The end, when the interval ended.
     public var end: UInt64? { duration.map { start &+ $0 } }
 
@@ -275,8 +281,12 @@ final class IntervalDetails: Sendable, Hashable {
         var arguments: [String: TraceArgument] = [:]
         var flowIDs: [UInt64] = []
         var terminatingFlowIDs: [UInt64] = []
+        var categories: [String] = []
 
-        var isEmpty: Bool { resourceUsage == nil && arguments.isEmpty && flowIDs.isEmpty && terminatingFlowIDs.isEmpty }
+        var isEmpty: Bool {
+            resourceUsage == nil && arguments.isEmpty && flowIDs.isEmpty && terminatingFlowIDs.isEmpty
+                && categories.isEmpty
+        }
     }
 
     let values: Values
@@ -295,6 +305,7 @@ final class IntervalDetails: Sendable, Hashable {
     var arguments: [String: TraceArgument] { values.arguments }
     var flowIDs: [UInt64] { values.flowIDs }
     var terminatingFlowIDs: [UInt64] { values.terminatingFlowIDs }
+    var categories: [String] { values.categories }
 
     @usableFromInline static func == (lhs: IntervalDetails, rhs: IntervalDetails) -> Bool { lhs.values == rhs.values }
     @usableFromInline func hash(into hasher: inout Hasher) { hasher.combine(values) }
@@ -312,6 +323,21 @@ public struct Instant: Sendable, Hashable {
     public var time: UInt64
     /// Its arguments.
     public var arguments: [String: TraceArgument]
+    /// Its categories; empty for none.
+    public var categories: [String] = []
+
+    /// An instant.
+    public init(
+        name: String, track: UInt64, tid: Int64?, time: UInt64, arguments: [String: TraceArgument],
+        categories: [String] = []
+    ) {
+        self.name = name
+        self.track = track
+        self.tid = tid
+        self.time = time
+        self.arguments = arguments
+        self.categories = categories
+    }
 }
 
 /// A counter track and its samples.

@@ -25,6 +25,10 @@ enum ProtobufCPacketDecoder {
                 guard let entry = interned.event_names[index]?.pointee, entry.has_iid != 0 else { continue }
                 fields.eventNames.append((entry.iid, text(entry.name)))
             }
+            for index in 0..<interned.n_event_categories {
+                guard let entry = interned.event_categories[index]?.pointee, entry.has_iid != 0 else { continue }
+                fields.categoryNames.append((entry.iid, text(entry.name)))
+            }
             for index in 0..<interned.n_debug_annotation_names {
                 guard let entry = interned.debug_annotation_names[index]?.pointee, entry.has_iid != 0 else { continue }
                 fields.annotationNames.append((entry.iid, text(entry.name)))
@@ -110,6 +114,8 @@ enum ProtobufCPacketDecoder {
         for index in 0..<event.n_extra_double_counter_values {
             fields.extraDoubleCounterValues.append(event.extra_double_counter_values[index])
         }
+        for index in 0..<event.n_category_iids { fields.categoryIIDs.append(event.category_iids[index]) }
+        for index in 0..<event.n_categories { fields.categories.append(text(event.categories[index])) }
         for index in 0..<event.n_flow_ids { fields.flowIDs.append(event.flow_ids[index]) }
         for index in 0..<event.n_terminating_flow_ids { fields.terminatingFlowIDs.append(event.terminating_flow_ids[index]) }
         for index in 0..<event.n_debug_annotations {

@@ -16,6 +16,7 @@ struct TraceBuilder {
         /// Event names, as indices into the builder's name table.
         var eventNames = InternedNames<UInt32>()
         var annotationNames = InternedNames<String>()
+        var categoryNames = InternedNames<String>()
         var defaultClock: UInt32?
         var defaultTrack: UInt64?
         var defaultExtraCounterTracks: [UInt64] = []
@@ -50,6 +51,7 @@ struct TraceBuilder {
         var arguments: [String: TraceArgument]
         var flowIDs: [UInt64]
         var terminatingFlowIDs: [UInt64]
+        var categories: [String]
     }
 
     private var fields = PacketFields()
@@ -324,6 +326,7 @@ struct TraceBuilder {
             current.valid = true
             current.eventNames.removeAll()
             current.annotationNames.removeAll()
+            current.categoryNames.removeAll()
             current.defaultClock = nil
             current.defaultTrack = nil
             current.defaultExtraCounterTracks = []
@@ -353,6 +356,7 @@ struct TraceBuilder {
         if current.valid {
             for (iid, name) in fields.eventNames { current.eventNames[iid] = intern(name) }
             for (iid, name) in fields.annotationNames { current.annotationNames[iid] = name }
+            for (iid, name) in fields.categoryNames { current.categoryNames[iid] = name }
         }
         if let track = fields.track { describe(track) }
         if let statistics = fields.statistics { self.statistics = statistics }
@@ -486,6 +490,17 @@ struct TraceBuilder {
                 name = intern(inline)
             }
         }
+        var categories: [String] = []
+        if !fields.event.categoryIIDs.isEmpty || !fields.event.categories.isEmpty {
+            for iid in fields.event.categoryIIDs {
+                if let known = current.categoryNames[iid] {
+                    categories.append(known)
+                } else {
+                    issues.append(TraceReadError(file: source, offset: offset, problem: "unknown interned category \(iid)"))
+                }
+            }
+            categories += fields.event.categories
+        }
         var arguments = Self.noArguments
         for annotation in fields.event.annotations {
             let key = annotation.name ?? annotation.nameIID.flatMap { current.annotationNames[$0] } ?? "?"
@@ -518,16 +533,17 @@ struct TraceBuilder {
             if explicitTrack != nil && explicitTrack != current.defaultTrack {
                 deferred.append(DeferredEvent(
                     time: time, order: eventOrder, type: type, track: track, name: name, arguments: arguments,
-                    flowIDs: flows, terminatingFlowIDs: terminating))
+                    flowIDs: flows, terminatingFlowIDs: terminating, categories: categories))
             } else if type == 1 {
                 begin(track: track, time: time, name: name, arguments: arguments, flows: flows,
-                      terminating: terminating, threadTime: threadTime)
+                      terminating: terminating, threadTime: threadTime, categories: categories)
             } else {
                 end(track: track, time: time, arguments: arguments, flows: flows,
                     terminating: terminating, threadTime: threadTime)
             }
         case 3:
-            instants.append(Instant(name: names[Int(name)], track: track, tid: nil, time: time, arguments: arguments))
+            instants.append(Instant(
+                name: names[Int(name)], track: track, tid: nil, time: time, arguments: arguments, categories: categories))
         case 4:
             if var value = fields.event.counterValue {
                 if trackInfo[track]?.counter?.isIncremental == true {
@@ -637,14 +653,15 @@ struct TraceBuilder {
 
     private mutating func begin(
         track: UInt64, time: UInt64, name: UInt32, arguments: [String: TraceArgument], flows: [UInt64],
-        terminating: [UInt64], threadTime: Double?
+        terminating: [UInt64], threadTime: Double?, categories: [String] = []
     ) {
         let index = openInterval(track: track, time: time, name: name)
-        if !arguments.isEmpty || !flows.isEmpty || !terminating.isEmpty {
+        if !arguments.isEmpty || !flows.isEmpty || !terminating.isEmpty || !categories.isEmpty {
             updateDetails(index, isOpen: true) { values in
                 values.arguments = arguments
                 values.flowIDs = flows
                 values.terminatingFlowIDs = terminating
+                values.categories = categories
             }
         }
         if let threadTime { updateExtra(index, isOpen: true) { $0.threadTimeAtBegin = threadTime } }
@@ -739,7 +756,8 @@ struct TraceBuilder {
         for event in deferred {
             if event.type == 1 {
                 begin(track: event.track, time: event.time, name: event.name, arguments: event.arguments,
-                      flows: event.flowIDs, terminating: event.terminatingFlowIDs, threadTime: nil)
+                      flows: event.flowIDs, terminating: event.terminatingFlowIDs, threadTime: nil,
+                      categories: event.categories)
             } else {
                 end(track: event.track, time: event.time, arguments: event.arguments, flows: event.flowIDs,
                     terminating: event.terminatingFlowIDs, threadTime: nil)

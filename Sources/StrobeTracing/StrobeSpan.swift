@@ -1,4 +1,4 @@
-import Strobe
+@_spi(Bridges) import Strobe
 import Synchronization
 import Tracing
 
@@ -68,9 +68,9 @@ public struct StrobeSpan: Span {
     /// is not used).
     public func addEvent(_ event: SpanEvent) {
         guard let record, record.state.withLock({ !$0.ended }) else { return }
-        var arguments = [Trace.Argument(SpanRecord.spanIDKey, .string(record.spanIDText))]
+        var arguments = [Trace.TextArgument("span_id", .string(record.spanIDText))]
         SpanRecord.append(event.attributes, to: &arguments)
-        Trace.instant(Trace.Name(event.name), arguments: arguments)
+        Trace.instant(named: event.name, arguments: arguments)
     }
 
     /// Records an error: an instant named `exception` on the calling thread
@@ -89,12 +89,12 @@ public struct StrobeSpan: Span {
         }
         guard recorded else { return }
         var arguments = [
-            Trace.Argument(SpanRecord.spanIDKey, .string(record.spanIDText)),
-            Trace.Argument(Trace.Name("error.type"), .string(type)),
-            Trace.Argument(Trace.Name("error.message"), .string(message)),
+            Trace.TextArgument("span_id", .string(record.spanIDText)),
+            Trace.TextArgument("error.type", .string(type)),
+            Trace.TextArgument("error.message", .string(message)),
         ]
         SpanRecord.append(attributes, to: &arguments)
-        Trace.instant(Trace.Name("exception"), arguments: arguments)
+        Trace.instant(named: "exception", arguments: arguments)
     }
 
     /// Adds a link to another span, written as `link.N.trace_id` and
@@ -116,7 +116,12 @@ public struct StrobeSpan: Span {
 }
 
 /// The mutable part of a recording span.
-final class SpanRecord: Sendable {
+///
+/// Records of ended spans are reused (see ``SpanRecordPool``), so the
+/// identity fields are variables; they change only while the pool holds the
+/// one reference to the record, under the pool's lock, which orders the
+/// change before any later reader.
+final class SpanRecord: @unchecked Sendable {
     struct State {
         var operationName: String
         var attributes: SpanAttributes = [:]
@@ -128,39 +133,47 @@ final class SpanRecord: Sendable {
         var ended = false
     }
 
-    let identity: StrobeSpanContext
+    private(set) var identity: StrobeSpanContext
     /// Nil for a span of another process, known from an extracted header.
-    let interval: Trace.AsyncInterval?
-    /// The ids as the arguments spell them, made once and shared with the
-    /// span's children.
-    let traceIDText: String
-    let spanIDText: String
+    private(set) var interval: Trace.AsyncInterval?
     /// The name the interval began with.
-    let initialName: String
+    private(set) var initialName: String
     /// When the span began, in wall-clock nanoseconds since the Unix epoch.
-    let startedAt: UInt64
+    private(set) var startedAt: UInt64
     let state: Mutex<State>
 
-    init(
-        identity: StrobeSpanContext, interval: Trace.AsyncInterval?, traceIDText: String, spanIDText: String,
-        operationName: String, startedAt: UInt64
-    ) {
+    init(identity: StrobeSpanContext, interval: Trace.AsyncInterval?, operationName: String, startedAt: UInt64) {
         self.identity = identity
         self.interval = interval
-        self.traceIDText = traceIDText
-        self.spanIDText = spanIDText
         initialName = operationName
         self.startedAt = startedAt
         state = Mutex(State(operationName: operationName))
     }
 
+    /// A record for a new span: an ended one nothing else refers to any
+    /// more, or a new one.
+    static func make(
+        identity: StrobeSpanContext, interval: Trace.AsyncInterval, operationName: String, startedAt: UInt64
+    ) -> SpanRecord {
+        if let record = SpanRecordPool.take() {
+            record.identity = identity
+            record.interval = interval
+            record.initialName = operationName
+            record.startedAt = startedAt
+            record.state.withLock { $0 = State(operationName: operationName) }
+            return record
+        }
+        return SpanRecord(identity: identity, interval: interval, operationName: operationName, startedAt: startedAt)
+    }
+
     /// The record of a span in another process: the parent of spans
     /// started in a context extracted from its header.
     convenience init(remote identity: StrobeSpanContext) {
-        self.init(
-            identity: identity, interval: nil, traceIDText: identity.traceID.description,
-            spanIDText: identity.spanIDString, operationName: "", startedAt: 0)
+        self.init(identity: identity, interval: nil, operationName: "", startedAt: 0)
     }
+
+    /// The span's id as the arguments spell it.
+    var spanIDText: String { identity.spanIDString }
 
     /// Applies `change` unless the span has ended; returns whether it did.
     @discardableResult
@@ -176,50 +189,62 @@ final class SpanRecord: Sendable {
     /// epoch), or now when that is within a microsecond of now.
     func end(at instant: UInt64) {
         guard let interval else { return }
-        let endedAgo = SpanClock.nanoseconds(from: max(instant, startedAt), to: SpanClock.now())
-        guard let state = state.withLock({ state -> State? in
-            guard !state.ended else { return nil }
+        let now = SpanClock.now()
+        // An end at or before the begin is placed a little before it, and
+        // the writer moves it onto the begin: the two clocks (the wall
+        // clock here, Strobe's in the record) never disagree the other way.
+        let endedAgo = instant <= startedAt
+            ? SpanClock.nanoseconds(from: startedAt, to: now) + 2 * SpanClock.tolerance
+            : SpanClock.nanoseconds(from: instant, to: now)
+        // Most spans end with nothing to add: end those under the lock, and
+        // copy the state out only for the others.
+        let initialName = initialName
+        let ended: State?? = state.withLock { state -> State?? in
+            guard !state.ended else { return .some(nil) }
             state.ended = true
-            return state
-        }) else { return }
-        var arguments: [Trace.Argument] = []
+            if state.attributes.isEmpty, state.status == nil, state.errorCount == 0, state.links.isEmpty,
+                state.operationName == initialName
+            {
+                interval.endSpan(renamedTo: nil, endedAgo: endedAgo, arguments: [])
+                return nil
+            }
+            return .some(state)
+        }
+        guard case .some(.some(let state)) = ended else {
+            if ended == nil { SpanRecordPool.give(self) }
+            return
+        }
+        defer { SpanRecordPool.give(self) }
+        var arguments: [Trace.TextArgument] = []
         let count = state.attributes.count + (state.status == nil ? 0 : 2) + (state.errorCount == 0 ? 0 : 3)
             + 2 * state.links.count
         if count > 0 { arguments.reserveCapacity(count) }
         Self.append(state.attributes, to: &arguments)
         if let status = state.status {
-            arguments.append(Trace.Argument(Trace.Name("status"), .string(status.code == .ok ? "ok" : "error")))
-            if let message = status.message {
-                arguments.append(Trace.Argument(Trace.Name("status.message"), .string(message)))
-            }
+            arguments.append(Trace.TextArgument("status", .string(status.code == .ok ? "ok" : "error")))
+            if let message = status.message { arguments.append(Trace.TextArgument("status.message", .string(message))) }
         }
         if state.errorCount > 0 {
-            arguments.append(Trace.Argument(Trace.Name("error.count"), .int(Int64(state.errorCount))))
-            if let type = state.errorType { arguments.append(Trace.Argument(Trace.Name("error.type"), .string(type))) }
+            arguments.append(Trace.TextArgument("error.count", .int(Int64(state.errorCount))))
+            if let type = state.errorType { arguments.append(Trace.TextArgument("error.type", .string(type))) }
             if let message = state.errorMessage {
-                arguments.append(Trace.Argument(Trace.Name("error.message"), .string(message)))
+                arguments.append(Trace.TextArgument("error.message", .string(message)))
             }
         }
         for (index, link) in state.links.enumerated() {
-            arguments.append(Trace.Argument(Trace.Name("link.\(index).trace_id"), .string(link.traceID.description)))
-            arguments.append(Trace.Argument(Trace.Name("link.\(index).span_id"), .string(link.spanIDString)))
+            arguments.append(Trace.TextArgument("link.\(index).trace_id", .string(link.traceID.description)))
+            arguments.append(Trace.TextArgument("link.\(index).span_id", .string(link.spanIDString)))
         }
-        if state.operationName != initialName {
-            interval.end(renamedTo: Trace.Name(state.operationName), arguments: arguments, endedAgo: .nanoseconds(endedAgo))
-        } else {
-            interval.end(arguments: arguments, endedAgo: .nanoseconds(endedAgo))
-        }
+        interval.endSpan(
+            renamedTo: state.operationName != initialName ? state.operationName : nil, endedAgo: endedAgo,
+            arguments: arguments)
     }
 
-    static let traceIDKey = Trace.Name("trace_id")
-    static let spanIDKey = Trace.Name("span_id")
-    static let parentSpanIDKey = Trace.Name("parent_span_id")
-    static let kindKey = Trace.Name("span.kind")
-
-    /// Appends `attributes` as arguments, keys interned once per key.
-    static func append(_ attributes: SpanAttributes, to arguments: inout [Trace.Argument]) {
+    /// Appends `attributes` as arguments; their keys are written with
+    /// them, not interned.
+    static func append(_ attributes: SpanAttributes, to arguments: inout [Trace.TextArgument]) {
         attributes.forEach { key, attribute in
-            arguments.append(Trace.Argument(Trace.Name(key), argumentValue(attribute)))
+            arguments.append(Trace.TextArgument(key, argumentValue(attribute)))
         }
     }
 
@@ -245,5 +270,34 @@ final class SpanRecord: Sendable {
 
     private static func list(_ values: [some CustomStringConvertible]) -> String {
         "[" + values.map(\.description).joined(separator: ", ") + "]"
+    }
+}
+
+/// Records of ended spans, kept for the next spans: a span started and ended
+/// in `withSpan` is no longer referred to once the call returns, so its
+/// record serves the next span instead of a new allocation. A record is
+/// taken only when the pool holds the one reference to it; others are let
+/// go.
+enum SpanRecordPool {
+    private static let limit = 64
+    private static let records = Mutex<[SpanRecord]>({
+        var records: [SpanRecord] = []
+        records.reserveCapacity(limit)
+        return records
+    }())
+
+    static func take() -> SpanRecord? {
+        records.withLock { records in
+            while var candidate = records.popLast() {
+                if isKnownUniquelyReferenced(&candidate) { return candidate }
+            }
+            return nil
+        }
+    }
+
+    static func give(_ record: SpanRecord) {
+        records.withLock { records in
+            if records.count < limit { records.append(record) }
+        }
     }
 }

@@ -1,4 +1,4 @@
-import Strobe
+@_spi(Bridges) import Strobe
 import Tracing
 
 /// A swift-distributed-tracing backend that records every span into the
@@ -39,7 +39,13 @@ public struct StrobeTracer: Tracer {
     public static let traceparentHeader = "traceparent"
 
     /// A tracer.
-    public init() {}
+    ///
+    /// Spans and Strobe's own async intervals share one notion of the current
+    /// interval: a span started inside an async `Trace.interval` nests under
+    /// it, and an async interval begun inside a span nests under the span.
+    public init() {
+        Trace.setInnermostIntervalSource(innermostSpanInterval)
+    }
 
     /// Starts a span: opens its interval when a session records.
     ///
@@ -67,32 +73,29 @@ public struct StrobeTracer: Tracer {
             spanID: SpanIdentifiers.next(),
             parentSpanID: parent?.identity.spanID,
             traceFlags: parent?.identity.traceFlags ?? 1)
-        // Children reuse their parent's text of the ids.
-        let traceIDText = parent?.traceIDText ?? identity.traceID.description
-        let spanIDText = identity.spanIDString
-        var arguments = [
-            Trace.Argument(SpanRecord.traceIDKey, .string(traceIDText)),
-            Trace.Argument(SpanRecord.spanIDKey, .string(spanIDText)),
-            Trace.Argument(SpanRecord.kindKey, .string(Self.kindName(kind))),
-        ]
-        if let parent {
-            arguments.append(Trace.Argument(SpanRecord.parentSpanIDKey, .string(parent.spanIDText)))
-        }
         // A request that leaves the process starts a flow named by its span
         // id; the span that serves it, in a process that extracted its
         // context, ends that flow. Where both are in one trace, the viewer
         // draws an arrow from the caller to the callee.
-        let flow = kind == .client || kind == .producer ? Trace.Flow(id: identity.spanID) : nil
-        var terminatingFlow: Trace.Flow?
+        let flow = kind == .client || kind == .producer ? identity.spanID : 0
+        var terminatingFlow: UInt64 = 0
         if let parent, parent.interval == nil, parent.identity.isRemote {
-            terminatingFlow = Trace.Flow(id: parent.identity.spanID)
+            terminatingFlow = parent.identity.spanID
         }
-        let interval = Trace.beginAsync(
-            Trace.Name(operationName), parent: parent?.interval, flow: flow, terminatingFlow: terminatingFlow,
-            arguments: arguments, renamable: true, startedAgo: .nanoseconds(startedAgo))
-        let record = SpanRecord(
-            identity: identity, interval: interval, traceIDText: traceIDText, spanIDText: spanIDText,
-            operationName: operationName, startedAt: startedAgo > 0 ? given : now)
+        // The innermost of the context's span and the task's own interval:
+        // identifiers grow with time, and both enclose this point.
+        let parentInterval = max(parent?.interval?.id ?? 0, Trace.innermostTaskInterval)
+        // The name, the ids and the kind go into the record as they are: no
+        // table of names grows, and the hex text is made by the writer.
+        let interval = Trace.beginSpan(
+            operationName, parent: parentInterval,
+            identity: Trace.SpanIdentity(
+                traceIDHigh: identity.traceID.high, traceIDLow: identity.traceID.low, spanID: identity.spanID,
+                parentSpanID: parent?.identity.spanID ?? 0, kind: Self.kindName(kind)),
+            flow: flow, terminatingFlow: terminatingFlow, startedAgo: startedAgo)
+        let record = SpanRecord.make(
+            identity: identity, interval: interval, operationName: operationName,
+            startedAt: startedAgo > 0 ? given : now)
         context[StrobeSpanKey.self] = record
         return StrobeSpan(context: context, record: record)
     }
@@ -119,7 +122,7 @@ public struct StrobeTracer: Tracer {
         context.strobeSpanContext = identity
     }
 
-    static func kindName(_ kind: SpanKind) -> String {
+    static func kindName(_ kind: SpanKind) -> StaticString {
         switch kind {
         case .server: return "server"
         case .client: return "client"
@@ -128,4 +131,10 @@ public struct StrobeTracer: Tracer {
         case .internal: return "internal"
         }
     }
+}
+
+/// The interval of the span in the task's current context; 0 for none.
+/// Strobe consults it when an async interval begins without a parent.
+private func innermostSpanInterval() -> UInt64 {
+    InstrumentationContext.current?[StrobeSpanKey.self]?.interval?.id ?? 0
 }

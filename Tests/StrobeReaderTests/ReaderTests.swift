@@ -27,6 +27,9 @@ struct ReaderTests {
             Trace.end()
             Trace.instant("tick", arguments: ["frame": 12])
         }
+        Trace.interval("categorized", category: Trace.Category("reader.media")) {
+            Trace.instant("categorized instant", category: Trace.Category("reader.net"))
+        }
         Trace.interval("cpu", capturing: .resourceUsage) {
             var x = 0.0
             for index in 0..<200_000 { x += Double(index).squareRoot() }
@@ -326,6 +329,25 @@ struct ReaderTests {
         #expect(IntervalList(Array(parsed.intervals)) == parsed.intervals)
         let odd = Interval(name: "odd", track: 1, start: 5, duration: 1 << 40, depth: -3, cpuTime: 4)
         #expect(Array(IntervalList([odd, odd])) == [odd, odd])
+    }
+
+    @Test func categoriesAreReadAndSelectIntervalsAndInstants() throws {
+        let path = Self.temporaryPath()
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        try Self.recordVariedTrace(path)
+        let parsed = try TraceReader.read(contentsOf: path)
+        #expect(parsed.issues.isEmpty)
+        let categorized = try #require(parsed.intervals.first { $0.name == "categorized" })
+        #expect(categorized.categories == ["reader.media"])
+        #expect(parsed.intervals.first { $0.name == "outer" }?.categories == [])
+        #expect(parsed.instants.first { $0.name == "categorized instant" }?.categories == ["reader.net"])
+        let media = parsed.keepingCategories(["reader.m*"])
+        #expect(media.intervals.map(\.name) == ["categorized"])
+        #expect(media.instants.isEmpty)
+        let all = parsed.keepingCategories(["reader.*", "-reader.media"])
+        #expect(all.intervals.isEmpty)
+        #expect(all.instants.map(\.name) == ["categorized instant"])
+        #expect(all.counters == parsed.counters)
     }
 
     @Test func handDecodingAgreesWithProtobufC() throws {

@@ -31,6 +31,8 @@ public struct OfficialDecoder {
     public struct Slice: Decodable {
         public var track: UInt64
         public var name: String
+        /// The event's categories, interned or spelled out.
+        public var categories: [String]
         public var ts: UInt64
         public var dur: UInt64?
         public var depth: Int
@@ -59,6 +61,7 @@ public struct OfficialDecoder {
     public struct Instant: Decodable {
         public var track: UInt64
         public var name: String
+        public var categories: [String]
         public var ts: UInt64
     }
 

@@ -12,9 +12,9 @@ object to stdout:
     "sequences": sorted distinct trusted_packet_sequence_id values,
     "tracks":    {"<uuid>": {"name", "kind", "pid", "tid", "parent",
                              "counter_unit"}},
-    "slices":    [{"track", "name", "ts", "dur", "depth", "args",
+    "slices":    [{"track", "name", "categories", "ts", "dur", "depth", "args",
                    "thread_dur", "flow_ids", "terminating_flow_ids"}],
-    "instants":  [{"track", "name", "ts", "args"}],
+    "instants":  [{"track", "name", "categories", "ts", "args"}],
     "counters":  [{"track", "name", "ts", "value"}],
     "stats":     {name: value},
     "errors":    [code, ...]
@@ -427,9 +427,13 @@ class Decoder:
             name = generation.event_names.get(ev.name_iid)
             if name is None:
                 self.errors.append("unknown_name_iid")
+        categories = []
         for iid in ev.category_iids:
             if iid not in generation.categories:
                 self.errors.append("unknown_category_iid")
+            else:
+                categories.append(generation.categories[iid])
+        categories.extend(ev.categories)
 
         args = collections.OrderedDict()
         for annotation in ev.debug_annotations:
@@ -459,6 +463,7 @@ class Decoder:
             "type": ev.type,
             "track": track,
             "name": name,
+            "categories": categories,
             "args": args,
             "extra": extra,
             "value": value,
@@ -561,6 +566,7 @@ class Decoder:
             if kind == TYPE_SLICE_BEGIN:
                 record = {
                     "track": track, "name": ev["name"], "ts": ts, "dur": None,
+                    "categories": ev["categories"],
                     "depth": len(stacks[track]), "args": dict(ev["args"]),
                     "thread_dur": None, "flow_ids": ev["flow_ids"],
                     "terminating_flow_ids": ev["terminating_flow_ids"],
@@ -582,6 +588,7 @@ class Decoder:
                     record["thread_dur"] = thread_time - record["_thread_ts"]
             elif kind == TYPE_INSTANT:
                 instants.append({"track": track, "name": ev["name"], "ts": ts,
+                                 "categories": ev["categories"],
                                  "args": dict(ev["args"])})
             elif kind == TYPE_COUNTER:
                 sample(track, ts, ev["value"])

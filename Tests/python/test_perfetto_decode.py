@@ -180,26 +180,26 @@ EXPECTED = {
                 "parent": None, "counter_unit": None},
     },
     "slices": [
-        {"track": MAIN, "name": "outer", "ts": 5_010_000, "dur": 40_000, "depth": 0,
+        {"track": MAIN, "name": "outer", "categories": ["cat"], "ts": 5_010_000, "dur": 40_000, "depth": 0,
          "args": {"n": 7, "result": True}, "thread_dur": 500,
          "flow_ids": [], "terminating_flow_ids": []},
-        {"track": MAIN, "name": "inner", "ts": 5_015_000, "dur": 20_000, "depth": 1,
+        {"track": MAIN, "name": "inner", "categories": [], "ts": 5_015_000, "dur": 20_000, "depth": 1,
          "args": {"s": "x"}, "thread_dur": 300,
          "flow_ids": [], "terminating_flow_ids": []},
-        {"track": WORKER, "name": "work", "ts": 5_020_000, "dur": 20_000, "depth": 0,
+        {"track": WORKER, "name": "work", "categories": [], "ts": 5_020_000, "dur": 20_000, "depth": 0,
          "args": {}, "thread_dur": None,
          "flow_ids": [77], "terminating_flow_ids": []},
-        {"track": REQUESTS, "name": "req", "ts": 5_021_000, "dur": 39_000, "depth": 0,
+        {"track": REQUESTS, "name": "req", "categories": [], "ts": 5_021_000, "dur": 39_000, "depth": 0,
          "args": {"id": 9}, "thread_dur": None,
          "flow_ids": [], "terminating_flow_ids": [77]},
-        {"track": WORKER, "name": "again", "ts": 5_070_000, "dur": None, "depth": 0,
+        {"track": WORKER, "name": "again", "categories": [], "ts": 5_070_000, "dur": None, "depth": 0,
          "args": {}, "thread_dur": None,
          "flow_ids": [], "terminating_flow_ids": []},
     ],
     "instants": [
-        {"track": WORKER, "name": "tick", "ts": 5_026_000,
+        {"track": WORKER, "name": "tick", "categories": [], "ts": 5_026_000,
          "args": {"ptr": "0xbeef", "ratio": 0.5}},
-        {"track": ORPHAN, "name": "orphan", "ts": 5_033_000, "args": {}},
+        {"track": ORPHAN, "name": "orphan", "categories": [], "ts": 5_033_000, "args": {}},
     ],
     "counters": [
         {"track": HEAP, "name": "heap", "ts": 5_030_000, "value": 4096},
@@ -300,9 +300,9 @@ def test_state_rules():
     # Unknown name iid after the clear.
     result = perfetto_decode.decode_trace(t)
     check_equal(result["slices"], [
-        {"track": 7, "name": "first", "ts": 100, "dur": 300, "depth": 0, "args": {},
+        {"track": 7, "name": "first", "categories": [], "ts": 100, "dur": 300, "depth": 0, "args": {},
          "thread_dur": None, "flow_ids": [], "terminating_flow_ids": []}])
-    check_equal(result["instants"], [{"track": 8, "name": None, "ts": 200, "args": {}}])
+    check_equal(result["instants"], [{"track": 8, "name": None, "categories": [], "ts": 200, "args": {}}])
     check_equal(result["errors"], ["unknown_name_iid", "event_without_track"])
     check_equal(result["stats"], {"tokenizer_skipped_packets": 0, "packets_dropped_marks": 0})
 
@@ -320,7 +320,7 @@ def test_clock_snapshot_after_use():
     p.clock_snapshot.clocks.add(clock_id=3, timestamp=0)
     p.clock_snapshot.clocks.add(clock_id=6, timestamp=1_000_000)
     result = perfetto_decode.decode_trace(t)
-    check_equal(result["instants"], [{"track": 1, "name": "late", "ts": 1_000_050, "args": {}}])
+    check_equal(result["instants"], [{"track": 1, "name": "late", "categories": [], "ts": 1_000_050, "args": {}}])
     check_equal(result["errors"], ["clock_sync_failure"])
 
 

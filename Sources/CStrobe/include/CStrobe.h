@@ -12,6 +12,8 @@
 #include <stdint.h>
 #include <time.h>
 
+#include "CStrobeCategories.h"
+
 #if defined(__x86_64__) || defined(__i386__)
 #include <x86intrin.h>
 #define CSTROBE_HAS_TSC 1

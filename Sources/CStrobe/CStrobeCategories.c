@@ -1,0 +1,3 @@
+#include "CStrobeCategories.h"
+
+uint64_t _Atomic cstrobe_category_generations[CSTROBE_CATEGORY_LIMIT];

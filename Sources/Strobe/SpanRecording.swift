@@ -1,0 +1,189 @@
+import CStrobe
+
+/// Recording for tracing bridges (StrobeTracing's spans): async intervals
+/// whose name, argument keys and identifiers are written into the record as
+/// they are, never interned, so spans named after URLs or carrying
+/// attributes with run-time keys keep the process's memory flat, and the
+/// identifiers' hex text is made by the background writer, not the caller.
+@_spi(Bridges)
+extension Trace {
+    /// An argument whose key is known only at run time.
+    public struct TextArgument: Sendable {
+        /// The key.
+        public var key: String
+        /// The value.
+        public var value: ArgumentValue
+
+        /// An argument.
+        public init(_ key: String, _ value: ArgumentValue) {
+            self.key = key
+            self.value = value
+        }
+    }
+
+    /// The identity a span's begin carries, written as the arguments
+    /// `trace_id`, `span_id`, `parent_span_id` (when not 0) and `span.kind`.
+    public struct SpanIdentity: Sendable {
+        /// The trace id's high 64 bits.
+        public var traceIDHigh: UInt64
+        /// The trace id's low 64 bits.
+        public var traceIDLow: UInt64
+        /// The span's id.
+        public var spanID: UInt64
+        /// The parent span's id; 0 for none.
+        public var parentSpanID: UInt64
+        /// The span's kind, such as `server`.
+        public var kind: StaticString
+
+        /// An identity.
+        public init(traceIDHigh: UInt64, traceIDLow: UInt64, spanID: UInt64, parentSpanID: UInt64, kind: StaticString) {
+            self.traceIDHigh = traceIDHigh
+            self.traceIDLow = traceIDLow
+            self.spanID = spanID
+            self.parentSpanID = parentSpanID
+            self.kind = kind
+        }
+    }
+
+    /// Opens a renamable async interval named `name` for a span, nested
+    /// under `parent` (an interval identifier, 0 for none), with its
+    /// identity as arguments, an outgoing and a terminating flow (0 for
+    /// none), begun `startedAgo` nanoseconds before now.
+    public static func beginSpan(
+        _ name: String, parent: UInt64, identity: SpanIdentity, flow: UInt64, terminatingFlow: UInt64,
+        startedAgo: UInt64
+    ) -> AsyncInterval {
+        guard cstrobe_load_generation() != 0, let recorder = ThreadRecorder.attached() else {
+            return AsyncInterval(id: 0)
+        }
+        var name = name
+        return name.withUTF8 { nameBytes in
+            let nameBytes = UnsafeRawBufferPointer(
+                start: nameBytes.baseAddress, count: min(nameBytes.count, Name.maximumLength))
+            let id = nextIdentifier()
+            var kind = RecordLayout.asyncBeginRenamable | RecordLayout.withArguments
+            var words = 5
+            if flow != 0 {
+                kind |= RecordLayout.withFlow
+                words += 1
+            }
+            if terminatingFlow != 0 {
+                kind |= RecordLayout.withTerminatingFlow
+                words += 1
+            }
+            let kindText = identity.kind
+            let kindLength = min(kindText.utf8CodeUnitCount, ArgumentValue.maximumStringLength)
+            var argumentWords = ArgumentEncoding.textWords(nameBytes.count) + 4 + 3
+                + 2 + (kindLength + 7) / 8
+            if identity.parentSpanID != 0 { argumentWords += 3 }
+            words += 1 + argumentWords
+            let timestamp = recorder.timestamp()
+            let recorded = recorder.append(words: words) { record in
+                record[0] = RecordLayout.header(kind: kind, timestamp: timestamp)
+                record[1] = ArgumentEncoding.inlineNameWord
+                record[2] = id
+                record[3] = parent
+                record[4] = startedAgo
+                var offset = 5
+                if flow != 0 {
+                    record[offset] = flow
+                    offset += 1
+                }
+                if terminatingFlow != 0 {
+                    record[offset] = terminatingFlow
+                    offset += 1
+                }
+                record[offset] = UInt64(argumentWords)
+                var position = record + offset + 1
+                position += ArgumentEncoding.writeName(nameBytes, to: position)
+                position += ArgumentEncoding.writeHex(
+                    key: SpanKeys.traceID.word, identity.traceIDHigh, identity.traceIDLow, to: position)
+                position += ArgumentEncoding.writeHex(key: SpanKeys.spanID.word, identity.spanID, to: position)
+                position += ArgumentEncoding.writeText(
+                    key: SpanKeys.kind.word,
+                    UnsafeRawBufferPointer(start: kindText.utf8Start, count: kindLength), to: position)
+                if identity.parentSpanID != 0 {
+                    position += ArgumentEncoding.writeHex(
+                        key: SpanKeys.parentSpanID.word, identity.parentSpanID, to: position)
+                }
+            }
+            if recorded { recorder.signposts?.asyncBegin(SpanKeys.signpostName.word, id: id) }
+            return AsyncInterval(id: recorded ? id : 0, renamable: true)
+        }
+    }
+}
+
+@_spi(Bridges)
+extension Trace {
+    /// Marks a moment on the calling thread named `name`, with arguments
+    /// whose keys are known at run time; nothing is interned.
+    public static func instant(named name: String, arguments: [TextArgument]) {
+        guard cstrobe_load_generation() != 0, let recorder = ThreadRecorder.attached() else { return }
+        recorder.signposts?.instant(SpanKeys.signpostName.word)
+        var name = name
+        name.withUTF8 { nameBytes in
+            let nameBytes = UnsafeRawBufferPointer(
+                start: nameBytes.baseAddress, count: min(nameBytes.count, Name.maximumLength))
+            var argumentWords = ArgumentEncoding.textWords(nameBytes.count)
+            for argument in arguments { argumentWords += ArgumentEncoding.words(forTextKey: argument) }
+            let kind = RecordLayout.instant | RecordLayout.withArguments
+            let timestamp = recorder.timestamp()
+            recorder.append(words: 3 + argumentWords) { record in
+                record[0] = RecordLayout.header(kind: kind, timestamp: timestamp)
+                record[1] = ArgumentEncoding.inlineNameWord
+                record[2] = UInt64(argumentWords)
+                var position = record + 3
+                position += ArgumentEncoding.writeName(nameBytes, to: position)
+                for argument in arguments { position += ArgumentEncoding.write(textKey: argument, to: position) }
+            }
+        }
+    }
+}
+
+@_spi(Bridges)
+extension Trace.AsyncInterval {
+    /// Closes a span's interval: under `name` when it changed (nil keeps
+    /// the name), `endedAgo` nanoseconds before now, with `arguments`.
+    public func endSpan(renamedTo name: String?, endedAgo: UInt64, arguments: [Trace.TextArgument]) {
+        guard id != 0, cstrobe_load_generation() != 0, let recorder = ThreadRecorder.attached() else { return }
+        recorder.signposts?.asyncEnd(id: id)
+        var name = name ?? ""
+        let renamed = !name.isEmpty
+        name.withUTF8 { nameBytes in
+            let nameBytes = UnsafeRawBufferPointer(
+                start: nameBytes.baseAddress, count: min(nameBytes.count, Trace.Name.maximumLength))
+            var argumentWords = renamed ? ArgumentEncoding.textWords(nameBytes.count) : 0
+            for argument in arguments { argumentWords += ArgumentEncoding.words(forTextKey: argument) }
+            let explicit = renamed || endedAgo > 0
+            var kind = explicit ? RecordLayout.asyncEndExplicit : RecordLayout.asyncEnd
+            let fixed = RecordLayout.fixedWords(kind: kind)
+            if argumentWords > 0 { kind |= RecordLayout.withArguments }
+            let words = fixed + (argumentWords > 0 ? 1 + argumentWords : 0)
+            let timestamp = recorder.timestamp()
+            // The begin is in the trace, so the end must be too.
+            recorder.append(words: words, forced: true) { record in
+                record[0] = RecordLayout.header(kind: kind, timestamp: timestamp)
+                record[1] = id
+                if explicit {
+                    record[2] = renamed ? ArgumentEncoding.inlineNameWord : 0
+                    record[3] = endedAgo
+                }
+                guard argumentWords > 0 else { return }
+                record[fixed] = UInt64(argumentWords)
+                var position = record + fixed + 1
+                if renamed { position += ArgumentEncoding.writeName(nameBytes, to: position) }
+                for argument in arguments { position += ArgumentEncoding.write(textKey: argument, to: position) }
+            }
+        }
+    }
+}
+
+/// The static keys of a span's begin.
+enum SpanKeys {
+    static let traceID = Trace.Name("trace_id")
+    static let spanID = Trace.Name("span_id")
+    static let parentSpanID = Trace.Name("parent_span_id")
+    static let kind = Trace.Name("span.kind")
+    /// The name signposts show for spans, whose own names are not interned.
+    static let signpostName = Trace.Name("span")
+}

@@ -1,0 +1,230 @@
+import CStrobe
+
+/// The calls of ``Trace`` for events in a ``Trace/Category``.
+///
+/// Each reads its category's state first: one load tells both whether a
+/// session runs and whether it records the category, so an event in a
+/// category that is off costs what an event with no session costs.
+extension Trace {
+    // MARK: Intervals
+
+    /// Opens an interval in `category` on the calling thread.
+    ///
+    /// Close it with ``end(category:)``, which skips the end when the begin
+    /// was skipped. Prefer ``interval(_:category:_:)-(StaticString,_,_)``,
+    /// which pairs them even when the category is turned on or off while
+    /// the interval is open.
+    @inlinable @inline(__always)
+    public static func begin(_ name: StaticString, category: Category) {
+        beginRecorded(Name(name), category: category)
+    }
+
+    /// Opens an interval in `category` on the calling thread.
+    @inlinable @inline(__always)
+    public static func begin(_ name: Name, category: Category) {
+        beginRecorded(name, category: category)
+    }
+
+    /// Opens an interval in `category`; returns whether the category is
+    /// recorded, that is whether an end must follow.
+    @inlinable @inline(__always) @discardableResult
+    static func beginRecorded(_ name: Name, category: Category) -> Bool {
+        let generation = cstrobe_category_generation(category.index)
+        if generation == 0 { return false }
+        if let cursor = cstrobe_get_cursor(), cursor.pointee.generation == generation, cursor.pointee.flags == 0 {
+            let position = cursor.pointee.published.unsafelyUnwrapped
+            if position + 3 <= cursor.pointee.limit {
+                let timestamp = cstrobe_raw_timestamp() &- cursor.pointee.timestamp_base
+                position[0] = category.recordWord
+                position[1] = RecordLayout.header(kind: RecordLayout.begin, timestamp: timestamp)
+                position[2] = name.word
+                cursor.pointee.depth &+= 1
+                cursor.pointee.recorded &+= 1
+                cstrobe_publish(cursor, position + 3)
+                return true
+            }
+        }
+        recordBegin(name, capturing: [], flow: nil, terminatingFlow: nil, arguments: [:], category: category.recordWord)
+        return true
+    }
+
+    /// Closes the innermost open interval of the calling thread, opened by
+    /// ``begin(_:category:)-(StaticString,_)`` in `category`; does nothing
+    /// while the category is off.
+    ///
+    /// When the category was turned on or off between the begin and the
+    /// end, the writer keeps the trace well nested: an end whose begin was
+    /// skipped is dropped (and counted), and a begin whose end was skipped
+    /// ends with the interval around it.
+    @inlinable @inline(__always)
+    public static func end(category: Category) {
+        let generation = cstrobe_category_generation(category.index)
+        if generation == 0 { return }
+        if let cursor = cstrobe_get_cursor(), cursor.pointee.generation == generation, cursor.pointee.flags == 0,
+            cursor.pointee.depth > 0
+        {
+            let position = cursor.pointee.published.unsafelyUnwrapped
+            let level = cursor.pointee.depth &- 1
+            let bit: UInt64 = 1 << UInt64(level)
+            if cursor.pointee.rusage_levels & bit == 0, position + 2 <= cursor.pointee.limit {
+                let timestamp = cstrobe_raw_timestamp() &- cursor.pointee.timestamp_base
+                position[0] = category.recordWord
+                position[1] = RecordLayout.header(kind: RecordLayout.end, timestamp: timestamp)
+                cursor.pointee.depth = level
+                cursor.pointee.recorded &+= 1
+                cstrobe_publish(cursor, position + 2)
+                return
+            }
+        }
+        recordEnd(category: category.recordWord)
+    }
+
+    /// Runs `body` inside an interval in `category` and returns its result;
+    /// just runs `body` while the category is off.
+    @inlinable @discardableResult
+    public static func interval<Result, Failure: Error>(
+        _ name: StaticString,
+        category: Category,
+        _ body: () throws(Failure) -> Result
+    ) throws(Failure) -> Result {
+        try interval(Name(name), category: category, body)
+    }
+
+    /// Runs `body` inside an interval in `category` and returns its result;
+    /// just runs `body` while the category is off.
+    @inlinable @discardableResult
+    public static func interval<Result, Failure: Error>(
+        _ name: Name,
+        category: Category,
+        _ body: () throws(Failure) -> Result
+    ) throws(Failure) -> Result {
+        guard beginRecorded(name, category: category) else { return try body() }
+        defer { end() }
+        return try body()
+    }
+
+    /// Runs asynchronous `body` inside an async interval in `category`, nested
+    /// as ``interval(_:isolation:_:)-(StaticString,_,_)`` nests; just runs
+    /// `body` while the category is off.
+    @inlinable @discardableResult
+    public static func interval<Result, Failure: Error>(
+        _ name: StaticString,
+        category: Category,
+        isolation: isolated (any Actor)? = #isolation,
+        _ body: () async throws(Failure) -> Result
+    ) async throws(Failure) -> Result {
+        guard cstrobe_category_generation(category.index) != 0 else { return try await body() }
+        let interval = recordAsyncBegin(Name(name), arguments: [:], category: category.recordWord)
+        defer { interval.end() }
+        return try await withInnermostInterval(interval.id, isolation: isolation, body)
+    }
+
+    /// Runs asynchronous `body` inside an async interval in `category`.
+    ///
+    /// See ``interval(_:category:isolation:_:)-(StaticString,_,_,_)``.
+    @inlinable @discardableResult
+    public static func interval<Result, Failure: Error>(
+        _ name: Name,
+        category: Category,
+        isolation: isolated (any Actor)? = #isolation,
+        _ body: () async throws(Failure) -> Result
+    ) async throws(Failure) -> Result {
+        guard cstrobe_category_generation(category.index) != 0 else { return try await body() }
+        let interval = recordAsyncBegin(name, arguments: [:], category: category.recordWord)
+        defer { interval.end() }
+        return try await withInnermostInterval(interval.id, isolation: isolation, body)
+    }
+
+    /// Opens an interval in `category` that may end on another thread,
+    /// nested under the innermost async interval of the current task; while
+    /// the category is off, the returned interval records nothing.
+    @inlinable
+    public static func beginAsync(
+        _ name: StaticString, category: Category, arguments: KeyValuePairs<StaticString, ArgumentValue> = [:]
+    ) -> AsyncInterval {
+        guard cstrobe_category_generation(category.index) != 0 else { return AsyncInterval(id: 0) }
+        return recordAsyncBegin(Name(name), arguments: arguments, category: category.recordWord)
+    }
+
+    /// Opens an interval in `category` that may end on another thread.
+    @inlinable
+    public static func beginAsync(
+        _ name: Name, category: Category, arguments: KeyValuePairs<StaticString, ArgumentValue> = [:]
+    ) -> AsyncInterval {
+        guard cstrobe_category_generation(category.index) != 0 else { return AsyncInterval(id: 0) }
+        return recordAsyncBegin(name, arguments: arguments, category: category.recordWord)
+    }
+
+    // MARK: Instants and counters
+
+    /// Marks a moment in `category` on the calling thread.
+    @inlinable
+    public static func instant(
+        _ name: StaticString, category: Category, arguments: KeyValuePairs<StaticString, ArgumentValue> = [:]
+    ) {
+        guard cstrobe_category_generation(category.index) != 0 else { return }
+        recordInstant(Name(name), arguments: arguments, category: category.recordWord)
+    }
+
+    /// Marks a moment in `category` on the calling thread.
+    @inlinable
+    public static func instant(
+        _ name: Name, category: Category, arguments: KeyValuePairs<StaticString, ArgumentValue> = [:]
+    ) {
+        guard cstrobe_category_generation(category.index) != 0 else { return }
+        recordInstant(name, arguments: arguments, category: category.recordWord)
+    }
+
+    /// Records an integer value in `category` on the counter track `name`.
+    @inlinable @inline(__always)
+    public static func counter(_ name: StaticString, _ value: Int, category: Category, unit: CounterUnit = .count) {
+        writeCounter(Name(name), kind: RecordLayout.counterInt, bits: UInt64(bitPattern: Int64(value)), unit: unit, category: category)
+    }
+
+    /// Records an integer value in `category` on the counter track `name`.
+    @inlinable @inline(__always)
+    public static func counter(_ name: StaticString, _ value: Int64, category: Category, unit: CounterUnit = .count) {
+        writeCounter(Name(name), kind: RecordLayout.counterInt, bits: UInt64(bitPattern: value), unit: unit, category: category)
+    }
+
+    /// Records a floating point value in `category` on the counter track `name`.
+    @inlinable @inline(__always)
+    public static func counter(_ name: StaticString, _ value: Double, category: Category, unit: CounterUnit = .count) {
+        writeCounter(Name(name), kind: RecordLayout.counterDouble, bits: value.bitPattern, unit: unit, category: category)
+    }
+
+    /// Records an integer value in `category` on the counter track `name`.
+    @inlinable @inline(__always)
+    public static func counter(_ name: Name, _ value: Int64, category: Category, unit: CounterUnit = .count) {
+        writeCounter(name, kind: RecordLayout.counterInt, bits: UInt64(bitPattern: value), unit: unit, category: category)
+    }
+
+    /// Records a floating point value in `category` on the counter track `name`.
+    @inlinable @inline(__always)
+    public static func counter(_ name: Name, _ value: Double, category: Category, unit: CounterUnit = .count) {
+        writeCounter(name, kind: RecordLayout.counterDouble, bits: value.bitPattern, unit: unit, category: category)
+    }
+
+    @inlinable @inline(__always)
+    static func writeCounter(_ name: Name, kind: UInt64, bits: UInt64, unit: CounterUnit, category: Category) {
+        let generation = cstrobe_category_generation(category.index)
+        if generation == 0 { return }
+        let kind = kind | (UInt64(unit.rawValue) << 4)
+        if let cursor = cstrobe_get_cursor(), cursor.pointee.generation == generation,
+            cursor.pointee.flags & UInt64(CSTROBE_FLAG_DROPPING | CSTROBE_FLAG_SIGNPOSTS) == 0
+        {
+            let position = cursor.pointee.published.unsafelyUnwrapped
+            if position + 4 <= cursor.pointee.limit {
+                let timestamp = cstrobe_raw_timestamp() &- cursor.pointee.timestamp_base
+                position[0] = category.recordWord
+                position[1] = RecordLayout.header(kind: kind, timestamp: timestamp)
+                position[2] = name.word
+                position[3] = bits
+                cursor.pointee.recorded &+= 1
+                cstrobe_publish(cursor, position + 4)
+                return
+            }
+        }
+        recordCounter(name, kind: kind, bits: bits, category: category.recordWord)
+    }
+}
