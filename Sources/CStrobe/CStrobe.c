@@ -22,7 +22,7 @@
 uint64_t _Atomic cstrobe_active_generation = 0;
 __thread cstrobe_thread_cursor *cstrobe_current_cursor
     __attribute__((tls_model("initial-exec"))) = NULL;
-int cstrobe_timestamp_source_is_tsc = 0;
+int _Atomic cstrobe_timestamp_source_is_tsc = 0;
 
 static uint64_t read_clock(clockid_t clock) {
     struct timespec ts;
@@ -97,12 +97,71 @@ static int kernel_trusts_tsc(void) {
 
 int cstrobe_select_timestamp_source(int allow_tsc) {
 #if CSTROBE_HAS_TSC
-    cstrobe_timestamp_source_is_tsc = allow_tsc && tsc_is_invariant() && kernel_trusts_tsc();
+    int use_tsc = allow_tsc && tsc_is_invariant() && kernel_trusts_tsc();
 #else
     (void)allow_tsc;
-    cstrobe_timestamp_source_is_tsc = 0;
+    int use_tsc = 0;
 #endif
-    return cstrobe_timestamp_source_is_tsc;
+    __atomic_store_n((int *)&cstrobe_timestamp_source_is_tsc, use_tsc, __ATOMIC_RELAXED);
+    return use_tsc;
+}
+
+#if defined(__linux__) && defined(__NR_membarrier)
+#include <linux/membarrier.h>
+#endif
+#include <sys/mman.h>
+
+/// The barrier by page protection: revoking access to a page that this
+/// process has touched makes the kernel interrupt every CPU that runs one of
+/// its threads (a TLB shootdown), which serializes each of them.
+static void protection_barrier(void) {
+    static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+    static volatile uint64_t *page = NULL;
+    pthread_mutex_lock(&lock);
+    long size = sysconf(_SC_PAGESIZE);
+    if (page == NULL) {
+        void *mapped = mmap(NULL, (size_t)size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        page = mapped == MAP_FAILED ? NULL : mapped;
+    }
+    if (page != NULL) {
+        mprotect((void *)page, (size_t)size, PROT_READ | PROT_WRITE);
+        *page += 1;
+        mprotect((void *)page, (size_t)size, PROT_NONE);
+    }
+    __atomic_thread_fence(__ATOMIC_SEQ_CST);
+    pthread_mutex_unlock(&lock);
+}
+
+#if defined(__linux__) && defined(__NR_membarrier)
+/// 1: private expedited membarrier registered; 2: only the global one; 3: none.
+static int membarrier_mode = 0;
+static pthread_once_t membarrier_once = PTHREAD_ONCE_INIT;
+
+static void membarrier_setup(void) {
+    long commands = syscall(__NR_membarrier, MEMBARRIER_CMD_QUERY, 0, 0);
+    if (commands > 0 && (commands & MEMBARRIER_CMD_PRIVATE_EXPEDITED)
+        && syscall(__NR_membarrier, MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED, 0, 0) == 0) {
+        membarrier_mode = 1;
+    } else if (commands > 0 && (commands & MEMBARRIER_CMD_GLOBAL)) {
+        membarrier_mode = 2;
+    } else {
+        membarrier_mode = 3;
+    }
+}
+#endif
+
+void cstrobe_process_barrier(void) {
+    __atomic_thread_fence(__ATOMIC_SEQ_CST);
+#if defined(__linux__) && defined(__NR_membarrier)
+    pthread_once(&membarrier_once, membarrier_setup);
+    if (membarrier_mode == 1 && syscall(__NR_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED, 0, 0) == 0) {
+        return;
+    }
+    if (membarrier_mode == 2 && syscall(__NR_membarrier, MEMBARRIER_CMD_GLOBAL, 0, 0) == 0) {
+        return;
+    }
+#endif
+    protection_barrier();
 }
 
 cstrobe_clock_pair cstrobe_read_clock_pair(void) {

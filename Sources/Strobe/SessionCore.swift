@@ -61,12 +61,11 @@ final class SessionCore: @unchecked Sendable {
     init(configuration: TraceConfiguration) throws(TraceSessionError) {
         self.configuration = configuration
         generation = Self.generations.wrappingAdd(1, ordering: .relaxed).newValue
-        let bufferSize = max(configuration.bufferSizePerThread, 4096)
-        let chunkBytes = min(64 << 10, max(bufferSize / 8, 4096))
+        let (chunkBytes, chunks) = Self.ring(for: configuration.bufferSizePerThread)
         pool = ChunkPool.shared(chunkWords: chunkBytes / 8)
         var settings = RecorderSettings()
         settings.policy = configuration.whenBufferFull == .discardNewest ? .discardNewest : .overwriteOldest
-        settings.maximumChunks = max(bufferSize / chunkBytes, 2)
+        settings.maximumChunks = chunks
         switch configuration.resourceUsage {
         case .requested:
             settings.resourceUsage = .never
@@ -95,6 +94,24 @@ final class SessionCore: @unchecked Sendable {
 
     var bufferSize: UInt64 { UInt64(recorderSettings.maximumChunks * pool.chunkWords * 8) }
 
+    /// The smallest chunk, in bytes.
+    static let minimumChunkBytes = 4 << 10
+    /// The largest chunk, in bytes.
+    static let maximumChunkBytes = 64 << 10
+
+    /// The chunk size and chunk count that hold `bufferSize` bytes per thread.
+    ///
+    /// A chunk is the largest power of two from 4 KiB to 64 KiB that is at
+    /// most an eighth of the size, so that sizes share a few pools; the size
+    /// is rounded up to whole chunks, and a thread holds at least two (its
+    /// current chunk and one sealed one), so never less than 8 KiB.
+    static func ring(for bufferSize: Int) -> (chunkBytes: Int, chunks: Int) {
+        var chunkBytes = minimumChunkBytes
+        while chunkBytes < maximumChunkBytes, chunkBytes * 2 <= bufferSize / 8 { chunkBytes *= 2 }
+        let chunks = max(2, bufferSize / chunkBytes + (bufferSize % chunkBytes == 0 ? 0 : 1))
+        return (chunkBytes, chunks)
+    }
+
     // MARK: - Lifecycle
 
     func activate() {
@@ -110,8 +127,7 @@ final class SessionCore: @unchecked Sendable {
         cstrobe_store_generation(0)
         Self.running.withLock { if $0 === self { $0 = nil } }
         registry.withLock { $0.accepting = false }
-        // Let calls that saw the session running finish their record.
-        usleep(2000)
+        waitForWritesInFlight()
         stopRequested.store(true, ordering: .releasing)
         wakeup.signal()
         if let thread = writerThread { pthread_join(thread, nil) }
@@ -134,6 +150,27 @@ final class SessionCore: @unchecked Sendable {
         for recorder in recorders { recorder.detach(from: self) }
         pool.trim()
         if let outcome { throw outcome }
+    }
+
+    /// Waits until every call that saw the session running has published
+    /// its record.
+    ///
+    /// Each call marks its thread as writing before it checks the session's
+    /// generation (`cstrobe_enter_write`). The generation is 0 by now; the
+    /// process-wide barrier makes every mark set before a thread read a
+    /// nonzero generation visible here, so the wait covers exactly the
+    /// calls in flight, however long they are preempted, and costs nothing
+    /// when none is.
+    private func waitForWritesInFlight() {
+        cstrobe_process_barrier()
+        let recorders = registry.withLock { $0.recorders }
+        for recorder in recorders {
+            var spins = 0
+            while recorder.isWriting {
+                spins += 1
+                if spins < 1000 { sched_yield() } else { usleep(50) }
+            }
+        }
     }
 
     /// Adds a thread to the session; called under the recorder's lock.
@@ -306,7 +343,7 @@ final class SessionCore: @unchecked Sendable {
         statistics.discardedEvents += discarded
         statistics.overwrittenEvents += overwritten
         statistics.unmatchedEnds += unmatched
-        statistics.recordedEvents += recorder.cursor.pointee.recorded
+        statistics.recordedEvents += cstrobe_recorded(recorder.cursor)
         statistics.threads += 1
     }
 

@@ -56,6 +56,7 @@ extension Trace {
         guard cstrobe_load_generation() != 0, let recorder = ThreadRecorder.attached() else {
             return AsyncInterval(id: 0)
         }
+        defer { recorder.leave() }
         var name = name
         return name.withUTF8 { nameBytes in
             let nameBytes = UnsafeRawBufferPointer(
@@ -119,6 +120,7 @@ extension Trace {
     /// whose keys are known at run time; nothing is interned.
     public static func instant(named name: String, arguments: [TextArgument]) {
         guard cstrobe_load_generation() != 0, let recorder = ThreadRecorder.attached() else { return }
+        defer { recorder.leave() }
         recorder.signposts?.instant(SpanKeys.signpostName.word)
         var name = name
         name.withUTF8 { nameBytes in
@@ -146,6 +148,7 @@ extension Trace.AsyncInterval {
     /// the name), `endedAgo` nanoseconds before now, with `arguments`.
     public func endSpan(renamedTo name: String?, endedAgo: UInt64, arguments: [Trace.TextArgument]) {
         guard id != 0, cstrobe_load_generation() != 0, let recorder = ThreadRecorder.attached() else { return }
+        defer { recorder.leave() }
         recorder.signposts?.asyncEnd(id: id)
         var name = name ?? ""
         let renamed = !name.isEmpty

@@ -82,16 +82,29 @@ final class ThreadRecorder: @unchecked Sendable {
         return recorder
     }
 
-    /// The calling thread's recorder, ready to record for the running session,
-    /// or nil when no session is running.
+    /// The calling thread's recorder, ready to record for the running session
+    /// and marked as writing, or nil when no session is running. Call
+    /// ``leave()`` when the record is written: a stopping session waits for it.
     static func attached() -> ThreadRecorder? {
         let generation = cstrobe_load_generation()
         guard generation != 0 else { return nil }
         let recorder = current()
-        if recorder.cursor.pointee.generation == generation { return recorder }
-        guard let session = SessionCore.running(generation: generation) else { return nil }
-        return recorder.attach(to: session) ? recorder : nil
+        if cstrobe_enter_write(recorder.cursor, generation) { return recorder }
+        guard let session = SessionCore.running(generation: generation), recorder.attach(to: session),
+            cstrobe_enter_write(recorder.cursor, generation)
+        else { return nil }
+        return recorder
     }
+
+    /// Ends the write that ``attached()`` began.
+    @inline(__always)
+    func leave() {
+        cstrobe_leave_write(cursor)
+    }
+
+    /// Whether the owning thread is between its check that a session runs
+    /// and the publication of its record.
+    var isWriting: Bool { cstrobe_is_writing(cursor) }
 
     /// Binds the recorder to `session`, dropping what it held for an earlier one.
     private func attach(to session: SessionCore) -> Bool {
@@ -125,7 +138,7 @@ final class ThreadRecorder: @unchecked Sendable {
         let pointee = cursor
         pointee.pointee.limit = chunk.limit
         pointee.pointee.depth = 0
-        pointee.pointee.recorded = 0
+        cstrobe_set_recorded(pointee, 0)
         pointee.pointee.flags = settings.flags
         pointee.pointee.rusage_levels = 0
         pointee.pointee.timestamp_base = session.timestampBase
@@ -256,7 +269,7 @@ final class ThreadRecorder: @unchecked Sendable {
     }
 
     private func commit(_ end: UnsafeMutablePointer<UInt64>) {
-        cursor.pointee.recorded &+= 1
+        cstrobe_count_recorded(cursor)
         cstrobe_publish(cursor, end)
     }
 
@@ -310,7 +323,11 @@ final class ThreadRecorder: @unchecked Sendable {
         var reused: Chunk? = nil
         let outcome: Chunk? = shared.withLock { state in
             guard let current = state.current else { return nil }
-            let canGrow = state.heldChunks < settings.maximumChunks || forced
+            // An end whose begin is kept may take a chunk beyond the limit
+            // when the writer will free it; a ring always has an oldest
+            // chunk to overwrite instead, so it never grows.
+            let canGrow = state.heldChunks < settings.maximumChunks
+                || (forced && settings.policy == .discardNewest)
             if !canGrow, settings.policy == .discardNewest { return nil }
             current.usedWords = published - current.base
             current.endEvent = recorded
@@ -382,7 +399,7 @@ final class ThreadRecorder: @unchecked Sendable {
             }
             return Harvest(
                 chunks: chunks, current: current, currentEnd: end, name: state.name,
-                recorded: cstrobe_atomic_load_u64(&cursor.pointee.recorded), discarded: state.discarded, overwritten: state.overwritten,
+                recorded: cstrobe_recorded(cursor), discarded: state.discarded, overwritten: state.overwritten,
                 unmatchedEnds: state.unmatchedEnds, exited: state.exited)
         }
     }

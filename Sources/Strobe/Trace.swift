@@ -38,17 +38,18 @@ public enum Trace {
     public static func begin(_ name: Name) {
         let generation = cstrobe_load_generation()
         if generation == 0 { return }
-        if let cursor = cstrobe_get_cursor(), cursor.pointee.generation == generation, cursor.pointee.flags == 0 {
+        if let cursor = cstrobe_get_cursor(), cstrobe_enter_write(cursor, generation) {
             let position = cursor.pointee.published.unsafelyUnwrapped
-            if position + 2 <= cursor.pointee.limit {
+            if cursor.pointee.flags == 0, position + 2 <= cursor.pointee.limit {
                 let timestamp = cstrobe_raw_timestamp() &- cursor.pointee.timestamp_base
                 position[0] = RecordLayout.header(kind: RecordLayout.begin, timestamp: timestamp)
                 position[1] = name.word
                 cursor.pointee.depth &+= 1
-                cursor.pointee.recorded &+= 1
-                cstrobe_publish(cursor, position + 2)
+                cstrobe_count_recorded(cursor)
+                cstrobe_publish_and_leave(cursor, position + 2)
                 return
             }
+            cstrobe_leave_write(cursor)
         }
         recordBegin(name, capturing: [], flow: nil, terminatingFlow: nil, arguments: [:])
     }
@@ -87,12 +88,13 @@ public enum Trace {
         let generation = cstrobe_load_generation()
         if generation == 0 { return }
         if capturing == .resourceUsage, flow == nil, terminatingFlow == nil, arguments.isEmpty,
-            let cursor = cstrobe_get_cursor(), cursor.pointee.generation == generation,
-            cursor.pointee.flags & UInt64(CSTROBE_FLAG_DROPPING | CSTROBE_FLAG_SIGNPOSTS) == 0, cursor.pointee.depth < 64
+            let cursor = cstrobe_get_cursor(), cstrobe_enter_write(cursor, generation)
         {
             let position = cursor.pointee.published.unsafelyUnwrapped
             let words = 2 + RecordLayout.resourceUsageWords
-            if position + words <= cursor.pointee.limit {
+            if cursor.pointee.flags & UInt64(CSTROBE_FLAG_DROPPING | CSTROBE_FLAG_SIGNPOSTS) == 0, cursor.pointee.depth < 64,
+                position + words <= cursor.pointee.limit
+            {
                 let timestamp = cstrobe_raw_timestamp() &- cursor.pointee.timestamp_base
                 var usage = cstrobe_rusage()
                 cstrobe_thread_rusage(&usage)
@@ -101,10 +103,11 @@ public enum Trace {
                 RecordLayout.store(usage, at: position + 2)
                 cursor.pointee.rusage_levels |= 1 << UInt64(cursor.pointee.depth)
                 cursor.pointee.depth &+= 1
-                cursor.pointee.recorded &+= 1
-                cstrobe_publish(cursor, position + words)
+                cstrobe_count_recorded(cursor)
+                cstrobe_publish_and_leave(cursor, position + words)
                 return
             }
+            cstrobe_leave_write(cursor)
         }
         recordBegin(name, capturing: capturing, flow: flow, terminatingFlow: terminatingFlow, arguments: arguments)
     }
@@ -117,38 +120,40 @@ public enum Trace {
     public static func end() {
         let generation = cstrobe_load_generation()
         if generation == 0 { return }
-        if let cursor = cstrobe_get_cursor(), cursor.pointee.generation == generation,
-            cursor.pointee.flags & UInt64(CSTROBE_FLAG_DROPPING | CSTROBE_FLAG_DEEP_RUSAGE | CSTROBE_FLAG_SIGNPOSTS) == 0,
-            cursor.pointee.depth > 0
-        {
-            let position = cursor.pointee.published.unsafelyUnwrapped
-            let level = cursor.pointee.depth &- 1
-            // Zero from level 64 on, where no fast-path begin captured rusage.
-            let bit: UInt64 = 1 << UInt64(level)
-            if cursor.pointee.rusage_levels & bit == 0 {
-                if position + 1 <= cursor.pointee.limit {
-                    let timestamp = cstrobe_raw_timestamp() &- cursor.pointee.timestamp_base
-                    position[0] = RecordLayout.header(kind: RecordLayout.end, timestamp: timestamp)
-                    cursor.pointee.depth = level
-                    cursor.pointee.recorded &+= 1
-                    cstrobe_publish(cursor, position + 1)
-                    return
-                }
-            } else {
-                let words = 1 + RecordLayout.resourceUsageWords
-                if position + words <= cursor.pointee.limit {
-                    var usage = cstrobe_rusage()
-                    cstrobe_thread_rusage(&usage)
-                    let timestamp = cstrobe_raw_timestamp() &- cursor.pointee.timestamp_base
-                    position[0] = RecordLayout.header(kind: RecordLayout.end | RecordLayout.withResourceUsage, timestamp: timestamp)
-                    RecordLayout.store(usage, at: position + 1)
-                    cursor.pointee.rusage_levels &= ~bit
-                    cursor.pointee.depth = level
-                    cursor.pointee.recorded &+= 1
-                    cstrobe_publish(cursor, position + words)
-                    return
+        if let cursor = cstrobe_get_cursor(), cstrobe_enter_write(cursor, generation) {
+            if cursor.pointee.flags & UInt64(CSTROBE_FLAG_DROPPING | CSTROBE_FLAG_DEEP_RUSAGE | CSTROBE_FLAG_SIGNPOSTS) == 0,
+                cursor.pointee.depth > 0
+            {
+                let position = cursor.pointee.published.unsafelyUnwrapped
+                let level = cursor.pointee.depth &- 1
+                // Zero from level 64 on, where no fast-path begin captured rusage.
+                let bit: UInt64 = 1 << UInt64(level)
+                if cursor.pointee.rusage_levels & bit == 0 {
+                    if position + 1 <= cursor.pointee.limit {
+                        let timestamp = cstrobe_raw_timestamp() &- cursor.pointee.timestamp_base
+                        position[0] = RecordLayout.header(kind: RecordLayout.end, timestamp: timestamp)
+                        cursor.pointee.depth = level
+                        cstrobe_count_recorded(cursor)
+                        cstrobe_publish_and_leave(cursor, position + 1)
+                        return
+                    }
+                } else {
+                    let words = 1 + RecordLayout.resourceUsageWords
+                    if position + words <= cursor.pointee.limit {
+                        var usage = cstrobe_rusage()
+                        cstrobe_thread_rusage(&usage)
+                        let timestamp = cstrobe_raw_timestamp() &- cursor.pointee.timestamp_base
+                        position[0] = RecordLayout.header(kind: RecordLayout.end | RecordLayout.withResourceUsage, timestamp: timestamp)
+                        RecordLayout.store(usage, at: position + 1)
+                        cursor.pointee.rusage_levels &= ~bit
+                        cursor.pointee.depth = level
+                        cstrobe_count_recorded(cursor)
+                        cstrobe_publish_and_leave(cursor, position + words)
+                        return
+                    }
                 }
             }
+            cstrobe_leave_write(cursor)
         }
         recordEnd()
     }
@@ -358,19 +363,20 @@ public enum Trace {
         let generation = cstrobe_load_generation()
         if generation == 0 { return }
         let kind = kind | (UInt64(unit.rawValue) << 4)
-        if let cursor = cstrobe_get_cursor(), cursor.pointee.generation == generation,
-            cursor.pointee.flags & UInt64(CSTROBE_FLAG_DROPPING | CSTROBE_FLAG_SIGNPOSTS) == 0
-        {
+        if let cursor = cstrobe_get_cursor(), cstrobe_enter_write(cursor, generation) {
             let position = cursor.pointee.published.unsafelyUnwrapped
-            if position + 3 <= cursor.pointee.limit {
+            if cursor.pointee.flags & UInt64(CSTROBE_FLAG_DROPPING | CSTROBE_FLAG_SIGNPOSTS) == 0,
+                position + 3 <= cursor.pointee.limit
+            {
                 let timestamp = cstrobe_raw_timestamp() &- cursor.pointee.timestamp_base
                 position[0] = RecordLayout.header(kind: kind, timestamp: timestamp)
                 position[1] = name.word
                 position[2] = bits
-                cursor.pointee.recorded &+= 1
-                cstrobe_publish(cursor, position + 3)
+                cstrobe_count_recorded(cursor)
+                cstrobe_publish_and_leave(cursor, position + 3)
                 return
             }
+            cstrobe_leave_write(cursor)
         }
         recordCounter(name, kind: kind, bits: bits)
     }

@@ -31,18 +31,19 @@ extension Trace {
     static func beginRecorded(_ name: Name, category: Category) -> Bool {
         let generation = cstrobe_category_generation(category.index)
         if generation == 0 { return false }
-        if let cursor = cstrobe_get_cursor(), cursor.pointee.generation == generation, cursor.pointee.flags == 0 {
+        if let cursor = cstrobe_get_cursor(), cstrobe_enter_write(cursor, generation) {
             let position = cursor.pointee.published.unsafelyUnwrapped
-            if position + 3 <= cursor.pointee.limit {
+            if cursor.pointee.flags == 0, position + 3 <= cursor.pointee.limit {
                 let timestamp = cstrobe_raw_timestamp() &- cursor.pointee.timestamp_base
                 position[0] = category.recordWord
                 position[1] = RecordLayout.header(kind: RecordLayout.begin, timestamp: timestamp)
                 position[2] = name.word
                 cursor.pointee.depth &+= 1
-                cursor.pointee.recorded &+= 1
-                cstrobe_publish(cursor, position + 3)
+                cstrobe_count_recorded(cursor)
+                cstrobe_publish_and_leave(cursor, position + 3)
                 return true
             }
+            cstrobe_leave_write(cursor)
         }
         recordBegin(name, capturing: [], flow: nil, terminatingFlow: nil, arguments: [:], category: category.recordWord)
         return true
@@ -60,21 +61,22 @@ extension Trace {
     public static func end(category: Category) {
         let generation = cstrobe_category_generation(category.index)
         if generation == 0 { return }
-        if let cursor = cstrobe_get_cursor(), cursor.pointee.generation == generation, cursor.pointee.flags == 0,
-            cursor.pointee.depth > 0
-        {
-            let position = cursor.pointee.published.unsafelyUnwrapped
-            let level = cursor.pointee.depth &- 1
-            let bit: UInt64 = 1 << UInt64(level)
-            if cursor.pointee.rusage_levels & bit == 0, position + 2 <= cursor.pointee.limit {
-                let timestamp = cstrobe_raw_timestamp() &- cursor.pointee.timestamp_base
-                position[0] = category.recordWord
-                position[1] = RecordLayout.header(kind: RecordLayout.end, timestamp: timestamp)
-                cursor.pointee.depth = level
-                cursor.pointee.recorded &+= 1
-                cstrobe_publish(cursor, position + 2)
-                return
+        if let cursor = cstrobe_get_cursor(), cstrobe_enter_write(cursor, generation) {
+            if cursor.pointee.flags == 0, cursor.pointee.depth > 0 {
+                let position = cursor.pointee.published.unsafelyUnwrapped
+                let level = cursor.pointee.depth &- 1
+                let bit: UInt64 = 1 << UInt64(level)
+                if cursor.pointee.rusage_levels & bit == 0, position + 2 <= cursor.pointee.limit {
+                    let timestamp = cstrobe_raw_timestamp() &- cursor.pointee.timestamp_base
+                    position[0] = category.recordWord
+                    position[1] = RecordLayout.header(kind: RecordLayout.end, timestamp: timestamp)
+                    cursor.pointee.depth = level
+                    cstrobe_count_recorded(cursor)
+                    cstrobe_publish_and_leave(cursor, position + 2)
+                    return
+                }
             }
+            cstrobe_leave_write(cursor)
         }
         recordEnd(category: category.recordWord)
     }
@@ -210,20 +212,21 @@ extension Trace {
         let generation = cstrobe_category_generation(category.index)
         if generation == 0 { return }
         let kind = kind | (UInt64(unit.rawValue) << 4)
-        if let cursor = cstrobe_get_cursor(), cursor.pointee.generation == generation,
-            cursor.pointee.flags & UInt64(CSTROBE_FLAG_DROPPING | CSTROBE_FLAG_SIGNPOSTS) == 0
-        {
+        if let cursor = cstrobe_get_cursor(), cstrobe_enter_write(cursor, generation) {
             let position = cursor.pointee.published.unsafelyUnwrapped
-            if position + 4 <= cursor.pointee.limit {
+            if cursor.pointee.flags & UInt64(CSTROBE_FLAG_DROPPING | CSTROBE_FLAG_SIGNPOSTS) == 0,
+                position + 4 <= cursor.pointee.limit
+            {
                 let timestamp = cstrobe_raw_timestamp() &- cursor.pointee.timestamp_base
                 position[0] = category.recordWord
                 position[1] = RecordLayout.header(kind: kind, timestamp: timestamp)
                 position[2] = name.word
                 position[3] = bits
-                cursor.pointee.recorded &+= 1
-                cstrobe_publish(cursor, position + 4)
+                cstrobe_count_recorded(cursor)
+                cstrobe_publish_and_leave(cursor, position + 4)
                 return
             }
+            cstrobe_leave_write(cursor)
         }
         recordCounter(name, kind: kind, bits: bits, category: category.recordWord)
     }

@@ -35,7 +35,14 @@ public struct TraceConfiguration: Sendable {
     /// The most memory one thread may hold in recorded events that are not yet
     /// written out, in bytes. Memory is taken in chunks as needed and reused
     /// once written. With ``FullBufferPolicy/overwriteOldest`` this is the size
-    /// of each thread's ring. Default: 32 MiB.
+    /// of each thread's ring, which never grows past it. Default: 32 MiB.
+    ///
+    /// A chunk is the largest power of two from 4 KiB to 64 KiB that is at
+    /// most an eighth of this size. The size is rounded up to whole chunks,
+    /// and a thread holds at least two chunks, so the minimum is 8 KiB. With
+    /// ``FullBufferPolicy/discardNewest``, the end of an interval whose begin
+    /// was kept is always kept, even when that takes memory beyond this size
+    /// until the background writer catches up.
     public var bufferSizePerThread: Int = 32 << 20
 
     /// What a thread does when its buffer is full. Default: discard newest.

@@ -13,6 +13,7 @@ extension Trace {
         category: UInt64 = 0
     ) {
         guard let recorder = ThreadRecorder.attached() else { return }
+        defer { recorder.leave() }
         if let signposts = recorder.signposts { recorder.announceBegin(name, to: signposts) }
         let usage = capturing.contains(.resourceUsage) || recorder.sessionWantsResourceUsage(for: name)
         var kind = RecordLayout.begin
@@ -47,6 +48,7 @@ extension Trace {
     @usableFromInline @inline(never)
     static func recordEnd() {
         guard let recorder = ThreadRecorder.attached() else { return }
+        defer { recorder.leave() }
         if let signposts = recorder.signposts { recorder.announceEnd(to: signposts) }
         recorder.appendEnd()
     }
@@ -56,6 +58,7 @@ extension Trace {
     @usableFromInline @inline(never)
     static func recordEnd(category: UInt64) {
         guard let recorder = ThreadRecorder.attached() else { return }
+        defer { recorder.leave() }
         if let signposts = recorder.signposts { recorder.announceEnd(to: signposts) }
         recorder.appendEnd(category: category)
     }
@@ -65,6 +68,7 @@ extension Trace {
         _ name: Name, arguments: KeyValuePairs<StaticString, ArgumentValue>, category: UInt64 = 0
     ) {
         guard let recorder = ThreadRecorder.attached() else { return }
+        defer { recorder.leave() }
         recorder.signposts?.instant(name.word)
         let argumentWords = arguments.isEmpty ? 0 : ArgumentEncoding.words(for: arguments)
         writeEvent(
@@ -78,6 +82,7 @@ extension Trace {
     @usableFromInline @inline(never)
     static func recordInstant(_ name: Name, arguments: [Argument]) {
         guard let recorder = ThreadRecorder.attached() else { return }
+        defer { recorder.leave() }
         recorder.signposts?.instant(name.word)
         let argumentWords = arguments.isEmpty ? 0 : ArgumentEncoding.words(for: arguments)
         writeEvent(recorder, kind: RecordLayout.instant, name: name.word, id: nil, argumentWords: argumentWords) {
@@ -88,6 +93,7 @@ extension Trace {
     @usableFromInline @inline(never)
     static func recordCounter(_ name: Name, kind: UInt64, bits: UInt64, category: UInt64 = 0) {
         guard let recorder = ThreadRecorder.attached() else { return }
+        defer { recorder.leave() }
         recorder.signposts?.counter(name.word, kind: kind, bits: bits)
         let timestamp = recorder.timestamp()
         let prefix = category != 0 ? 1 : 0
@@ -105,6 +111,7 @@ extension Trace {
         _ name: Name, arguments: KeyValuePairs<StaticString, ArgumentValue>, category: UInt64 = 0
     ) -> AsyncInterval {
         guard let recorder = ThreadRecorder.attached() else { return AsyncInterval(id: 0) }
+        defer { recorder.leave() }
         let parent = AsyncIntervalContext.innermost()
         let id = nextIdentifier()
         let argumentWords = arguments.isEmpty ? 0 : ArgumentEncoding.words(for: arguments)
@@ -125,6 +132,7 @@ extension Trace {
         startedAgo: UInt64
     ) -> AsyncInterval {
         guard let recorder = ThreadRecorder.attached() else { return AsyncInterval(id: 0) }
+        defer { recorder.leave() }
         let id = nextIdentifier()
         // One that began in the past is written when it ends, as a renamable
         // one is: its begin lies before the thread's latest event.
@@ -156,6 +164,7 @@ extension Trace {
     @usableFromInline @inline(never)
     static func recordAsyncEnd(id: UInt64) {
         guard let recorder = ThreadRecorder.attached() else { return }
+        defer { recorder.leave() }
         recorder.signposts?.asyncEnd(id: id)
         let timestamp = recorder.timestamp()
         // The begin is in the trace, so the end must be too.
@@ -196,6 +205,7 @@ extension Trace {
         writeArguments: (UnsafeMutablePointer<UInt64>) -> Int
     ) {
         guard let recorder = ThreadRecorder.attached() else { return }
+        defer { recorder.leave() }
         recorder.signposts?.asyncEnd(id: id)
         let timestamp = recorder.timestamp()
         var kind = explicit == nil ? RecordLayout.asyncEnd : RecordLayout.asyncEndExplicit

@@ -50,6 +50,10 @@ typedef struct cstrobe_thread_cursor {
     uint64_t rusage_levels;
     /// The Swift object that owns this cursor (unretained).
     void *owner;
+    /// Nonzero while the owner is between its check that the session runs
+    /// and the publication of its record; a stopping session waits for it
+    /// to return to 0 (see cstrobe_enter_write).
+    uint64_t writing;
 } cstrobe_thread_cursor;
 
 /// Capture rusage at every interval begin and end.
@@ -97,6 +101,62 @@ static inline uint64_t *cstrobe_read_published(cstrobe_thread_cursor *cursor) {
     return __atomic_load_n((uint64_t **)&cursor->published, __ATOMIC_ACQUIRE);
 }
 
+/// Marks the thread as writing, then checks that `cursor` records for the
+/// running session, `generation`. Returns false (and clears the mark) when
+/// it does not.
+///
+/// The mark is a plain store, ordered before the load of the generation by
+/// the stopping thread's cstrobe_process_barrier: after the session sets the
+/// generation to 0 and runs the barrier, every thread either sees 0 here or
+/// has its mark visible to the session, which waits for it to clear.
+static inline bool cstrobe_enter_write(cstrobe_thread_cursor *cursor, uint64_t generation) {
+    __atomic_store_n(&cursor->writing, 1, __ATOMIC_RELAXED);
+    __atomic_signal_fence(__ATOMIC_SEQ_CST);
+    if (__builtin_expect(cursor->generation == generation
+            && __atomic_load_n((uint64_t *)&cstrobe_active_generation, __ATOMIC_RELAXED) == generation, 1)) {
+        return true;
+    }
+    __atomic_store_n(&cursor->writing, 0, __ATOMIC_RELEASE);
+    return false;
+}
+
+/// Clears the writing mark set by cstrobe_enter_write.
+static inline void cstrobe_leave_write(cstrobe_thread_cursor *cursor) {
+    __atomic_store_n(&cursor->writing, 0, __ATOMIC_RELEASE);
+}
+
+/// Publishes `position` and clears the writing mark.
+static inline void cstrobe_publish_and_leave(cstrobe_thread_cursor *cursor, uint64_t *position) {
+    __atomic_store_n((uint64_t **)&cursor->published, position, __ATOMIC_RELEASE);
+    __atomic_store_n(&cursor->writing, 0, __ATOMIC_RELEASE);
+}
+
+/// Whether the cursor's thread is in the middle of a write.
+static inline bool cstrobe_is_writing(cstrobe_thread_cursor *cursor) {
+    return __atomic_load_n(&cursor->writing, __ATOMIC_ACQUIRE) != 0;
+}
+
+/// Counts one more recorded event. Only the owner writes the count; others
+/// read it with cstrobe_recorded.
+static inline void cstrobe_count_recorded(cstrobe_thread_cursor *cursor) {
+    __atomic_store_n(&cursor->recorded, __atomic_load_n(&cursor->recorded, __ATOMIC_RELAXED) + 1, __ATOMIC_RELAXED);
+}
+
+/// Sets the recorded count (owner only).
+static inline void cstrobe_set_recorded(cstrobe_thread_cursor *cursor, uint64_t value) {
+    __atomic_store_n(&cursor->recorded, value, __ATOMIC_RELAXED);
+}
+
+/// The events the cursor's owner has recorded, from any thread.
+static inline uint64_t cstrobe_recorded(cstrobe_thread_cursor *cursor) {
+    return __atomic_load_n(&cursor->recorded, __ATOMIC_RELAXED);
+}
+
+/// A memory barrier on every thread of the process: after it returns, each
+/// thread's earlier stores are visible to the caller, and each thread's later
+/// loads see what the caller stored before it (membarrier on Linux).
+void cstrobe_process_barrier(void);
+
 static inline uint64_t cstrobe_atomic_load_u64(const uint64_t *address) {
     return __atomic_load_n(address, __ATOMIC_ACQUIRE);
 }
@@ -110,12 +170,14 @@ static inline uint64_t cstrobe_atomic_add_u64(uint64_t *address, uint64_t value)
 }
 
 /// Whether raw timestamps come from the TSC (1) or CLOCK_MONOTONIC (0).
-extern int cstrobe_timestamp_source_is_tsc;
+/// Set at each session start while other threads may read it, so it is only
+/// accessed atomically.
+extern int _Atomic cstrobe_timestamp_source_is_tsc;
 
 /// A raw timestamp: TSC ticks where the TSC is invariant, else CLOCK_MONOTONIC ns.
 static inline uint64_t cstrobe_raw_timestamp(void) {
 #if CSTROBE_HAS_TSC
-    if (__builtin_expect(cstrobe_timestamp_source_is_tsc, 1)) {
+    if (__builtin_expect(__atomic_load_n((int *)&cstrobe_timestamp_source_is_tsc, __ATOMIC_RELAXED), 1)) {
         return __rdtsc();
     }
 #endif
