@@ -1,7 +1,11 @@
 // A small program for process-level perf tests: it traces itself when
 // STROBE_TRACE_OUTPUT is set, and can misbehave on request.
 //
-//   TraceChild ok|crash|hang|no-trace|fail [milliseconds]
+//   TraceChild ok|crash|hang|no-trace|fail|flood [milliseconds]
+//
+// `flood` records until it is killed: bursts of intervals, each with a
+// counter of the loop index, a pause of `milliseconds` between bursts, and
+// the writer appending every 20 ms.
 
 import Foundation
 import Strobe
@@ -20,10 +24,28 @@ default:
 
 let session: TraceSession?
 do {
-    session = try TraceSession.startFromEnvironment()
+    if mode == "flood", var configuration = try TraceConfiguration.fromEnvironment(ProcessInfo.processInfo.environment) {
+        configuration.flushInterval = 0.02
+        session = try TraceSession.start(configuration)
+    } else {
+        session = try TraceSession.startFromEnvironment()
+    }
 } catch {
     FileHandle.standardError.write(Data("TraceChild: \(error)\n".utf8))
     exit(1)
+}
+
+if mode == "flood" {
+    var index = 0
+    while true {
+        for _ in 0..<500 {
+            Trace.begin("flood")
+            Trace.counter("flood index", index)
+            Trace.end()
+            index += 1
+        }
+        usleep(UInt32(milliseconds * 1000))
+    }
 }
 
 Trace.interval("startup") {

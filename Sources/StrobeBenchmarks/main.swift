@@ -5,6 +5,7 @@ let arguments = Set(CommandLine.arguments.dropFirst())
 if arguments.isEmpty || arguments.contains("core") { CoreBenchmarks.run() }
 if arguments.isEmpty || arguments.contains("categories") { CategoryBenchmarks.run() }
 if arguments.isEmpty || arguments.contains("async") { AsyncBenchmarks.run() }
+if arguments.isEmpty || arguments.contains("session") { SessionBenchmarks.run() }
 if arguments.isEmpty || arguments.contains("format") { FormatBenchmarks.run() }
 if arguments.isEmpty || arguments.contains("reader") { ReaderBenchmarks.run() }
 if arguments.isEmpty || arguments.contains("statistics") { DetectorBenchmarks.run() }

@@ -48,7 +48,8 @@ func emit(_ text: String, to path: String?) throws(CommandFailure) {
 }
 
 /// Reads the trace at `path`, exiting with status 2 when it cannot be read
-/// and warning when it was cut short (what came before is still used).
+/// or holds no readable packet, and warning when it was cut short (what came
+/// before is still used).
 func readTraceOrExit(_ path: String) -> ParsedTrace {
     let parsed: ParsedTrace
     do {
@@ -56,8 +57,20 @@ func readTraceOrExit(_ path: String) -> ParsedTrace {
     } catch {
         CommandFailure(message: error.description, status: 2).exit()
     }
+    if let failure = noReadablePacket(parsed, path: path) { failure.exit() }
     if let truncation = parsed.truncation {
         FileHandle.standardError.write(Data("strobe: warning: \(truncation); using what came before\n".utf8))
     }
     return parsed
+}
+
+/// The failure to report when `parsed` holds no packet that decoded: the
+/// file is not a trace. Names the first bad byte.
+func noReadablePacket(_ parsed: ParsedTrace, path: String) -> CommandFailure? {
+    guard parsed.decodedPacketCount == 0 else { return nil }
+    let problems = parsed.issues + (parsed.truncation.map { [$0] } ?? [])
+    guard let first = problems.min(by: { $0.offset < $1.offset }) else {
+        return CommandFailure(message: "\(path): byte 0: not a trace: the file is empty", status: 2)
+    }
+    return CommandFailure(message: "\(path): byte \(first.offset): not a trace, no packet is readable: \(first.problem)", status: 2)
 }

@@ -24,6 +24,10 @@ public struct ParsedTrace: Sendable {
     public var truncation: TraceReadError?
     /// Top-level packets read.
     public var packetCount: Int
+    /// Top-level packets that decoded: ``packetCount`` less those skipped.
+    /// 0 means nothing in the input was a readable trace packet.
+    public var decodedPacketCount: Int
+
 
     /// Whether the whole file was read.
     public var isComplete: Bool { truncation == nil }

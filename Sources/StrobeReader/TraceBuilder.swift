@@ -104,6 +104,7 @@ struct TraceBuilder {
     private var issues: [TraceReadError] = []
     private var truncation: TraceReadError?
     private var packetCount = 0
+    private var undecodedPackets = 0
     private var eventOrder = 0
     private var statistics: PacketFields.StatisticsFields?
     private var threadTimeTracks: Set<UInt64> = []
@@ -170,6 +171,7 @@ struct TraceBuilder {
                 fields.reset()
                 guard ProtobufCPacketDecoder.decode(base, range, into: &fields) else {
                     issues.append(TraceReadError(file: source, offset: offset, problem: "packet does not decode; skipped"))
+                    undecodedPackets += 1
                     continue
                 }
             }
@@ -834,7 +836,8 @@ struct TraceBuilder {
             process: process, threads: threads, tracks: tracks,
             intervals: IntervalList(records: records, names: names, tracks: intervalTracks, extras: intervalExtras),
             instants: instants,
-            counters: counters, loss: loss, issues: issues, truncation: truncation, packetCount: packetCount)
+            counters: counters, loss: loss, issues: issues, truncation: truncation, packetCount: packetCount,
+            decodedPacketCount: packetCount - undecodedPackets)
     }
 
     private func makeTrack(uuid: UInt64, info: PacketFields.TrackFields) -> TraceTrack {
