@@ -73,8 +73,10 @@ public enum TraceRepair {
     public static func repair(file path: String, writingTo output: String? = nil) throws(TraceReadError) -> Outcome {
         let bytes = try TraceReader.readFile(path)
         let outcome = scan(bytes, source: path)
-        if outcome.packets == 0, let problem = outcome.problem, bytes.first != 0x0A {
-            throw TraceReadError(file: path, offset: problem.offset, problem: "not a trace: \(problem.problem)")
+        if outcome.packets == 0, outcome.problem != nil, let first = bytes.first, first != 0x0A {
+            throw TraceReadError(
+                file: path, offset: 0,
+                problem: "not a trace: it begins with 0x\(String(first, radix: 16)), not a packet, and holds none")
         }
         if let output {
             try store(bytes[0..<outcome.keptBytes], to: output)
