@@ -354,3 +354,22 @@ int cstrobe_process_name(char *buffer, size_t size) {
     snprintf(buffer, size, "%s", process_name);
     return process_name_status;
 }
+
+#if defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define CSTROBE_TSAN 1
+#endif
+#endif
+#if defined(__SANITIZE_THREAD__)
+#define CSTROBE_TSAN 1
+#endif
+
+#ifdef CSTROBE_TSAN
+void __tsan_acquire(void *address);
+void __tsan_release(void *address);
+void cstrobe_sanitizer_acquire(void *address) { __tsan_acquire(address); }
+void cstrobe_sanitizer_release(void *address) { __tsan_release(address); }
+#else
+void cstrobe_sanitizer_acquire(void *address) { (void)address; }
+void cstrobe_sanitizer_release(void *address) { (void)address; }
+#endif

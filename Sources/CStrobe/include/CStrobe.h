@@ -29,12 +29,14 @@ extern "C" {
 /// it; the drainer reads `published` to learn how far the current chunk holds
 /// complete records.
 typedef struct cstrobe_thread_cursor {
+    /// One past the last usable word of the current chunk. First, because
+    /// ThreadSanitizer counts Swift's writes to any field as writes to the
+    /// start of the struct, which must be a field only the owner uses.
+    uint64_t *limit;
     /// Next free word in the current chunk; everything before it is a complete
     /// record. The owner writes it with release ordering, the drainer reads it
     /// with acquire ordering.
     uint64_t *published;
-    /// One past the last usable word of the current chunk.
-    uint64_t *limit;
     /// The session generation this cursor records for; 0 = detached.
     uint64_t generation;
     /// Subtracted from raw timestamps so that 56 bits cover the session.
@@ -188,6 +190,13 @@ static inline uint64_t cstrobe_raw_timestamp(void) {
 
 /// Decides once whether the TSC is invariant and usable; returns the decision.
 int cstrobe_select_timestamp_source(int allow_tsc);
+
+/// Tell ThreadSanitizer, in builds that use it, that a lock guarding
+/// `address` was taken or is about to be released: Synchronization's Mutex
+/// waits on a futex on Linux, which the sanitizer cannot see. No-ops
+/// otherwise.
+void cstrobe_sanitizer_acquire(void *address);
+void cstrobe_sanitizer_release(void *address);
 
 /// Reads CLOCK_MONOTONIC in nanoseconds.
 uint64_t cstrobe_monotonic_ns(void);
