@@ -26,3 +26,14 @@ public func runProgram(_ executable: String, _ arguments: [String], environment:
         status: process.terminationStatus, output: String(decoding: outputData, as: UTF8.self),
         errors: String(decoding: errorData, as: UTF8.self))
 }
+
+/// Runs `body` on a new thread and returns when it has finished, so that
+/// what the thread wrote is visible afterwards (to ThreadSanitizer too).
+public func runOnNewThread(_ body: @escaping @Sendable () -> Void) {
+    let done = DispatchSemaphore(value: 0)
+    Thread {
+        body()
+        done.signal()
+    }.start()
+    done.wait()
+}

@@ -186,7 +186,7 @@ struct RecordingTests {
             // later thread begins.
             Trace.instant("ender")
             nonisolated(unsafe) var intervals: [(Trace.AsyncInterval, Trace.AsyncInterval)] = []
-            let starter = Thread {
+            runOnNewThread {
                 for _ in 0..<20 {
                     let parent = Trace.beginAsync(Trace.Name("parent"), parent: nil, flow: Trace.Flow(id: 99))
                     let child = Trace.beginAsync(
@@ -194,8 +194,6 @@ struct RecordingTests {
                     intervals.append((parent, child))
                 }
             }
-            starter.start()
-            while !starter.isFinished { usleep(1000) }
             for (index, (parent, child)) in intervals.enumerated() {
                 child.end(arguments: [Trace.Argument(Trace.Name("index"), .int(Int64(index))), Trace.Argument(Trace.Name("ok"), .bool(true))])
                 parent.end(arguments: ["label": "done", "ratio": 0.5])
@@ -238,7 +236,7 @@ struct RecordingTests {
             // later thread begins.
             Trace.instant("ender")
             nonisolated(unsafe) var intervals: [(parent: Trace.AsyncInterval, step: Trace.AsyncInterval, plain: Trace.AsyncInterval)] = []
-            let starter = Thread {
+            runOnNewThread {
                 for index in 0..<count {
                     let parent = Trace.beginAsync(
                         Trace.Name("request"), parent: nil,
@@ -248,8 +246,6 @@ struct RecordingTests {
                     intervals.append((parent, step, plain))
                 }
             }
-            starter.start()
-            while !starter.isFinished { usleep(1000) }
             #expect(intervals.allSatisfy { $0.parent.isRenamable && $0.step.isRenamable && !$0.plain.isRenamable })
             for (index, interval) in intervals.enumerated() {
                 interval.step.end(renamedTo: Trace.Name("step \(index)"))
