@@ -35,6 +35,26 @@ tsan: setup
 		--sanitize=thread --build-path .build/tsan --filter '$(TSAN_SUITES)' \
 		--skip resourceUsageShowsAsThreadTimeAndArguments
 
+# Coverage-guided fuzzing (libFuzzer, with AddressSanitizer) of the readers
+# of untrusted files: traces (TraceReader and TraceSummary), results files
+# and CSV samples. Seeds come from scripts/fuzz-seeds.sh; the corpus grows in
+# .build/fuzz-corpus. Each input is at most 64 KiB and no single allocation
+# may exceed 16 MiB. FUZZ_LIMIT bounds each run (CI passes a time limit).
+FUZZ_LIMIT ?= -runs=1000000
+FUZZ_FLAGS = -max_len=65536 -malloc_limit_mb=16 -rss_limit_mb=2048 -timeout=10 -print_final_stats=1
+FUZZ_BUILD = -c release --sanitize=fuzzer --sanitize=address --build-path .build/fuzz --product StrobeFuzz \
+	-Xswiftc -Xfrontend -Xswiftc -entry-point-function-name -Xswiftc -Xfrontend -Xswiftc StrobeFuzz_main
+fuzz: setup
+	$(SWIFT) build
+	bash scripts/fuzz-seeds.sh .build/debug .build/fuzz-seeds
+	$(SWIFT) build $(FUZZ_BUILD)
+	for target in reader results csv; do \
+		mkdir -p .build/fuzz-corpus/$$target && \
+		LSAN_OPTIONS=suppressions=scripts/lsan-suppressions.txt \
+		.build/fuzz/release/StrobeFuzz $$target $(FUZZ_FLAGS) $(FUZZ_LIMIT) \
+			.build/fuzz-corpus/$$target .build/fuzz-seeds/$$target || exit 1; \
+	done
+
 bench: setup
 	$(SWIFT) build $(RELEASE_FLAGS) --product StrobeBenchmarks
 	.build/release/StrobeBenchmarks

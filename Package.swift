@@ -97,6 +97,10 @@ let package = Package(
             ]
         ),
 
+        // MARK: Fuzzing (`make fuzz`)
+
+        .executableTarget(name: "StrobeFuzz", dependencies: ["StrobeReader", "StrobePerf", "StrobeDiff"]),
+
         // MARK: Examples
 
         .target(name: "LensKit", dependencies: ["Strobe"], path: "Examples/LensKit"),
