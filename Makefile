@@ -50,7 +50,7 @@ fuzz: setup
 	$(SWIFT) build $(FUZZ_BUILD)
 	for target in reader results csv; do \
 		mkdir -p .build/fuzz-corpus/$$target && \
-		LSAN_OPTIONS=suppressions=scripts/lsan-suppressions.txt \
+		LSAN_OPTIONS=suppressions=scripts/lsan-suppressions.txt ASAN_OPTIONS=malloc_context_size=4 \
 		.build/fuzz/release/StrobeFuzz $$target $(FUZZ_FLAGS) $(FUZZ_LIMIT) \
 			.build/fuzz-corpus/$$target .build/fuzz-seeds/$$target || exit 1; \
 	done
