@@ -41,7 +41,8 @@ tsan: setup
 # .build/fuzz-corpus. Each input is at most 64 KiB and no single allocation
 # may exceed 16 MiB. FUZZ_LIMIT bounds each run (CI passes a time limit).
 FUZZ_LIMIT ?= -runs=1000000
-FUZZ_FLAGS = -max_len=65536 -malloc_limit_mb=16 -rss_limit_mb=2048 -timeout=10 -print_final_stats=1
+FUZZ_FLAGS = -max_len=65536 -malloc_limit_mb=16 -rss_limit_mb=2048 -timeout=10 -print_final_stats=1 \
+	-artifact_prefix=.build/fuzz-artifacts/
 FUZZ_BUILD = -c release --sanitize=fuzzer --sanitize=address --build-path .build/fuzz --product StrobeFuzz \
 	-Xswiftc -Xfrontend -Xswiftc -entry-point-function-name -Xswiftc -Xfrontend -Xswiftc StrobeFuzz_main
 fuzz: setup
@@ -49,7 +50,7 @@ fuzz: setup
 	bash scripts/fuzz-seeds.sh .build/debug .build/fuzz-seeds
 	$(SWIFT) build $(FUZZ_BUILD)
 	for target in reader results csv; do \
-		mkdir -p .build/fuzz-corpus/$$target && \
+		mkdir -p .build/fuzz-corpus/$$target .build/fuzz-artifacts && \
 		LSAN_OPTIONS=suppressions=scripts/lsan-suppressions.txt ASAN_OPTIONS=malloc_context_size=4 \
 		.build/fuzz/release/StrobeFuzz $$target $(FUZZ_FLAGS) $(FUZZ_LIMIT) \
 			.build/fuzz-corpus/$$target .build/fuzz-seeds/$$target || exit 1; \
