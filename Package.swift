@@ -99,7 +99,7 @@ let package = Package(
 
         // MARK: Fuzzing (`make fuzz`)
 
-        .executableTarget(name: "StrobeFuzz", dependencies: ["StrobeReader", "StrobePerf", "StrobeDiff"]),
+        .executableTarget(name: "StrobeFuzz", dependencies: ["StrobeReader", "StrobeResults", "StrobeDiff"]),
 
         // MARK: Examples
 

@@ -262,7 +262,10 @@ final class SessionCore: @unchecked Sendable {
         for (recorder, harvest) in harvests {
             encoder.encode(harvest, of: recorder, now: now)
             pool.give(harvest.chunks)
-            if harvest.exited, harvest.current == nil { retired.append(recorder) }
+            if harvest.exited, harvest.current == nil {
+                retired.append(recorder)
+                encoder.retire(recorder)
+            }
         }
         drainCount.wrappingAdd(1, ordering: .releasing)
         flush(state: &state)

@@ -22,6 +22,9 @@ final class TraceEncoder: @unchecked Sendable {
     private let processName: String
     /// Per-thread state, by recorder serial.
     private var sequences: [UInt64: SequenceState] = [:]
+    /// The loss counts of threads that exited and were written out, whose
+    /// sequence state is released.
+    private var retiredLosses: [(sequenceID: UInt32, recorded: UInt64, discarded: UInt64, overwritten: UInt64)] = []
     private var tracks = SharedTracks()
     private var nextSequenceID: UInt32 = 2
     private var points: [ClockCalibration.Point] = []
@@ -117,11 +120,26 @@ final class TraceEncoder: @unchecked Sendable {
 
     /// Per-thread loss accounting for the statistics packet.
     func losses(bufferSize: UInt64) -> [PacketBuilder.ThreadLoss] {
-        sequences.values.sorted { $0.sequenceID < $1.sequenceID }.map {
+        let live = sequences.values.map { ($0.sequenceID, $0.recorded, $0.discarded, $0.overwritten) }
+        return (live + retiredLosses).sorted { $0.0 < $1.0 }.map {
             PacketBuilder.ThreadLoss(
-                sequenceID: $0.sequenceID, recorded: $0.recorded, discarded: $0.discarded,
-                overwritten: $0.overwritten, bufferSize: bufferSize)
+                sequenceID: $0.0, recorded: $0.1, discarded: $0.2, overwritten: $0.3, bufferSize: bufferSize)
         }
+    }
+
+    /// Releases what the encoder keeps for a thread that exited and was
+    /// written out, keeping only its loss counts, so that threads coming and
+    /// going do not grow the writer's memory. A thread whose renamable
+    /// begins are still held keeps its state: they are written on its
+    /// sequence.
+    func retire(_ recorder: ThreadRecorder) {
+        let key = recorder.serial
+        guard let state = sequences[key], state.partialChunk == nil,
+            !tracks.heldBegins.values.contains(where: { $0.sequenceID == state.sequenceID })
+        else { return }
+        sequences[key] = nil
+        retiredLosses.append((state.sequenceID, state.recorded, state.discarded, state.overwritten))
+        state.release()
     }
 
     // MARK: - Encoding a harvest

@@ -14,7 +14,7 @@
 
 import Foundation
 import StrobeDiff
-import StrobePerf
+import StrobeResults
 import StrobeReader
 
 enum FuzzTarget: String, CaseIterable {
