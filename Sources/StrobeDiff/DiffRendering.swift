@@ -29,7 +29,11 @@ extension DiffReport {
         var text = row.verdict == .regression && markdown ? "**regression**" : row.verdict.rawValue
         if row.verdict == .inconclusive {
             if let needed = row.roundsNeeded, needed > 500 {
-                text += " (>500 more rounds)"
+                // Say why: the noise of one round against the floor.
+                let noise = row.test.logScale ? (exp(row.test.replicateSpread) - 1) * 100 : nil
+                let floor = HumanFormat.format(row.relativeFloor * 100, decimals: 1)
+                text += noise.map { " (±\(HumanFormat.format($0, decimals: 0))% per round against a \(floor)% floor: >500 more rounds)" }
+                    ?? " (>500 more rounds)"
             } else if let needed = row.roundsNeeded {
                 text += " (~\(needed) more round\(needed == 1 ? "" : "s"))"
             } else if row.test.method == .iterations {
