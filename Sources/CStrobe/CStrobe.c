@@ -40,7 +40,6 @@ uint64_t cstrobe_boottime_ns(void) {
 #endif
 }
 
-uint64_t cstrobe_realtime_ns(void) { return read_clock(CLOCK_REALTIME); }
 
 #if CSTROBE_HAS_TSC
 static int read_tsc_invariance(void) {

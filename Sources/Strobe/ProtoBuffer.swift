@@ -43,13 +43,6 @@ struct ProtoBuffer {
     }
 
     @inline(__always)
-    mutating func appendByte(_ byte: UInt8) {
-        reserve(1)
-        bytes[count] = byte
-        count += 1
-    }
-
-    @inline(__always)
     mutating func appendVarint(_ value: UInt64) {
         reserve(10)
         var value = value

@@ -18,7 +18,6 @@ struct PacketFields {
     var defaults: Defaults?
     var clocks: [Clock] = []
     var hasClockSnapshot = false
-    var primaryClock: UInt32?
     var track: TrackFields?
     var statistics: StatisticsFields?
 
@@ -102,7 +101,6 @@ struct PacketFields {
         defaults = nil
         if !clocks.isEmpty { clocks.removeAll(keepingCapacity: true) }
         hasClockSnapshot = false
-        primaryClock = nil
         track = nil
         statistics = nil
         if hasEvent {

@@ -62,7 +62,6 @@ enum ProtobufCPacketDecoder {
         case PERFETTO__PROTOS__TRACE_PACKET__DATA_CLOCK_SNAPSHOT:
             if let snapshot = message.clock_snapshot?.pointee {
                 fields.hasClockSnapshot = true
-                if snapshot.has_primary_trace_clock != 0 { fields.primaryClock = snapshot.primary_trace_clock.rawValue }
                 for index in 0..<snapshot.n_clocks {
                     guard let clock = snapshot.clocks[index]?.pointee, clock.has_clock_id != 0 else { continue }
                     fields.clocks.append(.init(

@@ -36,10 +36,6 @@ struct TraceBuilder {
         var counterTotals: [UInt64: Double] = [:]
     }
 
-    private struct TrackInfo {
-        var fields: PacketFields.TrackFields
-    }
-
     /// A slice event on an explicit track, kept until all are read, then
     /// ordered by time across sequences.
     private struct DeferredEvent {

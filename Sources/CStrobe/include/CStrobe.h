@@ -163,14 +163,6 @@ static inline uint64_t cstrobe_atomic_load_u64(const uint64_t *address) {
     return __atomic_load_n(address, __ATOMIC_ACQUIRE);
 }
 
-static inline void cstrobe_atomic_store_u64(uint64_t *address, uint64_t value) {
-    __atomic_store_n(address, value, __ATOMIC_RELEASE);
-}
-
-static inline uint64_t cstrobe_atomic_add_u64(uint64_t *address, uint64_t value) {
-    return __atomic_fetch_add(address, value, __ATOMIC_RELAXED);
-}
-
 /// Whether raw timestamps come from the TSC (1) or CLOCK_MONOTONIC (0).
 /// Set at each session start while other threads may read it, so it is only
 /// accessed atomically.
@@ -202,8 +194,6 @@ void cstrobe_sanitizer_release(void *address);
 uint64_t cstrobe_monotonic_ns(void);
 /// Reads CLOCK_BOOTTIME in nanoseconds (CLOCK_MONOTONIC where it is missing).
 uint64_t cstrobe_boottime_ns(void);
-/// Reads CLOCK_REALTIME in nanoseconds.
-uint64_t cstrobe_realtime_ns(void);
 
 /// A paired reading of the raw timestamp source and CLOCK_BOOTTIME, taken as
 /// close together as the machine allows (the tightest of several tries).
