@@ -104,7 +104,7 @@ struct CompareCommand: ParsableCommand {
         guard let baseline, let candidate, let budget = BudgetArgument(argument: maxTime) else { return }
         let rules: ComparisonPolicy
         do {
-            rules = try policy.map { path throws(DiffError) in try ComparisonPolicy.load(path) } ?? ComparisonPolicy()
+            rules = try loadPolicy(policy)
         } catch {
             CommandFailure(message: error.description, status: 2).exit()
         }
@@ -172,19 +172,7 @@ struct CompareCommand: ParsableCommand {
         progress.clear()
         guard let report = final else { return }
         progress.summary(rounds: rounds, report: report)
-        let text: String
-        switch format {
-        case .text: text = report.renderText(colour: self.report == nil && isatty(STDOUT_FILENO) != 0)
-        case .markdown: text = report.renderMarkdown()
-        case .json: text = report.renderJSON()
-        case .html: text = report.renderHTML()
-        }
-        do {
-            try emit(text, to: self.report)
-        } catch {
-            error.exit()
-        }
-        if report.exitStatus != 0 { throw ExitCode(report.exitStatus) }
+        try report.deliver(as: format, to: self.report)
     }
 }
 

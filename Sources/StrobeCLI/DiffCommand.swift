@@ -87,7 +87,7 @@ struct DiffCommand: ParsableCommand {
         }
         let report: DiffReport
         do {
-            let rules = try policy.map { path throws(DiffError) in try ComparisonPolicy.load(path) } ?? ComparisonPolicy()
+            let rules = try loadPolicy(policy)
             options = rules.options(overriding: options, alpha: alpha, minimumEffect: minEffect.map { $0 / 100 })
             let base = try SampleSet.load(baseline)
             let cand = try SampleSet.load(candidate)
@@ -96,22 +96,33 @@ struct DiffCommand: ParsableCommand {
         } catch {
             CommandFailure(message: error.description, status: 2).exit()
         }
+        try report.deliver(as: format, to: output)
+    }
+}
+
+extension DiffReport {
+    /// Writes the report in `format` to `path` (standard output when nil,
+    /// coloured on a terminal) and ends as `strobe diff` does: exit status 1
+    /// when a gated metric regressed.
+    func deliver(as format: DiffCommand.Format, to path: String?) throws {
         let text: String
         switch format {
-        case .text:
-            text = report.renderText(colour: output == nil && isatty(STDOUT_FILENO) != 0)
-        case .markdown:
-            text = report.renderMarkdown()
-        case .json:
-            text = report.renderJSON()
-        case .html:
-            text = report.renderHTML()
+        case .text: text = renderText(colour: path == nil && isatty(STDOUT_FILENO) != 0)
+        case .markdown: text = renderMarkdown()
+        case .json: text = renderJSON()
+        case .html: text = renderHTML()
         }
         do {
-            try emit(text, to: output)
+            try emit(text, to: path)
         } catch {
             error.exit()
         }
-        if report.exitStatus != 0 { throw ExitCode(report.exitStatus) }
+        if exitStatus != 0 { throw ExitCode(exitStatus) }
     }
+}
+
+/// The policy at `path`, or an empty one when there is none.
+func loadPolicy(_ path: String?) throws(DiffError) -> ComparisonPolicy {
+    guard let path else { return ComparisonPolicy() }
+    return try ComparisonPolicy.load(path)
 }
