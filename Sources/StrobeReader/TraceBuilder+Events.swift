@@ -1,0 +1,103 @@
+/// Track events: names, categories, arguments, counters.
+extension TraceBuilder {
+    mutating func handleEvent(time: UInt64, offset: Int) {
+        let explicitTrack = fields.event.trackUUID
+        guard let track = explicitTrack ?? current.defaultTrack else {
+            issues.append(TraceReadError(file: source, offset: offset, problem: "event without a track; skipped"))
+            return
+        }
+        let type = fields.event.type
+        var name: UInt32 = 0
+        if type == 1 || type == 3 {
+            if let iid = fields.event.nameIID {
+                if let known = current.eventNames[iid] {
+                    name = known
+                } else {
+                    issues.append(TraceReadError(file: source, offset: offset, problem: "unknown interned name \(iid)"))
+                }
+            } else if let inline = fields.event.name {
+                name = intern(inline)
+            }
+        }
+        var categories: [String] = []
+        if !fields.event.categoryIIDs.isEmpty || !fields.event.categories.isEmpty {
+            for iid in fields.event.categoryIIDs {
+                if let known = current.categoryNames[iid] {
+                    categories.append(known)
+                } else {
+                    issues.append(TraceReadError(file: source, offset: offset, problem: "unknown interned category \(iid)"))
+                }
+            }
+            categories += fields.event.categories
+        }
+        var arguments = Self.noArguments
+        for annotation in fields.event.annotations {
+            let key = annotation.name ?? annotation.nameIID.flatMap { current.annotationNames[$0] } ?? "?"
+            arguments[key] = annotation.value
+        }
+        var threadTime: Double?
+        if !fields.event.extraCounterValues.isEmpty || !fields.event.extraDoubleCounterValues.isEmpty {
+            var event = fields.event
+            // Tracks named by the event, else by the sequence's defaults.
+            if event.extraCounterTracks.isEmpty { event.extraCounterTracks = current.defaultExtraCounterTracks }
+            if event.extraDoubleCounterTracks.isEmpty { event.extraDoubleCounterTracks = current.defaultExtraDoubleCounterTracks }
+            for (index, counterTrack) in event.extraCounterTracks.enumerated() where index < event.extraCounterValues.count {
+                let value = event.extraCounterValues[index]
+                if threadTimeTracks.contains(counterTrack) {
+                    threadTime = value
+                } else {
+                    appendCounter(track: counterTrack, time: time, value: value)
+                }
+            }
+            for (index, counterTrack) in event.extraDoubleCounterTracks.enumerated()
+            where index < event.extraDoubleCounterValues.count {
+                appendCounter(track: counterTrack, time: time, value: event.extraDoubleCounterValues[index])
+            }
+        }
+        let flows = fields.event.flowIDs.isEmpty ? [] : fields.event.flowIDs
+        let terminating = fields.event.terminatingFlowIDs.isEmpty ? [] : fields.event.terminatingFlowIDs
+        eventOrder += 1
+        switch type {
+        case 1, 2:
+            if explicitTrack != nil && explicitTrack != current.defaultTrack {
+                deferred.append(DeferredEvent(
+                    time: time, order: eventOrder, type: type, track: track, name: name, arguments: arguments,
+                    flowIDs: flows, terminatingFlowIDs: terminating, categories: categories))
+            } else if type == 1 {
+                begin(track: track, time: time, name: name, arguments: arguments, flows: flows,
+                      terminating: terminating, threadTime: threadTime, categories: categories)
+            } else {
+                end(track: track, time: time, arguments: arguments, flows: flows,
+                    terminating: terminating, threadTime: threadTime)
+            }
+        case 3:
+            instants.append(Instant(
+                name: names[Int(name)], track: track, tid: nil, time: time, arguments: arguments, categories: categories))
+        case 4:
+            if var value = fields.event.counterValue {
+                if trackInfo[track]?.counter?.isIncremental == true {
+                    value += current.counterTotals[track] ?? 0
+                    current.counterTotals[track] = value
+                }
+                appendCounter(track: track, time: time, value: value)
+            }
+        default:
+            issues.append(TraceReadError(file: source, offset: offset, problem: "event of unsupported type \(type); skipped"))
+        }
+    }
+
+    mutating func appendCounter(track: UInt64, time: UInt64, value: Double) {
+        var value = value
+        if let multiplier = trackInfo[track]?.counter?.multiplier, multiplier != 1 { value *= Double(multiplier) }
+        counterSamples[track, default: []].append(CounterSample(time: time, value: value))
+    }
+
+    /// The index of `name` in the name table, adding it when new.
+    mutating func intern(_ name: String) -> UInt32 {
+        if let known = nameIndex[name] { return known }
+        let index = UInt32(names.count)
+        names.append(name)
+        nameIndex[name] = index
+        return index
+    }
+}
