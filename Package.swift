@@ -35,12 +35,14 @@ let package = Package(
         .target(name: "CStrobe"),
         // USDT probes; `sys/sdt.h` comes from Debian's systemtap-sdt-dev.
         .target(name: "CStrobeProbes"),
+        // The category glob matcher, shared by the SDK and the reader.
+        .target(name: "StrobeCategoryPattern"),
 
         // MARK: The SDK
 
         .target(
             name: "Strobe",
-            dependencies: ["CStrobe", "CStrobeProbes", "StrobeProtos", "CProtobufC"]
+            dependencies: ["CStrobe", "CStrobeProbes", "StrobeCategoryPattern", "StrobeProtos", "CProtobufC"]
         ),
 
         // MARK: Bridges
@@ -60,7 +62,7 @@ let package = Package(
         .target(name: "StrobeFormatting"),
         .target(
             name: "StrobeReader",
-            dependencies: ["StrobeProtos", "CProtobufC", "StrobeFormatting"]
+            dependencies: ["StrobeProtos", "CProtobufC", "StrobeFormatting", "StrobeCategoryPattern"]
         ),
         // The results model and file: what the runner writes and diff reads.
         .target(name: "StrobeResults", dependencies: ["StrobeProtos", "CProtobufC", "StrobeFormatting"]),

@@ -25,7 +25,7 @@ default:
 let session: TraceSession?
 do {
     if mode == "flood", var configuration = try TraceConfiguration.fromEnvironment(ProcessInfo.processInfo.environment) {
-        configuration.flushInterval = 0.02
+        configuration.flushInterval = .milliseconds(20)
         session = try TraceSession.start(configuration)
     } else {
         session = try TraceSession.startFromEnvironment()

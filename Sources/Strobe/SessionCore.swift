@@ -123,7 +123,7 @@ final class SessionCore: @unchecked Sendable {
 
     /// Stops recording, writes everything recorded and closes the file.
     func deactivate() throws(TraceSessionError) {
-        if configuration.processSamplingInterval > 0 { ProcessSampler.sample() }
+        if configuration.processSamplingInterval > .zero { ProcessSampler.sample() }
         cstrobe_store_generation(0)
         Self.running.withLock { if $0 === self { $0 = nil } }
         registry.withLock { $0.accepting = false }
@@ -222,8 +222,8 @@ final class SessionCore: @unchecked Sendable {
         Trace.setThreadName("strobe.writer")
         // The writer yields to the threads it serves.
         _ = setpriority(__priority_which_t(PRIO_PROCESS.rawValue), id_t(cstrobe_thread_id()), 10)
-        let flushInterval = max(configuration.flushInterval, 0.001)
-        let sampleInterval = configuration.processSamplingInterval
+        let flushInterval = max(configuration.flushInterval.secondsValue, 0.001)
+        let sampleInterval = max(configuration.processSamplingInterval.secondsValue, 0)
         var nextSample = 0.0
         var elapsed = 0.0
         let tick = sampleInterval > 0 ? min(flushInterval, sampleInterval) : flushInterval

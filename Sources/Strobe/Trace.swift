@@ -249,6 +249,45 @@ public enum Trace {
         return recordAsyncBegin(name, arguments: arguments)
     }
 
+    /// Opens an interval that may end on another thread, nested under the
+    /// innermost async interval open in the current task, if any, with flows,
+    /// arguments whose keys are known at run time, a name that may change at
+    /// its end, or a start in the past.
+    ///
+    /// ```swift
+    /// let request = Trace.beginAsync(Trace.Name("HTTP GET"), renamable: true)
+    /// // ...
+    /// request.end(renamedTo: Trace.Name("GET /photos/:id"))
+    /// ```
+    ///
+    /// The parameters are those of
+    /// ``beginAsync(_:parent:flow:terminatingFlow:arguments:renamable:startedAgo:)``,
+    /// which takes the parent explicitly.
+    @inlinable
+    public static func beginAsync(
+        _ name: Name,
+        flow: Flow? = nil,
+        terminatingFlow: Flow? = nil,
+        arguments: [Argument] = [],
+        renamable: Bool = false,
+        startedAgo: Duration = .zero
+    ) -> AsyncInterval {
+        guard cstrobe_load_generation() != 0 else { return AsyncInterval(id: 0) }
+        return recordAsyncBeginInTask(
+            name, flow: flow, terminatingFlow: terminatingFlow, arguments: arguments, renamable: renamable,
+            startedAgo: nanoseconds(startedAgo))
+    }
+
+    /// Opens an interval under the current task's innermost async interval.
+    @usableFromInline @inline(never)
+    static func recordAsyncBeginInTask(
+        _ name: Name, flow: Flow?, terminatingFlow: Flow?, arguments: [Argument], renamable: Bool, startedAgo: UInt64
+    ) -> AsyncInterval {
+        recordAsyncBegin(
+            name, parent: AsyncIntervalContext.innermost(), flow: flow, terminatingFlow: terminatingFlow,
+            arguments: arguments, renamable: renamable, startedAgo: startedAgo)
+    }
+
     /// Opens an interval that may end on another thread, nested under
     /// `parent`, with flows and arguments whose keys are known at run time.
     ///
@@ -258,8 +297,10 @@ public enum Trace {
     ///
     /// - Parameters:
     ///   - name: The interval's name.
-    ///   - parent: The interval this one belongs under; nil for none (the
-    ///     task's innermost interval is not consulted).
+    ///   - parent: The interval this one belongs under; nil makes it a root
+    ///     even inside another async interval (the task's innermost interval
+    ///     is not consulted). To nest under the innermost one, leave the
+    ///     argument out.
     ///   - flow: Starts or continues a flow at this interval.
     ///   - terminatingFlow: Ends a flow at this interval.
     ///   - arguments: Values shown with the interval.

@@ -1,4 +1,5 @@
 import CStrobe
+internal import StrobeCategoryPattern
 import Synchronization
 
 extension Trace {
@@ -134,64 +135,25 @@ final class CategoryRegistry: Sendable {
     }
 }
 
-/// Which categories a session records: a list of patterns, each a name or a
-/// glob with `*` (any run of characters); a leading `-` turns what it matches
-/// off. A category is recorded when some plain pattern matches it and no `-`
-/// pattern does.
+/// Which categories a session records: the patterns of
+/// ``TraceConfiguration/categories``, matched once per category when the
+/// session starts or changes them, never while an event is recorded.
 struct CategorySelection: Sendable, Hashable {
-    private var included: [String] = []
-    private var excluded: [String] = []
+    private let patterns: CategoryPatterns
 
     init(patterns: [String]) {
-        for pattern in patterns {
-            if pattern.hasPrefix("-") {
-                excluded.append(String(pattern.dropFirst()))
-            } else {
-                included.append(pattern)
-            }
-        }
+        self.patterns = CategoryPatterns(patterns: patterns)
     }
 
     /// Why `patterns` cannot select categories, or nil when they can.
     static func problem(with patterns: [String]) -> String? {
-        for pattern in patterns {
-            let body = pattern.hasPrefix("-") ? String(pattern.dropFirst()) : pattern
-            if body.isEmpty { return "empty category pattern \"\(pattern)\"" }
-            if body.contains(",") { return "category pattern \"\(pattern)\" contains a comma" }
-        }
-        return nil
+        CategoryPatterns.problem(with: patterns)
     }
 
-    func enables(_ name: String) -> Bool {
-        included.contains { Self.matches(name, $0) } && !excluded.contains { Self.matches(name, $0) }
-    }
+    func enables(_ name: String) -> Bool { patterns.enables(name) }
 
-    /// Whether `name` matches the glob `pattern`, where `*` matches any run
-    /// of characters (none included).
+    /// Whether `name` matches the glob `pattern`.
     static func matches(_ name: String, _ pattern: String) -> Bool {
-        let name = Array(name.utf8)
-        let pattern = Array(pattern.utf8)
-        var n = 0
-        var p = 0
-        var star = -1
-        var resume = 0
-        while n < name.count {
-            if p < pattern.count, pattern[p] != UInt8(ascii: "*"), pattern[p] == name[n] {
-                n += 1
-                p += 1
-            } else if p < pattern.count, pattern[p] == UInt8(ascii: "*") {
-                star = p
-                resume = n
-                p += 1
-            } else if star >= 0 {
-                p = star + 1
-                resume += 1
-                n = resume
-            } else {
-                return false
-            }
-        }
-        while p < pattern.count, pattern[p] == UInt8(ascii: "*") { p += 1 }
-        return p == pattern.count
+        CategoryPatterns.matches(name, pattern)
     }
 }

@@ -56,14 +56,14 @@ public struct TraceConfiguration: Sendable {
     /// Default: 1.
     public var samplingProbability: Double = 1
 
-    /// How often the background writer appends recorded events to the file,
-    /// in seconds. It also wakes early when a thread fills a quarter of its
-    /// buffer. Default: 0.1 s.
-    public var flushInterval: Double = 0.1
+    /// How often the background writer appends recorded events to the file.
+    /// It also wakes early when a thread fills a quarter of its buffer.
+    /// Intervals under 1 ms count as 1 ms. Default: 100 ms.
+    public var flushInterval: Duration = .milliseconds(100)
 
     /// How often process-wide counters (CPU time, peak resident memory, page
-    /// faults) are sampled, in seconds; 0 turns the sampler off. Default: 0.1 s.
-    public var processSamplingInterval: Double = 0.1
+    /// faults) are sampled; `.zero` turns the sampler off. Default: 100 ms.
+    public var processSamplingInterval: Duration = .milliseconds(100)
 
     /// Whether timestamps may come from the CPU's time-stamp counter where it
     /// is invariant. Default: true.
@@ -143,4 +143,12 @@ public struct TraceConfiguration: Sendable {
     /// The environment variable that lists the category patterns a session
     /// started by ``TraceSession/startFromEnvironment()`` records.
     public static let categoriesEnvironmentVariable = "STROBE_TRACE_CATEGORIES"
+}
+
+extension Duration {
+    /// The duration in seconds, as the writer's timed waits take it.
+    var secondsValue: Double {
+        let (seconds, attoseconds) = components
+        return Double(seconds) + Double(attoseconds) * 1e-18
+    }
 }

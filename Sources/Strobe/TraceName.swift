@@ -53,6 +53,22 @@ extension Trace {
 
         /// The name's text.
         public var text: String { NameTable.shared.text(of: word) }
+
+        /// Whether the two names have the same text, however each was made:
+        /// a literal and a name built at run time with the same text are
+        /// equal. Recording never compares names, so this costs nothing on the
+        /// recording path.
+        public static func == (lhs: Name, rhs: Name) -> Bool {
+            if lhs.word == rhs.word { return true }
+            // Two interned names with different ids have different texts.
+            if lhs.word & internedTag == internedTag, rhs.word & internedTag == internedTag { return false }
+            return NameTable.shared.utf8Equal(lhs.word, rhs.word)
+        }
+
+        /// Hashes the name's text, consistently with ``==(_:_:)``.
+        public func hash(into hasher: inout Hasher) {
+            hasher.combine(text)
+        }
     }
 }
 
@@ -90,6 +106,20 @@ final class NameTable: Sendable {
         }
         let id = Int(word & 0xFFFF_FFFF_FFFF)
         return state.withLock { id < $0.texts.count ? $0.texts[id] : "" }
+    }
+
+    /// Whether two name words have the same text, without copying either.
+    func utf8Equal(_ lhs: UInt64, _ rhs: UInt64) -> Bool {
+        switch (Self.literalBytes(of: lhs), Self.literalBytes(of: rhs)) {
+        case (let left?, let right?):
+            return left.elementsEqual(right)
+        case (let literal?, nil):
+            return text(of: rhs).utf8.elementsEqual(literal)
+        case (nil, let literal?):
+            return text(of: lhs).utf8.elementsEqual(literal)
+        case (nil, nil):
+            return lhs == rhs
+        }
     }
 
     /// The bytes of a literal's name word, or nil for an interned name.

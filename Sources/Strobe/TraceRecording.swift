@@ -330,7 +330,7 @@ extension Trace {
         /// argument `name`.
         ///
         /// ```swift
-        /// let request = Trace.beginAsync(Trace.Name("HTTP GET"), parent: nil, renamable: true)
+        /// let request = Trace.beginAsync(Trace.Name("HTTP GET"), renamable: true)
         /// let route = try await handle()
         /// request.end(renamedTo: Trace.Name("GET \(route)"))
         /// ```

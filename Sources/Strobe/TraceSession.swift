@@ -17,8 +17,12 @@ import Darwin
 ///
 /// ```swift
 /// let session = try TraceSession.start(TraceConfiguration(outputPath: "run.pftrace"))
-/// defer { try? session.stop() }
+/// runTheApp()
+/// try session.stop()
 /// ```
+///
+/// ``record(_:_:)-(_,()->Result)`` does the same around a closure, and
+/// throws the stop's error rather than dropping it.
 ///
 /// Open the file in the Perfetto UI (ui.perfetto.dev) or read it with
 /// `strobe summarize`.

@@ -102,7 +102,7 @@ enum BridgeBenchmarks {
         let path = CoreBenchmarks.temporaryPath("unique-names")
         defer { try? FileManager.default.removeItem(atPath: path) }
         var configuration = TraceConfiguration(outputPath: path)
-        configuration.processSamplingInterval = 0
+        configuration.processSamplingInterval = .zero
         let session = try! TraceSession.start(configuration)
         let start = residentBytes()
         var marks: [UInt64] = []

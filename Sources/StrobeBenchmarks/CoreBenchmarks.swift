@@ -20,8 +20,8 @@ enum CoreBenchmarks {
     /// A session that only records to memory and never flushes during a run.
     static func quietConfiguration(path: String? = nil) -> TraceConfiguration {
         var configuration = TraceConfiguration(outputPath: path)
-        configuration.flushInterval = 1000
-        configuration.processSamplingInterval = 0
+        configuration.flushInterval = .seconds(1000)
+        configuration.processSamplingInterval = .zero
         return configuration
     }
 

@@ -57,7 +57,7 @@ enum RunnerBenchmarks {
     static func sessionStartStop(path: String?) -> [Double] {
         defer { if let path { try? FileManager.default.removeItem(atPath: path) } }
         var configuration = TraceConfiguration(outputPath: path)
-        configuration.processSamplingInterval = 0
+        configuration.processSamplingInterval = .zero
         var samples: [Double] = []
         for _ in 0...runs {
             let start = cstrobe_monotonic_ns()

@@ -35,8 +35,8 @@ enum SessionBenchmarks {
     /// thread recorded 1000 events.
     static func stopLatency() -> Double {
         var configuration = TraceConfiguration()
-        configuration.processSamplingInterval = 0
-        configuration.flushInterval = 1000
+        configuration.processSamplingInterval = .zero
+        configuration.flushInterval = .seconds(1000)
         let session = try! TraceSession.start(configuration)
         for _ in 0..<500 {
             Trace.begin("stop benchmark")

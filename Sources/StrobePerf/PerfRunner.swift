@@ -125,7 +125,7 @@ public struct PerfRunner: Sendable {
             do { try await setup() } catch { throw IterationFailure(phase: "setup", underlying: error) }
         }
         var configuration = TraceConfiguration(outputPath: tracePath)
-        configuration.processSamplingInterval = 0
+        configuration.processSamplingInterval = .zero
         if !test.resourceUsageIntervals.isEmpty { configuration.resourceUsage = .intervals(named: test.resourceUsageIntervals) }
         let session = try TraceSession.start(configuration)
         let context = PerfContext(iteration: iteration)

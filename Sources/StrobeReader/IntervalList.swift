@@ -86,6 +86,16 @@ public struct IntervalList: RandomAccessCollection, Sendable, Hashable, Expressi
         self.extras = extras
     }
 
+    /// Puts the intervals in start order, outer before inner at the same
+    /// start. A trace holds each thread's intervals in order but interleaves
+    /// threads by chunk, so this checks first and sorts only when needed.
+    mutating func sortByStart() {
+        if zip(records, records.dropFirst()).allSatisfy({ $0.start <= $1.start }) { return }
+        records.sort {
+            ($0.start, $0.depthAndFlag & Record.depthMask) < ($1.start, $1.depthAndFlag & Record.depthMask)
+        }
+    }
+
     /// An empty list.
     public init() {
         self.init(records: [], names: [], tracks: [], extras: [])

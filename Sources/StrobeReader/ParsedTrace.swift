@@ -9,7 +9,8 @@ public struct ParsedTrace: Sendable {
     public var threads: [TraceThread]
     /// Every track the trace describes or uses, by uuid.
     public var tracks: [UInt64: TraceTrack]
-    /// Intervals, sorted by start time.
+    /// Intervals, sorted by start time; at the same start, the outer one
+    /// first.
     public var intervals: IntervalList
     /// Instant events, sorted by time.
     public var instants: [Instant]
@@ -28,6 +29,14 @@ public struct ParsedTrace: Sendable {
     /// 0 means nothing in the input was a readable trace packet.
     public var decodedPacketCount: Int
 
+
+    /// Puts intervals and instants in time order, as documented.
+    mutating func sortByTime() {
+        intervals.sortByStart()
+        if !zip(instants, instants.dropFirst()).allSatisfy({ $0.time <= $1.time }) {
+            instants.sort { $0.time < $1.time }
+        }
+    }
 
     /// Whether the whole file was read.
     public var isComplete: Bool { truncation == nil }

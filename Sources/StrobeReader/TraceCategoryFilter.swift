@@ -1,3 +1,5 @@
+import StrobeCategoryPattern
+
 extension ParsedTrace {
     /// The trace with only the intervals and instants in the categories
     /// `patterns` choose: names or globs where `*` matches any run of
@@ -15,52 +17,14 @@ extension ParsedTrace {
 
 /// Category patterns, read as `TraceConfiguration.categories` reads them.
 struct CategoryFilter {
-    private var included: [String] = []
-    private var excluded: [String] = []
+    private let patterns: CategoryPatterns
 
     init(patterns: [String]) {
-        for pattern in patterns {
-            if pattern.hasPrefix("-") {
-                excluded.append(String(pattern.dropFirst()))
-            } else {
-                included.append(pattern)
-            }
-        }
+        self.patterns = CategoryPatterns(patterns: patterns)
     }
 
     /// Whether an event in `categories` is kept: one of them is chosen.
     func keeps(_ categories: [String]) -> Bool {
-        categories.contains { name in
-            included.contains { Self.matches(name, $0) } && !excluded.contains { Self.matches(name, $0) }
-        }
-    }
-
-    /// Whether `name` matches the glob `pattern`, where `*` matches any run
-    /// of characters (none included).
-    static func matches(_ name: String, _ pattern: String) -> Bool {
-        let name = Array(name.utf8)
-        let pattern = Array(pattern.utf8)
-        var n = 0
-        var p = 0
-        var star = -1
-        var resume = 0
-        while n < name.count {
-            if p < pattern.count, pattern[p] != UInt8(ascii: "*"), pattern[p] == name[n] {
-                n += 1
-                p += 1
-            } else if p < pattern.count, pattern[p] == UInt8(ascii: "*") {
-                star = p
-                resume = n
-                p += 1
-            } else if star >= 0 {
-                p = star + 1
-                resume += 1
-                n = resume
-            } else {
-                return false
-            }
-        }
-        while p < pattern.count, pattern[p] == UInt8(ascii: "*") { p += 1 }
-        return p == pattern.count
+        categories.contains { patterns.enables($0) }
     }
 }

@@ -42,7 +42,9 @@ public enum TraceReader {
             if let base = buffer.baseAddress {
                 builder.consume(base, count: buffer.count)
             }
-            return builder.finish()
+            var parsed = builder.finish()
+            parsed.sortByTime()
+            return parsed
         }
     }
 

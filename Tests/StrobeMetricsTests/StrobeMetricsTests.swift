@@ -11,7 +11,7 @@ struct StrobeMetricsTests {
         let path = NSTemporaryDirectory() + "strobe-metrics-\(getpid()).pftrace"
         defer { try? FileManager.default.removeItem(atPath: path) }
         var configuration = TraceConfiguration(outputPath: path)
-        configuration.processSamplingInterval = 0
+        configuration.processSamplingInterval = .zero
         let factory = StrobeMetricsFactory()
         let session = try TraceSession.start(configuration)
 

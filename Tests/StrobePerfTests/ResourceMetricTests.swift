@@ -100,8 +100,8 @@ struct ResourceMetricTests {
         // CPU encoding its events: the process figure, which would hold those
         // 20 ms, stays near what the recording thread itself used.
         var configuration = TraceConfiguration(outputPath: NSTemporaryDirectory() + "strobe-writer-cpu-\(getpid()).pftrace")
-        configuration.flushInterval = 0.005
-        configuration.processSamplingInterval = 0
+        configuration.flushInterval = .milliseconds(5)
+        configuration.processSamplingInterval = .zero
         defer { try? FileManager.default.removeItem(atPath: configuration.outputPath!) }
         let session = try TraceSession.start(configuration)
         defer { try? session.stop() }
@@ -129,7 +129,7 @@ struct ResourceMetricTests {
         let path = NSTemporaryDirectory() + "strobe-writer-final-\(getpid()).pftrace"
         defer { try? FileManager.default.removeItem(atPath: path) }
         var configuration = TraceConfiguration(outputPath: path)
-        configuration.flushInterval = 0.001
+        configuration.flushInterval = .milliseconds(1)
         let session = try TraceSession.start(configuration)
         for _ in 0..<10 {
             for _ in 0..<1_000 { Trace.interval("tick") {} }

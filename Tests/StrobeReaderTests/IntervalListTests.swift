@@ -31,7 +31,7 @@ struct IntervalListTests {
         let path = ReaderTests.temporaryPath()
         defer { try? FileManager.default.removeItem(atPath: path) }
         var configuration = TraceConfiguration(outputPath: path)
-        configuration.processSamplingInterval = 0
+        configuration.processSamplingInterval = .zero
         let session = try TraceSession.start(configuration)
         Trace.begin("a")
         Trace.begin("b")

@@ -16,7 +16,7 @@ struct ReaderTests {
     /// Records a varied trace into `path`.
     static func recordVariedTrace(_ path: String) throws {
         var configuration = TraceConfiguration(outputPath: path)
-        configuration.processSamplingInterval = 0
+        configuration.processSamplingInterval = .zero
         let session = try TraceSession.start(configuration)
         Trace.setThreadName("reader main")
         let flow = Trace.Flow()
@@ -239,7 +239,7 @@ struct ReaderTests {
         let path = Self.temporaryPath()
         defer { try? FileManager.default.removeItem(atPath: path) }
         var configuration = TraceConfiguration(outputPath: path)
-        configuration.processSamplingInterval = 0
+        configuration.processSamplingInterval = .zero
         let session = try TraceSession.start(configuration)
         for _ in 0..<500 {
             Trace.begin("timed")
@@ -261,7 +261,7 @@ struct ReaderTests {
         let path = Self.temporaryPath()
         defer { try? FileManager.default.removeItem(atPath: path) }
         var configuration = TraceConfiguration(outputPath: path)
-        configuration.processSamplingInterval = 0
+        configuration.processSamplingInterval = .zero
         let session = try TraceSession.start(configuration)
         for frame in 0..<12 {
             Trace.interval("frame") {

@@ -11,7 +11,7 @@ import Testing
 struct AsyncNestingTests {
     static func record(_ path: String, _ body: () async throws -> Void) async throws -> OfficialDecoder.Decoded {
         var configuration = TraceConfiguration(outputPath: path)
-        configuration.processSamplingInterval = 0
+        configuration.processSamplingInterval = .zero
         let session = try TraceSession.start(configuration)
         do {
             try await body()

@@ -17,7 +17,7 @@ extension Trace.Category {
 struct CategoryTests {
     static func configuration(_ path: String, categories: [String] = ["*"]) -> TraceConfiguration {
         var configuration = TraceConfiguration(outputPath: path)
-        configuration.processSamplingInterval = 0
+        configuration.processSamplingInterval = .zero
         configuration.categories = categories
         return configuration
     }

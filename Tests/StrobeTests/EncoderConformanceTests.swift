@@ -17,7 +17,7 @@ extension RecordingTests {
             let path = temporaryTracePath()
             defer { try? FileManager.default.removeItem(atPath: path) }
             var configuration = TraceConfiguration(outputPath: path)
-            configuration.processSamplingInterval = 0
+            configuration.processSamplingInterval = .zero
             let session = try TraceSession.start(configuration)
             let flow = Trace.Flow()
             Trace.begin("plain")

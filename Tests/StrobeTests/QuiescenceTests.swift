@@ -17,7 +17,7 @@ struct QuiescenceTests {
         let path = temporaryTracePath()
         defer { try? FileManager.default.removeItem(atPath: path) }
         var configuration = TraceConfiguration(outputPath: path)
-        configuration.processSamplingInterval = 0
+        configuration.processSamplingInterval = .zero
         let session = try TraceSession.start(configuration)
         let entered = DispatchSemaphore(value: 0)
         let published = Published()
@@ -58,7 +58,7 @@ struct QuiescenceTests {
         let path = temporaryTracePath()
         defer { try? FileManager.default.removeItem(atPath: path) }
         var configuration = TraceConfiguration(outputPath: path)
-        configuration.processSamplingInterval = 0
+        configuration.processSamplingInterval = .zero
         let stop = Published()
         let threads = (0..<3).map { _ in
             Thread {

@@ -12,7 +12,7 @@ struct RecordingTests {
     /// A configuration that writes to `path` and samples nothing extra.
     static func configuration(_ path: String) -> TraceConfiguration {
         var configuration = TraceConfiguration(outputPath: path)
-        configuration.processSamplingInterval = 0
+        configuration.processSamplingInterval = .zero
         return configuration
     }
 
@@ -114,7 +114,7 @@ struct RecordingTests {
         let path = temporaryTracePath()
         defer { try? FileManager.default.removeItem(atPath: path) }
         var configuration = Self.configuration(path)
-        configuration.flushInterval = 0.005
+        configuration.flushInterval = .milliseconds(5)
         let threadCount = 8
         let session = try TraceSession.start(configuration)
         for index in 0..<threadCount {
@@ -452,7 +452,7 @@ struct RecordingTests {
         defer { try? FileManager.default.removeItem(atPath: path) }
         var configuration = Self.configuration(path)
         configuration.bufferSizePerThread = 64 << 10
-        configuration.flushInterval = 0.005
+        configuration.flushInterval = .milliseconds(5)
         let threadCount = 4
         let pairsPerThread = 50_000
         let session = try TraceSession.start(configuration)

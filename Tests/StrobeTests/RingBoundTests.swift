@@ -43,7 +43,7 @@ struct RingBoundTests {
             let path = temporaryTracePath("ring-\(size)")
             defer { try? FileManager.default.removeItem(atPath: path) }
             var configuration = TraceConfiguration()
-            configuration.processSamplingInterval = 0
+            configuration.processSamplingInterval = .zero
             configuration.whenBufferFull = .overwriteOldest
             configuration.bufferSizePerThread = size
             let (chunk, chunks) = SessionCore.ring(for: size)

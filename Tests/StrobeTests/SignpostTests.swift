@@ -133,7 +133,7 @@ struct SignpostTests {
         _ = FileManager.default.createFile(atPath: markerPath, contents: nil)
         defer { try? FileManager.default.removeItem(atPath: markerPath) }
         var configuration = TraceConfiguration()
-        configuration.processSamplingInterval = 0
+        configuration.processSamplingInterval = .zero
         configuration.signposts = [.ftraceMarker]
         configuration.ftraceMarkerPath = markerPath
         let name = Trace.Name(String(repeating: "é", count: 1500))
@@ -149,7 +149,7 @@ struct SignpostTests {
 
     @Test func unavailableSignpostsFailTheStartWithTheReason() throws {
         var configuration = TraceConfiguration()
-        configuration.processSamplingInterval = 0
+        configuration.processSamplingInterval = .zero
         configuration.signposts = [.ftraceMarker]
         configuration.ftraceMarkerPath = "/nonexistent-directory/trace_marker"
         #expect {

@@ -40,9 +40,9 @@ struct StressTests {
         let path = temporaryTracePath()
         defer { try? FileManager.default.removeItem(atPath: path) }
         var configuration = TraceConfiguration(outputPath: path)
-        configuration.processSamplingInterval = 0
+        configuration.processSamplingInterval = .zero
         configuration.bufferSizePerThread = 1
-        configuration.flushInterval = 10
+        configuration.flushInterval = .seconds(10)
         let threads = 64
         let emitted = Locked<[Int: Int]>([:])
         let session = try TraceSession.start(configuration)
@@ -94,8 +94,8 @@ struct StressTests {
         let path = temporaryTracePath()
         defer { try? FileManager.default.removeItem(atPath: path) }
         var configuration = TraceConfiguration(outputPath: path)
-        configuration.processSamplingInterval = 0
-        configuration.flushInterval = 0.01
+        configuration.processSamplingInterval = .zero
+        configuration.flushInterval = .milliseconds(10)
         configuration.bufferSizePerThread = 64 << 10
         let session = try TraceSession.start(configuration)
         let total = 10_000

@@ -36,7 +36,7 @@ struct StrobeTracingTests {
     static func record(_ path: String, _ body: () async throws -> Void) async throws -> ParsedTrace {
         _ = bootstrapped
         var configuration = TraceConfiguration(outputPath: path)
-        configuration.processSamplingInterval = 0
+        configuration.processSamplingInterval = .zero
         let session = try TraceSession.start(configuration)
         do {
             try await body()

@@ -25,7 +25,7 @@ struct ServerTracing {
         let path = CommandLine.arguments.dropFirst().first
             ?? NSTemporaryDirectory() + "strobe-server-tracing-\(getpid()).pftrace"
         var configuration = TraceConfiguration(outputPath: path)
-        configuration.processSamplingInterval = 0
+        configuration.processSamplingInterval = .zero
         let session = try TraceSession.start(configuration)
 
         var logger = Logger(label: "server-tracing")
