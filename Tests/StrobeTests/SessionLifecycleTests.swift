@@ -1,0 +1,84 @@
+import Foundation
+import StrobeReader
+import StrobeTestSupport
+import Testing
+
+@testable import Strobe
+
+/// Sessions starting, stopping, refusing and sampling.
+@Suite(.serialized)
+struct SessionLifecycleTests {
+    @Test func sessionsStartAndStopWhileThreadsRecord() throws {
+        let running = Atomic2()
+        let threads = (0..<3).map { index in
+            Thread {
+                var count = 0
+                while running.isRunning {
+                    count += 1
+                    if count % 64 == 0 { usleep(50) }
+                    Trace.begin("racing")
+                    Trace.counter("racing counter", index)
+                    Trace.instant("racing instant")
+                    Trace.end()
+                }
+                running.finished()
+            }
+        }
+        threads.forEach { $0.start() }
+        var paths: [String] = []
+        for round in 0..<8 {
+            let path = temporaryTracePath("race\(round)")
+            paths.append(path)
+            let session = try TraceSession.start(RecordingTests.configuration(path))
+            usleep(UInt32.random(in: 100...5000))
+            try session.stop()
+        }
+        running.stop()
+        while running.finishedCount < threads.count { usleep(1000) }
+        defer { paths.forEach { try? FileManager.default.removeItem(atPath: $0) } }
+        if OfficialDecoder.isUsable {
+            for path in paths {
+                let trace = try OfficialDecoder.decode(path)
+                #expect(trace.stat("tokenizer_skipped_packets") == 0)
+                #expect(!trace.errors.contains("parse_error"))
+            }
+        }
+    }
+
+    @Test func secondSessionIsRefusedWhileOneRuns() throws {
+        let session = try TraceSession.start(TraceConfiguration())
+        #expect(throws: TraceSessionError.alreadyRecording) {
+            _ = try TraceSession.start(TraceConfiguration())
+        }
+        try session.stop()
+    }
+
+    @Test func unwritablePathNamesTheFile() {
+        #expect(throws: TraceSessionError.cannotCreateFile(
+            path: "/nonexistent-dir/x.pftrace", reason: "No such file or directory")
+        ) {
+            _ = try TraceSession.start(TraceConfiguration(outputPath: "/nonexistent-dir/x.pftrace"))
+        }
+    }
+
+    @Test func unsampledSessionRecordsNothing() throws {
+        var configuration = TraceConfiguration(outputPath: temporaryTracePath())
+        configuration.samplingProbability = 0
+        let session = try TraceSession.start(configuration)
+        #expect(!session.isSampled)
+        #expect(!Trace.isRecording)
+        try session.stop()
+        #expect(!FileManager.default.fileExists(atPath: configuration.outputPath!))
+    }
+}
+
+/// A stop flag and a finish count shared with recording threads.
+final class Atomic2: @unchecked Sendable {
+    private let lock = NSLock()
+    private var running = true
+    private var finishedThreads = 0
+    var isRunning: Bool { lock.lock(); defer { lock.unlock() }; return running }
+    var finishedCount: Int { lock.lock(); defer { lock.unlock() }; return finishedThreads }
+    func stop() { lock.lock(); running = false; lock.unlock() }
+    func finished() { lock.lock(); finishedThreads += 1; lock.unlock() }
+}
