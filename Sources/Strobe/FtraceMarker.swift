@@ -40,7 +40,7 @@ final class FtraceMarker: SignpostSink {
 
     /// Opens `path`, or the first writable tracefs marker when it is nil.
     ///
-    /// - Throws: ``TraceSessionError/signpostsUnavailable(_:)`` naming the
+    /// - Throws: ``TraceSessionError/signpostsUnavailable(_:path:errno:)`` naming the
     ///   file and the reason.
     init(path: String?) throws(TraceSessionError) {
         guard let path = path ?? Self.defaultPath() else {
@@ -50,8 +50,8 @@ final class FtraceMarker: SignpostSink {
         }
         let descriptor = open(path, O_WRONLY | O_APPEND | O_CLOEXEC)
         guard descriptor >= 0 else {
-            let reason = String(cString: strerror(errno))
-            throw .signpostsUnavailable("cannot open \(path) for writing: \(reason)")
+            let code = errno
+            throw .signpostsUnavailable("cannot open for writing: \(String(cString: strerror(code)))", path: path, errno: code)
         }
         self.path = path
         self.descriptor = descriptor

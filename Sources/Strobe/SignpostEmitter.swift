@@ -49,7 +49,7 @@ final class SignpostEmitter: Sendable {
     /// The emitter for `configuration`, or nil when it asks for no signposts
     /// this platform delivers.
     ///
-    /// - Throws: ``TraceSessionError/signpostsUnavailable(_:)`` when the
+    /// - Throws: ``TraceSessionError/signpostsUnavailable(_:path:errno:)`` when the
     ///   probes are missing from the build or the ftrace marker cannot be
     ///   opened.
     static func make(for configuration: TraceConfiguration) throws(TraceSessionError) -> SignpostEmitter? {

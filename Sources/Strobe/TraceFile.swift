@@ -15,7 +15,7 @@ final class TraceFile: @unchecked Sendable {
         self.path = path
         descriptor = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_APPEND | O_CLOEXEC, 0o644)
         if descriptor < 0 {
-            throw TraceSessionError.cannotCreateFile(path: path, reason: String(cString: strerror(errno)))
+            throw TraceSessionError.cannotCreateFile(path: path, errno: errno)
         }
     }
 
@@ -29,7 +29,7 @@ final class TraceFile: @unchecked Sendable {
             let written = write(descriptor, bytes.baseAddress! + offset, bytes.count - offset)
             if written < 0 {
                 if errno == EINTR { continue }
-                throw TraceSessionError.writeFailed(path: path, reason: String(cString: strerror(errno)))
+                throw TraceSessionError.writeFailed(path: path, errno: errno)
             }
             offset += written
         }
@@ -40,7 +40,7 @@ final class TraceFile: @unchecked Sendable {
         let result = systemClose(descriptor)
         descriptor = -1
         if result != 0 {
-            throw TraceSessionError.writeFailed(path: path, reason: String(cString: strerror(errno)))
+            throw TraceSessionError.writeFailed(path: path, errno: errno)
         }
     }
 }

@@ -75,7 +75,7 @@ public struct PerfRunner: Sendable {
                 }
                 progress?(test.name, measured, Self.plannedCount(rule), sample.wall)
             } catch {
-                result.error = "iteration \(iteration)\(measured < 0 ? " (warm-up)" : ""): \(error)"
+                result.error = PerfTestError.describing(error, iteration: iteration, warmup: measured < 0)
                 break
             }
             if let tracePath { unlink(tracePath) }
@@ -111,18 +111,11 @@ public struct PerfRunner: Sendable {
         var values: [PerfMetric]
     }
 
-    /// A failure inside an iteration, with the phase it happened in.
-    struct IterationFailure: Error, CustomStringConvertible {
-        var phase: String
-        var underlying: any Error
-        var description: String { "\(phase) failed: \(underlying)" }
-    }
-
     /// Runs one iteration; with no `tracePath` the session records as usual
     /// (its writer encodes every event) but writes no file.
     private func runIteration(_ test: PerfTest, iteration: Int, tracePath: String?) async throws -> Sample {
         if let setup = test.setup {
-            do { try await setup() } catch { throw IterationFailure(phase: "setup", underlying: error) }
+            do { try await setup() } catch { throw PerfTestError.blockFailed("setup", error) }
         }
         var configuration = TraceConfiguration(outputPath: tracePath)
         configuration.processSamplingInterval = .zero
@@ -149,11 +142,11 @@ public struct PerfRunner: Sendable {
             }
         } catch {
             try? session.stop()
-            throw IterationFailure(phase: "measure", underlying: error)
+            throw PerfTestError.blockFailed("measure", error)
         }
         try session.stop()
         if let teardown = test.teardown {
-            do { try await teardown() } catch { throw IterationFailure(phase: "teardown", underlying: error) }
+            do { try await teardown() } catch { throw PerfTestError.blockFailed("teardown", error) }
         }
         var values = Self.resourceMetrics(wall: wall, before: before, after: after)
         if !test.metrics.isEmpty, let tracePath {

@@ -41,31 +41,6 @@ public struct ProcessRunner: Sendable {
         self.options = options
     }
 
-    /// Why an iteration failed.
-    public enum Failure: Error, Sendable, Hashable, CustomStringConvertible {
-        /// The command could not be started.
-        case cannotStart(command: String, reason: String)
-        /// The child was killed by a signal.
-        case crashed(signal: Int32)
-        /// The child exited with a non-zero status.
-        case exited(status: Int32)
-        /// The child ran past the timeout and was stopped.
-        case timedOut(seconds: Double)
-        /// The child wrote no trace (or an empty one) to the path it was given.
-        case noTrace(path: String)
-
-        /// A sentence that names the problem.
-        public var description: String {
-            switch self {
-            case .cannotStart(let command, let reason): return "cannot start \(command): \(reason)"
-            case .crashed(let signal): return "the child crashed with signal \(signal) (\(String(cString: strsignal(signal))))"
-            case .exited(let status): return "the child exited with status \(status)"
-            case .timedOut(let seconds): return "the child ran past the \(seconds) s timeout and was stopped"
-            case .noTrace(let path): return "the child wrote no trace to \(path) (does it call TraceSession.startFromEnvironment()?)"
-            }
-        }
-    }
-
     /// Runs `command` (`arguments[0]` is looked up on PATH) and returns the
     /// samples; a failing iteration ends the run and is recorded in the result.
     public func run(_ command: [String]) -> PerfTestResult {
@@ -92,7 +67,7 @@ public struct ProcessRunner: Sendable {
                     }
                 }
             } catch {
-                result.error = "iteration \(iteration)\(measured < 0 ? " (warm-up)" : ""): \(error)"
+                result.error = PerfTestError.describing(error, iteration: iteration, warmup: measured < 0)
                 break
             }
             try? FileManager.default.removeItem(atPath: tracePath)
@@ -110,10 +85,10 @@ public struct ProcessRunner: Sendable {
         var usage = rusage()
         let termSent = try waitForExit(pid, command: command[0], start: start, status: &status, usage: &usage)
         let wall = Double(cstrobe_monotonic_ns() - start)
-        if termSent { throw Failure.timedOut(seconds: options.timeout) }
-        if status & 0x7F != 0 { throw Failure.crashed(signal: status & 0x7F) }
+        if termSent { throw PerfTestError.timedOut(seconds: options.timeout) }
+        if status & 0x7F != 0 { throw PerfTestError.crashed(signal: status & 0x7F) }
         let exitStatus = (status >> 8) & 0xFF
-        if exitStatus != 0 { throw Failure.exited(status: exitStatus) }
+        if exitStatus != 0 { throw PerfTestError.exited(status: exitStatus) }
 
         func nanoseconds(_ time: timeval) -> Double { Double(time.tv_sec) * 1e9 + Double(time.tv_usec) * 1e3 }
         // The child's whole rusage as wait4 reports it: every thread,
@@ -132,7 +107,7 @@ public struct ProcessRunner: Sendable {
         guard let attributes = try? FileManager.default.attributesOfItem(atPath: tracePath),
             (attributes[.size] as? Int ?? 0) > 0
         else {
-            if options.requiresTrace { throw Failure.noTrace(path: tracePath) }
+            if options.requiresTrace { throw PerfTestError.noTrace(path: tracePath) }
             return PerfRunner.Sample(wall: wall, values: values)
         }
         let trace = try TraceReader.read(contentsOf: tracePath)
@@ -155,7 +130,10 @@ public struct ProcessRunner: Sendable {
         while true {
             let waited = wait4(pid, &status, WNOHANG, &usage)
             if waited == pid { return termSent }
-            if waited < 0 && errno != EINTR { throw Failure.cannotStart(command: command, reason: "wait4 failed") }
+            if waited < 0 && errno != EINTR {
+                let code = errno
+                throw PerfTestError.cannotStart(command: command, errno: code, reason: "wait4 failed: \(String(cString: strerror(code)))")
+            }
             let elapsed = Double(cstrobe_monotonic_ns() - start) / 1e9
             let deadline: Double
             if termSent {
@@ -202,7 +180,7 @@ public struct ProcessRunner: Sendable {
     }
 
     private func spawn(_ command: [String], environment: [String: String]) throws -> pid_t {
-        guard let program = command.first else { throw Failure.cannotStart(command: "", reason: "no command given") }
+        guard let program = command.first else { throw PerfTestError.cannotStart(command: "", errno: nil, reason: "no command given") }
         var pid: pid_t = 0
         let arguments = command.map { strdup($0) } + [nil]
         let variables = environment.map { strdup("\($0.key)=\($0.value)") } + [nil]
@@ -212,7 +190,7 @@ public struct ProcessRunner: Sendable {
         }
         let result = posix_spawnp(&pid, program, nil, nil, arguments, variables)
         guard result == 0 else {
-            throw Failure.cannotStart(command: program, reason: String(cString: strerror(result)))
+            throw PerfTestError.cannotStart(command: program, errno: result, reason: String(cString: strerror(result)))
         }
         return pid
     }

@@ -1,7 +1,7 @@
 /// A problem in a trace file, with where it is.
 ///
 /// The description reads `FILE: byte OFFSET: PROBLEM`, so a person can find
-/// the spot with a hex viewer.
+/// the spot with a hex viewer; a failed system call adds ` (errno N)`.
 public struct TraceReadError: Error, Sendable, Hashable, CustomStringConvertible {
     /// The file (or the name given to bytes read from memory).
     public var file: String
@@ -9,14 +9,21 @@ public struct TraceReadError: Error, Sendable, Hashable, CustomStringConvertible
     public var offset: Int
     /// What is wrong.
     public var problem: String
+    /// The `errno` of the system call that failed (opening, reading or
+    /// writing the file), when one did.
+    public var errno: Int32?
 
-    /// A problem at `offset` in `file`.
-    public init(file: String, offset: Int, problem: String) {
+    /// A problem at `offset` in `file`; `errno` when a system call failed.
+    public init(file: String, offset: Int, problem: String, errno: Int32? = nil) {
         self.file = file
         self.offset = offset
         self.problem = problem
+        self.errno = errno
     }
 
-    /// `FILE: byte OFFSET: PROBLEM`.
-    public var description: String { "\(file): byte \(offset): \(problem)" }
+    /// `FILE: byte OFFSET: PROBLEM`, then ` (errno N)` when a system call
+    /// failed.
+    public var description: String {
+        "\(file): byte \(offset): \(problem)" + (errno.map { " (errno \($0))" } ?? "")
+    }
 }

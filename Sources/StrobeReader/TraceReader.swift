@@ -51,12 +51,12 @@ public enum TraceReader {
     static func readFile(_ path: String) throws(TraceReadError) -> [UInt8] {
         let descriptor = open(path, O_RDONLY | O_CLOEXEC)
         guard descriptor >= 0 else {
-            throw TraceReadError(file: path, offset: 0, problem: "cannot open: \(String(cString: strerror(errno)))")
+            throw TraceReadError(file: path, offset: 0, problem: "cannot open: \(String(cString: strerror(errno)))", errno: errno)
         }
         defer { close(descriptor) }
         var status = stat()
         guard fstat(descriptor, &status) == 0 else {
-            throw TraceReadError(file: path, offset: 0, problem: "cannot stat: \(String(cString: strerror(errno)))")
+            throw TraceReadError(file: path, offset: 0, problem: "cannot stat: \(String(cString: strerror(errno)))", errno: errno)
         }
         guard (status.st_mode & S_IFMT) == S_IFREG else {
             throw TraceReadError(file: path, offset: 0, problem: "not a regular file")
@@ -77,7 +77,7 @@ public enum TraceReader {
             return nil
         }
         if let failure {
-            throw TraceReadError(file: path, offset: offset, problem: "read failed: \(String(cString: strerror(failure)))")
+            throw TraceReadError(file: path, offset: offset, problem: "read failed: \(String(cString: strerror(failure)))", errno: failure)
         }
         if offset < size { bytes.removeLast(size - offset) }
         return bytes

@@ -83,7 +83,7 @@ public enum TraceRepair {
         } else if outcome.droppedBytes > 0 {
             guard truncate(path, off_t(outcome.keptBytes)) == 0 else {
                 throw TraceReadError(
-                    file: path, offset: outcome.keptBytes, problem: "cannot cut the file: \(String(cString: strerror(errno)))")
+                    file: path, offset: outcome.keptBytes, problem: "cannot cut the file: \(String(cString: strerror(errno)))", errno: errno)
             }
         }
         return outcome
@@ -92,7 +92,7 @@ public enum TraceRepair {
     private static func store(_ bytes: ArraySlice<UInt8>, to path: String) throws(TraceReadError) {
         let descriptor = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
         guard descriptor >= 0 else {
-            throw TraceReadError(file: path, offset: 0, problem: "cannot create: \(String(cString: strerror(errno)))")
+            throw TraceReadError(file: path, offset: 0, problem: "cannot create: \(String(cString: strerror(errno)))", errno: errno)
         }
         defer { close(descriptor) }
         var offset = 0
@@ -108,7 +108,7 @@ public enum TraceRepair {
             return nil
         }
         if let failure {
-            throw TraceReadError(file: path, offset: offset, problem: "write failed: \(String(cString: strerror(failure)))")
+            throw TraceReadError(file: path, offset: offset, problem: "write failed: \(String(cString: strerror(failure)))", errno: failure)
         }
     }
 }

@@ -25,7 +25,8 @@ public struct PerfTestResult: Sendable, Hashable, Codable {
     public var name: String
     /// Its metrics, each with every raw sample.
     public var metrics: [PerfMetric]
-    /// Why the test failed, if it did; metrics hold what was measured before.
+    /// Why the test failed, if it did: the description of the runner's error
+    /// (`iteration N: PROBLEM`); metrics hold what was measured before.
     public var error: String?
     /// Warm-up iterations run and discarded.
     public var warmupIterations: Int

@@ -53,12 +53,14 @@ struct SessionLifecycleTests {
         try session.stop()
     }
 
-    @Test func unwritablePathNamesTheFile() {
-        #expect(throws: TraceSessionError.cannotCreateFile(
-            path: "/nonexistent-dir/x.pftrace", reason: "No such file or directory")
-        ) {
+    @Test func unwritablePathNamesTheFileAndErrno() throws {
+        let error = try #require(throws: TraceSessionError.self) {
             _ = try TraceSession.start(TraceConfiguration(outputPath: "/nonexistent-dir/x.pftrace"))
         }
+        #expect(error.kind == .cannotCreateFile)
+        #expect(error.path == "/nonexistent-dir/x.pftrace")
+        #expect(error.errno == ENOENT)
+        #expect(error.description == "cannot create trace file /nonexistent-dir/x.pftrace: No such file or directory (errno \(ENOENT))")
     }
 
     @Test func unsampledSessionRecordsNothing() throws {
