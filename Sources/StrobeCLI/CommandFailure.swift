@@ -2,18 +2,31 @@ import ArgumentParser
 import Foundation
 import StrobeReader
 
-/// A failure the command reports in one line before exiting with a status.
+/// How a command ends when it does not succeed. ``StrobeCommand/main()``
+/// turns it, and every other error, into the exit status, in one place.
 struct CommandFailure: Error, CustomStringConvertible {
-    var message: String
+    /// The line printed to standard error after `strobe: `; nil prints
+    /// nothing (the report already said it).
+    var message: String?
+    /// The exit status: 1 or 2.
     var status: Int32
 
-    var description: String { message }
+    var description: String { message ?? "exit status \(status)" }
 
-    /// Prints the message to standard error and exits with the status.
-    func exit() -> Never {
-        FileHandle.standardError.write(Data(("strobe: " + message + "\n").utf8))
-        Foundation.exit(status)
+    /// Bad input: a file that cannot be read or holds the wrong thing, a
+    /// flag that makes no sense. Exit status 2.
+    static func badInput(_ message: String) -> CommandFailure {
+        CommandFailure(message: message, status: 2)
     }
+
+    /// A measurement that failed (a child that crashed or exited non-zero):
+    /// what was measured is kept. Exit status 1.
+    static func measurementFailed(_ message: String) -> CommandFailure {
+        CommandFailure(message: message, status: 1)
+    }
+
+    /// A gated metric regressed; the report says which. Exit status 1.
+    static let regression = CommandFailure(message: nil, status: 1)
 }
 
 /// Parses durations such as `16.67ms`, `16ms`, `0.5s`, `500us`, `250ns`.
@@ -43,21 +56,16 @@ func emit(_ text: String, to path: String?) throws(CommandFailure) {
     do {
         try Data(text.utf8).write(to: URL(fileURLWithPath: path))
     } catch {
-        throw CommandFailure(message: "cannot write \(path): \(error.localizedDescription)", status: 2)
+        throw .badInput("cannot write \(path): \(error.localizedDescription)")
     }
 }
 
-/// Reads the trace at `path`, exiting with status 2 when it cannot be read
-/// or holds no readable packet, and warning when it was cut short (what came
+/// Reads the trace at `path`; throws bad input when it cannot be read or
+/// holds no readable packet, and warns when it was cut short (what came
 /// before is still used).
-func readTraceOrExit(_ path: String) -> ParsedTrace {
-    let parsed: ParsedTrace
-    do {
-        parsed = try TraceReader.read(contentsOf: path)
-    } catch {
-        CommandFailure(message: error.description, status: 2).exit()
-    }
-    if let failure = noReadablePacket(parsed, path: path) { failure.exit() }
+func readTrace(_ path: String) throws -> ParsedTrace {
+    let parsed = try TraceReader.read(contentsOf: path)
+    if let failure = noReadablePacket(parsed, path: path) { throw failure }
     if let truncation = parsed.truncation {
         FileHandle.standardError.write(Data("strobe: warning: \(truncation); using what came before\n".utf8))
     }
@@ -70,7 +78,7 @@ func noReadablePacket(_ parsed: ParsedTrace, path: String) -> CommandFailure? {
     guard parsed.decodedPacketCount == 0 else { return nil }
     let problems = parsed.issues + (parsed.truncation.map { [$0] } ?? [])
     guard let first = problems.min(by: { $0.offset < $1.offset }) else {
-        return CommandFailure(message: "\(path): byte 0: not a trace: the file is empty", status: 2)
+        return .badInput("\(path): byte 0: not a trace: the file is empty")
     }
-    return CommandFailure(message: "\(path): byte \(first.offset): not a trace, no packet is readable: \(first.problem)", status: 2)
+    return .badInput("\(path): byte \(first.offset): not a trace, no packet is readable: \(first.problem)")
 }

@@ -79,8 +79,7 @@ struct CompareCommand: ParsableCommand {
     @Option(help: "Seed for the order of the sides within rounds (default: random).")
     var seed: UInt64?
 
-    /// The first problem with the flags, if any: bad input, exit status 2
-    /// as for `strobe diff`.
+    /// The first problem with the flags, if any.
     var problem: String? {
         guard let baseline, !baseline.isEmpty else { return "give the baseline's command with --baseline CMD" }
         guard let candidate, !candidate.isEmpty else { return "give the candidate's command with --candidate CMD" }
@@ -99,26 +98,19 @@ struct CompareCommand: ParsableCommand {
         return nil
     }
 
+    func validate() throws {
+        if let problem { throw ValidationError(problem) }
+    }
+
     func run() throws {
-        if let problem { CommandFailure(message: problem, status: 2).exit() }
         guard let baseline, let candidate, let budget = BudgetArgument(argument: maxTime) else { return }
-        let rules: ComparisonPolicy
-        do {
-            rules = try loadPolicy(policy)
-        } catch {
-            CommandFailure(message: error.description, status: 2).exit()
-        }
+        let rules = try loadPolicy(policy)
         let options = rules.options(overriding: ComparisonOptions(), alpha: alpha, minimumEffect: minEffect.map { $0 / 100 })
         let filter = try metric.map { try Regex($0) }
 
-        var experiment: InterleavedExperiment
-        do {
-            experiment = try InterleavedExperiment(
-                directory: output, commands: [.baseline: baseline, .candidate: candidate], mode: process ? .perLaunch(name: name) : .suite,
-                iterations: iterations, warmup: warmup, timeout: timeout, seed: seed)
-        } catch {
-            error.exit()
-        }
+        var experiment = try InterleavedExperiment(
+            directory: output, commands: [.baseline: baseline, .candidate: candidate], mode: process ? .perLaunch(name: name) : .suite,
+            iterations: iterations, warmup: warmup, timeout: timeout, seed: seed)
         let progress = CompareProgress(budget: budget.seconds)
         var design: SequentialDesign?
         var lastLookFraction = 0.0
@@ -131,7 +123,7 @@ struct CompareCommand: ParsableCommand {
                 try experiment.runRound(rounds)
             } catch {
                 progress.clear()
-                error.exit()
+                throw error
             }
             let elapsed = progress.elapsed
             guard rounds >= minRounds else {
@@ -163,7 +155,7 @@ struct CompareCommand: ParsableCommand {
                     metricFilter: filter, options: options, policy: rules, look: look)
             } catch {
                 progress.clear()
-                CommandFailure(message: error.description, status: 2).exit()
+                throw error
             }
             let gated = report.rows.filter(\.gates).count
             progress.round(rounds, decided: (gated - report.undecided.count, gated))

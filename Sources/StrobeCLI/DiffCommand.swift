@@ -59,51 +59,49 @@ struct DiffCommand: ParsableCommand {
     @Option(help: "A YAML policy: per metric pattern, direction, relative and absolute floors, and whether it gates.")
     var policy: String?
 
-    func run() throws {
-        guard !baseline.isEmpty else { CommandFailure(message: "give at least one --baseline PATH", status: 2).exit() }
-        guard !candidate.isEmpty else { CommandFailure(message: "give at least one --candidate PATH", status: 2).exit() }
-        if let alpha, !(alpha > 0 && alpha < 1) {
-            CommandFailure(message: "--alpha must be between 0 and 1, not \(alpha)", status: 2).exit()
-        }
-        if let minEffect, !(minEffect >= 0 && minEffect < 100) {
-            CommandFailure(message: "--min-effect is a percentage from 0 to 100, not \(minEffect)", status: 2).exit()
-        }
-        var options = ComparisonOptions()
-        var parsedPercentiles: [Double] = []
+    /// The percentiles of `--percentiles`, or nil when one is not a number
+    /// from 0 to 100.
+    var parsedPercentiles: [Double]? {
+        var values: [Double] = []
         for part in percentiles.split(separator: ",") {
-            guard let value = Double(part.trimmingCharacters(in: .whitespaces)), value >= 0, value <= 100 else {
-                CommandFailure(message: "--percentiles: \"\(part)\" is not a percentile between 0 and 100", status: 2).exit()
-            }
-            parsedPercentiles.append(value)
+            guard let value = Double(part.trimmingCharacters(in: .whitespaces)), value >= 0, value <= 100 else { return nil }
+            values.append(value)
         }
-        options.percentiles = parsedPercentiles
-        var filter: Regex<AnyRegexOutput>?
-        if let metric {
-            do {
-                filter = try Regex(metric)
-            } catch {
-                CommandFailure(message: "--metric: \"\(metric)\" is not a valid regular expression", status: 2).exit()
-            }
+        return values
+    }
+
+    func validate() throws {
+        guard !baseline.isEmpty else { throw ValidationError("give at least one --baseline PATH") }
+        guard !candidate.isEmpty else { throw ValidationError("give at least one --candidate PATH") }
+        if let alpha, !(alpha > 0 && alpha < 1) { throw ValidationError("--alpha must be between 0 and 1, not \(alpha)") }
+        if let minEffect, !(minEffect >= 0 && minEffect < 100) {
+            throw ValidationError("--min-effect is a percentage from 0 to 100, not \(minEffect)")
         }
-        let report: DiffReport
-        do {
-            let rules = try loadPolicy(policy)
-            options = rules.options(overriding: options, alpha: alpha, minimumEffect: minEffect.map { $0 / 100 })
-            let base = try SampleSet.load(baseline)
-            let cand = try SampleSet.load(candidate)
-            report = try DiffEngine.diff(
-                baseline: base, candidate: cand, metricFilter: filter, groupBy: groupBy, options: options, policy: rules)
-        } catch {
-            CommandFailure(message: error.description, status: 2).exit()
+        guard parsedPercentiles != nil else {
+            throw ValidationError("--percentiles: \"\(percentiles)\" is not a list of percentiles between 0 and 100")
         }
+        if let metric, (try? Regex(metric)) == nil {
+            throw ValidationError("--metric: \"\(metric)\" is not a valid regular expression")
+        }
+    }
+
+    func run() throws {
+        var options = ComparisonOptions()
+        options.percentiles = parsedPercentiles ?? options.percentiles
+        let filter = try metric.map { try Regex($0) }
+        let rules = try loadPolicy(policy)
+        options = rules.options(overriding: options, alpha: alpha, minimumEffect: minEffect.map { $0 / 100 })
+        let report = try DiffEngine.diff(
+            baseline: SampleSet.load(baseline), candidate: SampleSet.load(candidate), metricFilter: filter, groupBy: groupBy,
+            options: options, policy: rules)
         try report.deliver(as: format, to: output)
     }
 }
 
 extension DiffReport {
     /// Writes the report in `format` to `path` (standard output when nil,
-    /// coloured on a terminal) and ends as `strobe diff` does: exit status 1
-    /// when a gated metric regressed.
+    /// coloured on a terminal), and throws ``CommandFailure/regression``
+    /// when a gated metric regressed, as `strobe diff` ends.
     func deliver(as format: DiffCommand.Format, to path: String?) throws {
         let text: String
         switch format {
@@ -112,12 +110,8 @@ extension DiffReport {
         case .json: text = renderJSON()
         case .html: text = renderHTML()
         }
-        do {
-            try emit(text, to: path)
-        } catch {
-            error.exit()
-        }
-        if exitStatus != 0 { throw ExitCode(exitStatus) }
+        try emit(text, to: path)
+        if exitStatus != 0 { throw CommandFailure.regression }
     }
 }
 

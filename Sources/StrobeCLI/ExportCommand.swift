@@ -24,12 +24,8 @@ struct ExportCommand: ParsableCommand {
     var output: String?
 
     func run() throws {
-        let parsed = readTraceOrExit(trace)
-        do {
-            try emit(TraceExport.render(parsed, as: format), to: output)
-        } catch {
-            error.exit()
-        }
+        let parsed = try readTrace(trace)
+        try emit(TraceExport.render(parsed, as: format), to: output)
     }
 }
 

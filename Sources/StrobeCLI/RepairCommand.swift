@@ -22,12 +22,7 @@ struct RepairCommand: ParsableCommand {
     var output: String?
 
     func run() throws {
-        let outcome: TraceRepair.Outcome
-        do {
-            outcome = try TraceRepair.repair(file: trace, writingTo: output)
-        } catch {
-            CommandFailure(message: error.description, status: 2).exit()
-        }
+        let outcome = try TraceRepair.repair(file: trace, writingTo: output)
         let target = output ?? trace
         if let problem = outcome.problem {
             print("\(target): kept \(outcome.keptBytes) bytes (\(outcome.packets) packets); "

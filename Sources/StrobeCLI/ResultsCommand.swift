@@ -36,12 +36,7 @@ struct ExportResultsCommand: ParsableCommand {
     var output: String?
 
     func run() throws {
-        let run: PerfRun
-        do {
-            run = try ResultsFile.read(file)
-        } catch {
-            CommandFailure(message: error.description, status: 2).exit()
-        }
+        let run = try ResultsFile.read(file)
         let text: String
         switch format {
         case .json:
@@ -51,10 +46,6 @@ struct ExportResultsCommand: ParsableCommand {
         case .csv:
             text = ResultsCSV.render(run)
         }
-        do {
-            try emit(text, to: output)
-        } catch {
-            error.exit()
-        }
+        try emit(text, to: output)
     }
 }

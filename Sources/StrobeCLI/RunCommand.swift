@@ -70,20 +70,20 @@ struct RunCommand: ParsableCommand {
             suite: options.name, buildConfiguration: tagValues["build_configuration"] ?? "", tags: tagValues, round: round)
         metadata.samplesAreLaunches = true
         let run = PerfRun(metadata: metadata, tests: [result])
-        try FileManager.default.createDirectory(atPath: output, withIntermediateDirectories: true)
+        do {
+            try FileManager.default.createDirectory(atPath: output, withIntermediateDirectories: true)
+        } catch {
+            throw CommandFailure.badInput("--output \(output): cannot create the directory: \(error.localizedDescription)")
+        }
         let stamp = ISO8601DateFormatter().string(from: Date()).replacingOccurrences(of: ":", with: "")
         let path = "\(output)/\(options.name)-\(stamp)-\(getpid()).\(ResultsFile.fileExtension)"
-        do {
-            try ResultsFile.write(run, to: path)
-        } catch {
-            CommandFailure(message: error.description, status: 2).exit()
-        }
+        try ResultsFile.write(run, to: path)
         let wall = result.metric("wall")?.samples.sorted() ?? []
         let median = wall.isEmpty ? 0 : wall[wall.count / 2]
         print("\(options.name): \(wall.count) iterations, median wall \(String(format: "%.2f", median / 1e6)) ms")
         print("results: \(path)")
         if let error = result.error {
-            CommandFailure(message: "\(options.name): \(error)", status: 1).exit()
+            throw CommandFailure.measurementFailed("\(options.name): \(error)")
         }
     }
 }

@@ -1,4 +1,5 @@
 import ArgumentParser
+import Foundation
 
 /// `strobe`: read traces, run perf tests, compare results.
 @main
@@ -6,9 +7,59 @@ struct StrobeCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "strobe",
         abstract: "Read Strobe traces, run perf tests and compare their results.",
+        discussion: """
+            Exit status: 0 success; 1 a gated regression (diff, compare) or a failed measurement (run); \
+            2 bad input: a flag, or a file that cannot be read or holds the wrong thing.
+            """,
         subcommands: [
             SummarizeCommand.self, ExportCommand.self, RepairCommand.self, RunCommand.self, ResultsCommand.self, DiffCommand.self,
             CompareCommand.self, TrendCommand.self,
         ]
     )
+
+    /// Parses the command line, runs the command and ends the process with
+    /// the status ``exitStatus(reporting:)`` gives: commands throw, none
+    /// exits by itself.
+    static func main() async {
+        var status: Int32 = 0
+        do {
+            var command = try parseAsRoot()
+            if var asynchronous = command as? any AsyncParsableCommand {
+                try await asynchronous.run()
+            } else {
+                try command.run()
+            }
+        } catch {
+            status = exitStatus(reporting: error)
+        }
+        FileHandle.standardOutput.synchronizeFile()
+        Foundation.exit(status)
+    }
+
+    /// Reports `error` and gives the exit status for it: a
+    /// ``CommandFailure``'s own; 0 after printing help; 2 for a flag the
+    /// parser or a command's `validate()` refused, with the usage; 2 for
+    /// any other error (a file that cannot be read, written or decoded),
+    /// named by its description.
+    static func exitStatus(reporting error: any Error) -> Int32 {
+        if let failure = error as? CommandFailure {
+            if let message = failure.message { printError("strobe: " + message) }
+            return failure.status
+        }
+        let code = exitCode(for: error)
+        if code == .success {
+            print(fullMessage(for: error))
+            return 0
+        }
+        if code == .validationFailure {
+            printError(fullMessage(for: error))
+            return 2
+        }
+        printError("strobe: \(error)")
+        return 2
+    }
+
+    static func printError(_ line: String) {
+        FileHandle.standardError.write(Data((line + "\n").utf8))
+    }
 }

@@ -42,7 +42,7 @@ struct SummarizeCommand: ParsableCommand {
     }
 
     func run() throws {
-        var parsed = readTraceOrExit(trace)
+        var parsed = try readTrace(trace)
         if !categories.isEmpty { parsed = parsed.keepingCategories(categories) }
         let summary = TraceSummary(trace: parsed, frameBudget: frameBudget?.nanoseconds)
         switch format {

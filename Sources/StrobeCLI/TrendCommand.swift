@@ -37,46 +37,48 @@ struct TrendCommand: ParsableCommand {
     @Option(name: .customLong("min-effect"), help: "Smallest change of the median reported, in percent (default 2).")
     var minEffect = 2.0
 
+    func validate() throws {
+        if let metric, (try? Regex(metric)) == nil {
+            throw ValidationError("--metric: \"\(metric)\" is not a valid regular expression")
+        }
+        guard alpha > 0 && alpha < 1 else { throw ValidationError("--alpha must be between 0 and 1, not \(alpha)") }
+        guard minEffect >= 0 && minEffect < 100 else {
+            throw ValidationError("--min-effect is a percentage from 0 to 100, not \(minEffect)")
+        }
+    }
+
     func run() throws {
         var runs: [(path: String, run: PerfRun)] = []
         for path in paths {
             var isDirectory: ObjCBool = false
             guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) else {
-                CommandFailure(message: "\(path): no such file or directory", status: 2).exit()
+                throw CommandFailure.badInput("\(path): no such file or directory")
             }
             let files = isDirectory.boolValue
                 ? (FileManager.default.enumerator(atPath: path)?.allObjects as? [String] ?? [])
                     .filter { $0.hasSuffix("." + ResultsFile.fileExtension) }.sorted().map { path + "/" + $0 }
                 : [path]
             for file in files {
-                do {
-                    runs.append((file, try ResultsFile.read(file)))
-                } catch {
-                    CommandFailure(message: error.description, status: 2).exit()
-                }
+                runs.append((file, try ResultsFile.read(file)))
             }
         }
-        guard runs.count >= 2 else { CommandFailure(message: "a trend needs at least two runs, found \(runs.count)", status: 2).exit() }
+        guard runs.count >= 2 else { throw CommandFailure.badInput("a trend needs at least two runs, found \(runs.count)") }
         switch order {
         case .time:
             runs.sort { $0.run.metadata.timestamp < $1.run.metadata.timestamp }
         case .commit:
             let history = Self.gitHistory()
-            guard !history.isEmpty else { CommandFailure(message: "--order commit: cannot read the git history here", status: 2).exit() }
+            guard !history.isEmpty else { throw CommandFailure.badInput("--order commit: cannot read the git history here") }
             let position = Dictionary(history.enumerated().map { ($1, $0) }, uniquingKeysWith: { a, _ in a })
             for entry in runs where position[entry.run.metadata.gitCommit] == nil {
-                CommandFailure(message: "\(entry.path): commit \"\(entry.run.metadata.gitCommit)\" is not in this repository's history", status: 2).exit()
+                throw CommandFailure.badInput(
+                    "\(entry.path): commit \"\(entry.run.metadata.gitCommit)\" is not in this repository's history")
             }
             runs.sort {
                 (position[$0.run.metadata.gitCommit]!, $0.run.metadata.timestamp) < (position[$1.run.metadata.gitCommit]!, $1.run.metadata.timestamp)
             }
         }
-        var filter: Regex<AnyRegexOutput>?
-        if let metric {
-            do { filter = try Regex(metric) } catch {
-                CommandFailure(message: "--metric: \"\(metric)\" is not a valid regular expression", status: 2).exit()
-            }
-        }
+        let filter = try metric.map { try Regex($0) }
         var names: [String] = []
         var series: [String: [[Double]]] = [:]
         var units: [String: String] = [:]
