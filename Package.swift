@@ -138,6 +138,11 @@ let package = Package(
         .testTarget(name: "StrobeReaderTests", dependencies: ["Strobe", "StrobeReader"]),
         .testTarget(name: "StrobeStatisticsTests", dependencies: ["StrobeStatistics", "StrobeDiff"]),
         .testTarget(name: "StrobeDiffTests", dependencies: ["StrobeDiff", "StrobeStatistics", "StrobePerf", "StrobeCLI", "StrobeTestSupport"]),
+        // Every `strobe` subcommand, run as a user runs it.
+        .testTarget(
+            name: "StrobeCLITests",
+            dependencies: ["Strobe", "StrobeReader", "StrobeResults", "StrobeCLI", "StrobeTestSupport", "TraceChild"]
+        ),
         .testTarget(
             name: "StrobePerfTests",
             dependencies: ["StrobePerf", "Strobe", "StrobeReader", "StrobeDiff", "LensKit", "TraceChild"]

@@ -17,7 +17,7 @@ struct ExportResultsCommand: ParsableCommand {
         commandName: "export",
         abstract: "Export a results file as JSON or CSV.",
         discussion: """
-            CSV has one row per sample: suite,test,metric,unit,better,iteration,value, then one \
+            CSV has one row per sample: suite,test,metric,unit,better,run,round,iteration,value, then one \
             column per tag. It is the sample format `strobe diff` reads too.
             """
     )
