@@ -27,6 +27,40 @@ struct IntervalListTests {
         #expect(empty != trace.intervals)
     }
 
+    @Test func intervalsAndInstantsOfSeveralThreadsAreInTimeOrder() throws {
+        let path = ReaderTests.temporaryPath()
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        var configuration = TraceConfiguration(outputPath: path)
+        configuration.processSamplingInterval = .zero
+        // One write at the stop: each thread's records go out as a block.
+        configuration.flushInterval = .seconds(60)
+        try TraceSession.record(configuration) {
+            let threads = (0..<2).map { _ in
+                Thread {
+                    for _ in 0..<200 {
+                        Trace.interval("outer") { Trace.interval("inner") { Trace.instant("tick") } }
+                        usleep(50)
+                    }
+                }
+            }
+            threads.forEach { $0.start() }
+            while threads.contains(where: { !$0.isFinished }) { usleep(1000) }
+        }
+        let trace = try TraceReader.read(contentsOf: path)
+        #expect(trace.intervals.count == 800)
+        #expect(Set(trace.intervals.compactMap(\.tid)).count == 2)
+        // The threads overlapped in time, so file order would not be time order.
+        let spans = Dictionary(grouping: trace.intervals, by: \.tid).values.map { ($0.map(\.start).min()!, $0.map(\.start).max()!) }
+        #expect(spans.count == 2 && spans[0].0 < spans[1].1 && spans[1].0 < spans[0].1)
+        let intervals = Array(trace.intervals)
+        #expect(zip(intervals, intervals.dropFirst()).allSatisfy { $0.start <= $1.start })
+        // At the same start, the outer interval comes first.
+        for (first, second) in zip(intervals, intervals.dropFirst()) where first.start == second.start && first.tid == second.tid {
+            #expect(first.depth < second.depth)
+        }
+        #expect(zip(trace.instants, trace.instants.dropFirst()).allSatisfy { $0.time <= $1.time })
+    }
+
     @Test func openIntervalsStayOpenAtEveryDepth() throws {
         let path = ReaderTests.temporaryPath()
         defer { try? FileManager.default.removeItem(atPath: path) }
