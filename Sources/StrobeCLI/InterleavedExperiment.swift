@@ -99,7 +99,7 @@ struct InterleavedExperiment {
             }
             let metadata = RunMetadata.current(suite: name, buildConfiguration: "", tags: ["side": side.rawValue], round: round)
             let path = "\(directory(of: side))/\(fileSafe(name))-round-\(round).\(ResultsFile.fileExtension)"
-            do throws(ResultsFile.Failure) {
+            do throws(ResultsFileError) {
                 try ResultsFile.write(PerfRun(metadata: metadata, tests: [result]), to: path)
             } catch {
                 throw CommandFailure(message: error.description, status: 2)

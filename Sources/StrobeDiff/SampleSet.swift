@@ -8,9 +8,22 @@ public struct DiffError: Error, Sendable, Hashable, CustomStringConvertible {
     public var file: String
     /// What is wrong.
     public var problem: String
+    /// The `errno` of the system call that failed reading the file, when one
+    /// did.
+    public var errno: Int32?
 
-    /// `FILE: PROBLEM`, or the problem alone.
-    public var description: String { file.isEmpty ? problem : "\(file): \(problem)" }
+    /// A problem with `file` ("" when it is not one file's).
+    public init(file: String, problem: String, errno: Int32? = nil) {
+        self.file = file
+        self.problem = problem
+        self.errno = errno
+    }
+
+    /// `FILE: PROBLEM`, or the problem alone, then ` (errno N)` when a system
+    /// call failed.
+    public var description: String {
+        (file.isEmpty ? problem : "\(file): \(problem)") + (errno.map { " (errno \($0))" } ?? "")
+    }
 }
 
 /// Samples pooled from results files and CSV files, each with the
@@ -94,7 +107,7 @@ public struct SampleSet: Sendable {
         do {
             run = try ResultsFile.read(file)
         } catch {
-            throw DiffError(file: file, problem: error.problem)
+            throw DiffError(file: file, problem: error.problem, errno: error.errno)
         }
         var dimensions = run.metadata.tags
         dimensions["host"] = dimensions["host"] ?? run.metadata.host

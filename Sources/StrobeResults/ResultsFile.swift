@@ -11,33 +11,26 @@ public enum ResultsFile {
     public static let fileExtension = "strobe-results"
 
     /// Why a results file could not be read or written.
-    public struct Failure: Error, Sendable, Hashable, CustomStringConvertible {
-        /// The file.
-        public var path: String
-        /// What went wrong.
-        public var problem: String
-
-        /// `PATH: PROBLEM`.
-        public var description: String { "\(path): \(problem)" }
-    }
+    @available(*, deprecated, renamed: "ResultsFileError")
+    public typealias Failure = ResultsFileError
 
     /// Writes `run` to `path`.
-    public static func write(_ run: PerfRun, to path: String) throws(Failure) {
+    public static func write(_ run: PerfRun, to path: String) throws(ResultsFileError) {
         let bytes = encode(run)
         do {
             try Data(bytes).write(to: URL(fileURLWithPath: path), options: .atomic)
         } catch {
-            throw Failure(path: path, problem: "cannot write: \(error.localizedDescription)")
+            throw ResultsFileError(path: path, problem: "cannot write: \(error.localizedDescription)", errno: ResultsFileError.posixCode(of: error))
         }
     }
 
     /// Reads the results file at `path`.
-    public static func read(_ path: String) throws(Failure) -> PerfRun {
+    public static func read(_ path: String) throws(ResultsFileError) -> PerfRun {
         let data: Data
         do {
             data = try Data(contentsOf: URL(fileURLWithPath: path))
         } catch {
-            throw Failure(path: path, problem: "cannot read: \(error.localizedDescription)")
+            throw ResultsFileError(path: path, problem: "cannot read: \(error.localizedDescription)", errno: ResultsFileError.posixCode(of: error))
         }
         return try decode([UInt8](data), path: path)
     }
@@ -135,16 +128,16 @@ public enum ResultsFile {
     }
 
     /// Decodes results from `bytes`; `path` names them in errors.
-    public static func decode(_ bytes: [UInt8], path: String) throws(Failure) -> PerfRun {
-        guard !bytes.isEmpty else { throw Failure(path: path, problem: "empty file, not a results file") }
+    public static func decode(_ bytes: [UInt8], path: String) throws(ResultsFileError) -> PerfRun {
+        guard !bytes.isEmpty else { throw ResultsFileError(path: path, problem: "empty file, not a results file") }
         let unpacked = bytes.withUnsafeBufferPointer { strobe__results__run__unpack(nil, $0.count, $0.baseAddress) }
         guard let message = unpacked else {
-            throw Failure(path: path, problem: "not a results file (protobuf decoding failed in \(bytes.count) bytes)")
+            throw ResultsFileError(path: path, problem: "not a results file (protobuf decoding failed in \(bytes.count) bytes)")
         }
         defer { strobe__results__run__free_unpacked(message, nil) }
         func text(_ pointer: UnsafeMutablePointer<CChar>?) -> String { pointer.map { String(cString: $0) } ?? "" }
         guard let metadataPointer = message.pointee.metadata else {
-            throw Failure(path: path, problem: "results file without run metadata")
+            throw ResultsFileError(path: path, problem: "results file without run metadata")
         }
         let meta = metadataPointer.pointee
         var tags: [String: String] = [:]
@@ -166,7 +159,7 @@ public enum ResultsFile {
                 guard let metric = test.metrics[metricIndex]?.pointee else { continue }
                 let samples = Array(UnsafeBufferPointer(start: metric.samples, count: metric.n_samples))
                 guard samples.allSatisfy(\.isFinite) else {
-                    throw Failure(path: path, problem: "metric \(text(metric.name)) of test \(text(test.name)) has a sample that is not a finite number")
+                    throw ResultsFileError(path: path, problem: "metric \(text(metric.name)) of test \(text(test.name)) has a sample that is not a finite number")
                 }
                 metrics.append(PerfMetric(
                     name: text(metric.name), unit: text(metric.unit),

@@ -184,6 +184,11 @@ import Testing
         #expect(bad.status == 2)
         #expect(bad.errors.contains("strobe: \(notResults)"), "\(bad.errors)")
         #expect(bad.output.isEmpty)
+
+        let missing = try Self.strobe("results", "export", folder + "/missing.strobe-results", "--format", "csv")
+        #expect(missing.status == 2)
+        #expect(missing.errors.contains("strobe: \(folder)/missing.strobe-results: cannot read"), "\(missing.errors)")
+        #expect(missing.errors.contains("(errno \(ENOENT))"), "\(missing.errors)")
     }
 
     /// Samples of three processes a side, as `strobe diff` reads CSV.

@@ -85,8 +85,8 @@ import Testing
     }
 
     @Test func corruptFilesGiveClearErrorsNeverCrashes() {
-        #expect(throws: ResultsFile.Failure.self) { try ResultsFile.decode([], path: "empty") }
-        #expect(throws: ResultsFile.Failure.self) { try ResultsFile.read("/nonexistent/file.strobe-results") }
+        #expect(throws: ResultsFileError.self) { try ResultsFile.decode([], path: "empty") }
+        #expect(throws: ResultsFileError.self) { try ResultsFile.read("/nonexistent/file.strobe-results") }
         let bytes = ResultsFile.encode(Self.sample)
         var generator = SystemRandomNumberGenerator()
         for length in 0..<bytes.count { _ = try? ResultsFile.decode(Array(bytes[0..<length]), path: "prefix") }
