@@ -57,6 +57,41 @@ enum ReaderBenchmarks {
             baselineName: "protobuf-c unpack of the same packets", baselineValue: unpackRate(bytes) / 1e6,
             target: "value >= 30", extra: ["intervals_visited_m_per_s": bestVisit / 1e6]
         ).printLine()
+        interleavedThreads(pairs: pairs, oneThreadRate: best)
+    }
+
+    /// The same number of events from two threads at once, each written as a
+    /// block at the stop, so the reader must put them in time order, against
+    /// the one-thread trace read above.
+    static func interleavedThreads(pairs: Int, oneThreadRate: Double) {
+        let path = CoreBenchmarks.temporaryPath("reader-2")
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        let session = try! TraceSession.start(CoreBenchmarks.quietConfiguration(path: path))
+        let threads = (0..<2).map { _ in
+            Thread {
+                for _ in 0..<pairs / 2 {
+                    Trace.begin("reader interval")
+                    Trace.end()
+                }
+            }
+        }
+        threads.forEach { $0.start() }
+        while threads.contains(where: { !$0.isFinished }) { usleep(1000) }
+        try! session.stop()
+        let bytes = try! [UInt8](Data(contentsOf: URL(fileURLWithPath: path)))
+        var best = 0.0
+        for _ in 0..<3 {
+            let start = cstrobe_monotonic_ns()
+            let trace = TraceReader.read(bytes: bytes, source: path)
+            let seconds = Double(cstrobe_monotonic_ns() - start) / 1e9
+            precondition(trace.intervals.count == pairs / 2 * 2, "the reader must see every interval")
+            best = max(best, Double(pairs / 2 * 4) / seconds)
+        }
+        Figure(
+            name: "reader throughput, 2 threads at once", value: best / 1e6, unit: "M events/s",
+            baselineName: "reader throughput, 1 thread", baselineValue: oneThreadRate / 1e6,
+            target: "ratio >= 0.7"
+        ).printLine()
     }
 
     /// Packets per second protobuf-c unpacks (and frees) from `bytes`.
