@@ -32,7 +32,6 @@ struct StrobeCommand: AsyncParsableCommand {
         } catch {
             status = exitStatus(reporting: error)
         }
-        FileHandle.standardOutput.synchronizeFile()
         Foundation.exit(status)
     }
 
