@@ -37,12 +37,15 @@ let package = Package(
         .target(name: "CStrobeProbes"),
         // The category glob matcher, shared by the SDK and the reader.
         .target(name: "StrobeCategoryPattern"),
+        // Perfetto's field numbers, tags and enum values, for the hand-written
+        // encoder and decoder; no dependencies.
+        .target(name: "PerfettoWire"),
 
         // MARK: The SDK
 
         .target(
             name: "Strobe",
-            dependencies: ["CStrobe", "CStrobeProbes", "StrobeCategoryPattern", "StrobeProtos", "CProtobufC"]
+            dependencies: ["CStrobe", "CStrobeProbes", "PerfettoWire", "StrobeCategoryPattern", "StrobeProtos", "CProtobufC"]
         ),
 
         // MARK: Bridges
@@ -62,7 +65,7 @@ let package = Package(
         .target(name: "StrobeFormatting"),
         .target(
             name: "StrobeReader",
-            dependencies: ["StrobeProtos", "CProtobufC", "StrobeFormatting", "StrobeCategoryPattern"]
+            dependencies: ["PerfettoWire", "StrobeProtos", "CProtobufC", "StrobeFormatting", "StrobeCategoryPattern"]
         ),
         // The results model and file: what the runner writes and diff reads.
         .target(name: "StrobeResults", dependencies: ["StrobeProtos", "CProtobufC", "StrobeFormatting"]),

@@ -1,4 +1,5 @@
 import CProtobufC
+import PerfettoWire
 import StrobeProtos
 
 #if canImport(Glibc)
@@ -13,16 +14,11 @@ import Darwin
 /// These packets are rare, so clarity wins over speed here; the dense event
 /// packets are written by ``TraceEncoder`` directly.
 enum PacketBuilder {
-    /// The sequence-scoped clock that event timestamps are deltas on.
-    static let incrementalClockID: UInt32 = 64
-    /// CLOCK_BOOTTIME in Perfetto's builtin clock numbering.
-    static let boottimeClockID: UInt32 = 6
-
     /// Packs `packet` into `buffer` as one `Trace.packet` field.
     static func append(_ packet: inout Perfetto__Protos__TracePacket, to buffer: inout ProtoBuffer) {
         withUnsafeMutablePointer(to: &packet.base) { message in
             let size = protobuf_c_message_get_packed_size(message)
-            buffer.appendTag(field: 1, wireType: 2)
+            buffer.appendTag(field: PerfettoWire.Trace.packet, wireType: PerfettoWire.WireType.lengthDelimited)
             buffer.appendVarint(UInt64(size))
             buffer.reserve(size)
             let written = protobuf_c_message_pack(message, buffer.bytes + buffer.count)
@@ -51,7 +47,7 @@ enum PacketBuilder {
         packet.has_timestamp = 1
         packet.timestamp = boottime
         packet.has_timestamp_clock_id = 1
-        packet.timestamp_clock_id = boottimeClockID
+        packet.timestamp_clock_id = PerfettoWire.Clock.boottime
         if previousPacketDropped {
             packet.has_previous_packet_dropped = 1
             packet.previous_packet_dropped = 1
@@ -68,18 +64,18 @@ enum PacketBuilder {
         var defaults = Perfetto__Protos__TracePacketDefaults()
         perfetto__protos__trace_packet_defaults__init(&defaults)
         defaults.has_timestamp_clock_id = 1
-        defaults.timestamp_clock_id = incrementalClockID
+        defaults.timestamp_clock_id = PerfettoWire.Clock.incremental
 
         var boot = Perfetto__Protos__ClockSnapshot__Clock()
         perfetto__protos__clock_snapshot__clock__init(&boot)
         boot.has_clock_id = 1
-        boot.clock_id = boottimeClockID
+        boot.clock_id = PerfettoWire.Clock.boottime
         boot.has_timestamp = 1
         boot.timestamp = boottime
         var incremental = Perfetto__Protos__ClockSnapshot__Clock()
         perfetto__protos__clock_snapshot__clock__init(&incremental)
         incremental.has_clock_id = 1
-        incremental.clock_id = incrementalClockID
+        incremental.clock_id = PerfettoWire.Clock.incremental
         incremental.has_timestamp = 1
         incremental.timestamp = boottime
         incremental.has_is_incremental = 1
@@ -128,12 +124,12 @@ enum PacketBuilder {
     static func appendAsyncTrack(
         uuid: UInt64, parent: UInt64, name: UnsafeRawBufferPointer, sequenceID: UInt32, to buffer: inout ProtoBuffer
     ) {
-        let packet = buffer.beginMessage(1)
-        buffer.appendVarintField(10, UInt64(sequenceID))
-        let track = buffer.beginMessage(60)
-        buffer.appendVarintField(1, uuid)
-        buffer.appendBytesField(2, name)
-        buffer.appendVarintField(5, parent)
+        let packet = buffer.beginMessage(PerfettoWire.Trace.packet)
+        buffer.appendVarintField(PerfettoWire.TracePacket.trustedPacketSequenceID, UInt64(sequenceID))
+        let track = buffer.beginMessage(PerfettoWire.TracePacket.trackDescriptor)
+        buffer.appendVarintField(PerfettoWire.TrackDescriptor.uuid, uuid)
+        buffer.appendBytesField(PerfettoWire.TrackDescriptor.name, name)
+        buffer.appendVarintField(PerfettoWire.TrackDescriptor.parentUUID, parent)
         buffer.endMessage(track)
         buffer.endMessage(packet)
     }

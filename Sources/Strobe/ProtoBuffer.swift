@@ -1,3 +1,5 @@
+import PerfettoWire
+
 /// A growable byte buffer with the protobuf wire-format primitives the
 /// encoder writes by hand on its hot path.
 ///
@@ -80,33 +82,33 @@ struct ProtoBuffer {
     // MARK: Fields
 
     @inline(__always)
-    mutating func appendTag(field: UInt32, wireType: UInt32) {
-        appendVarint(UInt64(field << 3 | wireType))
+    mutating func appendTag(field: UInt32, wireType: UInt8) {
+        appendVarint(PerfettoWire.WireType.tag(field, wireType))
     }
 
     @inline(__always)
     mutating func appendVarintField(_ field: UInt32, _ value: UInt64) {
-        appendTag(field: field, wireType: 0)
+        appendTag(field: field, wireType: PerfettoWire.WireType.varint)
         appendVarint(value)
     }
 
     @inline(__always)
     mutating func appendFixed64Field(_ field: UInt32, _ value: UInt64) {
-        appendTag(field: field, wireType: 1)
+        appendTag(field: field, wireType: PerfettoWire.WireType.fixed64)
         appendFixed64(value)
     }
 
     mutating func appendStringField(_ field: UInt32, _ text: String) {
         var text = text
         text.withUTF8 { utf8 in
-            appendTag(field: field, wireType: 2)
+            appendTag(field: field, wireType: PerfettoWire.WireType.lengthDelimited)
             appendVarint(UInt64(utf8.count))
             append(UnsafeRawBufferPointer(utf8))
         }
     }
 
     mutating func appendBytesField(_ field: UInt32, _ source: UnsafeRawBufferPointer) {
-        appendTag(field: field, wireType: 2)
+        appendTag(field: field, wireType: PerfettoWire.WireType.lengthDelimited)
         appendVarint(UInt64(source.count))
         append(source)
     }
@@ -116,7 +118,7 @@ struct ProtoBuffer {
     /// encoder writes; longer ones are moved up once at the end.
     @inline(__always)
     mutating func beginMessage(_ field: UInt32) -> Int {
-        appendTag(field: field, wireType: 2)
+        appendTag(field: field, wireType: PerfettoWire.WireType.lengthDelimited)
         reserve(1)
         count += 1
         return count

@@ -1,3 +1,5 @@
+import PerfettoWire
+
 /// Arguments and flows of a record.
 extension RecordEncoder {
     struct Annotations {
@@ -12,7 +14,7 @@ extension RecordEncoder {
     /// has one (its name word is `ArgumentEncoding.inlineNameWord`).
     static func inlineName(_ record: UnsafePointer<UInt64>, kind: UInt64) -> UnsafeRawBufferPointer? {
         var offset = RecordLayout.fixedWords(kind: kind)
-        if kind & RecordLayout.withResourceUsage != 0, kind & 0x0F == RecordLayout.begin {
+        if kind & RecordLayout.withResourceUsage != 0, RecordLayout.event(of: kind) == RecordLayout.begin {
             offset += RecordLayout.resourceUsageWords
         }
         if kind & RecordLayout.withFlow != 0 { offset += 1 }
@@ -82,22 +84,22 @@ extension RecordEncoder {
 
     mutating func writeArguments(_ annotations: Annotations) {
         for argument in annotations.arguments {
-            let annotation = out.beginMessage(4)
-            if argument.key == nil { out.appendVarintField(1, argument.iid) }
+            let annotation = out.beginMessage(PerfettoWire.TrackEvent.debugAnnotations)
+            if argument.key == nil { out.appendVarintField(PerfettoWire.DebugAnnotation.nameIID, argument.iid) }
             switch argument.tag & 0xFF {
             case ArgumentEncoding.intTag:
-                out.appendVarintField(4, argument.payload[0])
+                out.appendVarintField(PerfettoWire.DebugAnnotation.intValue, argument.payload[0])
             case ArgumentEncoding.doubleTag:
-                out.appendFixed64Field(5, argument.payload[0])
+                out.appendFixed64Field(PerfettoWire.DebugAnnotation.doubleValue, argument.payload[0])
             case ArgumentEncoding.boolTag:
-                out.appendVarintField(2, argument.payload[0] != 0 ? 1 : 0)
+                out.appendVarintField(PerfettoWire.DebugAnnotation.boolValue, argument.payload[0] != 0 ? 1 : 0)
             case ArgumentEncoding.hexTag:
                 writeHex(argument.payload, words: Int(argument.tag >> 8))
             default:
                 let length = Int(argument.tag >> 8)
-                out.appendBytesField(6, UnsafeRawBufferPointer(start: UnsafeRawPointer(argument.payload), count: length))
+                out.appendBytesField(PerfettoWire.DebugAnnotation.stringValue, UnsafeRawBufferPointer(start: UnsafeRawPointer(argument.payload), count: length))
             }
-            if let key = argument.key { out.appendBytesField(10, key) }
+            if let key = argument.key { out.appendBytesField(PerfettoWire.DebugAnnotation.name, key) }
             out.endMessage(annotation)
         }
     }
@@ -113,12 +115,12 @@ extension RecordEncoder {
                     text[word * 16 + index] = digits.utf8Start[Int((value >> UInt64(60 - 4 * index)) & 0xF)]
                 }
             }
-            out.appendBytesField(6, UnsafeRawBufferPointer(start: text.baseAddress, count: 16 * words))
+            out.appendBytesField(PerfettoWire.DebugAnnotation.stringValue, UnsafeRawBufferPointer(start: text.baseAddress, count: 16 * words))
         }
     }
 
     mutating func writeFlows(_ annotations: Annotations) {
-        if let flow = annotations.flow { out.appendFixed64Field(47, flow) }
-        if let flow = annotations.terminatingFlow { out.appendFixed64Field(48, flow) }
+        if let flow = annotations.flow { out.appendFixed64Field(PerfettoWire.TrackEvent.flowIDs, flow) }
+        if let flow = annotations.terminatingFlow { out.appendFixed64Field(PerfettoWire.TrackEvent.terminatingFlowIDs, flow) }
     }
 }

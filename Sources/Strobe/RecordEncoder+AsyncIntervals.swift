@@ -1,10 +1,12 @@
+import PerfettoWire
+
 /// Async intervals: their tracks, held renamable begins, and ends.
 extension RecordEncoder {
     mutating func encodeAsyncBegin(
         _ record: UnsafePointer<UInt64>, kind: UInt64, timestamp: UInt64, category: UInt64
     ) {
         let id = record[2]
-        guard kind & 0x0F == RecordLayout.asyncBeginRenamable else {
+        guard RecordLayout.event(of: kind) == RecordLayout.asyncBeginRenamable else {
             return writeAsyncBegin(
                 record, kind: kind, name: EventName(word: record[1], record: record, kind: kind), timestamp: timestamp,
                 absolute: false, category: category)
@@ -69,16 +71,16 @@ extension RecordEncoder {
             }
         }
         let packet = absolute ? beginAbsolutePacket(boottime: timestamp) : beginPacket(timestamp: timestamp)
-        let message = out.beginMessage(11)
-        if categoryIID != 0 { out.appendVarintField(3, categoryIID) }
+        let message = out.beginMessage(PerfettoWire.TracePacket.trackEvent)
+        if categoryIID != 0 { out.appendVarintField(PerfettoWire.TrackEvent.categoryIIDs, categoryIID) }
         writeArguments(annotations)
-        out.appendVarintField(9, 1)
+        out.appendVarintField(PerfettoWire.TrackEvent.type, PerfettoWire.EventType.sliceBegin)
         if case .text(let text) = name {
-            out.appendVarintField(11, track)
-            text.withUnsafeBytes { out.appendBytesField(23, $0) }
+            out.appendVarintField(PerfettoWire.TrackEvent.trackUUID, track)
+            text.withUnsafeBytes { out.appendBytesField(PerfettoWire.TrackEvent.name, $0) }
         } else {
-            out.appendVarintField(10, iid)
-            out.appendVarintField(11, track)
+            out.appendVarintField(PerfettoWire.TrackEvent.nameIID, iid)
+            out.appendVarintField(PerfettoWire.TrackEvent.trackUUID, track)
         }
         writeFlows(annotations)
         out.endMessage(message)
@@ -87,7 +89,7 @@ extension RecordEncoder {
 
     mutating func encodeAsyncEnd(_ record: UnsafePointer<UInt64>, kind: UInt64, timestamp: UInt64) {
         let id = record[1]
-        let explicit = kind & 0x0F == RecordLayout.asyncEndExplicit
+        let explicit = RecordLayout.event(of: kind) == RecordLayout.asyncEndExplicit
         let newName = explicit && record[2] != 0 ? EventName(word: record[2], record: record, kind: kind) : nil
         let endedAgo = explicit ? record[3] : 0
         // A new name that comes too late for the begin, written already
@@ -114,7 +116,7 @@ extension RecordEncoder {
         }
         var interning = Interning()
         var annotations = Annotations()
-        if kind & 0xF0 != 0 {
+        if RecordLayout.hasAttachments(kind) {
             var offset = RecordLayout.fixedWords(kind: kind)
             annotations = collectAnnotations(record, kind: kind, offset: &offset, &interning)
         }
@@ -122,16 +124,16 @@ extension RecordEncoder {
         // An end in the past takes an absolute time, as a held begin does.
         let absolute = endedAgo > 0
         let packet = absolute ? beginAbsolutePacket(boottime: ended) : beginPacket(timestamp: timestamp)
-        let event = out.beginMessage(11)
+        let event = out.beginMessage(PerfettoWire.TracePacket.trackEvent)
         writeArguments(annotations)
         if let lateName, let lateNameKey {
-            let annotation = out.beginMessage(4)
-            out.appendVarintField(1, lateNameKey)
-            out.appendStringField(6, lateName.text)
+            let annotation = out.beginMessage(PerfettoWire.TrackEvent.debugAnnotations)
+            out.appendVarintField(PerfettoWire.DebugAnnotation.nameIID, lateNameKey)
+            out.appendStringField(PerfettoWire.DebugAnnotation.stringValue, lateName.text)
             out.endMessage(annotation)
         }
-        out.appendVarintField(9, 2)
-        out.appendVarintField(11, SharedTracks.asyncTrackUUID(id))
+        out.appendVarintField(PerfettoWire.TrackEvent.type, PerfettoWire.EventType.sliceEnd)
+        out.appendVarintField(PerfettoWire.TrackEvent.trackUUID, SharedTracks.asyncTrackUUID(id))
         writeFlows(annotations)
         out.endMessage(event)
         endPacket(packet, interning, absolute: absolute)

@@ -1,4 +1,5 @@
 import CStrobe
+import PerfettoWire
 
 /// Slices, instants, counters and the tracks they need.
 extension RecordEncoder {
@@ -10,10 +11,10 @@ extension RecordEncoder {
         let categoryIID = categoryIID(category, &interning)
         let iid = eventNameIID(record[1], &interning)
         let packet = beginPacket(timestamp: timestamp)
-        let event = out.beginMessage(11)
-        if categoryIID != 0 { out.appendVarintField(3, categoryIID) }
-        out.appendVarintField(9, 1)  // TYPE_SLICE_BEGIN
-        out.appendVarintField(10, iid)
+        let event = out.beginMessage(PerfettoWire.TracePacket.trackEvent)
+        if categoryIID != 0 { out.appendVarintField(PerfettoWire.TrackEvent.categoryIIDs, categoryIID) }
+        out.appendVarintField(PerfettoWire.TrackEvent.type, PerfettoWire.EventType.sliceBegin)
+        out.appendVarintField(PerfettoWire.TrackEvent.nameIID, iid)
         out.endMessage(event)
         endPacket(packet, interning)
     }
@@ -21,8 +22,8 @@ extension RecordEncoder {
     @inline(__always)
     mutating func encodePlainEnd(timestamp: UInt64) {
         let packet = beginPacket(timestamp: timestamp)
-        let event = out.beginMessage(11)
-        out.appendVarintField(9, 2)  // TYPE_SLICE_END
+        let event = out.beginMessage(PerfettoWire.TracePacket.trackEvent)
+        out.appendVarintField(PerfettoWire.TrackEvent.type, PerfettoWire.EventType.sliceEnd)
         out.endMessage(event)
         endPacket(packet)
     }
@@ -43,14 +44,14 @@ extension RecordEncoder {
         let annotations = collectAnnotations(record, kind: kind, offset: &offset, &interning)
         if usage != nil { ensureThreadTimeTrack() }
         let packet = beginPacket(timestamp: timestamp)
-        let event = out.beginMessage(11)
-        if categoryIID != 0 { out.appendVarintField(3, categoryIID) }
+        let event = out.beginMessage(PerfettoWire.TracePacket.trackEvent)
+        if categoryIID != 0 { out.appendVarintField(PerfettoWire.TrackEvent.categoryIIDs, categoryIID) }
         writeArguments(annotations)
-        out.appendVarintField(9, 1)  // TYPE_SLICE_BEGIN
-        out.appendVarintField(10, iid)
+        out.appendVarintField(PerfettoWire.TrackEvent.type, PerfettoWire.EventType.sliceBegin)
+        out.appendVarintField(PerfettoWire.TrackEvent.nameIID, iid)
         if let usage, let track = state.threadTimeTrack {
-            out.appendVarintField(12, usage.user_ns &+ usage.system_ns)
-            out.appendVarintField(31, track)
+            out.appendVarintField(PerfettoWire.TrackEvent.extraCounterValues, usage.user_ns &+ usage.system_ns)
+            out.appendVarintField(PerfettoWire.TrackEvent.extraCounterTrackUUIDs, track)
         }
         writeFlows(annotations)
         out.endMessage(event)
@@ -73,17 +74,17 @@ extension RecordEncoder {
             }
         }
         let packet = beginPacket(timestamp: timestamp)
-        let event = out.beginMessage(11)
+        let event = out.beginMessage(PerfettoWire.TracePacket.trackEvent)
         for (iid, delta) in deltas {
-            let annotation = out.beginMessage(4)
-            out.appendVarintField(1, iid)
-            out.appendVarintField(4, UInt64(bitPattern: delta))
+            let annotation = out.beginMessage(PerfettoWire.TrackEvent.debugAnnotations)
+            out.appendVarintField(PerfettoWire.DebugAnnotation.nameIID, iid)
+            out.appendVarintField(PerfettoWire.DebugAnnotation.intValue, UInt64(bitPattern: delta))
             out.endMessage(annotation)
         }
-        out.appendVarintField(9, 2)  // TYPE_SLICE_END
+        out.appendVarintField(PerfettoWire.TrackEvent.type, PerfettoWire.EventType.sliceEnd)
         if open.usage != nil, let end = endUsage, let track = state.threadTimeTrack {
-            out.appendVarintField(12, end.user_ns &+ end.system_ns)
-            out.appendVarintField(31, track)
+            out.appendVarintField(PerfettoWire.TrackEvent.extraCounterValues, end.user_ns &+ end.system_ns)
+            out.appendVarintField(PerfettoWire.TrackEvent.extraCounterTrackUUIDs, track)
         }
         out.endMessage(event)
         endPacket(packet, interning)
@@ -100,14 +101,15 @@ extension RecordEncoder {
         var offset = 2
         let annotations = collectAnnotations(record, kind: kind, offset: &offset, &interning)
         let packet = beginPacket(timestamp: timestamp)
-        let event = out.beginMessage(11)
-        if categoryIID != 0 { out.appendVarintField(3, categoryIID) }
+        let event = out.beginMessage(PerfettoWire.TracePacket.trackEvent)
+        if categoryIID != 0 { out.appendVarintField(PerfettoWire.TrackEvent.categoryIIDs, categoryIID) }
         writeArguments(annotations)
-        out.appendVarintField(9, 3)  // TYPE_INSTANT
+        out.appendVarintField(PerfettoWire.TrackEvent.type, PerfettoWire.EventType.instant)
         if inline {
-            out.appendBytesField(23, Self.inlineName(record, kind: kind) ?? UnsafeRawBufferPointer(start: nil, count: 0))
+            let name = Self.inlineName(record, kind: kind) ?? UnsafeRawBufferPointer(start: nil, count: 0)
+            out.appendBytesField(PerfettoWire.TrackEvent.name, name)
         } else {
-            out.appendVarintField(10, iid)
+            out.appendVarintField(PerfettoWire.TrackEvent.nameIID, iid)
         }
         writeFlows(annotations)
         out.endMessage(event)
@@ -131,14 +133,14 @@ extension RecordEncoder {
         var interning = Interning()
         let categoryIID = categoryIID(category, &interning)
         let packet = beginPacket(timestamp: timestamp)
-        let event = out.beginMessage(11)
-        if categoryIID != 0 { out.appendVarintField(3, categoryIID) }
-        out.appendVarintField(9, 4)  // TYPE_COUNTER
-        out.appendVarintField(11, track)
-        if kind & 0x0F == RecordLayout.counterInt {
-            out.appendVarintField(30, record[2])
+        let event = out.beginMessage(PerfettoWire.TracePacket.trackEvent)
+        if categoryIID != 0 { out.appendVarintField(PerfettoWire.TrackEvent.categoryIIDs, categoryIID) }
+        out.appendVarintField(PerfettoWire.TrackEvent.type, PerfettoWire.EventType.counter)
+        out.appendVarintField(PerfettoWire.TrackEvent.trackUUID, track)
+        if RecordLayout.event(of: kind) == RecordLayout.counterInt {
+            out.appendVarintField(PerfettoWire.TrackEvent.counterValue, record[2])
         } else {
-            out.appendFixed64Field(44, record[2])
+            out.appendFixed64Field(PerfettoWire.TrackEvent.doubleCounterValue, record[2])
         }
         out.endMessage(event)
         endPacket(packet, interning)
@@ -161,10 +163,10 @@ extension RecordEncoder {
         let timestamp = max(now, state.lastTimestamp)
         ensureSequence(timestamp: timestamp)
         let packet = beginPacket(timestamp: timestamp)
-        let event = out.beginMessage(11)
-        out.appendVarintField(9, 4)
-        out.appendVarintField(11, track)
-        out.appendVarintField(30, value)
+        let event = out.beginMessage(PerfettoWire.TracePacket.trackEvent)
+        out.appendVarintField(PerfettoWire.TrackEvent.type, PerfettoWire.EventType.counter)
+        out.appendVarintField(PerfettoWire.TrackEvent.trackUUID, track)
+        out.appendVarintField(PerfettoWire.TrackEvent.counterValue, value)
         out.endMessage(event)
         endPacket(packet)
     }

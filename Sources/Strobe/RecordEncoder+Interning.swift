@@ -1,3 +1,5 @@
+import PerfettoWire
+
 /// Interned ids and the interned data a packet introduces.
 extension RecordEncoder {
     struct Interning {
@@ -31,23 +33,23 @@ extension RecordEncoder {
 
     mutating func writeInterning(_ interning: Interning) {
         guard !interning.isEmpty else { return }
-        let data = out.beginMessage(12)
+        let data = out.beginMessage(PerfettoWire.TracePacket.internedData)
         if let category = interning.newCategory {
-            let entry = out.beginMessage(1)
-            out.appendVarintField(1, category.iid)
-            out.appendStringField(2, CategoryRegistry.shared.name(of: UInt32(category.category - 1)))
+            let entry = out.beginMessage(PerfettoWire.InternedData.eventCategories)
+            out.appendVarintField(PerfettoWire.InternedData.iid, category.iid)
+            out.appendStringField(PerfettoWire.InternedData.name, CategoryRegistry.shared.name(of: UInt32(category.category - 1)))
             out.endMessage(entry)
         }
         if let name = interning.newEventName {
-            let entry = out.beginMessage(2)
-            out.appendVarintField(1, name.iid)
-            out.appendStringField(2, NameTable.shared.text(of: name.word))
+            let entry = out.beginMessage(PerfettoWire.InternedData.eventNames)
+            out.appendVarintField(PerfettoWire.InternedData.iid, name.iid)
+            out.appendStringField(PerfettoWire.InternedData.name, NameTable.shared.text(of: name.word))
             out.endMessage(entry)
         }
         for name in interning.newAnnotationNames {
-            let entry = out.beginMessage(3)
-            out.appendVarintField(1, name.iid)
-            out.appendStringField(2, ResourceUsageKeys.annotationText(name.word))
+            let entry = out.beginMessage(PerfettoWire.InternedData.debugAnnotationNames)
+            out.appendVarintField(PerfettoWire.InternedData.iid, name.iid)
+            out.appendStringField(PerfettoWire.InternedData.name, ResourceUsageKeys.annotationText(name.word))
             out.endMessage(entry)
         }
         out.endMessage(data)

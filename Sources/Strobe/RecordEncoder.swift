@@ -1,4 +1,5 @@
 import CStrobe
+import PerfettoWire
 
 /// Encodes the records of one thread into packets; lives for one harvest.
 struct RecordEncoder {
@@ -23,7 +24,7 @@ struct RecordEncoder {
     mutating func encode(record: UnsafePointer<UInt64>) {
         let header = record[0]
         let kind = RecordLayout.kind(of: header)
-        let event = kind & 0x0F
+        let event = RecordLayout.event(of: kind)
         if event == RecordLayout.dropMarker {
             state.restartPending = true
             state.pendingCategory = 0
@@ -104,10 +105,10 @@ struct RecordEncoder {
     @inline(__always)
     mutating func beginPacket(timestamp: UInt64) -> Int {
         let timestamp = max(timestamp, state.lastTimestamp)
-        let packet = out.beginMessage(1)
-        out.appendVarintField(8, timestamp - state.lastTimestamp)
+        let packet = out.beginMessage(PerfettoWire.Trace.packet)
+        out.appendVarintField(PerfettoWire.TracePacket.timestamp, timestamp - state.lastTimestamp)
         state.lastTimestamp = timestamp
-        out.appendVarintField(10, UInt64(state.sequenceID))
+        out.appendVarintField(PerfettoWire.TracePacket.trustedPacketSequenceID, UInt64(state.sequenceID))
         return packet
     }
 
@@ -115,9 +116,9 @@ struct RecordEncoder {
     /// latest: an absolute CLOCK_BOOTTIME time, which leaves the sequence's
     /// incremental clock alone. End it with `endPacket(_:_:absolute: true)`.
     mutating func beginAbsolutePacket(boottime: UInt64) -> Int {
-        let packet = out.beginMessage(1)
-        out.appendVarintField(8, boottime)
-        out.appendVarintField(10, UInt64(state.sequenceID))
+        let packet = out.beginMessage(PerfettoWire.Trace.packet)
+        out.appendVarintField(PerfettoWire.TracePacket.timestamp, boottime)
+        out.appendVarintField(PerfettoWire.TracePacket.trustedPacketSequenceID, UInt64(state.sequenceID))
         return packet
     }
 
@@ -128,8 +129,8 @@ struct RecordEncoder {
     @inline(__always)
     mutating func endPacket(_ packet: Int, _ interning: Interning? = nil, absolute: Bool = false) {
         if let interning, !interning.isEmpty { writeInterning(interning) }
-        out.appendVarintField(13, 2)  // SEQ_NEEDS_INCREMENTAL_STATE
-        if absolute { out.appendVarintField(58, UInt64(PacketBuilder.boottimeClockID)) }
+        out.appendVarintField(PerfettoWire.TracePacket.sequenceFlags, UInt64(PerfettoWire.SequenceFlags.needsIncrementalState))
+        if absolute { out.appendVarintField(PerfettoWire.TracePacket.timestampClockID, UInt64(PerfettoWire.Clock.boottime)) }
         out.endMessage(packet)
     }
 }

@@ -81,16 +81,25 @@ enum RecordLayout {
     @inlinable @inline(__always)
     static func timestamp(of header: UInt64) -> UInt64 { header & timestampMask }
 
+    /// What happened: the low nibble of `kind`.
+    @inlinable @inline(__always)
+    static func event(of kind: UInt64) -> UInt64 { kind & 0x0F }
+
+    /// Whether `kind` has any attachment (or, for a counter, a unit): its
+    /// high nibble.
+    @inlinable @inline(__always)
+    static func hasAttachments(_ kind: UInt64) -> Bool { kind & 0xF0 != 0 }
+
     /// The parent identifier of the async begin `record` of `kind`; 0 when
     /// it has none.
     static func asyncParent(of record: UnsafePointer<UInt64>, kind: UInt64) -> UInt64 {
-        let event = kind & 0x0F
+        let event = Self.event(of: kind)
         return event == asyncBeginChild || event == asyncBeginRenamable ? record[3] : 0
     }
 
     /// Words in the fixed part of a record of `kind`, header included.
     static func fixedWords(kind: UInt64) -> Int {
-        switch kind & 0x0F {
+        switch event(of: kind) {
         case begin, instant, asyncEnd, dropMarker: return 2
         case end, categoryPrefix: return 1
         case counterInt, counterDouble, asyncBegin: return 3
@@ -106,7 +115,7 @@ enum RecordLayout {
         let kind = kind(of: record[0])
         let fixed = fixedWords(kind: kind)
         guard fixed > 0, fixed <= available else { return nil }
-        let event = kind & 0x0F
+        let event = Self.event(of: kind)
         if event == counterInt || event == counterDouble || event == dropMarker || event == categoryPrefix {
             return fixed
         }

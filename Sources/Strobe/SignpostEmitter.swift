@@ -20,7 +20,7 @@ enum SignpostCounterValue {
 
     /// The value from a counter record's kind and payload word.
     init(kind: UInt64, bits: UInt64) {
-        if kind & 0x0F == RecordLayout.counterDouble {
+        if RecordLayout.event(of: kind) == RecordLayout.counterDouble {
             self = .floatingPoint(Double(bitPattern: bits))
         } else {
             self = .integer(Int64(bitPattern: bits))

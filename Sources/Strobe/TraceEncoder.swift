@@ -57,7 +57,7 @@ final class TraceEncoder: @unchecked Sendable {
             while index < end {
                 let record = UnsafePointer(base + index)
                 guard let length = RecordLayout.length(of: record, available: end - index) else { return }
-                let event = RecordLayout.kind(of: record[0]) & 0x0F
+                let event = RecordLayout.event(of: RecordLayout.kind(of: record[0]))
                 if event == RecordLayout.asyncBegin || event == RecordLayout.asyncBeginChild
                     || event == RecordLayout.asyncBeginRenamable
                 {

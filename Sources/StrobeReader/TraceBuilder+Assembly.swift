@@ -1,9 +1,11 @@
+import PerfettoWire
+
 /// Assembling the parsed trace once every packet is read.
 extension TraceBuilder {
     mutating func finish() -> ParsedTrace {
         deferred.sort { ($0.time, $0.order) < ($1.time, $1.order) }
         for event in deferred {
-            if event.type == 1 {
+            if event.type == PerfettoWire.EventType.sliceBegin {
                 begin(track: event.track, time: event.time, name: event.name, arguments: event.arguments,
                       flows: event.flowIDs, terminating: event.terminatingFlowIDs, threadTime: nil,
                       categories: event.categories)

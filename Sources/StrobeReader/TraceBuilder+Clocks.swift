@@ -1,14 +1,16 @@
+import PerfettoWire
+
 /// Clock snapshots and timestamps on CLOCK_BOOTTIME.
 extension TraceBuilder {
     mutating func applyClockSnapshot(offset: Int) {
         // The snapshot's moment on BOOTTIME: read directly, or through a
         // builtin clock that an earlier snapshot tied to BOOTTIME.
         var bootValue: UInt64?
-        var reference = Self.boottime
-        if let boot = fields.clocks.first(where: { $0.id == Self.boottime }) {
+        var reference = PerfettoWire.Clock.boottime
+        if let boot = fields.clocks.first(where: { $0.id == PerfettoWire.Clock.boottime }) {
             bootValue = boot.timestamp &* boot.unitMultiplier
         } else {
-            for clock in fields.clocks where clock.id < 64 {
+            for clock in fields.clocks where PerfettoWire.Clock.isBuiltin(clock.id) {
                 if let converted = Self.convert(clock.timestamp &* clock.unitMultiplier, pairs: globalPairs[clock.id]) {
                     bootValue = converted
                     reference = clock.id
@@ -21,9 +23,9 @@ extension TraceBuilder {
                 file: source, offset: offset, problem: "clock snapshot with no path to CLOCK_BOOTTIME; ignored"))
             return
         }
-        for clock in fields.clocks where clock.id != Self.boottime && clock.id != reference {
+        for clock in fields.clocks where clock.id != PerfettoWire.Clock.boottime && clock.id != reference {
             let value = clock.timestamp &* clock.unitMultiplier
-            if (64..<128).contains(clock.id) {
+            if PerfettoWire.Clock.isSequenceScoped(clock.id) {
                 current.clockPairs[clock.id, default: []].append((value, bootValue))
                 if clock.isIncremental {
                     current.incremental[clock.id] = (value, clock.unitMultiplier)
@@ -41,7 +43,7 @@ extension TraceBuilder {
 
     /// The packet's time on CLOCK_BOOTTIME, or nil when it cannot be placed.
     mutating func timestamp(offset: Int) -> UInt64? {
-        let clock = fields.timestampClockID ?? current.defaultClock ?? Self.boottime
+        let clock = fields.timestampClockID ?? current.defaultClock ?? PerfettoWire.Clock.boottime
         guard let raw = fields.timestamp else { return current.lastTimestamp }
         var value = raw
         // The common case: the sequence's incremental clock, converted with
@@ -59,7 +61,7 @@ extension TraceBuilder {
             current.lastTimestamp = converted
             return converted
         }
-        if (64..<128).contains(clock) {
+        if PerfettoWire.Clock.isSequenceScoped(clock) {
             if let running = current.incremental[clock] {
                 value = running.value &+ raw &* running.multiplier
                 current.incremental[clock] = (value, running.multiplier)
@@ -69,7 +71,7 @@ extension TraceBuilder {
                 return nil
             }
             value = converted
-        } else if clock != Self.boottime && clock != 0 {
+        } else if clock != PerfettoWire.Clock.boottime && clock != 0 {
             guard let converted = Self.convert(value, pairs: globalPairs[clock]) else {
                 issues.append(TraceReadError(file: source, offset: offset, problem: "timestamp on clock \(clock) with no snapshot; event skipped"))
                 return nil

@@ -1,3 +1,5 @@
+import PerfettoWire
+
 /// Track events: names, categories, arguments, counters.
 extension TraceBuilder {
     mutating func handleEvent(time: UInt64, offset: Int) {
@@ -8,7 +10,7 @@ extension TraceBuilder {
         }
         let type = fields.event.type
         var name: UInt32 = 0
-        if type == 1 || type == 3 {
+        if type == PerfettoWire.EventType.sliceBegin || type == PerfettoWire.EventType.instant {
             if let iid = fields.event.nameIID {
                 if let known = current.eventNames[iid] {
                     name = known
@@ -58,22 +60,22 @@ extension TraceBuilder {
         let terminating = fields.event.terminatingFlowIDs.isEmpty ? [] : fields.event.terminatingFlowIDs
         eventOrder += 1
         switch type {
-        case 1, 2:
+        case PerfettoWire.EventType.sliceBegin, PerfettoWire.EventType.sliceEnd:
             if explicitTrack != nil && explicitTrack != current.defaultTrack {
                 deferred.append(DeferredEvent(
                     time: time, order: eventOrder, type: type, track: track, name: name, arguments: arguments,
                     flowIDs: flows, terminatingFlowIDs: terminating, categories: categories))
-            } else if type == 1 {
+            } else if type == PerfettoWire.EventType.sliceBegin {
                 begin(track: track, time: time, name: name, arguments: arguments, flows: flows,
                       terminating: terminating, threadTime: threadTime, categories: categories)
             } else {
                 end(track: track, time: time, arguments: arguments, flows: flows,
                     terminating: terminating, threadTime: threadTime)
             }
-        case 3:
+        case PerfettoWire.EventType.instant:
             instants.append(Instant(
                 name: names[Int(name)], track: track, tid: nil, time: time, arguments: arguments, categories: categories))
-        case 4:
+        case PerfettoWire.EventType.counter:
             if var value = fields.event.counterValue {
                 if trackInfo[track]?.counter?.isIncremental == true {
                     value += current.counterTotals[track] ?? 0

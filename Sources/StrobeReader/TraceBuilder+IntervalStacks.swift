@@ -1,3 +1,5 @@
+import PerfettoWire
+
 /// The open intervals of each track, threaded through the records.
 extension TraceBuilder {
 
@@ -153,20 +155,12 @@ extension TraceBuilder {
         var sawUsage = false
         var others: [String: TraceArgument] = [:]
         for (key, value) in arguments {
-            guard key.hasPrefix("rusage."), case .int(let number) = value else {
+            guard let argument = ResourceUsageArgument(name: key), case .int(let number) = value else {
                 others[key] = value
                 continue
             }
             sawUsage = true
-            switch key {
-            case "rusage.user_ns": usage.userNanoseconds = number
-            case "rusage.system_ns": usage.systemNanoseconds = number
-            case "rusage.voluntary_switches": usage.voluntarySwitches = number
-            case "rusage.involuntary_switches": usage.involuntarySwitches = number
-            case "rusage.minor_faults": usage.minorFaults = number
-            case "rusage.major_faults": usage.majorFaults = number
-            default: others[key] = value
-            }
+            usage[argument] = number
         }
         updateDetails(index) { values in
             if values.arguments.isEmpty {

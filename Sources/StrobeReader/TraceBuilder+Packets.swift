@@ -1,3 +1,5 @@
+import PerfettoWire
+
 /// Sequence state and the general path for one decoded packet.
 extension TraceBuilder {
     /// Makes `sequenceID`'s state the current one. Packets of one sequence
@@ -24,7 +26,7 @@ extension TraceBuilder {
     mutating func process(offset: Int) {
         activate(fields.sequenceID ?? 0)
         if fields.previousPacketDropped && !fields.firstPacketOnSequence { loss.droppedPacketMarks += 1 }
-        if fields.incrementalStateCleared || fields.sequenceFlags & Self.flagCleared != 0 {
+        if fields.incrementalStateCleared || fields.sequenceFlags & PerfettoWire.SequenceFlags.incrementalStateCleared != 0 {
             current.valid = true
             current.eventNames.removeAll()
             current.annotationNames.removeAll()
@@ -44,7 +46,7 @@ extension TraceBuilder {
         // packets that need that state are skipped (each counted, as the
         // trace processor does).
         if fields.hasInternedData, !current.valid { loss.skippedPackets += 1 }
-        if fields.sequenceFlags & Self.flagNeedsState != 0, !current.valid {
+        if fields.sequenceFlags & PerfettoWire.SequenceFlags.needsIncrementalState != 0, !current.valid {
             loss.skippedPackets += 1
             return
         }

@@ -1,3 +1,5 @@
+import PerfettoWire
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -6,10 +8,6 @@ import Glibc
 /// tracks, and slices.
 struct TraceBuilder {
     let source: String
-
-    static let boottime: UInt32 = 6
-    static let flagCleared: UInt32 = 1
-    static let flagNeedsState: UInt32 = 2
 
     struct SequenceState {
         var valid = false
@@ -131,10 +129,12 @@ struct TraceBuilder {
                 truncation = TraceReadError(file: source, offset: offset, problem: "cut off inside a packet's field tag")
                 return
             }
-            guard key == 0x0A else {
-                if key & 7 <= 5, key >> 3 != 0, reader.skip(wireType: key & 7) {
+            guard key == UInt64(PerfettoWire.Trace.packetTag) else {
+                let field = PerfettoWire.WireType.field(of: key)
+                let wireType = PerfettoWire.WireType.wireType(of: key)
+                if wireType <= 5, field != 0, reader.skip(wireType: wireType) {
                     // A field of Trace other than `packet`: not ours to read.
-                    issues.append(TraceReadError(file: source, offset: offset, problem: "skipped unknown Trace field \(key >> 3)"))
+                    issues.append(TraceReadError(file: source, offset: offset, problem: "skipped unknown Trace field \(field)"))
                     continue
                 }
                 truncation = TraceReadError(
@@ -161,7 +161,9 @@ struct TraceBuilder {
             let range = reader.position..<(reader.position + Int(length))
             reader.position = range.upperBound
             packetCount += 1
-            if usesFastPaths, readPlainSlicePacket(base, range) { continue }
+            // The hand decoder first (the densest packets without any
+            // intermediate fields), protobuf-c for whatever it does not read.
+            if usesFastPaths, let slice = FastPacketDecoder.plainSlice(base, range), readPlainSlice(slice) { continue }
             fields.reset()
             if !usesFastPaths || !FastPacketDecoder.decode(base, range, into: &fields) {
                 fields.reset()

@@ -1,4 +1,5 @@
 import Foundation
+import PerfettoWire
 import StrobeFormatting
 
 /// Flat and Chrome-format exports of a trace.
@@ -44,12 +45,7 @@ public enum TraceExport {
         for interval in trace.intervals {
             var arguments = interval.arguments
             if let usage = interval.resourceUsage {
-                arguments["rusage.user_ns"] = .int(usage.userNanoseconds)
-                arguments["rusage.system_ns"] = .int(usage.systemNanoseconds)
-                arguments["rusage.voluntary_switches"] = .int(usage.voluntarySwitches)
-                arguments["rusage.involuntary_switches"] = .int(usage.involuntarySwitches)
-                arguments["rusage.minor_faults"] = .int(usage.minorFaults)
-                arguments["rusage.major_faults"] = .int(usage.majorFaults)
+                for argument in ResourceUsageArgument.allCases { arguments[argument.name] = .int(usage[argument]) }
             }
             rows.append(Row(
                 kind: interval.isAsync ? "async_interval" : "interval", name: interval.name, tid: interval.tid,

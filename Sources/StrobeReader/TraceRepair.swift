@@ -1,3 +1,5 @@
+import PerfettoWire
+
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
@@ -38,6 +40,7 @@ public enum TraceRepair {
                 return Outcome(keptBytes: 0, packets: 0, droppedBytes: 0, problem: nil)
             }
             var reader = WireReader(base, from: 0, to: buffer.count)
+            let packetTag = UInt64(PerfettoWire.Trace.packetTag)
             var kept = 0
             var packets = 0
             var problem: String?
@@ -46,16 +49,17 @@ public enum TraceRepair {
                     problem = "cut off inside a field tag"
                     break
                 }
-                let wireType = key & 7
-                guard key >> 3 != 0, wireType != 3, wireType != 4, wireType <= 5 else {
+                let field = PerfettoWire.WireType.field(of: key)
+                let wireType = PerfettoWire.WireType.wireType(of: key)
+                guard field != 0, wireType != 3, wireType != 4, wireType <= 5 else {
                     problem = "not a field of a trace (tag 0x\(String(key, radix: 16)))"
                     break
                 }
                 guard reader.skip(wireType: wireType) else {
-                    problem = key == 0x0A ? "packet cut off" : "field \(key >> 3) cut off"
+                    problem = key == packetTag ? "packet cut off" : "field \(field) cut off"
                     break
                 }
-                if key == 0x0A { packets += 1 }
+                if key == packetTag { packets += 1 }
                 kept = reader.position
             }
             let failure = problem.map { TraceReadError(file: source, offset: kept, problem: $0) }
@@ -73,7 +77,7 @@ public enum TraceRepair {
     public static func repair(file path: String, writingTo output: String? = nil) throws(TraceReadError) -> Outcome {
         let bytes = try TraceReader.readFile(path)
         let outcome = scan(bytes, source: path)
-        if outcome.packets == 0, outcome.problem != nil, let first = bytes.first, first != 0x0A {
+        if outcome.packets == 0, outcome.problem != nil, let first = bytes.first, first != PerfettoWire.Trace.packetTag {
             throw TraceReadError(
                 file: path, offset: 0,
                 problem: "not a trace: it begins with 0x\(String(first, radix: 16)), not a packet, and holds none")
