@@ -205,7 +205,8 @@ enum PacketBuilder {
         var recorded: UInt64
         var discarded: UInt64
         var overwritten: UInt64
-        var bufferSize: UInt64
+        var orphanEnds: UInt64
+        var bufferSize: UInt64 = 0
     }
 
     /// The TraceStats packet: one buffer entry per thread.
@@ -225,6 +226,8 @@ enum PacketBuilder {
             stats.chunks_overwritten = loss.overwritten
             stats.has_trace_writer_packet_loss = 1
             stats.trace_writer_packet_loss = loss.discarded &+ loss.overwritten
+            stats.has_patches_failed = 1
+            stats.patches_failed = loss.orphanEnds
             return stats
         }
         var writers = threads.enumerated().map { index, loss -> Perfetto__Protos__TraceStats__WriterStats in

@@ -108,7 +108,7 @@ extension RecordEncoder {
             // Its begin is on a thread not encoded yet: write the end now, in
             // this sequence's time order, and the begin when it comes.
             guard shared.beginIsInTrace(id) else {
-                shared.orphanEnds += 1
+                state.orphanEnds += 1
                 return
             }
             shared.endedEarly.insert(id)

@@ -60,7 +60,7 @@ extension RecordEncoder {
 
     mutating func encodeEnd(_ record: UnsafePointer<UInt64>, kind: UInt64, timestamp: UInt64) {
         guard let open = state.stack.popLast() else {
-            shared.orphanEnds += 1
+            state.orphanEnds += 1
             return
         }
         var endUsage: cstrobe_rusage?

@@ -50,7 +50,7 @@ struct RecordEncoder {
         case RecordLayout.end:
             if category != 0, !closeAbove(category: category, timestamp: timestamp) {
                 // Its begin was skipped: the category was off then.
-                shared.orphanEnds += 1
+                state.orphanEnds += 1
             } else if kind == RecordLayout.end, let open = state.stack.last, open.usage == nil {
                 state.stack.removeLast()
                 encodePlainEnd(timestamp: timestamp)

@@ -25,6 +25,9 @@ struct SequenceState {
     var recorded: UInt64 = 0
     var discarded: UInt64 = 0
     var overwritten: UInt64 = 0
+    /// Ends left out because their begin is not in the trace: overwritten
+    /// in a ring, or recorded while its category was off.
+    var orphanEnds: UInt64 = 0
     /// A chunk partly encoded by an earlier drain, and how far.
     var partialChunk: Chunk?
     var partialWords = 0
@@ -33,6 +36,13 @@ struct SequenceState {
         self.sequenceID = sequenceID
         self.threadID = threadID
         threadUUID = (1 << 61) | threadID
+    }
+
+    /// The sequence's loss counts, for the trace's statistics.
+    var loss: PacketBuilder.ThreadLoss {
+        PacketBuilder.ThreadLoss(
+            sequenceID: sequenceID, recorded: recorded, discarded: discarded, overwritten: overwritten,
+            orphanEnds: orphanEnds)
     }
 
     func release() {

@@ -232,7 +232,7 @@ final class SessionCore: @unchecked Sendable {
                 ProcessSampler.sample()
                 nextSample = elapsed + sampleInterval
             }
-            let woken = wakeup.wait(seconds: tick)
+            wakeup.wait(seconds: tick)
             elapsed += tick
             if stopRequested.load(ordering: .acquiring) { break }
             calibration.mark()
@@ -242,7 +242,6 @@ final class SessionCore: @unchecked Sendable {
             } else {
                 drainCount.wrappingAdd(1, ordering: .releasing)
             }
-            _ = woken
         }
     }
 
@@ -321,12 +320,8 @@ final class SessionCore: @unchecked Sendable {
             encoder.encode(harvest, of: recorder, now: now)
         }
         encoder.finish(bufferSize: bufferSize)
-        do throws(TraceSessionError) {
-            try encoder.buffer.withBytes { bytes throws(TraceSessionError) in try file.append(bytes) }
-            try file.close()
-        } catch {
-            throw error
-        }
+        try encoder.buffer.withBytes { bytes throws(TraceSessionError) in try file.append(bytes) }
+        try file.close()
     }
 
     /// Statistics of the session so far.

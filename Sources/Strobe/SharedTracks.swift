@@ -24,7 +24,6 @@ struct SharedTracks {
     var renames: [UInt64: EventName] = [:]
     var nextTrackUUID: UInt64 = 16
     var invalidRecords: UInt64 = 0
-    var orphanEnds: UInt64 = 0
 
     /// Async tracks take odd ids, counters and other tracks even ones, so
     /// neither collides and both stay short on the wire.

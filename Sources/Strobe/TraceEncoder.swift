@@ -24,7 +24,7 @@ final class TraceEncoder: @unchecked Sendable {
     private var sequences: [UInt64: SequenceState] = [:]
     /// The loss counts of threads that exited and were written out, whose
     /// sequence state is released.
-    private var retiredLosses: [(sequenceID: UInt32, recorded: UInt64, discarded: UInt64, overwritten: UInt64)] = []
+    private var retiredLosses: [PacketBuilder.ThreadLoss] = []
     private var tracks = SharedTracks()
     private var nextSequenceID: UInt32 = 2
     private var points: [ClockCalibration.Point] = []
@@ -32,8 +32,6 @@ final class TraceEncoder: @unchecked Sendable {
 
     /// Records that could not be parsed (a corrupt buffer); counted in stats.
     var invalidRecords: UInt64 { tracks.invalidRecords }
-    /// Ends whose begin is not in the trace (overwritten in a ring), skipped.
-    var orphanEnds: UInt64 { tracks.orphanEnds }
 
     /// The metadata sequence: process descriptor, counters, statistics.
     static let metadataSequenceID: UInt32 = 1
@@ -120,10 +118,10 @@ final class TraceEncoder: @unchecked Sendable {
 
     /// Per-thread loss accounting for the statistics packet.
     func losses(bufferSize: UInt64) -> [PacketBuilder.ThreadLoss] {
-        let live = sequences.values.map { ($0.sequenceID, $0.recorded, $0.discarded, $0.overwritten) }
-        return (live + retiredLosses).sorted { $0.0 < $1.0 }.map {
-            PacketBuilder.ThreadLoss(
-                sequenceID: $0.0, recorded: $0.1, discarded: $0.2, overwritten: $0.3, bufferSize: bufferSize)
+        (sequences.values.map(\.loss) + retiredLosses).sorted { $0.sequenceID < $1.sequenceID }.map {
+            var loss = $0
+            loss.bufferSize = bufferSize
+            return loss
         }
     }
 
@@ -138,7 +136,7 @@ final class TraceEncoder: @unchecked Sendable {
             !tracks.heldBegins.values.contains(where: { $0.sequenceID == state.sequenceID })
         else { return }
         sequences[key] = nil
-        retiredLosses.append((state.sequenceID, state.recorded, state.discarded, state.overwritten))
+        retiredLosses.append(state.loss)
         state.release()
     }
 

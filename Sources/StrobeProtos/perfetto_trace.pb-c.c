@@ -2393,7 +2393,7 @@ const ProtobufCMessageDescriptor perfetto__protos__clock_snapshot__descriptor =
   (ProtobufCMessageInit) perfetto__protos__clock_snapshot__init,
   NULL,NULL,NULL    /* reserved[123] */
 };
-static const ProtobufCFieldDescriptor perfetto__protos__trace_stats__buffer_stats__field_descriptors[10] =
+static const ProtobufCFieldDescriptor perfetto__protos__trace_stats__buffer_stats__field_descriptors[11] =
 {
   {
     "bytes_written",
@@ -2438,6 +2438,18 @@ static const ProtobufCFieldDescriptor perfetto__protos__trace_stats__buffer_stat
     PROTOBUF_C_TYPE_UINT64,
     offsetof(Perfetto__Protos__TraceStats__BufferStats, has_write_wrap_count),
     offsetof(Perfetto__Protos__TraceStats__BufferStats, write_wrap_count),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "patches_failed",
+    6,
+    PROTOBUF_C_LABEL_OPTIONAL,
+    PROTOBUF_C_TYPE_UINT64,
+    offsetof(Perfetto__Protos__TraceStats__BufferStats, has_patches_failed),
+    offsetof(Perfetto__Protos__TraceStats__BufferStats, patches_failed),
     NULL,
     NULL,
     0,             /* flags */
@@ -2517,25 +2529,27 @@ static const ProtobufCFieldDescriptor perfetto__protos__trace_stats__buffer_stat
   },
 };
 static const unsigned perfetto__protos__trace_stats__buffer_stats__field_indices_by_name[] = {
-  4,   /* field[4] = abi_violations */
-  5,   /* field[5] = buffer_size */
-  6,   /* field[6] = bytes_overwritten */
+  5,   /* field[5] = abi_violations */
+  6,   /* field[6] = buffer_size */
+  7,   /* field[7] = bytes_overwritten */
   0,   /* field[0] = bytes_written */
-  7,   /* field[7] = chunks_discarded */
+  8,   /* field[8] = chunks_discarded */
   2,   /* field[2] = chunks_overwritten */
   1,   /* field[1] = chunks_written */
-  9,   /* field[9] = oversized_packets_dropped */
-  8,   /* field[8] = trace_writer_packet_loss */
+  10,   /* field[10] = oversized_packets_dropped */
+  4,   /* field[4] = patches_failed */
+  9,   /* field[9] = trace_writer_packet_loss */
   3,   /* field[3] = write_wrap_count */
 };
-static const ProtobufCIntRange perfetto__protos__trace_stats__buffer_stats__number_ranges[5 + 1] =
+static const ProtobufCIntRange perfetto__protos__trace_stats__buffer_stats__number_ranges[6 + 1] =
 {
   { 1, 0 },
-  { 9, 4 },
-  { 12, 5 },
-  { 18, 7 },
-  { 22, 9 },
-  { 0, 10 }
+  { 6, 4 },
+  { 9, 5 },
+  { 12, 6 },
+  { 18, 8 },
+  { 22, 10 },
+  { 0, 11 }
 };
 const ProtobufCMessageDescriptor perfetto__protos__trace_stats__buffer_stats__descriptor =
 {
@@ -2545,10 +2559,10 @@ const ProtobufCMessageDescriptor perfetto__protos__trace_stats__buffer_stats__de
   "Perfetto__Protos__TraceStats__BufferStats",
   "perfetto.protos",
   sizeof(Perfetto__Protos__TraceStats__BufferStats),
-  10,
+  11,
   perfetto__protos__trace_stats__buffer_stats__field_descriptors,
   perfetto__protos__trace_stats__buffer_stats__field_indices_by_name,
-  5,  perfetto__protos__trace_stats__buffer_stats__number_ranges,
+  6,  perfetto__protos__trace_stats__buffer_stats__number_ranges,
   (ProtobufCMessageInit) perfetto__protos__trace_stats__buffer_stats__init,
   NULL,NULL,NULL    /* reserved[123] */
 };

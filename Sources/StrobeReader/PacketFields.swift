@@ -48,7 +48,7 @@ struct PacketFields {
     }
 
     struct StatisticsFields {
-        var buffers: [(recorded: UInt64, discarded: UInt64, overwritten: UInt64)] = []
+        var buffers: [(recorded: UInt64, discarded: UInt64, overwritten: UInt64, orphanEnds: UInt64)] = []
         var writers: [(sequenceID: UInt64, buffer: Int)] = []
     }
 

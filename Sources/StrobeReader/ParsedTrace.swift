@@ -385,6 +385,10 @@ public struct DataLoss: Sendable, Hashable {
         public var discarded: UInt64
         /// Events overwritten in a ring buffer.
         public var overwritten: UInt64
+        /// Ends the writer left out because their begin is not in the
+        /// trace (overwritten in a ring, or recorded while its category
+        /// was off).
+        public var orphanEnds: UInt64 = 0
     }
 
     /// Per-thread counts from the trace's statistics.
@@ -400,8 +404,11 @@ public struct DataLoss: Sendable, Hashable {
     public var discardedEvents: UInt64 { threads.reduce(0) { $0 + $1.discarded } }
     /// Events overwritten in ring buffers.
     public var overwrittenEvents: UInt64 { threads.reduce(0) { $0 + $1.overwritten } }
+    /// Ends the writers left out because their begin is not in the trace.
+    public var orphanEnds: UInt64 { threads.reduce(0) { $0 + $1.orphanEnds } }
     /// Whether anything at all was lost.
     public var isEmpty: Bool {
-        discardedEvents == 0 && overwrittenEvents == 0 && droppedPacketMarks == 0 && skippedPackets == 0
+        discardedEvents == 0 && overwrittenEvents == 0 && orphanEnds == 0 && droppedPacketMarks == 0
+            && skippedPackets == 0
     }
 }

@@ -74,7 +74,8 @@ enum ProtobufCPacketDecoder {
                 var result = PacketFields.StatisticsFields()
                 for index in 0..<stats.n_buffer_stats {
                     guard let buffer = stats.buffer_stats[index]?.pointee else { continue }
-                    result.buffers.append((buffer.chunks_written, buffer.chunks_discarded, buffer.chunks_overwritten))
+                    result.buffers.append((
+                        buffer.chunks_written, buffer.chunks_discarded, buffer.chunks_overwritten, buffer.patches_failed))
                 }
                 for index in 0..<stats.n_writer_stats {
                     guard let writer = stats.writer_stats[index]?.pointee else { continue }

@@ -78,7 +78,7 @@ extension TraceBuilder {
             loss.threads = statistics.buffers.enumerated().map { index, buffer in
                 DataLoss.ThreadLoss(
                     sequenceID: sequenceOfBuffer[index] ?? 0, recorded: buffer.recorded,
-                    discarded: buffer.discarded, overwritten: buffer.overwritten)
+                    discarded: buffer.discarded, overwritten: buffer.overwritten, orphanEnds: buffer.orphanEnds)
             }
         }
         return ParsedTrace(

@@ -100,6 +100,10 @@ public struct TraceSummary: Sendable, Codable {
         public var skippedPackets: Int
         /// Ends without a begin.
         public var unmatchedEnds: Int
+        /// Ends the writers left out because their begin is not in the
+        /// trace (overwritten in a ring, or recorded while its category was
+        /// off).
+        public var orphanEnds: UInt64
         /// Problems met while reading, and whether the file was cut short.
         public var readIssues: Int
         /// Set when the file was cut short.
@@ -153,7 +157,7 @@ public struct TraceSummary: Sendable, Codable {
         loss = Loss(
             discardedEvents: trace.loss.discardedEvents, overwrittenEvents: trace.loss.overwrittenEvents,
             droppedPacketMarks: trace.loss.droppedPacketMarks, skippedPackets: trace.loss.skippedPackets,
-            unmatchedEnds: trace.loss.unmatchedEnds, readIssues: trace.issues.count,
+            unmatchedEnds: trace.loss.unmatchedEnds, orphanEnds: trace.loss.orphanEnds, readIssues: trace.issues.count,
             truncation: trace.truncation?.description)
 
         let origin = trace.intervals.startTimes.min() ?? 0

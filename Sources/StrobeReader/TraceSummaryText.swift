@@ -68,7 +68,9 @@ extension TraceSummary {
         var lossLines = [
             "discarded events: \(loss.discardedEvents)", "overwritten events: \(loss.overwrittenEvents)",
             "packets after a gap: \(loss.droppedPacketMarks)", "skipped packets: \(loss.skippedPackets)",
-            "ends without a begin: \(loss.unmatchedEnds)", "read problems: \(loss.readIssues)",
+            "ends without a begin: \(loss.unmatchedEnds)",
+            "ends left out by the writer (begin not in the trace): \(loss.orphanEnds)",
+            "read problems: \(loss.readIssues)",
         ]
         if let truncation = loss.truncation { lossLines.append("cut short: \(truncation)") }
         sections.append("Data loss\n" + lossLines.map { "  " + $0 }.joined(separator: "\n"))

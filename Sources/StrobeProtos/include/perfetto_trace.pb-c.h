@@ -1006,6 +1006,15 @@ struct  Perfetto__Protos__TraceStats__BufferStats
   protobuf_c_boolean has_abi_violations;
   uint64_t abi_violations;
   /*
+   * Out-of-band patches that failed because the chunk they patch was gone.
+   * Strobe: ends the writer left out because their begin is not in the
+   * trace (overwritten in a ring, or recorded while its category was off),
+   * so that no reader closes another interval with them. Shown as data
+   * loss (traced_buf_patches_failed).
+   */
+  protobuf_c_boolean has_patches_failed;
+  uint64_t patches_failed;
+  /*
    * Packets the buffer knows a writer lost, whatever the cause. Shown as
    * data loss (traced_buf_trace_writer_packet_loss).
    * Strobe: records lost by the thread for any reason (dropped plus
@@ -1022,7 +1031,7 @@ struct  Perfetto__Protos__TraceStats__BufferStats
 };
 #define PERFETTO__PROTOS__TRACE_STATS__BUFFER_STATS__INIT \
  { PROTOBUF_C_MESSAGE_INIT (&perfetto__protos__trace_stats__buffer_stats__descriptor) \
-    , 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0 }
+    , 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0 }
 
 
 /*
