@@ -2,7 +2,7 @@
 /// annotations (arguments) of its end event, in the order the SDK's records
 /// store them. The SDK writes these names; the reader gathers them back
 /// into one resource-usage value, and exports spell them out again.
-package enum ResourceUsageArgument: Int, CaseIterable, Sendable {
+public enum ResourceUsageArgument: Int, CaseIterable, Sendable {
     /// CPU time in user mode, in nanoseconds.
     case userNanoseconds
     /// CPU time in the kernel, in nanoseconds.
@@ -17,10 +17,10 @@ package enum ResourceUsageArgument: Int, CaseIterable, Sendable {
     case majorFaults
 
     /// What every name starts with.
-    package static let prefix = "rusage."
+    public static let prefix = "rusage."
 
     /// The argument's name in the trace.
-    package var name: String {
+    public var name: String {
         switch self {
         case .userNanoseconds: return "rusage.user_ns"
         case .systemNanoseconds: return "rusage.system_ns"
@@ -32,7 +32,7 @@ package enum ResourceUsageArgument: Int, CaseIterable, Sendable {
     }
 
     /// The argument named `name`, or nil for any other name.
-    package init?(name: String) {
+    public init?(name: String) {
         guard name.hasPrefix(Self.prefix), let match = Self.allCases.first(where: { $0.name == name }) else {
             return nil
         }
