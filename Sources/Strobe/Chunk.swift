@@ -2,6 +2,9 @@
 ///
 /// A chunk belongs to its thread while it is current; once sealed it belongs
 /// to the drainer, which encodes it and hands it back to the pool.
+/// `@unchecked Sendable`: its memory and counts change hands only through
+/// the recorder's lock or the pool's, or, for the part of the current chunk
+/// a drain reads, through the cursor's release store of its end.
 final class Chunk: @unchecked Sendable {
     /// The first word of the chunk.
     let base: UnsafeMutablePointer<UInt64>

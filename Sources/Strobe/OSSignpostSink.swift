@@ -7,7 +7,9 @@ import Synchronization
 /// Interval names are dynamic, so every interval is the signpost named
 /// `interval` with the Strobe name as its message; instants and counters are
 /// `event` and `counter` signposts. The signposter is used from any thread,
-/// as `os` allows; the open intervals are under a lock.
+/// as `os` allows; the open intervals are under a lock. That is why it is
+/// `@unchecked Sendable`: `OSSignposter` is not marked `Sendable`, yet is
+/// documented as safe to use from any thread.
 final class OSSignpostSink: SignpostSink, @unchecked Sendable {
     private let signposter = OSSignposter(subsystem: "dev.strobe", category: .pointsOfInterest)
     /// Open intervals by signpost id: a thread's level, or an async id.

@@ -3,44 +3,61 @@ import PerfettoWire
 /// A growable byte buffer with the protobuf wire-format primitives the
 /// encoder writes by hand on its hot path.
 ///
-/// A plain struct over manually managed memory, so the encoder can work on a
-/// local copy in its loops (no exclusivity checks on a class property) and
-/// store it back; the owner calls ``release()`` once.
+/// A struct over memory it owns, as swift-nio's `ByteBuffer`: the bytes live
+/// in a class instance whose `deinit` frees them once no buffer uses them.
+/// The pointer and capacity are kept in the buffer itself, so the encoder
+/// can work on a local copy in its loops (no exclusivity checks on a class
+/// property) and never loads through the class to write.
+///
+/// Unlike `ByteBuffer` it does not copy on write: a uniqueness check in
+/// every append slowed the encoder down in `make bench format`.
+/// The encoder moves a buffer rather than copying it (see
+/// `TraceEncoder.withRecordEncoder`), so a buffer is written only while it
+/// alone holds its memory; debug builds check that on every append.
 struct ProtoBuffer {
+    /// The memory, freed with the last buffer that uses it.
+    private final class Storage {
+        let bytes: UnsafeMutablePointer<UInt8>
+        let capacity: Int
+
+        init(capacity: Int) {
+            self.capacity = capacity
+            bytes = .allocate(capacity: capacity)
+        }
+
+        deinit { bytes.deallocate() }
+    }
+
+    private var storage: Storage
     private(set) var bytes: UnsafeMutablePointer<UInt8>
     private(set) var count = 0
     private var capacity: Int
 
+    /// An empty buffer with room for `capacity` bytes; 0 allocates almost
+    /// nothing (for a buffer that stands in while the real one is lent out).
     init(capacity: Int = 1 << 16) {
-        self.capacity = max(capacity, 64)
-        bytes = .allocate(capacity: self.capacity)
-    }
-
-    /// A placeholder that owns no memory, for while the real buffer is lent out.
-    init(empty: Void) {
-        capacity = 0
-        bytes = UnsafeMutablePointer(bitPattern: 8)!
-    }
-
-    /// Frees the memory; the buffer must not be used afterwards.
-    func release() {
-        if capacity > 0 { bytes.deallocate() }
+        storage = Storage(capacity: max(capacity, 0))
+        bytes = storage.bytes
+        self.capacity = storage.capacity
     }
 
     mutating func removeAll() { count = 0 }
 
+    /// Makes room for `extra` more bytes.
     @inline(__always)
     mutating func reserve(_ extra: Int) {
-        if count + extra > capacity { grow(to: count + extra) }
+        assert(isKnownUniquelyReferenced(&storage), "a ProtoBuffer is written while a copy shares its memory")
+        if count + extra > capacity { grow(toHold: count + extra) }
     }
 
-    private mutating func grow(to needed: Int) {
+    /// Moves the bytes into new, larger memory.
+    private mutating func grow(toHold needed: Int) {
         var newCapacity = max(capacity * 2, 64)
         while newCapacity < needed { newCapacity *= 2 }
-        let newBytes = UnsafeMutablePointer<UInt8>.allocate(capacity: newCapacity)
-        newBytes.update(from: bytes, count: count)
-        release()
-        bytes = newBytes
+        let newStorage = Storage(capacity: newCapacity)
+        newStorage.bytes.update(from: bytes, count: count)
+        storage = newStorage
+        bytes = newStorage.bytes
         capacity = newCapacity
     }
 
@@ -126,6 +143,7 @@ struct ProtoBuffer {
 
     @inline(__always)
     mutating func endMessage(_ start: Int) {
+        reserve(0)
         let length = count - start
         if length < 0x80 {
             bytes[start - 1] = UInt8(length)

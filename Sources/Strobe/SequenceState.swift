@@ -44,12 +44,6 @@ struct SequenceState {
             sequenceID: sequenceID, recorded: recorded, discarded: discarded, overwritten: overwritten,
             orphanEnds: orphanEnds)
     }
-
-    func release() {
-        eventNames.release()
-        annotationNames.release()
-        categoryNames.release()
-    }
 }
 
 struct OpenInterval {

@@ -9,6 +9,10 @@ import Darwin
 
 /// The machinery behind a ``TraceSession``: the threads that record for it,
 /// their chunk pool, the clock calibration and the background writer.
+///
+/// `@unchecked Sendable`: its state is immutable, atomic or behind a
+/// `Mutex`, except `writerThread`, which `start` sets before any other
+/// thread sees the session and only `stop` and the statistics read.
 final class SessionCore: @unchecked Sendable {
     let generation: UInt64
     let configuration: TraceConfiguration
@@ -353,6 +357,9 @@ final class SessionCore: @unchecked Sendable {
 }
 
 /// A counting semaphore with a timed wait.
+///
+/// `@unchecked Sendable`: `count` is read and written only while holding
+/// the pthread mutex, which the condition variable waits with.
 final class Semaphore: @unchecked Sendable {
     private var mutex = pthread_mutex_t()
     private var condition = pthread_cond_t()

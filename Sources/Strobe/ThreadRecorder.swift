@@ -6,7 +6,9 @@ import Synchronization
 ///
 /// The owning thread writes records without a lock through `cursor`. The lock
 /// guards only what changes hands: the list of sealed chunks, the loss counts
-/// and the link to the session.
+/// and the link to the session. Hence `@unchecked Sendable`: the cursor's
+/// memory is synchronised by its own release and acquire operations
+/// (`CStrobe.h`), the rest by the lock.
 final class ThreadRecorder: @unchecked Sendable {
     /// The hot cursor, at a stable address read by inlined code.
     let cursor: UnsafeMutablePointer<cstrobe_thread_cursor>

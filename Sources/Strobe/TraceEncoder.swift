@@ -13,7 +13,7 @@ import CStrobe
 /// The per-thread loop works on value types held in locals (the output
 /// buffer, the sequence state) and writes them back when done, which keeps
 /// the hot path free of reference-counting and exclusivity checks.
-final class TraceEncoder: @unchecked Sendable {
+final class TraceEncoder {
     /// Encoded packets not yet written out.
     var buffer = ProtoBuffer()
 
@@ -71,11 +71,6 @@ final class TraceEncoder: @unchecked Sendable {
         tracks.snapshotBegins = begins
     }
 
-    deinit {
-        buffer.release()
-        for state in sequences.values { state.release() }
-    }
-
     /// Sets the clock readings that map raw timestamps to CLOCK_BOOTTIME.
     func updateCalibration(_ points: [ClockCalibration.Point]) {
         self.points = points
@@ -106,9 +101,11 @@ final class TraceEncoder: @unchecked Sendable {
     /// Runs `body` with an encoder for one sequence. The sequence's state, the
     /// shared tracks and the output buffer move into the encoder and back
     /// out after, so nothing is copied on write.
-    private func withRecordEncoder(_ state: SequenceState, key: UInt64, _ body: (inout RecordEncoder) -> Void) {
+    private func withRecordEncoder(
+        _ state: consuming SequenceState, key: UInt64, _ body: (inout RecordEncoder) -> Void
+    ) {
         var encoder = RecordEncoder(state: state, shared: tracks, out: buffer)
-        buffer = ProtoBuffer(empty: ())
+        buffer = ProtoBuffer(capacity: 0)
         tracks = SharedTracks()
         body(&encoder)
         buffer = encoder.out
@@ -137,7 +134,6 @@ final class TraceEncoder: @unchecked Sendable {
         else { return }
         sequences[key] = nil
         retiredLosses.append(state.loss)
-        state.release()
     }
 
     // MARK: - Encoding a harvest
@@ -197,11 +193,9 @@ final class TraceEncoder: @unchecked Sendable {
     /// of renamable async intervals that never ended.
     func finish(bufferSize: UInt64) {
         writeUnendedRenamableBegins()
-        var out = buffer
-        startIfNeeded(&out)
+        startIfNeeded(&buffer)
         PacketBuilder.appendStatistics(
             losses(bufferSize: bufferSize), sequenceID: Self.metadataSequenceID,
-            invalidRecords: tracks.invalidRecords, to: &out)
-        buffer = out
+            invalidRecords: tracks.invalidRecords, to: &buffer)
     }
 }

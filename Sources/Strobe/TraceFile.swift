@@ -7,7 +7,7 @@ import Darwin
 /// An append-only trace file. Each append writes whole packets, so the file
 /// is a valid trace up to its last complete packet at every moment, even if
 /// the process is killed.
-final class TraceFile: @unchecked Sendable {
+final class TraceFile {
     let path: String
     private var descriptor: Int32
 

@@ -172,7 +172,8 @@ enum CoreBenchmarks {
     }
 }
 
-/// A small thread-safe list of results.
+/// A small thread-safe list of results; `@unchecked Sendable` because
+/// `stored` is reached only while holding `lock`.
 final class Mutex2Results: @unchecked Sendable {
     private let lock = NSLock()
     private var stored: [Double] = []

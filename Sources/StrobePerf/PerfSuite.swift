@@ -181,6 +181,9 @@ public struct PerfSuiteOptions: ParsableArguments {
 }
 
 /// Progress on a terminal (one line, rewritten) or plain lines elsewhere.
+///
+/// `@unchecked Sendable`: its one mutable property, `started`, is read and
+/// written only while holding `lock`.
 final class ProgressReporter: @unchecked Sendable {
     private let interactive: Bool
     private let lock = NSLock()

@@ -120,7 +120,8 @@ public struct StrobeSpan: Span {
 /// Records of ended spans are reused (see ``SpanRecordPool``), so the
 /// identity fields are variables; they change only while the pool holds the
 /// one reference to the record, under the pool's lock, which orders the
-/// change before any later reader.
+/// change before any later reader. That, and the lock that guards `State`,
+/// is why it is `@unchecked Sendable`.
 final class SpanRecord: @unchecked Sendable {
     struct State {
         var operationName: String
