@@ -1,12 +1,14 @@
 import PerfettoWire
 
 extension TraceBuilder {
-    /// Applies a plain slice packet, a begin with an interned name or an end
-    /// on the sequence's own track and incremental clock, in one step with
-    /// no intermediate fields, when the sequence's state allows it. Returns
-    /// false to leave the packet to the general path.
-    @inline(__always)
-    mutating func readPlainSlice(_ slice: FastPacketDecoder.PlainSlice) -> Bool {
+    /// Reads the packet in `range` when it is a plain slice (see
+    /// ``FastPacketDecoder/plainSlice(_:_:)``), a begin with an interned
+    /// name or an end on the sequence's own track and incremental clock, in
+    /// one step with no intermediate fields, when the sequence's state
+    /// allows it. Returns false to leave the packet to the general path.
+    /// One function, called once per packet from the framing loop.
+    mutating func readPlainSlicePacket(_ base: UnsafePointer<UInt8>, _ range: Range<Int>) -> Bool {
+        guard let slice = FastPacketDecoder.plainSlice(base, range) else { return false }
         activate(slice.sequenceID)
         guard current.valid, let clock = current.defaultClock, clock == current.fastClock,
             let multiplier = current.fastMultiplier, let track = current.defaultTrack

@@ -163,7 +163,7 @@ struct TraceBuilder {
             packetCount += 1
             // The hand decoder first (the densest packets without any
             // intermediate fields), protobuf-c for whatever it does not read.
-            if usesFastPaths, let slice = FastPacketDecoder.plainSlice(base, range), readPlainSlice(slice) { continue }
+            if usesFastPaths, readPlainSlicePacket(base, range) { continue }
             fields.reset()
             if !usesFastPaths || !FastPacketDecoder.decode(base, range, into: &fields) {
                 fields.reset()
