@@ -20,7 +20,7 @@ struct OrphanEndTests {
         let path = temporaryTracePath()
         defer { try? FileManager.default.removeItem(atPath: path) }
         var configuration = TraceConfiguration(outputPath: path)
-        configuration.processSamplingInterval = 0
+        configuration.processSamplingInterval = .zero
         configuration.categories = ["orphan.on"]
         let session = try TraceSession.start(configuration)
         Trace.begin("kept", category: .orphanOn)
@@ -51,7 +51,7 @@ struct OrphanEndTests {
         let path = temporaryTracePath()
         defer { try? FileManager.default.removeItem(atPath: path) }
         var configuration = TraceConfiguration(outputPath: path)
-        configuration.processSamplingInterval = 0
+        configuration.processSamplingInterval = .zero
         let session = try TraceSession.start(configuration)
         Trace.interval("whole") { Trace.interval("inner", category: .orphanOn) {} }
         try session.stop()
