@@ -2,6 +2,7 @@
 // STROBE_TRACE_OUTPUT is set, and can misbehave on request.
 //
 //   TraceChild ok|crash|hang|no-trace|fail|flood [milliseconds]
+//   TraceChild crash-capture HOW CRASHFILE [MARKER]   (see CrashCapture.swift)
 //
 // `flood` records until it is killed: bursts of intervals, each with a
 // counter of the loop index, a pause of `milliseconds` between bursts, and
@@ -18,6 +19,8 @@ case "no-trace":
     exit(0)
 case "fail":
     exit(3)
+case "crash-capture":
+    runCrashCapture(Array(CommandLine.arguments.dropFirst(2)))
 default:
     break
 }

@@ -90,6 +90,7 @@ final class SessionCore: @unchecked Sendable {
         state.encoder = TraceEncoder(
             processID: Int32(truncatingIfNeeded: cstrobe_process_id()), processName: Self.processName(),
             firstIdentifier: Trace.identifiers.load(ordering: .relaxed))
+        if let capture = configuration.crashCapture { try CrashHandler.validate(capture) }
         if let path = configuration.outputPath, configuration.whenBufferFull == .discardNewest {
             state.file = try TraceFile(creating: path)
         }
@@ -121,6 +122,7 @@ final class SessionCore: @unchecked Sendable {
     func activate() {
         pool.prefill(2)
         Self.running.withLock { $0 = self }
+        if let capture = configuration.crashCapture { CrashHandler.install(capture, for: self) }
         cstrobe_store_generation(generation)
         startWriterThread()
     }
@@ -152,6 +154,7 @@ final class SessionCore: @unchecked Sendable {
         let final = statistics()
         registry.withLock { $0.final = final }
         for recorder in recorders { recorder.detach(from: self) }
+        if configuration.crashCapture != nil { CrashHandler.uninstall() }
         pool.trim()
         if let outcome { throw outcome }
     }

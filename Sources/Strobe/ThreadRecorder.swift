@@ -31,6 +31,9 @@ final class ThreadRecorder: @unchecked Sendable {
         var exited = false
         /// Chunks held by this thread, current one included.
         var heldChunks = 0
+        /// The crash handler's view of the chunks, when the session has
+        /// crash capture (`CrashCapture.swift`).
+        var crashSlot: UnsafeMutablePointer<cstrobe_crash_thread>?
     }
 
     let shared = Mutex(Shared())
@@ -125,6 +128,11 @@ final class ThreadRecorder: @unchecked Sendable {
             state.overwritten = 0
             state.unmatchedEnds = 0
             chunk.firstEvent = 0
+            if session.configuration.crashCapture != nil {
+                state.crashSlot = cstrobe_crash_add_thread(
+                    threadID, serial, UInt64(session.recorderSettings.maximumChunks + CrashHandler.spareChunks))
+                mirrorForCrash(&state)
+            }
             return true
         }
         guard attached else {
@@ -151,7 +159,10 @@ final class ThreadRecorder: @unchecked Sendable {
 
     /// Names the thread in traces.
     func rename(_ name: String) {
-        shared.withLock { $0.name = name }
+        shared.withLock { state in
+            state.name = name
+            mirrorForCrash(&state)
+        }
     }
 
     // MARK: - Signposts
@@ -277,7 +288,10 @@ final class ThreadRecorder: @unchecked Sendable {
 
     private func noteDiscard() {
         pendingDiscards += 1
-        shared.withLock { $0.discarded += 1 }
+        shared.withLock { state in
+            state.discarded += 1
+            state.crashSlot?.pointee.discarded = state.discarded
+        }
     }
 
     private func updateFlags() {
@@ -347,6 +361,7 @@ final class ThreadRecorder: @unchecked Sendable {
             next.firstEvent = recorded
             next.usedWords = 0
             state.current = next
+            mirrorForCrash(&state)
             return next
         }
         guard let next = outcome else {
@@ -398,6 +413,7 @@ final class ThreadRecorder: @unchecked Sendable {
             } else {
                 state.sealed = []
                 state.heldChunks -= chunks.count
+                mirrorForCrash(&state)
             }
             return Harvest(
                 chunks: chunks, current: current, currentEnd: end, name: state.name,
@@ -414,6 +430,7 @@ final class ThreadRecorder: @unchecked Sendable {
     func detach(from session: SessionCore) {
         let sealed: [Chunk] = shared.withLock { state in
             guard state.session === session else { return [] }
+            releaseCrashMirror(&state)
             state.session = nil
             let sealed = state.sealed
             state.sealed = []
@@ -439,7 +456,9 @@ private func threadDidExit(_ context: UnsafeMutableRawPointer?) {
             state.sealed.append(current)
             state.current = nil
         }
+        object.mirrorForCrash(&state)
     }
+    cstrobe_crash_release_thread()
     object.cursor.pointee.generation = 0
     cstrobe_set_cursor(nil)
     recorder.release()

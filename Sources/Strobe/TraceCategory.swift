@@ -85,6 +85,10 @@ final class CategoryRegistry: Sendable {
             let index = UInt32(state.names.count)
             state.names.append(name)
             state.indices[name] = index
+            // A permanent copy, whose text a crash handler can write.
+            let copy = UnsafeMutableBufferPointer<UInt8>.allocate(capacity: max(name.utf8.count, 1))
+            _ = copy.initialize(from: name.utf8)
+            cstrobe_crash_note_category(UInt64(index), copy.baseAddress, UInt64(name.utf8.count))
             if state.generation != 0, state.selection.enables(name) {
                 cstrobe_set_category_generation(index, state.generation)
             }

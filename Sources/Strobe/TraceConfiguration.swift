@@ -91,6 +91,10 @@ public struct TraceConfiguration: Sendable {
     /// ```
     public var categories: [String] = ["*"]
 
+    /// Where the session writes its buffers if the process dies of a fatal
+    /// signal (see ``CrashCapture``). Default: nil, no handler installed.
+    public var crashCapture: CrashCapture?
+
     /// A configuration that writes to `outputPath`.
     public init(outputPath: String? = nil) {
         self.outputPath = outputPath

@@ -140,9 +140,14 @@ final class TraceEncoder {
 
     /// Encodes what a drain took from one thread.
     func encode(_ harvest: ThreadRecorder.Harvest, of recorder: ThreadRecorder, now: UInt64) {
-        let key = recorder.serial
+        encode(harvest, serial: recorder.serial, threadID: recorder.threadID, now: now)
+    }
+
+    /// Encodes records of thread `threadID`, whose recorder had `serial`
+    /// (records recovered from a crash file have no recorder here).
+    func encode(_ harvest: ThreadRecorder.Harvest, serial key: UInt64, threadID: UInt64, now: UInt64) {
         var state = sequences.removeValue(forKey: key)
-            ?? SequenceState(sequenceID: nextSequenceID, threadID: recorder.threadID)
+            ?? SequenceState(sequenceID: nextSequenceID, threadID: threadID)
         if state.sequenceID == nextSequenceID { nextSequenceID += 1 }
         startIfNeeded(&buffer)
         state.converter.update(points: points)

@@ -1,3 +1,4 @@
+import CStrobe
 import Synchronization
 
 extension Trace {
@@ -92,6 +93,10 @@ final class NameTable: Sendable {
             let id = UInt64(state.texts.count)
             state.texts.append(text)
             state.ids[text] = id
+            // A permanent copy, whose text a crash handler can write.
+            let copy = Self.permanentCopy(of: text)
+            state.utf8Copies[id] = copy
+            cstrobe_crash_note_name(Trace.Name.internedTag | id, copy.baseAddress, UInt64(copy.count))
             return Trace.Name.internedTag | id
         }
     }
@@ -140,13 +145,17 @@ final class NameTable: Sendable {
         let id = word & 0xFFFF_FFFF_FFFF
         return state.withLock { state in
             if let copy = state.utf8Copies[id] { return copy }
-            let text = id < state.texts.count ? state.texts[Int(id)] : ""
-            let copy = UnsafeMutableBufferPointer<UInt8>.allocate(capacity: max(text.utf8.count, 1))
-            _ = copy.initialize(from: text.utf8)
-            let permanent = UnsafeBufferPointer(start: copy.baseAddress, count: text.utf8.count)
+            let permanent = Self.permanentCopy(of: id < state.texts.count ? state.texts[Int(id)] : "")
             state.utf8Copies[id] = permanent
             return permanent
         }
+    }
+
+    /// The UTF-8 bytes of `text` in memory that is never freed.
+    private static func permanentCopy(of text: String) -> UnsafeBufferPointer<UInt8> {
+        let copy = UnsafeMutableBufferPointer<UInt8>.allocate(capacity: max(text.utf8.count, 1))
+        _ = copy.initialize(from: text.utf8)
+        return UnsafeBufferPointer(start: copy.baseAddress, count: text.utf8.count)
     }
 
     static func truncated(_ string: String) -> String {

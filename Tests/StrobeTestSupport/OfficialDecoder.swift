@@ -63,6 +63,7 @@ public struct OfficialDecoder {
         public var name: String
         public var categories: [String]
         public var ts: UInt64
+        public var args: [String: Value]
     }
 
     public struct Decoded: Decodable {

@@ -252,4 +252,7 @@ int cstrobe_process_name(char *buffer, size_t size);
 }
 #endif
 
+// Crash capture (the fatal-signal handler) builds on the cursor above.
+#include "CStrobeCrash.h"
+
 #endif

@@ -1,0 +1,162 @@
+// Crash capture: a handler for fatal signals that writes every registered
+// thread's buffer, and the text of the names its records use, to a crash
+// file with async-signal-safe code only. `strobe recover` turns the file into
+// a trace. See CrashCapture.swift for the Swift side and the file format.
+
+#ifndef CSTROBE_CRASH_H
+#define CSTROBE_CRASH_H
+
+#include <stdint.h>
+
+#include "CStrobe.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/// The crash file's first eight bytes.
+#define CSTROBE_CRASH_MAGIC "STRBCRSH"
+/// The version of the crash file's layout.
+#define CSTROBE_CRASH_VERSION 1
+
+/// Section tags: each section is a 16-byte header (tag, 0, payload bytes)
+/// and a payload padded to whole 8-byte words.
+#define CSTROBE_CRASH_SECTION_THREAD 1
+#define CSTROBE_CRASH_SECTION_CHUNK 2
+#define CSTROBE_CRASH_SECTION_NAME 3
+#define CSTROBE_CRASH_SECTION_CATEGORY 4
+#define CSTROBE_CRASH_SECTION_END 5
+
+/// The file header, after the magic. Every field is a little-endian word
+/// except the names.
+typedef struct cstrobe_crash_header {
+    uint64_t version;
+    uint64_t header_bytes;
+    uint64_t process_id;
+    /// The thread that received the signal.
+    uint64_t thread_id;
+    uint64_t signal;
+    int64_t signal_code;
+    uint64_t fault_address;
+    /// 1 when raw timestamps are TSC ticks, 0 for CLOCK_MONOTONIC ns.
+    uint64_t timestamp_is_tsc;
+    /// The session's raw timestamp base and CLOCK_BOOTTIME at that moment.
+    uint64_t base_raw;
+    uint64_t base_boottime_ns;
+    /// The raw timestamp source and CLOCK_BOOTTIME read in the handler.
+    uint64_t crash_raw;
+    uint64_t crash_boottime_ns;
+    /// Each thread's buffer size, in bytes.
+    uint64_t buffer_bytes;
+    char process_name[64];
+    char thread_name[16];
+} cstrobe_crash_header;
+
+/// A THREAD section's payload; the CHUNK sections of the thread follow it.
+typedef struct cstrobe_crash_thread_record {
+    uint64_t thread_id;
+    /// The recorder's serial, unique in the process.
+    uint64_t serial;
+    uint64_t recorded;
+    uint64_t discarded;
+    uint64_t overwritten;
+    /// Events in sealed chunks the handler could not reach.
+    uint64_t lost;
+    uint64_t chunk_count;
+    char name[64];
+} cstrobe_crash_thread_record;
+
+/// A CHUNK section's payload starts with these three words; the records
+/// follow, `words` of them.
+typedef struct cstrobe_crash_chunk_record {
+    uint64_t first_event;
+    uint64_t end_event;
+    uint64_t words;
+} cstrobe_crash_chunk_record;
+
+/// A sealed chunk as the handler sees it.
+typedef struct cstrobe_crash_chunk {
+    uint64_t *base;
+    uint64_t used_words;
+    uint64_t first_event;
+    uint64_t end_event;
+} cstrobe_crash_chunk;
+
+/// One recording thread's chunks, mirrored for the handler by the thread's
+/// recorder whenever they change (under the recorder's lock, off the hot
+/// path). `version` is odd while an update is in progress.
+typedef struct cstrobe_crash_thread {
+    struct cstrobe_crash_thread *next;
+    uint64_t version;
+    uint64_t thread_id;
+    uint64_t serial;
+    /// The cursor whose `published` ends the current chunk; NULL once the
+    /// thread has no current chunk.
+    cstrobe_thread_cursor *cursor;
+    uint64_t *current_base;
+    uint64_t current_words;
+    uint64_t current_first_event;
+    uint64_t discarded;
+    uint64_t overwritten;
+    uint64_t lost;
+    uint64_t sealed_count;
+    uint64_t capacity;
+    cstrobe_crash_chunk *sealed;
+    char name[64];
+} cstrobe_crash_thread;
+
+/// What the handler needs, given when a session installs it.
+typedef struct cstrobe_crash_config {
+    const char *path;
+    const char *process_name;
+    uint64_t base_raw;
+    uint64_t base_boottime_ns;
+    uint64_t buffer_bytes;
+    /// Words in the session's chunks (the handler's scratch buffer).
+    uint64_t chunk_words;
+} cstrobe_crash_config;
+
+/// Installs the handler for SIGSEGV, SIGBUS, SIGILL, SIGABRT, SIGFPE and
+/// SIGTRAP, after preallocating everything it uses. Returns 0, or an errno.
+int cstrobe_crash_install(const cstrobe_crash_config *config);
+
+/// Disarms the handler, restores the previous actions where the handler is
+/// still the installed one, and frees the thread mirrors.
+void cstrobe_crash_uninstall(void);
+
+/// A mirror for a thread that records while the handler is installed, with
+/// room for `capacity` sealed chunks; NULL when none is installed.
+cstrobe_crash_thread *cstrobe_crash_add_thread(uint64_t thread_id, uint64_t serial, uint64_t capacity);
+
+static inline void cstrobe_crash_begin_update(cstrobe_crash_thread *thread) {
+    __atomic_store_n(&thread->version, thread->version + 1, __ATOMIC_RELAXED);
+    __atomic_thread_fence(__ATOMIC_RELEASE);
+}
+
+static inline void cstrobe_crash_end_update(cstrobe_crash_thread *thread) {
+    __atomic_store_n(&thread->version, thread->version + 1, __ATOMIC_RELEASE);
+}
+
+/// Gives the calling thread an alternate signal stack, unless it has one,
+/// so that the handler runs even when the thread's stack overflowed.
+void cstrobe_crash_prepare_thread(void);
+
+/// Removes and frees the alternate stack `cstrobe_crash_prepare_thread`
+/// gave the calling thread (at its exit).
+void cstrobe_crash_release_thread(void);
+
+/// Notes the text of an interned name (`word`) or a category (index), so
+/// that the handler can write it. `text` must stay valid for the life of the
+/// process.
+void cstrobe_crash_note_name(uint64_t word, const uint8_t *text, uint64_t length);
+void cstrobe_crash_note_category(uint64_t index, const uint8_t *text, uint64_t length);
+
+/// Writes the crash file as the handler does, for `signal` at `address`,
+/// without a signal; returns 0 or an errno. For tests of the file format.
+int cstrobe_crash_write_now(int signal, uint64_t address);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif
