@@ -36,9 +36,10 @@ tsan: setup
 		--skip resourceUsageShowsAsThreadTimeAndArguments
 
 # Coverage-guided fuzzing (libFuzzer, with AddressSanitizer) of the readers
-# of untrusted files: traces (TraceReader and TraceSummary), results files
-# and CSV samples. Seeds come from scripts/fuzz-seeds.sh; the corpus grows in
-# .build/fuzz-corpus. Each input is at most 64 KiB and no single allocation
+# of untrusted files: traces (TraceReader and TraceSummary), results files,
+# CSV samples and crash files (`strobe recover`). Seeds come from
+# scripts/fuzz-seeds.sh; the corpus grows in .build/fuzz-corpus. Each input
+# is at most 64 KiB and no single allocation
 # may exceed 16 MiB. FUZZ_LIMIT bounds each run (CI passes a time limit).
 FUZZ_LIMIT ?= -runs=1000000
 FUZZ_FLAGS = -max_len=65536 -malloc_limit_mb=16 -rss_limit_mb=2048 -timeout=10 -print_final_stats=1 \
@@ -49,7 +50,7 @@ fuzz: setup
 	$(SWIFT) build
 	bash scripts/fuzz-seeds.sh .build/debug .build/fuzz-seeds
 	$(SWIFT) build $(FUZZ_BUILD)
-	for target in reader results csv; do \
+	for target in reader results csv recover; do \
 		mkdir -p .build/fuzz-corpus/$$target .build/fuzz-artifacts && \
 		LSAN_OPTIONS=suppressions=scripts/lsan-suppressions.txt ASAN_OPTIONS=malloc_context_size=4 \
 		.build/fuzz/release/StrobeFuzz $$target $(FUZZ_FLAGS) $(FUZZ_LIMIT) \

@@ -104,7 +104,7 @@ let package = Package(
 
         // MARK: Fuzzing (`make fuzz`)
 
-        .executableTarget(name: "StrobeFuzz", dependencies: ["StrobeReader", "StrobeResults", "StrobeDiff"]),
+        .executableTarget(name: "StrobeFuzz", dependencies: ["StrobeReader", "StrobeResults", "StrobeDiff", "Strobe"]),
 
         // MARK: Examples
 

@@ -8,7 +8,7 @@
 set -euo pipefail
 bin="$1"
 out="$2"
-mkdir -p "$out/reader" "$out/results" "$out/csv"
+mkdir -p "$out/reader" "$out/results" "$out/csv" "$out/recover"
 STROBE_TRACE_OUTPUT="$out/reader/child.pftrace" "$bin/TraceChild" ok 2
 STROBE_TRACE_OUTPUT="$out/reader/rusage.pftrace" STROBE_TRACE_RUSAGE='*' "$bin/TraceChild" ok 1
 "$bin/LensPipeline" --frames 3 --size 32x24 --trace "$out/reader/lens.pftrace" >/dev/null
@@ -21,4 +21,9 @@ for file in "$out"/results/*.strobe-results; do
     "$bin/strobe" results export "$file" --format csv > "$out/csv/$(basename "$file" .strobe-results).csv" 2>/dev/null || true
 done
 printf 'metric,value\nwall,1.5\nwall,1.7\ncpu,0.9\n' > "$out/csv/simple.csv"
+# Crash files of small rings (the child dies of the signal on purpose).
+for how in segv abrt; do
+    SWIFT_BACKTRACE=enable=no TRACE_CHILD_BUFFER_BYTES=8192 "$bin/TraceChild" crash-capture "$how" \
+        "$out/recover/$how.strobe-crash" 2>/dev/null || true
+done
 rm -rf "$out/.suite"

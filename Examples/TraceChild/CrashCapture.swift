@@ -8,7 +8,8 @@ import Strobe
 /// or `ill`, `abrt`, `fpe`, `trap` (the signal raised). With MARKER, a
 /// handler installed before the session (as a crash reporter would be)
 /// appends `previous handler: SIGNAL` to that file, then lets the signal
-/// end the process.
+/// end the process. Each step takes 50 µs; `TRACE_CHILD_BUFFER_BYTES` sets
+/// the ring size (default 256 KiB, which wraps in about 250 ms).
 func runCrashCapture(_ arguments: [String]) -> Never {
     guard arguments.count >= 2 else {
         FileHandle.standardError.write(Data("usage: TraceChild crash-capture HOW CRASHFILE [MARKER]\n".utf8))
@@ -18,7 +19,7 @@ func runCrashCapture(_ arguments: [String]) -> Never {
     if arguments.count >= 3 { installMarkerHandler(path: arguments[2]) }
     var configuration = TraceConfiguration()
     configuration.whenBufferFull = .overwriteOldest
-    configuration.bufferSizePerThread = 4 << 20
+    configuration.bufferSizePerThread = ProcessInfo.processInfo.environment["TRACE_CHILD_BUFFER_BYTES"].flatMap(Int.init) ?? 256 << 10
     configuration.crashCapture = .init(path: arguments[1])
     let session: TraceSession
     do {
@@ -51,10 +52,10 @@ func runCrashCapture(_ arguments: [String]) -> Never {
             Trace.instant(interned)
             Trace.instant("categorized", category: category)
         }
-        var spin = 0
-        for value in 0..<2_000 { spin &+= value }
+        let stepEnd = DispatchTime.now().uptimeNanoseconds + 50_000
+        while DispatchTime.now().uptimeNanoseconds < stepEnd {}
         Trace.end()
-        withExtendedLifetime(spin) { index += 1 }
+        index += 1
     }
     Trace.instant("last step", arguments: ["index": .int(Int64(index - 1))])
     withExtendedLifetime(session) { die(how) }

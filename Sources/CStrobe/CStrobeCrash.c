@@ -412,7 +412,8 @@ static void crash_handler(int signal, siginfo_t *info, void *context) {
     if (__atomic_compare_exchange_n(&writer_thread, &none, self, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
         int expected = 1;
         if (__atomic_compare_exchange_n(&armed, &expected, 2, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
-            uint64_t address = info != NULL ? (uint64_t)(uintptr_t)info->si_addr : 0;
+            // si_addr means something only for a fault the processor raised.
+            uint64_t address = info != NULL && info->si_code > 0 ? (uint64_t)(uintptr_t)info->si_addr : 0;
             write_crash_file(signal, info != NULL ? info->si_code : 0, address, self);
         }
         __atomic_store_n(&writing_done, 1, __ATOMIC_RELEASE);

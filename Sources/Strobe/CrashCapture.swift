@@ -29,8 +29,12 @@ extension TraceConfiguration {
     ///
     /// It suits a flight recorder (``FullBufferPolicy/overwriteOldest``),
     /// whose rings hold the last moments and reach no file otherwise. With
-    /// ``FullBufferPolicy/discardNewest`` the file holds what the background
-    /// writer had not appended to the trace yet.
+    /// ``FullBufferPolicy/discardNewest`` the file holds each thread's chunks
+    /// not yet taken by the background writer and its current chunk, whose
+    /// start the writer may have appended already: the recovered trace then
+    /// overlaps the end of the streamed one. Each thread that records gets
+    /// an alternate signal stack; a thread that never recorded and
+    /// overflows its stack dies without the file.
     ///
     /// **Other crash handlers.** The session installs its handler when it
     /// starts and keeps the action each signal had before. On a crash it
@@ -78,8 +82,8 @@ enum CrashHandler {
         }
     }
 
-    /// Arms the handler for `core`.
-    static func install(_ capture: TraceConfiguration.CrashCapture, for core: SessionCore) {
+    /// Arms the handler for `core`, before it records.
+    static func install(_ capture: TraceConfiguration.CrashCapture, for core: SessionCore) throws(TraceSessionError) {
         let first = core.calibration.snapshot().first
         let processName = SessionCore.processName()
         let result = capture.path.withCString { path in
@@ -91,7 +95,9 @@ enum CrashHandler {
                 return cstrobe_crash_install(&config)
             }
         }
-        _ = result
+        if result != 0 {
+            throw .invalidConfiguration("crashCapture: cannot install the crash handler: \(String(cString: strerror(result)))")
+        }
     }
 
     /// Disarms the handler once every thread is detached.

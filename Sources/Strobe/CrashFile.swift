@@ -75,6 +75,9 @@ struct CrashFile {
         }
         processID = try reader.word("the process id")
         threadID = try reader.word("the thread id")
+        guard processID <= UInt64(Int32.max), threadID <= UInt64(Int32.max) else {
+            throw reader.invalid(24, "process id \(processID) or thread id \(threadID) out of range")
+        }
         signal = Int32(truncatingIfNeeded: try reader.word("the signal"))
         signalCode = Int64(bitPattern: try reader.word("the signal code"))
         faultAddress = try reader.word("the fault address")
@@ -112,6 +115,9 @@ struct CrashFile {
                     overwritten: try reader.word("a count"), lost: try reader.word("a count"), name: "")
                 _ = try reader.word("a chunk count")
                 thread.name = try reader.text(64, "a thread name")
+                guard thread.threadID <= UInt64(Int32.max) else {
+                    throw reader.invalid(sectionStart, "thread id \(thread.threadID) out of range")
+                }
                 threads.append(thread)
             case UInt64(CSTROBE_CRASH_SECTION_CHUNK):
                 guard !threads.isEmpty else { throw reader.invalid(sectionStart, "a chunk before any thread") }

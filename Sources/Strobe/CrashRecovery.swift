@@ -255,7 +255,9 @@ struct NameTranslator {
     }
 
     /// Rewrites the names in the records of `words`, up to the first word
-    /// that does not start a valid record (the encoder counts it).
+    /// that does not start a valid record. A record whose arguments do not
+    /// parse gets an invalid header, so that the encoder stops there too
+    /// and counts it.
     mutating func translate(_ words: inout [UInt64]) {
         words.withUnsafeMutableBufferPointer { buffer in
             guard let base = buffer.baseAddress else { return }
@@ -278,8 +280,11 @@ struct NameTranslator {
                     } else if event != RecordLayout.end, event != RecordLayout.asyncEnd {
                         record[1] = name(record[1])
                     }
-                    if kind & RecordLayout.withArguments != 0 {
-                        translateArguments(record, length: length, kind: kind)
+                    if kind & RecordLayout.withArguments != 0,
+                        !translateArguments(record, length: length, kind: kind)
+                    {
+                        record[0] = 0
+                        return
                     }
                 }
                 index += length
@@ -287,7 +292,8 @@ struct NameTranslator {
         }
     }
 
-    private mutating func translateArguments(_ record: UnsafeMutablePointer<UInt64>, length: Int, kind: UInt64) {
+    /// Rewrites the argument keys; false when the block does not parse.
+    private mutating func translateArguments(_ record: UnsafeMutablePointer<UInt64>, length: Int, kind: UInt64) -> Bool {
         var offset = RecordLayout.fixedWords(kind: kind)
         if kind & RecordLayout.withResourceUsage != 0 { offset += RecordLayout.resourceUsageWords }
         if kind & RecordLayout.withFlow != 0 { offset += 1 }
@@ -297,11 +303,15 @@ struct NameTranslator {
         while position + 2 <= end {
             let key = record[position]
             let tag = record[position + 1]
+            guard (ArgumentEncoding.intTag...ArgumentEncoding.hexTag).contains(tag & 0xFF),
+                tag >> 8 <= UInt64(length) * 16
+            else { return false }
             let inline = ArgumentEncoding.isInlineKey(key)
             let step = 2 + ArgumentEncoding.payloadWords(tag: tag) + (inline ? (Int(key & 0xFFFF) + 7) / 8 : 0)
-            guard position + step <= end else { return }
+            guard position + step <= end else { return false }
             if !inline { record[position] = name(key) }
             position += step
         }
+        return position == end
     }
 }

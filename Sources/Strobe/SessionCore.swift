@@ -95,6 +95,7 @@ final class SessionCore: @unchecked Sendable {
             state.file = try TraceFile(creating: path)
         }
         writerLock = Mutex(state)
+        if let capture = configuration.crashCapture { try CrashHandler.install(capture, for: self) }
     }
 
     var bufferSize: UInt64 { UInt64(recorderSettings.maximumChunks * pool.chunkWords * 8) }
@@ -122,7 +123,6 @@ final class SessionCore: @unchecked Sendable {
     func activate() {
         pool.prefill(2)
         Self.running.withLock { $0 = self }
-        if let capture = configuration.crashCapture { CrashHandler.install(capture, for: self) }
         cstrobe_store_generation(generation)
         startWriterThread()
     }

@@ -1,6 +1,6 @@
 // `make fuzz`: coverage-guided fuzzing of the readers of untrusted files.
 //
-//   StrobeFuzz reader|results|csv [libFuzzer flags] [corpus directories]
+//   StrobeFuzz reader|results|csv|recover [libFuzzer flags] [corpus directories]
 //
 // Built with `--sanitize=fuzzer` and its entry point renamed (see the
 // Makefile's `fuzz`), libFuzzer's own `main` drives the chosen target
@@ -11,14 +11,16 @@
 //   reader   TraceReader.read(bytes:) and TraceSummary of the result
 //   results  ResultsFile.decode (the results-file reader)
 //   csv      the CSV samples reader behind `strobe diff`, through SampleSet.load
+//   recover  CrashRecovery.trace(fromCrashFile:), the reader behind `strobe recover`
 
 import Foundation
+import Strobe
 import StrobeDiff
 import StrobeResults
 import StrobeReader
 
 enum FuzzTarget: String, CaseIterable {
-    case reader, results, csv
+    case reader, results, csv, recover
 
     func run(_ bytes: [UInt8]) {
         switch self {
@@ -33,6 +35,8 @@ enum FuzzTarget: String, CaseIterable {
             let path = csvPath
             _ = FileManager.default.createFile(atPath: path, contents: Data(bytes))
             _ = try? SampleSet.load([path])
+        case .recover:
+            _ = try? CrashRecovery.trace(fromCrashFile: bytes, path: "fuzz")
         }
     }
 }
@@ -48,7 +52,7 @@ public func fuzzerInitialize(
     _ argc: UnsafeMutablePointer<Int32>, _ argv: UnsafeMutablePointer<UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>>
 ) -> Int32 {
     guard argc.pointee >= 2, let name = argv.pointee[1], let chosen = FuzzTarget(rawValue: String(cString: name)) else {
-        FileHandle.standardError.write(Data("usage: StrobeFuzz reader|results|csv [libFuzzer flags] [corpus]\n".utf8))
+        FileHandle.standardError.write(Data("usage: StrobeFuzz reader|results|csv|recover [libFuzzer flags] [corpus]\n".utf8))
         exit(2)
     }
     target = chosen
@@ -70,7 +74,7 @@ enum StrobeFuzz {
     static func main() {
         var arguments = CommandLine.arguments
         guard arguments.count >= 2, let chosen = FuzzTarget(rawValue: arguments[1]) else {
-            FileHandle.standardError.write(Data("usage: StrobeFuzz reader|results|csv [libFuzzer flags] [corpus]\n".utf8))
+            FileHandle.standardError.write(Data("usage: StrobeFuzz reader|results|csv|recover [libFuzzer flags] [corpus]\n".utf8))
             exit(2)
         }
         target = chosen
