@@ -267,8 +267,9 @@ static int emit_literals_of(int fd, const uint64_t *words, uint64_t count) {
 }
 
 static int emit_chunk(int fd, const uint64_t *base, uint64_t words, uint64_t first_event, uint64_t end_event) {
+    if (base == NULL) words = 0;
     if (words > scratch_words) words = scratch_words;
-    memcpy(scratch, base, words * 8);
+    if (words > 0) memcpy(scratch, base, words * 8);
     cstrobe_crash_chunk_record record = {first_event, end_event, words};
     if (emit_section(fd, CSTROBE_CRASH_SECTION_CHUNK, sizeof(record) + words * 8) != 0) return -1;
     if (emit(fd, &record, sizeof(record)) != 0) return -1;
