@@ -52,14 +52,19 @@ static cstrobe_crash_thread *threads = NULL;
 static pthread_mutex_t install_lock = PTHREAD_MUTEX_INITIALIZER;
 
 /// Texts of interned names and categories, append-only. A table that grows
-/// is copied and the old one left in place: the handler may be reading it.
+/// is copied and the old one kept, linked from the new one: the handler may
+/// be reading it.
 typedef struct crash_text {
     uint64_t key;
     const uint8_t *text;
     uint64_t length;
 } crash_text;
+typedef struct crash_text_block {
+    struct crash_text_block *previous;
+    crash_text entries[];
+} crash_text_block;
 typedef struct crash_text_table {
-    crash_text *entries;
+    crash_text_block *block;
     uint64_t count;
     uint64_t capacity;
 } crash_text_table;
@@ -72,16 +77,17 @@ static void note_text(crash_text_table *table, uint64_t key, const uint8_t *text
     uint64_t count = __atomic_load_n(&table->count, __ATOMIC_RELAXED);
     if (count == table->capacity) {
         uint64_t capacity = table->capacity == 0 ? 256 : table->capacity * 2;
-        crash_text *grown = malloc(capacity * sizeof(crash_text));
+        crash_text_block *grown = malloc(sizeof(crash_text_block) + capacity * sizeof(crash_text));
         if (grown == NULL) {
             pthread_mutex_unlock(&texts_lock);
             return;
         }
-        if (count > 0) memcpy(grown, table->entries, count * sizeof(crash_text));
-        __atomic_store_n(&table->entries, grown, __ATOMIC_RELEASE);
+        grown->previous = table->block;
+        if (count > 0) memcpy(grown->entries, table->block->entries, count * sizeof(crash_text));
+        __atomic_store_n(&table->block, grown, __ATOMIC_RELEASE);
         table->capacity = capacity;
     }
-    table->entries[count] = (crash_text){key, text, length};
+    table->block->entries[count] = (crash_text){key, text, length};
     __atomic_store_n(&table->count, count + 1, __ATOMIC_RELEASE);
     pthread_mutex_unlock(&texts_lock);
 }
@@ -321,9 +327,9 @@ static int emit_thread(int fd, cstrobe_crash_thread *thread) {
 
 static int emit_texts(int fd, crash_text_table *table, uint32_t tag) {
     uint64_t count = __atomic_load_n(&table->count, __ATOMIC_ACQUIRE);
-    crash_text *entries = __atomic_load_n(&table->entries, __ATOMIC_ACQUIRE);
+    crash_text_block *block = __atomic_load_n(&table->block, __ATOMIC_ACQUIRE);
     for (uint64_t index = 0; index < count; index++) {
-        crash_text entry = entries[index];
+        crash_text entry = block->entries[index];
         uint64_t fields[2] = {entry.key, entry.length};
         if (emit_section(fd, tag, sizeof(fields) + entry.length + (8 - entry.length % 8) % 8) != 0) return -1;
         if (emit(fd, fields, sizeof(fields)) != 0) return -1;

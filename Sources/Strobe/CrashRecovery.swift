@@ -219,11 +219,22 @@ struct NameTranslator {
         self.file = file
     }
 
-    /// This process's word for the crashed process's name word `word`;
-    /// other words (argument-key tags, 0) stay as they are.
+    /// This process's word for the crashed process's name word `word`, of
+    /// an event; the word that names an event by its name argument stays.
+    /// Any other word becomes a name, so that no word read from the file is
+    /// taken for an address.
     mutating func name(_ word: UInt64) -> UInt64 {
+        word == ArgumentEncoding.inlineNameWord ? word : translated(word)
+    }
+
+    /// This process's word for an argument key; inline keys and the key of
+    /// an event's name argument stay.
+    mutating func key(_ word: UInt64) -> UInt64 {
+        ArgumentEncoding.isInlineKey(word) || word == ArgumentEncoding.nameKey ? word : translated(word)
+    }
+
+    private mutating func translated(_ word: UInt64) -> UInt64 {
         let top = word >> 48
-        guard word != 0, top == 0xFFFF || top < 0xFFF0 else { return word }
         if let known = names[word] { return known }
         let text: String
         if let bytes = file.names[word] {
@@ -275,8 +286,20 @@ struct NameTranslator {
                 case RecordLayout.dropMarker:
                     break
                 default:
+                    // Only the attachments the recorder writes for each
+                    // kind: the encoder reads the others at other offsets.
+                    let allowed: UInt64 = switch event {
+                    case RecordLayout.begin: 0xF0
+                    case RecordLayout.end: RecordLayout.withResourceUsage
+                    default: 0xE0
+                    }
+                    guard kind & 0xF0 & ~allowed == 0 else {
+                        record[0] = 0
+                        return
+                    }
                     if event == RecordLayout.asyncEndExplicit {
-                        record[2] = name(record[2])
+                        // 0 keeps the interval's name.
+                        if record[2] != 0 { record[2] = name(record[2]) }
                     } else if event != RecordLayout.end, event != RecordLayout.asyncEnd {
                         record[1] = name(record[1])
                     }
@@ -309,7 +332,7 @@ struct NameTranslator {
             let inline = ArgumentEncoding.isInlineKey(key)
             let step = 2 + ArgumentEncoding.payloadWords(tag: tag) + (inline ? (Int(key & 0xFFFF) + 7) / 8 : 0)
             guard position + step <= end else { return false }
-            if !inline { record[position] = name(key) }
+            if !inline { record[position] = self.key(key) }
             position += step
         }
         return position == end

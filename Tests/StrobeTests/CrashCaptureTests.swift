@@ -260,6 +260,44 @@ import Testing
         }
     }
 
+    /// The byte offset of the first record of the first chunk in `bytes`.
+    static func firstRecordOffset(_ bytes: [UInt8]) -> Int? {
+        func word(_ offset: Int) -> UInt64 {
+            (0..<8).reduce(0) { $0 | UInt64(bytes[offset + $1]) << (8 * UInt64($1)) }
+        }
+        var offset = 8 + Int(word(16))
+        while offset + 16 <= bytes.count {
+            if word(offset) == UInt64(CSTROBE_CRASH_SECTION_CHUNK), word(offset + 8) >= 40 { return offset + 16 + 24 }
+            offset += 16 + Int(word(offset + 8))
+        }
+        return nil
+    }
+
+    /// Records no recorder writes, as a damaged file may hold them: a name
+    /// word that is neither a literal nor an interned name, and an instant
+    /// claiming a resource-usage attachment. Recovery names the first and
+    /// counts the second as invalid, and never reads through either.
+    @Test func foreignRecordsAreNamedOrCountedNeverFollowed() throws {
+        let sample = try Self.sampleCrashFile()
+        let offset = try #require(Self.firstRecordOffset(sample))
+        func replacingFirstRecord(_ words: [UInt64]) -> [UInt8] {
+            var bytes = sample
+            for (index, word) in words.enumerated() {
+                for byte in 0..<8 { bytes[offset + index * 8 + byte] = UInt8(truncatingIfNeeded: word >> (8 * UInt64(byte))) }
+            }
+            return bytes
+        }
+        let instant = RecordLayout.instant << 56
+        let strangeName = try CrashRecovery.trace(
+            fromCrashFile: replacingFirstRecord([instant | 5, 0xFFF5_0000_0000_1234]), path: "strange").outcome
+        #expect(strangeName.unknownNames == 1)
+        #expect(strangeName.invalidRecords == 0)
+        let withUsage = (RecordLayout.instant | RecordLayout.withResourceUsage | RecordLayout.withArguments) << 56
+        let foreignKind = try CrashRecovery.trace(
+            fromCrashFile: replacingFirstRecord([withUsage | 5]), path: "foreign").outcome
+        #expect(foreignKind.invalidRecords >= 1)
+    }
+
     @Test(.enabled(if: FileManager.default.isExecutableFile(atPath: strobe)))
     func recoverRefusesBadFilesWithStatusTwo() throws {
         let sample = try Self.sampleCrashFile()
