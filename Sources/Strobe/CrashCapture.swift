@@ -78,7 +78,7 @@ enum CrashHandler {
             directory = "."
         }
         if access(directory, W_OK) != 0 {
-            throw .cannotCreateFile(path: capture.path, reason: String(cString: strerror(errno)))
+            throw .cannotCreateFile(path: capture.path, errno: errno)
         }
     }
 
@@ -96,7 +96,9 @@ enum CrashHandler {
             }
         }
         if result != 0 {
-            throw .invalidConfiguration("crashCapture: cannot install the crash handler: \(String(cString: strerror(result)))")
+            throw TraceSessionError(
+                kind: .invalidConfiguration, errno: result,
+                problem: "crashCapture: cannot install the crash handler: \(String(cString: strerror(result)))")
         }
     }
 

@@ -62,7 +62,7 @@ public enum CrashRecovery {
             if let failure { throw failure }
             try file.close()
         } catch {
-            throw CrashRecoveryError(path: output, offset: nil, reason: error.description)
+            throw CrashRecoveryError(path: output, offset: nil, errno: error.errno, reason: "cannot write the trace: " + error.problem)
         }
         return outcome
     }
@@ -166,7 +166,7 @@ public enum CrashRecovery {
     private static func readAll(_ path: String) throws(CrashRecoveryError) -> [UInt8] {
         let descriptor = open(path, O_RDONLY | O_CLOEXEC)
         guard descriptor >= 0 else {
-            throw CrashRecoveryError(path: path, offset: nil, reason: String(cString: strerror(errno)))
+            throw CrashRecoveryError(path: path, offset: nil, errno: errno, reason: String(cString: strerror(errno)))
         }
         defer { close(descriptor) }
         var bytes: [UInt8] = []
@@ -175,7 +175,8 @@ public enum CrashRecovery {
             let count = block.withUnsafeMutableBytes { read(descriptor, $0.baseAddress, $0.count) }
             if count < 0 {
                 if errno == EINTR { continue }
-                throw CrashRecoveryError(path: path, offset: bytes.count, reason: String(cString: strerror(errno)))
+                throw CrashRecoveryError(
+                    path: path, offset: bytes.count, errno: errno, reason: String(cString: strerror(errno)))
             }
             if count == 0 { return bytes }
             bytes.append(contentsOf: block[0..<count])
@@ -190,20 +191,23 @@ public struct CrashRecoveryError: Error, Sendable, Hashable, CustomStringConvert
     /// The byte offset of the problem in the file, when it is about its
     /// contents.
     public var offset: Int?
+    /// The `errno` of the system call that failed, when one did.
+    public var errno: Int32?
     /// What is wrong.
     public var reason: String
 
     /// An error about `path` at `offset`.
-    public init(path: String, offset: Int?, reason: String) {
+    public init(path: String, offset: Int?, errno: Int32? = nil, reason: String) {
         self.path = path
         self.offset = offset
+        self.errno = errno
         self.reason = reason
     }
 
-    /// `PATH: byte OFFSET: REASON`.
+    /// `PATH: byte OFFSET: REASON (errno N)`.
     public var description: String {
-        if let offset { return "\(path): byte \(offset): \(reason)" }
-        return "\(path): \(reason)"
+        let place = offset.map { "\(path): byte \($0)" } ?? path
+        return "\(place): \(reason)" + (errno.map { " (errno \($0))" } ?? "")
     }
 }
 

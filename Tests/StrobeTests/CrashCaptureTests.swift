@@ -135,7 +135,7 @@ import Testing
         var configuration = TraceConfiguration()
         configuration.whenBufferFull = .overwriteOldest
         configuration.bufferSizePerThread = 64 << 10
-        configuration.processSamplingInterval = 0
+        configuration.processSamplingInterval = .zero
         configuration.crashCapture = .init(path: crashFile)
         let session = try TraceSession.start(configuration)
         let runTime = Trace.Name("run-time \(UInt32.random(in: 0...UInt32.max))")
@@ -197,7 +197,7 @@ import Testing
         }
         let before = [SIGSEGV, SIGBUS, SIGILL, SIGABRT, SIGFPE, SIGTRAP].map(currentAction)
         var configuration = TraceConfiguration()
-        configuration.processSamplingInterval = 0
+        configuration.processSamplingInterval = .zero
         let plain = try TraceSession.start(configuration)
         #expect([SIGSEGV, SIGBUS, SIGILL, SIGABRT, SIGFPE, SIGTRAP].map(currentAction) == before)
         try plain.stop()
@@ -226,7 +226,7 @@ import Testing
         var configuration = TraceConfiguration()
         configuration.whenBufferFull = .overwriteOldest
         configuration.bufferSizePerThread = 16 << 10
-        configuration.processSamplingInterval = 0
+        configuration.processSamplingInterval = .zero
         configuration.crashCapture = .init(path: path)
         let session = try TraceSession.start(configuration)
         for index in 0..<20 { Trace.interval("sample") { Trace.counter("sample index", index) } }
