@@ -21,6 +21,8 @@ final class SessionCore: @unchecked Sendable {
     let recorderSettings: RecorderSettings
     /// Incremented after every drain; threads waiting for memory watch it.
     let drainCount = Atomic<UInt64>(0)
+    /// The flight recorder's triggers and dumps, when it has them.
+    let dumps: TriggeredDumps?
 
     var timestampBase: UInt64 { calibration.base }
 
@@ -83,6 +85,7 @@ final class SessionCore: @unchecked Sendable {
         settings.signposts = try SignpostEmitter.make(for: configuration)
         if settings.signposts != nil { settings.flags |= UInt64(CSTROBE_FLAG_SIGNPOSTS) }
         recorderSettings = settings
+        dumps = configuration.flightRecorder.map { TriggeredDumps(settings: $0, triggers: configuration.triggers) }
         cstrobe_select_timestamp_source(configuration.allowsTimestampCounter ? 1 : 0)
         calibration = ClockCalibration()
 
@@ -151,6 +154,7 @@ final class SessionCore: @unchecked Sendable {
             }
             return state.error
         }
+        dumps?.finish(core: self, recorders: recorders)
         let final = statistics()
         registry.withLock { $0.final = final }
         for recorder in recorders { recorder.detach(from: self) }
@@ -188,6 +192,11 @@ final class SessionCore: @unchecked Sendable {
             state.session = self
             return true
         }
+    }
+
+    /// Wakes the background writer before its next flush.
+    func wakeWriter() {
+        wakeup.signal()
     }
 
     /// A thread sealed a chunk; wake the writer when memory runs short.
@@ -248,6 +257,7 @@ final class SessionCore: @unchecked Sendable {
                 writerLock.withLock { state in drain(state: &state, recorders: recorders) }
             } else {
                 drainCount.wrappingAdd(1, ordering: .releasing)
+                if let dumps { dumps.writerTurn(core: self, recorders: registry.withLock { $0.recorders }) }
             }
         }
     }
@@ -338,6 +348,7 @@ final class SessionCore: @unchecked Sendable {
         var statistics = retired
         for recorder in recorders { Self.add(recorder, to: &statistics) }
         statistics.bytesWritten = writerLock.withLock { $0.bytesWritten }
+        dumps?.add(to: &statistics)
         return statistics
     }
 

@@ -95,6 +95,16 @@ public struct TraceConfiguration: Sendable {
     /// signal (see ``CrashCapture``). Default: nil, no handler installed.
     public var crashCapture: CrashCapture?
 
+    /// Where a flight recorder dumps itself when one of ``triggers`` fires
+    /// or the app calls ``TraceSession/trigger(_:)``; nil for no dumps.
+    /// Needs ``whenBufferFull`` set to ``FullBufferPolicy/overwriteOldest``.
+    /// Default: nil.
+    public var flightRecorder: FlightRecorder?
+
+    /// The conditions that make the ``flightRecorder`` dump itself, such as
+    /// `.interval("frame", longerThan: .milliseconds(33))`. Default: none.
+    public var triggers: [Trigger] = []
+
     /// A configuration that writes to `outputPath`.
     public init(outputPath: String? = nil) {
         self.outputPath = outputPath

@@ -63,6 +63,9 @@ public final class TraceSession: Sendable {
         if let problem = CategorySelection.problem(with: configuration.categories) {
             throw .invalidConfiguration("categories: \(problem)")
         }
+        if let problem = configuration.flightRecorderProblem() {
+            throw .invalidConfiguration(problem)
+        }
         let result: Result<TraceSession, TraceSessionError> = lifecycle.withLock { _ in
             if cstrobe_load_generation() != 0 { return .failure(.alreadyRecording) }
             let sampled = configuration.samplingProbability >= 1
@@ -156,6 +159,46 @@ public final class TraceSession: Sendable {
         public var threads = 0
         /// Bytes appended to the trace file.
         public var bytesWritten: UInt64 = 0
+        /// Dumps the flight recorder wrote (see
+        /// ``TraceConfiguration/flightRecorder``).
+        public var triggeredDumps: UInt64 = 0
+        /// Triggers counted but not dumped: they fired while a dump was
+        /// recording or being written, or sooner than
+        /// ``TraceConfiguration/FlightRecorder/minimumSpacing`` after the
+        /// last dumped one.
+        public var suppressedTriggers: UInt64 = 0
+        /// Dumps that could not be written; ``lastDumpError`` says why.
+        public var failedDumps: UInt64 = 0
+    }
+
+    /// Dumps the flight recorder now: what the rings hold before this
+    /// moment and what the session records for
+    /// ``TraceConfiguration/FlightRecorder/after`` more, into a new file in
+    /// the flight recorder's directory, with `reason` in its name and in
+    /// the trace.
+    ///
+    /// Returns at once: the background writer does the work. Returns false,
+    /// and counts the trigger in ``Statistics/suppressedTriggers``, when a
+    /// dump is under way or the last one was less than
+    /// ``TraceConfiguration/FlightRecorder/minimumSpacing`` ago; also false
+    /// when the session has no flight recorder or has stopped.
+    ///
+    /// ```swift
+    /// if payment.failed { session.trigger("checkout failed") }
+    /// ```
+    @discardableResult
+    public func trigger(_ reason: String) -> Bool {
+        guard let core, let dumps = core.dumps, !stopped.load(ordering: .acquiring) else { return false }
+        let thread = ThreadRecorder.current().threadID
+        let accepted = dumps.offer(FiredTrigger(reason: reason, boottime: cstrobe_boottime_ns(), threadID: thread))
+        if accepted { core.wakeWriter() }
+        return accepted
+    }
+
+    /// Why the flight recorder's last failed dump failed, or nil when none
+    /// has failed.
+    public var lastDumpError: TraceSessionError? {
+        core?.dumps?.lastError
     }
 
     /// CPU time (user and system) the session's background thread has used

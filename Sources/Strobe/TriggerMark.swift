@@ -1,0 +1,54 @@
+/// A trigger that fired: why, when, on which thread, and what it saw.
+struct FiredTrigger: Sendable {
+    /// The reason, as the dump's file name and the `reason` argument say it.
+    var reason: String
+    /// When the condition was met, in CLOCK_BOOTTIME nanoseconds.
+    var boottime: UInt64
+    /// The kernel thread that met it; nil when not known.
+    var threadID: UInt64?
+    /// More arguments for the mark: the interval or counter and its value.
+    var arguments: [(key: String, value: Value)] = []
+
+    enum Value: Sendable {
+        case string(String)
+        case int(Int64)
+        case double(Double)
+    }
+}
+
+/// The mark a dump carries for its trigger: an instant named
+/// `strobe.trigger` with the reason and what the trigger saw as debug
+/// annotations.
+enum TriggerMark {
+    /// The instant's name.
+    static let name = "strobe.trigger"
+
+    /// Appends the mark as a packet of its own: an absolute CLOCK_BOOTTIME
+    /// time, the name and annotation keys spelled out (no interning), on
+    /// `track`. The fields go in field-number order.
+    static func append(
+        _ trigger: FiredTrigger, track: UInt64, sequenceID: UInt32, extra: [(key: String, value: FiredTrigger.Value)],
+        to buffer: inout ProtoBuffer
+    ) {
+        let packet = buffer.beginMessage(1)
+        buffer.appendVarintField(8, trigger.boottime)
+        buffer.appendVarintField(10, UInt64(sequenceID))
+        let event = buffer.beginMessage(11)
+        for (key, value) in [("reason", .string(trigger.reason))] + trigger.arguments + extra {
+            let annotation = buffer.beginMessage(4)
+            switch value {
+            case .int(let number): buffer.appendVarintField(4, UInt64(bitPattern: number))
+            case .double(let number): buffer.appendFixed64Field(5, number.bitPattern)
+            case .string(let text): buffer.appendStringField(6, text)
+            }
+            buffer.appendStringField(10, key)
+            buffer.endMessage(annotation)
+        }
+        buffer.appendVarintField(9, 3)  // TYPE_INSTANT
+        buffer.appendVarintField(11, track)
+        buffer.appendStringField(23, name)
+        buffer.endMessage(event)
+        buffer.appendVarintField(58, UInt64(PacketBuilder.boottimeClockID))
+        buffer.endMessage(packet)
+    }
+}

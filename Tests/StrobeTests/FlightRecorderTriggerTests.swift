@@ -1,0 +1,332 @@
+import Foundation
+import StrobeReader
+import StrobeTestSupport
+import Testing
+
+@testable import Strobe
+
+/// Flight-recorder triggers: what fires a dump, what a dump holds, how dumps
+/// are spaced and how many the directory keeps.
+@Suite(.serialized)
+struct FlightRecorderTriggerTests {
+    static func freshDirectory(_ name: String = #function) -> String {
+        let safe = name.filter { $0.isLetter || $0.isNumber }
+        let path = NSTemporaryDirectory() + "strobe-dumps-\(getpid())-\(safe)-\(UInt32.random(in: 0...UInt32.max))"
+        try? FileManager.default.removeItem(atPath: path)
+        return path
+    }
+
+    static func configuration(
+        directory: String, before: Duration = .milliseconds(300), after: Duration = .milliseconds(200),
+        spacing: Duration = .seconds(60), triggers: [TraceConfiguration.Trigger] = []
+    ) -> TraceConfiguration {
+        var configuration = TraceConfiguration()
+        configuration.whenBufferFull = .overwriteOldest
+        configuration.bufferSizePerThread = 4 << 20
+        configuration.flushInterval = 0.02
+        configuration.processSamplingInterval = 0
+        configuration.flightRecorder = .init(directory: directory, before: before, after: after, minimumSpacing: spacing)
+        configuration.triggers = triggers
+        return configuration
+    }
+
+    /// The dump files in `directory`, oldest first.
+    static func dumps(in directory: String) -> [String] {
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []
+        return names.filter { $0.hasSuffix(".pftrace") }.sorted()
+    }
+
+    /// Waits up to 10 s for `count` dumps to be written.
+    static func waitForDumps(_ session: TraceSession, count: UInt64) {
+        let deadline = Date().addingTimeInterval(10)
+        while session.statistics.triggeredDumps + session.statistics.failedDumps < count, Date() < deadline {
+            usleep(5000)
+        }
+    }
+
+    /// Records `frame` intervals of `length` for `duration`.
+    static func frames(for duration: Duration, length: Duration = .milliseconds(4)) {
+        let clock = ContinuousClock()
+        let end = clock.now + duration
+        while clock.now < end {
+            Trace.interval("frame") {
+                Trace.interval("layout") { sleep(for: length) }
+            }
+        }
+    }
+
+    static func sleep(for duration: Duration) {
+        usleep(UInt32(Trace.nanoseconds(duration) / 1000))
+    }
+
+    @Test(.enabled(if: OfficialDecoder.isUsable))
+    func slowFrameWritesOneDumpHoldingTheWindowAroundIt() throws {
+        let directory = Self.freshDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let session = try TraceSession.start(Self.configuration(
+            directory: directory, triggers: [.interval("frame", longerThan: .milliseconds(33))]))
+        Self.frames(for: .milliseconds(450))
+        Trace.interval("frame") { Self.sleep(for: .milliseconds(50)) }
+        Self.frames(for: .milliseconds(60))
+        // A second slow frame inside the window is counted, not dumped.
+        Trace.interval("frame") { Self.sleep(for: .milliseconds(40)) }
+        Self.frames(for: .milliseconds(300))
+        Self.waitForDumps(session, count: 1)
+        try session.stop()
+
+        let files = Self.dumps(in: directory)
+        try #require(files.count == 1, "one dump: \(files)")
+        #expect(files[0].hasSuffix("Z-frame-over-33ms.pftrace"))
+        #expect(TriggerDirectory.isDumpName(files[0]))
+        #expect(session.statistics.triggeredDumps == 1)
+        #expect(session.statistics.suppressedTriggers == 1)
+
+        let decoded = try OfficialDecoder.decode(directory + "/" + files[0])
+        #expect(decoded.errors.isEmpty, "\(decoded.errors)")
+        let marks = decoded.instants.filter { $0.name == "strobe.trigger" }
+        try #require(marks.count == 1)
+        let mark = marks[0]
+        #expect(mark.args["reason"] == OfficialDecoder.Value.string("frame over 33ms"))
+        #expect(mark.args["interval"] == OfficialDecoder.Value.string("frame"))
+        guard case .int(let duration) = mark.args["duration_ns"] else {
+            Issue.record("no duration_ns: \(mark.args)")
+            return
+        }
+        #expect(duration >= 50_000_000 && duration < 40_000_000_000)
+        // The mark sits at the slow frame's end, on its thread's track.
+        let slow = decoded.slices(named: "frame").first { ($0.dur ?? 0) >= 50_000_000 }
+        try #require(slow != nil)
+        #expect(slow!.ts + slow!.dur! == mark.ts)
+        #expect(mark.track == slow!.track)
+        // At least the configured time on each side of the trigger.
+        let frames = decoded.slices(named: "frame")
+        let first = try #require(frames.map(\.ts).min())
+        let last = try #require(frames.compactMap { slice in slice.dur.map { slice.ts + $0 } }.max())
+        #expect(mark.ts - first >= 300_000_000, "before: \(Double(mark.ts - first) / 1e6) ms")
+        #expect(last - mark.ts >= 200_000_000, "after: \(Double(last - mark.ts) / 1e6) ms")
+        // ...and not much more before it than asked for (whole chunks).
+        #expect(mark.ts - first < 450_000_000 + 60_000_000)
+
+        // Strobe's own reader finds the same mark.
+        let parsed = try TraceReader.read(contentsOf: directory + "/" + files[0])
+        let triggers = parsed.instants.filter { $0.name == TriggerMark.name }
+        #expect(triggers.count == 1)
+        #expect(triggers.first?.arguments["reason"] == TraceArgument.string("frame over 33ms"))
+    }
+
+    @Test func manualTriggersAreSpacedAndCounted() throws {
+        let directory = Self.freshDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let session = try TraceSession.start(Self.configuration(directory: directory, after: .milliseconds(50)))
+        Self.frames(for: .milliseconds(40))
+        #expect(session.trigger("checkout failed"))
+        #expect(!session.trigger("during the window"), "a dump is under way")
+        Self.frames(for: .milliseconds(80))
+        Self.waitForDumps(session, count: 1)
+        #expect(!session.trigger("too soon"), "within the minimum spacing")
+        try session.stop()
+        #expect(!session.trigger("after stop"))
+        let statistics = session.statistics
+        #expect(statistics.triggeredDumps == 1)
+        #expect(statistics.suppressedTriggers == 2)
+        #expect(statistics.failedDumps == 0)
+        let files = Self.dumps(in: directory)
+        #expect(files.count == 1)
+        #expect(files.first?.hasSuffix("-checkout-failed.pftrace") == true)
+        let parsed = try TraceReader.read(contentsOf: directory + "/" + files[0])
+        let mark = try #require(parsed.instants.first { $0.name == TriggerMark.name })
+        #expect(mark.arguments["reason"] == TraceArgument.string("checkout failed"))
+        #expect(mark.tid == Int64(cstrobe_thread_id_for_tests()), "on the calling thread's track")
+        #expect(!parsed.intervals(named: "frame").isEmpty)
+    }
+
+    @Test func directoryKeepsTheNewestDumpsWithinItsCaps() throws {
+        let directory = Self.freshDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        // Files Strobe did not write stay, whatever their number or size.
+        let foreign = ["notes.txt", "20200101T000000.000Z-Other.pftrace", "keep.pftrace"]
+        for name in foreign {
+            #expect(FileManager.default.createFile(atPath: directory + "/" + name, contents: Data(count: 100_000)))
+        }
+        var configuration = Self.configuration(directory: directory, after: .zero, spacing: .zero)
+        configuration.flightRecorder?.maximumFiles = 2
+        let session = try TraceSession.start(configuration)
+        for (index, reason) in ["one", "two", "three", "four"].enumerated() {
+            Self.frames(for: .milliseconds(15))
+            #expect(session.trigger(reason))
+            Self.waitForDumps(session, count: UInt64(index + 1))
+            usleep(2000)  // distinct milliseconds in the names
+        }
+        try session.stop()
+        let names = Self.dumps(in: directory).filter { TriggerDirectory.isDumpName($0) }
+        #expect(names.map { $0.split(separator: "-").last! } == ["three.pftrace", "four.pftrace"], "\(names)")
+        for name in foreign { #expect(FileManager.default.fileExists(atPath: directory + "/" + name)) }
+        #expect(session.statistics.triggeredDumps == 4)
+
+        // A byte cap below one dump's size keeps the newest dump only.
+        configuration.flightRecorder?.maximumFiles = 100
+        configuration.flightRecorder?.maximumBytes = 1
+        let second = try TraceSession.start(configuration)
+        for (index, reason) in ["five", "six"].enumerated() {
+            Self.frames(for: .milliseconds(15))
+            #expect(second.trigger(reason))
+            Self.waitForDumps(second, count: UInt64(index + 1))
+            usleep(2000)
+        }
+        try second.stop()
+        let left = Self.dumps(in: directory).filter { TriggerDirectory.isDumpName($0) }
+        #expect(left.count == 1 && left.first?.hasSuffix("-six.pftrace") == true, "\(left)")
+        for name in foreign { #expect(FileManager.default.fileExists(atPath: directory + "/" + name)) }
+    }
+
+    @Test func counterCrossingItsThresholdTriggersOnce() throws {
+        let directory = Self.freshDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let session = try TraceSession.start(Self.configuration(
+            directory: directory, after: .milliseconds(30), spacing: .zero,
+            triggers: [.counter("queue.depth", above: 100), .counter("free.slots", below: 2.5)]))
+        for value in [10, 50, 150, 200, 180] {
+            Trace.counter("queue.depth", value)
+            usleep(3000)
+        }
+        Self.waitForDumps(session, count: 1)
+        // Back below, then above again: a second crossing, dumped (no spacing).
+        for value in [90, 120] {
+            Trace.counter("queue.depth", value)
+            usleep(3000)
+        }
+        Self.waitForDumps(session, count: 2)
+        Trace.counter("free.slots", 3.0)
+        Trace.counter("free.slots", 1.5)
+        Self.waitForDumps(session, count: 3)
+        try session.stop()
+        let files = Self.dumps(in: directory)
+        #expect(files.filter { $0.hasSuffix("-queue-depth-above-100.pftrace") }.count == 2, "\(files)")
+        #expect(files.filter { $0.hasSuffix("-free-slots-below-2-5.pftrace") }.count == 1, "\(files)")
+        #expect(session.statistics.suppressedTriggers == 0)
+        let first = try TraceReader.read(contentsOf: directory + "/" + files.first { $0.contains("queue") }!)
+        let mark = try #require(first.instants.first { $0.name == TriggerMark.name })
+        #expect(mark.arguments["value"] == TraceArgument.double(150))
+        #expect(mark.arguments["counter"] == TraceArgument.string("queue.depth"))
+        let sample = try #require(first.counter(named: "queue.depth")?.samples.first { $0.value == 150 })
+        #expect(sample.time == mark.time)
+    }
+
+    /// A thread records flat out through a dump: the dump holds its events
+    /// from before and after the trigger with none missing where the before
+    /// and after parts meet, and the session counts every event.
+    @Test func recordingGoesOnThroughADumpAndLosesNothing() throws {
+        let directory = Self.freshDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        var configuration = Self.configuration(directory: directory, before: .seconds(5), after: .milliseconds(150))
+        configuration.bufferSizePerThread = 16 << 20
+        let session = try TraceSession.start(configuration)
+        let stop = Atomic<Bool>(false)
+        let done = DispatchSemaphore(value: 0)
+        let started = DispatchSemaphore(value: 0)
+        let recorded = Atomic<Int>(0)
+        Thread {
+            Trace.setThreadName("steady")
+            var index = 0
+            while !stop.load(ordering: .relaxed) {
+                Trace.counter("sequence", index)
+                index += 1
+                if index == 10_000 { started.signal() }
+                if index % 64 == 0 { usleep(100) }
+            }
+            recorded.store(index, ordering: .relaxed)
+            done.signal()
+        }.start()
+        started.wait()
+        usleep(50_000)
+        #expect(session.trigger("mid-run"))
+        Self.waitForDumps(session, count: 1)
+        stop.store(true, ordering: .relaxed)
+        done.wait()
+        try session.stop()
+        let statistics = session.statistics
+        #expect(statistics.discardedEvents == 0)
+        #expect(statistics.overwrittenEvents == 0)
+        #expect(statistics.recordedEvents >= UInt64(recorded.load(ordering: .relaxed)))
+
+        let files = Self.dumps(in: directory)
+        try #require(files.count == 1)
+        let parsed = try TraceReader.read(contentsOf: directory + "/" + files[0])
+        let mark = try #require(parsed.instants.first { $0.name == TriggerMark.name })
+        let values = try #require(parsed.counter(named: "sequence")).samples
+        #expect(values.first?.value == 0, "the dump begins where the thread began")
+        for (index, sample) in values.enumerated() where sample.value != Double(index) {
+            Issue.record("sample \(index) holds \(sample.value): events missing")
+            break
+        }
+        #expect(values.contains { $0.time < mark.time } && values.contains { $0.time > mark.time + 150_000_000 })
+    }
+
+    @Test func badConfigurationsNameTheProblem() throws {
+        let directory = Self.freshDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        func problem(_ change: (inout TraceConfiguration) -> Void) -> String {
+            var configuration = Self.configuration(directory: directory)
+            change(&configuration)
+            do {
+                let session = try TraceSession.start(configuration)
+                try? session.stop()
+                return "no error"
+            } catch {
+                return error.description
+            }
+        }
+        func expectProblem(
+            _ text: String, sourceLocation: SourceLocation = #_sourceLocation, _ change: (inout TraceConfiguration) -> Void
+        ) {
+            let description = problem(change)
+            #expect(description.contains(text), "\(description)", sourceLocation: sourceLocation)
+        }
+        expectProblem("triggers need a flightRecorder") { $0.flightRecorder = nil; $0.triggers = [.counter("x", above: 1)] }
+        expectProblem("whenBufferFull = .overwriteOldest") { $0.whenBufferFull = .discardNewest }
+        expectProblem("flightRecorder.before must not be negative") { $0.flightRecorder?.before = .milliseconds(-1) }
+        expectProblem("flightRecorder.after must not be negative") { $0.flightRecorder?.after = .seconds(-2) }
+        expectProblem("flightRecorder.minimumSpacing") { $0.flightRecorder?.minimumSpacing = .seconds(-1) }
+        expectProblem("flightRecorder.maximumFiles must be at least 1") { $0.flightRecorder?.maximumFiles = 0 }
+        expectProblem("flightRecorder.maximumBytes must be positive") { $0.flightRecorder?.maximumBytes = 0 }
+        expectProblem("triggers[0]: the interval name is empty") { $0.triggers = [.interval("", longerThan: .milliseconds(1))] }
+        expectProblem("triggers[1] (frame): the threshold must not be negative") { $0.triggers = [.counter("depth", above: 1), .interval("frame", longerThan: .milliseconds(-5))] }
+        expectProblem("must be a finite number") { $0.triggers = [.counter("depth", above: .nan)] }
+        expectProblem("triggers[1] (depth above 1) is listed twice") { $0.triggers = [.counter("depth", above: 1), .counter("depth", above: 1)] }
+        // A directory that cannot exist: its parent is a file.
+        let file = directory + "-file"
+        #expect(FileManager.default.createFile(atPath: file, contents: Data()))
+        defer { try? FileManager.default.removeItem(atPath: file) }
+        let notCreatable = problem { $0.flightRecorder?.directory = file + "/dumps" }
+        #expect(notCreatable.contains("flightRecorder.directory \(file)/dumps: cannot create"), "\(notCreatable)")
+        expectProblem("is not a directory") { $0.flightRecorder?.directory = file }
+        // A directory on a read-only file system.
+        let readOnly = problem { $0.flightRecorder?.directory = "/proc/self" }
+        #expect(readOnly.contains("flightRecorder.directory /proc/self is not writable"), "\(readOnly)")
+        let none = problem { _ in }
+        #expect(none == "no error")
+    }
+
+    @Test func reasonsMakeSafeFileNames() {
+        #expect(TriggerText.fileNamePart("frame over 33ms") == "frame-over-33ms")
+        #expect(TriggerText.fileNamePart("  Checkout FAILED: card/declined!! ") == "checkout-failed-card-declined")
+        #expect(TriggerText.fileNamePart("../../etc/passwd") == "etc-passwd")
+        #expect(TriggerText.fileNamePart("✈︎ ünïcode") == "n-code")
+        #expect(TriggerText.fileNamePart("") == "trigger")
+        #expect(TriggerText.fileNamePart(String(repeating: "a", count: 500)).count == 64)
+        #expect(TraceConfiguration.Trigger.interval("frame", longerThan: .milliseconds(33)).description == "frame over 33ms")
+        #expect(TraceConfiguration.Trigger.interval("load", longerThan: .milliseconds(1500)).description == "load over 1.5s")
+        #expect(TraceConfiguration.Trigger.counter("queue.depth", above: 100).description == "queue.depth above 100")
+        #expect(TriggerDirectory.isDumpName("20261123T171502.123Z-frame-over-33ms.pftrace"))
+        #expect(!TriggerDirectory.isDumpName("20261123T171502.123Z-frame-over-33ms.pftrace.partial"))
+        #expect(!TriggerDirectory.isDumpName("20261123T171502.123Z-Frame.pftrace"))
+        #expect(!TriggerDirectory.isDumpName("notes.pftrace"))
+        #expect(TriggerDirectory.timeStamp(realtime: 1_795_454_102_123_000_000) == "20261123T171502.123Z")
+    }
+}
+
+import CStrobe
+import Synchronization
+
+private func cstrobe_thread_id_for_tests() -> UInt64 { cstrobe_thread_id() }
