@@ -91,50 +91,50 @@ final class TriggerWatch {
         let capacity = scratchWords
         let scratch = scratch
         let result: (count: Int, gap: Bool, grow: Int)? = recorder.shared.withLock { state in
-            guard let current = state.current else { return nil }
-            var gap = false
-            var index: Int?  // in sealed; sealed.count means current
-            if let chunk = watch.chunk, chunk.firstEvent == watch.firstEvent {
-                if chunk === current {
-                    index = state.sealed.count
-                } else {
-                    index = state.sealed.firstIndex { $0 === chunk }
-                }
+            // The ring in order: the sealed chunks, oldest first, then the
+            // current one (none once the thread has exited).
+            let current = state.current
+            let count = state.sealed.count + (current == nil ? 0 : 1)
+            guard count > 0 else { return nil }
+            func chunk(_ position: Int) -> Chunk {
+                position < state.sealed.count ? state.sealed[position] : current!
             }
-            if index == nil {
+            var gap = false
+            var found: Int?
+            if let chunk = watch.chunk, chunk.firstEvent == watch.firstEvent {
+                found = chunk === current ? state.sealed.count : state.sealed.firstIndex { $0 === chunk }
+            }
+            if found == nil {
                 // The first look, or the ring overwrote the chunk: start at
                 // the oldest record held.
                 gap = watch.chunk != nil
-                index = 0
-                let first = state.sealed.first ?? current
-                watch.chunk = first
-                watch.firstEvent = first.firstEvent
+                watch.chunk = chunk(0)
+                watch.firstEvent = chunk(0).firstEvent
                 watch.offset = 0
             }
-            var position = index!
+            var position = found ?? 0
             while true {
-                let chunk = position < state.sealed.count ? state.sealed[position] : current
+                let next = chunk(position)
                 let end: Int
-                if chunk === current {
-                    guard let published = cstrobe_read_published(recorder.cursor), published >= chunk.base,
-                        published <= chunk.limit
-                    else { return nil }
-                    end = published - chunk.base
+                if next === current {
+                    guard let published = cstrobe_read_published(recorder.cursor), published >= next.base,
+                        published <= next.limit
+                    else { return gap ? (0, true, 0) : nil }
+                    end = published - next.base
                 } else {
-                    end = chunk.usedWords
+                    end = next.usedWords
                 }
                 if watch.offset < end {
-                    let count = end - watch.offset
-                    if count > capacity { return (0, gap, count) }
-                    scratch.update(from: chunk.base + watch.offset, count: count)
+                    let words = end - watch.offset
+                    if words > capacity { return (0, gap, words) }
+                    scratch.update(from: next.base + watch.offset, count: words)
                     watch.offset = end
-                    return (count, gap, 0)
+                    return (words, gap, 0)
                 }
-                if chunk === current { return gap ? (0, true, 0) : nil }
                 position += 1
-                let next = position < state.sealed.count ? state.sealed[position] : current
-                watch.chunk = next
-                watch.firstEvent = next.firstEvent
+                if position == count { return gap ? (0, true, 0) : nil }
+                watch.chunk = chunk(position)
+                watch.firstEvent = chunk(position).firstEvent
                 watch.offset = 0
             }
         }

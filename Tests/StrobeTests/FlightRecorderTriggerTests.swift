@@ -114,6 +114,36 @@ struct FlightRecorderTriggerTests {
         #expect(triggers.first?.arguments["reason"] == TraceArgument.string("frame over 33ms"))
     }
 
+    /// An async interval is watched too, and so is a thread that ends a slow
+    /// interval and exits at once.
+    @Test func asyncIntervalsAndExitedThreadsAreWatched() throws {
+        let directory = Self.freshDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let session = try TraceSession.start(Self.configuration(
+            directory: directory, after: .milliseconds(20), spacing: .zero,
+            triggers: [.interval("upload", longerThan: .milliseconds(20)),
+                       .interval("worker job", longerThan: .milliseconds(20))]))
+        let upload = Trace.beginAsync("upload")
+        usleep(30_000)
+        upload.end()
+        Self.waitForDumps(session, count: 1)
+        let done = DispatchSemaphore(value: 0)
+        Thread {
+            Trace.interval("worker job") { usleep(30_000) }
+            done.signal()
+        }.start()
+        done.wait()
+        Self.waitForDumps(session, count: 2)
+        try session.stop()
+        let files = Self.dumps(in: directory)
+        #expect(files.filter { $0.hasSuffix("-upload-over-20ms.pftrace") }.count == 1, "\(files)")
+        #expect(files.filter { $0.hasSuffix("-worker-job-over-20ms.pftrace") }.count == 1, "\(files)")
+        let parsed = try TraceReader.read(contentsOf: directory + "/" + files.first { $0.contains("upload") }!)
+        let mark = try #require(parsed.instants.first { $0.name == TriggerMark.name })
+        let interval = try #require(parsed.intervals(named: "upload").first)
+        #expect(interval.end == mark.time)
+    }
+
     @Test func manualTriggersAreSpacedAndCounted() throws {
         let directory = Self.freshDirectory()
         defer { try? FileManager.default.removeItem(atPath: directory) }
