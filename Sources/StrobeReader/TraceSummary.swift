@@ -110,6 +110,9 @@ public struct TraceSummary: Sendable, Codable {
         public var truncation: String?
     }
 
+    /// Flight-recorder triggers marked in the trace, in time order, with
+    /// the intervals and time around each.
+    public var triggers: [Trigger] = []
     /// Interval statistics for all threads together, longest total first.
     public var intervals: [IntervalStatistics]
     /// Interval statistics per thread.
@@ -177,6 +180,7 @@ public struct TraceSummary: Sendable, Codable {
         longIntervals = Array(long.sorted { $0.duration > $1.duration }.prefix(20))
         hitchCounts = counts
         frequentChildren = Self.frequentChildren(ended, origin: origin, threadName: threadName)
+        triggers = Self.triggers(in: trace)
     }
 
     static func statistics(name: String, thread: String?, _ intervals: [Interval]) -> IntervalStatistics {

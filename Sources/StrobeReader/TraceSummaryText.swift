@@ -4,6 +4,7 @@ extension TraceSummary {
     /// The summary as aligned text tables.
     public func renderText(perThread: Bool = true) -> String {
         var sections: [String] = []
+        if let triggers = renderTriggers() { sections.append(triggers) }
         var overall = TextTable(
             header: ["interval", "count", "total", "mean", "p50", "p90", "p99", "max", "cpu"],
             rightAligned: Set(1...8))

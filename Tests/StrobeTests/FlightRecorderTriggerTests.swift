@@ -66,7 +66,10 @@ struct FlightRecorderTriggerTests {
         let session = try TraceSession.start(Self.configuration(
             directory: directory, triggers: [.interval("frame", longerThan: .milliseconds(33))]))
         Self.frames(for: .milliseconds(450))
-        Trace.interval("frame") { Self.sleep(for: .milliseconds(50)) }
+        Trace.interval("frame") {
+            Trace.interval("decode") { Self.sleep(for: .milliseconds(5)) }
+            Trace.interval("layout") { Self.sleep(for: .milliseconds(45)) }
+        }
         Self.frames(for: .milliseconds(60))
         // A second slow frame inside the window is counted, not dumped.
         Trace.interval("frame") { Self.sleep(for: .milliseconds(40)) }
@@ -112,6 +115,22 @@ struct FlightRecorderTriggerTests {
         let triggers = parsed.instants.filter { $0.name == TriggerMark.name }
         #expect(triggers.count == 1)
         #expect(triggers.first?.arguments["reason"] == TraceArgument.string("frame over 33ms"))
+
+        // strobe summarize shows the trigger first, with the slow frame and
+        // what took its time.
+        let summary = TraceSummary(trace: parsed)
+        let trigger = try #require(summary.triggers.first)
+        #expect(summary.triggers.count == 1)
+        #expect(trigger.reason == "frame over 33ms")
+        #expect(trigger.interval?.name == "frame")
+        #expect((trigger.interval?.duration ?? 0) >= 50_000_000)
+        #expect(trigger.interval?.longestChildren.map(\.name) == ["layout", "decode"])
+        #expect(trigger.threshold == 33_000_000)
+        #expect(trigger.coveredBefore >= 300_000_000 && trigger.coveredAfter >= 200_000_000)
+        #expect(trigger.askedBefore == 300_000_000 && trigger.askedAfter == 200_000_000)
+        let text = summary.renderText()
+        #expect(text.hasPrefix("Trigger: frame over 33ms\n"), "\(text.prefix(400))")
+        #expect(text.contains("  inside    layout "))
     }
 
     /// An async interval is watched too, and so is a thread that ends a slow
