@@ -4,6 +4,7 @@
 let arguments = Set(CommandLine.arguments.dropFirst())
 if arguments.isEmpty || arguments.contains("core") { CoreBenchmarks.run() }
 if arguments.isEmpty || arguments.contains("crash") { CrashCaptureBenchmarks.run() }
+if arguments.isEmpty || arguments.contains("triggers") { TriggerBenchmarks.run() }
 if arguments.isEmpty || arguments.contains("categories") { CategoryBenchmarks.run() }
 if arguments.isEmpty || arguments.contains("async") { AsyncBenchmarks.run() }
 if arguments.isEmpty || arguments.contains("session") { SessionBenchmarks.run() }
