@@ -28,6 +28,14 @@ step "1. The instrumented app: a lens pipeline with worker threads and frame dea
 step "2. What the trace says (strobe summarize)"
 "$bin/strobe" summarize "$out/lens.pftrace" --frame-budget 16.67ms
 
+step "2b. The same app as a flight recorder: it dumps the seconds around a late frame"
+# Nothing is written until a frame takes over 33 ms (frame 90 waits for a
+# shader compile, so at least one does); then the ring's last seconds and the
+# half second after go to one file, which strobe summarize opens with the
+# trigger.
+"$bin/LensPipeline" --frames 150 --stall-frame 90 --flight-recorder "$out/flight-recorder"
+"$bin/strobe" summarize "$out/flight-recorder"/*.pftrace | sed -n '1,8p'
+
 step "3. strobe compare: the vectorized build (baseline) against the scalar build (candidate)"
 # The talk's regression: a build change turned the SIMD colour grade scalar.
 # Each round runs one process of each build, in random order; each process is
@@ -62,6 +70,7 @@ step "5. Where to look next"
 echo "Trace of the app:        $out/lens.pftrace"
 echo "  open it at https://ui.perfetto.dev (Open trace file): each interval sits beside the thread"
 echo "  that ran it; select a 'lens apply' slice to see its thread CPU time and rusage deltas."
+echo "Flight-recorder dump:    $out/flight-recorder/ (the trigger is the instant strobe.trigger)"
 echo "Pull-request comment:    $out/pr-comment.md"
 echo "HTML report with plots: $out/report.html"
 echo "Raw results:             $out/suite/baseline, $out/suite/candidate, one file per process"

@@ -24,6 +24,9 @@ public final class LensPipeline: @unchecked Sendable {
         public var kernel: Lens.Kernel = .vectorized
         /// The frame deadline, in seconds.
         public var frameBudget = 1.0 / 60
+        /// A frame that waits 45 ms for a shader compile, making it late;
+        /// nil for none.
+        public var stallingFrame: Int?
 
         /// The default pipeline.
         public init() {}
@@ -104,6 +107,9 @@ public final class LensPipeline: @unchecked Sendable {
                 Image.cameraFrame(width: configuration.width, height: configuration.height, frame: index)
             }
             Trace.counter("memory.frame_bytes", image.byteCount, unit: .bytes)
+            if index == configuration.stallingFrame {
+                Trace.interval("compile shaders") { usleep(45_000) }
+            }
             let done = DispatchGroup()
             Trace.interval("dispatch") {
                 let flow = Trace.Flow()

@@ -2,9 +2,12 @@
 // worker threads, traced with Strobe.
 //
 //   LensPipeline [--frames N] [--kernel vectorized|scalar] [--size WxH] [--trace FILE]
+//                [--flight-recorder DIR] [--stall-frame N]
 //
 // With --trace, or with STROBE_TRACE_OUTPUT set (as `strobe run` does), the
-// run is recorded to a Perfetto trace.
+// run is recorded to a Perfetto trace. With --flight-recorder, the run
+// records into a ring and dumps the seconds around any frame over 33 ms into
+// DIR; --stall-frame makes frame N wait for a shader compile, so one is late.
 
 import Foundation
 import LensKit
@@ -12,6 +15,7 @@ import Strobe
 
 var frames = 120
 var tracePath: String?
+var flightRecorderDirectory: String?
 var configuration = LensPipeline.Configuration()
 var arguments = CommandLine.arguments.dropFirst()
 while let argument = arguments.popFirst() {
@@ -42,6 +46,18 @@ while let argument = arguments.popFirst() {
             exit(2)
         }
         tracePath = value
+    case "--flight-recorder":
+        guard let value = arguments.popFirst() else {
+            FileHandle.standardError.write(Data("LensPipeline: --flight-recorder needs a directory\n".utf8))
+            exit(2)
+        }
+        flightRecorderDirectory = value
+    case "--stall-frame":
+        guard let value = arguments.popFirst().flatMap(Int.init), value >= 0 else {
+            FileHandle.standardError.write(Data("LensPipeline: --stall-frame needs a frame number\n".utf8))
+            exit(2)
+        }
+        configuration.stallingFrame = value
     default:
         FileHandle.standardError.write(Data("LensPipeline: unknown argument \(argument)\n".utf8))
         exit(2)
@@ -50,7 +66,17 @@ while let argument = arguments.popFirst() {
 
 let session: TraceSession?
 do {
-    if let tracePath {
+    if let flightRecorderDirectory {
+        // A flight recorder: nothing is written unless a frame takes more
+        // than two frame budgets, a hitch users see.
+        var traceConfiguration = TraceConfiguration()
+        traceConfiguration.whenBufferFull = .overwriteOldest
+        traceConfiguration.bufferSizePerThread = 4 << 20
+        traceConfiguration.flightRecorder = .init(
+            directory: flightRecorderDirectory, before: .seconds(2), after: .milliseconds(500))
+        traceConfiguration.triggers = [.interval("frame", longerThan: .milliseconds(33))]
+        session = try TraceSession.start(traceConfiguration)
+    } else if let tracePath {
         var traceConfiguration = TraceConfiguration(outputPath: tracePath)
         traceConfiguration.resourceUsage = .intervals(named: ["frame"])
         session = try TraceSession.start(traceConfiguration)
@@ -74,4 +100,7 @@ do {
 }
 let sorted = report.frameTimes.sorted()
 let median = sorted.isEmpty ? 0 : sorted[sorted.count / 2] * 1000
+if let statistics = session?.statistics, flightRecorderDirectory != nil {
+    print("LensPipeline: flight recorder wrote \(statistics.triggeredDumps) dump(s), \(statistics.suppressedTriggers) more trigger(s) counted")
+}
 print("LensPipeline: \(report.frames) frames, kernel \(configuration.kernel.rawValue), median frame \(String(format: "%.2f", median)) ms, \(report.missedDeadlines) over the \(String(format: "%.2f", configuration.frameBudget * 1000)) ms budget")
