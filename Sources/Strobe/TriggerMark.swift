@@ -18,7 +18,9 @@ struct FiredTrigger: Sendable {
 
 /// The mark a dump carries for its trigger: an instant named
 /// `strobe.trigger` with the reason and what the trigger saw as debug
-/// annotations.
+/// annotations, the window asked for (`before_ns`, `after_ns`) and when the
+/// rings were last taken (`recorded_until_ns`, CLOCK_BOOTTIME): the dump
+/// holds everything recorded up to then.
 enum TriggerMark {
     /// The instant's name.
     static let name = "strobe.trigger"

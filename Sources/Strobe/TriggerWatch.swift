@@ -25,6 +25,8 @@ final class TriggerWatch {
     /// Interval thresholds in nanoseconds, by trigger index (-1: not an
     /// interval trigger).
     private let thresholds: [Int64]
+    /// Whether any trigger watches intervals.
+    private let watchesIntervals: Bool
     /// Whether each counter trigger's counter is beyond its threshold now.
     private var beyond: [Bool]
     /// The armed trigger of a name word: its index, or -1; a direct-mapped
@@ -34,6 +36,14 @@ final class TriggerWatch {
     private var classified: [UInt64: Int] = [:]
     /// Async intervals of armed names still open: their trigger and start.
     private var openAsync: [UInt64: (trigger: Int, start: UInt64)] = [:]
+    /// Async ends whose begin was not seen yet, with their times (tagged
+    /// CLOCK_BOOTTIME), from this turn and the one before: an interval that
+    /// began on a thread looked at after the thread that ended it.
+    private var earlyEnds: [UInt64: UInt64] = [:]
+    private var earlierEnds: [UInt64: UInt64] = [:]
+    /// At most this many async intervals of armed names are followed at
+    /// once; past it the oldest are no longer checked.
+    private static let openAsyncLimit = 1 << 16
     private var threads: [UInt64: ThreadWatch] = [:]
     private var scratch: UnsafeMutablePointer<UInt64>
     private var scratchWords: Int
@@ -60,6 +70,7 @@ final class TriggerWatch {
             return -1
         }
         beyond = Array(repeating: false, count: triggers.count)
+        watchesIntervals = thresholds.contains { $0 >= 0 }
         scratchWords = 1 << 13
         scratch = .allocate(capacity: scratchWords)
     }
@@ -70,6 +81,13 @@ final class TriggerWatch {
     var isNeeded: Bool { !triggers.isEmpty }
 
     // MARK: Reading the rings
+
+    /// Starts a turn of looking through every thread.
+    func beginTurn() {
+        earlierEnds = earlyEnds
+        earlyEnds = [:]
+        if openAsync.count > Self.openAsyncLimit { openAsync.removeAll() }
+    }
 
     /// Looks through what `recorder` published since the last look; returns
     /// the triggers whose conditions were met, in record order.
@@ -222,25 +240,28 @@ final class TriggerWatch {
                 } else if let open = watch.open.popLast() {
                     check(open.trigger, open.start, time, thread: thread, converter: &converter, into: &fired)
                 }
-            case RecordLayout.asyncBegin, RecordLayout.asyncBeginChild:
+            case RecordLayout.asyncBegin, RecordLayout.asyncBeginChild, RecordLayout.asyncBeginRenamable:
                 let trigger = armed(record[1])
-                if trigger >= 0 { openAsync[record[2]] = (trigger, RecordLayout.timestamp(of: header)) }
-            case RecordLayout.asyncBeginRenamable:
-                let trigger = armed(record[1])
-                if trigger >= 0 {
-                    let start = converter.boottime(raw: RecordLayout.timestamp(of: header)) &- record[4]
-                    openAsync[record[2]] = (trigger, start | Self.boottimeTag)
+                guard trigger >= 0 else { break }
+                var start = RecordLayout.timestamp(of: header)
+                if kind & 0x0F == RecordLayout.asyncBeginRenamable {
+                    start = (converter.boottime(raw: start) &- record[4]) | Self.boottimeTag
                 }
-            case RecordLayout.asyncEnd:
-                if !openAsync.isEmpty, let open = openAsync.removeValue(forKey: record[1]) {
-                    check(open.trigger, open.start, RecordLayout.timestamp(of: header), thread: thread,
-                          converter: &converter, into: &fired)
+                let id = record[2]
+                if let end = earlyEnds.removeValue(forKey: id) ?? earlierEnds.removeValue(forKey: id) {
+                    check(trigger, start, end, thread: thread, converter: &converter, into: &fired)
+                } else {
+                    openAsync[id] = (trigger, start)
                 }
-            case RecordLayout.asyncEndExplicit:
-                if !openAsync.isEmpty, let open = openAsync.removeValue(forKey: record[1]) {
-                    let end = converter.boottime(raw: RecordLayout.timestamp(of: header)) &- record[3]
-                    check(open.trigger, open.start, end | Self.boottimeTag, thread: thread, converter: &converter,
-                          into: &fired)
+            case RecordLayout.asyncEnd, RecordLayout.asyncEndExplicit:
+                var end = RecordLayout.timestamp(of: header)
+                if kind & 0x0F == RecordLayout.asyncEndExplicit {
+                    end = (converter.boottime(raw: end) &- record[3]) | Self.boottimeTag
+                }
+                if let open = openAsync.removeValue(forKey: record[1]) {
+                    check(open.trigger, open.start, end, thread: thread, converter: &converter, into: &fired)
+                } else if watchesIntervals {
+                    earlyEnds[record[1]] = (end & Self.boottimeTag != 0 ? end : converter.boottime(raw: end) | Self.boottimeTag)
                 }
             case RecordLayout.counterInt, RecordLayout.counterDouble:
                 let trigger = armed(record[1])

@@ -55,6 +55,9 @@ final class TriggeredDumps: @unchecked Sendable {
     private struct Capture {
         var trigger: FiredTrigger
         var windowEnd: UInt64
+        /// When the rings were last taken: everything recorded before it is
+        /// in the dump.
+        var recordedUntil: UInt64 = 0
         var threads: [UInt64: ThreadTake] = [:]
         /// Chunks that go back to the pool once the dump is written.
         var poolChunks: [Chunk] = []
@@ -122,6 +125,7 @@ final class TriggeredDumps: @unchecked Sendable {
     func writerTurn(core: SessionCore, recorders: [ThreadRecorder]) {
         converter.update(points: core.calibration.snapshot())
         if watch.isNeeded {
+            watch.beginTurn()
             for recorder in recorders {
                 for fired in watch.scan(recorder, converter: &converter) { _ = offer(fired) }
             }
@@ -154,6 +158,7 @@ final class TriggeredDumps: @unchecked Sendable {
     private func finishCapture(core: SessionCore, recorders: [ThreadRecorder]) {
         guard var capture else { return }
         self.capture = nil
+        capture.recordedUntil = cstrobe_boottime_ns()
         take(recorders, into: &capture, before: false)
         let outcome: Result<Void, TraceSessionError>
         do throws(TraceSessionError) {
@@ -279,7 +284,8 @@ final class TriggeredDumps: @unchecked Sendable {
         TriggerMark.append(
             capture.trigger, track: track, sequenceID: TraceEncoder.metadataSequenceID,
             extra: [("before_ns", .int(Int64(clamping: Trace.nanoseconds(settings.before)))),
-                    ("after_ns", .int(Int64(clamping: Trace.nanoseconds(settings.after))))],
+                    ("after_ns", .int(Int64(clamping: Trace.nanoseconds(settings.after)))),
+                    ("recorded_until_ns", .int(Int64(clamping: capture.recordedUntil)))],
             to: &encoder.buffer)
         encoder.finish(bufferSize: core.bufferSize)
 

@@ -24,7 +24,9 @@ extension TraceSummary {
         public var threshold: Double?
         /// How much of the trace lies before the trigger, in nanoseconds.
         public var coveredBefore: UInt64
-        /// How much of the trace lies after it, in nanoseconds.
+        /// How much of the trace lies after it, in nanoseconds: to its last
+        /// event, or to when the flight recorder stopped recording for the
+        /// dump when that is later.
         public var coveredAfter: UInt64
         /// What the flight recorder was asked to keep before and after, in
         /// nanoseconds.
@@ -81,7 +83,8 @@ extension TraceSummary {
             var trigger = Trigger(
                 reason: mark.arguments["reason"]?.description ?? "trigger", at: mark.time - origin, time: mark.time,
                 thread: mark.tid.map { threadNames[$0] ?? "thread \($0)" },
-                coveredBefore: mark.time - origin, coveredAfter: max(last, mark.time) - mark.time,
+                coveredBefore: mark.time - origin,
+                coveredAfter: max(last, mark.time, number("recorded_until_ns").map { UInt64($0) } ?? 0) - mark.time,
                 askedBefore: number("before_ns").map { UInt64($0) }, askedAfter: number("after_ns").map { UInt64($0) })
             if case .string(let name) = mark.arguments["interval"] {
                 trigger.threshold = number("threshold_ns")

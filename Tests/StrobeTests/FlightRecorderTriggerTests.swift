@@ -106,7 +106,14 @@ struct FlightRecorderTriggerTests {
         let first = try #require(frames.map(\.ts).min())
         let last = try #require(frames.compactMap { slice in slice.dur.map { slice.ts + $0 } }.max())
         #expect(mark.ts - first >= 300_000_000, "before: \(Double(mark.ts - first) / 1e6) ms")
-        #expect(last - mark.ts >= 200_000_000, "after: \(Double(last - mark.ts) / 1e6) ms")
+        // The session recorded for the time after, and the dump holds what it
+        // recorded then (the last frame ends at most one frame before).
+        guard case .int(let until) = mark.args["recorded_until_ns"] else {
+            Issue.record("no recorded_until_ns: \(mark.args)")
+            return
+        }
+        #expect(UInt64(until) >= mark.ts + 200_000_000)
+        #expect(last + 25_000_000 >= UInt64(until), "after: \(Double(last - mark.ts) / 1e6) ms")
         // ...and not much more before it than asked for (whole chunks).
         #expect(mark.ts - first < 450_000_000 + 60_000_000)
 
@@ -153,9 +160,21 @@ struct FlightRecorderTriggerTests {
         }.start()
         done.wait()
         Self.waitForDumps(session, count: 2)
+        // Begun on a thread that registers after this one, ended here: the
+        // writer may see the end before the begin.
+        let handOff = Synchronization.Mutex<Trace.AsyncInterval?>(nil)
+        Thread {
+            Trace.instant("register")
+            handOff.withLock { $0 = Trace.beginAsync("upload") }
+            done.signal()
+        }.start()
+        done.wait()
+        usleep(30_000)
+        handOff.withLock { $0?.end() }
+        Self.waitForDumps(session, count: 3)
         try session.stop()
         let files = Self.dumps(in: directory)
-        #expect(files.filter { $0.hasSuffix("-upload-over-20ms.pftrace") }.count == 1, "\(files)")
+        #expect(files.filter { $0.hasSuffix("-upload-over-20ms.pftrace") }.count == 2, "\(files)")
         #expect(files.filter { $0.hasSuffix("-worker-job-over-20ms.pftrace") }.count == 1, "\(files)")
         let parsed = try TraceReader.read(contentsOf: directory + "/" + files.first { $0.contains("upload") }!)
         let mark = try #require(parsed.instants.first { $0.name == TriggerMark.name })
