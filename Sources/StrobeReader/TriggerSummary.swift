@@ -80,12 +80,17 @@ extension TraceSummary {
         return marks.sorted { $0.time < $1.time }.map { mark in
             let origin = min(first, mark.time)
             func number(_ key: String) -> Double? { mark.arguments[key]?.number }
+            // A time argument, when it is one (a damaged file may hold anything).
+            func nanoseconds(_ key: String) -> UInt64? {
+                guard let value = number(key), value.isFinite, value >= 0, value < 1.8e19 else { return nil }
+                return UInt64(value)
+            }
             var trigger = Trigger(
                 reason: mark.arguments["reason"]?.description ?? "trigger", at: mark.time - origin, time: mark.time,
                 thread: mark.tid.map { threadNames[$0] ?? "thread \($0)" },
                 coveredBefore: mark.time - origin,
-                coveredAfter: max(last, mark.time, number("recorded_until_ns").map { UInt64($0) } ?? 0) - mark.time,
-                askedBefore: number("before_ns").map { UInt64($0) }, askedAfter: number("after_ns").map { UInt64($0) })
+                coveredAfter: max(last, mark.time, nanoseconds("recorded_until_ns") ?? 0) - mark.time,
+                askedBefore: nanoseconds("before_ns"), askedAfter: nanoseconds("after_ns"))
             if case .string(let name) = mark.arguments["interval"] {
                 trigger.threshold = number("threshold_ns")
                 trigger.interval = around(name, endingAt: mark.time, tid: mark.tid, in: trace, origin: origin)
