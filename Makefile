@@ -28,7 +28,7 @@ test: setup
 # directory of their own; the first report fails the run. Resident-memory
 # checks skip themselves under the sanitizer, and one test that compares CPU
 # time with wall time is left out (the sanitizer slows threads unevenly).
-TSAN_SUITES = RecordingTests|QuiescenceTests|RingBoundTests|StressTests|StrobeReaderTests
+TSAN_SUITES = RecordingTests|QuiescenceTests|RingBoundTests|StressTests|StrobeReaderTests|FlightRecorderTriggerTests
 tsan: setup
 	$(SWIFT) build --build-tests --sanitize=thread --build-path .build/tsan
 	TSAN_OPTIONS="halt_on_error=1 abort_on_error=1 $(TSAN_OPTIONS)" $(SWIFT) test --skip-build --no-parallel \
