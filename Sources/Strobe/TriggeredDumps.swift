@@ -130,8 +130,7 @@ final class TriggeredDumps: @unchecked Sendable {
                 for fired in watch.scan(recorder, converter: &converter) { _ = offer(fired) }
             }
         }
-        if capture == nil, let trigger = decisions.withLock({ $0.pending }) {
-            decisions.withLock { $0.pending = nil }
+        if capture == nil, let trigger = takePending() {
             var capture = Capture(
                 trigger: trigger, windowEnd: trigger.boottime &+ Trace.nanoseconds(settings.after))
             take(recorders, into: &capture, before: true)
@@ -146,13 +145,20 @@ final class TriggeredDumps: @unchecked Sendable {
     /// is still open with what it has, and one accepted but not started.
     func finish(core: SessionCore, recorders: [ThreadRecorder]) {
         converter.update(points: core.calibration.snapshot())
-        if capture == nil, let trigger = decisions.withLock({ $0.pending }) {
-            decisions.withLock { $0.pending = nil }
+        if capture == nil, let trigger = takePending() {
             var capture = Capture(trigger: trigger, windowEnd: trigger.boottime)
             take(recorders, into: &capture, before: true)
             self.capture = capture
         }
         if capture != nil { finishCapture(core: core, recorders: recorders) }
+    }
+
+    /// The accepted trigger whose capture has not started, taken.
+    private func takePending() -> FiredTrigger? {
+        decisions.withLock { state in
+            defer { state.pending = nil }
+            return state.pending
+        }
     }
 
     private func finishCapture(core: SessionCore, recorders: [ThreadRecorder]) {
