@@ -138,6 +138,14 @@ struct FlightRecorderTriggerTests {
         let text = summary.renderText()
         #expect(text.hasPrefix("Trigger: frame over 33ms\n"), "\(text.prefix(400))")
         #expect(text.contains("  inside    layout "))
+        if CommandLineTests.strobeIsBuilt {
+            let outcome = try runProgram(CommandLineTests.strobe, ["summarize", directory + "/" + files[0]])
+            #expect(outcome.status == 0)
+            let lines = outcome.output.split(separator: "\n", omittingEmptySubsequences: false)
+            #expect(lines.count > 3 && lines[2] == "Trigger: frame over 33ms", "\(outcome.output.prefix(400))")
+            let json = try runProgram(CommandLineTests.strobe, ["summarize", "--format", "json", directory + "/" + files[0]])
+            #expect(json.output.contains("\"reason\" : \"frame over 33ms\""), "\(json.output.prefix(300))")
+        }
     }
 
     /// An async interval is watched too, and so is a thread that ends a slow
