@@ -34,8 +34,11 @@ extension TraceConfiguration {
     public struct FlightRecorder: Sendable, Hashable {
         /// The directory dumps are written to; created when missing.
         public var directory: String
-        /// How much of the time before a trigger a dump keeps, at most. The
-        /// ring (``TraceConfiguration/bufferSizePerThread``) bounds it: a
+        /// How much of the time before a trigger a dump keeps. Whole chunks
+        /// of a thread's ring (4 to 64 KiB of events) that end earlier are
+        /// left out, so a dump holds at least this much, and at most one
+        /// chunk more, when the ring holds it: the ring
+        /// (``TraceConfiguration/bufferSizePerThread``) bounds it, and a
         /// thread that recorded more than its ring holds keeps what the ring
         /// held. Default: 10 seconds.
         public var before: Duration

@@ -339,6 +339,36 @@ struct FlightRecorderTriggerTests {
         #expect(values.contains { $0.time < mark.time } && values.contains { $0.time > mark.time + 150_000_000 })
     }
 
+    /// Chunks that end before the window are left out: the dump begins at
+    /// most one chunk's worth of time before it.
+    @Test func timeBeforeTheWindowIsLeftOut() throws {
+        let directory = Self.freshDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let session = try TraceSession.start(Self.configuration(
+            directory: directory, before: .milliseconds(60), after: .zero))
+        let clock = ContinuousClock()
+        let end = clock.now + .milliseconds(500)
+        var index = 0
+        // About 3,000 counters (one 64 KiB chunk) every 10 ms.
+        while clock.now < end {
+            Trace.counter("sequence", index)
+            index += 1
+            if index % 300 == 0 { usleep(1000) }
+        }
+        #expect(session.trigger("now"))
+        Self.waitForDumps(session, count: 1)
+        try session.stop()
+        let files = Self.dumps(in: directory)
+        try #require(files.count == 1)
+        let parsed = try TraceReader.read(contentsOf: directory + "/" + files[0])
+        let mark = try #require(parsed.instants.first { $0.name == TriggerMark.name })
+        let samples = try #require(parsed.counter(named: "sequence")).samples
+        let first = try #require(samples.first)
+        #expect(first.time <= mark.time - 60_000_000, "at least the time asked for")
+        #expect(first.time >= mark.time - 300_000_000, "not the whole ring: \(Double(mark.time - first.time) / 1e6) ms")
+        #expect(first.value > 0)
+    }
+
     @Test func badConfigurationsNameTheProblem() throws {
         let directory = Self.freshDirectory()
         defer { try? FileManager.default.removeItem(atPath: directory) }
