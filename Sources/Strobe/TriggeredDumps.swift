@@ -68,6 +68,9 @@ final class TriggeredDumps: @unchecked Sendable {
         var before: [TakenPiece] = []
         var after: [TakenPiece] = []
         var boundary: TakenPiece.Origin?
+        /// Events before `boundary` in its chunk, all taken already; if the
+        /// ring overwrites that chunk, it counts them as overwritten.
+        var boundaryEvents: UInt64 = 0
         var counts = Counts()
     }
 
@@ -190,10 +193,27 @@ final class TriggeredDumps: @unchecked Sendable {
     private func take(_ recorders: [ThreadRecorder], into capture: inout Capture, before: Bool) {
         for recorder in recorders {
             var thread = capture.threads[recorder.serial] ?? ThreadTake(recorder: recorder)
-            let (pieces, boundary, returned, counts) = Self.take(recorder, after: thread.boundary)
+            let (pieces, boundary, returned, counts, boundarySeen) = Self.take(recorder, after: thread.boundary)
             if before { thread.before += pieces } else { thread.after += pieces }
-            thread.boundary = boundary
             thread.counts = counts
+            if !boundarySeen {
+                // The ring overwrote the chunk holding the boundary and
+                // counted all its events, though those before the boundary
+                // are in the dump.
+                thread.counts.overwritten -= min(thread.counts.overwritten, thread.boundaryEvents)
+            }
+            let previous = thread.boundaryEvents
+            thread.boundaryEvents = 0
+            if let boundary {
+                if let last = pieces.last, last.origin.chunk === boundary.chunk,
+                    last.origin.firstEvent == boundary.firstEvent
+                {
+                    thread.boundaryEvents = Self.events(in: last) &+ (last.origin.offset > 0 ? previous : 0)
+                } else if let old = thread.boundary, old.chunk === boundary.chunk, old.firstEvent == boundary.firstEvent {
+                    thread.boundaryEvents = previous
+                }
+            }
+            thread.boundary = boundary
             capture.poolChunks += returned
             capture.threads[recorder.serial] = thread
             if watch.isNeeded {
@@ -210,8 +230,9 @@ final class TriggeredDumps: @unchecked Sendable {
     /// begins, the chunks to give back to the pool, and the thread's counts.
     static func take(
         _ recorder: ThreadRecorder, after boundary: TakenPiece.Origin?
-    ) -> ([TakenPiece], TakenPiece.Origin?, [Chunk], Counts) {
+    ) -> ([TakenPiece], TakenPiece.Origin?, [Chunk], Counts, boundarySeen: Bool) {
         recorder.shared.withLock { state in
+            var boundarySeen = boundary == nil
             var pieces: [TakenPiece] = []
             var returned: [Chunk] = []
             let sealed = state.sealed
@@ -222,6 +243,7 @@ final class TriggeredDumps: @unchecked Sendable {
                 var start = 0
                 if let boundary, boundary.chunk === chunk, boundary.firstEvent == chunk.firstEvent {
                     start = boundary.offset
+                    boundarySeen = true
                 }
                 let words = chunk.usedWords - start
                 guard words > 0 else { continue }
@@ -240,6 +262,7 @@ final class TriggeredDumps: @unchecked Sendable {
                 var start = 0
                 if let boundary, boundary.chunk === current, boundary.firstEvent == current.firstEvent {
                     start = min(boundary.offset, end)
+                    boundarySeen = true
                 }
                 if end > start {
                     let origin = TakenPiece.Origin(chunk: current, firstEvent: current.firstEvent, offset: start)
@@ -252,7 +275,7 @@ final class TriggeredDumps: @unchecked Sendable {
             let counts = Counts(
                 name: state.name, recorded: cstrobe_recorded(recorder.cursor), discarded: state.discarded,
                 overwritten: state.overwritten, unmatchedEnds: state.unmatchedEnds, exited: state.exited)
-            return (pieces, next, returned, counts)
+            return (pieces, next, returned, counts, boundarySeen)
         }
     }
 
@@ -315,6 +338,21 @@ final class TriggeredDumps: @unchecked Sendable {
         TriggerDirectory.enforceCaps(
             directory: settings.directory, maximumFiles: settings.maximumFiles, maximumBytes: settings.maximumBytes,
             keeping: path)
+    }
+
+    /// The events in `piece`: its records less category prefixes and
+    /// discard markers, which are parts of events or no events.
+    private static func events(in piece: TakenPiece) -> UInt64 {
+        var index = 0
+        var count: UInt64 = 0
+        while index < piece.words {
+            let record = UnsafePointer(piece.chunk.base + index)
+            guard let length = RecordLayout.length(of: record, available: piece.words - index) else { break }
+            let event = RecordLayout.kind(of: record[0]) & 0x0F
+            if event != RecordLayout.categoryPrefix, event != RecordLayout.dropMarker { count += 1 }
+            index += length
+        }
+        return count
     }
 
     /// The raw time of the last timed record in `piece`, or nil.

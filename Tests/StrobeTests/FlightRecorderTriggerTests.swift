@@ -339,6 +339,45 @@ struct FlightRecorderTriggerTests {
         #expect(values.contains { $0.time < mark.time } && values.contains { $0.time > mark.time + 150_000_000 })
     }
 
+    /// With a ring far smaller than what a thread records through the
+    /// window, the dump misses exactly the events the trace counts as
+    /// overwritten, and nothing else.
+    @Test func aSmallRingLosesOnlyWhatItCountsAsOverwritten() throws {
+        let directory = Self.freshDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        var configuration = Self.configuration(directory: directory, before: .seconds(5), after: .milliseconds(100))
+        configuration.bufferSizePerThread = 64 << 10
+        let session = try TraceSession.start(configuration)
+        let stop = Atomic<Bool>(false)
+        let started = DispatchSemaphore(value: 0)
+        let done = DispatchSemaphore(value: 0)
+        Thread {
+            var index = 0
+            while !stop.load(ordering: .relaxed) {
+                Trace.counter("sequence", index)
+                index += 1
+                if index == 50_000 { started.signal() }
+                if index % 4096 == 0 { usleep(200) }
+            }
+            done.signal()
+        }.start()
+        started.wait()
+        #expect(session.trigger("small ring"))
+        Self.waitForDumps(session, count: 1)
+        stop.store(true, ordering: .relaxed)
+        done.wait()
+        try session.stop()
+        let files = Self.dumps(in: directory)
+        try #require(files.count == 1)
+        let parsed = try TraceReader.read(contentsOf: directory + "/" + files[0])
+        let values = try #require(parsed.counter(named: "sequence")).samples.map { Int($0.value) }
+        let last = try #require(values.last)
+        #expect(zip(values, values.dropFirst()).allSatisfy { $0 < $1 }, "in order, none twice")
+        let overwritten = Int(parsed.loss.overwrittenEvents)
+        #expect(overwritten > 0, "the ring overwrote")
+        #expect(values.count + overwritten == last + 1, "\(values.count) in the dump, \(overwritten) overwritten, last \(last)")
+    }
+
     /// Chunks that end before the window are left out: the dump begins at
     /// most one chunk's worth of time before it.
     @Test func timeBeforeTheWindowIsLeftOut() throws {
