@@ -89,13 +89,14 @@ final class TriggerWatch {
         if openAsync.count > Self.openAsyncLimit { openAsync.removeAll() }
     }
 
-    /// Looks through what `recorder` published since the last look; returns
-    /// the triggers whose conditions were met, in record order.
-    func scan(_ recorder: ThreadRecorder, converter: inout TimestampConverter) -> [FiredTrigger] {
+    /// Looks through what `recorder` published since the last look, at most
+    /// `ringChunks` chunks and a little more (a thread that records faster
+    /// than the writer reads does not hold it); returns the triggers whose
+    /// conditions were met, in record order.
+    func scan(_ recorder: ThreadRecorder, ringChunks: Int, converter: inout TimestampConverter) -> [FiredTrigger] {
         var watch = threads[recorder.serial] ?? ThreadWatch()
         var fired: [FiredTrigger] = []
-        // A thread that records faster than this reads stops it after a ring.
-        for _ in 0..<(recorder.maximumChunksForWatch + 2) {
+        for _ in 0..<(ringChunks + 2) {
             guard let count = copyNext(recorder, &watch) else { break }
             read(scratch, count: count, watch: &watch, thread: recorder.threadID, converter: &converter, into: &fired)
         }
@@ -360,11 +361,4 @@ struct TakenPiece {
     var origin: Origin
     /// Whether `chunk` came from the pool and goes back to it.
     var fromPool: Bool
-}
-
-extension ThreadRecorder {
-    /// The ring's size in chunks, for the watch's bound on one look.
-    var maximumChunksForWatch: Int {
-        shared.withLock { $0.session?.recorderSettings.maximumChunks ?? 2 }
-    }
 }

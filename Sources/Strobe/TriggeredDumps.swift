@@ -130,7 +130,8 @@ final class TriggeredDumps: @unchecked Sendable {
         if watch.isNeeded {
             watch.beginTurn()
             for recorder in recorders {
-                for fired in watch.scan(recorder, converter: &converter) { _ = offer(fired) }
+                for fired in watch.scan(
+                    recorder, ringChunks: core.recorderSettings.maximumChunks, converter: &converter) { _ = offer(fired) }
             }
         }
         if capture == nil, let trigger = takePending() {
