@@ -8,10 +8,11 @@ import CStrobe
 /// name and start time of every open interval on the thread (two more stores
 /// per begin, a load and a compare per end, on every interval, armed or not)
 /// or sending armed names down a slower path. The writer instead reads the
-/// records it would have read anyway, pairs begins with ends the way the
-/// encoder does, and checks armed names only: arming a trigger costs the
-/// recording threads nothing. The price is latency: a trigger is noticed up
-/// to one flush interval after its condition was met, so a dump measures its
+/// records once more, off the recording threads, pairs begins with ends the
+/// way the encoder does, and checks armed names only: arming a trigger costs
+/// the recording threads nothing, and the writer 6 to 12 ns of CPU per record
+/// (`make bench triggers`). The price is latency: a trigger is noticed up to
+/// one flush interval after its condition was met, so a dump measures its
 /// window from the record's own time (the interval's end, the counter's
 /// sample), never from the moment it was noticed.
 ///
@@ -42,13 +43,11 @@ final class TriggerWatch {
     private var earlyEnds: [UInt64: UInt64] = [:]
     private var earlierEnds: [UInt64: UInt64] = [:]
     /// At most this many async intervals of armed names are followed at
-    /// once; past it the oldest are no longer checked.
+    /// once; past it they are all forgotten, and their ends not checked.
     private static let openAsyncLimit = 1 << 16
     private var threads: [UInt64: ThreadWatch] = [:]
     private var scratch: UnsafeMutablePointer<UInt64>
     private var scratchWords: Int
-    /// Records looked at, for the benchmark of the writer's work.
-    private(set) var recordsScanned: UInt64 = 0
 
     /// Where the writer is in one thread's records, and the thread's open
     /// intervals there.
@@ -218,7 +217,6 @@ final class TriggerWatch {
             let record = UnsafePointer(base + index)
             guard let length = RecordLayout.length(of: record, available: count - index) else { return }
             index += length
-            recordsScanned &+= 1
             let header = record[0]
             let kind = RecordLayout.kind(of: header)
             switch kind & 0x0F {
