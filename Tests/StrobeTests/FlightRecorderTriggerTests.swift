@@ -64,22 +64,21 @@ struct FlightRecorderTriggerTests {
         let directory = Self.freshDirectory()
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let session = try TraceSession.start(Self.configuration(
-            directory: directory, triggers: [.interval("frame", longerThan: .milliseconds(33))]))
+            directory: directory, triggers: [.interval("frame", longerThan: .milliseconds(150))]))
         Self.frames(for: .milliseconds(450))
         Trace.interval("frame") {
-            Trace.interval("decode") { Self.sleep(for: .milliseconds(5)) }
-            Trace.interval("layout") { Self.sleep(for: .milliseconds(45)) }
+            Trace.interval("decode") { Self.sleep(for: .milliseconds(20)) }
+            Trace.interval("layout") { Self.sleep(for: .milliseconds(180)) }
         }
-        Self.frames(for: .milliseconds(60))
         // A second slow frame inside the window is counted, not dumped.
-        Trace.interval("frame") { Self.sleep(for: .milliseconds(40)) }
-        Self.frames(for: .milliseconds(300))
+        Trace.interval("frame") { Self.sleep(for: .milliseconds(160)) }
+        Self.frames(for: .milliseconds(400))
         Self.waitForDumps(session, count: 1)
         try session.stop()
 
         let files = Self.dumps(in: directory)
         try #require(files.count == 1, "one dump: \(files)")
-        #expect(files[0].hasSuffix("Z-frame-over-33ms.pftrace"))
+        #expect(files[0].hasSuffix("Z-frame-over-150ms.pftrace"))
         #expect(TriggerDirectory.isDumpName(files[0]))
         #expect(session.statistics.triggeredDumps == 1)
         #expect(session.statistics.suppressedTriggers == 1)
@@ -89,15 +88,15 @@ struct FlightRecorderTriggerTests {
         let marks = decoded.instants.filter { $0.name == "strobe.trigger" }
         try #require(marks.count == 1)
         let mark = marks[0]
-        #expect(mark.args["reason"] == OfficialDecoder.Value.string("frame over 33ms"))
+        #expect(mark.args["reason"] == OfficialDecoder.Value.string("frame over 150ms"))
         #expect(mark.args["interval"] == OfficialDecoder.Value.string("frame"))
         guard case .int(let duration) = mark.args["duration_ns"] else {
             Issue.record("no duration_ns: \(mark.args)")
             return
         }
-        #expect(duration >= 50_000_000 && duration < 40_000_000_000)
+        #expect(duration >= 200_000_000 && duration < 40_000_000_000)
         // The mark sits at the slow frame's end, on its thread's track.
-        let slow = decoded.slices(named: "frame").first { ($0.dur ?? 0) >= 50_000_000 }
+        let slow = decoded.slices(named: "frame").first { ($0.dur ?? 0) >= 200_000_000 }
         try #require(slow != nil)
         #expect(slow!.ts + slow!.dur! == mark.ts)
         #expect(mark.track == slow!.track)
@@ -114,37 +113,35 @@ struct FlightRecorderTriggerTests {
         }
         #expect(UInt64(until) >= mark.ts + 200_000_000)
         #expect(last + 25_000_000 >= UInt64(until), "after: \(Double(last - mark.ts) / 1e6) ms")
-        // ...and not much more before it than asked for (whole chunks).
-        #expect(mark.ts - first < 450_000_000 + 60_000_000)
 
         // Strobe's own reader finds the same mark.
         let parsed = try TraceReader.read(contentsOf: directory + "/" + files[0])
         let triggers = parsed.instants.filter { $0.name == TriggerMark.name }
         #expect(triggers.count == 1)
-        #expect(triggers.first?.arguments["reason"] == TraceArgument.string("frame over 33ms"))
+        #expect(triggers.first?.arguments["reason"] == TraceArgument.string("frame over 150ms"))
 
         // strobe summarize shows the trigger first, with the slow frame and
         // what took its time.
         let summary = TraceSummary(trace: parsed)
         let trigger = try #require(summary.triggers.first)
         #expect(summary.triggers.count == 1)
-        #expect(trigger.reason == "frame over 33ms")
+        #expect(trigger.reason == "frame over 150ms")
         #expect(trigger.interval?.name == "frame")
-        #expect((trigger.interval?.duration ?? 0) >= 50_000_000)
+        #expect((trigger.interval?.duration ?? 0) >= 200_000_000)
         #expect(trigger.interval?.longestChildren.map(\.name) == ["layout", "decode"])
-        #expect(trigger.threshold == 33_000_000)
+        #expect(trigger.threshold == 150_000_000)
         #expect(trigger.coveredBefore >= 300_000_000 && trigger.coveredAfter >= 200_000_000)
         #expect(trigger.askedBefore == 300_000_000 && trigger.askedAfter == 200_000_000)
         let text = summary.renderText()
-        #expect(text.hasPrefix("Trigger: frame over 33ms\n"), "\(text.prefix(400))")
+        #expect(text.hasPrefix("Trigger: frame over 150ms\n"), "\(text.prefix(400))")
         #expect(text.contains("  inside    layout "))
         if CommandLineTests.strobeIsBuilt {
             let outcome = try runProgram(CommandLineTests.strobe, ["summarize", directory + "/" + files[0]])
             #expect(outcome.status == 0)
             let lines = outcome.output.split(separator: "\n", omittingEmptySubsequences: false)
-            #expect(lines.count > 3 && lines[2] == "Trigger: frame over 33ms", "\(outcome.output.prefix(400))")
+            #expect(lines.count > 3 && lines[2] == "Trigger: frame over 150ms", "\(outcome.output.prefix(400))")
             let json = try runProgram(CommandLineTests.strobe, ["summarize", "--format", "json", directory + "/" + files[0]])
-            #expect(json.output.contains("\"reason\" : \"frame over 33ms\""), "\(json.output.prefix(300))")
+            #expect(json.output.contains("\"reason\" : \"frame over 150ms\""), "\(json.output.prefix(300))")
         }
     }
 
@@ -406,6 +403,30 @@ struct FlightRecorderTriggerTests {
         #expect(first.time <= mark.time - 60_000_000, "at least the time asked for")
         #expect(first.time >= mark.time - 300_000_000, "not the whole ring: \(Double(mark.time - first.time) / 1e6) ms")
         #expect(first.value > 0)
+    }
+
+    /// A dump that cannot be written is counted and its error kept; the
+    /// session records on.
+    @Test func aFailedDumpIsCountedAndSaysWhy() throws {
+        let directory = Self.freshDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let session = try TraceSession.start(Self.configuration(directory: directory, after: .zero, spacing: .zero))
+        try FileManager.default.removeItem(atPath: directory)
+        Self.frames(for: .milliseconds(10))
+        #expect(session.trigger("nowhere to go"))
+        Self.waitForDumps(session, count: 1)
+        #expect(session.statistics.failedDumps == 1)
+        #expect(session.statistics.triggeredDumps == 0)
+        let error = try #require(session.lastDumpError)
+        #expect(error.description.contains(directory + "/"), "\(error)")
+        #expect(error.description.contains("nowhere-to-go.pftrace"), "\(error)")
+        // The next dump, with the directory back, is written.
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        #expect(session.trigger("back again"))
+        Self.waitForDumps(session, count: 2)
+        try session.stop()
+        #expect(session.statistics.triggeredDumps == 1)
+        #expect(Self.dumps(in: directory).count == 1)
     }
 
     @Test func badConfigurationsNameTheProblem() throws {
