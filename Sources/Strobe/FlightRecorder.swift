@@ -138,7 +138,13 @@ extension TraceConfiguration {
 
     /// The problem with the flight recorder and its triggers, or nil; the
     /// directory is created when missing.
-    func flightRecorderProblem() -> String? {
+    func flightRecorderProblem() -> TraceSessionError? {
+        if let problem = flightRecorderSettingProblem() { return .invalidConfiguration(problem) }
+        guard let recorder = flightRecorder else { return nil }
+        return TriggerDirectory.problem(creating: recorder.directory)
+    }
+
+    private func flightRecorderSettingProblem() -> String? {
         guard let recorder = flightRecorder else {
             return triggers.isEmpty ? nil : "triggers need a flightRecorder, which names the directory for dumps"
         }
@@ -171,7 +177,7 @@ extension TraceConfiguration {
         if let index = triggers.indices.first(where: { triggers[..<$0].contains(triggers[$0]) }) {
             return "triggers[\(index)] (\(triggers[index])) is listed twice"
         }
-        return TriggerDirectory.problem(creating: recorder.directory)
+        return nil
     }
 }
 
@@ -225,29 +231,38 @@ enum TriggerText {
 enum TriggerDirectory {
     /// Why `directory` cannot take dumps, or nil; creates it (and its
     /// parents) when missing.
-    static func problem(creating directory: String) -> String? {
-        guard !directory.isEmpty else { return "flightRecorder.directory is empty" }
+    static func problem(creating directory: String) -> TraceSessionError? {
+        func failure(_ problem: String, errno: Int32? = nil) -> TraceSessionError {
+            TraceSessionError(kind: .invalidConfiguration, path: directory, errno: errno, problem: problem)
+        }
+        guard !directory.isEmpty else { return failure("flightRecorder.directory is empty") }
         let bytes = Array(directory.utf8)
         for end in bytes.indices where end > 0 && (bytes[end] == UInt8(ascii: "/") || end == bytes.count - 1) {
             let prefix = String(decoding: bytes[...(bytes[end] == UInt8(ascii: "/") ? end - 1 : end)], as: UTF8.self)
             if prefix.isEmpty || prefix.hasSuffix("/") { continue }
             if mkdir(prefix, 0o755) != 0, errno != EEXIST {
-                return "flightRecorder.directory \(directory): cannot create \(prefix): \(String(cString: strerror(errno)))"
+                let code = errno
+                return failure(
+                    "flightRecorder.directory \(directory): cannot create \(prefix): \(String(cString: strerror(code)))",
+                    errno: code)
             }
         }
         var info = stat()
         guard stat(directory, &info) == 0 else {
-            return "flightRecorder.directory \(directory): \(String(cString: strerror(errno)))"
+            let code = errno
+            return failure("flightRecorder.directory \(directory): \(String(cString: strerror(code)))", errno: code)
         }
         guard info.st_mode & S_IFMT == S_IFDIR else {
-            return "flightRecorder.directory \(directory) is not a directory"
+            return failure("flightRecorder.directory \(directory) is not a directory", errno: ENOTDIR)
         }
         // A file made and removed says more than access(2), which a
         // privileged process passes on a read-only file system too.
         let probe = directory + "/.strobe-probe-\(getpid())"
         let descriptor = open(probe, O_WRONLY | O_CREAT | O_EXCL, 0o644)
         guard descriptor >= 0 else {
-            return "flightRecorder.directory \(directory) is not writable: \(String(cString: strerror(errno)))"
+            let code = errno
+            return failure(
+                "flightRecorder.directory \(directory) is not writable: \(String(cString: strerror(code)))", errno: code)
         }
         close(descriptor)
         unlink(probe)

@@ -332,9 +332,9 @@ final class TriggeredDumps: @unchecked Sendable {
             throw error
         }
         guard rename(partial, path) == 0 else {
-            let reason = String(cString: strerror(errno))
+            let failure = errno
             unlink(partial)
-            throw .writeFailed(path: path, reason: reason)
+            throw .writeFailed(path: path, errno: failure)
         }
         TriggerDirectory.enforceCaps(
             directory: settings.directory, maximumFiles: settings.maximumFiles, maximumBytes: settings.maximumBytes,

@@ -18,10 +18,10 @@ enum TriggerBenchmarks {
 
     /// A flight recorder; with `armed`, a trigger watches the benchmark's
     /// interval (its threshold is never reached, so no dump is written).
-    static func configuration(armed: Bool, flushInterval: Double = 0.1) -> TraceConfiguration {
+    static func configuration(armed: Bool, flushInterval: Duration = .milliseconds(100)) -> TraceConfiguration {
         var configuration = TraceConfiguration()
         configuration.whenBufferFull = .overwriteOldest
-        configuration.processSamplingInterval = 0
+        configuration.processSamplingInterval = .zero
         configuration.flushInterval = flushInterval
         if armed {
             configuration.flightRecorder = .init(directory: directory)
@@ -86,7 +86,7 @@ enum TriggerBenchmarks {
     /// The writer's CPU time over a session in which this thread records
     /// `events` begin/end pairs, per record.
     static func writerNanosecondsPerRecord(armed: Bool) -> Double {
-        let session = try! TraceSession.start(configuration(armed: armed, flushInterval: 0.01))
+        let session = try! TraceSession.start(configuration(armed: armed, flushInterval: .milliseconds(10)))
         _ = timePairs(events / 2)
         // Two flush intervals: the writer has looked at every record.
         usleep(30_000)

@@ -23,8 +23,8 @@ struct FlightRecorderTriggerTests {
         var configuration = TraceConfiguration()
         configuration.whenBufferFull = .overwriteOldest
         configuration.bufferSizePerThread = 4 << 20
-        configuration.flushInterval = 0.02
-        configuration.processSamplingInterval = 0
+        configuration.flushInterval = .milliseconds(20)
+        configuration.processSamplingInterval = .zero
         configuration.flightRecorder = .init(directory: directory, before: before, after: after, minimumSpacing: spacing)
         configuration.triggers = triggers
         return configuration
@@ -466,10 +466,12 @@ struct FlightRecorderTriggerTests {
         defer { try? FileManager.default.removeItem(atPath: file) }
         let notCreatable = problem { $0.flightRecorder?.directory = file + "/dumps" }
         #expect(notCreatable.contains("flightRecorder.directory \(file)/dumps: cannot create"), "\(notCreatable)")
+        #expect(notCreatable.hasSuffix("(errno \(ENOTDIR))"), "\(notCreatable)")
         expectProblem("is not a directory") { $0.flightRecorder?.directory = file }
         // A directory on a read-only file system.
         let readOnly = problem { $0.flightRecorder?.directory = "/proc/self" }
         #expect(readOnly.contains("flightRecorder.directory /proc/self is not writable"), "\(readOnly)")
+        #expect(readOnly.contains("(errno "), "\(readOnly)")
         let none = problem { _ in }
         #expect(none == "no error")
     }
