@@ -20,7 +20,8 @@ struct FiredTrigger: Sendable {
 /// `strobe.trigger` with the reason and what the trigger saw as debug
 /// annotations, the window asked for (`before_ns`, `after_ns`) and when the
 /// rings were last taken (`recorded_until_ns`, CLOCK_BOOTTIME): the dump
-/// holds everything recorded up to then.
+/// holds everything recorded up to then; `suppressed_triggers` counts the
+/// triggers that fired meanwhile and were not dumped.
 enum TriggerMark {
     /// The instant's name.
     static let name = "strobe.trigger"

@@ -45,6 +45,8 @@ final class TriggeredDumps: @unchecked Sendable {
         var pending: FiredTrigger?
         var lastDumped: UInt64?
         var suppressed: UInt64 = 0
+        /// Triggers suppressed since the last accepted one.
+        var suppressedSinceAccepted: UInt64 = 0
         var written: UInt64 = 0
         var failed: UInt64 = 0
         var lastError: TraceSessionError?
@@ -58,6 +60,8 @@ final class TriggeredDumps: @unchecked Sendable {
         /// When the rings were last taken: everything recorded before it is
         /// in the dump.
         var recordedUntil: UInt64 = 0
+        /// Triggers that fired while the dump recorded, counted, not dumped.
+        var suppressed: UInt64 = 0
         var threads: [UInt64: ThreadTake] = [:]
         /// Chunks that go back to the pool once the dump is written.
         var poolChunks: [Chunk] = []
@@ -99,8 +103,10 @@ final class TriggeredDumps: @unchecked Sendable {
             }
             if state.busy || tooSoon == true {
                 state.suppressed += 1
+                state.suppressedSinceAccepted += 1
                 return false
             }
+            state.suppressedSinceAccepted = 0
             state.busy = true
             state.pending = trigger
             state.lastDumped = trigger.boottime
@@ -170,6 +176,7 @@ final class TriggeredDumps: @unchecked Sendable {
         self.capture = nil
         capture.recordedUntil = cstrobe_boottime_ns()
         take(recorders, into: &capture, before: false)
+        capture.suppressed = decisions.withLock { $0.suppressedSinceAccepted }
         let outcome: Result<Void, TraceSessionError>
         do throws(TraceSessionError) {
             try write(capture, core: core)
@@ -315,7 +322,8 @@ final class TriggeredDumps: @unchecked Sendable {
             capture.trigger, track: track, sequenceID: TraceEncoder.metadataSequenceID,
             extra: [("before_ns", .int(Int64(clamping: Trace.nanoseconds(settings.before)))),
                     ("after_ns", .int(Int64(clamping: Trace.nanoseconds(settings.after)))),
-                    ("recorded_until_ns", .int(Int64(clamping: capture.recordedUntil)))],
+                    ("recorded_until_ns", .int(Int64(clamping: capture.recordedUntil))),
+                    ("suppressed_triggers", .int(Int64(clamping: capture.suppressed)))],
             to: &encoder.buffer)
         encoder.finish(bufferSize: core.bufferSize)
 

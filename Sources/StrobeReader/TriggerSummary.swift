@@ -33,6 +33,9 @@ extension TraceSummary {
         public var askedBefore: UInt64?
         /// See ``askedBefore``.
         public var askedAfter: UInt64?
+        /// Triggers that fired while the dump recorded and were counted, not
+        /// dumped.
+        public var suppressedTriggers: UInt64?
     }
 
     /// An interval at a trigger, with its longest children.
@@ -80,7 +83,7 @@ extension TraceSummary {
         return marks.sorted { $0.time < $1.time }.map { mark in
             let origin = min(first, mark.time)
             func number(_ key: String) -> Double? { mark.arguments[key]?.number }
-            // A time argument, when it is one (a damaged file may hold anything).
+            // A time or a count, when it is one (a damaged file may hold anything).
             func nanoseconds(_ key: String) -> UInt64? {
                 guard let value = number(key), value.isFinite, value >= 0, value < 1.8e19 else { return nil }
                 return UInt64(value)
@@ -90,7 +93,8 @@ extension TraceSummary {
                 thread: mark.tid.map { threadNames[$0] ?? "thread \($0)" },
                 coveredBefore: mark.time - origin,
                 coveredAfter: max(last, mark.time, nanoseconds("recorded_until_ns") ?? 0) - mark.time,
-                askedBefore: nanoseconds("before_ns"), askedAfter: nanoseconds("after_ns"))
+                askedBefore: nanoseconds("before_ns"), askedAfter: nanoseconds("after_ns"),
+                suppressedTriggers: nanoseconds("suppressed_triggers"))
             if case .string(let name) = mark.arguments["interval"] {
                 trigger.threshold = number("threshold_ns")
                 trigger.interval = around(name, endingAt: mark.time, tid: mark.tid, in: trace, origin: origin)
@@ -159,6 +163,9 @@ extension TraceSummary {
                 covered += " (asked for \(HumanFormat.duration(Double(before))) and \(HumanFormat.duration(Double(after))))"
             }
             lines.append(covered)
+            if let suppressed = trigger.suppressedTriggers, suppressed > 0 {
+                lines.append("  also      \(suppressed) more trigger\(suppressed == 1 ? "" : "s") meanwhile, counted, not dumped")
+            }
             return lines.joined(separator: "\n")
         }.joined(separator: "\n\n")
     }

@@ -135,6 +135,8 @@ struct FlightRecorderTriggerTests {
         let text = summary.renderText()
         #expect(text.hasPrefix("Trigger: frame over 150ms\n"), "\(text.prefix(400))")
         #expect(text.contains("  inside    layout "))
+        #expect(trigger.suppressedTriggers == 1)
+        #expect(text.contains("  also      1 more trigger meanwhile, counted, not dumped"))
         if CommandLineTests.strobeIsBuilt {
             let outcome = try runProgram(CommandLineTests.strobe, ["summarize", directory + "/" + files[0]])
             #expect(outcome.status == 0)
