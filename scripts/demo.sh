@@ -33,7 +33,7 @@ step "2b. The same app as a flight recorder: it dumps the seconds around a late 
 # shader compile, so at least one does); then the ring's last seconds and the
 # half second after go to one file, which strobe summarize opens with the
 # trigger.
-"$bin/LensPipeline" --frames 150 --stall-frame 90 --flight-recorder "$out/flight-recorder"
+"$bin/LensPipeline" --frames 200 --stall-frame 90 --flight-recorder "$out/flight-recorder"
 "$bin/strobe" summarize "$out/flight-recorder"/*.pftrace | sed -n '1,8p'
 
 step "3. strobe compare: the vectorized build (baseline) against the scalar build (candidate)"
