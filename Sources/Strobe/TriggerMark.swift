@@ -1,3 +1,5 @@
+import PerfettoWire
+
 /// A trigger that fired: why, when, on which thread, and what it saw.
 struct FiredTrigger: Sendable {
     /// The reason, as the dump's file name and the `reason` argument say it.
@@ -33,25 +35,28 @@ enum TriggerMark {
         _ trigger: FiredTrigger, track: UInt64, sequenceID: UInt32, extra: [(key: String, value: FiredTrigger.Value)],
         to buffer: inout ProtoBuffer
     ) {
-        let packet = buffer.beginMessage(1)
-        buffer.appendVarintField(8, trigger.boottime)
-        buffer.appendVarintField(10, UInt64(sequenceID))
-        let event = buffer.beginMessage(11)
+        typealias Packet = PerfettoWire.TracePacket
+        typealias Event = PerfettoWire.TrackEvent
+        typealias Annotation = PerfettoWire.DebugAnnotation
+        let packet = buffer.beginMessage(PerfettoWire.Trace.packet)
+        buffer.appendVarintField(Packet.timestamp, trigger.boottime)
+        buffer.appendVarintField(Packet.trustedPacketSequenceID, UInt64(sequenceID))
+        let event = buffer.beginMessage(Packet.trackEvent)
         for (key, value) in [("reason", .string(trigger.reason))] + trigger.arguments + extra {
-            let annotation = buffer.beginMessage(4)
+            let annotation = buffer.beginMessage(Event.debugAnnotations)
             switch value {
-            case .int(let number): buffer.appendVarintField(4, UInt64(bitPattern: number))
-            case .double(let number): buffer.appendFixed64Field(5, number.bitPattern)
-            case .string(let text): buffer.appendStringField(6, text)
+            case .int(let number): buffer.appendVarintField(Annotation.intValue, UInt64(bitPattern: number))
+            case .double(let number): buffer.appendFixed64Field(Annotation.doubleValue, number.bitPattern)
+            case .string(let text): buffer.appendStringField(Annotation.stringValue, text)
             }
-            buffer.appendStringField(10, key)
+            buffer.appendStringField(Annotation.name, key)
             buffer.endMessage(annotation)
         }
-        buffer.appendVarintField(9, 3)  // TYPE_INSTANT
-        buffer.appendVarintField(11, track)
-        buffer.appendStringField(23, name)
+        buffer.appendVarintField(Event.type, PerfettoWire.EventType.instant)
+        buffer.appendVarintField(Event.trackUUID, track)
+        buffer.appendStringField(Event.name, name)
         buffer.endMessage(event)
-        buffer.appendVarintField(58, UInt64(PacketBuilder.boottimeClockID))
+        buffer.appendVarintField(Packet.timestampClockID, UInt64(PerfettoWire.Clock.boottime))
         buffer.endMessage(packet)
     }
 }

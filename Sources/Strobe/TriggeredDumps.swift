@@ -31,6 +31,11 @@ import Darwin
 ///
 /// Recording threads wait for this only when they switch chunks while the
 /// writer holds their lock, which it does for one chunk's copy at most.
+///
+/// `@unchecked Sendable`: the decisions, which any thread may ask for, are
+/// behind a `Mutex`; the capture, the watch and the converter are touched
+/// by the background writer alone, and at stop by the stopping thread once
+/// the writer has been joined.
 final class TriggeredDumps: @unchecked Sendable {
     let settings: TraceConfiguration.FlightRecorder
     /// Touched by the background writer only (and by the stopping thread
