@@ -251,6 +251,9 @@ final class TriggeredDumps: @unchecked Sendable {
             let sealed = state.sealed
             state.sealed = []
             state.heldChunks -= sealed.count
+            // A crash while the dump records loses the chunks taken here,
+            // not the rest: the crash handler's view follows the ring.
+            recorder.mirrorForCrash(&state)
             for chunk in sealed {
                 returned.append(chunk)
                 var start = 0
