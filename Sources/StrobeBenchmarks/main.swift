@@ -1,7 +1,22 @@
 // `make bench`: prints one JSON line per figure, each with the baseline
 // measured in the same process and the ratio between them.
 
+#if canImport(Glibc)
+import Glibc
+#endif
+
+let sections = [
+    "core", "crash", "triggers", "categories", "async", "session", "format", "reader", "statistics", "bridges",
+    "signposts", "runner",
+]
 let arguments = Set(CommandLine.arguments.dropFirst())
+let unknown = arguments.subtracting(sections).sorted()
+if !unknown.isEmpty {
+    let message = "StrobeBenchmarks: unknown section \(unknown.joined(separator: ", ")); "
+        + "sections: \(sections.joined(separator: " "))\n"
+    _ = message.withCString { write(2, $0, strlen($0)) }
+    exit(2)
+}
 if arguments.isEmpty || arguments.contains("core") { CoreBenchmarks.run() }
 if arguments.isEmpty || arguments.contains("crash") { CrashCaptureBenchmarks.run() }
 if arguments.isEmpty || arguments.contains("triggers") { TriggerBenchmarks.run() }
