@@ -444,6 +444,20 @@ int cstrobe_crash_write_now(int signal, uint64_t address) {
 
 // MARK: - Installing
 
+// Frees the buffers the handler writes with; only under install_lock, while
+// no handler is armed.
+static void free_handler_buffers(void) {
+    free(crash_path);
+    free(scratch);
+    free(output);
+    free(seen_names);
+    crash_path = NULL;
+    scratch = NULL;
+    output = NULL;
+    seen_names = NULL;
+    scratch_words = 0;
+}
+
 int cstrobe_crash_install(const cstrobe_crash_config *config) {
     pthread_mutex_lock(&install_lock);
     if (__atomic_load_n(&armed, __ATOMIC_ACQUIRE) != 0 || __atomic_load_n(&writer_thread, __ATOMIC_ACQUIRE) != 0) {
@@ -456,14 +470,7 @@ int cstrobe_crash_install(const cstrobe_crash_config *config) {
     output = malloc(output_capacity);
     seen_names = calloc(seen_capacity, 8);
     if (crash_path == NULL || scratch == NULL || output == NULL || seen_names == NULL) {
-        free(crash_path);
-        free(scratch);
-        free(output);
-        free(seen_names);
-        crash_path = NULL;
-        scratch = NULL;
-        output = NULL;
-        seen_names = NULL;
+        free_handler_buffers();
         pthread_mutex_unlock(&install_lock);
         return ENOMEM;
     }
@@ -526,15 +533,7 @@ void cstrobe_crash_uninstall(void) {
         free(thread);
         thread = next;
     }
-    free(crash_path);
-    free(scratch);
-    free(output);
-    free(seen_names);
-    crash_path = NULL;
-    scratch = NULL;
-    output = NULL;
-    seen_names = NULL;
-    scratch_words = 0;
+    free_handler_buffers();
     pthread_mutex_unlock(&install_lock);
 }
 
