@@ -115,10 +115,7 @@ extension Trace {
         isolation: isolated (any Actor)? = #isolation,
         _ body: () async throws(Failure) -> Result
     ) async throws(Failure) -> Result {
-        guard cstrobe_category_generation(category.index) != 0 else { return try await body() }
-        let interval = recordAsyncBegin(Name(name), arguments: [:], category: category.recordWord)
-        defer { interval.end() }
-        return try await withInnermostInterval(interval.id, isolation: isolation, body)
+        try await interval(Name(name), category: category, isolation: isolation, body)
     }
 
     /// Runs asynchronous `body` inside an async interval in `category`.

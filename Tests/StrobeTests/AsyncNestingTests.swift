@@ -12,14 +12,7 @@ struct AsyncNestingTests {
     static func record(_ path: String, _ body: () async throws -> Void) async throws -> OfficialDecoder.Decoded {
         var configuration = TraceConfiguration(outputPath: path)
         configuration.processSamplingInterval = .zero
-        let session = try TraceSession.start(configuration)
-        do {
-            try await body()
-        } catch {
-            try? session.stop()
-            throw error
-        }
-        try session.stop()
+        try await TraceSession.record(configuration) { try await body() }
         return try OfficialDecoder.decode(path)
     }
 

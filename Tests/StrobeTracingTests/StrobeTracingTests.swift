@@ -18,14 +18,7 @@ struct StrobeTracingTests {
         _ = bootstrapped
         var configuration = TraceConfiguration(outputPath: path)
         configuration.processSamplingInterval = .zero
-        let session = try TraceSession.start(configuration)
-        do {
-            try await body()
-        } catch {
-            try? session.stop()
-            throw error
-        }
-        try session.stop()
+        try await TraceSession.record(configuration) { try await body() }
         return try TraceReader.read(contentsOf: path)
     }
 
