@@ -35,8 +35,11 @@ struct SequenceState {
     init(sequenceID: UInt32, threadID: UInt64) {
         self.sequenceID = sequenceID
         self.threadID = threadID
-        threadUUID = (1 << 61) | threadID
+        threadUUID = Self.threadTrackUUID(threadID)
     }
+
+    /// The uuid of the track of thread `threadID`.
+    static func threadTrackUUID(_ threadID: UInt64) -> UInt64 { (1 << 61) | threadID }
 
     /// The sequence's loss counts, for the trace's statistics.
     var loss: PacketBuilder.ThreadLoss {

@@ -218,8 +218,8 @@ final class TriggerWatch {
             guard let length = RecordLayout.length(of: record, available: count - index) else { return }
             index += length
             let header = record[0]
-            let kind = RecordLayout.kind(of: header)
-            switch kind & 0x0F {
+            let event = RecordLayout.event(of: RecordLayout.kind(of: header))
+            switch event {
             case RecordLayout.categoryPrefix:
                 watch.pendingCategory = RecordLayout.timestamp(of: header)
                 continue
@@ -243,7 +243,7 @@ final class TriggerWatch {
                 let trigger = armed(record[1])
                 guard trigger >= 0 else { break }
                 var start = RecordLayout.timestamp(of: header)
-                if kind & 0x0F == RecordLayout.asyncBeginRenamable {
+                if event == RecordLayout.asyncBeginRenamable {
                     start = (converter.boottime(raw: start) &- record[4]) | Self.boottimeTag
                 }
                 let id = record[2]
@@ -254,7 +254,7 @@ final class TriggerWatch {
                 }
             case RecordLayout.asyncEnd, RecordLayout.asyncEndExplicit:
                 var end = RecordLayout.timestamp(of: header)
-                if kind & 0x0F == RecordLayout.asyncEndExplicit {
+                if event == RecordLayout.asyncEndExplicit {
                     end = (converter.boottime(raw: end) &- record[3]) | Self.boottimeTag
                 }
                 if let open = openAsync.removeValue(forKey: record[1]) {
@@ -265,7 +265,7 @@ final class TriggerWatch {
             case RecordLayout.counterInt, RecordLayout.counterDouble:
                 let trigger = armed(record[1])
                 if trigger >= 0 {
-                    let value = kind & 0x0F == RecordLayout.counterInt
+                    let value = event == RecordLayout.counterInt
                         ? Double(Int64(bitPattern: record[2])) : Double(bitPattern: record[2])
                     checkCounter(
                         trigger, name: record[1], value: value, at: RecordLayout.timestamp(of: header), thread: thread,

@@ -321,10 +321,10 @@ final class TriggeredDumps: @unchecked Sendable {
                 exited: counts.exited)))
         }
         encoder.noteAsyncBegins(in: harvests.map(\.1))
-        let now = TimestampConverter(points: points).lastBoottime
+        let now = converter.lastBoottime
         for (recorder, harvest) in harvests { encoder.encode(harvest, of: recorder, now: now) }
         let thread = capture.trigger.threadID
-        let track = thread.flatMap { id in harvests.contains { $0.0.threadID == id } ? (1 << 61) | id : nil }
+        let track = thread.flatMap { id in harvests.contains { $0.0.threadID == id } ? SequenceState.threadTrackUUID(id) : nil }
             ?? encoder.processUUID
         TriggerMark.append(
             capture.trigger, track: track, sequenceID: TraceEncoder.metadataSequenceID,
@@ -365,7 +365,7 @@ final class TriggeredDumps: @unchecked Sendable {
         while index < piece.words {
             let record = UnsafePointer(piece.chunk.base + index)
             guard let length = RecordLayout.length(of: record, available: piece.words - index) else { break }
-            let event = RecordLayout.kind(of: record[0]) & 0x0F
+            let event = RecordLayout.event(of: RecordLayout.kind(of: record[0]))
             if event != RecordLayout.categoryPrefix, event != RecordLayout.dropMarker { count += 1 }
             index += length
         }
@@ -379,7 +379,7 @@ final class TriggeredDumps: @unchecked Sendable {
         while index < piece.words {
             let record = UnsafePointer(piece.chunk.base + index)
             guard let length = RecordLayout.length(of: record, available: piece.words - index) else { break }
-            if RecordLayout.kind(of: record[0]) & 0x0F != RecordLayout.categoryPrefix {
+            if RecordLayout.event(of: RecordLayout.kind(of: record[0])) != RecordLayout.categoryPrefix {
                 last = RecordLayout.timestamp(of: record[0])
             }
             index += length
