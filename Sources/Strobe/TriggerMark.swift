@@ -9,13 +9,7 @@ struct FiredTrigger: Sendable {
     /// The kernel thread that met it; nil when not known.
     var threadID: UInt64?
     /// More arguments for the mark: the interval or counter and its value.
-    var arguments: [(key: String, value: Value)] = []
-
-    enum Value: Sendable {
-        case string(String)
-        case int(Int64)
-        case double(Double)
-    }
+    var arguments: [(key: String, value: Trace.ArgumentValue)] = []
 }
 
 /// The mark a dump carries for its trigger: an instant named
@@ -32,7 +26,7 @@ enum TriggerMark {
     /// time, the name and annotation keys spelled out (no interning), on
     /// `track`. The fields go in field-number order.
     static func append(
-        _ trigger: FiredTrigger, track: UInt64, sequenceID: UInt32, extra: [(key: String, value: FiredTrigger.Value)],
+        _ trigger: FiredTrigger, track: UInt64, sequenceID: UInt32, extra: [(key: String, value: Trace.ArgumentValue)],
         to buffer: inout ProtoBuffer
     ) {
         typealias Packet = PerfettoWire.TracePacket
@@ -47,6 +41,7 @@ enum TriggerMark {
             switch value {
             case .int(let number): buffer.appendVarintField(Annotation.intValue, UInt64(bitPattern: number))
             case .double(let number): buffer.appendFixed64Field(Annotation.doubleValue, number.bitPattern)
+            case .bool(let flag): buffer.appendVarintField(Annotation.boolValue, flag ? 1 : 0)
             case .string(let text): buffer.appendStringField(Annotation.stringValue, text)
             }
             buffer.appendStringField(Annotation.name, key)
