@@ -3,14 +3,24 @@
 
 SWIFT ?= swift
 RELEASE_FLAGS = -c release
+# The SDK package (the repository root) with its bridges, which are behind
+# package traits; the tools package (`strobe`, the gate) is in Tools/.
+SDK_TRAITS = --traits StrobeMetrics,StrobeTracing
+TOOLS = --package-path Tools
 
-.PHONY: setup demo test bench tsan fuzz validate-gate example-server proto proto-check build clean
+.PHONY: setup demo test test-sdk test-tools test-adoption bench tsan fuzz validate-gate example-server proto \
+	proto-check build strobe clean
 
 setup:
 	@bash scripts/setup.sh
 
 build: setup
-	$(SWIFT) build $(RELEASE_FLAGS)
+	$(SWIFT) build $(RELEASE_FLAGS) $(SDK_TRAITS)
+	$(SWIFT) build $(RELEASE_FLAGS) $(TOOLS)
+
+# The `strobe` command alone, in release: Tools/.build/release/strobe.
+strobe: setup
+	$(SWIFT) build $(RELEASE_FLAGS) $(TOOLS) --product strobe
 
 demo: setup
 	@bash scripts/demo.sh
@@ -19,10 +29,24 @@ test: setup
 	bash scripts/generate-protos.sh --check
 	python3 Tests/python/check_schema.py
 	python3 Tests/python/test_perfetto_decode.py
-	$(SWIFT) build --build-tests
-	# Trace sessions are process-wide, and every test target runs in one
-	# process, so the tests run one at a time.
-	$(SWIFT) test --skip-build --no-parallel
+	$(MAKE) --no-print-directory test-sdk test-tools test-adoption
+
+# Trace sessions are process-wide, and every test target runs in one
+# process, so the tests run one at a time. The tools' tests run programs the
+# SDK package builds (TraceChild), so the SDK package builds first.
+test-sdk:
+	$(SWIFT) build --build-tests $(SDK_TRAITS)
+	$(SWIFT) test --skip-build --no-parallel $(SDK_TRAITS)
+
+test-tools:
+	$(SWIFT) build --build-tests $(TOOLS)
+	$(SWIFT) test --skip-build --no-parallel $(TOOLS)
+
+# A client package that pins an older major of a package the tools use
+# resolves, builds and runs a perf test with Strobe and StrobePerf, and its
+# resolution holds nothing those products do not need.
+test-adoption:
+	bash scripts/check-adoption.sh
 
 # The recording, session and reader tests under ThreadSanitizer, in a build
 # directory of their own; the first report fails the run. Resident-memory
@@ -30,38 +54,50 @@ test: setup
 # time with wall time is left out (the sanitizer slows threads unevenly).
 TSAN_SUITES = RecordingTests|QuiescenceTests|RingBoundTests|StressTests|StrobeReaderTests|FlightRecorderTriggerTests
 tsan: setup
-	$(SWIFT) build --build-tests --sanitize=thread --build-path .build/tsan
+	$(SWIFT) build --build-tests --sanitize=thread --build-path .build/tsan $(SDK_TRAITS)
 	TSAN_OPTIONS="halt_on_error=1 abort_on_error=1 $(TSAN_OPTIONS)" $(SWIFT) test --skip-build --no-parallel \
-		--sanitize=thread --build-path .build/tsan --filter '$(TSAN_SUITES)' \
+		--sanitize=thread --build-path .build/tsan $(SDK_TRAITS) --filter '$(TSAN_SUITES)' \
 		--skip resourceUsageShowsAsThreadTimeAndArguments
 
 # Coverage-guided fuzzing (libFuzzer, with AddressSanitizer) of the readers
 # of untrusted files: traces (TraceReader and TraceSummary), results files,
 # CSV samples and crash files (`strobe recover`). Seeds come from
-# scripts/fuzz-seeds.sh; the corpus grows in .build/fuzz-corpus. Each input
+# scripts/fuzz-seeds.sh; the corpus grows in Tools/.build/fuzz-corpus. Each input
 # is at most 64 KiB and no single allocation
 # may exceed 16 MiB. FUZZ_LIMIT bounds each run (CI passes a time limit).
 FUZZ_LIMIT ?= -runs=1000000
 FUZZ_FLAGS = -max_len=65536 -malloc_limit_mb=16 -rss_limit_mb=2048 -timeout=10 -print_final_stats=1 \
-	-artifact_prefix=.build/fuzz-artifacts/
-FUZZ_BUILD = -c release --sanitize=fuzzer --sanitize=address --build-path .build/fuzz --product StrobeFuzz \
+	-artifact_prefix=Tools/.build/fuzz-artifacts/
+FUZZ_BUILD = -c release --sanitize=fuzzer --sanitize=address $(TOOLS) --build-path Tools/.build/fuzz --product StrobeFuzz \
 	-Xswiftc -Xfrontend -Xswiftc -entry-point-function-name -Xswiftc -Xfrontend -Xswiftc StrobeFuzz_main
 fuzz: setup
 	$(SWIFT) build
-	bash scripts/fuzz-seeds.sh .build/debug .build/fuzz-seeds
+	$(SWIFT) build $(TOOLS) --product strobe
+	bash scripts/fuzz-seeds.sh .build/debug Tools/.build/debug Tools/.build/fuzz-seeds
 	$(SWIFT) build $(FUZZ_BUILD)
 	for target in reader results csv recover; do \
-		mkdir -p .build/fuzz-corpus/$$target .build/fuzz-artifacts && \
+		mkdir -p Tools/.build/fuzz-corpus/$$target Tools/.build/fuzz-artifacts && \
 		LSAN_OPTIONS=suppressions=scripts/lsan-suppressions.txt ASAN_OPTIONS=malloc_context_size=4 \
-		.build/fuzz/release/StrobeFuzz $$target $(FUZZ_FLAGS) $(FUZZ_LIMIT) \
-			.build/fuzz-corpus/$$target .build/fuzz-seeds/$$target || exit 1; \
+		Tools/.build/fuzz/release/StrobeFuzz $$target $(FUZZ_FLAGS) $(FUZZ_LIMIT) \
+			Tools/.build/fuzz-corpus/$$target Tools/.build/fuzz-seeds/$$target || exit 1; \
 	done
 
 # `make bench` runs every section; `make bench core triggers` runs those.
-BENCH_SECTIONS = core crash triggers categories async session format reader statistics bridges signposts runner
+# The SDK's sections run in StrobeBenchmarks, the statistics' in the tools
+# package's StrobeToolBenchmarks.
+SDK_BENCH_SECTIONS = core crash triggers categories async session format reader bridges signposts runner
+TOOL_BENCH_SECTIONS = statistics
+BENCH_SECTIONS = $(SDK_BENCH_SECTIONS) $(TOOL_BENCH_SECTIONS)
+BENCH_ASKED = $(filter $(BENCH_SECTIONS),$(MAKECMDGOALS))
 bench: setup
-	$(SWIFT) build $(RELEASE_FLAGS) --product StrobeBenchmarks
-	.build/release/StrobeBenchmarks $(filter $(BENCH_SECTIONS),$(MAKECMDGOALS))
+	@if [ -z "$(BENCH_ASKED)" ] || [ -n "$(filter $(SDK_BENCH_SECTIONS),$(BENCH_ASKED))" ]; then \
+		$(SWIFT) build $(RELEASE_FLAGS) $(SDK_TRAITS) --product StrobeBenchmarks && \
+		.build/release/StrobeBenchmarks $(filter $(SDK_BENCH_SECTIONS),$(BENCH_ASKED)) || exit 1; \
+	fi
+	@if [ -z "$(BENCH_ASKED)" ] || [ -n "$(filter $(TOOL_BENCH_SECTIONS),$(BENCH_ASKED))" ]; then \
+		$(SWIFT) build $(RELEASE_FLAGS) $(TOOLS) --product StrobeToolBenchmarks && \
+		Tools/.build/release/StrobeToolBenchmarks $(filter $(TOOL_BENCH_SECTIONS),$(BENCH_ASKED)) || exit 1; \
+	fi
 
 ifneq ($(filter bench,$(MAKECMDGOALS)),)
 $(BENCH_SECTIONS):
@@ -86,4 +122,4 @@ proto:
 	bash scripts/generate-protos.sh
 
 clean:
-	rm -rf .build .strobe out Examples/ServerTracing/.build
+	rm -rf .build Tools/.build .strobe out Examples/ServerTracing/.build Tests/Fixtures/*/.build

@@ -2,6 +2,13 @@
 
 import PackageDescription
 
+// The package an app depends on: the tracing SDK, the trace reader, the
+// results model and the perf-test runner, with no package of anyone else's.
+// The bridges to swift-metrics and swift-distributed-tracing are behind
+// package traits of their own names, so only an app that enables one
+// resolves the package it bridges to. The `strobe` command, the regression
+// gate, the results store and their dependencies are in Tools/, a second
+// package that depends on this one (see ARCHITECTURE.md).
 let package = Package(
     name: "strobe",
     // Synchronization's Mutex and Atomic, used throughout, need these on
@@ -10,18 +17,24 @@ let package = Package(
     products: [
         .library(name: "Strobe", targets: ["Strobe"]),
         .library(name: "StrobeReader", targets: ["StrobeReader"]),
+        .library(name: "StrobeResults", targets: ["StrobeResults"]),
         .library(name: "StrobePerf", targets: ["StrobePerf"]),
-        .library(name: "StrobeStatistics", targets: ["StrobeStatistics"]),
-        .library(name: "StrobeDiff", targets: ["StrobeDiff"]),
         .library(name: "StrobeMetrics", targets: ["StrobeMetrics"]),
         .library(name: "StrobeTracing", targets: ["StrobeTracing"]),
-        .executable(name: "strobe", targets: ["StrobeCLI"]),
+        // Shared with the tools package: tables and units, and the helpers
+        // of Strobe's own tests and benchmarks.
+        .library(name: "StrobeFormatting", targets: ["StrobeFormatting"]),
+        .library(name: "StrobeTestSupport", targets: ["StrobeTestSupport"]),
+    ],
+    traits: [
+        .trait(name: "StrobeMetrics", description: "Builds StrobeMetrics, the swift-metrics backend."),
+        .trait(name: "StrobeTracing", description: "Builds StrobeTracing, the swift-distributed-tracing tracer."),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
+        // Resolved only when their trait is enabled.
         .package(url: "https://github.com/apple/swift-metrics", from: "2.4.0"),
         .package(url: "https://github.com/apple/swift-distributed-tracing", from: "1.7.3"),
-        .package(url: "https://github.com/jpsim/Yams", from: "6.2.2"),
     ],
     targets: [
         // MARK: C foundations
@@ -29,7 +42,7 @@ let package = Package(
         .systemLibrary(
             name: "CProtobufC",
             pkgConfig: "libprotobuf-c",
-            providers: [.apt(["libprotobuf-c-dev"])]
+            providers: [.apt(["libprotobuf-c-dev"]), .brew(["protobuf-c"])]
         ),
         .target(name: "StrobeProtos", dependencies: ["CProtobufC"]),
         .target(name: "CStrobe"),
@@ -48,18 +61,24 @@ let package = Package(
             dependencies: ["CStrobe", "CStrobeProbes", "PerfettoWire", "StrobeCategoryPattern", "StrobeProtos", "CProtobufC"]
         ),
 
-        // MARK: Bridges
+        // MARK: Bridges (each behind the package trait of its name)
 
         .target(
             name: "StrobeMetrics",
-            dependencies: ["Strobe", .product(name: "CoreMetrics", package: "swift-metrics")]
+            dependencies: [
+                "Strobe",
+                .product(name: "CoreMetrics", package: "swift-metrics", condition: .when(traits: ["StrobeMetrics"])),
+            ]
         ),
         .target(
             name: "StrobeTracing",
-            dependencies: ["Strobe", .product(name: "Tracing", package: "swift-distributed-tracing")]
+            dependencies: [
+                "Strobe",
+                .product(name: "Tracing", package: "swift-distributed-tracing", condition: .when(traits: ["StrobeTracing"])),
+            ]
         ),
 
-        // MARK: Analysis
+        // MARK: Reading traces and results
 
         // Tables, human units and CSV fields, shared by the readers and reports.
         .target(name: "StrobeFormatting"),
@@ -67,13 +86,11 @@ let package = Package(
             name: "StrobeReader",
             dependencies: ["PerfettoWire", "StrobeProtos", "CProtobufC", "StrobeFormatting", "StrobeCategoryPattern"]
         ),
-        // The results model and file: what the runner writes and diff reads.
+        // The results model and file: what the runner writes and the tools read.
         .target(name: "StrobeResults", dependencies: ["StrobeProtos", "CProtobufC", "StrobeFormatting"]),
-        .target(name: "StrobeStatistics"),
-        .target(
-            name: "StrobeDiff",
-            dependencies: ["StrobeStatistics", "StrobeResults", "StrobeFormatting", .product(name: "Yams", package: "Yams")]
-        ),
+
+        // MARK: The perf-test runner
+
         .target(
             name: "StrobePerf",
             dependencies: [
@@ -81,30 +98,19 @@ let package = Package(
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
-        .executableTarget(
-            name: "StrobeCLI",
-            dependencies: [
-                "Strobe", "StrobeReader", "StrobePerf", "StrobeResults", "StrobeStatistics", "StrobeDiff", "StrobeFormatting",
-                .product(name: "ArgumentParser", package: "swift-argument-parser"),
-            ]
-        ),
 
-        // MARK: Benchmarks (`make bench`)
+        // MARK: Benchmarks of the SDK (`make bench`)
 
         .target(name: "CMallocCounter"),
         .executableTarget(
             name: "StrobeBenchmarks",
             dependencies: [
-                "Strobe", "StrobeReader", "StrobeDiff", "StrobeMetrics", "StrobeTracing", "StrobePerf", "StrobeProtos",
-                "CProtobufC",
-                "CStrobe", "CMallocCounter", .product(name: "CoreMetrics", package: "swift-metrics"),
-                .product(name: "Tracing", package: "swift-distributed-tracing"),
+                "Strobe", "StrobeReader", "StrobeMetrics", "StrobeTracing", "StrobePerf", "StrobeProtos", "CProtobufC",
+                "CStrobe", "CMallocCounter", "StrobeTestSupport",
+                .product(name: "CoreMetrics", package: "swift-metrics", condition: .when(traits: ["StrobeMetrics"])),
+                .product(name: "Tracing", package: "swift-distributed-tracing", condition: .when(traits: ["StrobeTracing"])),
             ]
         ),
-
-        // MARK: Fuzzing (`make fuzz`)
-
-        .executableTarget(name: "StrobeFuzz", dependencies: ["StrobeReader", "StrobeResults", "StrobeDiff", "Strobe"]),
 
         // MARK: Examples
 
@@ -116,10 +122,10 @@ let package = Package(
         ),
         .executableTarget(name: "TraceChild", dependencies: ["Strobe"], path: "Examples/TraceChild"),
 
-        // MARK: Tests
+        // MARK: Tests (`make test` runs these and the tools package's)
 
-        // Helpers the test targets share: the official-decoder bridge and a
-        // program runner.
+        // Helpers the test targets and benchmarks of both packages share: the
+        // official-decoder bridge, a program runner and the figure printer.
         .target(name: "StrobeTestSupport", path: "Tests/StrobeTestSupport"),
 
         .testTarget(
@@ -130,26 +136,20 @@ let package = Package(
         ),
         .testTarget(
             name: "StrobeMetricsTests",
-            dependencies: ["StrobeMetrics", "Strobe", "StrobeReader", .product(name: "CoreMetrics", package: "swift-metrics")]
+            dependencies: [
+                "StrobeMetrics", "Strobe", "StrobeReader",
+                .product(name: "CoreMetrics", package: "swift-metrics", condition: .when(traits: ["StrobeMetrics"])),
+            ]
         ),
         .testTarget(
             name: "StrobeTracingTests",
             dependencies: [
-                "StrobeTracing", "Strobe", "StrobeReader", "StrobeTestSupport", .product(name: "Tracing", package: "swift-distributed-tracing"),
+                "StrobeTracing", "Strobe", "StrobeReader", "StrobeTestSupport",
+                .product(name: "Tracing", package: "swift-distributed-tracing", condition: .when(traits: ["StrobeTracing"])),
             ]
         ),
         .testTarget(name: "StrobeReaderTests", dependencies: ["Strobe", "StrobeReader"]),
-        .testTarget(name: "StrobeStatisticsTests", dependencies: ["StrobeStatistics", "StrobeDiff"]),
-        .testTarget(name: "StrobeDiffTests", dependencies: ["StrobeDiff", "StrobeStatistics", "StrobePerf", "StrobeCLI", "StrobeTestSupport"]),
-        // Every `strobe` subcommand, run as a user runs it.
-        .testTarget(
-            name: "StrobeCLITests",
-            dependencies: ["Strobe", "StrobeReader", "StrobeResults", "StrobeCLI", "StrobeTestSupport", "TraceChild"]
-        ),
-        .testTarget(
-            name: "StrobePerfTests",
-            dependencies: ["StrobePerf", "Strobe", "StrobeReader", "StrobeDiff", "LensKit", "TraceChild"]
-        ),
+        .testTarget(name: "StrobePerfTests", dependencies: ["StrobePerf", "Strobe", "StrobeReader", "LensKit", "TraceChild"]),
     ]
 )
 

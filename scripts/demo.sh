@@ -19,14 +19,16 @@ step() { printf '\n\033[1m==> %s\033[0m\n' "$*"; }
 step "Building in release mode"
 swift build -c release --product LensPipeline
 swift build -c release --product LensPerfTests
-swift build -c release --product strobe
+# The `strobe` command is in the tools package, Tools/.
+swift build -c release --package-path Tools --product strobe
 bin=$(swift build -c release --show-bin-path)
+tools_bin=$(swift build -c release --package-path Tools --show-bin-path)
 
 step "1. The instrumented app: a lens pipeline with worker threads and frame deadlines, traced"
 "$bin/LensPipeline" --frames 240 --trace "$out/lens.pftrace"
 
 step "2. What the trace says (strobe summarize)"
-"$bin/strobe" summarize "$out/lens.pftrace" --frame-budget 16.67ms
+"$tools_bin/strobe" summarize "$out/lens.pftrace" --frame-budget 16.67ms
 
 step "2b. The same app as a flight recorder: it dumps the seconds around a late frame"
 # Nothing is written until a frame takes over 33 ms (frame 90 waits for a
@@ -34,14 +36,14 @@ step "2b. The same app as a flight recorder: it dumps the seconds around a late 
 # half second after go to one file, which strobe summarize opens with the
 # trigger.
 "$bin/LensPipeline" --frames 200 --stall-frame 90 --flight-recorder "$out/flight-recorder"
-"$bin/strobe" summarize "$out/flight-recorder"/*.pftrace | sed -n '1,8p'
+"$tools_bin/strobe" summarize "$out/flight-recorder"/*.pftrace | sed -n '1,8p'
 
 step "3. strobe compare: the vectorized build (baseline) against the scalar build (candidate)"
 # The talk's regression: a build change turned the SIMD colour grade scalar.
 # Each round runs one process of each build, in random order; each process is
 # one replicate, and rounds are added until every gated metric is decided.
 status=0
-"$bin/strobe" compare \
+"$tools_bin/strobe" compare \
     --baseline "env LENS_KERNEL=vectorized $bin/LensPerfTests --tag kernel=vectorized" \
     --candidate "env LENS_KERNEL=scalar $bin/LensPerfTests --tag kernel=scalar" \
     --iterations "$iterations" --max-time "$max_time" --policy "$policy" --output "$out/suite" || status=$?
@@ -53,7 +55,7 @@ esac
 
 step "4. A process-level cold-start test of the app (strobe compare --process)"
 cold_status=0
-"$bin/strobe" compare --process --name "cold start" \
+"$tools_bin/strobe" compare --process --name "cold start" \
     --baseline "$bin/LensPipeline --frames 3 --kernel vectorized" \
     --candidate "$bin/LensPipeline --frames 3 --kernel scalar" \
     --metric 'wall' --max-time "$cold_start_time" --policy "$policy" --output "$out/cold-start" || cold_status=$?
@@ -61,9 +63,9 @@ if [ "$cold_status" -ge 2 ]; then echo "strobe compare could not compare the col
 
 # The results stay usable: strobe diff writes the pull-request comment and
 # the HTML report from them.
-"$bin/strobe" diff --baseline "$out/suite/baseline" --candidate "$out/suite/candidate" --policy "$policy" \
+"$tools_bin/strobe" diff --baseline "$out/suite/baseline" --candidate "$out/suite/candidate" --policy "$policy" \
     --format markdown --output "$out/pr-comment.md" || true
-"$bin/strobe" diff --baseline "$out/suite/baseline" --candidate "$out/suite/candidate" --policy "$policy" \
+"$tools_bin/strobe" diff --baseline "$out/suite/baseline" --candidate "$out/suite/candidate" --policy "$policy" \
     --format html --output "$out/report.html" || true
 
 step "5. Where to look next"

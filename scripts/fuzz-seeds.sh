@@ -4,10 +4,12 @@
 # cut short), traces written through Perfetto's official Python schema, a
 # results file of the example perf suite, and CSV samples (one of them the
 # results file exported by `strobe results export`).
-# Usage: scripts/fuzz-seeds.sh BUILD_DIR DIR   (BUILD_DIR: a debug build)
+# Usage: scripts/fuzz-seeds.sh SDK_BIN TOOLS_BIN DIR   (debug builds of the SDK
+# package and of Tools/, which builds `strobe`)
 set -euo pipefail
 bin="$1"
-out="$2"
+tools_bin="$2"
+out="$3"
 mkdir -p "$out/reader" "$out/results" "$out/csv" "$out/recover"
 STROBE_TRACE_OUTPUT="$out/reader/child.pftrace" "$bin/TraceChild" ok 2
 STROBE_TRACE_OUTPUT="$out/reader/rusage.pftrace" STROBE_TRACE_RUSAGE='*' "$bin/TraceChild" ok 1
@@ -18,7 +20,7 @@ rm -rf "$out/.suite"
 "$bin/LensPerfTests" --iterations 2 --warmup 0 --filter 'capture' --output "$out/.suite" >/dev/null
 find "$out/.suite" -name '*.strobe-results' -exec cp {} "$out/results/" \;
 for file in "$out"/results/*.strobe-results; do
-    "$bin/strobe" results export "$file" --format csv > "$out/csv/$(basename "$file" .strobe-results).csv" 2>/dev/null || true
+    "$tools_bin/strobe" results export "$file" --format csv > "$out/csv/$(basename "$file" .strobe-results).csv" 2>/dev/null || true
 done
 printf 'metric,value\nwall,1.5\nwall,1.7\ncpu,0.9\n' > "$out/csv/simple.csv"
 # Crash files of small rings (the child dies of the signal on purpose).

@@ -23,10 +23,11 @@ rm -rf "$out"
 mkdir -p "$out"
 
 swift build -c release --product LensPerfTests >/dev/null
-swift build -c release --product strobe >/dev/null
+swift build -c release --package-path Tools --product strobe >/dev/null
 # A copy of the binaries, so that builds during the (long) run change nothing.
 mkdir -p "$out/bin"
-cp "$(swift build -c release --show-bin-path)"/{LensPerfTests,strobe} "$out/bin/"
+cp "$(swift build -c release --show-bin-path)"/LensPerfTests "$out/bin/"
+cp "$(swift build -c release --package-path Tools --show-bin-path)"/strobe "$out/bin/"
 bin=$out/bin
 
 # judge REPORT.json KIND: prints "caught=0|1 flagged=N regressions=N seconds=S rounds=N"

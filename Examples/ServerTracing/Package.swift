@@ -10,7 +10,7 @@ let package = Package(
     name: "ServerTracing",
     platforms: [.macOS(.v15)],
     dependencies: [
-        .package(name: "strobe", path: "../.."),
+        .package(name: "strobe", path: "../..", traits: ["StrobeTracing"]),
         .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1", traits: []),
         .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),

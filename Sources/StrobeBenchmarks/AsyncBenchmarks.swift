@@ -1,7 +1,10 @@
+import StrobeTestSupport
 import CStrobe
 import Dispatch
 @_spi(Bridges) import Strobe
+#if StrobeTracing
 import StrobeTracing
+#endif
 
 /// What task-local nesting costs an async interval: measured inside a task,
 /// inside an open async `Trace.interval`, beside the same interval given its
@@ -34,6 +37,7 @@ enum AsyncBenchmarks {
             name: "async Trace.interval (begin, task-local scope, end)", value: scoped, unit: "ns/interval",
             baselineName: "beginAsync(_:parent:) + end, parent given, same run", baselineValue: explicit
         ).printLine()
+        #if StrobeTracing
         // With StrobeTracing loaded, a begin also asks it for the current
         // span's interval (a second task-local read and a context lookup).
         _ = StrobeTracer()
@@ -45,6 +49,7 @@ enum AsyncBenchmarks {
             unit: "ns/interval", baselineName: "the same without StrobeTracing, same run",
             baselineValue: implicit, extra: ["added_ns": bridged - implicit]
         ).printLine()
+        #endif
     }
 }
 

@@ -1,3 +1,5 @@
+#if StrobeMetrics && StrobeTracing
+import StrobeTestSupport
 import CMallocCounter
 import Foundation
 import CStrobe
@@ -198,3 +200,4 @@ func timeSpansWithAttributes(_ count: Int) -> Double {
     }
     return Double(cstrobe_monotonic_ns() - start)
 }
+#endif

@@ -1,3 +1,4 @@
+import StrobeTestSupport
 import CMallocCounter
 import CStrobe
 import Foundation

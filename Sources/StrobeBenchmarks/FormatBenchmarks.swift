@@ -1,3 +1,4 @@
+import StrobeTestSupport
 import CProtobufC
 import CStrobe
 import Foundation

@@ -1,3 +1,4 @@
+import StrobeTestSupport
 import CStrobe
 import Foundation
 import Strobe

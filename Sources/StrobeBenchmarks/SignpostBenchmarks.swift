@@ -1,3 +1,4 @@
+import StrobeTestSupport
 import Strobe
 
 /// The cost of signposts per event, beside the same events with signposts off

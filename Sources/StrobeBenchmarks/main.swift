@@ -1,12 +1,13 @@
-// `make bench`: prints one JSON line per figure, each with the baseline
-// measured in the same process and the ratio between them.
+// `make bench`: the SDK's benchmarks (the statistics' are in
+// Tools/Sources/StrobeToolBenchmarks). Prints one JSON line per figure, each
+// with the baseline measured in the same process and the ratio between them.
 
 #if canImport(Glibc)
 import Glibc
 #endif
 
 let sections = [
-    "core", "crash", "triggers", "categories", "async", "session", "format", "reader", "statistics", "bridges",
+    "core", "crash", "triggers", "categories", "async", "session", "format", "reader", "bridges",
     "signposts", "runner",
 ]
 let arguments = Set(CommandLine.arguments.dropFirst())
@@ -25,7 +26,15 @@ if arguments.isEmpty || arguments.contains("async") { AsyncBenchmarks.run() }
 if arguments.isEmpty || arguments.contains("session") { SessionBenchmarks.run() }
 if arguments.isEmpty || arguments.contains("format") { FormatBenchmarks.run() }
 if arguments.isEmpty || arguments.contains("reader") { ReaderBenchmarks.run() }
-if arguments.isEmpty || arguments.contains("statistics") { DetectorBenchmarks.run() }
-if arguments.isEmpty || arguments.contains("bridges") { BridgeBenchmarks.run() }
+if arguments.isEmpty || arguments.contains("bridges") {
+    #if StrobeMetrics && StrobeTracing
+    BridgeBenchmarks.run()
+    #else
+    let message = "StrobeBenchmarks: the bridges section needs the traits StrobeMetrics and StrobeTracing "
+        + "(swift build --traits StrobeMetrics,StrobeTracing)\n"
+    _ = message.withCString { write(2, $0, strlen($0)) }
+    exit(2)
+    #endif
+}
 if arguments.isEmpty || arguments.contains("signposts") { SignpostBenchmarks.run() }
 if arguments.isEmpty || arguments.contains("runner") { await RunnerBenchmarks.run() }

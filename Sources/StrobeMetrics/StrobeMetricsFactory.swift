@@ -1,3 +1,4 @@
+#if StrobeMetrics
 import CoreMetrics
 import Strobe
 import Synchronization
@@ -149,3 +150,4 @@ final class StrobeTimer: TimerHandler, Sendable {
 
     func recordNanoseconds(_ duration: Int64) { Trace.counter(name, duration, unit: .nanoseconds) }
 }
+#endif

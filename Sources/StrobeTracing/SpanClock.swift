@@ -1,3 +1,4 @@
+#if StrobeTracing
 import Tracing
 
 /// Places the instants that swift-distributed-tracing passes (wall-clock
@@ -18,3 +19,4 @@ enum SpanClock {
         now > instant &+ tolerance ? now - instant : 0
     }
 }
+#endif

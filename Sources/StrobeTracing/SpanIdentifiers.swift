@@ -1,3 +1,4 @@
+#if StrobeTracing
 import Synchronization
 
 /// Random span and trace ids: a process-wide counter run through splitmix64
@@ -29,3 +30,4 @@ enum SpanIdentifiers {
         return z ^ (z >> 31)
     }
 }
+#endif

@@ -1,3 +1,4 @@
+#if StrobeTracing
 @_spi(Bridges) import Strobe
 import Synchronization
 import Tracing
@@ -302,3 +303,4 @@ enum SpanRecordPool {
         }
     }
 }
+#endif

@@ -1,3 +1,4 @@
+#if StrobeTracing
 import Instrumentation
 import Strobe
 
@@ -135,3 +136,4 @@ enum StrobeSpanKey: InstrumentationContextKey {
 
     static var nameOverride: String? { "strobe-span" }
 }
+#endif

@@ -1,3 +1,4 @@
+#if StrobeTracing
 @_spi(Bridges) import Strobe
 import Tracing
 
@@ -138,3 +139,4 @@ public struct StrobeTracer: Tracer {
 private func innermostSpanInterval() -> UInt64 {
     InstrumentationContext.current?[StrobeSpanKey.self]?.interval?.id ?? 0
 }
+#endif

@@ -1,3 +1,4 @@
+#if StrobeMetrics
 import CoreMetrics
 import Foundation
 import Strobe
@@ -48,3 +49,4 @@ struct StrobeMetricsTests {
         #expect(StrobeMetricsFactory.trackName(label: "a", dimensions: [("k", "v"), ("x", "y")]) == "a{k=v,x=y}")
     }
 }
+#endif

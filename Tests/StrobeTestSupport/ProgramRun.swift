@@ -37,3 +37,19 @@ public func runOnNewThread(_ body: @escaping @Sendable () -> Void) {
     }.start()
     done.wait()
 }
+
+/// The path of `name`, a program that either package builds, for a test in
+/// either package: beside the running test bundle when it is there (the same
+/// package built it), else in the SDK package's build directory of the same
+/// configuration, where the tools package's tests find the examples (such as
+/// `TraceChild`). `make test` builds the SDK package first.
+public func builtProgram(_ name: String) -> String {
+    let bundleDirectory = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
+    let beside = bundleDirectory.appendingPathComponent(name).path
+    if FileManager.default.isExecutableFile(atPath: beside) { return beside }
+    // This file is Tests/StrobeTestSupport/ProgramRun.swift in the SDK package.
+    let sdkRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        .deletingLastPathComponent()
+    return sdkRoot.appendingPathComponent(".build").appendingPathComponent(bundleDirectory.lastPathComponent)
+        .appendingPathComponent(name).path
+}

@@ -1,3 +1,4 @@
+#if StrobeTracing
 import Foundation
 import StrobeTestSupport
 @testable import Strobe
@@ -187,3 +188,4 @@ struct StrobeTracingTests {
         }
     }
 }
+#endif

@@ -1,3 +1,4 @@
+#if StrobeTracing
 import Foundation
 import StrobeTestSupport
 @testable import Strobe
@@ -143,3 +144,4 @@ struct TracingNamesAndSchemaTests {
         #expect(load.args["trace_id"] == request.args["trace_id"])
     }
 }
+#endif

@@ -1,3 +1,4 @@
+#if StrobeTracing
 import Foundation
 import StrobeTestSupport
 @testable import Strobe
@@ -91,3 +92,4 @@ struct TracingPropagationTests {
         #expect(none.isEmpty)
     }
 }
+#endif

@@ -1,3 +1,4 @@
+#if StrobeTracing
 import Foundation
 import StrobeTestSupport
 @testable import Strobe
@@ -77,3 +78,4 @@ final class SpanQueue: @unchecked Sendable {
         return spans.isEmpty ? nil : spans.removeFirst()
     }
 }
+#endif

@@ -1,3 +1,4 @@
+#if StrobeTracing
 import Foundation
 import StrobeTestSupport
 @testable import Strobe
@@ -85,3 +86,4 @@ struct TracingThreadTests {
         #expect(parts.map(\.start).max()! < parts.map(\.end!).min()!)
     }
 }
+#endif

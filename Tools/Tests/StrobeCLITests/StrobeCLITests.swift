@@ -12,7 +12,7 @@ import Testing
 @Suite(.serialized) struct StrobeCLITests {
     static let directory = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
     static let strobePath = directory.appendingPathComponent("strobe").path
-    static let traceChild = directory.appendingPathComponent("TraceChild").path
+    static let traceChild = builtProgram("TraceChild")
 
     static func strobe(_ arguments: String...) throws -> ProgramOutcome {
         try runProgram(strobePath, arguments, environment: ["CI": "true"])
@@ -134,7 +134,7 @@ import Testing
 
     // MARK: Measuring
 
-    @Test(.enabled(if: FileManager.default.isExecutableFile(atPath: traceChild)))
+    @Test
     func runMeasuresATracedProgramAndExitsOneWhenItFails() throws {
         let folder = try Self.scratch()
         defer { try? FileManager.default.removeItem(atPath: folder) }

@@ -29,4 +29,4 @@ struct ExportCommand: ParsableCommand {
     }
 }
 
-extension TraceExport.Format: ExpressibleByArgument {}
+extension TraceExport.Format: @retroactive ExpressibleByArgument {}

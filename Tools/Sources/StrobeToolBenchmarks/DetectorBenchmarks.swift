@@ -1,3 +1,4 @@
+import StrobeTestSupport
 import Foundation
 import StrobeDiff
 

@@ -1,0 +1,18 @@
+// `make bench statistics`: the quality and speed of the tools' statistics.
+// Prints one JSON line per figure, each with the baseline measured in the
+// same process and the ratio between them.
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+let sections = ["statistics"]
+let arguments = Set(CommandLine.arguments.dropFirst())
+let unknown = arguments.subtracting(sections).sorted()
+if !unknown.isEmpty {
+    let message = "StrobeToolBenchmarks: unknown section \(unknown.joined(separator: ", ")); "
+        + "sections: \(sections.joined(separator: " "))\n"
+    _ = message.withCString { write(2, $0, strlen($0)) }
+    exit(2)
+}
+if arguments.isEmpty || arguments.contains("statistics") { DetectorBenchmarks.run() }
