@@ -76,10 +76,7 @@ let package = Package(
         ),
         .target(
             name: "StrobePerf",
-            dependencies: [
-                "Strobe", "CStrobe", "StrobeReader", "StrobeResults",
-                .product(name: "ArgumentParser", package: "swift-argument-parser"),
-            ]
+            dependencies: ["Strobe", "CStrobe", "StrobeReader", "StrobeResults"]
         ),
         .executableTarget(
             name: "StrobeCLI",
