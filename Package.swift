@@ -112,6 +112,16 @@ let package = Package(
             exclude: ["strobe-policy.yml"]
         ),
         .executableTarget(name: "TraceChild", dependencies: ["Strobe"], path: "Examples/TraceChild"),
+        // The Swift snippets of README.md, compiled; ReadmeSnippetTests checks
+        // that each README block is one of them.
+        .target(
+            name: "ReadmeSnippets",
+            dependencies: [
+                "Strobe", "StrobePerf", "StrobeReader", "StrobeTracing", "LensKit",
+                .product(name: "Tracing", package: "swift-distributed-tracing"),
+            ],
+            path: "Examples/ReadmeSnippets"
+        ),
 
         // MARK: Tests
 
