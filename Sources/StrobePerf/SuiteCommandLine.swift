@@ -113,7 +113,7 @@ enum SuiteCommandLine {
                 return nil
             },
             Option(
-                name: "--round", valueName: "N", help: "The round of an interleaved comparison (strobe compare) this run belongs to.",
+                name: "--round", valueName: "N", help: "The round of a strobe compare experiment this run belongs to.",
                 defaultValue: "none"
             ) { options, value in
                 guard let count = wholeNumber(value) else { return "not a whole number" }
@@ -238,13 +238,14 @@ enum SuiteCommandLine {
             "",
             "Options:",
         ]
+        // Each option's default on a line of its own under what it does.
         var entries = all.map { option in
-            (option.name + (option.valueName.map { " " + $0 } ?? ""), "\(option.help) (default: \(option.defaultValue))")
+            (option.name + (option.valueName.map { " " + $0 } ?? ""), [option.help, "(default: \(option.defaultValue))"])
         }
-        entries.append(("-h, --help", "Show this help and exit."))
+        entries.append(("-h, --help", ["Show this help and exit."]))
         let column = (entries.map(\.0.count).max() ?? 0) + 4
-        for (label, text) in entries {
-            let wrapped = wrap(text, width: max(100 - column, 40))
+        for (label, paragraphs) in entries {
+            let wrapped = paragraphs.flatMap { wrap($0, width: max(100 - column, 40)) }
             for (index, line) in wrapped.enumerated() {
                 let head = index == 0 ? "  " + label : ""
                 lines.append(head.padding(toLength: column, withPad: " ", startingAt: 0) + line)
