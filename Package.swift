@@ -31,8 +31,8 @@ let package = Package(
         .trait(name: "StrobeTracing", description: "Builds StrobeTracing, the swift-distributed-tracing tracer."),
     ],
     dependencies: [
-        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
-        // Resolved only when their trait is enabled.
+        // The runner parses its own command line, so an app resolves none of
+        // these unless it enables the trait that names the bridge.
         .package(url: "https://github.com/apple/swift-metrics", from: "2.4.0"),
         .package(url: "https://github.com/apple/swift-distributed-tracing", from: "1.7.3"),
     ],
@@ -93,10 +93,7 @@ let package = Package(
 
         .target(
             name: "StrobePerf",
-            dependencies: [
-                "Strobe", "CStrobe", "StrobeReader", "StrobeResults",
-                .product(name: "ArgumentParser", package: "swift-argument-parser"),
-            ]
+            dependencies: ["Strobe", "CStrobe", "StrobeReader", "StrobeResults"]
         ),
 
         // MARK: Benchmarks of the SDK (`make bench`)
@@ -121,6 +118,16 @@ let package = Package(
             exclude: ["strobe-policy.yml"]
         ),
         .executableTarget(name: "TraceChild", dependencies: ["Strobe"], path: "Examples/TraceChild"),
+        // The Swift snippets of README.md, compiled; ReadmeSnippetTests checks
+        // that each README block is one of them.
+        .target(
+            name: "ReadmeSnippets",
+            dependencies: [
+                "Strobe", "StrobePerf", "StrobeReader", "StrobeTracing", "LensKit",
+                .product(name: "Tracing", package: "swift-distributed-tracing", condition: .when(traits: ["StrobeTracing"])),
+            ],
+            path: "Examples/ReadmeSnippets"
+        ),
 
         // MARK: Tests (`make test` runs these and the tools package's)
 

@@ -8,41 +8,64 @@ import Foundation
 import LensKit
 import Strobe
 import StrobePerf
+import Synchronization
 
-/// Holds the pipeline between setup, measure and teardown.
-final class PipelineHolder: @unchecked Sendable {
-    var pipeline: LensPipeline?
-}
-
-let configuration: LensPipeline.Configuration = {
+/// The pipeline configuration, with the kernel LENS_KERNEL names.
+func configurationFromEnvironment() -> LensPipeline.Configuration {
     var configuration = LensPipeline.Configuration()
     configuration.kernel = ProcessInfo.processInfo.environment["LENS_KERNEL"].flatMap(Lens.Kernel.init(rawValue:)) ?? .vectorized
     return configuration
-}()
-let holder = PipelineHolder()
+}
+
+/// What "apply lens" builds once per process: the configuration, and a slot
+/// for the pipeline of the iteration under way, which `setup` starts and
+/// `teardown` shuts down, so every iteration measures a freshly started
+/// pipeline.
+final class PipelineSlot: Sendable {
+    let configuration: LensPipeline.Configuration
+    private let pipeline = Mutex<LensPipeline?>(nil)
+
+    init(configuration: LensPipeline.Configuration) {
+        self.configuration = configuration
+    }
+
+    /// Starts a pipeline: its threads are running, nothing is filtered yet.
+    func start() {
+        let started = LensPipeline(configuration: configuration)
+        pipeline.withLock { $0 = started }
+    }
+
+    /// The running pipeline, if `start()` made one.
+    var current: LensPipeline? { pipeline.withLock { $0 } }
+
+    /// Shuts the running pipeline down and empties the slot.
+    func shutDown() {
+        let running = pipeline.withLock { slot in
+            defer { slot = nil }
+            return slot
+        }
+        running?.shutDown()
+    }
+}
 
 let applyLens = PerfTest(
     "apply lens",
     metrics: [.interval("lens apply", .sum), .interval("lens apply", .max), .interval("frame", .sum),
               .interval("lens apply", .cpu), .counter("queue depth", .max)],
     resourceUsageIntervals: ["lens apply"],
-    setup: {
-        // One step away from the workflow: the pipeline is up, its threads
-        // are running, nothing is filtered yet.
-        holder.pipeline = LensPipeline(configuration: configuration)
-    },
-    measure: { context in
-        guard let pipeline = holder.pipeline else { return }
+    setupOnce: { PipelineSlot(configuration: configurationFromEnvironment()) },
+    setup: { slot in slot.start() },
+    measure: { slot, context in
+        guard let pipeline = slot.current else { return }
         let report = pipeline.run(frames: 8)
         context.report("frames over budget", Double(report.missedDeadlines))
     },
-    teardown: {
-        holder.pipeline?.shutDown()
-        holder.pipeline = nil
-    }
+    teardown: { slot in slot.shutDown() }
 )
 
-let captureFrame = PerfTest("capture frame", metrics: [.interval("capture", .sum)]) { _ in
+let captureFrame = PerfTest(
+    "capture frame", metrics: [.interval("capture", .sum)], setupOnce: { configurationFromEnvironment() }
+) { configuration, _ in
     for frame in 0..<20 {
         _ = Trace.interval("capture") { Image.cameraFrame(width: configuration.width, height: configuration.height, frame: frame) }
     }

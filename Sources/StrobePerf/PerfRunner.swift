@@ -32,11 +32,22 @@ public struct PerfRunner: Sendable {
         self.options = options
     }
 
-    /// Runs `test` and returns every raw sample it produced. A failure in
-    /// setup, measure or teardown ends the test and is recorded in the
-    /// result with what was measured before.
+    /// Runs `test` and returns every raw sample it produced.
+    ///
+    /// The test's `setupOnce` runs first, unless an earlier run in this
+    /// process already ran it; then come the warm-up and measured
+    /// iterations, each `setup`, measure block (in its own trace session,
+    /// timed) and `teardown`. A failure in any block ends the test and is
+    /// recorded in the result with what was measured before.
     public func run(_ test: PerfTest) async -> PerfTestResult {
         var result = PerfTestResult(name: test.name, warmupIterations: options.warmupIterations)
+        let blocks: PerfTest.Blocks
+        do {
+            blocks = try await test.prepare()
+        } catch {
+            result.error = PerfTestError.blockFailed("setupOnce", error).description
+            return result
+        }
         var metrics = MetricTable()
         let rule = test.stopRule ?? options.stopRule
         // Only a trace someone reads is written to a file. Each iteration's
@@ -64,7 +75,7 @@ public struct PerfRunner: Sendable {
                 if rule.isSatisfied(samples: metrics.samples(of: "wall"), elapsed: elapsed) { break }
             }
             do {
-                let sample = try await runIteration(test, iteration: iteration, tracePath: tracePath)
+                let sample = try await runIteration(test, blocks, iteration: iteration, tracePath: tracePath)
                 if measured >= 0 {
                     metrics.add(sample)
                     if let keptFolder, let tracePath,
@@ -113,8 +124,10 @@ public struct PerfRunner: Sendable {
 
     /// Runs one iteration; with no `tracePath` the session records as usual
     /// (its writer encodes every event) but writes no file.
-    private func runIteration(_ test: PerfTest, iteration: Int, tracePath: String?) async throws -> Sample {
-        if let setup = test.setup {
+    private func runIteration(_ test: PerfTest, _ blocks: PerfTest.Blocks, iteration: Int, tracePath: String?) async throws
+        -> Sample
+    {
+        if let setup = blocks.setup {
             do { try await setup() } catch { throw PerfTestError.blockFailed("setup", error) }
         }
         var configuration = TraceConfiguration(outputPath: tracePath)
@@ -126,7 +139,7 @@ public struct PerfRunner: Sendable {
         let after: ResourceReading
         let wall: UInt64
         do {
-            switch test.body {
+            switch blocks.body {
             case .sync(let measure):
                 before = ResourceReading(session: session, thread: Self.hasThreadUsage)
                 let start = cstrobe_monotonic_ns()
@@ -145,7 +158,7 @@ public struct PerfRunner: Sendable {
             throw PerfTestError.blockFailed("measure", error)
         }
         try session.stop()
-        if let teardown = test.teardown {
+        if let teardown = blocks.teardown {
             do { try await teardown() } catch { throw PerfTestError.blockFailed("teardown", error) }
         }
         var values = Self.resourceMetrics(wall: wall, before: before, after: after)

@@ -1,22 +1,22 @@
-import ArgumentParser
 import Foundation
 
 /// A perf-test suite: an executable that runs its tests and writes a
 /// results file.
 ///
 /// ```swift
-/// @main struct LensPerfTests {
-///     static func main() async {
-///         await PerfSuite("LensPipeline", tests: [
-///             PerfTest("apply lens", metrics: [.interval("lens apply")]) { ... } measure: { _ in ... },
-///         ]).main()
-///     }
-/// }
+/// // Sources/LensPerfTests/main.swift
+/// import StrobePerf
+///
+/// let captureFrame = PerfTest("capture frame", metrics: [.interval("capture", .sum)]) { _ in captureOneFrame() }
+/// await PerfSuite("LensPipeline", tests: [captureFrame]).main()
 /// ```
 ///
 /// Run it with `swift run -c release MyPerfTests [--filter REGEX]
 /// [--iterations N] [--warmup K] [--time-budget SECONDS] [--p90-precision PCT]
-/// [--output DIR] [--tag key=value ...] [--keep-traces] [--round N] [--run-id ID]`.
+/// [--output DIR] [--tag key=value ...] [--keep-traces] [--round N] [--run-id ID]`;
+/// `--help` lists every option with its default. The suite reads its
+/// command line itself (``PerfSuiteOptions/parse(_:)``), so an app's perf
+/// tests need no package beyond Strobe's.
 public struct PerfSuite: Sendable {
     /// The suite's name.
     public var name: String
@@ -30,32 +30,56 @@ public struct PerfSuite: Sendable {
     }
 
     /// Parses the command line, runs the tests, writes the results file and
-    /// exits: 0 when every test passed, 1 when one failed, 2 on bad flags.
+    /// exits: 0 when every test passed (or after printing the help that
+    /// `--help` asks for), 1 when one failed, 2 on a bad option, named on
+    /// standard error, or when the results cannot be written.
     public func main(arguments: [String] = Array(CommandLine.arguments.dropFirst())) async -> Never {
+        let command = CommandLine.arguments.first.map { URL(fileURLWithPath: $0).lastPathComponent } ?? name
+        let status = await runCommandLine(
+            arguments, command: command, standardOutput: { print($0) },
+            standardError: { FileHandle.standardError.write(Data(($0 + "\n").utf8)) })
+        exit(status)
+    }
+
+    /// What ``main(arguments:)`` does short of exiting: parses `arguments`,
+    /// prints the help or runs the tests, and returns the exit status.
+    func runCommandLine(
+        _ arguments: [String], command: String, standardOutput: (String) -> Void, standardError: (String) -> Void
+    ) async -> Int32 {
         let options: PerfSuiteOptions
         do {
             options = try PerfSuiteOptions.parse(arguments)
         } catch {
-            PerfSuiteOptions.exit(withError: error)
+            standardError("\(command): \(error)\nRun \(command) --help to see every option.")
+            return 2
+        }
+        if options.helpRequested {
+            standardOutput(helpText(command: command))
+            return 0
         }
         do {
             let run = try await run(options: options)
-            exit(run.hasFailures ? 1 : 0)
+            return run.hasFailures ? 1 : 0
         } catch {
-            FileHandle.standardError.write(Data("\(name): \(error)\n".utf8))
-            exit(2)
+            standardError("\(command): \(error)")
+            return 2
         }
     }
 
-    /// Runs the tests with `options` and writes the results file.
+    /// The text `--help` prints: usage, the suite's tests, every option with
+    /// its default, and the exit statuses. `command` is the executable's
+    /// name.
+    public func helpText(command: String) -> String {
+        SuiteCommandLine.helpText(command: command, suite: name, tests: tests.map(\.name))
+    }
+
+    /// Runs the tests with `options` and writes the results file. Throws a
+    /// ``SuiteCommandLineError`` for a bad option (or a `--filter` that
+    /// matches no test) and the file system's error when the results cannot
+    /// be written; a failing test is recorded in its result instead.
     public func run(options: PerfSuiteOptions) async throws -> PerfRun {
-        let filter = try options.filter.map { pattern in
-            do {
-                return try Regex(pattern)
-            } catch {
-                throw ValidationError("--filter: invalid regular expression \(pattern): \(error)")
-            }
-        }
+        try options.validate()
+        let filter = try options.filterExpression()
         #if DEBUG
         let configuration = "debug"
         #else
@@ -73,7 +97,10 @@ public struct PerfSuite: Sendable {
         let progress = ProgressReporter()
         runner.progress = { test, iteration, planned, wall in progress.iteration(test: test, index: iteration, planned: planned, wall: wall) }
         let selected = tests.filter { test in filter.map { test.name.contains($0) } ?? true }
-        if selected.isEmpty { throw ValidationError("--filter matches none of \(tests.map(\.name))") }
+        if selected.isEmpty {
+            throw SuiteCommandLineError(
+                flag: "--filter", value: options.filter, problem: "matches none of the tests (\(tests.map(\.name).joined(separator: ", ")))")
+        }
         for test in selected {
             progress.start(test: test.name)
             let result = await runner.run(test)
@@ -86,97 +113,6 @@ public struct PerfSuite: Sendable {
         try ResultsFile.write(run, to: path)
         print("results: \(path)")
         return run
-    }
-}
-
-/// The command-line flags of a perf suite.
-public struct PerfSuiteOptions: ParsableArguments {
-    /// Only tests whose names match this regular expression.
-    @Option(help: "Run only the tests whose names match this regular expression.")
-    public var filter: String?
-
-    /// Measured iterations per test.
-    @Option(help: "Measured iterations per test (default 10).")
-    public var iterations: Int?
-
-    /// Warm-up iterations per test.
-    @Option(help: "Warm-up iterations per test, run and discarded.")
-    public var warmup = 2
-
-    /// Iterate for this many seconds per test instead of a count.
-    @Option(name: .customLong("time-budget"), help: "Iterate for this many seconds per test.")
-    public var timeBudget: Double?
-
-    /// Iterate until the p90's confidence interval is this narrow (percent).
-    @Option(name: .customLong("p90-precision"), help: "Iterate until the 95% CI of the p90 of wall time is narrower than this percent of it.")
-    public var p90Precision: Double?
-
-    /// Where the results file (and kept traces) go.
-    @Option(help: "Directory for the results file.")
-    public var output = ".strobe/results"
-
-    /// User tags: `--tag device=pixel --tag build=pr`.
-    @Option(name: .customLong("tag"), help: "A key=value dimension recorded with the run; repeatable.")
-    public var tags: [String] = []
-
-    /// Keep each iteration's trace.
-    @Flag(name: .customLong("keep-traces"), help: "Keep each iteration's trace under OUTPUT/traces.")
-    public var keepTraces = false
-
-    /// The round of an interleaved comparison this run belongs to.
-    @Option(help: "The round of an interleaved comparison (strobe compare) this run belongs to.")
-    public var round: Int?
-
-    /// The run's id; a fresh one when not given.
-    @Option(name: .customLong("run-id"), help: "An id for this run (default: a fresh one per process).")
-    public var runID: String?
-
-    /// Flags with their defaults.
-    public init() {}
-
-    /// The tags as a dictionary.
-    public func parsedTags() throws -> [String: String] {
-        try Self.parseTags(tags)
-    }
-
-    /// `key=value` strings as a dictionary; a clear error names a bad one.
-    public static func parseTags(_ tags: [String]) throws -> [String: String] {
-        var result: [String: String] = [:]
-        for tag in tags {
-            guard let equals = tag.firstIndex(of: "="), equals != tag.startIndex else {
-                throw ValidationError("--tag \(tag): expected key=value")
-            }
-            result[String(tag[..<equals])] = String(tag[tag.index(after: equals)...])
-        }
-        return result
-    }
-
-    /// The stop rule the flags ask for.
-    public func stopRule() throws -> StopRule {
-        let chosen = [iterations != nil, timeBudget != nil, p90Precision != nil].filter { $0 }.count
-        guard chosen <= 1 else { throw ValidationError("choose one of --iterations, --time-budget and --p90-precision") }
-        if let iterations {
-            guard iterations > 0 else { throw ValidationError("--iterations must be positive, not \(iterations)") }
-            return .iterations(iterations)
-        }
-        if let timeBudget {
-            guard timeBudget > 0 else { throw ValidationError("--time-budget must be positive, not \(timeBudget)") }
-            return .timeBudget(seconds: timeBudget)
-        }
-        if let p90Precision {
-            guard p90Precision > 0 else { throw ValidationError("--p90-precision must be positive, not \(p90Precision)") }
-            return .p90Precision(relativeWidth: p90Precision / 100)
-        }
-        return .iterations(10)
-    }
-
-    /// Validates the flags.
-    public mutating func validate() throws {
-        guard warmup >= 0 else { throw ValidationError("--warmup must be zero or more, not \(warmup)") }
-        if let round, round < 0 { throw ValidationError("--round must be zero or more, not \(round)") }
-        if let runID, runID.isEmpty { throw ValidationError("--run-id must not be empty") }
-        _ = try stopRule()
-        _ = try parsedTags()
     }
 }
 

@@ -1,15 +1,31 @@
 import Synchronization
 
-/// A performance test: a setup that brings the code one step away from the
-/// workflow (not measured), a measure block that runs the workflow (traced
-/// and measured), and an optional teardown.
+/// A performance test: setup blocks that bring the code one step away from
+/// the workflow (not measured), a measure block that runs the workflow
+/// (traced and measured), and an optional teardown.
+///
+/// A test has up to two setups, and says plainly when each runs:
+///
+/// - `setupOnce` runs **once per process**, before the test's first
+///   iteration (warm-ups included), outside every iteration's trace session
+///   and timing. Its value (a pipeline, a decoded input, a database) is
+///   handed to `setup`, `measure` and `teardown`, typed, with no global to
+///   hold it. Copies of the test share it: running the test again in the
+///   same process reuses the value, and a failure is reported again without
+///   running `setupOnce` a second time.
+/// - `setup` runs **before every iteration**, warm-ups included, also
+///   outside the trace session and timing; `teardown` runs after every
+///   iteration, once its session has stopped.
 ///
 /// ```swift
-/// PerfTest("apply lens", metrics: [.interval("lens apply", .sum)]) {
-///     pipeline = LensPipeline(configuration: .init())     // setup
-/// } measure: { _ in
-///     pipeline.processFrame(0)
-/// }
+/// PerfTest(
+///     "apply lens", metrics: [.interval("lens apply", .sum)],
+///     setupOnce: { LensPipeline(configuration: LensPipeline.Configuration()) },
+///     measure: { pipeline, context in
+///         let report = pipeline.run(frames: 8)
+///         context.report("frames over budget", Double(report.missedDeadlines))
+///     }
+/// )
 /// ```
 ///
 /// Every iteration records its own trace. Each test always reports the wall
@@ -28,6 +44,13 @@ public struct PerfTest: Sendable {
         case async(@Sendable (PerfContext) async throws -> Void)
     }
 
+    /// The blocks of an iteration, with the value of `setupOnce` bound in.
+    struct Blocks: Sendable {
+        var setup: (@Sendable () async throws -> Void)? = nil
+        var body: Body
+        var teardown: (@Sendable () async throws -> Void)? = nil
+    }
+
     /// The test's name.
     public var name: String
     /// Metrics taken from each iteration's trace.
@@ -36,13 +59,20 @@ public struct PerfTest: Sendable {
     public var stopRule: StopRule?
     /// Interval names that capture rusage in the iteration's trace session.
     public var resourceUsageIntervals: Set<String>
-    let setup: (@Sendable () async throws -> Void)?
-    let body: Body
-    let teardown: (@Sendable () async throws -> Void)?
+    /// Runs `setupOnce` the first time in the process (later calls wait for
+    /// or reuse its value) and gives the iteration blocks; the runner calls
+    /// it once per run, before the first iteration.
+    let prepare: @Sendable () async throws -> Blocks
 
     /// A test whose measure block is synchronous. It reports the process's
     /// CPU time and rusage deltas (`process.*`) and the measuring thread's
     /// own (`thread.*`, from `RUSAGE_THREAD`, where the system has it).
+    ///
+    /// - Parameters:
+    ///   - setup: Runs before every iteration, warm-ups included; not
+    ///     traced or measured.
+    ///   - measure: The workflow, traced and measured.
+    ///   - teardown: Runs after every iteration; not traced or measured.
     public init(
         _ name: String,
         metrics: [TraceMetric] = [],
@@ -52,17 +82,18 @@ public struct PerfTest: Sendable {
         measure: @escaping @Sendable (PerfContext) throws -> Void,
         teardown: (@Sendable () async throws -> Void)? = nil
     ) {
-        self.name = name
-        self.metrics = metrics
-        self.stopRule = stopRule
-        self.resourceUsageIntervals = resourceUsageIntervals
-        self.setup = setup
-        body = .sync(measure)
-        self.teardown = teardown
+        let blocks = Blocks(setup: setup, body: .sync(measure), teardown: teardown)
+        self.init(name, metrics, stopRule, resourceUsageIntervals) { blocks }
     }
 
     /// A test whose measure block is asynchronous. It may hop threads, so it
     /// reports the process's CPU time and rusage deltas (`process.*`) only.
+    ///
+    /// - Parameters:
+    ///   - setup: Runs before every iteration, warm-ups included; not
+    ///     traced or measured.
+    ///   - measureAsync: The workflow, traced and measured.
+    ///   - teardown: Runs after every iteration; not traced or measured.
     public init(
         _ name: String,
         metrics: [TraceMetric] = [],
@@ -72,13 +103,89 @@ public struct PerfTest: Sendable {
         measureAsync: @escaping @Sendable (PerfContext) async throws -> Void,
         teardown: (@Sendable () async throws -> Void)? = nil
     ) {
+        let blocks = Blocks(setup: setup, body: .async(measureAsync), teardown: teardown)
+        self.init(name, metrics, stopRule, resourceUsageIntervals) { blocks }
+    }
+
+    /// A test with a synchronous measure block and a setup that runs once
+    /// per process, whose value the other blocks receive.
+    ///
+    /// - Parameters:
+    ///   - setupOnce: Runs once per process, before the test's first
+    ///     iteration, outside every trace session and timing. Its value goes
+    ///     to `setup`, `measure` and `teardown`.
+    ///   - setup: Runs before every iteration, warm-ups included, with the
+    ///     value of `setupOnce`; not traced or measured.
+    ///   - measure: The workflow, traced and measured, with the value of
+    ///     `setupOnce`.
+    ///   - teardown: Runs after every iteration with the value of
+    ///     `setupOnce`; not traced or measured.
+    public init<Fixture: Sendable>(
+        _ name: String,
+        metrics: [TraceMetric] = [],
+        stopRule: StopRule? = nil,
+        resourceUsageIntervals: Set<String> = [],
+        setupOnce: @escaping @Sendable () async throws -> Fixture,
+        setup: (@Sendable (Fixture) async throws -> Void)? = nil,
+        measure: @escaping @Sendable (Fixture, PerfContext) throws -> Void,
+        teardown: (@Sendable (Fixture) async throws -> Void)? = nil
+    ) {
+        let once = SetupOnce(setupOnce)
+        let prepare: @Sendable () async throws -> Blocks = {
+            let fixture = try await once.value()
+            var blocks = Blocks(body: .sync { context in try measure(fixture, context) })
+            if let setup { blocks.setup = { try await setup(fixture) } }
+            if let teardown { blocks.teardown = { try await teardown(fixture) } }
+            return blocks
+        }
+        self.init(name, metrics, stopRule, resourceUsageIntervals, prepare: prepare)
+    }
+
+    /// A test with an asynchronous measure block and a setup that runs once
+    /// per process, whose value the other blocks receive. Like
+    /// ``init(_:metrics:stopRule:resourceUsageIntervals:setup:measureAsync:teardown:)``
+    /// it reports the process's figures (`process.*`) only.
+    ///
+    /// - Parameters:
+    ///   - setupOnce: Runs once per process, before the test's first
+    ///     iteration, outside every trace session and timing. Its value goes
+    ///     to `setup`, `measureAsync` and `teardown`.
+    ///   - setup: Runs before every iteration, warm-ups included, with the
+    ///     value of `setupOnce`; not traced or measured.
+    ///   - measureAsync: The workflow, traced and measured, with the value
+    ///     of `setupOnce`.
+    ///   - teardown: Runs after every iteration with the value of
+    ///     `setupOnce`; not traced or measured.
+    public init<Fixture: Sendable>(
+        _ name: String,
+        metrics: [TraceMetric] = [],
+        stopRule: StopRule? = nil,
+        resourceUsageIntervals: Set<String> = [],
+        setupOnce: @escaping @Sendable () async throws -> Fixture,
+        setup: (@Sendable (Fixture) async throws -> Void)? = nil,
+        measureAsync: @escaping @Sendable (Fixture, PerfContext) async throws -> Void,
+        teardown: (@Sendable (Fixture) async throws -> Void)? = nil
+    ) {
+        let once = SetupOnce(setupOnce)
+        let prepare: @Sendable () async throws -> Blocks = {
+            let fixture = try await once.value()
+            var blocks = Blocks(body: .async { context in try await measureAsync(fixture, context) })
+            if let setup { blocks.setup = { try await setup(fixture) } }
+            if let teardown { blocks.teardown = { try await teardown(fixture) } }
+            return blocks
+        }
+        self.init(name, metrics, stopRule, resourceUsageIntervals, prepare: prepare)
+    }
+
+    private init(
+        _ name: String, _ metrics: [TraceMetric], _ stopRule: StopRule?, _ resourceUsageIntervals: Set<String>,
+        prepare: @escaping @Sendable () async throws -> Blocks
+    ) {
         self.name = name
         self.metrics = metrics
         self.stopRule = stopRule
         self.resourceUsageIntervals = resourceUsageIntervals
-        self.setup = setup
-        body = .async(measureAsync)
-        self.teardown = teardown
+        self.prepare = prepare
     }
 }
 

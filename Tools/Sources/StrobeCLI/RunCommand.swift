@@ -53,7 +53,11 @@ struct RunCommand: ParsableCommand {
         guard warmup >= 0 else { throw ValidationError("--warmup must be zero or more, not \(warmup)") }
         if let round, round < 0 { throw ValidationError("--round must be zero or more, not \(round)") }
         guard timeout > 0 else { throw ValidationError("--timeout must be positive, not \(timeout)") }
-        _ = try PerfSuiteOptions.parseTags(tags)
+        do {
+            _ = try PerfSuiteOptions.parseTags(tags)
+        } catch {
+            throw ValidationError(error.description)
+        }
     }
 
     func run() throws {

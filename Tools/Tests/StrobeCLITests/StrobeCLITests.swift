@@ -158,6 +158,9 @@ import Testing
         let badFlag = try Self.strobe("run", "--iterations", "0", "--", "true")
         #expect(badFlag.status == 2)
         #expect(badFlag.errors.contains("--iterations must be positive, not 0"), "\(badFlag.errors)")
+        let badTag = try Self.strobe("run", "--tag", "novalue", "--", "true")
+        #expect(badTag.status == 2)
+        #expect(badTag.errors.contains("Error: --tag novalue: expected key=value"), "\(badTag.errors)")
     }
 
     // MARK: Results

@@ -1,0 +1,192 @@
+import Foundation
+import Testing
+
+@testable import StrobePerf
+
+/// A perf suite's own command line: every option in both spellings, each
+/// kind of bad input refused with a message naming the option and value,
+/// and a help text that lists every default.
+struct SuiteCommandLineTests {
+    /// Every option with a value that differs from its default, as
+    /// `--name value` arguments; the `=` form is made from them.
+    static let everyOption: [(name: String, value: String?)] = [
+        ("--filter", "lens.*"), ("--iterations", "20"), ("--warmup", "0"), ("--output", "out/dir"), ("--tag", "device=pixel-8"),
+        ("--tag", "build=pr"), ("--keep-traces", nil), ("--round", "4"), ("--run-id", "run 7"),
+    ]
+
+    static func check(_ options: PerfSuiteOptions) {
+        #expect(options.filter == "lens.*")
+        #expect(options.iterations == 20)
+        #expect(options.warmup == 0)
+        #expect(options.output == "out/dir")
+        #expect(options.tags == ["device=pixel-8", "build=pr"])
+        #expect((try? options.parsedTags()) == ["device": "pixel-8", "build": "pr"])
+        #expect(options.keepTraces)
+        #expect(options.round == 4)
+        #expect(options.runID == "run 7")
+        #expect(!options.helpRequested)
+    }
+
+    @Test func everyOptionIsReadWithASpaceOrAnEqualsSign() throws {
+        let spaced = Self.everyOption.flatMap { [$0.name] + ($0.value.map { [$0] } ?? []) }
+        Self.check(try PerfSuiteOptions.parse(spaced))
+        let joined = Self.everyOption.map { option in option.value.map { "\(option.name)=\($0)" } ?? option.name }
+        Self.check(try PerfSuiteOptions.parse(joined))
+
+        var budget = try PerfSuiteOptions.parse(["--time-budget", "2.5"])
+        #expect(budget.timeBudget == 2.5)
+        #expect(try budget.stopRule() == .timeBudget(seconds: 2.5))
+        budget = try PerfSuiteOptions.parse(["--time-budget=30"])
+        #expect(try budget.stopRule() == .timeBudget(seconds: 30))
+        let precision = try PerfSuiteOptions.parse(["--p90-precision", "5"])
+        #expect(precision.p90Precision == 5)
+        #expect(try precision.stopRule() == .p90Precision(relativeWidth: 0.05))
+        #expect(try PerfSuiteOptions.parse(["--p90-precision=2.5"]).p90Precision == 2.5)
+        // A value that starts with a dash but not two is a value.
+        #expect(try PerfSuiteOptions.parse(["--filter", "-h"]).filter == "-h")
+        // The = form takes a value that starts with --.
+        #expect(try PerfSuiteOptions.parse(["--output=--odd"]).output == "--odd")
+        // A repeated option keeps its last value (strobe compare appends its
+        // own --iterations after the suite's command).
+        #expect(try PerfSuiteOptions.parse(["--iterations", "5", "--iterations", "7"]).iterations == 7)
+    }
+
+    @Test func theTestsCoverEveryOptionInTheTable() {
+        let tested = Set(Self.everyOption.map(\.name) + ["--time-budget", "--p90-precision"])
+        #expect(Set(SuiteCommandLine.all.map(\.name)) == tested)
+    }
+
+    @Test func noArgumentsGiveTheDefaults() throws {
+        let options = try PerfSuiteOptions.parse([])
+        #expect(options == PerfSuiteOptions())
+        #expect(options.warmup == 2)
+        #expect(options.output == ".strobe/results")
+        #expect(try options.stopRule() == .iterations(PerfSuiteOptions.defaultIterations))
+        #expect(!options.keepTraces && options.tags.isEmpty && options.filter == nil && options.round == nil && options.runID == nil)
+    }
+
+    /// The message for each kind of bad input.
+    static let refused: [(arguments: [String], message: String)] = [
+        // Unknown options, with a suggestion when one is near.
+        (["--iteration", "3"], "--iteration: unknown option (did you mean --iterations?)"),
+        (["--bogus"], "--bogus: unknown option (--help lists every option)"),
+        (["--colour=red"], "--colour red: unknown option (--help lists every option)"),
+        (["-x"], "-x: unknown option (--help lists every option)"),
+        (["stray"], "stray: unexpected argument"),
+        // Missing values.
+        (["--iterations"], "--iterations: missing value N"),
+        (["--output", "--keep-traces"], "--output: missing value DIR"),
+        (["--tag"], "--tag: missing value KEY=VALUE"),
+        // A value given to a flag that takes none.
+        (["--keep-traces=yes"], "--keep-traces yes: takes no value"),
+        // Numbers that are not numbers.
+        (["--iterations", "abc"], "--iterations abc: not a whole number"),
+        (["--iterations=2.5"], "--iterations 2.5: not a whole number"),
+        (["--warmup", "two"], "--warmup two: not a whole number"),
+        (["--round", "1st"], "--round 1st: not a whole number"),
+        (["--time-budget", "soon"], "--time-budget soon: not a number of seconds"),
+        (["--time-budget", "inf"], "--time-budget inf: not a number of seconds"),
+        (["--p90-precision", "nan"], "--p90-precision nan: not a number"),
+        // Numbers out of range.
+        (["--iterations", "0"], "--iterations 0: must be positive"),
+        (["--warmup", "-1"], "--warmup -1: must be zero or more"),
+        (["--round", "-2"], "--round -2: must be zero or more"),
+        (["--time-budget", "0"], "--time-budget 0: must be positive"),
+        (["--p90-precision", "-5"], "--p90-precision -5: must be positive"),
+        // Values of the wrong shape.
+        (["--tag", "novalue"], "--tag novalue: expected key=value"),
+        (["--tag", "=x"], "--tag =x: expected key=value"),
+        (["--run-id", ""], "--run-id \"\": must not be empty"),
+        (["--output="], "--output \"\": must not be empty"),
+        // Options that exclude each other.
+        (
+            ["--iterations", "3", "--time-budget", "2"],
+            "--time-budget 2: conflicts with --iterations 3: choose one of --iterations, --time-budget and --p90-precision"
+        ),
+        // The first problem is the one reported.
+        (["--iterations", "x", "--warmup", "y"], "--iterations x: not a whole number"),
+    ]
+
+    @Test func badInputIsRefusedNamingTheOptionAndValue() {
+        for (arguments, message) in Self.refused {
+            do {
+                let options = try PerfSuiteOptions.parse(arguments)
+                Issue.record("\(arguments) was accepted as \(options)")
+            } catch {
+                #expect(error.description == message, "\(arguments)")
+            }
+        }
+    }
+
+    @Test func aFilterThatIsNoRegularExpressionIsRefused() {
+        let error = #expect(throws: SuiteCommandLineError.self) { try PerfSuiteOptions.parse(["--filter", "(unclosed"]) }
+        #expect(error?.flag == "--filter")
+        #expect(error?.value == "(unclosed")
+        #expect(error?.description.hasPrefix("--filter (unclosed: not a regular expression") == true)
+    }
+
+    @Test func helpWinsOverEverythingElse() throws {
+        #expect(try PerfSuiteOptions.parse(["--help"]).helpRequested)
+        #expect(try PerfSuiteOptions.parse(["-h"]).helpRequested)
+        #expect(try PerfSuiteOptions.parse(["--bogus", "--iterations", "0", "-h"]).helpRequested)
+    }
+
+    /// `text` with every run of spaces and line breaks made one space, so
+    /// wrapped help lines read as one.
+    static func flattened(_ text: String) -> String {
+        text.split(whereSeparator: \.isWhitespace).joined(separator: " ")
+    }
+
+    @Test func helpListsEveryOptionWithItsDefault() throws {
+        let suite = PerfSuite("Lens", tests: [PerfTest("capture frame") { _ in }, PerfTest("apply lens") { _ in }])
+        let help = suite.helpText(command: "LensPerfTests")
+        let flat = Self.flattened(help)
+        #expect(help.contains("Usage: LensPerfTests [options]"))
+        #expect(flat.contains("Tests: capture frame, apply lens"))
+        for option in SuiteCommandLine.all {
+            let entry = [option.name, option.valueName, option.help, "(default: \(option.defaultValue))"].compactMap { $0 }
+            #expect(flat.contains(entry.joined(separator: " ")), "\(option.name)")
+        }
+        #expect(flat.contains("-h, --help Show this help and exit."))
+        // The defaults shown are the ones a command line without options gets.
+        let defaults = try PerfSuiteOptions.parse([])
+        #expect(flat.contains("--warmup N Warm-up iterations per test, run and discarded. (default: \(defaults.warmup))"))
+        #expect(flat.contains("--output DIR Directory for the results file (and the kept traces). (default: \(defaults.output))"))
+        guard case .iterations(let count) = try defaults.stopRule() else {
+            Issue.record("the default stop rule is not a count")
+            return
+        }
+        #expect(flat.contains("--iterations N Measured iterations per test. (default: \(count),"))
+        #expect(flat.contains("(default: \(defaults.keepTraces ? "on" : "off"))"))
+        for line in help.split(separator: "\n") { #expect(line.count <= 100, "\(line)") }
+    }
+
+    @Test func theSuiteExitsWithStatusTwoAndTheMessageOnStandardError() async {
+        let suite = PerfSuite("Lens", tests: [PerfTest("capture frame") { _ in }])
+        var output: [String] = []
+        var errors: [String] = []
+        let status = await suite.runCommandLine(
+            ["--iterations", "many"], command: "LensPerfTests", standardOutput: { output.append($0) },
+            standardError: { errors.append($0) })
+        #expect(status == 2)
+        #expect(output.isEmpty)
+        #expect(errors == ["LensPerfTests: --iterations many: not a whole number\nRun LensPerfTests --help to see every option."])
+
+        errors = []
+        let help = await suite.runCommandLine(
+            ["--help"], command: "LensPerfTests", standardOutput: { output.append($0) }, standardError: { errors.append($0) })
+        #expect(help == 0)
+        #expect(output == [suite.helpText(command: "LensPerfTests")])
+        #expect(errors.isEmpty)
+    }
+
+    @Test func aFilterThatMatchesNoTestIsRefusedByName() async {
+        let suite = PerfSuite("Lens", tests: [PerfTest("capture frame") { _ in }, PerfTest("apply lens") { _ in }])
+        var errors: [String] = []
+        let status = await suite.runCommandLine(
+            ["--filter", "^decode", "--output", NSTemporaryDirectory() + "strobe-unused-\(getpid())"], command: "LensPerfTests",
+            standardOutput: { _ in }, standardError: { errors.append($0) })
+        #expect(status == 2)
+        #expect(errors == ["LensPerfTests: --filter ^decode: matches none of the tests (capture frame, apply lens)"])
+    }
+}

@@ -1,0 +1,68 @@
+#!/usr/bin/env bash
+# How fast `strobe compare` decides with its defaults on a real suite that is
+# not the demo: Tests/Fixtures/AdoptingApp's YAML suite (decode, encode,
+# untyped load of a 330 KB document) built against Yams 5.0.1 (baseline) and
+# Yams 6.2.2 (candidate), a real dependency upgrade. RUNS A/B comparisons and
+# RUNS A/A comparisons (5.0.1 against itself), each with no policy; prints
+# per comparison the verdicts, rounds and seconds, and the CPU.
+# Usage: scripts/measure-compare-speed.sh [RUNS]   (default 3)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+runs=${1:-3}
+max_time=${MAX_TIME:-180s}
+work=out/compare-speed
+rm -rf "$work"
+mkdir -p "$work"
+root=$(pwd)
+
+# Two builds of the same suite: the fixture as it is (Yams 5.0.1) and a copy
+# pinned to Yams 6.2.2.
+build() { # NAME YAMS_VERSION
+    local dir="$work/$1"
+    mkdir -p "$dir"
+    cp -R Tests/Fixtures/AdoptingApp/Package.swift Tests/Fixtures/AdoptingApp/Sources "$dir/"
+    sed -i "s|path: \"../../..\"|path: \"$root\"|; s|exact: \"5.0.1\"|exact: \"$2\"|" "$dir/Package.swift"
+    swift build -c release --package-path "$dir" --product YAMLPerfTests >/dev/null
+    echo "$(swift build -c release --package-path "$dir" --show-bin-path)/YAMLPerfTests"
+}
+yams5=$(build yams5 5.0.1)
+yams6=$(build yams6 6.2.2)
+swift build -c release --package-path Tools --product strobe >/dev/null
+strobe="$(swift build -c release --package-path Tools --show-bin-path)/strobe"
+
+cpu=$(lscpu | sed -n 's/^Model name: *//p' | head -1)
+family=$(lscpu | sed -n 's/^CPU family: *//p' | head -1)
+model=$(lscpu | sed -n 's/^Model: *//p' | head -1)
+echo "CPU: $cpu, family $family model $model; $(nproc) cores; max time $max_time"
+
+compare() { # KIND RUN BASELINE CANDIDATE
+    local dir="$work/$1-$2"
+    local start end status=0
+    start=$(date +%s.%N)
+    "$strobe" compare --baseline "$3" --candidate "$4" --max-time "$max_time" \
+        --output "$dir" --format json --report "$dir.json" >"$dir.log" 2>&1 || status=$?
+    end=$(date +%s.%N)
+    python3 - "$dir.json" "$1" "$2" "$status" "$start" "$end" <<'PY'
+import json, sys
+path, kind, run, status, start, end = sys.argv[1:]
+seconds = float(end) - float(start)
+try:
+    report = json.load(open(path))
+except Exception as error:
+    print(f"{kind} {run}: exit {status}, {seconds:.0f} s, no report ({error})")
+    sys.exit(0)
+rows = report.get("rows", [])
+verdicts = {}
+for row in rows:
+    verdicts.setdefault(row.get("verdict", "?"), []).append(row.get("name", "?"))
+rounds = report.get("rounds", report.get("experiment", {}).get("rounds", "?"))
+summary = ", ".join(f"{k} {len(v)}" for k, v in sorted(verdicts.items()))
+print(f"{kind} {run}: exit {status}, {seconds:.0f} s, rounds {rounds}: {summary}")
+for name in verdicts.get("regression", []) + verdicts.get("improvement", []):
+    print(f"    changed: {name}")
+PY
+}
+for run in $(seq 1 "$runs"); do
+    compare "A/B" "$run" "$yams5" "$yams6"
+    compare "A/A" "$run" "$yams5" "$yams5"
+done
