@@ -1,0 +1,94 @@
+import Foundation
+import Testing
+
+@testable import StrobeStatistics
+
+@Suite struct StepAttributionTests {
+    /// A suite of `metrics` series of 50 nights on one host; `shift` gives
+    /// each metric's level at a night.
+    func suite(
+        _ name: String, metrics: Int = 10, seed: UInt64, shift: (Int, Int) -> Double = { _, _ in 1 }
+    ) -> [MetricHistory] {
+        (0..<metrics).map { metric in
+            let values = processHistory(runs: 50, sigma: 0.03, seed: seed &* 31 &+ UInt64(metric)) { shift(metric, $0) }
+            return MetricHistory(name: "\(name)\(metric)", values: values)
+        }
+    }
+
+    @Test func aStepOnEveryHostWithAStillReferenceIsTheCodes() throws {
+        let codeStep: (Int, Int) -> Double = { metric, night in metric == 2 && night >= 25 ? 1.15 : 1 }
+        let hosts = (0..<3).map { host in
+            HostHistory(
+                host: "host\(host)", metrics: suite("m", seed: 10 + UInt64(host), shift: codeStep),
+                reference: suite("m", seed: 20 + UInt64(host)))
+        }
+        let attributed = try StepAttribution.attribute(hosts)
+        #expect(attributed.count == 3)
+        #expect(attributed.allSatisfy { $0.cause == .code && $0.step.metric == "m2" && $0.step.firstAfter == 25 })
+        #expect(attributed.first?.reason == "on every host at run 25 ± 1; the reference did not move")
+    }
+
+    @Test func aStepOnOneHostOnlyIsTheMachines() throws {
+        let hosts = (0..<3).map { host in
+            HostHistory(
+                host: "host\(host)",
+                metrics: suite("m", seed: 30 + UInt64(host)) { metric, night in
+                    host == 1 && metric == 4 && night >= 30 ? 1.2 : 1
+                })
+        }
+        let attributed = try StepAttribution.attribute(hosts)
+        #expect(attributed.map(\.host) == ["host1"])
+        #expect(attributed.first?.cause == .machine)
+        #expect(attributed.first?.reason == "on host1 only; 2 other hosts did not move")
+    }
+
+    @Test func aStepOnSomeHostsIsUndetermined() throws {
+        let hosts = (0..<3).map { host in
+            HostHistory(
+                host: "host\(host)",
+                metrics: suite("m", seed: 35 + UInt64(host)) { metric, night in
+                    host < 2 && metric == 4 && night >= 30 ? 1.2 : 1
+                })
+        }
+        let attributed = try StepAttribution.attribute(hosts)
+        #expect(attributed.count == 2)
+        #expect(attributed.allSatisfy { $0.cause == .undetermined && $0.reason == "on 2 of 3 hosts" })
+    }
+
+    @Test func aWholeSuiteShiftWithTheReferenceIsTheMachines() throws {
+        let machine: (Int, Int) -> Double = { _, night in night >= 20 ? 1.08 : 1 }
+        let host = HostHistory(
+            host: "ci-1", metrics: suite("m", seed: 40, shift: machine), reference: suite("m", seed: 41, shift: machine))
+        let attributed = try StepAttribution.attribute([host])
+        #expect(!attributed.isEmpty)
+        #expect(attributed.allSatisfy { $0.cause == .machine && abs($0.step.firstAfter - 20) <= 1 })
+        #expect(attributed.first?.reason == "every metric of ci-1 moved at run \(attributed[0].step.firstAfter) and the reference moved with them")
+    }
+
+    @Test func oneHostIsJudgedByItsReferenceAlone() throws {
+        let codeStep: (Int, Int) -> Double = { metric, night in metric == 0 && night >= 25 ? 1.15 : 1 }
+        let still = HostHistory(host: "a", metrics: suite("m", seed: 50, shift: codeStep), reference: suite("m", seed: 51))
+        let stillSteps = try StepAttribution.attribute([still])
+        #expect(stillSteps.map(\.cause) == [.code])
+        #expect(stillSteps.first?.reason == "the reference did not move at run 25 ± 1")
+        let moved = HostHistory(
+            host: "a", metrics: suite("m", seed: 50, shift: codeStep),
+            reference: suite("m", seed: 51, shift: codeStep))
+        let movedSteps = try StepAttribution.attribute([moved])
+        #expect(movedSteps.map(\.cause) == [.machine])
+        #expect(movedSteps.first?.reason == "the reference moved at run 25 ± 1")
+        let alone = HostHistory(host: "a", metrics: suite("m", seed: 50, shift: codeStep))
+        #expect(try StepAttribution.attribute([alone]).map(\.cause) == [.undetermined])
+    }
+
+    @Test func misalignedOrRepeatedHostsAreErrors() {
+        let short = HostHistory(host: "b", metrics: [MetricHistory(name: "m0", values: [1, 2, 3])])
+        let long = HostHistory(host: "a", metrics: [MetricHistory(name: "m0", values: [1, 2, 3, 4])])
+        #expect(throws: HistoryError.lengthMismatch(host: "b", metric: "m0", expected: 4, found: 3)) {
+            try StepAttribution.attribute([long, short])
+        }
+        #expect(throws: HistoryError.duplicateHost("a")) { try StepAttribution.attribute([long, long]) }
+        let bad = HostHistory(host: "c", metrics: [], reference: [MetricHistory(name: "calibration", values: [1, .infinity])])
+        #expect(throws: HistoryError.notFinite(metric: "calibration", run: 1)) { try StepAttribution.attribute([bad]) }
+    }
+}
