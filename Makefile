@@ -58,7 +58,7 @@ fuzz: setup
 	done
 
 # `make bench` runs every section; `make bench core triggers` runs those.
-BENCH_SECTIONS = core crash triggers categories async session format reader statistics bridges signposts runner
+BENCH_SECTIONS = core crash triggers categories async session format reader statistics bridges signposts runner changepoints
 bench: setup
 	$(SWIFT) build $(RELEASE_FLAGS) --product StrobeBenchmarks
 	.build/release/StrobeBenchmarks $(filter $(BENCH_SECTIONS),$(MAKECMDGOALS))

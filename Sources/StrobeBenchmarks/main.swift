@@ -7,7 +7,7 @@ import Glibc
 
 let sections = [
     "core", "crash", "triggers", "categories", "async", "session", "format", "reader", "statistics", "bridges",
-    "signposts", "runner",
+    "signposts", "runner", "changepoints",
 ]
 let arguments = Set(CommandLine.arguments.dropFirst())
 let unknown = arguments.subtracting(sections).sorted()
@@ -29,3 +29,4 @@ if arguments.isEmpty || arguments.contains("statistics") { DetectorBenchmarks.ru
 if arguments.isEmpty || arguments.contains("bridges") { BridgeBenchmarks.run() }
 if arguments.isEmpty || arguments.contains("signposts") { SignpostBenchmarks.run() }
 if arguments.isEmpty || arguments.contains("runner") { await RunnerBenchmarks.run() }
+if arguments.isEmpty || arguments.contains("changepoints") { ChangePointBenchmarks.run() }

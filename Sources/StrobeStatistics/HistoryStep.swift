@@ -40,8 +40,9 @@ public struct HistoryStep: Sendable, Hashable, Codable {
     /// The p-value of the test that found the step: the rank scan of its
     /// segment, or for a possible step the exact rank test of the last runs.
     public var pValue: Double
-    /// The level that p-value had to meet (the Benjamini–Hochberg level its
-    /// series was granted, halved between the scan and the test of the end).
+    /// The level that p-value had to meet: the Benjamini–Hochberg level its
+    /// series was granted, three quarters of it for the scan and a quarter
+    /// for the test of the end.
     public var level: Double
     /// Regression or improvement, by the metric's direction.
     public var direction: StepDirection
@@ -57,8 +58,8 @@ public struct HistoryStep: Sendable, Hashable, Codable {
 public struct SeriesSteps: Sendable, Hashable, Codable {
     /// The metric's name.
     public var metric: String
-    /// The series' p-value for "the level never changed": twice the smaller
-    /// of the whole-series scan's and the end test's p-values.
+    /// The series' p-value for "the level never changed": the smaller of
+    /// the whole-series scan's p-value over 0.75 and the end test's over 0.25.
     public var pValue: Double
     /// That p-value adjusted by Benjamini–Hochberg across all series analysed.
     public var adjustedPValue: Double

@@ -8,16 +8,16 @@ struct MidRanks {
     var tieTerm: Double
 
     init<C: Collection<Double>>(_ values: C) {
-        let array = Array(values)
-        let order = array.indices.sorted { array[$0] < array[$1] }
-        ranks = [Double](repeating: 0, count: array.count)
+        var order = values.enumerated().map { (value: $0.element, index: $0.offset) }
+        order.sort { $0.value < $1.value }
+        ranks = [Double](repeating: 0, count: order.count)
         tieTerm = 0
         var start = 0
         while start < order.count {
             var end = start
-            while end + 1 < order.count, array[order[end + 1]] == array[order[start]] { end += 1 }
+            while end + 1 < order.count, order[end + 1].value == order[start].value { end += 1 }
             let rank = Double(start + end) / 2 + 1
-            for position in start...end { ranks[order[position]] = rank }
+            for position in start...end { ranks[order[position].index] = rank }
             let ties = Double(end - start + 1)
             if ties > 1 { tieTerm += ties * ties * ties - ties }
             start = end + 1

@@ -7,7 +7,7 @@ import Synchronization
 /// random permutation whatever the noise's shape: the distribution of the
 /// maximum depends only on the segment's length and the minimum segment, and
 /// one table serves every series. Segments of up to ``longest`` runs use a
-/// table of ``draws`` permutations; beyond the table's resolution (fewer
+/// table of permutations; beyond the table's resolution (fewer
 /// than ``tailDraws`` draws as large) the analytic tail takes over, scaled
 /// to meet the table where it ends. The analytic tail alone is conservative
 /// by a factor of 2–3 at 20–60 runs (rank sums have lighter tails than the
@@ -17,12 +17,18 @@ import Synchronization
 enum ScanNullDistribution {
     /// The longest segment given a table; longer ones use the analytic tail.
     static let longest = 200
-    /// Permutations per table.
-    static let draws = 20_000
+    /// Segments up to this length get a table of their own and
+    /// ``shortDraws`` permutations; longer ones share the table of the next
+    /// multiple of ``lengthStep`` (more splits: a conservative stand-in) with
+    /// ``longDraws``.
+    static let shortest = 64
+    static let lengthStep = 8
+    static let shortDraws = 50_000
+    static let longDraws = 20_000
     /// Analytic p-values from here up are kept as they are.
     static let ignoredAbove = 0.2
     /// The fewest draws at or beyond a value for the table alone to give its p-value.
-    static let tailDraws = 20
+    static let tailDraws = 25
 
     private struct Key: Hashable {
         var count: Int
@@ -37,7 +43,9 @@ enum ScanNullDistribution {
         // Far from any level in use the conservative tail is good enough,
         // and most segments of flat series never need a table.
         guard count <= longest, count >= 2 * minimumSegment, analytic < ignoredAbove else { return analytic }
-        let table = table(count: count, minimumSegment: minimumSegment)
+        let length = count <= shortest ? count : (count + lengthStep - 1) / lengthStep * lengthStep
+        let draws = count <= shortest ? shortDraws : longDraws
+        let table = table(count: length, minimumSegment: minimumSegment, draws: draws)
         // Draws at least as large as b (the table is sorted ascending).
         let threshold = Float(b) * (1 - 1e-6)
         var low = 0
@@ -50,20 +58,20 @@ enum ScanNullDistribution {
         let resolution = Double(tailDraws + 1) / Double(draws + 1)
         if beyond >= tailDraws { return min(analytic, Double(beyond + 1) / Double(draws + 1)) }
         let edge = Double(table[table.count - tailDraws])
-        let scale = resolution / RankScan.maximumTail(edge, count: count, minimumSegment: minimumSegment)
+        let scale = resolution / RankScan.maximumTail(edge, count: length, minimumSegment: minimumSegment)
         return min(resolution, analytic * min(scale, 1))
     }
 
-    private static func table(count: Int, minimumSegment: Int) -> [Float] {
+    private static func table(count: Int, minimumSegment: Int, draws: Int) -> [Float] {
         let key = Key(count: count, minimumSegment: minimumSegment)
         if let table = tables.withLock({ $0[key] }) { return table }
-        let table = draw(count: count, minimumSegment: minimumSegment)
+        let table = draw(count: count, minimumSegment: minimumSegment, draws: draws)
         tables.withLock { $0[key] = table }
         return table
     }
 
     /// The sorted maxima of `draws` random permutations of 1…count.
-    private static func draw(count n: Int, minimumSegment m: Int) -> [Float] {
+    private static func draw(count n: Int, minimumSegment m: Int, draws: Int) -> [Float] {
         var state = UInt64(n) &* 0x9E37_79B9_7F4A_7C15 &+ UInt64(m)
         let mean = Double(n + 1) / 2
         let scales = (0...n).map { k -> Double in

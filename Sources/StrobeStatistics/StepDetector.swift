@@ -17,8 +17,9 @@ import Foundation
 ///    segment are tested against the runs before them with the exact
 ///    permutation distribution of their rank sum (Bonferroni over the
 ///    lengths tried). A significant end is a *possible* step.
-/// 3. **Many series.** A series' p-value is twice the smaller of its
-///    whole-series scan and end test (Bonferroni between the two). Series
+/// 3. **Many series.** A series' p-value is the smaller of its whole-series
+///    scan's divided by 0.75 and its end test's divided by 0.25 (weighted
+///    Bonferroni between the two). Series
 ///    whose Benjamini–Hochberg adjusted p-value is at most `alpha` are
 ///    segmented, every later test at the level BH granted them; the others
 ///    report nothing. When every series is flat, the chance of any report is
@@ -38,7 +39,9 @@ public enum StepDetector {
         try options.validate()
         for history in histories { try history.validate() }
         let first = histories.map { firstLook($0.values[...], options: options) }
-        let pValues = first.map { min(1, 2 * min($0.scan?.pValue ?? 1, $0.end?.pValue ?? 1)) }
+        let pValues = first.map {
+            min(1, ($0.scan?.pValue ?? 1) / scanWeight, ($0.end?.pValue ?? 1) / (1 - scanWeight))
+        }
         let adjusted = MultipleComparisons.benjaminiHochberg(pValues)
         let rejected = adjusted.filter { $0 <= options.alpha }.count
         let level = options.alpha * Double(rejected) / Double(max(histories.count, 1))
@@ -54,6 +57,9 @@ public enum StepDetector {
         return HistoryReport(series: series, options: options)
     }
 
+    /// The share of a series' level given to the scan; the end test has the rest.
+    static let scanWeight = 0.75
+
     /// The whole-series scan and end test of one series.
     static func firstLook(_ values: ArraySlice<Double>, options: StepDetectionOptions) -> (scan: SeededScan?, end: EndTest?) {
         (SeededScan.best(values, minimumSegment: options.minimumSegment), EndTest.test(values, options: options))
@@ -68,7 +74,8 @@ public enum StepDetector {
     /// The steps of a series that was found to change, every test at `level`.
     static func segment(_ history: MetricHistory, level: Double, options: StepDetectionOptions) -> [HistoryStep] {
         let values = history.values
-        let scanLevel = level / 2
+        let scanLevel = level * scanWeight
+        let endLevel = level * (1 - scanWeight)
         var boundaries: [Boundary] = []
         var pending = [0..<values.count]
         while let range = pending.popLast() {
@@ -103,10 +110,10 @@ public enum StepDetector {
             }
         }
         let lastStart = boundaries.last?.index ?? 0
-        if let end = EndTest.test(values[lastStart...], options: options), end.pValue <= level / 2 {
+        if let end = EndTest.test(values[lastStart...], options: options), end.pValue <= endLevel {
             let index = values.count - end.runsAfter
             if let step = makeStep(
-                history, at: index, lower: lastStart, upper: values.count, pValue: end.pValue, level: level / 2,
+                history, at: index, lower: lastStart, upper: values.count, pValue: end.pValue, level: endLevel,
                 status: .possible(runsToConfirm: options.minimumSegment - end.runsAfter), options: options)
             {
                 steps.append(step)

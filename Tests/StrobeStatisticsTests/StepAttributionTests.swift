@@ -22,7 +22,9 @@ import Testing
                 host: "host\(host)", metrics: suite("m", seed: 10 + UInt64(host), shift: codeStep),
                 reference: suite("m", seed: 20 + UInt64(host)))
         }
-        let attributed = try StepAttribution.attribute(hosts)
+        let report = try StepAttribution.attribute(hosts)
+        let attributed = report.steps
+        #expect(report.suiteSteps.isEmpty)
         #expect(attributed.count == 3)
         #expect(attributed.allSatisfy { $0.cause == .code && $0.step.metric == "m2" && $0.step.firstAfter == 25 })
         #expect(attributed.first?.reason == "on every host at run 25 ± 1; the reference did not move")
@@ -36,7 +38,7 @@ import Testing
                     host == 1 && metric == 4 && night >= 30 ? 1.2 : 1
                 })
         }
-        let attributed = try StepAttribution.attribute(hosts)
+        let attributed = try StepAttribution.attribute(hosts).steps
         #expect(attributed.map(\.host) == ["host1"])
         #expect(attributed.first?.cause == .machine)
         #expect(attributed.first?.reason == "on host1 only; 2 other hosts did not move")
@@ -46,39 +48,53 @@ import Testing
         let hosts = (0..<3).map { host in
             HostHistory(
                 host: "host\(host)",
-                metrics: suite("m", seed: 35 + UInt64(host)) { metric, night in
+                // Seed 36's ten metrics happen to sit higher together after
+                // night 33 (every one of them), which is a suite step.
+                metrics: suite("m", seed: 45 + UInt64(host)) { metric, night in
                     host < 2 && metric == 4 && night >= 30 ? 1.2 : 1
                 })
         }
-        let attributed = try StepAttribution.attribute(hosts)
+        let attributed = try StepAttribution.attribute(hosts).steps
         #expect(attributed.count == 2)
         #expect(attributed.allSatisfy { $0.cause == .undetermined && $0.reason == "on 2 of 3 hosts" })
     }
 
     @Test func aWholeSuiteShiftWithTheReferenceIsTheMachines() throws {
-        let machine: (Int, Int) -> Double = { _, night in night >= 20 ? 1.08 : 1 }
+        // Every metric 4% slower from night 20: too little for most metrics
+        // alone at σ 3%, plain in the suite's index.
+        let machine: (Int, Int) -> Double = { _, night in night >= 20 ? 1.04 : 1 }
         let host = HostHistory(
             host: "ci-1", metrics: suite("m", seed: 40, shift: machine), reference: suite("m", seed: 41, shift: machine))
-        let attributed = try StepAttribution.attribute([host])
-        #expect(!attributed.isEmpty)
-        #expect(attributed.allSatisfy { $0.cause == .machine && abs($0.step.firstAfter - 20) <= 1 })
-        #expect(attributed.first?.reason == "every metric of ci-1 moved at run \(attributed[0].step.firstAfter) and the reference moved with them")
+        let report = try StepAttribution.attribute([host])
+        let suiteStep = try #require(report.suiteSteps.first)
+        #expect(report.suiteSteps.count == 1)
+        #expect(abs(suiteStep.firstAfter - 20) <= 1)
+        #expect(suiteStep.cause == .machine)
+        #expect(suiteStep.reason == "every metric of ci-1 moved at run \(suiteStep.firstAfter) and the reference moved with them")
+        #expect(abs(suiteStep.medianChange - 0.04) < 0.02)
+        #expect(report.steps.count >= 5)
+        #expect(report.steps.allSatisfy { $0.cause == .machine && abs($0.step.firstAfter - 20) <= 5 })
+        // The same shift with a reference that stayed put is the code's.
+        let still = HostHistory(host: "ci-1", metrics: suite("m", seed: 40, shift: machine), reference: suite("m", seed: 41))
+        let code = try StepAttribution.attribute([still])
+        #expect(code.suiteSteps.map(\.cause) == [.code])
+        #expect(code.steps.allSatisfy { $0.cause == .code })
     }
 
     @Test func oneHostIsJudgedByItsReferenceAlone() throws {
         let codeStep: (Int, Int) -> Double = { metric, night in metric == 0 && night >= 25 ? 1.15 : 1 }
         let still = HostHistory(host: "a", metrics: suite("m", seed: 50, shift: codeStep), reference: suite("m", seed: 51))
-        let stillSteps = try StepAttribution.attribute([still])
+        let stillSteps = try StepAttribution.attribute([still]).steps
         #expect(stillSteps.map(\.cause) == [.code])
         #expect(stillSteps.first?.reason == "the reference did not move at run 25 ± 1")
         let moved = HostHistory(
             host: "a", metrics: suite("m", seed: 50, shift: codeStep),
             reference: suite("m", seed: 51, shift: codeStep))
-        let movedSteps = try StepAttribution.attribute([moved])
+        let movedSteps = try StepAttribution.attribute([moved]).steps
         #expect(movedSteps.map(\.cause) == [.machine])
         #expect(movedSteps.first?.reason == "the reference moved at run 25 ± 1")
         let alone = HostHistory(host: "a", metrics: suite("m", seed: 50, shift: codeStep))
-        #expect(try StepAttribution.attribute([alone]).map(\.cause) == [.undetermined])
+        #expect(try StepAttribution.attribute([alone]).steps.map(\.cause) == [.undetermined])
     }
 
     @Test func misalignedOrRepeatedHostsAreErrors() {
