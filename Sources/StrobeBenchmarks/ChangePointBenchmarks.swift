@@ -17,6 +17,7 @@ enum ChangePointBenchmarks {
     static let machineSuites = 400
 
     static func run() {
+        printMachine()
         let csv = ProcessInfo.processInfo.environment["STROBE_CHANGEPOINTS_CSV"]
         flat(csv: csv)
         step(csv: csv, bimodal: false)
@@ -25,6 +26,22 @@ enum ChangePointBenchmarks {
         machine(referenceSeries: 1)
         code()
         speed()
+    }
+
+    /// The CPU the figures were measured on, as a JSON line of its own.
+    static func printMachine() {
+        var model = "unknown"
+        if let info = try? String(contentsOfFile: "/proc/cpuinfo", encoding: .utf8),
+           let line = info.split(separator: "\n").first(where: { $0.hasPrefix("model name") }),
+           let colon = line.firstIndex(of: ":")
+        {
+            model = line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces)
+        }
+        let object: [String: Any] = [
+            "section": "changepoints", "cpu": model, "cores": ProcessInfo.processInfo.activeProcessorCount,
+        ]
+        let data = try! JSONSerialization.data(withJSONObject: object, options: [.sortedKeys])
+        print(String(decoding: data, as: UTF8.self))
     }
 
     // MARK: The histories

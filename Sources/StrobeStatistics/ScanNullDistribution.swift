@@ -10,7 +10,7 @@ import Synchronization
 /// table of permutations; beyond the table's resolution (fewer
 /// than ``tailDraws`` draws as large) the analytic tail takes over, scaled
 /// to meet the table where it ends. The analytic tail alone is conservative
-/// by a factor of 2–3 at 20–60 runs (rank sums have lighter tails than the
+/// by a factor of 2–4 at 20–60 runs (rank sums have lighter tails than the
 /// normal), which costs short segments and steps near the ends their power.
 /// Each table is drawn from a generator seeded by its length, so results
 /// never vary from run to run; tables are kept for the life of the process.

@@ -12,7 +12,7 @@ import Foundation
 ///    intervals inside it (`SeededScan`). A significant split divides the
 ///    segment and both halves are scanned again; each boundary is then
 ///    placed again between its final neighbours, by ranks and then by the
-///    least absolute deviation of log values (``place(_:near:lower:upper:options:)``).
+///    least absolute deviation of log values (`place(_:near:lower:upper:options:)`).
 /// 2. **The end.** The last 3 to `minimumSegment − 1` runs of the last
 ///    segment are tested against the runs before them with the exact
 ///    permutation distribution of their rank sum (Bonferroni over the
