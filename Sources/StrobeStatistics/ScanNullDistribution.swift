@@ -25,8 +25,6 @@ enum ScanNullDistribution {
     static let lengthStep = 8
     static let shortDraws = 50_000
     static let longDraws = 20_000
-    /// Analytic p-values from here up are kept as they are.
-    static let ignoredAbove = 0.2
     /// The fewest draws at or beyond a value for the table alone to give its p-value.
     static let tailDraws = 25
 
@@ -35,37 +33,46 @@ enum ScanNullDistribution {
         var minimumSegment: Int
     }
 
-    private static let tables = Mutex<[Key: [Float]]>([:])
+    /// A table: the sorted maxima, and the analytic tail's scale where they end.
+    private struct Table {
+        var maxima: [Float]
+        var scale: Double
+    }
+
+    private static let tables = Mutex<[Key: Table]>([:])
 
     /// P(max over splits of |z| ≥ b) for `count` exchangeable runs.
     static func pValue(_ b: Double, count: Int, minimumSegment: Int) -> Double {
-        let analytic = RankScan.maximumTail(b, count: count, minimumSegment: minimumSegment)
         // Far from any level in use the conservative tail is good enough,
         // and most segments of flat series never need a table.
-        guard count <= longest, count >= 2 * minimumSegment, analytic < ignoredAbove else { return analytic }
+        guard count <= longest, count >= 2 * minimumSegment, b > 2 else {
+            return RankScan.maximumTail(b, count: count, minimumSegment: minimumSegment)
+        }
         let length = count <= shortest ? count : (count + lengthStep - 1) / lengthStep * lengthStep
         let draws = count <= shortest ? shortDraws : longDraws
         let table = table(count: length, minimumSegment: minimumSegment, draws: draws)
-        // Draws at least as large as b (the table is sorted ascending).
+        // Draws at least as large as b (the maxima are sorted ascending).
         let threshold = Float(b) * (1 - 1e-6)
         var low = 0
-        var high = table.count
+        var high = table.maxima.count
         while low < high {
             let middle = (low + high) / 2
-            if table[middle] < threshold { low = middle + 1 } else { high = middle }
+            if table.maxima[middle] < threshold { low = middle + 1 } else { high = middle }
         }
-        let beyond = table.count - low
+        let beyond = table.maxima.count - low
+        if beyond >= tailDraws { return Double(beyond + 1) / Double(draws + 1) }
         let resolution = Double(tailDraws + 1) / Double(draws + 1)
-        if beyond >= tailDraws { return min(analytic, Double(beyond + 1) / Double(draws + 1)) }
-        let edge = Double(table[table.count - tailDraws])
-        let scale = resolution / RankScan.maximumTail(edge, count: length, minimumSegment: minimumSegment)
-        return min(resolution, analytic * min(scale, 1))
+        return min(resolution, RankScan.maximumTail(b, count: length, minimumSegment: minimumSegment) * table.scale)
     }
 
-    private static func table(count: Int, minimumSegment: Int, draws: Int) -> [Float] {
+    private static func table(count: Int, minimumSegment: Int, draws: Int) -> Table {
         let key = Key(count: count, minimumSegment: minimumSegment)
         if let table = tables.withLock({ $0[key] }) { return table }
-        let table = draw(count: count, minimumSegment: minimumSegment, draws: draws)
+        let maxima = draw(count: count, minimumSegment: minimumSegment, draws: draws)
+        let resolution = Double(tailDraws + 1) / Double(draws + 1)
+        let edge = Double(maxima[maxima.count - tailDraws])
+        let scale = min(1, resolution / RankScan.maximumTail(edge, count: count, minimumSegment: minimumSegment))
+        let table = Table(maxima: maxima, scale: scale)
         tables.withLock { $0[key] = table }
         return table
     }

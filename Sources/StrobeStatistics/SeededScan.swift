@@ -4,8 +4,8 @@
 ///
 /// Seeded binary segmentation (Kovács, Li, Bühlmann and Munk, 2020): at
 /// scale j ≥ 2 there are 2ʲ − 1 intervals of length n / 2ʲ⁻¹, evenly
-/// spread over the segment, down to the shortest length that still holds
-/// two minimum segments. The whole segment gets three quarters of the level
+/// spread over the segment, down to 1/64 of the segment or the shortest
+/// length that still holds two minimum segments. The whole segment gets three quarters of the level
 /// (its p-value divided by 0.75), as a single step is the common case; the
 /// other scales share the last quarter equally, and the intervals of one
 /// scale share theirs (weighted Bonferroni), so the result's p-value holds
@@ -20,6 +20,9 @@ struct SeededScan: Sendable, Hashable {
 
     /// The share of the level given to the whole segment.
     static let wholeWeight = 0.75
+    /// The finest scale: intervals of 1/64 of the segment. A shorter bump
+    /// in a long segment is found once the segment has been divided.
+    static let deepestScale = 7
     /// Intervals with a smaller |z| are not tested.
     static let smallestInterestingZ = 2.5
 
@@ -31,7 +34,7 @@ struct SeededScan: Sendable, Hashable {
         var best = SeededScan(split: values.startIndex + whole.split, pValue: min(1, whole.pValue / wholeWeight))
         var scales: [(length: Int, count: Int)] = []
         var scale = 2
-        while scale < 40 {
+        while scale <= deepestScale {
             let length = Int((Double(n) / Double(1 << (scale - 1))).rounded())
             guard length >= 2 * minimumSegment else { break }
             scales.append((length, (1 << scale) - 1))
