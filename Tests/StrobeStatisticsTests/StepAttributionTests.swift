@@ -81,6 +81,33 @@ import Testing
         #expect(code.steps.allSatisfy { $0.cause == .code })
     }
 
+    @Test func ratesThatDropWithTheReferenceAreTheMachines() throws {
+        // Throughputs (higher is better) 6% lower from night 25 on, the
+        // reference's with them: a slower machine, whatever the direction.
+        let slower: (Int, Int) -> Double = { _, night in night >= 25 ? 0.94 : 1 }
+        let rates = { (metrics: [MetricHistory]) in metrics.map { metric in
+            MetricHistory(name: metric.name, values: metric.values, lowerIsBetter: false)
+        } }
+        let host = HostHistory(
+            host: "ci-2", metrics: rates(suite("fps", seed: 60, shift: slower)),
+            reference: rates(suite("calibration", seed: 61, shift: slower)))
+        let report = try StepAttribution.attribute([host])
+        let suiteStep = try #require(report.suiteSteps.first)
+        #expect(abs(suiteStep.firstAfter - 25) <= 1)
+        #expect(suiteStep.cause == .machine)
+        #expect(suiteStep.medianChange > 0.03, "worse is positive: \(suiteStep.medianChange)")
+        #expect(!report.steps.isEmpty)
+        #expect(report.steps.allSatisfy { $0.cause == .machine && $0.step.direction == .regression })
+        // One metric, judged by the reference's index: its rise is the rate's fall.
+        let single = HostHistory(
+            host: "ci-3", metrics: rates(suite("fps", metrics: 1, seed: 62) { _, night in night >= 25 ? 0.85 : 1 }),
+            reference: rates(suite("calibration", seed: 61, shift: slower)))
+        let alone = try StepAttribution.attribute([single])
+        #expect(alone.suiteSteps.isEmpty)
+        #expect(alone.steps.map(\.cause) == [.machine])
+        #expect(alone.steps.first?.reason == "the reference moved at run 25 ± 1")
+    }
+
     @Test func oneHostIsJudgedByItsReferenceAlone() throws {
         let codeStep: (Int, Int) -> Double = { metric, night in metric == 0 && night >= 25 ? 1.15 : 1 }
         let still = HostHistory(host: "a", metrics: suite("m", seed: 50, shift: codeStep), reference: suite("m", seed: 51))
