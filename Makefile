@@ -86,7 +86,7 @@ fuzz: setup
 # The SDK's sections run in StrobeBenchmarks, the statistics' in the tools
 # package's StrobeToolBenchmarks.
 SDK_BENCH_SECTIONS = core crash triggers categories async session format reader bridges signposts runner
-TOOL_BENCH_SECTIONS = statistics
+TOOL_BENCH_SECTIONS = statistics changepoints
 BENCH_SECTIONS = $(SDK_BENCH_SECTIONS) $(TOOL_BENCH_SECTIONS)
 BENCH_ASKED = $(filter $(BENCH_SECTIONS),$(MAKECMDGOALS))
 bench: setup

@@ -6,7 +6,7 @@
 import Glibc
 #endif
 
-let sections = ["statistics"]
+let sections = ["statistics", "changepoints"]
 let arguments = Set(CommandLine.arguments.dropFirst())
 let unknown = arguments.subtracting(sections).sorted()
 if !unknown.isEmpty {
@@ -16,3 +16,4 @@ if !unknown.isEmpty {
     exit(2)
 }
 if arguments.isEmpty || arguments.contains("statistics") { DetectorBenchmarks.run() }
+if arguments.isEmpty || arguments.contains("changepoints") { ChangePointBenchmarks.run() }
