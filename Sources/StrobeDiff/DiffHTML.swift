@@ -33,11 +33,11 @@ extension DiffReport {
             html += "<td class=\"\(row.verdict.rawValue)\">\(Self.escape(Self.verdictText(row)))</td></tr>"
         }
         html += "</table>"
-        let undecidedRows = rows.filter { $0.verdict == .inconclusive && $0.gates }
-        if !undecidedRows.isEmpty {
+        let undecided = undecidedLines
+        if !undecided.isEmpty {
             html += "<h2>Undecided</h2><ul>"
-            for row in undecidedRows {
-                html += "<li><b>\(Self.escape(row.name))</b>: \(Self.escape(Self.undecidedExplanation(row)))</li>"
+            for line in undecided {
+                html += "<li><b>\(Self.escape(line.metric))</b>: \(Self.escape(line.explanation))</li>"
             }
             html += "</ul>"
         }

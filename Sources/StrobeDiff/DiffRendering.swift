@@ -88,6 +88,26 @@ extension DiffReport {
         (number >= 0 ? "+" : "") + value(number, unit: unit)
     }
 
+    /// One line per test with an inconclusive gated metric: the first such
+    /// metric (its wall time when undecided) explained, the others named.
+    var undecidedLines: [(metric: String, explanation: String)] {
+        var order: [String] = []
+        var byTest: [String: [MetricComparison]] = [:]
+        for row in rows where row.gates && row.verdict == .inconclusive {
+            let key = MetricDefaults.testPart(of: row.name) + (row.group.isEmpty ? "" : " [\(row.group)]")
+            if byTest[key] == nil { order.append(key) }
+            byTest[key, default: []].append(row)
+        }
+        return order.map { key in
+            let undecided = byTest[key] ?? []
+            let first = undecided[0]
+            var explanation = Self.undecidedExplanation(first)
+            let others = undecided.dropFirst().map { MetricDefaults.metricPart(of: $0.name) }
+            if !others.isEmpty { explanation += " (also undecided: \(others.joined(separator: ", ")))" }
+            return (first.name + (first.group.isEmpty ? "" : " [\(first.group)]"), explanation)
+        }
+    }
+
     private var percentileKeys: [String] {
         options.percentiles.map { $0 == $0.rounded() ? String(Int($0)) : String($0) }
     }
@@ -118,10 +138,15 @@ extension DiffReport {
     }
 
     /// The test column of a row: its test's name on the first row of that
-    /// test, blank below it.
+    /// test, blank below it, and blank for a metric that names no test (a
+    /// CSV column), which the metric column names.
     static func testColumn(_ rows: [MetricComparison]) -> [String] {
         var previous: String?
         return rows.map { row in
+            guard row.name.contains("/") else {
+                previous = nil
+                return ""
+            }
             let test = MetricDefaults.testPart(of: row.name)
             let key = test + "\u{0}" + row.group
             defer { previous = key }
@@ -165,9 +190,9 @@ extension DiffReport {
         }
         var output = headline + "\n" + metricCounts + "\n\n" + text + "\n"
         if let quietRowsLine { output += quietRowsLine + "\n" }
-        let undecidedRows = rows.filter { $0.verdict == .inconclusive && $0.gates }
-        if !undecidedRows.isEmpty {
-            output += "\nundecided:\n" + undecidedRows.map { "  \($0.name): " + Self.undecidedExplanation($0) }.joined(separator: "\n") + "\n"
+        let undecided = undecidedLines
+        if !undecided.isEmpty {
+            output += "\nundecided:\n" + undecided.map { "  \($0.metric): \($0.explanation)" }.joined(separator: "\n") + "\n"
         }
         var notes: [String] = []
         if let foldedLine { notes.append("note: " + foldedLine) }
@@ -215,11 +240,11 @@ extension DiffReport {
             lines.append("")
             lines.append(quietRowsLine.prefix(1).uppercased() + quietRowsLine.dropFirst() + ".")
         }
-        let undecidedRows = rows.filter { $0.verdict == .inconclusive && $0.gates }
-        if !undecidedRows.isEmpty {
+        let undecided = undecidedLines
+        if !undecided.isEmpty {
             lines.append("")
             lines.append("**Undecided**")
-            lines += undecidedRows.map { "- `\($0.name)`: " + Self.undecidedExplanation($0) }
+            lines += undecided.map { "- `\($0.metric)`: \($0.explanation)" }
         }
         if foldedLine != nil || !warnings.isEmpty {
             lines.append("")

@@ -82,15 +82,24 @@ public struct TestVerdict: Sendable, Hashable, Codable {
         }
     }
 
-    /// `rows` by test (in name order), each test's gated metrics first, then
-    /// by metric name.
+    /// `rows` by test (in name order), each test's gated metrics first
+    /// (its wall time, then its CPU time, then the others), then by metric
+    /// name.
     static func ordered(_ rows: [MetricComparison]) -> [MetricComparison] {
-        rows.sorted { a, b in
+        func rank(_ row: MetricComparison) -> Int {
+            switch MetricDefaults.metricPart(of: row.name) {
+            case "wall": return 0
+            case MetricDefaults.cpuTotal: return 1
+            default: return 2
+            }
+        }
+        return rows.sorted { a, b in
             let testA = MetricDefaults.testPart(of: a.name)
             let testB = MetricDefaults.testPart(of: b.name)
             if testA != testB { return testA < testB }
             if a.group != b.group { return a.group < b.group }
             if a.gates != b.gates { return a.gates }
+            if rank(a) != rank(b) { return rank(a) < rank(b) }
             return a.name < b.name
         }
     }
