@@ -73,7 +73,7 @@ struct CompareCommand: ParsableCommand {
     @Option(help: "Write the report here (default: standard output).")
     var report: String?
 
-    @Flag(help: "CMD is any program, measured per launch, not a perf suite.")
+    @Flag(help: "CMD is any program, measured per launch, not a perf suite (default: a perf suite).")
     var process = false
 
     @Option(help: "The test's name in the results with --process.")
