@@ -114,7 +114,7 @@ enum DetectorBenchmarks {
         func design(_ schedule: SequentialDesign.Schedule) -> SequentialDesign {
             SequentialDesign(alpha: 0.01, confidence: 0.95, plannedRounds: 30, firstLook: 4, schedule: schedule)
         }
-        for sigma in [0.02, 0.05] {
+        for sigma in [0.01, 0.02, 0.05] {
             let after = simulation.runSequential(
                 suites: 1000, processSigma: sigma, slowdown: 0, design: design(.geometric), seed: 21)
             let before = simulation.runSequential(

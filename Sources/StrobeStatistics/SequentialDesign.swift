@@ -15,12 +15,14 @@ import Foundation
 /// Two schedules:
 ///
 /// - ``Schedule/geometric`` (the default): looks after `firstLook` rounds
-///   and then whenever the rounds have grown by half (4, 6, 9, 14, 21, 32,
-///   …), with alpha spent in equal shares over the looks that fit in the
+///   and then whenever the rounds have grown by half, but at least every
+///   fifth of the plan (4, 6, 9, 14, 20, 26, 30 for 30 planned rounds),
+///   with alpha spent in equal shares over the looks that fit in the
 ///   planned rounds. A large change is decided at the first look; the
 ///   intervals of the later looks shrink with the square root of the rounds,
 ///   so looking at a constant ratio of rounds spends the error rate where
-///   the information grows.
+///   the information grows. The miss rate of intervals is spent by the
+///   O'Brien–Fleming-type function of the rounds, as below.
 /// - ``Schedule/fractionOfPlan``: looks after `firstLook` rounds and then
 ///   every fifth of the planned rounds, spending `2 − 2Φ(z₁₋α/₂ / √t)` by
 ///   the fraction `t` of the planned rounds run (O'Brien–Fleming type). It
@@ -46,13 +48,17 @@ public struct SequentialDesign: Sendable, Hashable, Codable {
     public var firstLook: Int
     /// When to look and how to spend.
     public var schedule: Schedule
-    /// The share of the error rates spent so far, 0 before the first look.
+    /// The share of alpha spent so far (the information fraction of the
+    /// last look under ``Schedule/fractionOfPlan``), 0 before the first look.
     public private(set) var spentFraction = 0.0
+    /// The fraction of the planned rounds of the last look, 0 before the
+    /// first: what the intervals' miss rate is spent by.
+    public private(set) var spentRoundsFraction = 0.0
     /// The rounds of the last look made, 0 before the first.
     public private(set) var lastLookRounds = 0
 
     /// How much the rounds grow from one look to the next under
-    /// ``Schedule/geometric``.
+    /// ``Schedule/geometric`` (never by more than a fifth of the plan).
     public static let growth = 1.5
 
     /// A design spending `alpha` (and `1 − confidence` for intervals) over
@@ -82,7 +88,9 @@ public struct SequentialDesign: Sendable, Hashable, Codable {
     func nextLook(after rounds: Int) -> Int {
         switch schedule {
         case .geometric:
-            return max(rounds + 1, Int((Double(rounds) * Self.growth).rounded(.up)))
+            let grown = Int((Double(rounds) * Self.growth).rounded(.up))
+            let step = Int((0.2 * Double(plannedRounds)).rounded(.up))
+            return max(rounds + 1, min(grown, rounds + step))
         case .fractionOfPlan:
             return max(rounds + 1, rounds + Int((0.2 * Double(plannedRounds)).rounded(.up)))
         }
@@ -136,19 +144,25 @@ public struct SequentialDesign: Sendable, Hashable, Codable {
 
     /// Takes the next look after `rounds` rounds; `final` spends all that is
     /// left (the budget is spent, or the planned rounds are reached).
+    ///
+    /// Under ``Schedule/geometric`` alpha goes in equal shares of the
+    /// planned looks, while the miss rate of "unchanged" intervals keeps the
+    /// O'Brien–Fleming-type spending by the fraction of planned rounds: an
+    /// interval narrow enough to lie inside a 2% floor takes many rounds
+    /// under process noise, so that rate is worth most at the last looks.
     public mutating func look(number: Int, rounds: Int, final: Bool) -> Look {
-        let fraction = final || rounds >= plannedRounds ? 1 : self.fraction(number: number, rounds: rounds)
-        let spent = spentFraction
-        func share(_ rate: Double) -> Double {
-            switch schedule {
-            case .geometric: return rate * (fraction - spent)
-            case .fractionOfPlan: return Self.spending(rate, at: fraction) - Self.spending(rate, at: spent)
-            }
+        let isFinal = final || rounds >= plannedRounds
+        let alphaFraction = isFinal ? 1 : fraction(number: number, rounds: rounds)
+        let roundsFraction = isFinal ? 1 : min(Double(rounds) / Double(plannedRounds), 1)
+        let level: Double
+        switch schedule {
+        case .geometric: level = alpha * (alphaFraction - spentFraction)
+        case .fractionOfPlan: level = Self.spending(alpha, at: alphaFraction) - Self.spending(alpha, at: spentFraction)
         }
-        let level = share(alpha)
-        let miss = share(intervalMiss)
-        spentFraction = max(spentFraction, fraction)
+        let miss = Self.spending(intervalMiss, at: roundsFraction) - Self.spending(intervalMiss, at: spentRoundsFraction)
+        spentFraction = max(spentFraction, alphaFraction)
+        spentRoundsFraction = max(spentRoundsFraction, roundsFraction)
         lastLookRounds = rounds
-        return Look(number: number, rounds: rounds, alpha: level, confidence: 1 - miss, isFinal: fraction >= 1)
+        return Look(number: number, rounds: rounds, alpha: level, confidence: 1 - miss, isFinal: isFinal)
     }
 }

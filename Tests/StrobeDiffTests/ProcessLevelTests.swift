@@ -268,10 +268,11 @@ import StrobePerf
 
 @Suite struct SequentialDesignTests {
     @Test func looksSpendAtMostAlpha() {
-        // Geometric looks: 4, 6, 9, 14, 21 and the planned 30 rounds, an
-        // equal share of alpha each.
+        // Geometric looks, at least every fifth of the plan: 4, 6, 9, 14,
+        // 20, 26 and the planned 30 rounds, an equal share of alpha each.
         var design = SequentialDesign(alpha: 0.01, confidence: 0.95, plannedRounds: 30)
-        #expect(design.plannedLooks == [4, 6, 9, 14, 21, 30])
+        #expect(design.plannedLooks == [4, 6, 9, 14, 20, 26, 30])
+        #expect(SequentialDesign(alpha: 0.01, confidence: 0.95, plannedRounds: 100).plannedLooks == [4, 6, 9, 14, 21, 32, 48, 68, 88, 100])
         var spent = 0.0
         var looks: [SequentialDesign.Look] = []
         for rounds in 1...30 where design.looks(afterRound: rounds) {
@@ -279,10 +280,10 @@ import StrobePerf
             spent += look.alpha
             looks.append(look)
         }
-        #expect(looks.map(\.rounds) == [4, 6, 9, 14, 21, 30])
+        #expect(looks.map(\.rounds) == [4, 6, 9, 14, 20, 26, 30])
         #expect(abs(spent - 0.01) < 1e-12)
         #expect(looks.last?.isFinal == true && looks.dropLast().allSatisfy { !$0.isFinal })
-        #expect(looks.allSatisfy { abs($0.alpha - 0.01 / 6) < 1e-12 })
+        #expect(looks.allSatisfy { abs($0.alpha - 0.01 / 7) < 1e-12 })
         #expect(looks[0].confidence < 1 && looks[0].confidence > 0.95)
         // A budget that runs out early spends the rest at its last look.
         var short = SequentialDesign(alpha: 0.01, confidence: 0.95, plannedRounds: 30)
