@@ -306,12 +306,12 @@ public enum ComparisonEngine {
     ///   would decide a change the size of the floor;
     /// - otherwise a quieter machine (or a wider floor).
     static func advice(test: ReplicateTestResult, roundsNeeded: Int?, iterationNoiseShare: Double?) -> [DecisionAdvice] {
+        // A single process on a side has its own caveat: run more processes.
+        guard test.method == .pairedRounds || test.method == .processes else { return [] }
         var advice: [DecisionAdvice] = []
         if let share = iterationNoiseShare, share >= 0.5 { advice.append(.moreIterations) }
         let current = min(test.baselineReplicates, test.candidateReplicates)
-        if test.method == .iterations {
-            advice.append(.longerBudget)
-        } else if let needed = roundsNeeded, current > 0, needed <= 2 * current {
+        if let needed = roundsNeeded, current > 0, needed <= 2 * current {
             advice.append(.longerBudget)
         } else if advice.isEmpty {
             advice.append(.quieterMachine)
