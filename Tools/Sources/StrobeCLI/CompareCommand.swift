@@ -19,9 +19,13 @@ struct CompareCommand: ParsableCommand {
             it (wall, CPU, rusage, and its trace when it writes one to STROBE_TRACE_OUTPUT).
 
             After --min-rounds rounds the runs are compared as `strobe diff` compares them (processes \
-            as replicates, paired by round), and rounds are added while a gated metric is inconclusive, \
-            until --max-time is spent. The false-alarm rate is spent over these looks (alpha spending, \
-            O'Brien-Fleming-type): stopping early does not raise it above --alpha.
+            as replicates, paired by round), and again each time the rounds have grown by half (4, 6, \
+            9, 14, 21, ...), until every gated metric is decided or --max-time is spent. The false-alarm \
+            rate is spent over these looks in equal shares (alpha spending): stopping early does not \
+            raise it above --alpha, and a large change is decided at the first look. With no policy, \
+            each test's wall time, CPU time and the suite's own metrics gate; resource counts are \
+            reported. Progress goes to standard error: one line per look, and at most one line every \
+            10 s between looks (a line rewritten in place on a terminal).
 
             The results stay in OUTPUT/baseline and OUTPUT/candidate for `strobe diff` later. \
             Exit status: 0 no regression, 1 at least one gated regression, 2 bad input or a failed run.
@@ -34,37 +38,45 @@ struct CompareCommand: ParsableCommand {
     @Option(help: "The candidate's command line (run through /bin/sh -c).")
     var candidate: String?
 
-    @Option(name: .customLong("max-time"), help: "Time budget for all rounds, e.g. 90s, 3m (default 3m).")
+    @Option(name: .customLong("max-time"), help: "Time budget for all rounds, e.g. 90s, 3m.")
     var maxTime = "3m"
 
-    @Option(name: .customLong("min-rounds"), help: "Rounds before the first look (default 4).")
+    @Option(name: .customLong("min-rounds"), help: "Rounds before the first look.")
     var minRounds = 4
 
-    @Option(help: "Measured iterations per process of a perf suite (default 5).")
+    @Option(help: "Measured iterations per process of a perf suite.")
     var iterations = 5
 
-    @Option(help: "Warm-up iterations per suite process; with --process, warm-up launches per side before round 1.")
+    @Option(
+        help: """
+            Warm-up iterations per suite process (default: the suite's own, 2 for a PerfSuite); with --process, \
+            warm-up launches per side before round 1 (default: 1).
+            """)
     var warmup: Int?
 
-    @Option(help: "Directory for the results (default .strobe/compare); it must not hold results already.")
+    @Option(help: "Directory for the results; it must not hold results already.")
     var output = ".strobe/compare"
 
-    @Option(help: "Compare only metrics whose names match this regular expression.")
+    @Option(help: "Compare only metrics whose names match this regular expression (default: every metric).")
     var metric: String?
 
-    @Option(help: "A YAML policy: per metric pattern, direction, relative and absolute floors, and whether it gates.")
+    @Option(
+        help: """
+            A YAML policy: per metric pattern, direction, relative and absolute floors, and whether it gates \
+            (default: none; wall and CPU time and the suite's metrics gate, resource counts are reported).
+            """)
     var policy: String?
 
     @Option(help: "text, markdown, json or html.")
     var format: DiffCommand.Format = .text
 
-    @Option(help: "Write the report here instead of standard output.")
+    @Option(help: "Write the report here (default: standard output).")
     var report: String?
 
-    @Flag(help: "CMD is any program, measured per launch, not a perf suite.")
+    @Flag(help: "CMD is any program, measured per launch, not a perf suite (default: a perf suite).")
     var process = false
 
-    @Option(help: "The test's name in the results with --process (default: process).")
+    @Option(help: "The test's name in the results with --process.")
     var name = "process"
 
     @Option(help: "False-alarm rate over all looks and metrics (default 0.01, or the policy's).")
@@ -73,7 +85,7 @@ struct CompareCommand: ParsableCommand {
     @Option(name: .customLong("min-effect"), help: "Noise floor in percent (default 2, or the policy's).")
     var minEffect: Double?
 
-    @Option(help: "Seconds one process may run before it is stopped (default 600).")
+    @Option(help: "Seconds one process may run before it is stopped.")
     var timeout: Double = 600
 
     @Option(help: "Seed for the order of the sides within rounds (default: random).")
@@ -113,7 +125,6 @@ struct CompareCommand: ParsableCommand {
             iterations: iterations, warmup: warmup, timeout: timeout, seed: seed)
         let progress = CompareProgress(budget: budget.seconds)
         var design: SequentialDesign?
-        var lastLookFraction = 0.0
         var lookNumber = 0
         var rounds = 0
         var final: DiffReport?
@@ -127,26 +138,26 @@ struct CompareCommand: ParsableCommand {
             }
             let elapsed = progress.elapsed
             guard rounds >= minRounds else {
-                progress.round(rounds, decided: nil)
+                progress.round(rounds)
                 continue
             }
             let perRound = elapsed / Double(rounds)
             if design == nil {
+                // The plan: the rounds that fit in the budget at the pace so far.
                 let remaining = max(budget.seconds - elapsed, 0)
                 let planned = max(minRounds, rounds + Int(remaining / max(perRound, 1e-3)))
-                design = SequentialDesign(alpha: options.alpha, confidence: options.confidence, plannedRounds: planned)
+                design = SequentialDesign(
+                    alpha: options.alpha, confidence: options.confidence, plannedRounds: planned, firstLook: minRounds)
             }
             guard var current = design else { break }
-            let fraction = Double(rounds) / Double(current.plannedRounds)
-            let timeUp = elapsed + perRound > budget.seconds || rounds >= current.plannedRounds
-            guard rounds == minRounds || timeUp || fraction - lastLookFraction >= 0.2 else {
-                progress.round(rounds, decided: nil)
+            let timeUp = elapsed + perRound > budget.seconds
+            guard timeUp || current.looks(afterRound: rounds) else {
+                progress.round(rounds)
                 continue
             }
             lookNumber += 1
             let look = current.look(number: lookNumber, rounds: rounds, final: timeUp)
             design = current
-            lastLookFraction = fraction
             let report: DiffReport
             do {
                 report = try DiffEngine.diff(
@@ -158,7 +169,7 @@ struct CompareCommand: ParsableCommand {
                 throw error
             }
             let gated = report.rows.filter(\.gates).count
-            progress.round(rounds, decided: (gated - report.undecided.count, gated))
+            progress.look(look, decided: gated - report.undecided.count, of: gated)
             if report.undecided.isEmpty || look.isFinal { final = report }
         }
         progress.clear()
@@ -185,32 +196,66 @@ struct BudgetArgument {
     }
 }
 
-/// The progress of a comparison on standard error: one line rewritten on a
-/// terminal, a plain line per round elsewhere.
+/// The progress of a comparison on standard error. On a terminal, one line
+/// rewritten after every round. Elsewhere (a CI log), a line per look and at
+/// most one line every ``quietInterval`` seconds between looks.
 final class CompareProgress {
     private let start = Date()
     private let budget: Double
     private let interactive: Bool
+    private let write: (String) -> Void
+    private let clock: () -> Double
+    private var lastLine = -Double.infinity
+
+    /// Seconds between two progress lines that are not looks, in a log.
+    static let quietInterval = 10.0
 
     init(budget: Double) {
         self.budget = budget
         interactive = isatty(STDERR_FILENO) != 0 && ProcessInfo.processInfo.environment["CI"] != "true"
+        write = { FileHandle.standardError.write(Data($0.utf8)) }
+        let start = self.start
+        clock = { Date().timeIntervalSince(start) }
     }
 
-    var elapsed: Double { Date().timeIntervalSince(start) }
+    /// A progress writer for a log that reads the time from `clock` and
+    /// writes lines through `write`.
+    init(budget: Double, clock: @escaping () -> Double, write: @escaping (String) -> Void) {
+        self.budget = budget
+        interactive = false
+        self.write = write
+        self.clock = clock
+    }
 
-    func round(_ round: Int, decided: (Int, Int)?) {
-        var line = "round \(round), \(Self.clock(elapsed)) of \(Self.clock(budget))"
-        if let decided { line += ", \(decided.0) of \(decided.1) gated metrics decided" }
+    var elapsed: Double { clock() }
+
+    /// After a round that was not a look.
+    func round(_ round: Int) {
+        let now = elapsed
+        let line = "round \(round), \(Self.clock(now)) of \(Self.clock(budget))"
         if interactive {
-            FileHandle.standardError.write(Data(("\r" + line + "\u{1B}[K").utf8))
+            write("\r" + line + "\u{1B}[K")
+        } else if now - lastLine >= Self.quietInterval {
+            lastLine = now
+            write("compare: " + line + "\n")
+        }
+    }
+
+    /// After a look.
+    func look(_ look: SequentialDesign.Look, decided: Int, of gated: Int) {
+        let now = elapsed
+        let line = "round \(look.rounds), \(Self.clock(now)) of \(Self.clock(budget)): look \(look.number), "
+            + "\(decided) of \(gated) gated metrics decided"
+        if interactive {
+            write("\r" + line + "\u{1B}[K")
         } else {
-            FileHandle.standardError.write(Data(("compare: " + line + "\n").utf8))
+            lastLine = now
+            write("compare: " + line + "\n")
         }
     }
 
     func clear() {
-        if interactive { FileHandle.standardError.write(Data("\r\u{1B}[K".utf8)) }
+        if interactive { write("\r\u{1B}[K") }
     }
 
     func summary(rounds: Int, report: DiffReport) {
@@ -219,7 +264,7 @@ final class CompareProgress {
             line += ", look \(look.number) at level \(String(format: "%.2g", look.alpha))"
             if !report.undecided.isEmpty { line += "; the budget ran out with \(report.undecided.count) gated metrics undecided" }
         }
-        FileHandle.standardError.write(Data((line + "\n").utf8))
+        write(line + "\n")
     }
 
     static func clock(_ seconds: Double) -> String {

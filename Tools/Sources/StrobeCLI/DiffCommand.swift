@@ -18,8 +18,12 @@ struct DiffCommand: ParsableCommand {
             metrics; a noise floor keeps small changes from being called. Metrics with no spread \
             (deterministic counts) and zero baselines are judged by an absolute floor. With a single \
             process on a side, iterations are compared as independent samples, with a warning. \
-            Verdicts: regression, improvement, unchanged, inconclusive (with about how many more rounds \
-            would decide). --policy FILE sets direction, floors and gating per metric (YAML).
+            Verdicts: regression, improvement, unchanged, inconclusive (with its interval against the \
+            floor and what would decide it). The report reads per test (slower, faster, unchanged, \
+            undecided), then per metric. By default each test's wall time, its CPU time (user + system) \
+            and the metrics the suite names gate; the runner's resource counts (context switches, faults, \
+            the user/system split, resident memory) are reported with absolute floors of about a clock \
+            tick, one count or one page. --policy FILE sets direction, floors and gating per metric (YAML).
 
             Exit status: 0 no regression, 1 at least one regression, 2 bad input.
             """
@@ -53,7 +57,7 @@ struct DiffCommand: ParsableCommand {
     @Option(name: .customLong("min-effect"), help: "Noise floor in percent: smaller changes are never flagged (default 2, or the policy's).")
     var minEffect: Double?
 
-    @Option(help: "Percentiles to report, comma separated (default 50,90).")
+    @Option(help: "Percentiles to report, comma separated.")
     var percentiles = "50,90"
 
     @Option(help: "A YAML policy: per metric pattern, direction, relative and absolute floors, and whether it gates.")

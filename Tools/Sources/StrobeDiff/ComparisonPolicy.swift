@@ -18,13 +18,16 @@ import Yams
 ///   - match: "faults\\.major"
 ///     absolute-floor: 0    # in the metric's unit: changes up to this never count
 ///   - match: "context_switches"
-///     gate: false          # reported, never fails the comparison
+///     gate: true           # gated (resource counts are only reported by default)
 ///   - match: "/wall$"
 ///     summary: minimum     # each process's fastest iteration (default: median)
 /// ```
 ///
 /// Every rule whose `match` finds the metric's name applies, in file order,
 /// so a later, narrower rule overrides what an earlier, broader one set.
+/// What no rule sets comes from ``MetricDefaults``: wall time, the CPU total
+/// and the suite's own metrics gate; resource counts are reported, with
+/// absolute floors of about a clock tick, one count or one page.
 /// Unknown keys and malformed values are errors that name the file and line.
 public struct ComparisonPolicy: Sendable {
     /// One rule: which metrics it applies to and what it sets.
@@ -56,9 +59,11 @@ public struct ComparisonPolicy: Sendable {
         public var lowerIsBetter: Bool?
         /// The relative floor, if set.
         public var relativeFloor: Double?
-        /// The absolute floor; 0 when no rule set one.
+        /// The absolute floor: the rules', else the metric's default
+        /// (``MetricDefaults/absoluteFloor(_:unit:)``).
         public var absoluteFloor: Double = 0
-        /// Whether the metric gates; true unless a rule says otherwise.
+        /// Whether the metric gates: the rules' word, else the metric's
+        /// default (``MetricDefaults/gates(_:)``).
         public var gates = true
         /// How each process's iterations are summarised; the median unless
         /// a rule says otherwise.
@@ -85,9 +90,13 @@ public struct ComparisonPolicy: Sendable {
         return resolved
     }
 
-    /// What the rules say for `metric`.
-    public func settings(for metric: String) -> Settings {
+    /// What the rules say for `metric` (in `unit`), starting from its
+    /// defaults: the runner's resource metrics are reported, not gated, and
+    /// have the floors of ``MetricDefaults``.
+    public func settings(for metric: String, unit: String = "") -> Settings {
         var settings = Settings()
+        settings.gates = MetricDefaults.gates(metric)
+        settings.absoluteFloor = MetricDefaults.absoluteFloor(metric, unit: unit)
         for rule in rules where rule.matches(metric) {
             if let value = rule.lowerIsBetter { settings.lowerIsBetter = value }
             if let value = rule.relativeFloor { settings.relativeFloor = value }

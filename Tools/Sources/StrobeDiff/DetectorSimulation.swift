@@ -147,6 +147,102 @@ public struct DetectorSimulation: Sendable {
         return outcome
     }
 
+    /// What a batch of sequential comparisons showed.
+    public struct SequentialOutcome: Sendable, Hashable {
+        /// Comparisons simulated.
+        public var suites: Int
+        /// Comparisons in which any look called an unchanged metric a
+        /// regression (counted even when a later look no longer did).
+        public var suitesWithFalseAlarm: Int
+        /// Comparisons whose report called the slowed metric a regression.
+        public var detections: Int
+        /// Per comparison, the rounds after which it stopped.
+        public var stoppingRounds: [Int]
+        /// Per comparison, the rounds of the first look that called the
+        /// slowed metric a regression; nil where none did.
+        public var detectionRounds: [Int?]
+        /// Comparisons that ran out of planned rounds with a gated metric
+        /// still inconclusive.
+        public var undecided: Int
+
+        /// Share of comparisons with a false alarm.
+        public var falseAlarmRate: Double { Double(suitesWithFalseAlarm) / Double(max(suites, 1)) }
+        /// Share of comparisons that caught the slowed metric.
+        public var power: Double { Double(detections) / Double(max(suites, 1)) }
+        /// The median of the rounds after which comparisons stopped.
+        public var medianStoppingRounds: Double { Self.median(stoppingRounds.map(Double.init)) }
+        /// The median of the rounds of the first detection, over the
+        /// comparisons that detected; NaN when none did.
+        public var medianDetectionRounds: Double { Self.median(detectionRounds.compactMap { $0 }.map(Double.init)) }
+
+        static func median(_ values: [Double]) -> Double {
+            values.isEmpty ? .nan : Quantiles.median(sorted: values.sorted())
+        }
+    }
+
+    /// Runs `suites` sequential comparisons as `strobe compare` runs them:
+    /// rounds of one baseline and one candidate process, each process
+    /// multiplying every metric's iterations by its own log-normal factor of
+    /// σ `processSigma` (iterations carry log-normal σ `iterationSigma`), a
+    /// look whenever `design` plans one, and a stop at the first look where
+    /// every metric is decided or at the planned rounds. Metric 0 is slowed
+    /// by `slowdown`. Uses ``metricsPerSuite`` and ``options``; `iterations`
+    /// per process. Deterministic for a `seed`.
+    public func runSequential(
+        suites: Int, processSigma: Double, iterationSigma: Double = 0.01, iterations: Int = 5, slowdown: Double,
+        design: SequentialDesign, seed: UInt64
+    ) -> SequentialOutcome {
+        var generator = SeededGenerator(seed: seed)
+        var outcome = SequentialOutcome(
+            suites: suites, suitesWithFalseAlarm: 0, detections: 0, stoppingRounds: [], detectionRounds: [], undecided: 0)
+        for _ in 0..<suites {
+            var current = design
+            var baseline = SampleSet()
+            var candidate = SampleSet()
+            var falseAlarm = false
+            var detectedAt: Int?
+            var lookNumber = 0
+            var round = 0
+            var last: DiffReport?
+            while true {
+                round += 1
+                for side in 0..<2 {
+                    let processFactor = exp(processSigma * generator.normal())
+                    for metric in 0..<metricsPerSuite {
+                        let factor = side == 1 && metric == 0 ? 1 + slowdown : 1
+                        let samples = (0..<iterations).map { _ in
+                            1_000_000 * processFactor * factor * exp(iterationSigma * generator.normal())
+                        }
+                        let series = SampleSet.Series(
+                            metric: "metric \(metric)", unit: "ns", lowerIsBetter: true, samples: samples, dimensions: [:],
+                            source: side == 0 ? "baseline" : "candidate", run: "\(side)-\(round)", round: round)
+                        if side == 0 { baseline.series.append(series) } else { candidate.series.append(series) }
+                    }
+                }
+                guard current.looks(afterRound: round) else { continue }
+                lookNumber += 1
+                let look = current.look(number: lookNumber, rounds: round, final: round >= current.plannedRounds)
+                guard let report = try? DiffEngine.diff(baseline: baseline, candidate: candidate, options: options, look: look)
+                else { break }
+                last = report
+                let regressions = Set(report.rows.filter { $0.verdict == .regression }.map(\.name))
+                if regressions.contains(where: { $0 != "metric 0" }) || (slowdown == 0 && !regressions.isEmpty) {
+                    falseAlarm = true
+                }
+                if slowdown != 0, detectedAt == nil, regressions.contains("metric 0") { detectedAt = round }
+                if report.undecided.isEmpty || look.isFinal { break }
+            }
+            if falseAlarm { outcome.suitesWithFalseAlarm += 1 }
+            if slowdown != 0, last?.rows.contains(where: { $0.name == "metric 0" && $0.verdict == .regression }) == true {
+                outcome.detections += 1
+            }
+            if last?.undecided.isEmpty == false { outcome.undecided += 1 }
+            outcome.stoppingRounds.append(round)
+            outcome.detectionRounds.append(detectedAt)
+        }
+        return outcome
+    }
+
     /// The smallest slowdown caught with `power` (searched on a 0.5% grid).
     public func minimumDetectableSlowdown(noise: Noise, power: Double = 0.8, suites: Int = 200, seed: UInt64) -> Double {
         var low = 0.0

@@ -12,17 +12,20 @@ extension DiffReport {
             <style>
             body{font:14px -apple-system,Segoe UI,Helvetica,Arial,sans-serif;margin:2em;color:#1d1d1f}
             table{border-collapse:collapse;margin:1em 0}td,th{padding:4px 10px;border-bottom:1px solid #ddd;text-align:right;white-space:nowrap}
-            td:first-child,th:first-child{text-align:left}.regression{color:#c62828;font-weight:600}
+            td:first-child,th:first-child,td.metric,th:nth-child(2){text-align:left}.regression{color:#c62828;font-weight:600}
             .improvement{color:#2e7d32;font-weight:600}.inconclusive{color:#a86b00}.plot{margin:1.5em 0}
             .warn{color:#a86b00}h2{font-size:15px;margin:1.2em 0 .3em}
             </style></head><body>
             """
         html += "<h1>\(Self.escape(headline))</h1>"
+        html += "<p>\(Self.escape(metricCounts))</p>"
+        if let foldedLine { html += "<p>\(Self.escape(foldedLine))</p>" }
         for warning in warnings { html += "<p class=\"warn\">&#9888; \(Self.escape(warning))</p>" }
-        html += "<table><tr><th>metric</th><th>runs</th><th>n</th><th>median</th><th>p90</th><th>change [CI]</th><th>p (adj.)</th><th>verdict</th></tr>"
-        for row in rows {
-            let name = row.group.isEmpty ? row.name : "\(row.name) [\(row.group)]"
-            html += "<tr><td>\(Self.escape(name))</td><td>\(Self.escape(Self.replicatesText(row)))</td>"
+        html += "<table><tr><th>test</th><th>metric</th><th>runs</th><th>n</th><th>median</th><th>p90</th><th>change [CI]</th><th>p (adj.)</th><th>verdict</th></tr>"
+        for (row, test) in zip(rows, Self.testColumn(rows)) {
+            let metric = MetricDefaults.metricPart(of: row.name) + (row.group.isEmpty ? "" : " [\(row.group)]")
+            html += "<tr><td>\(Self.escape(test))</td><td class=\"metric\">\(Self.escape(metric))</td>"
+            html += "<td>\(Self.escape(Self.replicatesText(row)))</td>"
             html += "<td>\(row.baseline.count) / \(row.candidate.count)</td>"
             html += "<td>\(Self.escape(Self.value(row.baseline.median, unit: row.unit))) → \(Self.escape(Self.value(row.candidate.median, unit: row.unit)))</td>"
             html += "<td>\(Self.escape(Self.value(row.baseline.p90, unit: row.unit))) → \(Self.escape(Self.value(row.candidate.p90, unit: row.unit)))</td>"
@@ -30,6 +33,14 @@ extension DiffReport {
             html += "<td class=\"\(row.verdict.rawValue)\">\(Self.escape(Self.verdictText(row)))</td></tr>"
         }
         html += "</table>"
+        let undecided = undecidedLines
+        if !undecided.isEmpty {
+            html += "<h2>Undecided</h2><ul>"
+            for line in undecided {
+                html += "<li><b>\(Self.escape(line.metric))</b>: \(Self.escape(line.explanation))</li>"
+            }
+            html += "</ul>"
+        }
         for row in rows {
             let key = Self.sampleKey(row.name, row.group)
             guard let values = samples[key] else { continue }

@@ -8,7 +8,8 @@ public struct DiffReport: Sendable, Codable {
     public var options: ComparisonOptions
     /// The dimension rows were grouped by, if any.
     public var groupBy: String?
-    /// One row per metric and group, in name order.
+    /// One row per metric and group: by test, its gated metrics first, then
+    /// by name.
     public var rows: [MetricComparison]
     /// Files read for each side.
     public var baselineSources: [String]
@@ -37,8 +38,15 @@ public struct DiffReport: Sendable, Codable {
     /// was made at; nil for a single comparison.
     public var look: SequentialDesign.Look?
 
+    /// Tests whose `thread.*` metrics were folded into their `process.*`
+    /// ones: they ran on one thread, so both measured the same thing.
+    public var foldedTests: [String] = []
+
     /// How many rows reached `verdict`.
     public func count(_ verdict: Verdict) -> Int { rows.filter { $0.verdict == verdict }.count }
+
+    /// How many gated rows reached `verdict`.
+    public func gatedCount(_ verdict: Verdict) -> Int { rows.filter { $0.gates && $0.verdict == verdict }.count }
 
     /// Gated rows that regressed.
     public var gatedRegressions: [MetricComparison] { rows.filter { $0.gates && $0.verdict == .regression } }
@@ -49,14 +57,47 @@ public struct DiffReport: Sendable, Codable {
     /// 1 when a gated metric regressed, else 0.
     public var exitStatus: Int32 { gatedRegressions.isEmpty ? 0 : 1 }
 
-    /// "2 regressions, 1 improvement, 14 unchanged, 3 inconclusive".
+    /// One verdict per test (and group) that has a gated metric, in the
+    /// order of the rows.
+    public var tests: [TestVerdict] { TestVerdict.verdicts(of: rows) }
+
+    /// ``tests`` as they were when the report was made, for JSON readers.
+    public var testVerdicts: [TestVerdict] = []
+
+    /// The per-test summary: "3 tests slower: decode +61% [+58, +64], …;
+    /// 1 unchanged"; the metric counts when no test has a gated metric.
     public var headline: String {
+        let tests = self.tests
+        guard !tests.isEmpty else { return metricCounts }
+        func plural(_ count: Int) -> String { count == 1 ? "test" : "tests" }
+        func listed(_ items: [String]) -> String {
+            items.prefix(5).joined(separator: ", ") + (items.count > 5 ? " and \(items.count - 5) more" : "")
+        }
+        var parts: [String] = []
+        for (outcome, word) in [(TestVerdict.Outcome.slower, "slower"), (.faster, "faster")] {
+            let matching = tests.filter { $0.outcome == outcome }
+            guard !matching.isEmpty else { continue }
+            parts.append("\(matching.count) \(plural(matching.count)) \(word): " + listed(matching.map(\.summary)))
+        }
+        let undecided = tests.filter { $0.outcome == .undecided }
+        if !undecided.isEmpty {
+            parts.append("\(undecided.count) \(plural(undecided.count)) undecided: " + listed(undecided.map(\.displayName)))
+        }
+        let unchanged = tests.filter { $0.outcome == .unchanged }.count
+        if unchanged > 0 { parts.append("\(unchanged) \(plural(unchanged)) unchanged") }
+        return parts.joined(separator: "; ")
+    }
+
+    /// "gated metrics: 2 regressions, 0 improvements, 14 unchanged, 3
+    /// inconclusive; 20 reported only".
+    public var metricCounts: String {
         func plural(_ count: Int, _ word: String, _ words: String) -> String { "\(count) \(count == 1 ? word : words)" }
-        return [
-            plural(count(.regression), "regression", "regressions"),
-            plural(count(.improvement), "improvement", "improvements"),
-            "\(count(.unchanged)) unchanged", "\(count(.inconclusive)) inconclusive",
-        ].joined(separator: ", ")
+        let reported = rows.filter { !$0.gates }.count
+        return "gated metrics: " + [
+            plural(gatedCount(.regression), "regression", "regressions"),
+            plural(gatedCount(.improvement), "improvement", "improvements"),
+            "\(gatedCount(.unchanged)) unchanged", "\(gatedCount(.inconclusive)) inconclusive",
+        ].joined(separator: ", ") + (reported > 0 ? "; \(reported) reported only" : "")
     }
 }
 
@@ -123,19 +164,19 @@ public enum DiffEngine {
         }
         let base = try pool(baseline)
         let cand = try pool(candidate)
-        var warnings: [String] = []
+        var warnings: [WarningGroups.Item] = []
         var inputs: [ComparisonEngine.Input] = []
         for key in Set(base.keys).union(cand.keys).sorted() {
             guard let b = base[key], let c = cand[key] else {
                 let side = base[key] == nil ? "candidate" : "baseline"
-                warnings.append("\(key.metric)\(key.group.isEmpty ? "" : " [\(key.group)]") is only in the \(side)")
+                warnings.append(.init(caveat: "only in the \(side)", metric: key.metric, group: key.group))
                 continue
             }
             guard b.unit == c.unit else {
                 throw DiffError(
                     file: c.source, problem: "metric \(key.metric) is in \(c.unit) in the candidate but in \(b.unit) in the baseline (\(b.source))")
             }
-            let settings = policy.settings(for: key.metric)
+            let settings = policy.settings(for: key.metric, unit: b.unit)
             inputs.append(ComparisonEngine.Input(
                 name: key.metric, group: key.group, unit: b.unit, lowerIsBetter: settings.lowerIsBetter ?? b.lowerIsBetter,
                 baseline: b.replicates, candidate: c.replicates, relativeFloor: settings.relativeFloor,
@@ -144,29 +185,17 @@ public enum DiffEngine {
         guard !inputs.isEmpty else {
             throw DiffError(file: "", problem: "the baseline and the candidate have no metric in common")
         }
+        let folded = ThreadFolding.fold(&inputs)
         for dimension in ["host", "cpu_model", "build_configuration", "os"] {
             let left = Set(baseline.series.compactMap { $0.dimensions[dimension] }.filter { !$0.isEmpty })
             let right = Set(candidate.series.compactMap { $0.dimensions[dimension] }.filter { !$0.isEmpty })
             if !left.isEmpty, !right.isEmpty, left != right, dimension != groupBy {
-                warnings.append(
-                    "baseline and candidate differ in \(dimension): \(left.sorted().joined(separator: ", ")) vs \(right.sorted().joined(separator: ", "))")
+                warnings.append(.init(
+                    caveat: "baseline and candidate differ in \(dimension): \(left.sorted().joined(separator: ", ")) vs \(right.sorted().joined(separator: ", "))"))
             }
         }
-        let rows = ComparisonEngine.compare(inputs, options: options, look: look)
-        // One line per kind of caveat, naming the metrics it concerns.
-        var caveats: [String: [String]] = [:]
-        var caveatOrder: [String] = []
-        for row in rows {
-            for warning in row.warnings {
-                if caveats[warning] == nil { caveatOrder.append(warning) }
-                caveats[warning, default: []].append(row.group.isEmpty ? row.name : "\(row.name) [\(row.group)]")
-            }
-        }
-        for caveat in caveatOrder {
-            let names = caveats[caveat] ?? []
-            let listed = names.prefix(3).joined(separator: ", ") + (names.count > 3 ? " and \(names.count - 3) more" : "")
-            warnings.append("\(caveat): \(listed)")
-        }
+        let rows = TestVerdict.ordered(ComparisonEngine.compare(inputs, options: options, look: look))
+        warnings += WarningGroups.caveats(of: rows)
         var samples: [String: DiffReport.RawSamples] = [:]
         for input in inputs {
             samples[DiffReport.sampleKey(input.name, input.group)] = .init(
@@ -174,6 +203,7 @@ public enum DiffEngine {
         }
         return DiffReport(
             options: options, groupBy: groupBy, rows: rows, baselineSources: baseline.sources,
-            candidateSources: candidate.sources, warnings: warnings, samples: samples, look: look)
+            candidateSources: candidate.sources, warnings: WarningGroups.render(warnings),
+            samples: samples, look: look, foldedTests: folded, testVerdicts: TestVerdict.verdicts(of: rows))
     }
 }

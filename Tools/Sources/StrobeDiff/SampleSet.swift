@@ -97,6 +97,21 @@ public struct SampleSet: Sendable {
         return set
     }
 
+    /// `metrics` and, when it has the process's user and system CPU time of
+    /// every iteration, their sum as ``MetricDefaults/cpuTotal``: Linux
+    /// measures the total exactly and splits it by timer ticks, so the total
+    /// is the CPU time to judge.
+    static func withCPUTotal(_ metrics: [PerfMetric]) -> [PerfMetric] {
+        guard !metrics.contains(where: { $0.name == MetricDefaults.cpuTotal }),
+            let user = metrics.first(where: { $0.name == "process.cpu.user" }),
+            let system = metrics.first(where: { $0.name == "process.cpu.system" }),
+            user.unit == system.unit, user.samples.count == system.samples.count, !user.samples.isEmpty
+        else { return metrics }
+        let total = PerfMetric(
+            name: MetricDefaults.cpuTotal, unit: user.unit, samples: zip(user.samples, system.samples).map { $0 + $1 })
+        return [total] + metrics
+    }
+
     mutating func add(file: String) throws(DiffError) {
         sources.append(file)
         if file.hasSuffix(".csv") {
@@ -117,7 +132,7 @@ public struct SampleSet: Sendable {
         dimensions["suite"] = dimensions["suite"] ?? run.metadata.suite
         let runID = run.metadata.runID.isEmpty ? file : run.metadata.runID
         for test in run.tests {
-            for metric in test.metrics where !metric.samples.isEmpty {
+            for metric in Self.withCPUTotal(test.metrics) where !metric.samples.isEmpty {
                 let name = "\(test.name)/\(metric.name)"
                 if run.metadata.samplesAreLaunches {
                     // Each launch is a process of its own: a replicate per sample.

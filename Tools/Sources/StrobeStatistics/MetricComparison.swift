@@ -9,9 +9,25 @@ public enum Verdict: String, Sendable, Hashable, Codable, CaseIterable {
     /// No change beyond the noise floor: the confidence interval lies within
     /// it, or the change is real but smaller than the floor.
     case unchanged
-    /// The data cannot tell at the chosen error rates: more rounds (processes
-    /// per side) needed.
+    /// The data cannot tell at the chosen error rates: its interval reaches
+    /// past a floor without excluding no change (``MetricComparison/advice``
+    /// says what would decide it).
     case inconclusive
+}
+
+/// What would decide an inconclusive metric.
+public enum DecisionAdvice: String, Sendable, Hashable, Codable, CaseIterable {
+    /// Most of the noise between rounds is the noise of the iterations
+    /// inside each process: more iterations per process tighten every
+    /// process's summary.
+    case moreIterations = "more iterations"
+    /// The interval shrinks with the square root of the rounds, and a few
+    /// times the rounds run so far would bring it inside the floor.
+    case longerBudget = "longer budget"
+    /// The noise of one process is so large against the floor that no
+    /// reasonable number of rounds decides it: a quieter machine, or a wider
+    /// floor for this metric in the policy.
+    case quieterMachine = "quieter machine"
 }
 
 /// The settings of a comparison.
@@ -94,6 +110,11 @@ public struct MetricComparison: Sendable, Hashable, Codable {
     /// The change candidate − baseline of the centers (medians of the
     /// replicates' summaries), in the metric's unit.
     public var difference: Double
+    /// The confidence interval of ``difference`` (at the interval's
+    /// confidence), in the metric's unit: lower bound.
+    public var differenceLower: Double
+    /// Its upper bound.
+    public var differenceUpper: Double
     /// Mann–Whitney U over the pooled iterations, for information: it treats
     /// iterations as independent, so it does not enter the verdict unless a
     /// side has a single process.
@@ -113,6 +134,12 @@ public struct MetricComparison: Sendable, Hashable, Codable {
     /// rounds (processes per side) would decide a change the size of the
     /// floor with the options' power.
     public var roundsNeeded: Int?
+    /// For inconclusive metrics: what would decide them, most useful first.
+    public var advice: [DecisionAdvice] = []
+    /// For inconclusive metrics compared by processes: the share of the
+    /// variance of one process's summary that its own iterations' noise
+    /// explains (0–1); nil when it cannot be told.
+    public var iterationNoiseShare: Double?
     /// Caveats, e.g. a single process on a side.
     public var warnings: [String]
 }
@@ -231,15 +258,32 @@ public enum ComparisonEngine {
             if shift == nil && test.method != .exact {
                 warnings.append("the baseline's center is not positive: the change is judged by its absolute size")
             }
+            // "Unchanged" is an equivalence test (two one-sided tests,
+            // Schuirmann 1987): each floor is crossed with probability at
+            // most half the miss rate, so the interval that must lie inside
+            // the floors has confidence 1 − 2·(1 − confidence).
+            let equivalence = test.interval(confidence: max(1 - 2 * (1 - confidence), 0.5))
+            var equivalenceRatio: (lower: Double, upper: Double)?
+            var equivalenceDifference = (lower: equivalence.lower, upper: equivalence.upper)
+            if test.logScale {
+                equivalenceRatio = (exp(equivalence.lower), exp(equivalence.upper))
+                equivalenceDifference = (baseCenter * (exp(equivalence.lower) - 1), baseCenter * (exp(equivalence.upper) - 1))
+            } else if baseCenter > 0 {
+                equivalenceRatio = (1 + equivalence.lower / baseCenter, 1 + equivalence.upper / baseCenter)
+            }
             let verdict = enough ? decide(
-                test: test, shift: shift, difference: candCenter - baseCenter, differenceInterval: differenceInterval,
-                adjustedPValue: adjusted[index], level: level, lowerIsBetter: input.lowerIsBetter, relativeFloor: floor,
-                absoluteFloor: input.absoluteFloor) : .inconclusive
+                test: test, shift: shift, difference: candCenter - baseCenter, equivalenceRatio: equivalenceRatio,
+                equivalenceDifference: equivalenceDifference, adjustedPValue: adjusted[index], level: level,
+                lowerIsBetter: input.lowerIsBetter, relativeFloor: floor, absoluteFloor: input.absoluteFloor) : .inconclusive
             var needed: Int?
+            var advice: [DecisionAdvice] = []
+            var iterationShare: Double?
             if verdict == .inconclusive {
                 needed = roundsNeeded(
                     test, shift: shift, relativeFloor: floor, absoluteFloor: input.absoluteFloor, level: worstCaseLevel,
                     power: options.power)
+                iterationShare = iterationNoiseShare(input, test: test)
+                advice = Self.advice(test: test, roundsNeeded: needed, iterationNoiseShare: iterationShare)
             }
             return MetricComparison(
                 name: input.name, group: input.group, unit: input.unit, lowerIsBetter: input.lowerIsBetter,
@@ -247,10 +291,63 @@ public enum ComparisonEngine {
                 baseline: SampleSummary(pooledBase, percentiles: options.percentiles),
                 candidate: SampleSummary(pooledCand, percentiles: options.percentiles),
                 test: test, shift: shift, difference: candCenter - baseCenter,
+                differenceLower: differenceInterval.lower, differenceUpper: differenceInterval.upper,
                 mannWhitney: RankTests.mannWhitney(pooledBase, pooledCand),
                 kolmogorovSmirnov: RankTests.kolmogorovSmirnov(pooledBase, pooledCand),
-                adjustedPValue: adjusted[index], level: level, verdict: verdict, roundsNeeded: needed, warnings: warnings)
+                adjustedPValue: adjusted[index], level: level, verdict: verdict, roundsNeeded: needed, advice: advice,
+                iterationNoiseShare: iterationShare, warnings: warnings)
         }
+    }
+
+    /// What would decide an inconclusive metric, most useful first:
+    /// - more iterations per process, when the iterations' own noise is at
+    ///   least half the variance of a process's summary;
+    /// - a longer budget, when at most three times the rounds run so far
+    ///   would decide a change the size of the floor;
+    /// - otherwise a quieter machine (or a wider floor).
+    static func advice(test: ReplicateTestResult, roundsNeeded: Int?, iterationNoiseShare: Double?) -> [DecisionAdvice] {
+        // A single process on a side has its own caveat: run more processes.
+        guard test.method == .pairedRounds || test.method == .processes else { return [] }
+        var advice: [DecisionAdvice] = []
+        if let share = iterationNoiseShare, share >= 0.5 { advice.append(.moreIterations) }
+        let current = min(test.baselineReplicates, test.candidateReplicates)
+        if let needed = roundsNeeded, current > 0, needed <= 2 * current {
+            advice.append(.longerBudget)
+        } else if advice.isEmpty {
+            advice.append(.quieterMachine)
+        }
+        return advice
+    }
+
+    /// The share of the variance of one replicate's summary that the noise
+    /// of its own iterations explains: the within-process variance of the
+    /// iterations (on the analysis scale) over the iterations per process,
+    /// times π/2 for a median (or the variance of a minimum is not known:
+    /// nil), against the variance of the replicates' summaries. Nil when
+    /// the replicates have fewer than two iterations or no spread.
+    static func iterationNoiseShare(_ input: Input, test: ReplicateTestResult) -> Double? {
+        guard input.summary == .median, test.method == .pairedRounds || test.method == .processes else { return nil }
+        let replicates = (input.baseline + input.candidate).filter { $0.samples.count >= 2 }
+        guard !replicates.isEmpty else { return nil }
+        var withinSum = 0.0
+        var weight = 0.0
+        var iterations = 0.0
+        for replicate in replicates {
+            let values = test.logScale ? replicate.samples.map { log($0) } : replicate.samples
+            let (_, variance) = ReplicateTest.meanAndVariance(values)
+            withinSum += variance * Double(values.count - 1)
+            weight += Double(values.count - 1)
+            iterations += Double(values.count)
+        }
+        let perProcess = iterations / Double(replicates.count)
+        guard weight > 0 else { return nil }
+        // The variance of a median of k values is about π/2 times that of
+        // their mean; a paired difference holds two summaries.
+        let summaryVariance = (withinSum / weight) * Double.pi / 2 / perProcess
+        let replicateVariance = test.replicateSpread * test.replicateSpread
+            / (test.method == .pairedRounds ? 2 : 1)
+        guard replicateVariance > 0 else { return nil }
+        return min(summaryVariance / replicateVariance, 1)
     }
 
     /// The verdict of one metric.
@@ -260,12 +357,12 @@ public enum ComparisonEngine {
     /// - Otherwise a change is flagged when its adjusted p-value is at most
     ///   `level` and it exceeds both floors (the relative one only where a
     ///   ratio exists; a zero baseline has none). A significant change below
-    ///   a floor, or an interval inside the floors, is "unchanged"; anything
-    ///   else is "inconclusive".
+    ///   a floor, or an equivalence interval (confidence 1 − 2·miss) inside
+    ///   a floor, is "unchanged"; anything else is "inconclusive".
     static func decide(
         test: ReplicateTestResult, shift: ShiftEstimate?, difference: Double,
-        differenceInterval: (lower: Double, upper: Double), adjustedPValue: Double, level: Double, lowerIsBetter: Bool,
-        relativeFloor: Double, absoluteFloor: Double
+        equivalenceRatio: (lower: Double, upper: Double)?, equivalenceDifference: (lower: Double, upper: Double),
+        adjustedPValue: Double, level: Double, lowerIsBetter: Bool, relativeFloor: Double, absoluteFloor: Double
     ) -> Verdict {
         let worse = lowerIsBetter ? difference > 0 : difference < 0
         if test.method == .exact {
@@ -279,8 +376,10 @@ public enum ComparisonEngine {
             let direction = shift.map { lowerIsBetter ? $0.change > 0 : $0.change < 0 } ?? worse
             return direction ? .regression : .improvement
         }
-        if let shift, shift.lower >= 1 - relativeFloor, shift.upper <= 1 + relativeFloor { return .unchanged }
-        if absoluteFloor > 0, differenceInterval.lower >= -absoluteFloor, differenceInterval.upper <= absoluteFloor {
+        if let ratio = equivalenceRatio, ratio.lower >= 1 - relativeFloor, ratio.upper <= 1 + relativeFloor {
+            return .unchanged
+        }
+        if absoluteFloor > 0, equivalenceDifference.lower >= -absoluteFloor, equivalenceDifference.upper <= absoluteFloor {
             return .unchanged
         }
         return .inconclusive

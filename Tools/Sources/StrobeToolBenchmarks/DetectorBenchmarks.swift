@@ -1,6 +1,7 @@
 import StrobeTestSupport
 import Foundation
 import StrobeDiff
+import StrobeStatistics
 
 /// The quality of `strobe diff`, measured on synthetic suites of 20 metrics.
 /// The baseline of the power figures is the oracle: a t-test on log values
@@ -34,6 +35,7 @@ enum DetectorBenchmarks {
             unit: "% of suites", baselineName: "allowed (1%)", baselineValue: 1, target: "value <= 1"
         ).printLine()
         processLevel(simulation)
+        sequential()
         for n in [30, 100] {
             for sigma in [0.05, 0.10] {
                 var sized = simulation
@@ -99,6 +101,54 @@ enum DetectorBenchmarks {
             name: "A/A false alarms when iterations are pooled as independent, 5 × 6 per side, process σ=0.05",
             value: poolingRate * 100, unit: "% of suites", baselineName: "allowed (1%)", baselineValue: 1
         ).printLine()
+    }
+
+    /// `strobe compare`'s sequential looks on synthetic comparisons of 6
+    /// gated metrics (three tests' wall and CPU time, sharing each process's
+    /// noise), 5 iterations per process, 30 planned rounds: the rounds until
+    /// a change is caught and until the comparison stops, with the geometric
+    /// looks against the previous schedule (a look every fifth of the plan,
+    /// O'Brien–Fleming-type spending) in the same run.
+    static func sequential() {
+        var simulation = DetectorSimulation()
+        simulation.metricsPerSuite = 6
+        func design(_ schedule: SequentialDesign.Schedule) -> SequentialDesign {
+            SequentialDesign(alpha: 0.01, confidence: 0.95, plannedRounds: 30, firstLook: 4, schedule: schedule)
+        }
+        for sigma in [0.01, 0.02, 0.05] {
+            let after = simulation.runSequential(
+                suites: 1000, processSigma: sigma, slowdown: 0, design: design(.geometric), seed: 21)
+            let before = simulation.runSequential(
+                suites: 1000, processSigma: sigma, slowdown: 0, design: design(.fractionOfPlan), seed: 21)
+            Figure(
+                name: "sequential A/A false alarms, 6 metrics, process σ=\(sigma), geometric looks",
+                value: after.falseAlarmRate * 100, unit: "% of comparisons", baselineName: "allowed (1%)", baselineValue: 1,
+                target: "value <= 1",
+                extra: ["suites": 1000, "before_percent": before.falseAlarmRate * 100,
+                        "median_rounds_to_stop": after.medianStoppingRounds,
+                        "median_rounds_to_stop_before": before.medianStoppingRounds,
+                        "undecided_percent": Double(after.undecided) / 10,
+                        "undecided_percent_before": Double(before.undecided) / 10]
+            ).printLine()
+        }
+        for sigma in [0.02, 0.05] {
+            for slowdown in [0.20, 0.60] {
+                let after = simulation.runSequential(
+                    suites: 300, processSigma: sigma, slowdown: slowdown, design: design(.geometric), seed: 22)
+                let before = simulation.runSequential(
+                    suites: 300, processSigma: sigma, slowdown: slowdown, design: design(.fractionOfPlan), seed: 22)
+                Figure(
+                    name: "sequential rounds to catch a \(Int(slowdown * 100))% slowdown, process σ=\(sigma) (median)",
+                    value: after.medianDetectionRounds, unit: "rounds",
+                    baselineName: "previous looks (every fifth of the plan, O'Brien–Fleming)",
+                    baselineValue: before.medianDetectionRounds, target: "ratio <= 1",
+                    extra: ["caught_percent": after.power * 100, "caught_percent_before": before.power * 100,
+                            "median_rounds_to_stop": after.medianStoppingRounds,
+                            "median_rounds_to_stop_before": before.medianStoppingRounds,
+                            "false_alarm_percent": after.falseAlarmRate * 100]
+                ).printLine()
+            }
+        }
     }
 
     /// The false-alarm rate of the iteration-level test on process-level data.

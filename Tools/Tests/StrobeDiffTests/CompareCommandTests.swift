@@ -59,6 +59,37 @@ import Testing
         #expect(!outcome.output.contains("regression "))
     }
 
+    @Test func aLogGetsALinePerLookAndOtherwiseOneEveryTenSeconds() throws {
+        let output = Self.scratch("progress")
+        defer { try? FileManager.default.removeItem(atPath: output) }
+        let start = Date()
+        let outcome = try runProgram(Self.strobe, [
+            "compare", "--process", "--baseline", "sleep 0.005", "--candidate", "sleep 0.005", "--metric", "wall",
+            "--max-time", "6s", "--min-effect", "50", "--output", output,
+        ], environment: ["CI": "true"])
+        let seconds = Date().timeIntervalSince(start)
+        #expect(outcome.status == 0, "\(outcome.errors)")
+        let lines = outcome.errors.split(separator: "\n").filter { $0.hasPrefix("compare: round") }
+        let looks = lines.filter { $0.contains(": look ") }
+        #expect(!looks.isEmpty)
+        #expect(lines.count - looks.count <= 1 + Int(seconds / 10), "\(outcome.errors)")
+        #expect(looks.first?.contains("round 4, ") == true && looks.first?.contains("look 1, ") == true)
+    }
+
+    @Test func helpShowsEveryDefault() throws {
+        let help = try runProgram(Self.strobe, ["compare", "--help"]).output
+        let options = help.components(separatedBy: "OPTIONS:").last ?? ""
+        // Every option but the two commands and --help says its default.
+        let entries = options.components(separatedBy: "\n  --").dropFirst().map { "--" + $0 }
+        #expect(entries.count >= 17)
+        for entry in entries where !entry.hasPrefix("--baseline") && !entry.hasPrefix("--candidate") {
+            #expect(entry.contains("default"), "\(entry)")
+        }
+        let flat = help.split(whereSeparator: \.isWhitespace).joined(separator: " ")
+        #expect(flat.contains("the suite's own, 2 for a PerfSuite"))
+        #expect(!flat.contains("(default 3m). (default: 3m)"))
+    }
+
     @Test func badInputExitsWithTwoAndSaysWhy() throws {
         let output = Self.scratch("bad")
         defer { try? FileManager.default.removeItem(atPath: output) }

@@ -49,8 +49,8 @@ import Testing
         #expect(report.exitStatus == 1)
         #expect(report.warnings.contains { $0.contains("differ in host") })
         let markdown = report.renderMarkdown()
-        #expect(markdown.hasPrefix("### :red_circle: Strobe: 1 regression"))
-        #expect(markdown.contains("| `lens apply` | x |"))
+        #expect(markdown.hasPrefix("### :red_circle: Strobe: 1 test slower: lens apply [x] +"))
+        #expect(markdown.contains("|  | `lens apply` | x |"))
         let json = try JSONSerialization.jsonObject(with: Data(report.renderJSON().utf8)) as? [String: Any]
         #expect((json?["rows"] as? [Any])?.count == 1)
         let html = report.renderHTML()

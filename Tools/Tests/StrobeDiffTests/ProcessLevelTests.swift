@@ -119,16 +119,40 @@ import StrobePerf
         #expect(row.warnings.contains { $0.contains("single process") })
     }
 
-    @Test func inconclusiveSaysHowManyMoreRounds() {
+    @Test func inconclusiveSaysWhatItSawAndWhatWouldDecideIt() {
+        // ±7% noise between rounds against a 2% floor: far more rounds than
+        // a budget gives, so the advice is a quieter machine.
         let base = Self.replicates([100, 108, 93, 104], rounds: true, seed: 10)
         let cand = Self.replicates([103, 96, 110, 99], rounds: true, seed: 11)
-        let row = ComparisonEngine.compare([.init(name: "wall", unit: "ns", lowerIsBetter: true, baseline: base, candidate: cand)])[0]
+        let row = ComparisonEngine.compare([.init(name: "t/wall", unit: "ns", lowerIsBetter: true, baseline: base, candidate: cand)])[0]
         #expect(row.verdict == .inconclusive)
         #expect((row.roundsNeeded ?? 0) >= 10)
+        #expect(row.advice == [.quieterMachine])
         let report = DiffReport(
             options: ComparisonOptions(), groupBy: nil, rows: [row], baselineSources: [], candidateSources: [], warnings: [],
             samples: [:])
-        #expect(report.renderText().contains("more rounds)"))
+        let text = report.renderText()
+        #expect(!text.contains("more rounds"))
+        #expect(text.contains("1 test undecided: t"))
+        #expect(text.contains("t/wall: ") && text.contains("reaches past the ±2.0% floor (noise ±"))
+        #expect(text.contains("4 rounds); would decide it: a quieter machine, or a wider floor"))
+        // Noise that a few times the rounds would average away: a longer budget.
+        let differences = [0.03, -0.01, 0.025, 0.0, 0.02, -0.005, 0.015, 0.01]
+        let closeBase = Self.replicates(Array(repeating: 100, count: 8), rounds: true, seed: 13)
+        let closeCand = Self.replicates(differences.map { 100 * exp($0) }, rounds: true, seed: 14)
+        let close = ComparisonEngine.compare([.init(
+            name: "t/wall", unit: "ns", lowerIsBetter: true, baseline: closeBase, candidate: closeCand)])[0]
+        #expect(close.verdict == .inconclusive)
+        #expect(close.advice == [.longerBudget])
+        #expect(DiffReport.undecidedExplanation(close).contains("a longer --max-time (about "))
+        // Processes whose own iterations are the noise: more iterations.
+        let noisyBase = Self.replicates(Array(repeating: 100, count: 6), rounds: true, spread: 0.05, seed: 15)
+        let noisyCand = Self.replicates(Array(repeating: 100, count: 6), rounds: true, spread: 0.05, seed: 16)
+        let noisy = ComparisonEngine.compare([.init(
+            name: "t/wall", unit: "ns", lowerIsBetter: true, baseline: noisyBase, candidate: noisyCand)])[0]
+        #expect(noisy.verdict == .inconclusive)
+        #expect(noisy.advice.first == .moreIterations)
+        #expect((noisy.iterationNoiseShare ?? 0) > 0.5)
     }
 }
 
@@ -244,24 +268,75 @@ import StrobePerf
 
 @Suite struct SequentialDesignTests {
     @Test func looksSpendAtMostAlpha() {
-        var design = SequentialDesign(alpha: 0.01, confidence: 0.95, plannedRounds: 40)
+        // Geometric looks, at least every fifth of the plan: 4, 6, 9, 14,
+        // 20, 26 and the planned 30 rounds, an equal share of alpha each.
+        var design = SequentialDesign(alpha: 0.01, confidence: 0.95, plannedRounds: 30)
+        #expect(design.plannedLooks == [4, 6, 9, 14, 20, 26, 30])
+        #expect(SequentialDesign(alpha: 0.01, confidence: 0.95, plannedRounds: 100).plannedLooks == [4, 6, 9, 14, 21, 32, 48, 68, 88, 100])
         var spent = 0.0
         var looks: [SequentialDesign.Look] = []
-        for (number, rounds) in [4, 12, 20, 28].enumerated() {
-            let look = design.look(number: number + 1, rounds: rounds, final: false)
+        for rounds in 1...30 where design.looks(afterRound: rounds) {
+            let look = design.look(number: looks.count + 1, rounds: rounds, final: false)
             spent += look.alpha
             looks.append(look)
         }
-        let last = design.look(number: 5, rounds: 33, final: true)
-        spent += last.alpha
+        #expect(looks.map(\.rounds) == [4, 6, 9, 14, 20, 26, 30])
         #expect(abs(spent - 0.01) < 1e-12)
-        #expect(last.isFinal)
-        // O'Brien–Fleming-type: almost nothing early, most of alpha late.
-        #expect(looks[0].alpha < 1e-6)
-        #expect(zip(looks, looks.dropFirst()).allSatisfy { $0.alpha < $1.alpha })
-        #expect(last.alpha > 0.004)
-        #expect(abs(SequentialDesign.spending(0.01, at: 0.5) - 0.000269) < 0.00001)
+        #expect(looks.last?.isFinal == true && looks.dropLast().allSatisfy { !$0.isFinal })
+        #expect(looks.allSatisfy { abs($0.alpha - 0.01 / 7) < 1e-12 })
         #expect(looks[0].confidence < 1 && looks[0].confidence > 0.95)
+        // A budget that runs out early spends the rest at its last look.
+        var short = SequentialDesign(alpha: 0.01, confidence: 0.95, plannedRounds: 30)
+        let first = short.look(number: 1, rounds: 4, final: false)
+        let last = short.look(number: 2, rounds: 5, final: true)
+        #expect(abs(first.alpha + last.alpha - 0.01) < 1e-12 && last.isFinal)
+        // The previous schedule, kept for comparison: a look every fifth of
+        // the plan, O'Brien–Fleming-type spending (almost nothing early).
+        var previous = SequentialDesign(alpha: 0.01, confidence: 0.95, plannedRounds: 40, schedule: .fractionOfPlan)
+        #expect(previous.plannedLooks == [4, 12, 20, 28, 36, 40])
+        let early = previous.look(number: 1, rounds: 4, final: false)
+        #expect(early.alpha < 1e-6)
+        #expect(abs(SequentialDesign.spending(0.01, at: 0.5) - 0.000269) < 0.00001)
+    }
+
+    /// Three tests' wall and CPU time, 2% process noise, every test 60%
+    /// slower: the first look, after 4 of 30 planned rounds, decides.
+    @Test func aLargeChangeIsDecidedAtTheFirstLook() throws {
+        var generator = SeededGenerator(seed: 5)
+        var baseline = SampleSet()
+        var candidate = SampleSet()
+        for round in 1...4 {
+            for side in 0..<2 {
+                let factor = exp(0.02 * generator.normal()) * (side == 1 ? 1.6 : 1)
+                for test in ["decode", "encode", "load"] {
+                    for metric in ["wall", "process.cpu"] {
+                        let series = SampleSet.Series(
+                            metric: "\(test)/\(metric)", unit: "ns", lowerIsBetter: true,
+                            samples: (0..<5).map { _ in 1e8 * factor * exp(0.01 * generator.normal()) }, dimensions: [:],
+                            source: "s", run: "\(side)-\(round)", round: round)
+                        if side == 0 { baseline.series.append(series) } else { candidate.series.append(series) }
+                    }
+                }
+            }
+        }
+        var design = SequentialDesign(alpha: 0.01, confidence: 0.95, plannedRounds: 30)
+        #expect(design.looks(afterRound: 4))
+        let look = design.look(number: 1, rounds: 4, final: false)
+        let report = try DiffEngine.diff(baseline: baseline, candidate: candidate, look: look)
+        #expect(report.undecided.isEmpty, "\(report.renderText())")
+        #expect(report.gatedRegressions.count == 6)
+        #expect(report.headline.hasPrefix("3 tests slower: decode +6"))
+    }
+
+    /// Simulated comparisons as `strobe compare` runs them: a 20% change
+    /// under 2% process noise is caught within a few rounds.
+    @Test func aTwentyPercentChangeIsCaughtWithinAFewRounds() {
+        var simulation = DetectorSimulation()
+        simulation.metricsPerSuite = 6
+        let design = SequentialDesign(alpha: 0.01, confidence: 0.95, plannedRounds: 30)
+        let outcome = simulation.runSequential(suites: 60, processSigma: 0.02, slowdown: 0.20, design: design, seed: 31)
+        #expect(outcome.power == 1)
+        #expect(outcome.medianDetectionRounds <= 6, "\(outcome.detectionRounds)")
     }
 
     /// Sequential A/A experiments with process noise, stopping at the first
@@ -276,6 +351,7 @@ import StrobePerf
             var baseline = SampleSet()
             var candidate = SampleSet()
             var raised = false
+            var looks = 0
             for round in 1...20 {
                 for side in 0..<2 {
                     let factor = exp(0.08 * generator.normal())
@@ -287,8 +363,9 @@ import StrobePerf
                         if side == 0 { baseline.series.append(series) } else { candidate.series.append(series) }
                     }
                 }
-                guard round >= 4, round % 4 == 0 else { continue }
-                let look = design.look(number: round / 4, rounds: round, final: round == 20)
+                guard design.looks(afterRound: round) else { continue }
+                looks += 1
+                let look = design.look(number: looks, rounds: round, final: round == 20)
                 let report = try DiffEngine.diff(baseline: baseline, candidate: candidate, look: look)
                 if !report.gatedRegressions.isEmpty { raised = true }
                 if report.undecided.isEmpty || raised { break }

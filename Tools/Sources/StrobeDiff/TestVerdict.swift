@@ -1,0 +1,111 @@
+import Foundation
+import StrobeStatistics
+
+/// What a comparison concluded about one test: its gated metrics taken
+/// together, with the change of the metric that says it best.
+public struct TestVerdict: Sendable, Hashable, Codable {
+    /// How a test came out.
+    public enum Outcome: String, Sendable, Hashable, Codable, CaseIterable {
+        /// A gated metric regressed.
+        case slower
+        /// A gated metric improved and none regressed or is undecided.
+        case faster
+        /// Every gated metric is unchanged.
+        case unchanged
+        /// No gated metric regressed and at least one is inconclusive.
+        case undecided
+    }
+
+    /// The test's name (`TEST` of `TEST/METRIC`).
+    public var test: String
+    /// The group (`--group-by` value), or "".
+    public var group: String
+    /// The outcome.
+    public var outcome: Outcome
+    /// The metric whose change the summary quotes: the wall time when it
+    /// reached the outcome, else the first gated metric that did.
+    public var metric: String
+    /// That metric's change and its interval; nil when it has no ratio.
+    public var shift: ShiftEstimate?
+
+    /// "decode" or "decode [arm64]".
+    public var displayName: String { group.isEmpty ? test : "\(test) [\(group)]" }
+
+    /// "decode +61% [+58, +64]", naming the metric unless it is the wall time.
+    public var summary: String {
+        let metricPart = MetricDefaults.metricPart(of: metric)
+        let label = metricPart == "wall" || metricPart == metric ? displayName : "\(displayName) \(metricPart)"
+        guard let shift else { return label }
+        return "\(label) \(Self.compact(shift))"
+    }
+
+    /// "+61% [+58, +64]": whole percents from 10% on, one decimal below.
+    static func compact(_ shift: ShiftEstimate) -> String {
+        let decimals = abs(shift.change) >= 0.1 ? 0 : 1
+        func percent(_ ratio: Double) -> String {
+            let value = (ratio - 1) * 100
+            let text = String(format: "%.\(decimals)f", value)
+            return text.hasPrefix("-") ? text : "+" + text
+        }
+        return "\(percent(shift.ratio))% [\(percent(shift.lower)), \(percent(shift.upper))]"
+    }
+
+    /// The verdicts of the tests of `rows` that have a gated metric, in the
+    /// order the tests first appear.
+    static func verdicts(of rows: [MetricComparison]) -> [TestVerdict] {
+        var order: [Key] = []
+        var byTest: [Key: [MetricComparison]] = [:]
+        for row in rows where row.gates {
+            let key = Key(test: MetricDefaults.testPart(of: row.name), group: row.group)
+            if byTest[key] == nil { order.append(key) }
+            byTest[key, default: []].append(row)
+        }
+        return order.map { key in
+            let gated = byTest[key] ?? []
+            let outcome: Outcome
+            let deciding: [MetricComparison]
+            if gated.contains(where: { $0.verdict == .regression }) {
+                outcome = .slower
+                deciding = gated.filter { $0.verdict == .regression }
+            } else if gated.contains(where: { $0.verdict == .inconclusive }) {
+                outcome = .undecided
+                deciding = gated.filter { $0.verdict == .inconclusive }
+            } else if gated.contains(where: { $0.verdict == .improvement }) {
+                outcome = .faster
+                deciding = gated.filter { $0.verdict == .improvement }
+            } else {
+                outcome = .unchanged
+                deciding = gated
+            }
+            let quoted = deciding.first { MetricDefaults.metricPart(of: $0.name) == "wall" } ?? deciding[0]
+            return TestVerdict(test: key.test, group: key.group, outcome: outcome, metric: quoted.name, shift: quoted.shift)
+        }
+    }
+
+    /// `rows` by test (in name order), each test's gated metrics first
+    /// (its wall time, then its CPU time, then the others), then by metric
+    /// name.
+    static func ordered(_ rows: [MetricComparison]) -> [MetricComparison] {
+        func rank(_ row: MetricComparison) -> Int {
+            switch MetricDefaults.metricPart(of: row.name) {
+            case "wall": return 0
+            case MetricDefaults.cpuTotal: return 1
+            default: return 2
+            }
+        }
+        return rows.sorted { a, b in
+            let testA = MetricDefaults.testPart(of: a.name)
+            let testB = MetricDefaults.testPart(of: b.name)
+            if testA != testB { return testA < testB }
+            if a.group != b.group { return a.group < b.group }
+            if a.gates != b.gates { return a.gates }
+            if rank(a) != rank(b) { return rank(a) < rank(b) }
+            return a.name < b.name
+        }
+    }
+
+    struct Key: Hashable {
+        var test: String
+        var group: String
+    }
+}

@@ -1,0 +1,62 @@
+import Foundation
+import StrobeStatistics
+
+/// Gathers a report's caveats into one line per kind, naming the metrics
+/// and the tests they concern briefly instead of listing every row.
+enum WarningGroups {
+    /// One caveat about one metric, or about the whole comparison.
+    struct Item: Hashable {
+        /// What is wrong.
+        var caveat: String
+        /// The metric concerned (`TEST/METRIC`); nil for the comparison.
+        var metric: String?
+        /// Its group.
+        var group: String = ""
+    }
+
+    /// The caveats of the rows: a single process on a side (any row), and a
+    /// baseline whose center is not positive (gated rows only: report-only
+    /// counts that are zero are judged by their floor and need no word).
+    static func caveats(of rows: [MetricComparison]) -> [Item] {
+        var items: [Item] = []
+        for row in rows {
+            for warning in row.warnings where row.gates || !warning.hasPrefix("the baseline's center") {
+                items.append(Item(caveat: warning, metric: row.name, group: row.group))
+            }
+        }
+        return items
+    }
+
+    /// One line per caveat, in the order they first appear: "CAVEAT: wall,
+    /// process.cpu (3 metrics) of decode, encode".
+    static func render(_ items: [Item]) -> [String] {
+        var order: [String] = []
+        var metrics: [String: [Item]] = [:]
+        for item in items {
+            if metrics[item.caveat] == nil { order.append(item.caveat) }
+            metrics[item.caveat, default: []].append(item)
+        }
+        return order.map { caveat in
+            let concerned = (metrics[caveat] ?? []).filter { $0.metric != nil }
+            guard !concerned.isEmpty else { return caveat }
+            func unique(_ values: [String]) -> [String] {
+                var seen = Set<String>()
+                return values.filter { seen.insert($0).inserted }
+            }
+            func listed(_ values: [String], noun: String) -> String {
+                let shown = values.prefix(3).joined(separator: ", ")
+                return values.count > 3 ? "\(shown) and \(values.count - 3) more \(noun)" : shown
+            }
+            if concerned.count == 1, let metric = concerned[0].metric {
+                return "\(caveat): \(metric)\(concerned[0].group.isEmpty ? "" : " [\(concerned[0].group)]")"
+            }
+            let names = unique(concerned.compactMap { $0.metric.map(MetricDefaults.metricPart(of:)) })
+            let tests = unique(concerned.compactMap { item in
+                item.metric.map { MetricDefaults.testPart(of: $0) + (item.group.isEmpty ? "" : " [\(item.group)]") }
+            })
+            let metricText = listed(names, noun: "metrics")
+            if tests.count == 1, tests[0] == names.first, names.count == 1 { return "\(caveat): \(metricText)" }
+            return "\(caveat): \(concerned.count) metrics (\(metricText)) of \(listed(tests, noun: "tests"))"
+        }
+    }
+}
