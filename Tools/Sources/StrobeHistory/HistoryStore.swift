@@ -62,11 +62,15 @@ public struct StoredUnit: Sendable, Hashable {
         self.firstRun = firstRun
     }
 
-    /// The error for `record`, whose metric has `unit`, not this one.
-    func conflict(with record: RunRecord, unit: String) -> HistoryError {
+    /// The error for `record`, whose metric has `unit`, not this one;
+    /// `stored` says whether this unit is in the store or only in another
+    /// run being added with it.
+    func conflict(with record: RunRecord, unit: String, stored: Bool = true) -> HistoryError {
         HistoryError(
             .unitChanged,
-            "metric \(test)/\(metric) of suite \(record.run.metadata.suite) is in \(unit) in run \(record.key) but in \(self.unit) in run \(firstRun), stored before; a metric keeps its unit (give the new one another name)")
+            "metric \(test)/\(metric) of suite \(record.run.metadata.suite) is in \(unit) in run \(record.key) but in \(self.unit) in run \(firstRun)"
+                + (stored ? ", stored before" : ", added with it")
+                + "; a metric keeps its unit (give the new one another name)")
     }
 }
 

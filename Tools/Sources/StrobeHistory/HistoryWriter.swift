@@ -25,28 +25,29 @@ public enum HistoryWriter {
     ///   and both runs; database failures as the store reports them (the
     ///   runs added before stay added).
     public static func add(_ records: [RunRecord], to store: any HistoryStore) async throws -> Counts {
-        var seen: [String: [MetricName: (unit: String, run: String)]] = [:]
         for record in records {
             if let conflict = record.internalUnitConflict { throw conflict }
+        }
+        // Against the store first: the run stored earlier is the one to name.
+        var storedUnits: [String: [MetricName: StoredUnit]] = [:]
+        for suite in Set(records.map(\.run.metadata.suite)).sorted() {
+            storedUnits[suite] = Dictionary(
+                try await store.units(suite: suite).map { (MetricName(test: $0.test, metric: $0.metric), $0) },
+                uniquingKeysWith: { first, _ in first })
+        }
+        var seen: [String: [MetricName: StoredUnit]] = [:]
+        for record in records {
             let suite = record.run.metadata.suite
             for unit in record.units {
                 let name = MetricName(test: unit.test, metric: unit.metric)
-                if let earlier = seen[suite]?[name] {
-                    if earlier.unit != unit.unit {
-                        throw StoredUnit(test: unit.test, metric: unit.metric, unit: earlier.unit, firstRun: earlier.run)
-                            .conflict(with: record, unit: unit.unit)
-                    }
-                } else {
-                    seen[suite, default: [:]][name] = (unit.unit, record.key)
+                if let stored = storedUnits[suite]?[name], stored.unit != unit.unit {
+                    throw stored.conflict(with: record, unit: unit.unit)
                 }
-            }
-        }
-        for (suite, units) in seen.sorted(by: { $0.key < $1.key }) {
-            for stored in try await store.units(suite: suite) {
-                guard let mine = units[MetricName(test: stored.test, metric: stored.metric)], mine.unit != stored.unit,
-                    let record = records.first(where: { $0.key == mine.run })
-                else { continue }
-                throw stored.conflict(with: record, unit: mine.unit)
+                if let earlier = seen[suite]?[name] {
+                    if earlier.unit != unit.unit { throw earlier.conflict(with: record, unit: unit.unit, stored: false) }
+                } else {
+                    seen[suite, default: [:]][name] = StoredUnit(test: unit.test, metric: unit.metric, unit: unit.unit, firstRun: record.key)
+                }
             }
         }
         var counts = Counts()

@@ -17,7 +17,7 @@ import Testing
             #expect(outcome.errors.contains("\(bad): not a results file"), "\(outcome.errors)")
             #expect(outcome.errors.contains("bytes"), "\(outcome.errors)")
             let empty = directory + "/c-empty.strobe-results"
-            FileManager.default.createFile(atPath: empty, contents: Data())
+            #expect(FileManager.default.createFile(atPath: empty, contents: Data()))
             #expect(throws: HistoryError.self) { try HistoryInput.load([empty]) }
             #expect(throws: HistoryError.self) { try HistoryInput.load([test.directory + "/missing"]) }
             let store = try await test.open()
@@ -116,7 +116,8 @@ import Testing
         }
         do {
             _ = try HistoryLocation.parse("postgres://strobe:hunter2@host/db")
-        } catch let error as HistoryError {
+            Issue.record("a password in the URL was accepted")
+        } catch {
             #expect(!error.message.contains("hunter2") && error.message.contains("PGPASSWORD"), "\(error)")
         }
         let socket = try HistoryLocation.parse("postgres://me@/db?host=/run/pg&port=6000", environment: ["PGPASSWORD": "pw"])
