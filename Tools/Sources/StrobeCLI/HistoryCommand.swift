@@ -26,6 +26,14 @@ struct HistoryStoreOptions: ParsableArguments {
     @Option(name: .customLong("password-file"), help: "A file whose first line is the PostgreSQL password.")
     var passwordFile: String?
 
+    func validate() throws {
+        do {
+            _ = try HistoryLocation.parse(store, passwordFile: passwordFile)
+        } catch {
+            throw ValidationError(error.message)
+        }
+    }
+
     /// Opens the store; bad input (exit status 2) when it cannot be.
     func open() async throws -> any HistoryStore {
         do {

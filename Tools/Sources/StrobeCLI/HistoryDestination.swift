@@ -14,6 +14,14 @@ struct HistoryDestinationOptions: ParsableArguments {
     @Option(name: .customLong("password-file"), help: "With a postgres:// --history, a file whose first line is the password.")
     var passwordFile: String?
 
+    func validate() throws {
+        guard let store else {
+            if passwordFile != nil { throw ValidationError("--password-file goes with --history") }
+            return
+        }
+        try HistoryStoreOptions(store: store, passwordFile: passwordFile).validate()
+    }
+
     /// Adds the results files under `paths` to the store, when one was
     /// given; with `comparison`, the baseline and candidate directories of
     /// a `strobe compare` output are recorded as its sides. Waits until
