@@ -252,7 +252,10 @@ struct PostgresServer {
         let port = components.queryItems?.first { $0.name == "port" }?.value ?? components.port.map(String.init) ?? "5432"
         let database = String(components.path.dropFirst())
         for statement in ["DROP DATABASE IF EXISTS \(name)", "CREATE DATABASE \(name)"] {
-            _ = try shell(["psql", "-q", "-h", host, "-p", port, "-U", user, "-d", database, "-c", statement])
+            _ = try shell([
+                "psql", "-q", "-h", host, "-p", port, "-U", user, "-d", database, "-c", "SET client_min_messages = warning",
+                "-c", statement,
+            ])
         }
         var renamed = components
         renamed.path = "/" + name
@@ -260,17 +263,22 @@ struct PostgresServer {
         return text
     }
 
+    /// Runs `command` through the shell and returns what it printed.
+    /// (popen, not Process: waiting for a Process from async code can hang
+    /// on Linux once the server it started keeps running.)
     static func shell(_ arguments: [String]) throws -> String {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = arguments
-        let output = Pipe()
-        process.standardOutput = output
-        try process.run()
-        let data = output.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        guard process.terminationStatus == 0 else { throw BenchmarkFailure("\(arguments.joined(separator: " ")) failed") }
-        return String(decoding: data, as: UTF8.self)
+        let command = arguments.map { "'" + $0.replacingOccurrences(of: "'", with: "'\\''") + "'" }.joined(separator: " ")
+        guard let pipe = popen(command, "r") else { throw BenchmarkFailure("cannot run \(command)") }
+        var output = [UInt8]()
+        var buffer = [UInt8](repeating: 0, count: 4096)
+        while true {
+            let count = fread(&buffer, 1, buffer.count, pipe)
+            if count <= 0 { break }
+            output += buffer[0..<count]
+        }
+        let status = pclose(pipe)
+        guard status == 0 else { throw BenchmarkFailure("\(command) failed (status \(status))") }
+        return String(decoding: output, as: UTF8.self)
     }
 }
 
