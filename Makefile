@@ -8,7 +8,7 @@ RELEASE_FLAGS = -c release
 SDK_TRAITS = --traits StrobeMetrics,StrobeTracing
 TOOLS = --package-path Tools
 
-.PHONY: setup demo test test-sdk test-tools test-adoption bench tsan fuzz validate-gate example-server proto \
+.PHONY: setup demo test test-sdk test-tools test-history test-adoption bench tsan fuzz validate-gate example-server proto \
 	proto-check build strobe clean
 
 setup:
@@ -38,9 +38,22 @@ test-sdk:
 	$(SWIFT) build --build-tests $(SDK_TRAITS)
 	$(SWIFT) test --skip-build --no-parallel $(SDK_TRAITS)
 
+# The run history's tests need a PostgreSQL server: `make test-history`.
 test-tools:
 	$(SWIFT) build --build-tests $(TOOLS)
-	$(SWIFT) test --skip-build --no-parallel $(TOOLS)
+	$(SWIFT) test --skip-build --no-parallel $(TOOLS) --skip StrobeHistoryTests
+
+# The run history's tests against a real PostgreSQL: a throwaway cluster
+# (scripts/postgres.sh) on a Unix socket, stopped and removed however the
+# tests end. The tests that kill a writer run the `strobe` binary.
+test-history: setup
+	$(SWIFT) build --build-tests $(TOOLS)
+	@dir=$$(mktemp -d /tmp/strobe-history-pg.XXXXXX) && rmdir "$$dir" && \
+	url=$$(bash scripts/postgres.sh start "$$dir") || { bash scripts/postgres.sh stop "$$dir"; exit 1; }; \
+	STROBE_TEST_POSTGRES_URL="$$url" STROBE_TEST_POSTGRES_TCP_URL="$$(cat "$$dir/tcp-url")" \
+		STROBE_TEST_POSTGRES_PASSWORD_FILE="$$dir/password" \
+		$(SWIFT) test --skip-build $(TOOLS) --filter StrobeHistoryTests; status=$$?; \
+	bash scripts/postgres.sh stop "$$dir"; exit $$status
 
 # A client package that pins an older major of a package the tools use
 # resolves, builds and runs a perf test with Strobe and StrobePerf, and its
@@ -86,7 +99,7 @@ fuzz: setup
 # The SDK's sections run in StrobeBenchmarks, the statistics' in the tools
 # package's StrobeToolBenchmarks.
 SDK_BENCH_SECTIONS = core crash triggers categories async session format reader bridges signposts runner
-TOOL_BENCH_SECTIONS = statistics changepoints
+TOOL_BENCH_SECTIONS = statistics changepoints history
 BENCH_SECTIONS = $(SDK_BENCH_SECTIONS) $(TOOL_BENCH_SECTIONS)
 BENCH_ASKED = $(filter $(BENCH_SECTIONS),$(MAKECMDGOALS))
 bench: setup

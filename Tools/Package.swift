@@ -16,12 +16,18 @@ let package = Package(
         .executable(name: "strobe", targets: ["StrobeCLI"]),
         .library(name: "StrobeStatistics", targets: ["StrobeStatistics"]),
         .library(name: "StrobeDiff", targets: ["StrobeDiff"]),
+        .library(name: "StrobeHistory", targets: ["StrobeHistory"]),
     ],
     dependencies: [
         .package(name: "strobe", path: ".."),
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
         // Policy files; both majors build.
         .package(url: "https://github.com/jpsim/Yams", "5.0.1"..<"7.0.0"),
+        // The run history: an SQLite file (Debian's libsqlite3-dev) or a
+        // PostgreSQL server; SHA-256 names runs whose files carry no run id.
+        .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
+        .package(url: "https://github.com/vapor/postgres-nio", from: "1.33.2"),
+        .package(url: "https://github.com/apple/swift-crypto", "3.12.3"..<"5.0.0"),
     ],
     targets: [
         .target(name: "StrobeStatistics"),
@@ -34,10 +40,21 @@ let package = Package(
                 .product(name: "Yams", package: "Yams"),
             ]
         ),
+        .target(
+            name: "StrobeHistory",
+            dependencies: [
+                "StrobeStatistics", "StrobeDiff",
+                .product(name: "StrobeResults", package: "strobe"),
+                .product(name: "StrobeFormatting", package: "strobe"),
+                .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "Crypto", package: "swift-crypto"),
+            ]
+        ),
         .executableTarget(
             name: "StrobeCLI",
             dependencies: [
-                "StrobeStatistics", "StrobeDiff",
+                "StrobeStatistics", "StrobeDiff", "StrobeHistory",
                 .product(name: "Strobe", package: "strobe"),
                 .product(name: "StrobeReader", package: "strobe"),
                 .product(name: "StrobePerf", package: "strobe"),
@@ -47,11 +64,15 @@ let package = Package(
             ]
         ),
 
-        // MARK: Benchmarks of the statistics (`make bench statistics`)
+        // MARK: Benchmarks of the statistics and the history (`make bench statistics history`)
 
         .executableTarget(
             name: "StrobeToolBenchmarks",
-            dependencies: ["StrobeStatistics", "StrobeDiff", .product(name: "StrobeTestSupport", package: "strobe")]
+            dependencies: [
+                "StrobeStatistics", "StrobeDiff", "StrobeHistory",
+                .product(name: "StrobeResults", package: "strobe"),
+                .product(name: "StrobeTestSupport", package: "strobe"),
+            ]
         ),
 
         // MARK: Fuzzing (`make fuzz`)
@@ -75,6 +96,17 @@ let package = Package(
                 "StrobeDiff", "StrobeStatistics", "StrobeCLI",
                 .product(name: "StrobePerf", package: "strobe"),
                 .product(name: "StrobeTestSupport", package: "strobe"),
+            ]
+        ),
+        // The run history on SQLite and on PostgreSQL (`make test-history`
+        // starts a server); runs the `strobe` binary for the killed writer.
+        .testTarget(
+            name: "StrobeHistoryTests",
+            dependencies: [
+                "StrobeHistory", "StrobeStatistics", "StrobeCLI",
+                .product(name: "StrobeResults", package: "strobe"),
+                .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "PostgresNIO", package: "postgres-nio"),
             ]
         ),
         // Every `strobe` subcommand, run as a user runs it.

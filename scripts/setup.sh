@@ -3,6 +3,7 @@
 #   - libprotobuf-c (the C runtime the trace format is serialized with),
 #   - protoc-c (to check that the generated code is current),
 #   - systemtap-sdt-dev (the header behind Strobe's USDT probes) and readelf,
+#   - libsqlite3-dev (the run history's SQLite store),
 #   - Python's `perfetto` and `protobuf` packages (the official trace schema,
 #     used by the tests as an independent decoder).
 # Safe to run again: it only installs what it cannot find.
@@ -18,6 +19,8 @@ if [ ! -f /usr/include/sys/sdt.h ] && [ ! -f "/usr/include/$(uname -m)-linux-gnu
 fi
 # readelf, which the tests use to check the probe notes.
 command -v readelf >/dev/null 2>&1 || need_apt+=(binutils)
+# SQLite's headers and library, for the run history (strobe history).
+pkg-config --exists sqlite3 2>/dev/null || need_apt+=(libsqlite3-dev)
 
 if [ ${#need_apt[@]} -gt 0 ]; then
     echo "setup: installing ${need_apt[*]}"

@@ -91,6 +91,8 @@ struct CompareCommand: ParsableCommand {
     @Option(help: "Seed for the order of the sides within rounds (default: random).")
     var seed: UInt64?
 
+    @OptionGroup var history: HistoryDestinationOptions
+
     /// The first problem with the flags, if any.
     var problem: String? {
         guard let baseline, !baseline.isEmpty else { return "give the baseline's command with --baseline CMD" }
@@ -175,6 +177,7 @@ struct CompareCommand: ParsableCommand {
         progress.clear()
         guard let report = final else { return }
         progress.summary(rounds: rounds, report: report)
+        try history.record([output], comparison: true)
         try report.deliver(as: format, to: self.report)
     }
 }

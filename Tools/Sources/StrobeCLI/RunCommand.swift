@@ -44,6 +44,8 @@ struct RunCommand: ParsableCommand {
     @Option(help: "The round of an interleaved comparison (strobe compare) this run belongs to.")
     var round: Int?
 
+    @OptionGroup var history: HistoryDestinationOptions
+
     @Argument(parsing: .postTerminator, help: "The command and its arguments, after --.")
     var command: [String] = []
 
@@ -86,6 +88,7 @@ struct RunCommand: ParsableCommand {
         let median = wall.isEmpty ? 0 : wall[wall.count / 2]
         print("\(options.name): \(wall.count) iterations, median wall \(String(format: "%.2f", median / 1e6)) ms")
         print("results: \(path)")
+        try history.record([path])
         if let error = result.error {
             throw CommandFailure.measurementFailed("\(options.name): \(error)")
         }

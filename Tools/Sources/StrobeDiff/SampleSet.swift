@@ -113,8 +113,8 @@ public struct SampleSet: Sendable {
     }
 
     mutating func add(file: String) throws(DiffError) {
-        sources.append(file)
         if file.hasSuffix(".csv") {
+            sources.append(file)
             series += try CSVSamples.parse(file: file)
             return
         }
@@ -124,6 +124,15 @@ public struct SampleSet: Sendable {
         } catch {
             throw DiffError(file: file, problem: error.problem, errno: error.errno)
         }
+        add(run, source: file)
+    }
+
+    /// Adds the series of `run`, read from `source`: a series per metric
+    /// of every test (`TEST/METRIC`) with the run as its replicate, or, when
+    /// its samples are launches, a series per sample, each launch a
+    /// replicate of its own. A run without a run id is named by `source`.
+    public mutating func add(_ run: PerfRun, source file: String) {
+        sources.append(file)
         var dimensions = run.metadata.tags
         dimensions["host"] = dimensions["host"] ?? run.metadata.host
         dimensions["os"] = dimensions["os"] ?? run.metadata.os

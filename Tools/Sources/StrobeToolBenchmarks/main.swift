@@ -1,4 +1,5 @@
-// `make bench statistics`: the quality and speed of the tools' statistics.
+// `make bench statistics`: the quality and speed of the tools' statistics;
+// `make bench history`: the run history's speed on SQLite and PostgreSQL.
 // Prints one JSON line per figure, each with the baseline measured in the
 // same process and the ratio between them.
 
@@ -6,7 +7,7 @@
 import Glibc
 #endif
 
-let sections = ["statistics", "changepoints"]
+let sections = ["statistics", "changepoints", "history"]
 let arguments = Set(CommandLine.arguments.dropFirst())
 let unknown = arguments.subtracting(sections).sorted()
 if !unknown.isEmpty {
@@ -17,3 +18,4 @@ if !unknown.isEmpty {
 }
 if arguments.isEmpty || arguments.contains("statistics") { DetectorBenchmarks.run() }
 if arguments.isEmpty || arguments.contains("changepoints") { ChangePointBenchmarks.run() }
+if arguments.isEmpty || arguments.contains("history") { await HistoryBenchmarks.run() }

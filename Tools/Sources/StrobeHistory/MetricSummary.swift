@@ -1,0 +1,61 @@
+import StrobeDiff
+import StrobeResults
+import StrobeStatistics
+
+/// What the statistics use of one metric of one run: a value per process.
+///
+/// A run is one process, so its iterations make one replicate; a run whose
+/// samples are launches (`strobe run`) holds a replicate per launch. Each
+/// replicate is summarised both ways ``ReplicateSummary`` knows. The rule
+/// is `strobe diff`'s own: the run's series come from
+/// ``SampleSet/add(_:source:)`` and are pooled by replicate as the diff
+/// pools them.
+public struct MetricSummary: Sendable, Hashable {
+    /// The median iteration of each replicate, in the run's order.
+    public var medians: [Double]
+    /// The fastest (smallest) iteration of each replicate, in the same order.
+    public var minimums: [Double]
+
+    /// Summaries of the given replicates.
+    public init(medians: [Double], minimums: [Double]) {
+        self.medians = medians
+        self.minimums = minimums
+    }
+
+    /// Each replicate's value under `summary`.
+    public func values(_ summary: ReplicateSummary) -> [Double] {
+        switch summary {
+        case .median: return medians
+        case .minimum: return minimums
+        }
+    }
+
+    /// The summaries of every metric of `run`, by test then metric; a
+    /// metric without samples has none. `replicateName` names the run's
+    /// process (its key).
+    static func summaries(of run: PerfRun, replicateName: String) -> [[MetricSummary]] {
+        var named = run
+        named.metadata.runID = replicateName
+        var set = SampleSet()
+        set.add(named, source: replicateName)
+        var pools: [String: (replicates: [Replicate], index: [String: Int])] = [:]
+        for series in set.series {
+            var pool = pools[series.metric] ?? ([], [:])
+            if let index = pool.index[series.run] {
+                pool.replicates[index].samples += series.samples
+            } else {
+                pool.index[series.run] = pool.replicates.count
+                pool.replicates.append(Replicate(id: series.run, round: series.round, samples: series.samples))
+            }
+            pools[series.metric] = pool
+        }
+        return run.tests.map { test in
+            test.metrics.map { metric in
+                let replicates = pools["\(test.name)/\(metric.name)"]?.replicates.filter { !$0.samples.isEmpty } ?? []
+                return MetricSummary(
+                    medians: replicates.map { ReplicateSummary.median.value(of: $0.samples) },
+                    minimums: replicates.map { ReplicateSummary.minimum.value(of: $0.samples) })
+            }
+        }
+    }
+}
