@@ -9,6 +9,8 @@ import PackageDescription
 // that records traces or runs perf suites. Build the command with
 // `swift build -c release --package-path Tools --product strobe` (or
 // `make strobe`).
+let optimizedInDebug: [SwiftSetting] = [.unsafeFlags(["-O"], .when(configuration: .debug))]
+
 let package = Package(
     name: "strobe-tools",
     platforms: [.macOS(.v15)],
@@ -30,7 +32,10 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-crypto", "3.12.3"..<"5.0.0"),
     ],
     targets: [
-        .target(name: "StrobeStatistics"),
+        // The statistics and the diff are compiled with optimization even in
+        // debug builds: their tests simulate thousands of suites (the
+        // false-alarm and power bars), which take minutes unoptimized.
+        .target(name: "StrobeStatistics", swiftSettings: optimizedInDebug),
         .target(
             name: "StrobeDiff",
             dependencies: [
@@ -38,7 +43,8 @@ let package = Package(
                 .product(name: "StrobeResults", package: "strobe"),
                 .product(name: "StrobeFormatting", package: "strobe"),
                 .product(name: "Yams", package: "Yams"),
-            ]
+            ],
+            swiftSettings: optimizedInDebug
         ),
         .target(
             name: "StrobeHistory",

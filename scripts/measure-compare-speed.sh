@@ -42,24 +42,29 @@ compare() { # KIND RUN BASELINE CANDIDATE
     "$strobe" compare --baseline "$3" --candidate "$4" --max-time "$max_time" \
         --output "$dir" --format json --report "$dir.json" >"$dir.log" 2>&1 || status=$?
     end=$(date +%s.%N)
-    python3 - "$dir.json" "$1" "$2" "$status" "$start" "$end" <<'PY'
-import json, sys
-path, kind, run, status, start, end = sys.argv[1:]
+    python3 - "$dir.json" "$dir.log" "$1" "$2" "$status" "$start" "$end" <<'PY'
+import json, re, sys
+path, log, kind, run, status, start, end = sys.argv[1:]
 seconds = float(end) - float(start)
+rounds = "?"
+for line in open(log, errors="replace"):
+    found = re.search(r"compare: (\d+) rounds in", line)
+    if found:
+        rounds = found.group(1)
 try:
     report = json.load(open(path))
 except Exception as error:
-    print(f"{kind} {run}: exit {status}, {seconds:.0f} s, no report ({error})")
+    print(f"{kind} {run}: exit {status}, {seconds:.0f} s, rounds {rounds}, no report ({error})")
     sys.exit(0)
-rows = report.get("rows", [])
+gated = [row for row in report.get("rows", []) if row.get("gates")]
 verdicts = {}
-for row in rows:
+for row in gated:
     verdicts.setdefault(row.get("verdict", "?"), []).append(row.get("name", "?"))
-rounds = report.get("rounds", report.get("experiment", {}).get("rounds", "?"))
 summary = ", ".join(f"{k} {len(v)}" for k, v in sorted(verdicts.items()))
-print(f"{kind} {run}: exit {status}, {seconds:.0f} s, rounds {rounds}: {summary}")
+print(f"{kind} {run}: exit {status}, {seconds:.0f} s, {rounds} rounds; gated metrics: {summary}")
 for name in verdicts.get("regression", []) + verdicts.get("improvement", []):
-    print(f"    changed: {name}")
+    row = next(r for r in gated if r.get("name") == name)
+    print(f"    {row.get('verdict')}: {name}")
 PY
 }
 for run in $(seq 1 "$runs"); do
