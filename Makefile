@@ -38,22 +38,17 @@ test-sdk:
 	$(SWIFT) build --build-tests $(SDK_TRAITS)
 	$(SWIFT) test --skip-build --no-parallel $(SDK_TRAITS)
 
-# The run history's tests need a PostgreSQL server: `make test-history`.
+# The run history's tests run against a real PostgreSQL: a throwaway cluster
+# (scripts/postgres.sh, on its own Unix socket and loopback port) started
+# for the run and stopped and removed however the tests end.
 test-tools:
 	$(SWIFT) build --build-tests $(TOOLS)
-	$(SWIFT) test --skip-build --no-parallel $(TOOLS) --skip StrobeHistoryTests
+	bash scripts/with-postgres.sh $(SWIFT) test --skip-build --no-parallel $(TOOLS)
 
-# The run history's tests against a real PostgreSQL: a throwaway cluster
-# (scripts/postgres.sh) on a Unix socket, stopped and removed however the
-# tests end. The tests that kill a writer run the `strobe` binary.
+# The run history's tests alone.
 test-history: setup
 	$(SWIFT) build --build-tests $(TOOLS)
-	@dir=$$(mktemp -d /tmp/strobe-history-pg.XXXXXX) && rmdir "$$dir" && \
-	url=$$(bash scripts/postgres.sh start "$$dir") || { bash scripts/postgres.sh stop "$$dir"; exit 1; }; \
-	STROBE_TEST_POSTGRES_URL="$$url" STROBE_TEST_POSTGRES_TCP_URL="$$(cat "$$dir/tcp-url")" \
-		STROBE_TEST_POSTGRES_PASSWORD_FILE="$$dir/password" \
-		$(SWIFT) test --skip-build $(TOOLS) --filter StrobeHistoryTests; status=$$?; \
-	bash scripts/postgres.sh stop "$$dir"; exit $$status
+	bash scripts/with-postgres.sh $(SWIFT) test --skip-build $(TOOLS) --filter StrobeHistoryTests
 
 # A client package that pins an older major of a package the tools use
 # resolves, builds and runs a perf test with Strobe and StrobePerf, and its
