@@ -79,7 +79,7 @@ FUZZ_FLAGS = -max_len=65536 -malloc_limit_mb=16 -rss_limit_mb=2048 -timeout=10 -
 FUZZ_BUILD = -c release --sanitize=fuzzer --sanitize=address $(TOOLS) --build-path Tools/.build/fuzz --product StrobeFuzz \
 	-Xswiftc -Xfrontend -Xswiftc -entry-point-function-name -Xswiftc -Xfrontend -Xswiftc StrobeFuzz_main
 fuzz: setup
-	$(SWIFT) build
+	$(SWIFT) build $(SDK_TRAITS)
 	$(SWIFT) build $(TOOLS) --product strobe
 	bash scripts/fuzz-seeds.sh .build/debug Tools/.build/debug Tools/.build/fuzz-seeds
 	$(SWIFT) build $(FUZZ_BUILD)

@@ -19,10 +19,14 @@ step() { printf '\n\033[1m==> %s\033[0m\n' "$*"; }
 step "Building in release mode"
 swift build -c release --product LensPipeline
 swift build -c release --product LensPerfTests
-# The `strobe` command is in the tools package, Tools/.
-swift build -c release --package-path Tools --product strobe
+# The `strobe` command is in the tools package, Tools/. The apps it measures
+# are always release builds; the command itself may be a debug build
+# (DEMO_TOOLS_CONFIGURATION=debug, as CI does after `make test` built it),
+# since its statistics modules are optimized in debug builds too.
+tools_configuration=${DEMO_TOOLS_CONFIGURATION:-release}
+swift build -c "$tools_configuration" --package-path Tools --product strobe
 bin=$(swift build -c release --show-bin-path)
-tools_bin=$(swift build -c release --package-path Tools --show-bin-path)
+tools_bin=$(swift build -c "$tools_configuration" --package-path Tools --show-bin-path)
 
 step "1. The instrumented app: a lens pipeline with worker threads and frame deadlines, traced"
 "$bin/LensPipeline" --frames 240 --trace "$out/lens.pftrace"
