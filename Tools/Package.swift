@@ -25,11 +25,9 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
         // Policy files; both majors build.
         .package(url: "https://github.com/jpsim/Yams", "5.0.1"..<"7.0.0"),
-        // The run history: an SQLite file (Debian's libsqlite3-dev) or a
-        // PostgreSQL server; SHA-256 names runs whose files carry no run id.
+        // The run history's SQLite store (over Debian's libsqlite3-dev); its
+        // PostgreSQL store is on libpq, a system library (below).
         .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
-        .package(url: "https://github.com/vapor/postgres-nio", from: "1.33.2"),
-        .package(url: "https://github.com/apple/swift-crypto", "3.12.3"..<"5.0.0"),
     ],
     targets: [
         // The statistics and the diff are compiled with optimization even in
@@ -46,6 +44,12 @@ let package = Package(
             ],
             swiftSettings: optimizedInDebug
         ),
+        // PostgreSQL's own C client library, for the run history's
+        // PostgreSQL store.
+        .systemLibrary(name: "CLibPQ", pkgConfig: "libpq", providers: [.apt(["libpq-dev"]), .brew(["libpq"])]),
+        // OpenSSL's libcrypto, for the SHA-256 that names runs whose files
+        // carry no run id (libpq links it too).
+        .systemLibrary(name: "CLibCrypto", pkgConfig: "libcrypto", providers: [.apt(["libssl-dev"]), .brew(["openssl@3"])]),
         .target(
             name: "StrobeHistory",
             dependencies: [
@@ -53,8 +57,7 @@ let package = Package(
                 .product(name: "StrobeResults", package: "strobe"),
                 .product(name: "StrobeFormatting", package: "strobe"),
                 .product(name: "GRDB", package: "GRDB.swift"),
-                .product(name: "PostgresNIO", package: "postgres-nio"),
-                .product(name: "Crypto", package: "swift-crypto"),
+                "CLibPQ", "CLibCrypto",
             ]
         ),
         .executableTarget(
@@ -112,7 +115,6 @@ let package = Package(
                 "StrobeHistory", "StrobeStatistics", "StrobeCLI",
                 .product(name: "StrobeResults", package: "strobe"),
                 .product(name: "GRDB", package: "GRDB.swift"),
-                .product(name: "PostgresNIO", package: "postgres-nio"),
             ]
         ),
         // Every `strobe` subcommand, run as a user runs it.
@@ -129,7 +131,7 @@ let package = Package(
     ]
 )
 
-for target in package.targets {
+for target in package.targets where target.type != .system {
     var settings = target.swiftSettings ?? []
     settings.append(.enableUpcomingFeature("ExistentialAny"))
     target.swiftSettings = settings

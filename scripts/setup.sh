@@ -3,7 +3,9 @@
 #   - libprotobuf-c (the C runtime the trace format is serialized with),
 #   - protoc-c (to check that the generated code is current),
 #   - systemtap-sdt-dev (the header behind Strobe's USDT probes) and readelf,
-#   - libsqlite3-dev (the run history's SQLite store),
+#   - libsqlite3-dev (the run history's SQLite store), libpq-dev (its
+#     PostgreSQL store) and libssl-dev (libcrypto's SHA-256, which keys runs
+#     without a run id),
 #   - Python's `perfetto` and `protobuf` packages (the official trace schema,
 #     used by the tests as an independent decoder).
 # Safe to run again: it only installs what it cannot find.
@@ -21,6 +23,10 @@ fi
 command -v readelf >/dev/null 2>&1 || need_apt+=(binutils)
 # SQLite's headers and library, for the run history (strobe history).
 pkg-config --exists sqlite3 2>/dev/null || need_apt+=(libsqlite3-dev)
+# PostgreSQL's C client library, for a PostgreSQL history store.
+pkg-config --exists libpq 2>/dev/null || need_apt+=(libpq-dev)
+# OpenSSL's libcrypto, for the SHA-256 of results files without a run id.
+pkg-config --exists libcrypto 2>/dev/null || need_apt+=(libssl-dev)
 
 if [ ${#need_apt[@]} -gt 0 ]; then
     echo "setup: installing ${need_apt[*]}"

@@ -1,4 +1,3 @@
-import Crypto
 import Foundation
 import StrobeResults
 
@@ -73,7 +72,7 @@ public enum HistoryInput {
         }
         for (root, indices) in members {
             let keys = indices.map { entries[$0].record.key }.sorted().joined(separator: "\n")
-            let digest = SHA256.hash(data: Data(keys.utf8)).prefix(6).map { String(format: "%02x", $0) }.joined()
+            let digest = String(SHA256Digest.hex(Array(keys.utf8)).prefix(12))
             let name = (URL(fileURLWithPath: root).standardizedFileURL.lastPathComponent) + "-" + digest
             for index in indices { entries[index].record.comparison = name }
         }

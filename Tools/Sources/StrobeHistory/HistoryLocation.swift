@@ -72,10 +72,12 @@ public struct PostgresLocation: Sendable, Hashable, CustomStringConvertible {
     public var user: String
     /// The database.
     public var database: String
-    /// The password, when one was given (from `PGPASSWORD` or a file).
+    /// The password, when one was given (from `PGPASSWORD` or a file);
+    /// without one, libpq looks in `~/.pgpass`.
     public var password: String?
     /// Seconds to wait for the connection before giving up
-    /// (`connect_timeout=`, default 10).
+    /// (`connect_timeout=`, default 10); libpq counts it in whole seconds
+    /// (rounded up), at least 2, for each address the host resolves to.
     public var connectTimeout: Double = 10
     /// Whether the TCP connection is encrypted (`sslmode=`).
     public var tls: TLSMode = .prefer

@@ -1,174 +1,157 @@
 import Foundation
-import PostgresNIO
 import StrobeResults
 
-/// A run history in a PostgreSQL database, over one connection.
+/// A run history in a PostgreSQL database, over one libpq connection.
 ///
 /// Runs are added in READ COMMITTED transactions: a second writer adding
 /// the same run waits on the first's row and then finds it stored; writers
 /// claim new metric units in one order so that they never deadlock, and a
 /// transaction the server still aborts (a serialization failure, a
 /// deadlock) is retried.
+///
+/// libpq blocks until the server answers, so the actor runs on a dispatch
+/// queue of its own rather than on Swift's cooperative pool; its methods
+/// never suspend, so one call finishes before the next begins.
 actor PostgresHistoryStore: HistoryStore {
     nonisolated let location: HistoryLocation
-    private let connection: PostgresConnection
     private let name: String
-    private let logger: Logger
+    private let executor: DispatchQueueExecutor
+    /// The connection; nil once closed.
+    private var connection: PostgresConnection?
 
-    private init(location: PostgresLocation, connection: PostgresConnection, logger: Logger) {
+    nonisolated var unownedExecutor: UnownedSerialExecutor { executor.asUnownedSerialExecutor() }
+
+    private init(location: PostgresLocation) {
         self.location = .postgres(location)
-        self.connection = connection
-        self.logger = logger
         name = location.description
+        executor = DispatchQueueExecutor(label: "strobe.history.postgres")
     }
 
     /// Connects (within the location's timeout) and migrates the database.
     static func connect(_ location: PostgresLocation) async throws(HistoryError) -> PostgresHistoryStore {
-        var logger = Logger(label: "strobe.history")
-        logger.logLevel = .critical
-        var configuration: PostgresConnection.Configuration
-        switch location.endpoint {
-        case .tcp(let host, let port):
-            let tls: PostgresConnection.Configuration.TLS
-            switch location.tls {
-            case .disable: tls = .disable
-            case .prefer, .require:
-                do {
-                    let context = try NIOSSLContext(configuration: .makeClientConfiguration())
-                    tls = location.tls == .require ? .require(context) : .prefer(context)
-                } catch {
-                    throw HistoryError(.badLocation, "\(location): cannot set up TLS: \(error)")
-                }
-            }
-            configuration = .init(
-                host: host, port: port, username: location.user, password: location.password, database: location.database,
-                tls: tls)
-        case .unixSocket:
-            configuration = .init(
-                unixSocketPath: location.endpoint.socketPath ?? "", username: location.user, password: location.password,
-                database: location.database)
-        }
-        let timeout = location.connectTimeout
-        configuration.options.connectTimeout = .milliseconds(Int64(timeout * 1000))
-        let connection: PostgresConnection
+        let store = PostgresHistoryStore(location: location)
+        try await store.open(location)
+        return store
+    }
+
+    /// Connects, on the store's queue, then migrates.
+    private func open(_ location: PostgresLocation) throws(HistoryError) {
         do {
-            connection = try await Deadline.run(seconds: timeout) { [configuration, logger] in
-                try await PostgresConnection.connect(configuration: configuration, id: 1, logger: logger)
-            }
+            connection = try PostgresConnection(location)
         } catch {
-            throw HistoryError(.unreachable, "\(location): cannot connect: \(describe(error))")
+            throw HistoryError(.unreachable, "\(location): cannot connect: \(error)")
         }
-        let store = PostgresHistoryStore(location: location, connection: connection, logger: logger)
         do {
-            try await store.migrate()
+            try migrate()
         } catch {
-            await store.close()
+            connection = nil
             throw error
         }
-        return store
+    }
+
+    /// The open connection.
+    private func open() throws(HistoryError) -> PostgresConnection {
+        guard let connection else { throw HistoryError(.database, "\(name): the store is closed") }
+        return connection
     }
 
     /// Brings the tables to the current version in one transaction, under
     /// an advisory lock so that writers starting together migrate once; a
     /// database of a newer version is refused unchanged.
-    private func migrate() async throws(HistoryError) {
-        try await transaction("open the history") { connection, logger in
-            try await connection.query("SELECT pg_advisory_xact_lock(\(Self.migrationLock))", logger: logger)
-            try await connection.query("CREATE TABLE IF NOT EXISTS strobe_schema (version INTEGER NOT NULL)", logger: logger)
-            var version = 0
-            for try await (stored) in try await connection.query("SELECT MAX(version) FROM strobe_schema", logger: logger)
-                .decode(Int32?.self)
-            {
-                version = Int(stored ?? 0)
-            }
+    private func migrate() throws(HistoryError) {
+        try transaction("open the history") { connection in
+            try connection.execute("SELECT pg_advisory_xact_lock($1)", [Self.migrationLock])
+            try connection.execute("CREATE TABLE IF NOT EXISTS strobe_schema (version INTEGER NOT NULL)")
+            let version = try connection.execute("SELECT MAX(version) FROM strobe_schema").value(0, 0, as: Int?.self) ?? 0
             if version > HistorySchema.currentVersion { throw HistorySchema.newer(version, store: self.name) }
             guard version < HistorySchema.currentVersion else { return }
             for migration in HistorySchema.migrations(.postgres)[version...] {
-                for statement in migration {
-                    try await connection.query(PostgresQuery(unsafeSQL: statement), logger: logger)
-                }
+                for statement in migration { try connection.execute(statement) }
             }
-            try await connection.query("DELETE FROM strobe_schema", logger: logger)
-            try await connection.query(
-                "INSERT INTO strobe_schema (version) VALUES (\(Int32(HistorySchema.currentVersion)))", logger: logger)
+            try connection.execute("DELETE FROM strobe_schema")
+            try connection.execute("INSERT INTO strobe_schema (version) VALUES ($1)", [HistorySchema.currentVersion])
         }
     }
 
     /// The key of the advisory lock migrations take: "strobe" in ASCII.
     private static let migrationLock: Int64 = 0x7374_726F_6265
 
-    func add(_ record: RunRecord) async throws -> AddOutcome {
-        try await transaction("add run \(record.key)") { connection, logger in
+    func add(_ record: RunRecord) throws -> AddOutcome {
+        try transaction("add run \(record.key)") { connection in
             let metadata = record.run.metadata
             let key = record.key
-            let round = metadata.round.map { Int32(clamping: $0) }
-            let inserted = try await connection.query(
+            let inserted = try connection.execute(
                 """
                 INSERT INTO strobe_runs (id, run_id, timestamp_ns, suite, git_commit, branch, host, os, cpu_model, core_count,
                     build_configuration, strobe_version, round, samples_are_launches, comparison, side, added_at_ns)
-                VALUES (\(key), \(metadata.runID), \(metadata.timestamp), \(metadata.suite), \(metadata.gitCommit),
-                    \(record.branch), \(metadata.host), \(metadata.os), \(metadata.cpuModel), \(Int32(clamping: metadata.coreCount)),
-                    \(metadata.buildConfiguration), \(metadata.strobeVersion), \(round), \(metadata.samplesAreLaunches),
-                    \(record.comparison), \(record.side), \(Int64(Date().timeIntervalSince1970 * 1e9)))
+                VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17)
                 ON CONFLICT (id) DO NOTHING RETURNING id
-                """, logger: logger
-            ).collect()
-            guard !inserted.isEmpty else { throw AlreadyStored() }
+                """,
+                [
+                    key, metadata.runID, metadata.timestamp, metadata.suite, metadata.gitCommit, record.branch, metadata.host,
+                    metadata.os, metadata.cpuModel, Int32(clamping: metadata.coreCount), metadata.buildConfiguration,
+                    metadata.strobeVersion, metadata.round.map { Int32(clamping: $0) }, metadata.samplesAreLaunches,
+                    record.comparison, record.side, Int64(Date().timeIntervalSince1970 * 1e9),
+                ])
+            guard inserted.rowCount > 0 else { throw AlreadyStored() }
 
             let tags = metadata.tags.sorted { $0.key < $1.key }
-            try await connection.query(
-                """
-                INSERT INTO strobe_run_tags (run, key, value)
-                SELECT \(key), k, v FROM unnest(\(tags.map(\.key))::text[], \(tags.map(\.value))::text[]) AS x(k, v)
-                """, logger: logger)
+            try connection.execute(
+                "INSERT INTO strobe_run_tags (run, key, value) SELECT $1::text, k, v FROM unnest($2::text[], $3::text[]) AS x(k, v)",
+                [key, tags.map(\.key), tags.map(\.value)])
 
             let tests = record.run.tests
-            let positions = tests.indices.map { Int32($0) }
-            try await connection.query(
+            try connection.execute(
                 """
                 INSERT INTO strobe_tests (run, position, name, error, warmup_iterations, trace_paths)
-                SELECT \(key), p, n, CASE WHEN f THEN e END, w, t
-                FROM unnest(\(positions)::int4[], \(tests.map(\.name))::text[], \(tests.map { $0.error != nil })::bool[],
-                    \(tests.map { $0.error ?? "" })::text[], \(tests.map { Int32(clamping: $0.warmupIterations) })::int4[],
-                    \(tests.map { HistoryAssembly.encodeTracePaths($0.tracePaths) })::text[]) AS x(p, n, f, e, w, t)
-                """, logger: logger)
+                SELECT $1::text, p, n, e, w, t
+                FROM unnest($2::int4[], $3::text[], $4::text[], $5::int4[], $6::text[]) AS x(p, n, e, w, t)
+                """,
+                [
+                    key, tests.indices.map { Int32($0) }, tests.map(\.name), tests.map(\.error),
+                    tests.map { Int32(clamping: $0.warmupIterations) }, tests.map { HistoryAssembly.encodeTracePaths($0.tracePaths) },
+                ])
             TestPause.pauseIfAsked()
 
             let rows = record.metricRows
-            func bytes(_ values: [Double]) -> ByteBuffer { ByteBuffer(bytes: FloatArrayEncoding.encode(values)) }
-            try await connection.query(
+            func bytes(_ values: [Double]) -> PostgresBytes { PostgresBytes(FloatArrayEncoding.encode(values)) }
+            try connection.execute(
                 """
                 INSERT INTO strobe_metrics (run, test_position, position, test, name, unit, lower_is_better, samples,
                     replicate_medians, replicate_minimums, median)
-                SELECT \(key), tp, p, t, n, u, l, s, md, mn, CASE WHEN hm THEN m END
-                FROM unnest(\(rows.map { Int32($0.testPosition) })::int4[], \(rows.map { Int32($0.position) })::int4[],
-                    \(rows.map(\.test))::text[], \(rows.map(\.metric.name))::text[], \(rows.map(\.metric.unit))::text[],
-                    \(rows.map(\.metric.lowerIsBetter))::bool[], \(rows.map { bytes($0.metric.samples) })::bytea[],
-                    \(rows.map { bytes($0.summary.medians) })::bytea[], \(rows.map { bytes($0.summary.minimums) })::bytea[],
-                    \(rows.map { $0.summary.centralValue != nil })::bool[], \(rows.map { $0.summary.centralValue ?? 0 })::float8[])
-                    AS x(tp, p, t, n, u, l, s, md, mn, hm, m)
-                """, logger: logger)
+                SELECT $1::text, tp, p, t, n, u, l, s, md, mn, m
+                FROM unnest($2::int4[], $3::int4[], $4::text[], $5::text[], $6::text[], $7::bool[], $8::bytea[], $9::bytea[],
+                    $10::bytea[], $11::float8[]) AS x(tp, p, t, n, u, l, s, md, mn, m)
+                """,
+                [
+                    key, rows.map { Int32($0.testPosition) }, rows.map { Int32($0.position) }, rows.map(\.test),
+                    rows.map(\.metric.name), rows.map(\.metric.unit), rows.map(\.metric.lowerIsBetter),
+                    rows.map { bytes($0.metric.samples) }, rows.map { bytes($0.summary.medians) },
+                    rows.map { bytes($0.summary.minimums) }, rows.map(\.summary.centralValue),
+                ])
 
             let units = record.units
-            try await connection.query(
+            try connection.execute(
                 """
                 INSERT INTO strobe_metric_units (suite, test, metric, unit, first_run)
-                SELECT \(metadata.suite), t, m, u, \(key)
-                FROM unnest(\(units.map(\.test))::text[], \(units.map(\.metric))::text[], \(units.map(\.unit))::text[])
-                    WITH ORDINALITY AS x(t, m, u, o)
+                SELECT $1::text, t, m, u, $2::text
+                FROM unnest($3::text[], $4::text[], $5::text[]) WITH ORDINALITY AS x(t, m, u, o)
                 ORDER BY o
                 ON CONFLICT DO NOTHING
-                """, logger: logger)
-            let stored = try await connection.query(
+                """,
+                [metadata.suite, key, units.map(\.test), units.map(\.metric), units.map(\.unit)])
+            let stored = try connection.execute(
                 """
                 SELECT test, metric, unit, first_run FROM strobe_metric_units
-                WHERE suite = \(metadata.suite)
-                    AND (test, metric) IN (SELECT * FROM unnest(\(units.map(\.test))::text[], \(units.map(\.metric))::text[]))
-                """, logger: logger)
+                WHERE suite = $1 AND (test, metric) IN (SELECT * FROM unnest($2::text[], $3::text[]))
+                """,
+                [metadata.suite, units.map(\.test), units.map(\.metric)])
             let mine = Dictionary(units.map { (MetricName(test: $0.test, metric: $0.metric), $0.unit) }, uniquingKeysWith: { a, _ in a })
-            for try await (test, metric, unit, firstRun) in stored.decode((String, String, String, String).self) {
-                let existing = StoredUnit(test: test, metric: metric, unit: unit, firstRun: firstRun)
-                if let own = mine[MetricName(test: test, metric: metric)], own != unit {
+            for row in 0..<stored.rowCount {
+                let existing = StoredUnit(
+                    test: try stored.value(row, 0), metric: try stored.value(row, 1), unit: try stored.value(row, 2),
+                    firstRun: try stored.value(row, 3))
+                if let own = mine[MetricName(test: existing.test, metric: existing.metric)], own != existing.unit {
                     throw existing.conflict(with: record, unit: own)
                 }
             }
@@ -179,204 +162,159 @@ actor PostgresHistoryStore: HistoryStore {
         }
     }
 
-    func units(suite: String) async throws -> [StoredUnit] {
+    func units(suite: String) throws -> [StoredUnit] {
+        let connection = try open()
         do {
-            let rows = try await connection.query(
-                "SELECT test, metric, unit, first_run FROM strobe_metric_units WHERE suite = \(suite) ORDER BY test, metric",
-                logger: logger)
-            var units: [StoredUnit] = []
-            for try await (test, metric, unit, firstRun) in rows.decode((String, String, String, String).self) {
-                units.append(StoredUnit(test: test, metric: metric, unit: unit, firstRun: firstRun))
+            let rows = try connection.execute(
+                "SELECT test, metric, unit, first_run FROM strobe_metric_units WHERE suite = $1 ORDER BY test, metric", [suite])
+            return try (0..<rows.rowCount).map { (row) throws(PostgresError) in
+                StoredUnit(
+                    test: try rows.value(row, 0), metric: try rows.value(row, 1), unit: try rows.value(row, 2),
+                    firstRun: try rows.value(row, 3))
             }
-            return units
         } catch {
-            throw HistoryError(.database, "\(name): cannot read units: \(Self.describe(error))")
+            throw HistoryError(.database, "\(name): cannot read units: \(error)")
         }
     }
 
-    func count() async throws -> Int {
+    func count() throws -> Int {
+        let connection = try open()
         do {
-            var count = 0
-            for try await value in try await connection.query("SELECT COUNT(*) FROM strobe_runs", logger: logger).decode(Int64.self) {
-                count = Int(value)
-            }
-            return count
+            return try connection.execute("SELECT COUNT(*) FROM strobe_runs").value(0, 0)
         } catch {
-            throw HistoryError(.database, "\(name): cannot count runs: \(Self.describe(error))")
+            throw HistoryError(.database, "\(name): cannot count runs: \(error)")
         }
     }
 
-    func runs(_ query: HistoryQuery) async throws -> [HistoryRun] {
+    func runs(_ query: HistoryQuery) throws -> [HistoryRun] {
+        let connection = try open()
         let condition = HistoryFilter.condition(query.filters) { "$\($0)" }
-        func statement(_ sql: String) -> PostgresQuery {
-            var bindings = PostgresBindings()
-            for value in condition.values { bindings.append(value) }
-            return PostgresQuery(unsafeSQL: sql, binds: bindings)
-        }
         var assembly = HistoryAssembly()
         do {
             // One snapshot for the four queries.
-            try await connection.query("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY", logger: logger)
-            try await read(statement, condition: condition.sql, includeSamples: query.includeSamples, into: &assembly)
-            try await connection.query("COMMIT", logger: logger)
+            try connection.execute("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
+            try read(connection, condition: condition, includeSamples: query.includeSamples, into: &assembly)
+            try connection.execute("COMMIT")
         } catch let error as HistoryError {
-            _ = try? await connection.query("ROLLBACK", logger: logger)
+            _ = try? connection.execute("ROLLBACK")
             throw error
         } catch {
-            _ = try? await connection.query("ROLLBACK", logger: logger)
-            throw HistoryError(.database, "\(name): cannot read runs: \(Self.describe(error))")
+            _ = try? connection.execute("ROLLBACK")
+            throw HistoryError(.database, "\(name): cannot read runs: \(error)")
         }
         return assembly.finish()
     }
 
     /// Reads the four tables' rows for the runs that meet `condition`.
     private func read(
-        _ statement: (String) -> PostgresQuery, condition: String, includeSamples: Bool, into assembly: inout HistoryAssembly
-    ) async throws {
-        do {
-            let runs = try await connection.query(statement("""
-                SELECT r.id, r.run_id, r.timestamp_ns, r.suite, r.git_commit, r.branch, r.host, r.os, r.cpu_model,
-                    r.core_count, r.build_configuration, r.strobe_version, r.round, r.samples_are_launches, r.comparison, r.side
-                FROM strobe_runs r WHERE \(condition) ORDER BY r.timestamp_ns, r.id
-                """), logger: logger)
-            for try await row in runs {
-                let (key, runID, timestamp, suite, commit, branch, host, os, cpu, cores, build, version, round, launches, comparison, side) =
-                    try row.decode(
-                        (String, String, Int64, String, String, String, String, String, String, Int32, String, String, Int32?, Bool,
-                            String?, String?).self)
-                assembly.add(HistoryAssembly.RunRow(
-                    key: key, runID: runID, timestamp: timestamp, suite: suite, gitCommit: commit, branch: branch, host: host,
-                    os: os, cpuModel: cpu, coreCount: Int(cores), buildConfiguration: build, strobeVersion: version,
-                    round: round.map(Int.init), samplesAreLaunches: launches, comparison: comparison, side: side))
+        _ connection: PostgresConnection, condition: (sql: String, values: [String]), includeSamples: Bool,
+        into assembly: inout HistoryAssembly
+    ) throws {
+        let runs = try connection.execute(
+            """
+            SELECT r.id, r.run_id, r.timestamp_ns, r.suite, r.git_commit, r.branch, r.host, r.os, r.cpu_model,
+                r.core_count, r.build_configuration, r.strobe_version, r.round, r.samples_are_launches, r.comparison, r.side
+            FROM strobe_runs r WHERE \(condition.sql) ORDER BY r.timestamp_ns, r.id
+            """, condition.values)
+        for row in 0..<runs.rowCount {
+            assembly.add(HistoryAssembly.RunRow(
+                key: try runs.value(row, 0), runID: try runs.value(row, 1), timestamp: try runs.value(row, 2),
+                suite: try runs.value(row, 3), gitCommit: try runs.value(row, 4), branch: try runs.value(row, 5),
+                host: try runs.value(row, 6), os: try runs.value(row, 7), cpuModel: try runs.value(row, 8),
+                coreCount: try runs.value(row, 9), buildConfiguration: try runs.value(row, 10),
+                strobeVersion: try runs.value(row, 11), round: try runs.value(row, 12),
+                samplesAreLaunches: try runs.value(row, 13), comparison: try runs.value(row, 14), side: try runs.value(row, 15)))
+        }
+        let tags = try connection.execute(
+            "SELECT g.run, g.key, g.value FROM strobe_run_tags g JOIN strobe_runs r ON r.id = g.run WHERE \(condition.sql)",
+            condition.values)
+        for row in 0..<tags.rowCount {
+            assembly.addTag(run: try tags.value(row, 0), key: try tags.value(row, 1), value: try tags.value(row, 2))
+        }
+        let tests = try connection.execute(
+            """
+            SELECT s.run, s.position, s.name, s.error, s.warmup_iterations, s.trace_paths
+            FROM strobe_tests s JOIN strobe_runs r ON r.id = s.run WHERE \(condition.sql)
+            """, condition.values)
+        for row in 0..<tests.rowCount {
+            try assembly.addTest(
+                run: try tests.value(row, 0), position: try tests.value(row, 1), name: try tests.value(row, 2),
+                error: try tests.value(row, 3), warmupIterations: try tests.value(row, 4), tracePaths: try tests.value(row, 5))
+        }
+        let samples = includeSamples ? "m.samples" : "NULL::bytea"
+        let metrics = try connection.execute(
+            """
+            SELECT m.run, m.test_position, m.position, m.name, m.unit, m.lower_is_better, m.replicate_medians,
+                m.replicate_minimums, \(samples)
+            FROM strobe_metrics m JOIN strobe_runs r ON r.id = m.run WHERE \(condition.sql)
+            """, condition.values)
+        for row in 0..<metrics.rowCount {
+            let run: String = try metrics.value(row, 0)
+            func floats(_ column: Int, _ name: String) throws -> [Double] {
+                guard let bytes = try metrics.value(row, column, as: [UInt8]?.self) else { return [] }
+                guard let values = FloatArrayEncoding.decode(bytes) else { throw HistoryAssembly.badArray(name, run: run) }
+                return values
             }
-            let tags = try await connection.query(statement(
-                "SELECT g.run, g.key, g.value FROM strobe_run_tags g JOIN strobe_runs r ON r.id = g.run WHERE \(condition)"),
-                logger: logger)
-            for try await (run, key, value) in tags.decode((String, String, String).self) {
-                assembly.addTag(run: run, key: key, value: value)
-            }
-            let tests = try await connection.query(statement("""
-                SELECT s.run, s.position, s.name, s.error, s.warmup_iterations, s.trace_paths
-                FROM strobe_tests s JOIN strobe_runs r ON r.id = s.run WHERE \(condition)
-                """), logger: logger)
-            for try await (run, position, name, error, warmup, paths) in tests.decode((String, Int32, String, String?, Int32, String).self) {
-                try assembly.addTest(
-                    run: run, position: Int(position), name: name, error: error, warmupIterations: Int(warmup), tracePaths: paths)
-            }
-            let samples = includeSamples ? "m.samples" : "NULL::bytea"
-            let metrics = try await connection.query(statement("""
-                SELECT m.run, m.test_position, m.position, m.name, m.unit, m.lower_is_better, m.replicate_medians,
-                    m.replicate_minimums, \(samples)
-                FROM strobe_metrics m JOIN strobe_runs r ON r.id = m.run WHERE \(condition)
-                """), logger: logger)
-            for try await row in metrics {
-                let (run, testPosition, position, name, unit, lower, medians, minimums, sampleBytes) = try row.decode(
-                    (String, Int32, Int32, String, String, Bool, ByteBuffer, ByteBuffer, ByteBuffer?).self)
-                func floats(_ buffer: ByteBuffer?, _ column: String) throws(HistoryError) -> [Double] {
-                    guard let buffer else { return [] }
-                    guard let values = FloatArrayEncoding.decode(buffer.readableBytesView) else {
-                        throw HistoryAssembly.badArray(column, run: run)
-                    }
-                    return values
-                }
-                assembly.addMetric(HistoryAssembly.MetricRow(
-                    run: run, testPosition: Int(testPosition), position: Int(position), name: name, unit: unit,
-                    lowerIsBetter: lower, samples: try floats(sampleBytes, "samples"),
-                    medians: try floats(medians, "replicate_medians"), minimums: try floats(minimums, "replicate_minimums")))
-            }
+            assembly.addMetric(HistoryAssembly.MetricRow(
+                run: run, testPosition: try metrics.value(row, 1), position: try metrics.value(row, 2),
+                name: try metrics.value(row, 3), unit: try metrics.value(row, 4), lowerIsBetter: try metrics.value(row, 5),
+                samples: try floats(8, "samples"), medians: try floats(6, "replicate_medians"),
+                minimums: try floats(7, "replicate_minimums")))
         }
     }
 
-    func close() async {
-        try? await connection.close()
+    func close() {
+        connection = nil
     }
 
     /// Thrown inside a transaction to roll it back because the run is stored already.
     private struct AlreadyStored: Error {}
 
+    /// The SQLSTATEs of a transaction the server aborted that may succeed
+    /// when run again: a serialization failure, a deadlock, and a unique
+    /// conflict with a transaction that committed meanwhile.
+    private static let retriedStates: Set<String> = ["40001", "40P01", "23505"]
+
     /// Runs `body` in a transaction and commits it, retrying (up to 50
     /// times, after a short random wait) when the server aborts it for a
     /// serialization failure, a deadlock or a unique conflict; rolls back
     /// on any other error and rethrows it as a ``HistoryError``.
-    private func transaction(
-        _ what: String, _ body: (PostgresConnection, Logger) async throws -> Void
-    ) async throws(HistoryError) {
-        _ = try await transaction(what, body, alreadyStored: { () }, added: { () })
+    private func transaction(_ what: String, _ body: (PostgresConnection) throws -> Void) throws(HistoryError) {
+        _ = try transaction(what, body, alreadyStored: { () }, added: { () })
     }
 
     private func transaction<Result>(
-        _ what: String, _ body: (PostgresConnection, Logger) async throws -> Void, alreadyStored: () -> Result,
-        added: () -> Result
-    ) async throws(HistoryError) -> Result {
+        _ what: String, _ body: (PostgresConnection) throws -> Void, alreadyStored: () -> Result, added: () -> Result
+    ) throws(HistoryError) -> Result {
+        let connection = try open()
         var attempt = 0
         while true {
             attempt += 1
             do {
-                try await connection.query("BEGIN", logger: logger)
+                try connection.execute("BEGIN")
                 do {
-                    try await body(connection, logger)
-                    try await connection.query("COMMIT", logger: logger)
+                    try body(connection)
+                    try connection.execute("COMMIT")
                     return added()
                 } catch is AlreadyStored {
-                    try await connection.query("ROLLBACK", logger: logger)
+                    try connection.execute("ROLLBACK")
                     return alreadyStored()
                 } catch {
-                    _ = try? await connection.query("ROLLBACK", logger: logger)
+                    _ = try? connection.execute("ROLLBACK")
                     throw error
                 }
             } catch let error as HistoryError {
                 throw error
-            } catch {
-                if attempt < 50, let state = Self.sqlState(error), ["40001", "40P01", "23505"].contains(state) {
-                    try? await Task.sleep(nanoseconds: UInt64.random(in: 1_000_000...20_000_000))
+            } catch let error as PostgresError {
+                if attempt < 50, let state = error.sqlState, Self.retriedStates.contains(state) {
+                    // The queue is this store's own: waiting here holds up no other task.
+                    usleep(UInt32.random(in: 1_000...20_000))
                     continue
                 }
-                throw HistoryError(.database, "\(name): cannot \(what): \(Self.describe(error))")
+                throw HistoryError(.database, "\(name): cannot \(what): \(error)")
+            } catch {
+                throw HistoryError(.database, "\(name): cannot \(what): \(error)")
             }
-        }
-    }
-
-    /// The SQLSTATE of a server error.
-    static func sqlState(_ error: any Error) -> String? {
-        (error as? PSQLError)?.serverInfo?[.sqlState]
-    }
-
-    /// What the server or the connection said, without the query's values.
-    static func describe(_ error: any Error) -> String {
-        if let deadline = error as? Deadline.Expired { return "no answer within \(deadline.seconds) s" }
-        guard let error = error as? PSQLError else { return "\(error)" }
-        if let info = error.serverInfo, let message = info[.message] {
-            return message + (info[.sqlState].map { " (SQLSTATE \($0))" } ?? "")
-        }
-        if let underlying = error.underlying { return "\(error.code): \(describeUnderlying(underlying))" }
-        return "\(error.code)"
-    }
-
-    private static func describeUnderlying(_ error: any Error) -> String {
-        if let error = error as? IOError { return error.description }
-        return String(describing: error)
-    }
-}
-
-/// Runs an operation with a time limit.
-enum Deadline {
-    /// The operation did not finish in time.
-    struct Expired: Error {
-        var seconds: Double
-    }
-
-    /// The result of `operation`, or ``Expired`` after `seconds` (the
-    /// operation is cancelled then).
-    static func run<T: Sendable>(seconds: Double, _ operation: @escaping @Sendable () async throws -> T) async throws -> T {
-        try await withThrowingTaskGroup(of: T?.self) { group in
-            group.addTask { try await operation() }
-            group.addTask {
-                try await Task.sleep(nanoseconds: UInt64(seconds * 1e9))
-                return nil
-            }
-            defer { group.cancelAll() }
-            guard let first = try await group.next(), let value = first else { throw Expired(seconds: seconds) }
-            return value
         }
     }
 }

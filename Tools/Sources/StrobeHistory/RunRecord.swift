@@ -1,4 +1,3 @@
-import Crypto
 import Foundation
 import StrobeResults
 
@@ -34,8 +33,7 @@ public struct RunRecord: Sendable, Hashable {
     /// The key of a run without a run id: `sha256:` and the hex digest of
     /// the file it encodes to.
     static func contentKey(of run: PerfRun) -> String {
-        let digest = SHA256.hash(data: ResultsFile.encode(run))
-        return "sha256:" + digest.map { String(format: "%02x", $0) }.joined()
+        "sha256:" + SHA256Digest.hex(ResultsFile.encode(run))
     }
 
     /// The metrics of the record, flattened: the test's position and name,

@@ -1,6 +1,5 @@
 import Foundation
 import GRDB
-import PostgresNIO
 import StrobeHistory
 import StrobeResults
 import Testing
@@ -53,7 +52,7 @@ struct TestStore: Sendable {
         case .postgres:
             guard let base = ProcessInfo.processInfo.environment["STROBE_TEST_POSTGRES_URL"] else { throw NoTestServer() }
             let name = "strobe_test_" + UUID().uuidString.prefix(12).lowercased().replacingOccurrences(of: "-", with: "")
-            try await TestServer.execute("CREATE DATABASE \(name)", url: base)
+            try TestServer.execute("CREATE DATABASE \(name)", url: base)
             let text = base.replacingOccurrences(of: "/strobe_test?", with: "/\(name)?")
             return TestStore(
                 text: text, location: try HistoryLocation.parse(text), directory: directory, backend: backend, databaseName: name)
@@ -67,7 +66,7 @@ struct TestStore: Sendable {
     func remove() async {
         try? FileManager.default.removeItem(atPath: directory)
         if let databaseName, let base = ProcessInfo.processInfo.environment["STROBE_TEST_POSTGRES_URL"] {
-            try? await TestServer.execute("DROP DATABASE IF EXISTS \(databaseName) WITH (FORCE)", url: base)
+            try? TestServer.execute("DROP DATABASE IF EXISTS \(databaseName) WITH (FORCE)", url: base)
         }
     }
 
@@ -94,7 +93,7 @@ struct TestStore: Sendable {
             }
             try queue.close()
         case .postgres:
-            try await TestServer.execute("UPDATE strobe_schema SET version = \(version)", url: text)
+            try TestServer.execute("UPDATE strobe_schema SET version = \(version)", url: text)
         }
     }
 
@@ -107,50 +106,30 @@ struct TestStore: Sendable {
             return bytes.base64EncodedString()
         case .postgres:
             var parts: [String] = []
-            for table in try await TestServer.rows(
+            for table in try TestServer.rows(
                 "SELECT table_name::text FROM information_schema.tables WHERE table_schema = 'public' ORDER BY 1", url: text)
             {
-                parts.append(table + ":" + (try await TestServer.rows("SELECT COUNT(*)::text FROM \(table)", url: text)).joined())
+                parts.append(table + ":" + (try TestServer.rows("SELECT COUNT(*)::text FROM \(table)", url: text)).joined())
             }
-            parts.append("version " + (try await TestServer.rows("SELECT version::text FROM strobe_schema", url: text)).joined())
+            parts.append("version " + (try TestServer.rows("SELECT version::text FROM strobe_schema", url: text)).joined())
             return parts.joined(separator: ", ")
         }
     }
 }
 
-/// Statements on the test server, outside the code under test.
+/// Statements on the test server, outside the code under test, each on a
+/// connection of its own. (They block their thread briefly: a local
+/// server on a Unix socket.)
 enum TestServer {
-    static func connection(_ url: String) async throws -> PostgresConnection {
-        let location = try PostgresLocation(url: url)
-        var logger = Logger(label: "strobe.history.tests")
-        logger.logLevel = .critical
-        guard let socket = location.endpoint.socketPath else { throw NoTestServer() }
-        let configuration = PostgresConnection.Configuration(
-            unixSocketPath: socket, username: location.user, password: nil, database: location.database)
-        return try await PostgresConnection.connect(configuration: configuration, id: 1, logger: logger)
-    }
-
-    static func execute(_ sql: String, url: String) async throws {
-        _ = try await rows(sql, url: url)
+    static func execute(_ sql: String, url: String) throws {
+        _ = try rows(sql, url: url)
     }
 
     /// The first column of every row, as text.
-    static func rows(_ sql: String, url: String) async throws -> [String] {
-        var logger = Logger(label: "strobe.history.tests")
-        logger.logLevel = .critical
-        let connection = try await connection(url)
-        do {
-            var result: [String] = []
-            let rows = try await connection.query(PostgresQuery(unsafeSQL: sql), logger: logger)
-            for try await row in rows {
-                if let cell = row.first { result.append((try? cell.decode(String?.self)).flatMap { $0 } ?? "") }
-            }
-            try await connection.close()
-            return result
-        } catch {
-            try? await connection.close()
-            throw error
-        }
+    static func rows(_ sql: String, url: String) throws -> [String] {
+        let connection = try PostgresConnection(try PostgresLocation(url: url))
+        let result = try connection.execute(sql)
+        return try (0..<result.rowCount).map { row in try result.value(row, 0, as: String?.self) ?? "" }
     }
 }
 

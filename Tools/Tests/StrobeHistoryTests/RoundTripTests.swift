@@ -38,6 +38,27 @@ import Testing
         }
     }
 
+    @Test func aRunWithoutARunIDIsKeyedByTheSHA256OfItsFile() throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("strobe-key-\(UUID().uuidString.prefix(8))").path
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let run = SampleRuns.run(id: "", time: 7)
+        let path = try SampleRuns.write(run, to: directory)
+        // sha256sum, not the code under test, digests the file.
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/sha256sum")
+        process.arguments = [path]
+        let output = Pipe()
+        process.standardOutput = output
+        try process.run()
+        let printed = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        let digest = try #require(printed.split(separator: " ").first.map(String.init))
+        #expect(digest.count == 64)
+        #expect(RunRecord(run: run).key == "sha256:" + digest)
+        #expect(RunRecord(run: try ResultsFile.read(path)).key == "sha256:" + digest)
+        #expect(RunRecord(run: SampleRuns.run(id: "", time: 8)).key != "sha256:" + digest)
+    }
+
     @Test(arguments: Backend.tested)
     func addingARunTwiceStoresItOnce(_ backend: Backend) async throws {
         try await TestStore.with(backend) { test in
@@ -82,7 +103,7 @@ import Testing
             #expect(try await keys(["device=none"]).isEmpty)
             // The value may hold `=`; the key may not be empty.
             #expect(try HistoryFilter(parsing: "label=a=b").value == "a=b")
-            #expect(throws: HistoryError.self) { try HistoryFilter(parsing: "=main") }
+            #expect(throws: StrobeHistory.HistoryError.self) { try HistoryFilter(parsing: "=main") }
             await store.close()
         }
     }
