@@ -380,3 +380,38 @@ enum Deadline {
         }
     }
 }
+
+// Marks (schema version 2): the same statements as the SQLite store's.
+extension PostgresHistoryStore {
+    func addMark(_ mark: HistoryMark) async throws {
+        try await transaction("store the mark of \(mark.target)") { connection, logger in
+            try await connection.query(
+                """
+                INSERT INTO strobe_marks (target, series, verdict, note, marked_at_ns)
+                VALUES (\(mark.target), \(mark.series), \(mark.verdict.rawValue), \(mark.note), \(mark.markedAt))
+                ON CONFLICT (target, series) DO UPDATE SET verdict = excluded.verdict, note = excluded.note,
+                    marked_at_ns = excluded.marked_at_ns
+                """, logger: logger)
+        }
+    }
+
+    func marks() async throws -> [HistoryMark] {
+        var marks: [HistoryMark] = []
+        do {
+            let rows = try await connection.query(
+                "SELECT target, series, verdict, note, marked_at_ns FROM strobe_marks ORDER BY marked_at_ns, target, series",
+                logger: logger)
+            for try await (target, series, verdict, note, markedAt) in rows.decode((String, String, String, String, Int64).self) {
+                guard let parsed = HistoryMark.Verdict(rawValue: verdict) else {
+                    throw HistoryError(.database, "\(name): the mark of \(target) has the verdict \"\(verdict)\", not confirmed or dismissed")
+                }
+                marks.append(HistoryMark(target: target, series: series, verdict: parsed, note: note, markedAt: markedAt))
+            }
+        } catch let error as HistoryError {
+            throw error
+        } catch {
+            throw HistoryError(.database, "\(name): cannot read marks: \(Self.describe(error))")
+        }
+        return marks
+    }
+}
