@@ -82,7 +82,7 @@ import Testing
             #expect(try await keys(["device=none"]).isEmpty)
             // The value may hold `=`; the key may not be empty.
             #expect(try HistoryFilter(parsing: "label=a=b").value == "a=b")
-            #expect(throws: HistoryError.self) { try HistoryFilter(parsing: "=main") }
+            #expect(throws: StrobeHistory.HistoryError.self) { try HistoryFilter(parsing: "=main") }
             await store.close()
         }
     }
