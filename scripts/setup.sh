@@ -4,6 +4,7 @@
 #   - protoc-c (to check that the generated code is current),
 #   - systemtap-sdt-dev (the header behind Strobe's USDT probes) and readelf,
 #   - libsqlite3-dev (the run history's SQLite store),
+#   - chromium (headless, for the test that renders the trend dashboard),
 #   - Python's `perfetto` and `protobuf` packages (the official trace schema,
 #     used by the tests as an independent decoder).
 # Safe to run again: it only installs what it cannot find.
@@ -21,6 +22,8 @@ fi
 command -v readelf >/dev/null 2>&1 || need_apt+=(binutils)
 # SQLite's headers and library, for the run history (strobe history).
 pkg-config --exists sqlite3 2>/dev/null || need_apt+=(libsqlite3-dev)
+# A browser for the test that renders `strobe trend --format html`.
+command -v chromium >/dev/null 2>&1 || command -v chromium-browser >/dev/null 2>&1 || need_apt+=(chromium)
 
 if [ ${#need_apt[@]} -gt 0 ]; then
     echo "setup: installing ${need_apt[*]}"
