@@ -6,6 +6,7 @@
 #   - libsqlite3-dev (the run history's SQLite store), libpq-dev (its
 #     PostgreSQL store) and libssl-dev (libcrypto's SHA-256, which keys runs
 #     without a run id),
+#   - chromium (headless, for the test that renders the trend dashboard),
 #   - Python's `perfetto` and `protobuf` packages (the official trace schema,
 #     used by the tests as an independent decoder).
 # Safe to run again: it only installs what it cannot find.
@@ -27,6 +28,8 @@ pkg-config --exists sqlite3 2>/dev/null || need_apt+=(libsqlite3-dev)
 pkg-config --exists libpq 2>/dev/null || need_apt+=(libpq-dev)
 # OpenSSL's libcrypto, for the SHA-256 of results files without a run id.
 pkg-config --exists libcrypto 2>/dev/null || need_apt+=(libssl-dev)
+# A browser for the test that renders `strobe trend --format html`.
+command -v chromium >/dev/null 2>&1 || command -v chromium-browser >/dev/null 2>&1 || need_apt+=(chromium)
 
 if [ ${#need_apt[@]} -gt 0 ]; then
     echo "setup: installing ${need_apt[*]}"

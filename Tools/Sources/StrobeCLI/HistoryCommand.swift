@@ -14,7 +14,7 @@ struct HistoryCommand: AsyncParsableCommand {
             socket). The password comes from the PGPASSWORD environment variable or --password-file, \
             never from the command line. A run is stored once, under its run id, in one transaction.
             """,
-        subcommands: [HistoryAddCommand.self, HistoryImportCommand.self, HistoryExportCommand.self]
+        subcommands: [HistoryAddCommand.self, HistoryImportCommand.self, HistoryExportCommand.self, HistoryMarkCommand.self]
     )
 }
 

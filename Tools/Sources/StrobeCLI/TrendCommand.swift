@@ -1,129 +1,216 @@
 import ArgumentParser
 import Foundation
-import StrobePerf
-import StrobeFormatting
-import StrobeReader
+import StrobeHistory
 import StrobeStatistics
 
-/// `strobe trend PATH...`: where in a history of runs did a metric change?
-struct TrendCommand: ParsableCommand {
+/// `strobe trend`: where in a history of runs did each metric change, between
+/// which commits, and was it the code or the machine?
+struct TrendCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "trend",
-        abstract: "Find the runs where metrics changed, in a history of results files.",
+        abstract: "Find where metrics changed in a history of runs: commit range, code or machine, how to confirm.",
         discussion: """
-            Reads results files (or directories of them), orders the runs by their timestamp, or by \
-            commit with --order commit (oldest first, as `git rev-list --reverse HEAD` lists them in \
-            the current repository), and for every metric finds change points by binary segmentation \
-            with a Mann-Whitney statistic: the nightly view.
+            Reads the runs of a store (--history) or of results files (PATH...). One series per suite, \
+            test, metric and group (--by; by default the host, when the runs come from several hosts); \
+            each run is one value, its processes' median, as `strobe diff` compares them. Runs are in git \
+            order (`git rev-list --topo-order --reverse --all`) when --repository, or the current directory, \
+            is a git repository holding their commits; else in time order. The runs of one commit on one \
+            host are one value.
+
+            Each change is reported with the last run before and the first after, the commit range A..B \
+            and its commits, the change with its 95% interval and p-value, regression or improvement, \
+            confirmed or "possible, N more runs to confirm", and whether the code or the machine moved \
+            it: from the other hosts, and from the reference runs (--reference build=reference: a pinned \
+            build run in the same job, left out of the series). Then the commands that confirm it: a \
+            worktree of each commit, built (--build-command), and `strobe compare` of the two builds. \
+            Marks stored with `strobe history mark` show on the changes they name.
+
+            Exit status: 0 the report was written (whatever it found); 2 bad input.
             """
     )
 
-    enum Order: String, ExpressibleByArgument, CaseIterable {
-        case time, commit
+    enum Format: String, ExpressibleByArgument, CaseIterable {
+        case text, markdown, json, html
     }
 
-    @Argument(help: "Results files or directories of them.")
-    var paths: [String]
+    @Argument(help: "Results files or directories of them (instead of --history).")
+    var paths: [String] = []
 
-    @Option(help: "time (the runs' timestamps) or commit (git history order).")
-    var order: Order = .time
+    @Option(name: .customLong("history"), help: "The store: a path (SQLite) or a postgres:// URL.")
+    var store: String?
 
-    @Option(help: "Only metrics whose names match this regular expression.")
+    @Option(name: .customLong("password-file"), help: "With a postgres:// --history, a file whose first line is the password.")
+    var passwordFile: String?
+
+    @Option(help: "Only runs of this branch (their branch tag).")
+    var branch: String?
+
+    @Option(name: .customLong("where"), help: "KEY=VALUE: only runs whose suite, branch, host, commit or tag KEY is VALUE.")
+    var filters: [String] = []
+
+    @Option(help: "Only metrics whose TEST/METRIC matches this regular expression.")
     var metric: String?
 
-    @Option(help: "Significance level of a change point (default 0.01).")
+    @Option(help: "KEY,...: one series per value of these keys (host, branch, os, cpu, build, or a tag).")
+    var by: String?
+
+    @Option(help: "KEY=VALUE: the runs that are the machine's control (a pinned build), e.g. build=reference.")
+    var reference: String?
+
+    @Option(help: "The git repository holding the runs' commits (default: the current directory, when it is one).")
+    var repository: String?
+
+    @Option(help: "text, markdown, json or html (a dashboard page).")
+    var format: Format = .text
+
+    @Option(name: .shortAndLong, help: "Write the report here (default: standard output).")
+    var output: String?
+
+    @Option(help: "False discovery rate over the series of a suite (default 0.01).")
     var alpha = 0.01
 
-    @Option(name: .customLong("min-effect"), help: "Smallest change of the median reported, in percent (default 2).")
+    @Option(name: .customLong("min-effect"), help: "Smallest change reported, in percent (default 2).")
     var minEffect = 2.0
 
+    @Option(name: .customLong("build-command"), help: "How a commit's worktree is built, in the confirm commands ({suite}: the suite).")
+    var buildCommand = "swift build -c release"
+
+    @Option(name: .customLong("suite-executable"), help: "The suite's executable in a built worktree ({suite}: the suite).")
+    var suiteExecutable = ".build/release/{suite}"
+
+    @Option(name: .customLong("max-commits"), help: "Commits listed per change (default 10).")
+    var maxCommits = 10
+
+    /// The first problem with the flags, if any.
+    var problem: String? {
+        if paths.isEmpty && store == nil { return "give a store with --history STORE, or results files" }
+        if !paths.isEmpty && store != nil { return "give either --history STORE or results files, not both" }
+        if store == nil && passwordFile != nil { return "--password-file goes with --history" }
+        if let store {
+            do { _ = try HistoryLocation.parse(store, passwordFile: passwordFile) } catch { return error.message }
+        }
+        for filter in filters + (reference.map { [$0] } ?? []) {
+            do { _ = try HistoryFilter(parsing: filter) } catch {
+                return error.message.replacingOccurrences(of: "--where \(filter)", with: (filter == reference ? "--reference " : "--where ") + filter)
+            }
+        }
+        if let metric, (try? Regex(metric)) == nil { return "--metric: \"\(metric)\" is not a valid regular expression" }
+        if let by, by.split(separator: ",", omittingEmptySubsequences: false).contains(where: { $0.trimmingCharacters(in: .whitespaces).isEmpty }) {
+            return "--by \(by): a key is empty; write e.g. host or host,device"
+        }
+        guard alpha > 0 && alpha < 1 else { return "--alpha must be between 0 and 1, not \(alpha)" }
+        guard minEffect >= 0 && minEffect < 100 else { return "--min-effect is a percentage from 0 to 100, not \(minEffect)" }
+        guard maxCommits >= 0 else { return "--max-commits must be zero or more, not \(maxCommits)" }
+        return nil
+    }
+
     func validate() throws {
-        if let metric, (try? Regex(metric)) == nil {
-            throw ValidationError("--metric: \"\(metric)\" is not a valid regular expression")
+        if let problem { throw ValidationError(problem) }
+    }
+
+    func run() async throws {
+        var options = TrendOptions()
+        options.metricPattern = metric
+        options.groupBy = by.map { $0.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) } }
+        options.reference = try reference.map { try HistoryFilter(parsing: $0) }
+        options.detection.alpha = alpha
+        options.relativeFloor = minEffect / 100
+        options.confirm.build = buildCommand
+        options.confirm.executable = suiteExecutable
+        let git: GitRepository?
+        if let repository {
+            guard let found = GitRepository(repository) else {
+                throw CommandFailure.badInput("--repository \(repository): not a git repository")
+            }
+            git = found
+            options.confirm.repository = repository
+        } else {
+            git = GitRepository(FileManager.default.currentDirectoryPath)
         }
-        guard alpha > 0 && alpha < 1 else { throw ValidationError("--alpha must be between 0 and 1, not \(alpha)") }
-        guard minEffect >= 0 && minEffect < 100 else {
-            throw ValidationError("--min-effect is a percentage from 0 to 100, not \(minEffect)")
+        if let git {
+            do {
+                options.commitOrder = try git.commitOrder()
+            } catch {
+                // A repository without commits orders nothing.
+                options.commitOrder = nil
+            }
+        }
+        let (runs, marks, source) = try await load()
+        guard runs.count >= 2 else {
+            throw CommandFailure.badInput("a trend needs at least two runs, found \(runs.count) in \(source)")
+        }
+        var report: TrendReport
+        do {
+            report = try TrendAnalysis.analyze(runs, source: source, marks: marks, options: options)
+        } catch {
+            throw CommandFailure.badInput(error.message)
+        }
+        if let git, report.order == "commit" {
+            for index in report.changes.indices {
+                let change = report.changes[index]
+                let listed = git.commits(from: change.lastBefore.commit, to: change.firstAfter.commit, limit: maxCommits)
+                report.changes[index].commits = listed.commits
+                report.changes[index].moreCommits = listed.more
+            }
+        }
+        switch format {
+        case .text: try emit(report.renderText(), to: output)
+        case .markdown: try emit(report.renderMarkdown(), to: output)
+        case .json: try emit(report.renderJSON(), to: output)
+        case .html: try emit(report.renderHTML(), to: output)
+        }
+        if output != nil, format != .text {
+            print(report.headline)
         }
     }
 
-    func run() throws {
-        var runs: [(path: String, run: PerfRun)] = []
-        for path in paths {
-            var isDirectory: ObjCBool = false
-            guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) else {
-                throw CommandFailure.badInput("\(path): no such file or directory")
+    /// The runs, the stored marks and a name for where they came from.
+    func load() async throws -> (runs: [HistoryRun], marks: [HistoryMark], source: String) {
+        var filters: [HistoryFilter] = try filters.map { try HistoryFilter(parsing: $0) }
+        if let branch { filters.append(HistoryFilter(.branch, branch)) }
+        guard let store else {
+            let entries: [HistoryInput.Entry]
+            do {
+                entries = try HistoryInput.load(paths)
+            } catch {
+                throw CommandFailure.badInput(error.message)
             }
-            let files = isDirectory.boolValue
-                ? (FileManager.default.enumerator(atPath: path)?.allObjects as? [String] ?? [])
-                    .filter { $0.hasSuffix("." + ResultsFile.fileExtension) }.sorted().map { path + "/" + $0 }
-                : [path]
-            for file in files {
-                runs.append((file, try ResultsFile.read(file)))
-            }
+            let runs = entries.map { HistoryRun(record: $0.record) }
+                .filter { run in filters.allSatisfy { $0.matches(run) } }
+                .sorted { ($0.metadata.timestamp, $0.key) < ($1.metadata.timestamp, $1.key) }
+            return (runs, [], paths.joined(separator: " "))
         }
-        guard runs.count >= 2 else { throw CommandFailure.badInput("a trend needs at least two runs, found \(runs.count)") }
-        switch order {
-        case .time:
-            runs.sort { $0.run.metadata.timestamp < $1.run.metadata.timestamp }
-        case .commit:
-            let history = Self.gitHistory()
-            guard !history.isEmpty else { throw CommandFailure.badInput("--order commit: cannot read the git history here") }
-            let position = Dictionary(history.enumerated().map { ($1, $0) }, uniquingKeysWith: { a, _ in a })
-            for entry in runs where position[entry.run.metadata.gitCommit] == nil {
+        let location: HistoryLocation
+        do {
+            location = try HistoryLocation.parse(store, passwordFile: passwordFile)
+        } catch {
+            throw CommandFailure.badInput(error.message)
+        }
+        if case .sqlite(let path) = location, !FileManager.default.fileExists(atPath: path) {
+            throw CommandFailure.badInput("\(path): no such store (`strobe history add` creates one)")
+        }
+        let opened: any HistoryStore
+        do {
+            opened = try await HistoryStores.open(location)
+        } catch let error as StrobeHistory.HistoryError {
+            throw CommandFailure.badInput(error.message)
+        }
+        do {
+            let runs = try await opened.runs(HistoryQuery(filters: filters))
+            let marks = try await opened.marks()
+            var total = runs.count
+            if runs.isEmpty { total = try await opened.count() }
+            await opened.close()
+            if runs.isEmpty {
                 throw CommandFailure.badInput(
-                    "\(entry.path): commit \"\(entry.run.metadata.gitCommit)\" is not in this repository's history")
+                    total == 0
+                        ? "\(location): the store holds no runs (add some with `strobe history add`)"
+                        : "\(location): none of its \(total) runs match " + filters.map(\.description).joined(separator: " and "))
             }
-            runs.sort {
-                (position[$0.run.metadata.gitCommit]!, $0.run.metadata.timestamp) < (position[$1.run.metadata.gitCommit]!, $1.run.metadata.timestamp)
-            }
+            return (runs, marks, location.description)
+        } catch let error as StrobeHistory.HistoryError {
+            await opened.close()
+            throw CommandFailure.badInput(error.message)
         }
-        let filter = try metric.map { try Regex($0) }
-        var names: [String] = []
-        var series: [String: [[Double]]] = [:]
-        var units: [String: String] = [:]
-        for (index, entry) in runs.enumerated() {
-            for test in entry.run.tests {
-                for metric in test.metrics {
-                    let name = "\(test.name)/\(metric.name)"
-                    if let filter, (try? filter.firstMatch(in: name)) == nil { continue }
-                    if series[name] == nil {
-                        names.append(name)
-                        series[name] = Array(repeating: [], count: runs.count)
-                        units[name] = metric.unit
-                    }
-                    series[name]![index] += metric.samples
-                }
-            }
-        }
-        var table = TextTable(header: ["metric", "changed at run", "commit", "before", "after", "change", "p"], rightAligned: [3, 4, 5, 6])
-        for name in names.sorted() {
-            let points = ChangePointDetector.detect(runs: series[name] ?? [], alpha: alpha, minimumEffect: minEffect / 100)
-            for point in points {
-                let run = runs[point.index].run
-                let unit = units[name] == "ns" ? "ns" : units[name] == "bytes" ? "bytes" : nil
-                table.rows.append([
-                    name, "\(point.index + 1) of \(runs.count)", String(run.metadata.gitCommit.prefix(10)),
-                    HumanFormat.value(point.medianBefore, unit: unit), HumanFormat.value(point.medianAfter, unit: unit),
-                    (point.change >= 0 ? "+" : "") + HumanFormat.format(point.change * 100, decimals: 1) + "%",
-                    point.pValue < 0.0001 ? "<0.0001" : HumanFormat.format(point.pValue, decimals: 4),
-                ])
-            }
-        }
-        print("\(runs.count) runs, \(names.count) metrics, \(table.rows.count) change points\n")
-        if !table.rows.isEmpty { print(table.render()) }
-    }
-
-    static func gitHistory() -> [String] {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["git", "rev-list", "--reverse", "HEAD"]
-        let pipe = Pipe()
-        process.standardOutput = pipe
-        process.standardError = FileHandle.nullDevice
-        guard (try? process.run()) != nil else { return [] }
-        let data = pipe.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return String(decoding: data, as: UTF8.self).split(separator: "\n").map(String.init)
     }
 }

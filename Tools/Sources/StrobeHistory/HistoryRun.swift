@@ -28,6 +28,20 @@ public struct HistoryRun: Sendable, Hashable {
         self.tests = tests
     }
 
+    /// The run of `record`, as the store would give it back (without samples).
+    public init(record: RunRecord) {
+        self.init(
+            key: record.key, metadata: record.run.metadata, branch: record.branch, comparison: record.comparison,
+            side: record.side,
+            tests: zip(record.run.tests, record.summaries).map { test, summaries in
+                HistoryTest(
+                    name: test.name, error: test.error, warmupIterations: test.warmupIterations, tracePaths: test.tracePaths,
+                    metrics: zip(test.metrics, summaries).map { metric, summary in
+                        HistoryMetric(name: metric.name, unit: metric.unit, lowerIsBetter: metric.lowerIsBetter, summary: summary)
+                    })
+            })
+    }
+
     /// The run as a results file holds it. Its samples are empty unless
     /// the query asked for them (``HistoryQuery/includeSamples``).
     public var perfRun: PerfRun {

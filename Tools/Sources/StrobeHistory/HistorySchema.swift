@@ -23,9 +23,15 @@
 ///   medians, for queries that want one number.
 /// - `strobe_metric_units`: the unit of each suite, test and metric, and
 ///   the run that first stored it.
+///
+/// Version 2:
+/// - `strobe_marks`: a verdict on a change point (``HistoryMark``): its
+///   `target` (`A..B` or one commit or run id), `series` (empty for every
+///   series), `verdict` (`confirmed` or `dismissed`), `note` and when it was
+///   marked; one row per target and series, a later mark replacing it.
 public enum HistorySchema {
     /// The version this Strobe writes.
-    public static let currentVersion = 1
+    public static let currentVersion = 2
 
     /// The SQL dialects the migrations are written for.
     enum Dialect {
@@ -110,7 +116,19 @@ public enum HistorySchema {
                     PRIMARY KEY (suite, test, metric)
                 )
                 """,
-            ]
+            ],
+            [
+                """
+                CREATE TABLE strobe_marks (
+                    target TEXT NOT NULL,
+                    series TEXT NOT NULL,
+                    verdict TEXT NOT NULL,
+                    note TEXT NOT NULL,
+                    marked_at_ns BIGINT NOT NULL,
+                    PRIMARY KEY (target, series)
+                )
+                """
+            ],
         ]
     }
 

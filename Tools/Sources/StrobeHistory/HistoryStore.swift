@@ -31,6 +31,12 @@ public protocol HistoryStore: Sendable {
     /// The number of runs stored.
     func count() async throws -> Int
 
+    /// Stores `mark`, replacing an earlier mark of the same target and series.
+    func addMark(_ mark: HistoryMark) async throws
+
+    /// Every mark stored, oldest first.
+    func marks() async throws -> [HistoryMark]
+
     /// Closes the connection.
     func close() async
 }

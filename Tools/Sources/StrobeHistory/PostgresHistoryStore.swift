@@ -318,3 +318,49 @@ actor PostgresHistoryStore: HistoryStore {
         }
     }
 }
+
+// Marks (schema version 2): the same statements as the SQLite store's.
+extension PostgresHistoryStore {
+    func addMark(_ mark: HistoryMark) throws {
+        try transaction("store the mark of \(mark.target)") { connection in
+            try connection.execute(
+                """
+                INSERT INTO strobe_marks (target, series, verdict, note, marked_at_ns)
+                VALUES ($1, $2, $3, $4, $5)
+                ON CONFLICT (target, series) DO UPDATE SET verdict = excluded.verdict, note = excluded.note,
+                    marked_at_ns = excluded.marked_at_ns
+                """, [mark.target, mark.series, mark.verdict.rawValue, mark.note, mark.markedAt])
+        }
+    }
+
+    func marks() throws -> [HistoryMark] {
+        let connection = try open()
+        let rows: PostgresResult
+        do {
+            rows = try connection.execute(
+                "SELECT target, series, verdict, note, marked_at_ns FROM strobe_marks ORDER BY marked_at_ns, target, series")
+        } catch {
+            throw HistoryError(.database, "\(name): cannot read marks: \(error)")
+        }
+        var marks: [HistoryMark] = []
+        for row in 0..<rows.rowCount {
+            do {
+                let target: String = try rows.value(row, 0)
+                let verdict: String = try rows.value(row, 2)
+                guard let parsed = HistoryMark.Verdict(rawValue: verdict) else {
+                    throw HistoryError(
+                        .database, "\(name): the mark of \(target) has the verdict \"\(verdict)\", not confirmed or dismissed")
+                }
+                marks.append(
+                    HistoryMark(
+                        target: target, series: try rows.value(row, 1), verdict: parsed, note: try rows.value(row, 3),
+                        markedAt: try rows.value(row, 4)))
+            } catch let error as HistoryError {
+                throw error
+            } catch {
+                throw HistoryError(.database, "\(name): cannot read marks: \(error)")
+            }
+        }
+        return marks
+    }
+}

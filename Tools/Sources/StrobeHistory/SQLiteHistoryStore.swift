@@ -156,6 +156,44 @@ final class SQLiteHistoryStore: HistoryStore {
         }
     }
 
+    func addMark(_ mark: HistoryMark) async throws {
+        do {
+            try queue.inDatabase { db in
+                try db.execute(
+                    sql: """
+                        INSERT INTO strobe_marks (target, series, verdict, note, marked_at_ns) VALUES (?, ?, ?, ?, ?)
+                        ON CONFLICT (target, series) DO UPDATE SET verdict = excluded.verdict, note = excluded.note,
+                            marked_at_ns = excluded.marked_at_ns
+                        """,
+                    arguments: [mark.target, mark.series, mark.verdict.rawValue, mark.note, mark.markedAt])
+            }
+        } catch {
+            throw HistoryError(.database, "\(path): cannot store the mark of \(mark.target): \(Self.describe(error))")
+        }
+    }
+
+    func marks() async throws -> [HistoryMark] {
+        let path = self.path
+        do {
+            let rows = try queue.inDatabase { db in
+                try Row.fetchAll(
+                    db, sql: "SELECT target, series, verdict, note, marked_at_ns FROM strobe_marks ORDER BY marked_at_ns, target, series")
+            }
+            return try rows.map { row throws(HistoryError) in
+                let target: String = row[0]
+                let verdict: String = row[2]
+                guard let parsed = HistoryMark.Verdict(rawValue: verdict) else {
+                    throw HistoryError(.database, "\(path): the mark of \(target) has the verdict \"\(verdict)\", not confirmed or dismissed")
+                }
+                return HistoryMark(target: target, series: row[1], verdict: parsed, note: row[3], markedAt: row[4])
+            }
+        } catch let error as HistoryError {
+            throw error
+        } catch {
+            throw HistoryError(.database, "\(path): cannot read marks: \(Self.describe(error))")
+        }
+    }
+
     func runs(_ query: HistoryQuery) async throws -> [HistoryRun] {
         let condition = HistoryFilter.condition(query.filters) { _ in "?" }
         let arguments = StatementArguments(condition.values)

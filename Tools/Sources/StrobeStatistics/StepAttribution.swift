@@ -81,7 +81,8 @@ public struct AttributionReport: Sendable, Hashable, Codable {
 /// night, the median over its metrics of that night's rank within the
 /// metric, oriented so that a higher rank is worse (the median, so that one
 /// metric's large step does not read as the suite's). A step of the index is
-/// reported when at least ``suiteShare`` of the metrics moved its way. Nights are exchangeable when
+/// reported when at least ``suiteShare`` of the metrics moved its way and the
+/// median change of the metrics is beyond the smallest of their floors. Nights are exchangeable when
 /// nothing changed, whatever the metrics' shapes and however they correlate
 /// (one process measures them all), so the index is searched for steps with
 /// the same rank tests as a metric, and a shift of every metric at once,
@@ -136,8 +137,13 @@ public enum StepAttribution {
         var offset = hosts.reduce(0) { $0 + $1.metrics.count }
         var suiteSteps: [SuiteStep] = []
         for (hostIndex, suite) in suites.enumerated() where !suite.metrics.isEmpty {
+            // The smallest floor of the host's metrics: a suite step whose
+            // median change is within it is no more a step than a metric's.
+            let floor = hosts[hostIndex].metrics.map(\.relativeFloor).min() ?? 0
             for step in report.series[offset].steps
-            where sharedShare(hosts[hostIndex].metrics, step: step) >= suiteShare {
+            where sharedShare(hosts[hostIndex].metrics, step: step) >= suiteShare
+                && abs(medianChange(hosts[hostIndex].metrics, step: step)) > floor
+            {
                 let (cause, reason) = classify(step, metric: 0, host: hostIndex, hosts: suites, alpha: options.alpha)
                 suiteSteps.append(SuiteStep(
                     host: suite.host, lastBefore: step.lastBefore, firstAfter: step.firstAfter,

@@ -252,16 +252,17 @@ import Testing
     @Test func trendFindsAStepAndNamesWhatItCannotRead() throws {
         let folder = try Self.scratch()
         defer { try? FileManager.default.removeItem(atPath: folder) }
-        for index in 0..<8 {
-            let level: Double = index < 4 ? 100 : 150
-            let wall = (0..<8).map { level + Double($0) * 0.5 }
+        for index in 0..<16 {
+            let level: Double = index < 8 ? 100 : 150
+            let wall = (0..<8).map { level + Double($0) * 0.5 + Double(index % 3) }
             try Self.writeResults(
-                folder + "/run\(index).strobe-results", wall: wall, run: "r\(index)", timestamp: Int64(index + 1))
+                folder + "/run\(index).strobe-results", wall: wall, run: "r\(index)", timestamp: Int64(index + 1) * 1_000_000_000)
         }
         let trend = try Self.strobe("trend", folder)
         #expect(trend.status == 0, "\(trend.errors)")
-        #expect(trend.output.hasPrefix("8 runs, 1 metrics, 1 change points"), "\(trend.output)")
-        #expect(trend.output.contains("t/wall") && trend.output.contains("5 of 8"), "\(trend.output)")
+        #expect(trend.output.contains("16 runs, 1 series, in time order: 1 change (1 undetermined)"), "\(trend.output)")
+        #expect(trend.output.contains("regression  s/t/wall: +"), "\(trend.output)")
+        #expect(trend.output.contains("between run r7") && trend.output.contains("and run r8"), "\(trend.output)")
 
         let one = try Self.strobe("trend", folder + "/run0.strobe-results")
         #expect(one.status == 2)

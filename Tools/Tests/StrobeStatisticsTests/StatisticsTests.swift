@@ -72,23 +72,3 @@ import Testing
         #expect(abs(StudentDistribution.quantile(0.025, degreesOfFreedom: 4) + 2.7764451051977987) < 1e-7)
     }
 }
-
-@Suite struct ChangePointTests {
-    @Test func findsTheRunWhereTheLevelStepped() {
-        var generator = SeededGenerator(seed: 5)
-        let runs: [[Double]] = (0..<12).map { run in
-            let level = run < 7 ? 100.0 : 114.0
-            return (0..<10).map { _ in level * exp(0.03 * generator.normal()) * (generator.uniform() < 0.05 ? 3 : 1) }
-        }
-        let points = ChangePointDetector.detect(runs: runs)
-        #expect(points.count == 1)
-        #expect(points.first?.index == 7)
-        #expect(abs((points.first?.change ?? 0) - 0.14) < 0.03)
-    }
-
-    @Test func flatHistoryHasNoChangePoint() {
-        var generator = SeededGenerator(seed: 6)
-        let runs: [[Double]] = (0..<12).map { _ in (0..<10).map { _ in 100 * exp(0.05 * generator.normal()) } }
-        #expect(ChangePointDetector.detect(runs: runs).isEmpty)
-    }
-}

@@ -1,0 +1,373 @@
+import Foundation
+import StrobeStatistics
+
+/// Finds the changes in a history of runs: one series per suite, test,
+/// metric and group (host by default), each run one value (its processes'
+/// summary, as `strobe diff` compares them), runs in commit order when the
+/// repository is known, else in time order; steps by ``StepDetector`` and
+/// their cause by ``StepAttribution``, across the groups and against the
+/// reference runs.
+///
+/// In git order a series' position is a commit: the runs of one commit on
+/// one host are one value (their median), so that a change always lies
+/// between two commits. In time order each run is a position, unless
+/// several groups must be aligned (then commits are). Runs without a commit
+/// are positions of their own. When there
+/// are several groups, a suite's series are aligned on the commits every
+/// group measured (attribution compares them commit by commit); a group
+/// that shares too few commits with the others is analysed alone.
+public enum TrendAnalysis {
+    /// The report of `runs` (oldest first or in any order), with `marks`
+    /// shown on the changes they name.
+    ///
+    /// - Throws: ``HistoryError`` of kind ``HistoryError/Kind/badArgument``
+    ///   for a metric pattern that is not a regular expression or a
+    ///   grouping key that is empty.
+    public static func analyze(
+        _ runs: [HistoryRun], source: String, marks: [HistoryMark] = [], options: TrendOptions = TrendOptions()
+    ) throws(HistoryError) -> TrendReport {
+        let pattern: Regex<AnyRegexOutput>?
+        do {
+            pattern = try options.metricPattern.map { try Regex($0) }
+        } catch {
+            throw HistoryError(.badArgument, "--metric \"\(options.metricPattern ?? "")\": not a regular expression: \(error)")
+        }
+        if let keys = options.groupBy, keys.contains(where: \.isEmpty) {
+            throw HistoryError(.badArgument, "--by \(keys.joined(separator: ",")): a key is empty; write e.g. host or host,device")
+        }
+        let reference = runs.filter { run in options.reference.map { $0.matches(run) } ?? false }
+        let analysed = runs.filter { run in !(options.reference.map { $0.matches(run) } ?? false) }
+        var notes: [String] = []
+        let keys = options.groupBy ?? (Set(analysed.map(\.metadata.host)).count > 1 ? ["host"] : [])
+        if options.groupBy == nil, !keys.isEmpty {
+            notes.append("one series per host: the runs come from \(Set(analysed.map(\.metadata.host)).count) hosts")
+        }
+        let order = CommitOrder(options.commitOrder ?? [])
+        let unknown = Set(analysed.map(\.metadata.gitCommit).filter { order.position(of: $0) == nil })
+        let byCommit = options.commitOrder != nil && unknown.isEmpty
+        if options.commitOrder != nil, !unknown.isEmpty {
+            let example = unknown.sorted().first.map { $0.isEmpty ? "(none)" : String($0.prefix(12)) } ?? ""
+            notes.append(
+                "ordered by time: \(unknown.count) commit\(unknown.count == 1 ? " is" : "s are") not in the repository (e.g. \(example))")
+        }
+        var report = TrendReport(
+            source: source, order: byCommit ? "commit" : "time", runCount: analysed.count, referenceRunCount: reference.count,
+            reference: options.reference?.description, alpha: options.detection.alpha, relativeFloor: options.relativeFloor,
+            series: [], changes: [], suiteChanges: [], notes: notes)
+        let suites = analysed.reduce(into: [String]()) { if !$0.contains($1.metadata.suite) { $0.append($1.metadata.suite) } }
+        for suite in suites.sorted() {
+            let suiteRuns = analysed.filter { $0.metadata.suite == suite }
+            let suiteReference = reference.filter { $0.metadata.suite == suite }
+            for cohort in cohorts(suiteRuns, suite: suite, keys: keys, order: byCommit ? order : nil, options: options, notes: &report.notes) {
+                try analyze(
+                    cohort, suite: suite, reference: suiteReference, keys: keys, pattern: pattern, marks: marks,
+                    options: options, into: &report)
+            }
+        }
+        return report
+    }
+
+    // MARK: Positions and groups
+
+    /// Runs of one suite analysed together: their groups, and per group the
+    /// runs at each slot.
+    struct Cohort {
+        var slots: [TrendSlot]
+        var groups: [String]
+        /// runs[group][slot]: the group's runs at that slot, oldest first.
+        var runs: [[[HistoryRun]]]
+    }
+
+    /// The cohorts of a suite's runs: one when the groups share enough
+    /// commits (or there is one group), else one per group.
+    static func cohorts(
+        _ runs: [HistoryRun], suite: String, keys: [String], order: CommitOrder?, options: TrendOptions, notes: inout [String]
+    ) -> [Cohort] {
+        var groups: [String] = []
+        var byGroup: [String: [HistoryRun]] = [:]
+        for run in runs {
+            let group = groupName(run, keys: keys)
+            if byGroup[group] == nil { groups.append(group) }
+            byGroup[group, default: []].append(run)
+        }
+        groups.sort()
+        // A position is a commit in git order, and in time order when
+        // several groups must be aligned; else each run is one.
+        let byCommit = order != nil || groups.count > 1
+        func slotKey(_ run: HistoryRun) -> String {
+            byCommit && !run.metadata.gitCommit.isEmpty ? run.metadata.gitCommit : "run:" + run.key
+        }
+        // Every slot of the suite, in order.
+        var first: [String: (time: Int64, commit: String)] = [:]
+        for run in runs {
+            let key = slotKey(run)
+            if let seen = first[key], seen.time <= run.metadata.timestamp { continue }
+            first[key] = (run.metadata.timestamp, run.metadata.gitCommit)
+        }
+        let ordered = first.keys.sorted { a, b in
+            if let order, let pa = order.position(of: first[a]!.commit), let pb = order.position(of: first[b]!.commit), pa != pb {
+                return pa < pb
+            }
+            return (first[a]!.time, a) < (first[b]!.time, b)
+        }
+        func cohort(_ members: [String], slots: [String]) -> Cohort {
+            let index = Dictionary(uniqueKeysWithValues: slots.enumerated().map { ($1, $0) })
+            var table = members.map { _ in Array(repeating: [HistoryRun](), count: slots.count) }
+            for (g, group) in members.enumerated() {
+                for run in byGroup[group] ?? [] {
+                    if let slot = index[slotKey(run)] { table[g][slot].append(run) }
+                }
+                for slot in table[g].indices { table[g][slot].sort { ($0.metadata.timestamp, $0.key) < ($1.metadata.timestamp, $1.key) } }
+            }
+            return Cohort(
+                slots: slots.map { TrendSlot(commit: first[$0]!.commit, time: first[$0]!.time) }, groups: members, runs: table)
+        }
+        guard groups.count > 1 else { return [cohort(groups, slots: ordered)] }
+        let shared = ordered.filter { key in groups.allSatisfy { group in byGroup[group]!.contains { slotKey($0) == key } } }
+        if shared.count >= 2 * options.detection.minimumSegment {
+            let left = runs.filter { !Set(shared).contains(slotKey($0)) }.count
+            if left > 0 {
+                notes.append(
+                    "\(suite): \(left) run\(left == 1 ? "" : "s") at commits not measured by every one of \(groups.joined(separator: ", ")) left out (series are aligned commit by commit)")
+            }
+            return [cohort(groups, slots: shared)]
+        }
+        notes.append(
+            "\(suite): \(groups.joined(separator: ", ")) share \(shared.count) commit\(shared.count == 1 ? "" : "s"); each is analysed alone, so no step is compared across them")
+        return groups.map { group in
+            cohort([group], slots: ordered.filter { key in byGroup[group]!.contains { slotKey($0) == key } })
+        }
+    }
+
+    /// The values of `run` for `keys`, joined: its group's name.
+    static func groupName(_ run: HistoryRun, keys: [String]) -> String {
+        keys.map { key -> String in
+            switch key {
+            case "host": return run.metadata.host
+            case "branch": return run.branch
+            case "os": return run.metadata.os
+            case "cpu": return run.metadata.cpuModel
+            case "build": return run.metadata.tags["build"] ?? run.metadata.buildConfiguration
+            case "suite": return run.metadata.suite
+            default: return run.metadata.tags[key] ?? "(no \(key))"
+            }
+        }.joined(separator: ", ")
+    }
+
+    // MARK: One cohort
+
+    /// A metric of a cohort: its values per group and slot.
+    private struct Series {
+        var test: String
+        var metric: String
+        var unit: String
+        var lowerIsBetter: Bool
+        var values: [[Double]]
+
+        var name: String { "\(test)/\(metric)" }
+    }
+
+    /// The value of `test`/`metric` in `run`: the median of its processes' summaries.
+    static func value(_ run: HistoryRun, test: String, metric: String) -> Double? {
+        run.tests.first { $0.name == test }?.metrics.first { $0.name == metric }?.summary.centralValue
+    }
+
+    /// The median of `values`, or nil when one is missing.
+    private static func median(_ values: [Double?]) -> Double? {
+        guard !values.isEmpty else { return nil }
+        var present: [Double] = []
+        for value in values {
+            guard let value else { return nil }
+            present.append(value)
+        }
+        return Quantiles.median(sorted: present.sorted())
+    }
+
+    private static func analyze(
+        _ cohort: Cohort, suite: String, reference: [HistoryRun], keys: [String], pattern: Regex<AnyRegexOutput>?,
+        marks: [HistoryMark], options: TrendOptions, into report: inout TrendReport
+    ) throws(HistoryError) {
+        let label = cohort.groups.count == 1 && !cohort.groups[0].isEmpty ? "\(suite) on \(cohort.groups[0])" : suite
+        guard cohort.slots.count >= 2 else {
+            report.notes.append("\(label): \(cohort.slots.count) commit\(cohort.slots.count == 1 ? "" : "s"): a trend needs at least two")
+            return
+        }
+        // The metrics, in the order the runs list them.
+        var names: [(test: String, metric: String, unit: String, lowerIsBetter: Bool)] = []
+        var seen = Set<String>()
+        for group in cohort.runs {
+            for runs in group {
+                for run in runs {
+                    for test in run.tests {
+                        for metric in test.metrics where seen.insert("\(test.name)/\(metric.name)").inserted {
+                            names.append((test.name, metric.name, metric.unit, metric.lowerIsBetter))
+                        }
+                    }
+                }
+            }
+        }
+        var series: [Series] = []
+        var partial: [String] = []
+        var notPositive: [String] = []
+        for name in names {
+            let full = "\(name.test)/\(name.metric)"
+            if let pattern, (try? pattern.firstMatch(in: full)) == nil { continue }
+            let values = cohort.runs.map { group in
+                group.map { runs in median(runs.map { value($0, test: name.test, metric: name.metric) }) }
+            }
+            let present = values.joined().filter { $0 != nil }.count
+            let total = cohort.slots.count * cohort.groups.count
+            if present < total {
+                partial.append("\(full) (\(present) of \(total))")
+                continue
+            }
+            let flat = values.map { $0.map { $0! } }
+            if flat.joined().contains(where: { !$0.isFinite || $0 <= 0 }) {
+                notPositive.append(full)
+                continue
+            }
+            series.append(Series(test: name.test, metric: name.metric, unit: name.unit, lowerIsBetter: name.lowerIsBetter, values: flat))
+        }
+        if !partial.isEmpty {
+            report.notes.append("\(label): not measured at every commit, left out: " + partial.joined(separator: ", "))
+        }
+        if !notPositive.isEmpty {
+            report.notes.append(
+                "\(label): a value of zero or less (changes are ratios), left out: " + notPositive.joined(separator: ", "))
+        }
+        guard !series.isEmpty else { return }
+        // The reference runs of each group, matched to the slots: those of
+        // the same commit, else the nearest in time.
+        var referenceRuns: [[[HistoryRun]]] = []
+        for group in cohort.groups {
+            let own = reference.filter { groupName($0, keys: keys) == group }
+            referenceRuns.append(cohort.slots.enumerated().map { index, slot in
+                guard !own.isEmpty else { return [] }
+                if !slot.commit.isEmpty {
+                    let same = own.filter { $0.metadata.gitCommit == slot.commit }
+                    if !same.isEmpty { return same }
+                }
+                let time = cohort.runs.flatMap { $0[index] }.map(\.metadata.timestamp).min() ?? slot.time
+                let nearest = own.min { abs($0.metadata.timestamp - time) < abs($1.metadata.timestamp - time) }!
+                return [nearest]
+            })
+        }
+        let floor = options.relativeFloor
+        let hosts = cohort.groups.indices.map { g in
+            let metrics = series.map {
+                MetricHistory(name: $0.name, values: $0.values[g], lowerIsBetter: $0.lowerIsBetter, relativeFloor: floor)
+            }
+            let references: [MetricHistory] = referenceRuns[g].allSatisfy(\.isEmpty) ? [] : series.compactMap { item in
+                let values = referenceRuns[g].map { runs in median(runs.map { value($0, test: item.test, metric: item.metric) }) }
+                guard values.allSatisfy({ $0 != nil && $0!.isFinite && $0! > 0 }) else { return nil }
+                return MetricHistory(name: item.name, values: values.map { $0! }, lowerIsBetter: item.lowerIsBetter, relativeFloor: floor)
+            }
+            return HostHistory(host: cohort.groups[g], metrics: metrics, reference: references)
+        }
+        let attribution: AttributionReport
+        do {
+            attribution = try StepAttribution.attribute(hosts, options: options.detection)
+        } catch {
+            throw HistoryError(.badArgument, "\(label): \(error.description)")
+        }
+        // The plots.
+        for item in series {
+            var points: [TrendPoint] = []
+            for (g, group) in cohort.groups.enumerated() {
+                for (slot, runs) in cohort.runs[g].enumerated() {
+                    for run in runs {
+                        if let value = value(run, test: item.test, metric: item.metric) {
+                            points.append(TrendPoint(slot: slot, group: group, value: value, run: run.key, reference: false))
+                        }
+                    }
+                    for run in referenceRuns[g][slot] {
+                        if let value = value(run, test: item.test, metric: item.metric) {
+                            points.append(TrendPoint(slot: slot, group: group, value: value, run: run.key, reference: true))
+                        }
+                    }
+                }
+            }
+            report.series.append(TrendSeries(
+                suite: suite, test: item.test, metric: item.metric, unit: item.unit, lowerIsBetter: item.lowerIsBetter,
+                groups: cohort.groups, slots: cohort.slots, points: points))
+        }
+        func runs(group: String, before: Int, after: Int) -> (TrendRunReference, TrendRunReference) {
+            let g = cohort.groups.firstIndex(of: group) ?? 0
+            let last = cohort.runs[g][before].last!
+            let first = cohort.runs[g][after].first!
+            return (
+                TrendRunReference(run: last.key, commit: last.metadata.gitCommit, time: last.metadata.timestamp, slot: before),
+                TrendRunReference(run: first.key, commit: first.metadata.gitCommit, time: first.metadata.timestamp, slot: after)
+            )
+        }
+        func runsToConfirm(_ status: StepStatus) -> Int {
+            if case .possible(let runs) = status { return runs }
+            return 0
+        }
+        for found in attribution.steps {
+            guard let item = series.first(where: { $0.name == found.step.metric }) else { continue }
+            let (before, after) = runs(group: found.host, before: found.step.lastBefore, after: found.step.firstAfter)
+            let name = "\(suite)/\(item.test)/\(item.metric)"
+            let mark = marks.last { mark in
+                !mark.series.isEmpty
+                    && mark.matches(before: (before.commit, before.run), after: (after.commit, after.run), series: name)
+            } ?? marks.last { mark in
+                mark.series.isEmpty
+                    && mark.matches(before: (before.commit, before.run), after: (after.commit, after.run), series: name)
+            }
+            report.changes.append(TrendChange(
+                suite: suite, test: item.test, metric: item.metric, unit: item.unit, group: found.host, lastBefore: before,
+                firstAfter: after, change: found.step.change, pValue: found.step.pValue, direction: found.step.direction,
+                status: found.step.status.description, runsToConfirm: runsToConfirm(found.step.status), cause: found.cause,
+                reason: found.reason, commits: [], moreCommits: 0,
+                confirm: options.confirm.lines(
+                    suite: suite, test: item.test, metric: item.metric, before: before.commit, after: after.commit),
+                mark: mark))
+        }
+        for found in attribution.suiteSteps {
+            let (before, after) = runs(group: found.host, before: found.lastBefore, after: found.firstAfter)
+            report.suiteChanges.append(TrendSuiteChange(
+                suite: suite, group: found.host, lastBefore: before, firstAfter: after, medianChange: found.medianChange,
+                status: found.status.description, cause: found.cause, reason: found.reason))
+        }
+    }
+}
+
+/// The repository's commits in order, found by full hash or by a prefix
+/// of at least 4 hex digits.
+struct CommitOrder {
+    private let position: [String: Int]
+    private let sorted: [String]
+
+    init(_ commits: [String]) {
+        position = Dictionary(commits.enumerated().map { ($1, $0) }, uniquingKeysWith: { a, _ in a })
+        sorted = commits.sorted()
+    }
+
+    /// The position of `commit` (full or abbreviated), or nil.
+    func position(of commit: String) -> Int? {
+        if let exact = position[commit] { return exact }
+        guard commit.count >= 4 else { return nil }
+        var low = 0
+        var high = sorted.count
+        while low < high {
+            let middle = (low + high) / 2
+            if sorted[middle] < commit { low = middle + 1 } else { high = middle }
+        }
+        guard low < sorted.count, sorted[low].hasPrefix(commit) else { return nil }
+        return position[sorted[low]]
+    }
+}
+
+extension HistoryFilter {
+    /// Whether `run` meets this condition.
+    public func matches(_ run: HistoryRun) -> Bool {
+        switch field {
+        case .suite: return run.metadata.suite == value
+        case .branch: return run.branch == value
+        case .host: return run.metadata.host == value
+        case .commit: return run.metadata.gitCommit == value
+        case .tag(let key): return run.metadata.tags[key] == value
+        }
+    }
+}

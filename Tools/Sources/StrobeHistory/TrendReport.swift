@@ -1,0 +1,167 @@
+import StrobeStatistics
+
+/// What a trend found in a history: every series analysed, with its runs
+/// for the plots, and every change, pinned to the runs and commits around it.
+public struct TrendReport: Sendable, Hashable, Codable {
+    /// Where the runs came from (the store, or the results files).
+    public var source: String
+    /// How runs were ordered: `commit` (git's order) or `time`.
+    public var order: String
+    /// Runs analysed (reference runs not counted).
+    public var runCount: Int
+    /// Reference runs read.
+    public var referenceRunCount: Int
+    /// The runs that are the reference (`KEY=VALUE`), if any.
+    public var reference: String?
+    /// The false discovery rate over the series of a suite.
+    public var alpha: Double
+    /// The smallest relative change reported.
+    public var relativeFloor: Double
+    /// Every series analysed, suite by suite, test by test.
+    public var series: [TrendSeries]
+    /// The changes of single metrics, suite by suite, oldest first.
+    public var changes: [TrendChange]
+    /// The steps of a whole suite on one host: every metric moved at once.
+    public var suiteChanges: [TrendSuiteChange]
+    /// What was left out, and why; how runs were ordered.
+    public var notes: [String]
+
+    /// The changes the code made (not the machine, not undetermined).
+    public var codeChanges: [TrendChange] { changes.filter { $0.cause == .code } }
+}
+
+/// A position in a series: a commit (all runs of one commit share it), or
+/// one run when runs carry no commit.
+public struct TrendSlot: Sendable, Hashable, Codable {
+    /// The commit, or "".
+    public var commit: String
+    /// The earliest run's time, in nanoseconds since 1970.
+    public var time: Int64
+}
+
+/// One run as a plot shows it.
+public struct TrendPoint: Sendable, Hashable, Codable {
+    /// The index of its slot in the series.
+    public var slot: Int
+    /// Its group (host, device...), "" when runs are not grouped.
+    public var group: String
+    /// Its value: the run's per-process summary.
+    public var value: Double
+    /// Its run id (store key).
+    public var run: String
+    /// Whether it is a reference run.
+    public var reference: Bool
+}
+
+/// One metric of one suite, over the history: a plot of the dashboard.
+public struct TrendSeries: Sendable, Hashable, Codable {
+    /// The suite.
+    public var suite: String
+    /// The test.
+    public var test: String
+    /// The metric.
+    public var metric: String
+    /// Its unit.
+    public var unit: String
+    /// Whether smaller is better.
+    public var lowerIsBetter: Bool
+    /// Its groups, in the order of their colours.
+    public var groups: [String]
+    /// Its positions, oldest first.
+    public var slots: [TrendSlot]
+    /// Every run, and every reference run used.
+    public var points: [TrendPoint]
+
+    /// `SUITE/TEST/METRIC`.
+    public var name: String { "\(suite)/\(test)/\(metric)" }
+}
+
+/// A run next to a change.
+public struct TrendRunReference: Sendable, Hashable, Codable {
+    /// Its run id (store key).
+    public var run: String
+    /// Its commit, or "".
+    public var commit: String
+    /// Its time, in nanoseconds since 1970.
+    public var time: Int64
+    /// The index of its slot in the series.
+    public var slot: Int
+}
+
+/// A change of one metric, where it happened and why.
+public struct TrendChange: Sendable, Hashable, Codable {
+    /// The suite.
+    public var suite: String
+    /// The test.
+    public var test: String
+    /// The metric.
+    public var metric: String
+    /// Its unit.
+    public var unit: String
+    /// The group (host, device...) whose series changed; "" when ungrouped.
+    public var group: String
+    /// The last run at the old level.
+    public var lastBefore: TrendRunReference
+    /// The first run at the new level.
+    public var firstAfter: TrendRunReference
+    /// The level after over the level before, with its interval.
+    public var change: ShiftEstimate
+    /// The p-value of the test that found it.
+    public var pValue: Double
+    /// Regression or improvement.
+    public var direction: StepDirection
+    /// Whether it is confirmed: "confirmed" or "possible, N more runs to confirm".
+    public var status: String
+    /// More runs needed to confirm it; 0 when confirmed.
+    public var runsToConfirm: Int
+    /// The code's, the machine's, or undetermined.
+    public var cause: StepCause
+    /// The evidence for the cause, in a sentence.
+    public var reason: String
+    /// The commits in the range, newest first, as `git log --oneline A..B`
+    /// shows them (at most a few; see ``moreCommits``); empty without the repository.
+    public var commits: [String]
+    /// Commits in the range beyond those listed.
+    public var moreCommits: Int
+    /// The commands that confirm it; empty when the runs carry no commits.
+    public var confirm: [String]
+    /// A verdict stored for it (`strobe history mark`).
+    public var mark: HistoryMark?
+
+    /// `SUITE/TEST/METRIC`.
+    public var series: String { "\(suite)/\(test)/\(metric)" }
+
+    /// `A..B`: the commits (or run ids) of the last run before and the first after.
+    public var range: String {
+        let before = lastBefore.commit.isEmpty ? lastBefore.run : lastBefore.commit
+        let after = firstAfter.commit.isEmpty ? firstAfter.run : firstAfter.commit
+        return "\(before)..\(after)"
+    }
+
+    /// The range with commits abbreviated to 10 hex digits.
+    public var shortRange: String {
+        let before = lastBefore.commit.isEmpty ? lastBefore.run : String(lastBefore.commit.prefix(10))
+        let after = firstAfter.commit.isEmpty ? firstAfter.run : String(firstAfter.commit.prefix(10))
+        return "\(before)..\(after)"
+    }
+}
+
+/// A step of a host's whole suite: every metric moved at once.
+public struct TrendSuiteChange: Sendable, Hashable, Codable {
+    /// The suite.
+    public var suite: String
+    /// The group (host, device...).
+    public var group: String
+    /// The last run at the old level.
+    public var lastBefore: TrendRunReference
+    /// The first run at the new level.
+    public var firstAfter: TrendRunReference
+    /// The median change over the suite's metrics, positive when worse.
+    public var medianChange: Double
+    /// Whether it is confirmed.
+    public var status: String
+    /// The code's, the machine's, or undetermined.
+    public var cause: StepCause
+    /// The evidence, in a sentence.
+    public var reason: String
+}

@@ -1,0 +1,93 @@
+import Foundation
+import StrobeHistory
+import StrobeResults
+
+/// A small deterministic generator (SplitMix64) with normal draws.
+struct TrendNoise {
+    var state: UInt64
+
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+
+    mutating func uniform() -> Double { (Double(next() >> 11) + 0.5) / Double(1 << 53) }
+
+    mutating func normal() -> Double { (-2 * log(uniform())).squareRoot() * cos(2 * .pi * uniform()) }
+}
+
+/// A git repository in a temporary directory with one empty commit per
+/// night, and nightly runs tagged with those commits.
+struct NightlyHistory {
+    /// The repository.
+    var repository: String
+    /// Its commits, oldest first.
+    var commits: [String]
+
+    /// A repository of `nights` commits, "night 1"...
+    static func make(nights: Int, in directory: String) throws -> NightlyHistory {
+        let repository = directory + "/repo"
+        try FileManager.default.createDirectory(atPath: repository, withIntermediateDirectories: true)
+        try git(["init", "-q", repository])
+        for night in 1...nights {
+            try git(["-C", repository, "-c", "user.name=Nightly", "-c", "user.email=nightly@example.com",
+                     "commit", "-q", "--allow-empty", "-m", "night \(night)"])
+        }
+        let commits = try git(["-C", repository, "rev-list", "--reverse", "HEAD"]).split(separator: "\n").map(String.init)
+        return NightlyHistory(repository: repository, commits: commits)
+    }
+
+    @discardableResult
+    static func git(_ arguments: [String]) throws -> String {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = ["git"] + arguments
+        let output = Pipe()
+        process.standardOutput = output
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        let data = output.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        guard process.terminationStatus == 0 else { throw GitFailed(arguments: arguments) }
+        return String(decoding: data, as: UTF8.self)
+    }
+
+    struct GitFailed: Error, CustomStringConvertible {
+        var arguments: [String]
+        var description: String { "git \(arguments.joined(separator: " ")) failed" }
+    }
+
+    /// The run of one process on `night` (0-based) on `host`: tests `a`...`d`
+    /// (each a `wall` in ns, about 1 ms), each test's level times
+    /// `factor(test, night)`, every process with its own 2% noise and 5
+    /// iterations with 0.5% noise of their own.
+    func run(
+        night: Int, host: String = "ci-1", build: String? = nil, tests: [String] = ["a", "b", "c", "d"],
+        noise: inout TrendNoise, factor: (String, Int) -> Double = { _, _ in 1 }
+    ) -> PerfRun {
+        var tags = ["branch": "main"]
+        if let build { tags["build"] = build }
+        let results = tests.map { test in
+            let level = 1_000_000 * factor(test, night) * exp(0.02 * noise.normal())
+            let samples = (0..<5).map { _ in level * exp(0.005 * noise.normal()) }
+            return PerfTestResult(name: test, metrics: [PerfMetric(name: "wall", unit: "ns", samples: samples)])
+        }
+        return PerfRun(
+            metadata: RunMetadata(
+                suite: "nightly", gitCommit: commits[night], host: host, os: "Linux", cpuModel: "AMD EPYC", coreCount: 2,
+                buildConfiguration: "release", timestamp: (1_700_000_000 + Int64(night) * 86_400) * 1_000_000_000
+                    + (build == "reference" ? 60_000_000_000 : 0),
+                tags: tags, runID: "\(host)-\(build ?? "build")-night\(night + 1)"),
+            tests: results)
+    }
+}
+
+extension HistoryStore {
+    /// Adds every run.
+    func add(_ runs: [PerfRun]) async throws {
+        for run in runs { _ = try await add(RunRecord(run: run)) }
+    }
+}
