@@ -72,13 +72,46 @@ if [ "$cold_status" -ge 2 ]; then echo "strobe compare could not compare the col
 "$tools_bin/strobe" diff --baseline "$out/suite/baseline" --candidate "$out/suite/candidate" --policy "$policy" \
     --format html --output "$out/report.html" || true
 
-step "5. Where to look next"
+step "5. A short history: twenty nights in a store, judged by strobe trend"
+# Each night is a commit; one process of the nightly build and one of a
+# pinned reference build (always vectorized) run and go into an SQLite
+# store. From night 11 the nightly build is the scalar one. strobe trend
+# judges each process as one value, pins the change to its commit range,
+# and uses the reference to tell the code's changes from the machine's.
+nights=${DEMO_NIGHTS:-20}
+history_dir=$out/history
+history_repo=$history_dir/repo
+mkdir -p "$history_repo"
+git init -q "$history_repo"
+for night in $(seq 1 "$nights"); do
+    kernel=vectorized
+    message="night $night"
+    if [ "$night" -ge 11 ]; then kernel=scalar; fi
+    if [ "$night" -eq 11 ]; then message="night 11: the colour grade is built without SIMD"; fi
+    git -C "$history_repo" -c user.name=Nightly -c user.email=nightly@example.com commit -q --allow-empty -m "$message"
+    sha=$(git -C "$history_repo" rev-parse HEAD)
+    GITHUB_SHA=$sha LENS_KERNEL=$kernel "$bin/LensPerfTests" --iterations 3 --tag build=nightly \
+        --tag branch=main --output "$history_dir/results/night$night-nightly" >/dev/null
+    GITHUB_SHA=$sha LENS_KERNEL=vectorized "$bin/LensPerfTests" --iterations 3 --tag build=reference \
+        --tag branch=main --output "$history_dir/results/night$night-reference" >/dev/null
+    printf '.'
+done
+echo
+"$tools_bin/strobe" history add "$history_dir/results" --history "$history_dir/history.sqlite"
+"$tools_bin/strobe" trend --history "$history_dir/history.sqlite" --repository "$history_repo" \
+    --reference build=reference --metric 'wall|lens apply' --suite-executable .build/release/LensPerfTests \
+    --build-command 'swift build -c release --product LensPerfTests' | sed -n '1,30p'
+"$tools_bin/strobe" trend --history "$history_dir/history.sqlite" --repository "$history_repo" \
+    --reference build=reference --format html --output "$out/history.html"
+
+step "6. Where to look next"
 echo "Trace of the app:        $out/lens.pftrace"
 echo "  open it at https://ui.perfetto.dev (Open trace file): each interval sits beside the thread"
 echo "  that ran it; select a 'lens apply' slice to see its thread CPU time and rusage deltas."
 echo "Flight-recorder dump:    $out/flight-recorder/ (the trigger is the instant strobe.trigger)"
 echo "Pull-request comment:    $out/pr-comment.md"
 echo "HTML report with plots: $out/report.html"
+echo "History dashboard:       $out/history.html (one plot per series, change points with their commit range)"
 echo "Raw results:             $out/suite/baseline, $out/suite/candidate, one file per process"
 echo "                         (strobe results export FILE --format csv; strobe diff re-judges them)"
 echo "Slow iterations:         rerun a suite with --keep-traces to keep each iteration's trace."
