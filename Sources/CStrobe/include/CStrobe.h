@@ -192,6 +192,8 @@ void cstrobe_sanitizer_release(void *address);
 
 /// Reads CLOCK_MONOTONIC in nanoseconds.
 uint64_t cstrobe_monotonic_ns(void);
+/// Reads CLOCK_REALTIME in nanoseconds since the Unix epoch.
+uint64_t cstrobe_realtime_ns(void);
 /// Reads CLOCK_BOOTTIME in nanoseconds (CLOCK_MONOTONIC where it is missing).
 uint64_t cstrobe_boottime_ns(void);
 
