@@ -167,6 +167,12 @@ public final class TraceSession: Sendable {
         public var suppressedTriggers: UInt64 = 0
         /// Dumps that could not be written; ``lastDumpError`` says why.
         public var failedDumps: UInt64 = 0
+        /// Dumps accepted and not yet written (0 or 1): the session is
+        /// recording the window after the trigger, or writing the file. An
+        /// app about to stop can keep working until it is 0, so the dump
+        /// holds the whole window it asked for rather than what the stop
+        /// leaves.
+        public var dumpsInProgress = 0
     }
 
     /// Dumps the flight recorder now: what the rings hold before this

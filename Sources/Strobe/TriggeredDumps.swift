@@ -125,6 +125,7 @@ final class TriggeredDumps: @unchecked Sendable {
             statistics.suppressedTriggers = state.suppressed
             statistics.triggeredDumps = state.written
             statistics.failedDumps = state.failed
+            statistics.dumpsInProgress = state.busy ? 1 : 0
         }
     }
 
@@ -138,13 +139,7 @@ final class TriggeredDumps: @unchecked Sendable {
     /// passed.
     func writerTurn(core: SessionCore, recorders: [ThreadRecorder]) {
         converter.update(points: core.calibration.snapshot())
-        if watch.isNeeded {
-            watch.beginTurn()
-            for recorder in recorders {
-                for fired in watch.scan(
-                    recorder, ringChunks: core.recorderSettings.maximumChunks, converter: &converter) { _ = offer(fired) }
-            }
-        }
+        scan(core: core, recorders: recorders)
         if capture == nil, let trigger = takePending() {
             var capture = Capture(
                 trigger: trigger, windowEnd: trigger.boottime &+ Trace.nanoseconds(settings.after))
@@ -159,13 +154,28 @@ final class TriggeredDumps: @unchecked Sendable {
     /// At stop, after the writer has been joined: writes a dump whose window
     /// is still open with what it has, and one accepted but not started.
     func finish(core: SessionCore, recorders: [ThreadRecorder]) {
+        core.calibration.mark()
         converter.update(points: core.calibration.snapshot())
+        // What was recorded since the writer's last turn is looked at too:
+        // a trigger in the last moments before the stop is dumped, with
+        // the window the stop leaves.
+        scan(core: core, recorders: recorders)
         if capture == nil, let trigger = takePending() {
             var capture = Capture(trigger: trigger, windowEnd: trigger.boottime)
             take(recorders, into: &capture, before: true)
             self.capture = capture
         }
         if capture != nil { finishCapture(core: core, recorders: recorders) }
+    }
+
+    /// Looks through the rings for triggers, and offers those that fired.
+    private func scan(core: SessionCore, recorders: [ThreadRecorder]) {
+        guard watch.isNeeded else { return }
+        watch.beginTurn()
+        for recorder in recorders {
+            for fired in watch.scan(
+                recorder, ringChunks: core.recorderSettings.maximumChunks, converter: &converter) { _ = offer(fired) }
+        }
     }
 
     /// The accepted trigger whose capture has not started, taken.

@@ -372,6 +372,38 @@ struct FlightRecorderTriggerTests {
         #expect(values.count + overwritten == last + 1, "\(values.count) in the dump, \(overwritten) overwritten, last \(last)")
     }
 
+    /// A trigger that fires after the writer's last look and before the
+    /// stop is dumped at the stop, with the window the stop leaves.
+    @Test func aTriggerJustBeforeTheStopIsDumped() throws {
+        let directory = Self.freshDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        var configuration = Self.configuration(
+            directory: directory, triggers: [.interval("frame", longerThan: .milliseconds(30))])
+        // The writer does not look through the rings again before the stop.
+        configuration.flushInterval = .seconds(60)
+        let session = try TraceSession.start(configuration)
+        usleep(20_000)
+        Trace.interval("frame") { Self.sleep(for: .milliseconds(40)) }
+        try session.stop()
+        #expect(session.statistics.triggeredDumps == 1)
+        #expect(Self.dumps(in: directory).count == 1)
+    }
+
+    /// A dump shows in `dumpsInProgress` from its trigger until its file is
+    /// written, so an app can keep working until the window after is whole.
+    @Test func aDumpIsInProgressUntilItIsWritten() throws {
+        let directory = Self.freshDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let session = try TraceSession.start(Self.configuration(directory: directory, after: .milliseconds(100)))
+        #expect(session.statistics.dumpsInProgress == 0)
+        #expect(session.trigger("now"))
+        #expect(session.statistics.dumpsInProgress == 1)
+        Self.waitForDumps(session, count: 1)
+        #expect(session.statistics.dumpsInProgress == 0)
+        #expect(session.statistics.triggeredDumps == 1)
+        try session.stop()
+    }
+
     /// Chunks that end before the window are left out: the dump begins at
     /// most one chunk's worth of time before it.
     @Test func timeBeforeTheWindowIsLeftOut() throws {
