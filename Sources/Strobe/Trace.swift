@@ -132,6 +132,7 @@ public enum Trace {
                     if position + 1 <= cursor.pointee.limit {
                         let timestamp = cstrobe_raw_timestamp() &- cursor.pointee.timestamp_base
                         position[0] = RecordLayout.header(kind: RecordLayout.end, timestamp: timestamp)
+                        cursor.pointee.categorized_levels &= ~bit
                         cursor.pointee.depth = level
                         cstrobe_count_recorded(cursor)
                         cstrobe_publish_and_leave(cursor, position + 1)
@@ -146,6 +147,7 @@ public enum Trace {
                         position[0] = RecordLayout.header(kind: RecordLayout.end | RecordLayout.withResourceUsage, timestamp: timestamp)
                         RecordLayout.store(usage, at: position + 1)
                         cursor.pointee.rusage_levels &= ~bit
+                        cursor.pointee.categorized_levels &= ~bit
                         cursor.pointee.depth = level
                         cstrobe_count_recorded(cursor)
                         cstrobe_publish_and_leave(cursor, position + words)

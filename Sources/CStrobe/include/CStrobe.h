@@ -50,13 +50,40 @@ typedef struct cstrobe_thread_cursor {
     /// Bit n set: the open interval at nesting level n (< 64) captured rusage,
     /// so its end captures it too.
     uint64_t rusage_levels;
+    /// Bit n set: the open interval at nesting level n (< 64) was opened by
+    /// a begin in a category, the one in `level_categories[n]`. An end in a
+    /// category closes the innermost interval only if that interval was
+    /// opened in the same category; otherwise its own begin was skipped
+    /// while the category was off. Every end clears its level's bit.
+    uint64_t categorized_levels;
     /// The Swift object that owns this cursor (unretained).
     void *owner;
     /// Nonzero while the owner is between its check that the session runs
     /// and the publication of its record; a stopping session waits for it
     /// to return to 0 (see cstrobe_enter_write).
     uint64_t writing;
+    /// Per nesting level below 64: the category (index plus one) of the
+    /// begin that opened it, valid where `categorized_levels` has the bit.
+    uint16_t level_categories[64];
 } cstrobe_thread_cursor;
+
+/// Notes that the interval opened at `level` is in category `payload`
+/// (index plus one). Levels from 64 on are not tracked.
+static inline void cstrobe_open_categorized_level(cstrobe_thread_cursor *cursor, int64_t level, uint64_t payload) {
+    if (level >= 0 && level < 64) {
+        cursor->categorized_levels |= (uint64_t)1 << level;
+        cursor->level_categories[level] = (uint16_t)payload;
+    }
+}
+
+/// Whether an end in category `payload` closes the interval open at
+/// `level`: it was opened in that category, or lies 64 levels deep or more,
+/// where nothing tells.
+static inline bool cstrobe_level_is_in_category(const cstrobe_thread_cursor *cursor, int64_t level, uint64_t payload) {
+    if (level < 0) return false;
+    if (level >= 64) return true;
+    return ((cursor->categorized_levels >> level) & 1) != 0 && cursor->level_categories[level] == (uint16_t)payload;
+}
 
 /// Capture rusage at every interval begin and end.
 #define CSTROBE_FLAG_RUSAGE_ALL ((uint64_t)1)
