@@ -141,6 +141,9 @@ final class SessionCore: @unchecked Sendable {
         wakeup.signal()
         if let thread = writerThread { pthread_join(thread, nil) }
         let recorders = registry.withLock { $0.recorders }
+        // A dump under way first: it gives the rings back what it took, so
+        // the stop's snapshot holds them.
+        dumps?.finish(core: self, recorders: recorders)
         let outcome: TraceSessionError? = writerLock.withLock { state in
             if configuration.whenBufferFull == .discardNewest {
                 drain(state: &state, recorders: recorders)
@@ -154,7 +157,6 @@ final class SessionCore: @unchecked Sendable {
             }
             return state.error
         }
-        dumps?.finish(core: self, recorders: recorders)
         let final = statistics()
         registry.withLock { $0.final = final }
         for recorder in recorders { recorder.detach(from: self) }

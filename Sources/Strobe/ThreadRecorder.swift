@@ -486,6 +486,24 @@ final class ThreadRecorder: @unchecked Sendable {
         }
     }
 
+    /// Puts sealed chunks a dump took (oldest first, all older than what
+    /// the ring holds) back in front of the ring, the newest of them first,
+    /// as many as fit within `maximumChunks`; returns the others, whose
+    /// events now count as overwritten.
+    func restoreRing(_ chunks: [Chunk], maximumChunks: Int) -> [Chunk] {
+        guard !chunks.isEmpty else { return [] }
+        return shared.withLock { state in
+            guard state.session != nil else { return chunks }
+            let room = max(0, min(chunks.count, maximumChunks - state.heldChunks))
+            let dropped = Array(chunks.dropLast(room))
+            state.sealed.insert(contentsOf: chunks.suffix(room), at: 0)
+            state.heldChunks += room
+            for chunk in dropped { state.overwritten &+= chunk.eventCount }
+            mirrorForCrash(&state)
+            return dropped
+        }
+    }
+
     /// Detaches the recorder from `session` when the session ends.
     ///
     /// Sealed chunks go back to the pool. The current chunk stays with the

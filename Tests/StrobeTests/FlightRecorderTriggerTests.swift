@@ -372,6 +372,55 @@ struct FlightRecorderTriggerTests {
         #expect(values.count + overwritten == last + 1, "\(values.count) in the dump, \(overwritten) overwritten, last \(last)")
     }
 
+    /// After a dump, the ring holds what it would have held without it: the
+    /// stop's trace has every event the session does not count as
+    /// overwritten, whether the ring is large enough for the whole run or
+    /// overwrites, and a dump taken later holds them too.
+    @Test(arguments: [16 << 20, 64 << 10])
+    func aDumpLeavesTheRingWholeAndOverwrittenEventsExact(bufferSize: Int) throws {
+        let directory = Self.freshDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let path = temporaryTracePath()
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        var configuration = Self.configuration(directory: directory, before: .seconds(5), after: .milliseconds(50))
+        configuration.outputPath = path
+        configuration.bufferSizePerThread = bufferSize
+        let session = try TraceSession.start(configuration)
+        let phase = Atomic<Int>(0)
+        let done = DispatchSemaphore(value: 0)
+        let started = DispatchSemaphore(value: 0)
+        let recorded = Atomic<Int>(0)
+        Thread {
+            var index = 0
+            while phase.load(ordering: .relaxed) < 2 {
+                Trace.counter("sequence", index)
+                index += 1
+                if index == 20_000 { started.signal() }
+                if index % 256 == 0 { usleep(100) }
+            }
+            recorded.store(index, ordering: .relaxed)
+            done.signal()
+        }.start()
+        started.wait()
+        #expect(session.trigger("first"))
+        Self.waitForDumps(session, count: 1)
+        usleep(30_000)
+        phase.store(2, ordering: .relaxed)
+        done.wait()
+        try session.stop()
+
+        let statistics = session.statistics
+        let parsed = try TraceReader.read(contentsOf: path)
+        let values = try #require(parsed.counter(named: "sequence")).samples.map { Int($0.value) }
+        let count = recorded.load(ordering: .relaxed)
+        #expect(values.last == count - 1)
+        #expect(zip(values, values.dropFirst()).allSatisfy { $0 + 1 == $1 }, "the ring's events are contiguous")
+        #expect(
+            UInt64(values.count) + statistics.overwrittenEvents == UInt64(count),
+            "\(values.count) in the stop's trace, \(statistics.overwrittenEvents) overwritten, \(count) recorded")
+        if bufferSize >= 16 << 20 { #expect(statistics.overwrittenEvents == 0 && values.first == 0) }
+    }
+
     /// A trigger that fires after the writer's last look and before the
     /// stop is dumped at the stop, with the window the stop leaves.
     @Test func aTriggerJustBeforeTheStopIsDumped() throws {
