@@ -84,9 +84,11 @@ final class SessionCore: @unchecked Sendable {
         }
         settings.signposts = try SignpostEmitter.make(for: configuration)
         if settings.signposts != nil { settings.flags |= UInt64(CSTROBE_FLAG_SIGNPOSTS) }
+        if cstrobe_select_timestamp_source(configuration.allowsTimestampCounter ? 1 : 0) == 0 {
+            settings.flags |= UInt64(CSTROBE_FLAG_CLOCK_TIMESTAMPS)
+        }
         recorderSettings = settings
         dumps = configuration.flightRecorder.map { TriggeredDumps(settings: $0, triggers: configuration.triggers) }
-        cstrobe_select_timestamp_source(configuration.allowsTimestampCounter ? 1 : 0)
         calibration = ClockCalibration()
 
         var state = WriterState()

@@ -111,10 +111,10 @@ extension Trace {
             // session announces nothing elsewhere, as a `begin` does.
             if let cursor = cstrobe_get_cursor(), cstrobe_enter_write(cursor, generation) {
                 let position = cursor.pointee.published.unsafelyUnwrapped
-                if cursor.pointee.flags & UInt64(CSTROBE_FLAG_DROPPING | CSTROBE_FLAG_SIGNPOSTS) == 0,
-                    position + words <= cursor.pointee.limit
+                if cursor.pointee.flags & UInt64(CSTROBE_FLAG_DROPPING | CSTROBE_FLAG_SIGNPOSTS | CSTROBE_FLAG_CLOCK_TIMESTAMPS) == 0,
+                    position + words <= cursor.pointee.limit.unsafelyUnwrapped
                 {
-                    fill(position, cstrobe_raw_timestamp() &- cursor.pointee.timestamp_base)
+                    fill(position, cstrobe_fast_timestamp() &- cursor.pointee.timestamp_base)
                     cstrobe_count_recorded(cursor)
                     cstrobe_publish_and_leave(cursor, position + words)
                     return AsyncInterval(id: id, renamable: true)
@@ -175,10 +175,10 @@ extension Trace.AsyncInterval {
         if name == nil, arguments.isEmpty, let cursor = cstrobe_get_cursor(), cstrobe_enter_write(cursor, generation) {
             // The usual end, with nothing to add.
             let position = cursor.pointee.published.unsafelyUnwrapped
-            if cursor.pointee.flags & UInt64(CSTROBE_FLAG_DROPPING | CSTROBE_FLAG_SIGNPOSTS) == 0,
-                position + 4 <= cursor.pointee.limit
+            if cursor.pointee.flags & UInt64(CSTROBE_FLAG_DROPPING | CSTROBE_FLAG_SIGNPOSTS | CSTROBE_FLAG_CLOCK_TIMESTAMPS) == 0,
+                position + 4 <= cursor.pointee.limit.unsafelyUnwrapped
             {
-                let timestamp = cstrobe_raw_timestamp() &- cursor.pointee.timestamp_base
+                let timestamp = cstrobe_fast_timestamp() &- cursor.pointee.timestamp_base
                 position[0] = RecordLayout.header(kind: RecordLayout.asyncEndExplicit, timestamp: timestamp)
                 position[1] = id
                 position[2] = 0
@@ -215,10 +215,10 @@ extension Trace.AsyncInterval {
             // session announces nothing elsewhere, as an `end` does.
             if let cursor = cstrobe_get_cursor(), cstrobe_enter_write(cursor, generation) {
                 let position = cursor.pointee.published.unsafelyUnwrapped
-                if cursor.pointee.flags & UInt64(CSTROBE_FLAG_DROPPING | CSTROBE_FLAG_SIGNPOSTS) == 0,
-                    position + words <= cursor.pointee.limit
+                if cursor.pointee.flags & UInt64(CSTROBE_FLAG_DROPPING | CSTROBE_FLAG_SIGNPOSTS | CSTROBE_FLAG_CLOCK_TIMESTAMPS) == 0,
+                    position + words <= cursor.pointee.limit.unsafelyUnwrapped
                 {
-                    fill(position, cstrobe_raw_timestamp() &- cursor.pointee.timestamp_base)
+                    fill(position, cstrobe_fast_timestamp() &- cursor.pointee.timestamp_base)
                     cstrobe_count_recorded(cursor)
                     cstrobe_publish_and_leave(cursor, position + words)
                     return

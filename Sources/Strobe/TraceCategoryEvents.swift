@@ -33,8 +33,8 @@ extension Trace {
         if generation == 0 { return false }
         if let cursor = cstrobe_get_cursor(), cstrobe_enter_write(cursor, generation) {
             let position = cursor.pointee.published.unsafelyUnwrapped
-            if cursor.pointee.flags == 0, position + 3 <= cursor.pointee.limit {
-                let timestamp = cstrobe_raw_timestamp() &- cursor.pointee.timestamp_base
+            if cursor.pointee.flags == 0, position + 3 <= cursor.pointee.limit.unsafelyUnwrapped {
+                let timestamp = cstrobe_fast_timestamp() &- cursor.pointee.timestamp_base
                 position[0] = category.recordWord
                 position[1] = RecordLayout.header(kind: RecordLayout.begin, timestamp: timestamp)
                 position[2] = name.word
@@ -75,9 +75,9 @@ extension Trace {
                 // end closes it. (Otherwise its own begin was skipped, and
                 // the slow path drops the end.)
                 if cstrobe_level_is_in_category(cursor, level, UInt64(category.index) &+ 1),
-                    cursor.pointee.rusage_levels & bit == 0, position + 2 <= cursor.pointee.limit
+                    cursor.pointee.rusage_levels & bit == 0, position + 2 <= cursor.pointee.limit.unsafelyUnwrapped
                 {
-                    let timestamp = cstrobe_raw_timestamp() &- cursor.pointee.timestamp_base
+                    let timestamp = cstrobe_fast_timestamp() &- cursor.pointee.timestamp_base
                     position[0] = category.recordWord
                     position[1] = RecordLayout.header(kind: RecordLayout.end, timestamp: timestamp)
                     cursor.pointee.categorized_levels &= ~bit
@@ -222,10 +222,10 @@ extension Trace {
         let kind = kind | (UInt64(unit.rawValue) << 4)
         if let cursor = cstrobe_get_cursor(), cstrobe_enter_write(cursor, generation) {
             let position = cursor.pointee.published.unsafelyUnwrapped
-            if cursor.pointee.flags & UInt64(CSTROBE_FLAG_DROPPING | CSTROBE_FLAG_SIGNPOSTS) == 0,
-                position + 4 <= cursor.pointee.limit
+            if cursor.pointee.flags & UInt64(CSTROBE_FLAG_DROPPING | CSTROBE_FLAG_SIGNPOSTS | CSTROBE_FLAG_CLOCK_TIMESTAMPS) == 0,
+                position + 4 <= cursor.pointee.limit.unsafelyUnwrapped
             {
-                let timestamp = cstrobe_raw_timestamp() &- cursor.pointee.timestamp_base
+                let timestamp = cstrobe_fast_timestamp() &- cursor.pointee.timestamp_base
                 position[0] = category.recordWord
                 position[1] = RecordLayout.header(kind: kind, timestamp: timestamp)
                 position[2] = name.word

@@ -207,6 +207,19 @@ static inline uint64_t cstrobe_raw_timestamp(void) {
     return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
+#if CSTROBE_HAS_TSC
+/// Set where the build can read the TSC but the session records with
+/// CLOCK_MONOTONIC: events take the slow path, whose timestamp reads either,
+/// so the fast paths read the TSC without asking.
+#define CSTROBE_FLAG_CLOCK_TIMESTAMPS ((uint64_t)32)
+/// The raw timestamp on the fast paths, which only run without
+/// CSTROBE_FLAG_CLOCK_TIMESTAMPS: the TSC.
+static inline uint64_t cstrobe_fast_timestamp(void) { return __rdtsc(); }
+#else
+#define CSTROBE_FLAG_CLOCK_TIMESTAMPS ((uint64_t)0)
+static inline uint64_t cstrobe_fast_timestamp(void) { return cstrobe_raw_timestamp(); }
+#endif
+
 /// Decides once whether the TSC is invariant and usable; returns the decision.
 int cstrobe_select_timestamp_source(int allow_tsc);
 
