@@ -36,9 +36,11 @@ step "2. What the trace says (strobe summarize)"
 
 step "2b. The same app as a flight recorder: it dumps the seconds around a late frame"
 # Nothing is written until a frame takes over 33 ms (frame 90 waits for a
-# shader compile, so at least one does); then the ring's last seconds and the
-# half second after go to one file, which strobe summarize opens with the
-# trigger.
+# shader compile, so at least one does); then what the ring holds from up to
+# two seconds before (here, all since the app started) and the half second
+# after go to one file, which strobe summarize opens with the trigger. The
+# app keeps producing frames until the dump is written, so the half second
+# after is whole on any machine.
 "$bin/LensPipeline" --frames 200 --stall-frame 90 --flight-recorder "$out/flight-recorder"
 "$tools_bin/strobe" summarize "$out/flight-recorder"/*.pftrace | sed -n '1,8p'
 

@@ -32,6 +32,8 @@ static uint64_t read_clock(clockid_t clock) {
 
 uint64_t cstrobe_monotonic_ns(void) { return read_clock(CLOCK_MONOTONIC); }
 
+uint64_t cstrobe_realtime_ns(void) { return read_clock(CLOCK_REALTIME); }
+
 uint64_t cstrobe_boottime_ns(void) {
 #ifdef CLOCK_BOOTTIME
     return read_clock(CLOCK_BOOTTIME);

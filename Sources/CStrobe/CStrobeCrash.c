@@ -458,8 +458,21 @@ static void free_handler_buffers(void) {
     scratch_words = 0;
 }
 
+/// After a signal that the process survived (a handler installed over ours
+/// called ours, then returned): the write it started has finished, so the
+/// handler is free for the next session. Only under install_lock.
+static void forget_survived_signal(void) {
+    if (__atomic_load_n(&writer_thread, __ATOMIC_ACQUIRE) == 0) return;
+    if (!__atomic_load_n(&writing_done, __ATOMIC_ACQUIRE)) return;
+    int expected = 2;
+    __atomic_compare_exchange_n(&armed, &expected, 1, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE);
+    __atomic_store_n(&writing_done, 0, __ATOMIC_RELEASE);
+    __atomic_store_n(&writer_thread, 0, __ATOMIC_RELEASE);
+}
+
 int cstrobe_crash_install(const cstrobe_crash_config *config) {
     pthread_mutex_lock(&install_lock);
+    forget_survived_signal();
     if (__atomic_load_n(&armed, __ATOMIC_ACQUIRE) != 0 || __atomic_load_n(&writer_thread, __ATOMIC_ACQUIRE) != 0) {
         pthread_mutex_unlock(&install_lock);
         return EBUSY;
@@ -509,6 +522,9 @@ int cstrobe_crash_install(const cstrobe_crash_config *config) {
 
 void cstrobe_crash_uninstall(void) {
     pthread_mutex_lock(&install_lock);
+    // A crash file written for a signal the process survived: its buffers
+    // are no longer in use, and are freed as after any session.
+    forget_survived_signal();
     int expected = 1;
     if (!__atomic_compare_exchange_n(&armed, &expected, 0, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
         // Not armed, or a crash is being written with these buffers: the

@@ -8,10 +8,18 @@ import Synchronization
 /// at every drain and at its stop. Between two such readings a timestamp is
 /// placed by linear interpolation, so the mapping is continuous and monotonic
 /// and needs no frequency guess.
+///
+/// Each reading also notes how far CLOCK_REALTIME is ahead of CLOCK_BOOTTIME,
+/// so that records holding a wall-clock instant (spans of tracing bridges,
+/// whose instants are wall-clock times) can be placed without the recording
+/// thread reading a second clock.
 final class ClockCalibration: Sendable {
     struct Point: Sendable {
         var raw: UInt64
         var boottime: UInt64
+        /// CLOCK_REALTIME less CLOCK_BOOTTIME at the reading, in
+        /// nanoseconds; 0 when unknown (a crash file's points).
+        var realtimeOffset: UInt64 = 0
     }
 
     let base: UInt64
@@ -20,7 +28,7 @@ final class ClockCalibration: Sendable {
     init() {
         let pair = cstrobe_read_clock_pair()
         base = pair.raw
-        points = Mutex([Point(raw: 0, boottime: pair.boottime_ns)])
+        points = Mutex([Point(raw: 0, boottime: pair.boottime_ns, realtimeOffset: Self.realtimeOffset())])
     }
 
     /// Takes a new reading; every timestamp recorded before this call is
@@ -28,10 +36,18 @@ final class ClockCalibration: Sendable {
     func mark() {
         let pair = cstrobe_read_clock_pair()
         let raw = pair.raw &- base
+        let offset = Self.realtimeOffset()
         points.withLock { points in
             guard let last = points.last, raw > last.raw, pair.boottime_ns >= last.boottime else { return }
-            points.append(Point(raw: raw, boottime: pair.boottime_ns))
+            points.append(Point(raw: raw, boottime: pair.boottime_ns, realtimeOffset: offset))
         }
+    }
+
+    /// CLOCK_REALTIME less CLOCK_BOOTTIME now, read back to back.
+    static func realtimeOffset() -> UInt64 {
+        let boottime = cstrobe_boottime_ns()
+        let realtime = cstrobe_realtime_ns()
+        return realtime > boottime ? realtime - boottime : 0
     }
 
     /// The readings so far.
@@ -53,6 +69,14 @@ struct TimestampConverter {
     private var segmentEnd: UInt64 = 0
     private var segmentBoottime: UInt64 = 0
     private var scale: UInt64 = 0
+    /// The realtime offset that holds over the current segment; 0 when the
+    /// wall clock was set (stepped) within it, or is unknown.
+    private var segmentRealtimeOffset: UInt64 = 0
+
+    /// A wall clock stepped by more than this between two readings makes
+    /// wall-clock instants in between unplaceable: they are taken as their
+    /// record's own time. Slewing moves both clocks alike.
+    static let realtimeStepLimit: UInt64 = 10_000
 
     init(points: [Point]) {
         self.points = points
@@ -83,6 +107,7 @@ struct TimestampConverter {
             // by the time anything is encoded).
             segment = -1
             let first = points.first ?? Point(raw: 0, boottime: 0)
+            segmentRealtimeOffset = first.realtimeOffset
             return raw >= first.raw ? first.boottime &+ (raw - first.raw) : first.boottime &- (first.raw - raw)
         }
         var index = 0
@@ -99,6 +124,7 @@ struct TimestampConverter {
         }
         let start = points[index]
         let end = points[index + 1]
+        segmentRealtimeOffset = Self.steadyOffset(start.realtimeOffset, end.realtimeOffset)
         let span = end.raw - start.raw
         let elapsed = end.boottime - start.boottime
         if raw < start.raw {
@@ -118,6 +144,27 @@ struct TimestampConverter {
         }
         let product = (raw - segmentStart).multipliedFullWidth(by: scale)
         return segmentBoottime &+ ((product.high << 32) | (product.low >> 32))
+    }
+
+    /// How many nanoseconds before its record's time `boottime` the
+    /// instant in `word` lies: the word itself, or, for a wall-clock
+    /// instant (``RecordLayout/wallClockInstant``), the wall-clock time of
+    /// the record less the instant, 0 when within a microsecond or later.
+    /// Call it right after ``boottime(raw:)`` of the record's own
+    /// timestamp, whose segment tells the wall clock's offset.
+    func lead(of word: UInt64, at boottime: UInt64) -> UInt64 {
+        guard word & RecordLayout.wallClockInstant != 0 else { return word }
+        guard segmentRealtimeOffset != 0 else { return 0 }
+        let instant = word & ~RecordLayout.wallClockInstant
+        let now = boottime &+ segmentRealtimeOffset
+        return now > instant &+ RecordLayout.wallClockTolerance ? now - instant : 0
+    }
+
+    /// The offset of a segment whose readings found `start` and `end`; 0
+    /// when either is unknown or the wall clock was stepped in between.
+    private static func steadyOffset(_ start: UInt64, _ end: UInt64) -> UInt64 {
+        guard start != 0, end != 0 else { return 0 }
+        return (start > end ? start - end : end - start) <= realtimeStepLimit ? end : 0
     }
 
     /// `value * numerator / denominator` without intermediate overflow.

@@ -32,9 +32,20 @@ extension TraceConfiguration {
     /// ``FullBufferPolicy/discardNewest`` the file holds each thread's chunks
     /// not yet taken by the background writer and its current chunk, whose
     /// start the writer may have appended already: the recovered trace then
-    /// overlaps the end of the streamed one. Each thread that records gets
-    /// an alternate signal stack; a thread that never recorded and
-    /// overflows its stack dies without the file.
+    /// overlaps the end of the streamed one.
+    ///
+    /// **Stack overflows.** The handler runs on an alternate signal stack,
+    /// which a thread needs to catch the overflow of its own stack. Such a
+    /// stack belongs to one thread and only that thread can install it
+    /// (`sigaltstack`), so Strobe installs one on the thread that starts the
+    /// session and on each thread when it first records while the session
+    /// runs. It does not interrupt other threads to make them install one:
+    /// the signal that would do it cuts their blocking system calls short
+    /// with `EINTR`. A thread that has recorded nothing in the session and
+    /// overflows its stack therefore ends the process without the file
+    /// (its other faults are caught). Any event gives a thread its stack:
+    /// record one (`Trace.instant`, say) early in the threads you start, or
+    /// have them set up their own alternate stack, which Strobe keeps.
     ///
     /// **Other crash handlers.** The session installs its handler when it
     /// starts and keeps the action each signal had before. On a crash it

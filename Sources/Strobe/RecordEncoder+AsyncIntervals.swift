@@ -12,7 +12,7 @@ extension RecordEncoder {
                 absolute: false, category: category)
         }
         // It may have begun before it was recorded, so it carries its own time.
-        let began = timestamp - min(record[4], timestamp)
+        let began = timestamp - min(state.converter.lead(of: record[4], at: timestamp), timestamp)
         if shared.endedEarly.contains(id) {
             // Its end, and any new name, came first.
             let name = shared.renames.removeValue(forKey: id) ?? EventName(word: record[1], record: record, kind: kind)
@@ -91,7 +91,7 @@ extension RecordEncoder {
         let id = record[1]
         let explicit = RecordLayout.event(of: kind) == RecordLayout.asyncEndExplicit
         let newName = explicit && record[2] != 0 ? EventName(word: record[2], record: record, kind: kind) : nil
-        let endedAgo = explicit ? record[3] : 0
+        let endedAgo = explicit ? state.converter.lead(of: record[3], at: timestamp) : 0
         // A new name that comes too late for the begin, written already
         // (held too long), is kept as the argument `name`.
         var lateName: EventName?

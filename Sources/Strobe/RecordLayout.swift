@@ -50,6 +50,18 @@ enum RecordLayout {
     @usableFromInline static let withTerminatingFlow: UInt64 = 0x40
     @usableFromInline static let withArguments: UInt64 = 0x80
 
+    /// Set in the word of an `asyncBeginRenamable` or `asyncEndExplicit`
+    /// record that says how long before the header's time the interval
+    /// began or ended: the other 63 bits are then a wall-clock instant
+    /// (CLOCK_REALTIME nanoseconds since the Unix epoch), which the writer
+    /// places with the wall clock's offset from CLOCK_BOOTTIME (see
+    /// ``TimestampConverter/lead(of:at:)``), so a bridge's span, whose
+    /// instants are wall-clock times, costs its thread no second clock read.
+    @usableFromInline static let wallClockInstant: UInt64 = 1 << 63
+    /// Wall-clock instants this close to their record's time are taken as
+    /// that time: a default instant is read just before the call.
+    static let wallClockTolerance: UInt64 = 1_000
+
     /// Words taken by a resource-usage attachment.
     @usableFromInline static let resourceUsageWords = 6
 

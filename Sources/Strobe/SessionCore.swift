@@ -84,9 +84,11 @@ final class SessionCore: @unchecked Sendable {
         }
         settings.signposts = try SignpostEmitter.make(for: configuration)
         if settings.signposts != nil { settings.flags |= UInt64(CSTROBE_FLAG_SIGNPOSTS) }
+        if cstrobe_select_timestamp_source(configuration.allowsTimestampCounter ? 1 : 0) == 0 {
+            settings.flags |= UInt64(CSTROBE_FLAG_CLOCK_TIMESTAMPS)
+        }
         recorderSettings = settings
         dumps = configuration.flightRecorder.map { TriggeredDumps(settings: $0, triggers: configuration.triggers) }
-        cstrobe_select_timestamp_source(configuration.allowsTimestampCounter ? 1 : 0)
         calibration = ClockCalibration()
 
         var state = WriterState()
@@ -141,6 +143,9 @@ final class SessionCore: @unchecked Sendable {
         wakeup.signal()
         if let thread = writerThread { pthread_join(thread, nil) }
         let recorders = registry.withLock { $0.recorders }
+        // A dump under way first: it gives the rings back what it took, so
+        // the stop's snapshot holds them.
+        dumps?.finish(core: self, recorders: recorders)
         let outcome: TraceSessionError? = writerLock.withLock { state in
             if configuration.whenBufferFull == .discardNewest {
                 drain(state: &state, recorders: recorders)
@@ -154,7 +159,6 @@ final class SessionCore: @unchecked Sendable {
             }
             return state.error
         }
-        dumps?.finish(core: self, recorders: recorders)
         let final = statistics()
         registry.withLock { $0.final = final }
         for recorder in recorders { recorder.detach(from: self) }

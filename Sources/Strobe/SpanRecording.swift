@@ -48,15 +48,16 @@ extension Trace {
     /// Opens a renamable async interval named `name` for a span, nested
     /// under `parent` (an interval identifier, 0 for none), with its
     /// identity as arguments, an outgoing and a terminating flow (0 for
-    /// none), begun `startedAgo` nanoseconds before now.
+    /// none), begun at `startedAt`: wall-clock (CLOCK_REALTIME) nanoseconds
+    /// since the Unix epoch, taken as now when within a microsecond of the
+    /// call. The writer places the instant, so the call reads no clock but
+    /// the raw one of its record.
     public static func beginSpan(
         _ name: String, parent: UInt64, identity: SpanIdentity, flow: UInt64, terminatingFlow: UInt64,
-        startedAgo: UInt64
+        startedAt: UInt64
     ) -> AsyncInterval {
-        guard cstrobe_load_generation() != 0, let recorder = ThreadRecorder.attached() else {
-            return AsyncInterval(id: 0)
-        }
-        defer { recorder.leave() }
+        let generation = cstrobe_load_generation()
+        guard generation != 0 else { return AsyncInterval(id: 0) }
         var name = name
         return name.withUTF8 { nameBytes in
             let nameBytes = UnsafeRawBufferPointer(
@@ -78,13 +79,12 @@ extension Trace {
                 + 2 + (kindLength + 7) / 8
             if identity.parentSpanID != 0 { argumentWords += 3 }
             words += 1 + argumentWords
-            let timestamp = recorder.timestamp()
-            let recorded = recorder.append(words: words) { record in
+            let fill = { (record: UnsafeMutablePointer<UInt64>, timestamp: UInt64) in
                 record[0] = RecordLayout.header(kind: kind, timestamp: timestamp)
                 record[1] = ArgumentEncoding.inlineNameWord
                 record[2] = id
                 record[3] = parent
-                record[4] = startedAgo
+                record[4] = RecordLayout.wallClockInstant | (startedAt & ~RecordLayout.wallClockInstant)
                 var offset = 5
                 if flow != 0 {
                     record[offset] = flow
@@ -98,16 +98,33 @@ extension Trace {
                 var position = record + offset + 1
                 position += ArgumentEncoding.writeName(nameBytes, to: position)
                 position += ArgumentEncoding.writeHex(
-                    key: SpanKeys.traceID.word, identity.traceIDHigh, identity.traceIDLow, to: position)
-                position += ArgumentEncoding.writeHex(key: SpanKeys.spanID.word, identity.spanID, to: position)
+                    key: SpanKeys.traceID, identity.traceIDHigh, identity.traceIDLow, to: position)
+                position += ArgumentEncoding.writeHex(key: SpanKeys.spanID, identity.spanID, to: position)
                 position += ArgumentEncoding.writeText(
-                    key: SpanKeys.kind.word,
-                    UnsafeRawBufferPointer(start: kindText.utf8Start, count: kindLength), to: position)
+                    key: SpanKeys.kind, UnsafeRawBufferPointer(start: kindText.utf8Start, count: kindLength),
+                    to: position)
                 if identity.parentSpanID != 0 {
-                    position += ArgumentEncoding.writeHex(
-                        key: SpanKeys.parentSpanID.word, identity.parentSpanID, to: position)
+                    position += ArgumentEncoding.writeHex(key: SpanKeys.parentSpanID, identity.parentSpanID, to: position)
                 }
             }
+            // Straight into the thread's buffer when it has room and the
+            // session announces nothing elsewhere, as a `begin` does.
+            if let cursor = cstrobe_get_cursor(), cstrobe_enter_write(cursor, generation) {
+                let position = cursor.pointee.published.unsafelyUnwrapped
+                if cursor.pointee.flags & UInt64(CSTROBE_FLAG_DROPPING | CSTROBE_FLAG_SIGNPOSTS | CSTROBE_FLAG_CLOCK_TIMESTAMPS) == 0,
+                    position + words <= cursor.pointee.limit.unsafelyUnwrapped
+                {
+                    fill(position, cstrobe_fast_timestamp() &- cursor.pointee.timestamp_base)
+                    cstrobe_count_recorded(cursor)
+                    cstrobe_publish_and_leave(cursor, position + words)
+                    return AsyncInterval(id: id, renamable: true)
+                }
+                cstrobe_leave_write(cursor)
+            }
+            guard let recorder = ThreadRecorder.attached() else { return AsyncInterval(id: 0) }
+            defer { recorder.leave() }
+            let timestamp = recorder.timestamp()
+            let recorded = recorder.append(words: words) { fill($0, timestamp) }
             if recorded { recorder.signposts?.asyncBegin(SpanKeys.signpostName.word, id: id) }
             return AsyncInterval(id: recorded ? id : 0, renamable: true)
         }
@@ -145,11 +162,33 @@ extension Trace {
 @_spi(Bridges)
 extension Trace.AsyncInterval {
     /// Closes a span's interval: under `name` when it changed (nil keeps
-    /// the name), `endedAgo` nanoseconds before now, with `arguments`.
-    public func endSpan(renamedTo name: String?, endedAgo: UInt64, arguments: [Trace.TextArgument]) {
-        guard id != 0, cstrobe_load_generation() != 0, let recorder = ThreadRecorder.attached() else { return }
-        defer { recorder.leave() }
-        recorder.signposts?.asyncEnd(id: id)
+    /// the name), at `endedAt` (wall-clock nanoseconds since the Unix
+    /// epoch, taken as now when within a microsecond of the call; an end
+    /// before the begin is placed on the begin), with `arguments`, which
+    /// the caller may gather on the stack.
+    public func endSpan(
+        renamedTo name: String?, endedAt: UInt64, arguments: UnsafeBufferPointer<Trace.TextArgument>
+    ) {
+        guard id != 0 else { return }
+        let generation = cstrobe_load_generation()
+        guard generation != 0 else { return }
+        if name == nil, arguments.isEmpty, let cursor = cstrobe_get_cursor(), cstrobe_enter_write(cursor, generation) {
+            // The usual end, with nothing to add.
+            let position = cursor.pointee.published.unsafelyUnwrapped
+            if cursor.pointee.flags & UInt64(CSTROBE_FLAG_DROPPING | CSTROBE_FLAG_SIGNPOSTS | CSTROBE_FLAG_CLOCK_TIMESTAMPS) == 0,
+                position + 4 <= cursor.pointee.limit.unsafelyUnwrapped
+            {
+                let timestamp = cstrobe_fast_timestamp() &- cursor.pointee.timestamp_base
+                position[0] = RecordLayout.header(kind: RecordLayout.asyncEndExplicit, timestamp: timestamp)
+                position[1] = id
+                position[2] = 0
+                position[3] = RecordLayout.wallClockInstant | (endedAt & ~RecordLayout.wallClockInstant)
+                cstrobe_count_recorded(cursor)
+                cstrobe_publish_and_leave(cursor, position + 4)
+                return
+            }
+            cstrobe_leave_write(cursor)
+        }
         var name = name ?? ""
         let renamed = !name.isEmpty
         name.withUTF8 { nameBytes in
@@ -157,36 +196,51 @@ extension Trace.AsyncInterval {
                 start: nameBytes.baseAddress, count: min(nameBytes.count, Trace.Name.maximumLength))
             var argumentWords = renamed ? ArgumentEncoding.textWords(nameBytes.count) : 0
             for argument in arguments { argumentWords += ArgumentEncoding.words(forTextKey: argument) }
-            let explicit = renamed || endedAgo > 0
-            var kind = explicit ? RecordLayout.asyncEndExplicit : RecordLayout.asyncEnd
-            let fixed = RecordLayout.fixedWords(kind: kind)
+            var kind = RecordLayout.asyncEndExplicit
+            let fixed = 4
             if argumentWords > 0 { kind |= RecordLayout.withArguments }
             let words = fixed + (argumentWords > 0 ? 1 + argumentWords : 0)
-            let timestamp = recorder.timestamp()
-            // The begin is in the trace, so the end must be too.
-            recorder.append(words: words, forced: true) { record in
+            let fill = { (record: UnsafeMutablePointer<UInt64>, timestamp: UInt64) in
                 record[0] = RecordLayout.header(kind: kind, timestamp: timestamp)
                 record[1] = id
-                if explicit {
-                    record[2] = renamed ? ArgumentEncoding.inlineNameWord : 0
-                    record[3] = endedAgo
-                }
+                record[2] = renamed ? ArgumentEncoding.inlineNameWord : 0
+                record[3] = RecordLayout.wallClockInstant | (endedAt & ~RecordLayout.wallClockInstant)
                 guard argumentWords > 0 else { return }
                 record[fixed] = UInt64(argumentWords)
                 var position = record + fixed + 1
                 if renamed { position += ArgumentEncoding.writeName(nameBytes, to: position) }
                 for argument in arguments { position += ArgumentEncoding.write(textKey: argument, to: position) }
             }
+            // Straight into the thread's buffer when it has room and the
+            // session announces nothing elsewhere, as an `end` does.
+            if let cursor = cstrobe_get_cursor(), cstrobe_enter_write(cursor, generation) {
+                let position = cursor.pointee.published.unsafelyUnwrapped
+                if cursor.pointee.flags & UInt64(CSTROBE_FLAG_DROPPING | CSTROBE_FLAG_SIGNPOSTS | CSTROBE_FLAG_CLOCK_TIMESTAMPS) == 0,
+                    position + words <= cursor.pointee.limit.unsafelyUnwrapped
+                {
+                    fill(position, cstrobe_fast_timestamp() &- cursor.pointee.timestamp_base)
+                    cstrobe_count_recorded(cursor)
+                    cstrobe_publish_and_leave(cursor, position + words)
+                    return
+                }
+                cstrobe_leave_write(cursor)
+            }
+            guard let recorder = ThreadRecorder.attached() else { return }
+            defer { recorder.leave() }
+            recorder.signposts?.asyncEnd(id: id)
+            let timestamp = recorder.timestamp()
+            // The begin is in the trace, so the end must be too.
+            recorder.append(words: words, forced: true) { fill($0, timestamp) }
         }
     }
 }
 
-/// The static keys of a span's begin.
+/// The static keys of a span's begin, as name words.
 enum SpanKeys {
-    static let traceID = Trace.Name("trace_id")
-    static let spanID = Trace.Name("span_id")
-    static let parentSpanID = Trace.Name("parent_span_id")
-    static let kind = Trace.Name("span.kind")
+    static let traceID = Trace.Name("trace_id").word
+    static let spanID = Trace.Name("span_id").word
+    static let parentSpanID = Trace.Name("parent_span_id").word
+    static let kind = Trace.Name("span.kind").word
     /// The name signposts show for spans, whose own names are not interned.
     static let signpostName = Trace.Name("span")
 }

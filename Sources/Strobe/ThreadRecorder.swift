@@ -151,6 +151,7 @@ final class ThreadRecorder: @unchecked Sendable {
         cstrobe_set_recorded(pointee, 0)
         pointee.pointee.flags = settings.flags
         pointee.pointee.rusage_levels = 0
+        pointee.pointee.categorized_levels = 0
         pointee.pointee.timestamp_base = session.timestampBase
         cstrobe_publish(pointee, chunk.base)
         pointee.pointee.generation = session.generation
@@ -201,8 +202,15 @@ final class ThreadRecorder: @unchecked Sendable {
 
     /// Appends a begin record built by `fill` (which receives the record's
     /// first word and returns nothing); `words` is the record's full length.
-    func appendBegin(words: Int, resourceUsage: Bool, fill: (UnsafeMutablePointer<UInt64>) -> Void) {
+    /// With `category` (a prefix word, 0 for none), the begin is in that
+    /// category, and so must be the end in a category that closes it.
+    func appendBegin(
+        words: Int, resourceUsage: Bool, category: UInt64 = 0, fill: (UnsafeMutablePointer<UInt64>) -> Void
+    ) {
         let level = cursor.pointee.depth
+        // Kept whether the begin is recorded or discarded: either way its
+        // end in the category closes this level.
+        if category != 0 { cstrobe_open_categorized_level(cursor, level, RecordLayout.timestamp(of: category)) }
         if let destination = reserve(words: words, forced: false) {
             fill(destination)
             commit(destination + words)
@@ -225,12 +233,34 @@ final class ThreadRecorder: @unchecked Sendable {
     /// with `category` (a prefix word, 0 for none) the end names the
     /// category of the begin it closes.
     func appendEnd(category: UInt64 = 0) {
-        let depth = cursor.pointee.depth
+        var depth = cursor.pointee.depth
         guard depth > 0 else {
             shared.withLock { $0.unmatchedEnds += 1 }
             return
         }
+        if category != 0 {
+            guard let closed = innermostLevel(in: category) else {
+                // An end in a category whose begin was skipped while the
+                // category was off: no open interval is in its category,
+                // so it closes none here. It is recorded all the same; the
+                // writer leaves it out and counts it in the trace.
+                if let destination = reserve(words: 2, forced: false) {
+                    destination[0] = category
+                    destination[1] = RecordLayout.header(kind: RecordLayout.end, timestamp: timestamp())
+                    commit(destination + 2)
+                }
+                return
+            }
+            // Intervals above it whose ends were skipped (their category
+            // was turned off) end with it, as the writer ends them.
+            while depth - 1 > closed {
+                depth -= 1
+                forget(level: depth)
+            }
+            cursor.pointee.depth = depth
+        }
         let level = depth - 1
+        if level < 64 { cursor.pointee.categorized_levels &= ~(1 << UInt64(level)) }
         cursor.pointee.depth = level
         if discardedLevels.remove(level) {
             noteDiscard()
@@ -262,6 +292,40 @@ final class ThreadRecorder: @unchecked Sendable {
         destination[0] = RecordLayout.header(kind: kind, timestamp: timestamp())
         if withUsage { RecordLayout.store(usage, at: destination + 1) }
         commit(end)
+    }
+
+    /// Whether an end in `category` (a prefix word) closes an open
+    /// interval: one was opened in the same category (those above it end
+    /// with it), or the innermost lies 64 levels deep or more, where
+    /// nothing tells.
+    func closesAnInterval(category: UInt64) -> Bool {
+        cursor.pointee.depth == 0 || innermostLevel(in: category) != nil
+    }
+
+    /// The innermost open level whose interval is in `category` (a prefix
+    /// word); past 64 levels, the innermost, where nothing tells.
+    private func innermostLevel(in category: UInt64) -> Int64? {
+        let payload = RecordLayout.timestamp(of: category)
+        var level = cursor.pointee.depth - 1
+        while level >= 0 {
+            if cstrobe_level_is_in_category(cursor, level, payload) { return level }
+            level -= 1
+        }
+        return nil
+    }
+
+    /// Forgets what the open interval at `level` captured: it ends with an
+    /// interval around it.
+    private func forget(level: Int64) {
+        if level < 64 {
+            let bit: UInt64 = 1 << UInt64(level)
+            cursor.pointee.categorized_levels &= ~bit
+            cursor.pointee.rusage_levels &= ~bit
+        } else {
+            deepResourceUsageLevels.remove(level)
+        }
+        _ = discardedLevels.remove(level)
+        updateFlags()
     }
 
     /// Appends any other record; returns false when it was discarded.
@@ -419,6 +483,24 @@ final class ThreadRecorder: @unchecked Sendable {
                 chunks: chunks, current: current, currentEnd: end, name: state.name,
                 recorded: cstrobe_recorded(cursor), discarded: state.discarded, overwritten: state.overwritten,
                 unmatchedEnds: state.unmatchedEnds, exited: state.exited)
+        }
+    }
+
+    /// Puts sealed chunks a dump took (oldest first, all older than what
+    /// the ring holds) back in front of the ring, the newest of them first,
+    /// as many as fit within `maximumChunks`; returns the others, whose
+    /// events now count as overwritten.
+    func restoreRing(_ chunks: [Chunk], maximumChunks: Int) -> [Chunk] {
+        guard !chunks.isEmpty else { return [] }
+        return shared.withLock { state in
+            guard state.session != nil else { return chunks }
+            let room = max(0, min(chunks.count, maximumChunks - state.heldChunks))
+            let dropped = Array(chunks.dropLast(room))
+            state.sealed.insert(contentsOf: chunks.suffix(room), at: 0)
+            state.heldChunks += room
+            for chunk in dropped { state.overwritten &+= chunk.eventCount }
+            mirrorForCrash(&state)
+            return dropped
         }
     }
 

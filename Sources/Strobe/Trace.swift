@@ -40,8 +40,8 @@ public enum Trace {
         if generation == 0 { return }
         if let cursor = cstrobe_get_cursor(), cstrobe_enter_write(cursor, generation) {
             let position = cursor.pointee.published.unsafelyUnwrapped
-            if cursor.pointee.flags == 0, position + 2 <= cursor.pointee.limit {
-                let timestamp = cstrobe_raw_timestamp() &- cursor.pointee.timestamp_base
+            if cursor.pointee.flags == 0, position + 2 <= cursor.pointee.limit.unsafelyUnwrapped {
+                let timestamp = cstrobe_fast_timestamp() &- cursor.pointee.timestamp_base
                 position[0] = RecordLayout.header(kind: RecordLayout.begin, timestamp: timestamp)
                 position[1] = name.word
                 cursor.pointee.depth &+= 1
@@ -92,10 +92,10 @@ public enum Trace {
         {
             let position = cursor.pointee.published.unsafelyUnwrapped
             let words = 2 + RecordLayout.resourceUsageWords
-            if cursor.pointee.flags & UInt64(CSTROBE_FLAG_DROPPING | CSTROBE_FLAG_SIGNPOSTS) == 0, cursor.pointee.depth < 64,
-                position + words <= cursor.pointee.limit
+            if cursor.pointee.flags & UInt64(CSTROBE_FLAG_DROPPING | CSTROBE_FLAG_SIGNPOSTS | CSTROBE_FLAG_CLOCK_TIMESTAMPS) == 0, cursor.pointee.depth < 64,
+                position + words <= cursor.pointee.limit.unsafelyUnwrapped
             {
-                let timestamp = cstrobe_raw_timestamp() &- cursor.pointee.timestamp_base
+                let timestamp = cstrobe_fast_timestamp() &- cursor.pointee.timestamp_base
                 var usage = cstrobe_rusage()
                 cstrobe_thread_rusage(&usage)
                 position[0] = RecordLayout.header(kind: RecordLayout.begin | RecordLayout.withResourceUsage, timestamp: timestamp)
@@ -121,7 +121,7 @@ public enum Trace {
         let generation = cstrobe_load_generation()
         if generation == 0 { return }
         if let cursor = cstrobe_get_cursor(), cstrobe_enter_write(cursor, generation) {
-            if cursor.pointee.flags & UInt64(CSTROBE_FLAG_DROPPING | CSTROBE_FLAG_DEEP_RUSAGE | CSTROBE_FLAG_SIGNPOSTS) == 0,
+            if cursor.pointee.flags & UInt64(CSTROBE_FLAG_DROPPING | CSTROBE_FLAG_DEEP_RUSAGE | CSTROBE_FLAG_SIGNPOSTS | CSTROBE_FLAG_CLOCK_TIMESTAMPS) == 0,
                 cursor.pointee.depth > 0
             {
                 let position = cursor.pointee.published.unsafelyUnwrapped
@@ -129,9 +129,10 @@ public enum Trace {
                 // Zero from level 64 on, where no fast-path begin captured rusage.
                 let bit: UInt64 = 1 << UInt64(level)
                 if cursor.pointee.rusage_levels & bit == 0 {
-                    if position + 1 <= cursor.pointee.limit {
-                        let timestamp = cstrobe_raw_timestamp() &- cursor.pointee.timestamp_base
+                    if position + 1 <= cursor.pointee.limit.unsafelyUnwrapped {
+                        let timestamp = cstrobe_fast_timestamp() &- cursor.pointee.timestamp_base
                         position[0] = RecordLayout.header(kind: RecordLayout.end, timestamp: timestamp)
+                        cursor.pointee.categorized_levels &= ~bit
                         cursor.pointee.depth = level
                         cstrobe_count_recorded(cursor)
                         cstrobe_publish_and_leave(cursor, position + 1)
@@ -139,13 +140,14 @@ public enum Trace {
                     }
                 } else {
                     let words = 1 + RecordLayout.resourceUsageWords
-                    if position + words <= cursor.pointee.limit {
+                    if position + words <= cursor.pointee.limit.unsafelyUnwrapped {
                         var usage = cstrobe_rusage()
                         cstrobe_thread_rusage(&usage)
-                        let timestamp = cstrobe_raw_timestamp() &- cursor.pointee.timestamp_base
+                        let timestamp = cstrobe_fast_timestamp() &- cursor.pointee.timestamp_base
                         position[0] = RecordLayout.header(kind: RecordLayout.end | RecordLayout.withResourceUsage, timestamp: timestamp)
                         RecordLayout.store(usage, at: position + 1)
                         cursor.pointee.rusage_levels &= ~bit
+                        cursor.pointee.categorized_levels &= ~bit
                         cursor.pointee.depth = level
                         cstrobe_count_recorded(cursor)
                         cstrobe_publish_and_leave(cursor, position + words)
@@ -406,10 +408,10 @@ public enum Trace {
         let kind = kind | (UInt64(unit.rawValue) << 4)
         if let cursor = cstrobe_get_cursor(), cstrobe_enter_write(cursor, generation) {
             let position = cursor.pointee.published.unsafelyUnwrapped
-            if cursor.pointee.flags & UInt64(CSTROBE_FLAG_DROPPING | CSTROBE_FLAG_SIGNPOSTS) == 0,
-                position + 3 <= cursor.pointee.limit
+            if cursor.pointee.flags & UInt64(CSTROBE_FLAG_DROPPING | CSTROBE_FLAG_SIGNPOSTS | CSTROBE_FLAG_CLOCK_TIMESTAMPS) == 0,
+                position + 3 <= cursor.pointee.limit.unsafelyUnwrapped
             {
-                let timestamp = cstrobe_raw_timestamp() &- cursor.pointee.timestamp_base
+                let timestamp = cstrobe_fast_timestamp() &- cursor.pointee.timestamp_base
                 position[0] = RecordLayout.header(kind: kind, timestamp: timestamp)
                 position[1] = name.word
                 position[2] = bits

@@ -33,11 +33,12 @@ extension Trace {
         if generation == 0 { return false }
         if let cursor = cstrobe_get_cursor(), cstrobe_enter_write(cursor, generation) {
             let position = cursor.pointee.published.unsafelyUnwrapped
-            if cursor.pointee.flags == 0, position + 3 <= cursor.pointee.limit {
-                let timestamp = cstrobe_raw_timestamp() &- cursor.pointee.timestamp_base
+            if cursor.pointee.flags == 0, position + 3 <= cursor.pointee.limit.unsafelyUnwrapped {
+                let timestamp = cstrobe_fast_timestamp() &- cursor.pointee.timestamp_base
                 position[0] = category.recordWord
                 position[1] = RecordLayout.header(kind: RecordLayout.begin, timestamp: timestamp)
                 position[2] = name.word
+                cstrobe_open_categorized_level(cursor, cursor.pointee.depth, UInt64(category.index) &+ 1)
                 cursor.pointee.depth &+= 1
                 cstrobe_count_recorded(cursor)
                 cstrobe_publish_and_leave(cursor, position + 3)
@@ -54,9 +55,13 @@ extension Trace {
     /// while the category is off.
     ///
     /// When the category was turned on or off between the begin and the
-    /// end, the writer keeps the trace well nested: an end whose begin was
-    /// skipped is dropped (and counted), and a begin whose end was skipped
-    /// ends with the interval around it.
+    /// end, the trace stays well nested: an end closes the innermost open
+    /// interval in its category, and those above it, whose ends were
+    /// skipped, end with it; an end with no open interval in its category
+    /// (its begin was skipped) closes nothing, leaving the intervals around
+    /// it open, and the writer leaves it out and counts it in the trace's
+    /// statistics. Past 64 nested intervals an end in a category is
+    /// taken to close the innermost one.
     @inlinable @inline(__always)
     public static func end(category: Category) {
         let generation = cstrobe_category_generation(category.index)
@@ -66,10 +71,16 @@ extension Trace {
                 let position = cursor.pointee.published.unsafelyUnwrapped
                 let level = cursor.pointee.depth &- 1
                 let bit: UInt64 = 1 << UInt64(level)
-                if cursor.pointee.rusage_levels & bit == 0, position + 2 <= cursor.pointee.limit {
-                    let timestamp = cstrobe_raw_timestamp() &- cursor.pointee.timestamp_base
+                // The innermost interval was opened in this category: the
+                // end closes it. (Otherwise its own begin was skipped, and
+                // the slow path drops the end.)
+                if cstrobe_level_is_in_category(cursor, level, UInt64(category.index) &+ 1),
+                    cursor.pointee.rusage_levels & bit == 0, position + 2 <= cursor.pointee.limit.unsafelyUnwrapped
+                {
+                    let timestamp = cstrobe_fast_timestamp() &- cursor.pointee.timestamp_base
                     position[0] = category.recordWord
                     position[1] = RecordLayout.header(kind: RecordLayout.end, timestamp: timestamp)
+                    cursor.pointee.categorized_levels &= ~bit
                     cursor.pointee.depth = level
                     cstrobe_count_recorded(cursor)
                     cstrobe_publish_and_leave(cursor, position + 2)
@@ -211,10 +222,10 @@ extension Trace {
         let kind = kind | (UInt64(unit.rawValue) << 4)
         if let cursor = cstrobe_get_cursor(), cstrobe_enter_write(cursor, generation) {
             let position = cursor.pointee.published.unsafelyUnwrapped
-            if cursor.pointee.flags & UInt64(CSTROBE_FLAG_DROPPING | CSTROBE_FLAG_SIGNPOSTS) == 0,
-                position + 4 <= cursor.pointee.limit
+            if cursor.pointee.flags & UInt64(CSTROBE_FLAG_DROPPING | CSTROBE_FLAG_SIGNPOSTS | CSTROBE_FLAG_CLOCK_TIMESTAMPS) == 0,
+                position + 4 <= cursor.pointee.limit.unsafelyUnwrapped
             {
-                let timestamp = cstrobe_raw_timestamp() &- cursor.pointee.timestamp_base
+                let timestamp = cstrobe_fast_timestamp() &- cursor.pointee.timestamp_base
                 position[0] = category.recordWord
                 position[1] = RecordLayout.header(kind: kind, timestamp: timestamp)
                 position[2] = name.word

@@ -110,23 +110,47 @@ public struct TraceConfiguration: Sendable {
         self.outputPath = outputPath
     }
 
-    /// The configuration the `STROBE_TRACE_OUTPUT` environment variable asks
-    /// for, or nil when it is not set.
+    /// The configuration the environment asks for, or nil when it asks for
+    /// none: `STROBE_TRACE_OUTPUT`, `STROBE_CRASH_CAPTURE` and every
+    /// `STROBE_FLIGHT_RECORDER_` variable are unset or empty.
     ///
-    /// `STROBE_TRACE_RUSAGE` lists interval names that capture rusage (`*`
-    /// for all); `STROBE_TRACE_SIGNPOSTS` lists signposts to turn on
-    /// (`probes`, `ftrace-marker`, `os-signposts` or `all`, comma separated);
-    /// `STROBE_TRACE_CATEGORIES` lists the category patterns to record
-    /// (comma separated, see ``categories``).
+    /// - `STROBE_TRACE_OUTPUT`: the trace file (``outputPath``).
+    /// - `STROBE_TRACE_RUSAGE`: interval names that capture rusage (`*` for
+    ///   all), comma separated.
+    /// - `STROBE_TRACE_SIGNPOSTS`: signposts to turn on (`probes`,
+    ///   `ftrace-marker`, `os-signposts` or `all`, comma separated).
+    /// - `STROBE_TRACE_CATEGORIES`: the category patterns to record (comma
+    ///   separated, see ``categories``).
+    /// - `STROBE_FLIGHT_RECORDER_DIR`: turns the ``flightRecorder`` on,
+    ///   dumping into this directory, and records into rings
+    ///   (``FullBufferPolicy/overwriteOldest``). With it:
+    ///   `STROBE_FLIGHT_RECORDER_BEFORE`, `_AFTER` and `_SPACING` (durations
+    ///   such as `10s` or `500ms`: ``FlightRecorder/before``,
+    ///   ``FlightRecorder/after``, ``FlightRecorder/minimumSpacing``),
+    ///   `_MAX_FILES` and `_MAX_BYTES` (whole numbers), and `_TRIGGERS`,
+    ///   comma separated: `interval:NAME>DURATION`, `counter:NAME>NUMBER` or
+    ///   `counter:NAME<NUMBER`, as in
+    ///   `interval:frame>33ms,counter:queue.depth>100` (names holding a comma
+    ///   cannot be written so).
+    /// - `STROBE_CRASH_CAPTURE`: the path of ``crashCapture``'s file. Without
+    ///   `STROBE_TRACE_OUTPUT` the session records into rings, which reach a
+    ///   file only on a crash (or in a flight-recorder dump).
     ///
-    /// ``TraceSession/startFromEnvironment()`` uses it; `strobe run` sets the
-    /// variable for each child process it launches.
+    /// ``TraceSession/startFromEnvironment()`` uses it; `strobe run` sets
+    /// `STROBE_TRACE_OUTPUT` for each child process it launches.
     ///
     /// - Throws: ``TraceSessionError/invalidConfiguration(_:)`` naming the
-    ///   variable when `STROBE_TRACE_SIGNPOSTS` holds a name it does not know.
+    ///   variable and its value when one cannot be read: an unknown signpost
+    ///   or `STROBE_FLIGHT_RECORDER_` setting, a malformed duration, number,
+    ///   trigger or category pattern, or a flight-recorder setting without
+    ///   `STROBE_FLIGHT_RECORDER_DIR`.
     public static func fromEnvironment(_ environment: [String: String]) throws(TraceSessionError) -> TraceConfiguration? {
-        guard let path = environment[TraceSession.outputEnvironmentVariable], !path.isEmpty else { return nil }
+        let path = environment[TraceSession.outputEnvironmentVariable].flatMap { $0.isEmpty ? nil : $0 }
+        let asked = !(environment[crashCaptureEnvironmentVariable] ?? "").isEmpty
+            || environment.contains { $0.key.hasPrefix("STROBE_FLIGHT_RECORDER_") && !$0.value.isEmpty }
+        guard path != nil || asked else { return nil }
         var configuration = TraceConfiguration(outputPath: path)
+        try configuration.applyFlightRecorderAndCrashCapture(environment)
         if let names = environment["STROBE_TRACE_RUSAGE"], !names.isEmpty {
             configuration.resourceUsage = names == "*" ? .allIntervals
                 : .intervals(named: Set(names.split(separator: ",").map(String.init)))

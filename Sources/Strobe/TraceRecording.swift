@@ -31,7 +31,7 @@ extension Trace {
         let timestamp = recorder.timestamp()
         var snapshot = cstrobe_rusage()
         if usage { cstrobe_thread_rusage(&snapshot) }
-        recorder.appendBegin(words: words, resourceUsage: usage) { record in
+        recorder.appendBegin(words: words, resourceUsage: usage, category: category) { record in
             if prefix != 0 { record[0] = category }
             let record = record + prefix
             record[0] = RecordLayout.header(kind: kind, timestamp: timestamp)
@@ -59,7 +59,9 @@ extension Trace {
     static func recordEnd(category: UInt64) {
         guard let recorder = ThreadRecorder.attached() else { return }
         defer { recorder.leave() }
-        if let signposts = recorder.signposts { recorder.announceEnd(to: signposts) }
+        if let signposts = recorder.signposts, recorder.closesAnInterval(category: category) {
+            recorder.announceEnd(to: signposts)
+        }
         recorder.appendEnd(category: category)
     }
 

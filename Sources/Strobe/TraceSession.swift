@@ -149,7 +149,11 @@ public final class TraceSession: Sendable {
         public var recordedEvents: UInt64 = 0
         /// Events discarded because a thread's buffer was full.
         public var discardedEvents: UInt64 = 0
-        /// Events overwritten in a ring buffer.
+        /// Events a ring buffer (``TraceConfiguration/FullBufferPolicy/overwriteOldest``)
+        /// no longer holds because newer ones took their place: exactly the
+        /// recorded events a snapshot or the stop's trace lacks. Chunks a
+        /// flight-recorder dump took go back to the ring once the dump is
+        /// written; those the ring has no room for by then count here.
         public var overwrittenEvents: UInt64 = 0
         /// `end` calls with no open interval, ignored.
         public var unmatchedEnds: UInt64 = 0
@@ -167,6 +171,12 @@ public final class TraceSession: Sendable {
         public var suppressedTriggers: UInt64 = 0
         /// Dumps that could not be written; ``lastDumpError`` says why.
         public var failedDumps: UInt64 = 0
+        /// Dumps accepted and not yet written (0 or 1): the session is
+        /// recording the window after the trigger, or writing the file. An
+        /// app about to stop can keep working until it is 0, so the dump
+        /// holds the whole window it asked for rather than what the stop
+        /// leaves.
+        public var dumpsInProgress = 0
     }
 
     /// Dumps the flight recorder now: what the rings hold before this

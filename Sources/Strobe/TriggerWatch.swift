@@ -244,7 +244,8 @@ final class TriggerWatch {
                 guard trigger >= 0 else { break }
                 var start = RecordLayout.timestamp(of: header)
                 if event == RecordLayout.asyncBeginRenamable {
-                    start = (converter.boottime(raw: start) &- record[4]) | Self.boottimeTag
+                    let boottime = converter.boottime(raw: start)
+                    start = (boottime &- converter.lead(of: record[4], at: boottime)) | Self.boottimeTag
                 }
                 let id = record[2]
                 if let end = earlyEnds.removeValue(forKey: id) ?? earlierEnds.removeValue(forKey: id) {
@@ -255,7 +256,8 @@ final class TriggerWatch {
             case RecordLayout.asyncEnd, RecordLayout.asyncEndExplicit:
                 var end = RecordLayout.timestamp(of: header)
                 if event == RecordLayout.asyncEndExplicit {
-                    end = (converter.boottime(raw: end) &- record[3]) | Self.boottimeTag
+                    let boottime = converter.boottime(raw: end)
+                    end = (boottime &- converter.lead(of: record[3], at: boottime)) | Self.boottimeTag
                 }
                 if let open = openAsync.removeValue(forKey: record[1]) {
                     check(open.trigger, open.start, end, thread: thread, converter: &converter, into: &fired)

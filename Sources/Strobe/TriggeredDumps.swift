@@ -26,8 +26,12 @@ import Darwin
 ///    ``TraceConfiguration/FlightRecorder/before`` before the trigger, encodes
 ///    the rest with the trigger's mark into a new file (written under a
 ///    temporary name, then renamed, so the directory only ever holds whole
-///    dumps), deletes the oldest dumps beyond the directory's caps, and gives
-///    the chunks back to the pool.
+///    dumps), and deletes the oldest dumps beyond the directory's caps.
+/// 4. It gives the chunks it took back to each thread's ring, in front of
+///    what the thread recorded since, as many as the ring has room for; the
+///    rest go to the pool and their events count as overwritten, as the
+///    ring would have overwritten them. A later dump, a snapshot or the
+///    stop finds what the ring would have held without the dump.
 ///
 /// Recording threads wait for this only when they switch chunks while the
 /// writer holds their lock, which it does for one chunk's copy at most.
@@ -76,6 +80,9 @@ final class TriggeredDumps: @unchecked Sendable {
         var recorder: ThreadRecorder
         var before: [TakenPiece] = []
         var after: [TakenPiece] = []
+        /// The sealed chunks taken from the ring, oldest first: once the
+        /// dump is written they go back to it, as many as it has room for.
+        var ringChunks: [Chunk] = []
         var boundary: TakenPiece.Origin?
         /// Events before `boundary` in its chunk, all taken already; if the
         /// ring overwrites that chunk, it counts them as overwritten.
@@ -125,6 +132,7 @@ final class TriggeredDumps: @unchecked Sendable {
             statistics.suppressedTriggers = state.suppressed
             statistics.triggeredDumps = state.written
             statistics.failedDumps = state.failed
+            statistics.dumpsInProgress = state.busy ? 1 : 0
         }
     }
 
@@ -138,13 +146,7 @@ final class TriggeredDumps: @unchecked Sendable {
     /// passed.
     func writerTurn(core: SessionCore, recorders: [ThreadRecorder]) {
         converter.update(points: core.calibration.snapshot())
-        if watch.isNeeded {
-            watch.beginTurn()
-            for recorder in recorders {
-                for fired in watch.scan(
-                    recorder, ringChunks: core.recorderSettings.maximumChunks, converter: &converter) { _ = offer(fired) }
-            }
-        }
+        scan(core: core, recorders: recorders)
         if capture == nil, let trigger = takePending() {
             var capture = Capture(
                 trigger: trigger, windowEnd: trigger.boottime &+ Trace.nanoseconds(settings.after))
@@ -159,13 +161,28 @@ final class TriggeredDumps: @unchecked Sendable {
     /// At stop, after the writer has been joined: writes a dump whose window
     /// is still open with what it has, and one accepted but not started.
     func finish(core: SessionCore, recorders: [ThreadRecorder]) {
+        core.calibration.mark()
         converter.update(points: core.calibration.snapshot())
+        // What was recorded since the writer's last turn is looked at too:
+        // a trigger in the last moments before the stop is dumped, with
+        // the window the stop leaves.
+        scan(core: core, recorders: recorders)
         if capture == nil, let trigger = takePending() {
             var capture = Capture(trigger: trigger, windowEnd: trigger.boottime)
             take(recorders, into: &capture, before: true)
             self.capture = capture
         }
         if capture != nil { finishCapture(core: core, recorders: recorders) }
+    }
+
+    /// Looks through the rings for triggers, and offers those that fired.
+    private func scan(core: SessionCore, recorders: [ThreadRecorder]) {
+        guard watch.isNeeded else { return }
+        watch.beginTurn()
+        for recorder in recorders {
+            for fired in watch.scan(
+                recorder, ringChunks: core.recorderSettings.maximumChunks, converter: &converter) { _ = offer(fired) }
+        }
     }
 
     /// The accepted trigger whose capture has not started, taken.
@@ -189,7 +206,13 @@ final class TriggeredDumps: @unchecked Sendable {
         } catch {
             outcome = .failure(error)
         }
-        core.pool.give(capture.poolChunks)
+        // The ring gets back what the dump took, so a later dump, a snapshot
+        // or the stop finds what it would have held without the dump.
+        var unused = capture.poolChunks
+        for thread in capture.threads.values {
+            unused += thread.recorder.restoreRing(thread.ringChunks, maximumChunks: core.recorderSettings.maximumChunks)
+        }
+        core.pool.give(unused)
         decisions.withLock { state in
             state.busy = false
             switch outcome {
@@ -227,7 +250,7 @@ final class TriggeredDumps: @unchecked Sendable {
                 }
             }
             thread.boundary = boundary
-            capture.poolChunks += returned
+            thread.ringChunks += returned
             capture.threads[recorder.serial] = thread
             if watch.isNeeded {
                 for fired in watch.catchUp(recorder, pieces: pieces, boundary: boundary, converter: &converter) {

@@ -1,25 +1,28 @@
 #if StrobeTracing
-import Synchronization
+/// Random span and trace ids from one thread's generator: a counter run
+/// through splitmix64 from a random seed, so each id costs a few
+/// multiplications and no atomic operation. Each thread seeds its own from
+/// the system's generator; two threads' ids collide only if their runs of
+/// the 2^64-long sequence overlap.
+struct SpanIdentifiers {
+    private var state: UInt64
 
-/// Random span and trace ids: a process-wide counter run through splitmix64
-/// from a random seed, so each id costs an atomic add and a few
-/// multiplications rather than a call into the system's generator.
-enum SpanIdentifiers {
-    private static let counter: Atomic<UInt64> = {
+    init() {
         var generator = SystemRandomNumberGenerator()
-        return Atomic(generator.next())
-    }()
+        state = generator.next()
+    }
 
     /// A non-zero 64-bit id.
-    static func next() -> UInt64 {
+    mutating func next() -> UInt64 {
         while true {
-            let value = mix(counter.wrappingAdd(0x9E37_79B9_7F4A_7C15, ordering: .relaxed).newValue)
+            state &+= 0x9E37_79B9_7F4A_7C15
+            let value = Self.mix(state)
             if value != 0 { return value }
         }
     }
 
     /// A non-zero 128-bit trace id.
-    static func nextTraceID() -> StrobeSpanContext.TraceID {
+    mutating func nextTraceID() -> StrobeSpanContext.TraceID {
         StrobeSpanContext.TraceID(high: next(), low: next())
     }
 

@@ -3,6 +3,14 @@
 import Synchronization
 import Tracing
 
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
 /// A span recorded by ``StrobeTracer``: an interval on an async track of its
 /// own, nested under its parent's.
 ///
@@ -44,19 +52,19 @@ public struct StrobeSpan: Span {
     /// The operation's name; the interval is written under the name it has
     /// when the span ends.
     public var operationName: String {
-        get { record?.state.withLock { $0.operationName } ?? "" }
+        get { record?.withLock { $0.operationName } ?? "" }
         nonmutating set { record?.update { $0.operationName = newValue } }
     }
 
     /// The span's attributes, written as arguments when it ends.
     public var attributes: SpanAttributes {
-        get { record?.state.withLock { $0.attributes } ?? [:] }
+        get { record?.withLock { $0.attributes } ?? [:] }
         nonmutating set { record?.update { $0.attributes = newValue } }
     }
 
     /// Whether the span records: a session was running when it started and
     /// it has not ended.
-    public var isRecording: Bool { record?.state.withLock { !$0.ended } ?? false }
+    public var isRecording: Bool { record?.withLock { !$0.ended } ?? false }
 
     /// Sets the status, written as the arguments `status` and `status.message`.
     public func setStatus(_ status: SpanStatus) {
@@ -68,7 +76,7 @@ public struct StrobeSpan: Span {
     /// (a thread's events are recorded in order, so the event's own instant
     /// is not used).
     public func addEvent(_ event: SpanEvent) {
-        guard let record, record.state.withLock({ !$0.ended }) else { return }
+        guard let record, record.withLock({ !$0.ended }) else { return }
         var arguments = [Trace.TextArgument("span_id", .string(record.spanIDText))]
         SpanRecord.append(event.attributes, to: &arguments)
         Trace.instant(named: event.name, arguments: arguments)
@@ -109,20 +117,28 @@ public struct StrobeSpan: Span {
     /// with the span's attributes, status, errors and links as arguments.
     ///
     /// The interval ends at `instant` when that lies more than a microsecond
-    /// in the past (but never before the span began), else now.
+    /// in the past (but never before the span began), else now. The
+    /// background writer places the instant, with the offset between the
+    /// wall clock and the system's boot clock it reads at each flush; an
+    /// end whose flush interval saw the wall clock set is placed at the
+    /// moment of the call.
     public func end<Instant: TracerInstant>(at instant: @autoclosure () -> Instant) {
         guard let record else { return }
-        record.end(at: instant().nanosecondsSinceEpoch)
+        if record.end(at: instant().nanosecondsSinceEpoch) {
+            SpanThreadState.current.keep(context, of: record)
+        }
     }
 }
 
 /// The mutable part of a recording span.
 ///
-/// Records of ended spans are reused (see ``SpanRecordPool``), so the
-/// identity fields are variables; they change only while the pool holds the
-/// one reference to the record, under the pool's lock, which orders the
-/// change before any later reader. That, and the lock that guards `State`,
-/// is why it is `@unchecked Sendable`.
+/// Records of ended spans are reused (see ``SpanThreadState``), so the
+/// identity fields are variables; they change only while the reusing thread
+/// holds the one reference to the record, and reach other threads with the
+/// context that carries the record, which the task-local machinery or the
+/// caller passes on with the ordering any hand-over between threads has.
+/// `State` is reached only under the record's lock. Hence
+/// `@unchecked Sendable`.
 final class SpanRecord: @unchecked Sendable {
     struct State {
         var operationName: String
@@ -133,45 +149,64 @@ final class SpanRecord: @unchecked Sendable {
         var errorMessage: String?
         var links: [StrobeSpanContext] = []
         var ended = false
+        /// Whether anything changed after the start: a reused record is
+        /// reset whole only then, and an end writes arguments or a new name
+        /// only then.
+        var changed = false
     }
 
-    private(set) var identity: StrobeSpanContext
+    // Written only while one thread holds the record alone (see above), so
+    // accesses never overlap and go without dynamic exclusivity checks.
+    @exclusivity(unchecked) private(set) var identity: StrobeSpanContext
     /// Nil for a span of another process, known from an extracted header.
-    private(set) var interval: Trace.AsyncInterval?
+    @exclusivity(unchecked) private(set) var interval: Trace.AsyncInterval?
     /// The name the interval began with.
-    private(set) var initialName: String
-    /// When the span began, in wall-clock nanoseconds since the Unix epoch.
-    private(set) var startedAt: UInt64
-    let state: Mutex<State>
+    @exclusivity(unchecked) private(set) var initialName: String
+    /// Whether the span's context holds this span alone, made by
+    /// ``SpanThreadState``, which may reuse it once the span ends.
+    @exclusivity(unchecked) private(set) var ownsContext: Bool
+    /// A lock of one flag: spans are rarely touched by two threads at once,
+    /// so it spins (yielding) instead of sleeping, and costs one atomic
+    /// exchange to take.
+    private let locked = Atomic<Bool>(false)
+    @exclusivity(unchecked) private var state: State
 
-    init(identity: StrobeSpanContext, interval: Trace.AsyncInterval?, operationName: String, startedAt: UInt64) {
+    init(identity: StrobeSpanContext, interval: Trace.AsyncInterval?, operationName: String, ownsContext: Bool = true) {
         self.identity = identity
         self.interval = interval
         initialName = operationName
-        self.startedAt = startedAt
-        state = Mutex(State(operationName: operationName))
-    }
-
-    /// A record for a new span: an ended one nothing else refers to any
-    /// more, or a new one.
-    static func make(
-        identity: StrobeSpanContext, interval: Trace.AsyncInterval, operationName: String, startedAt: UInt64
-    ) -> SpanRecord {
-        if let record = SpanRecordPool.take() {
-            record.identity = identity
-            record.interval = interval
-            record.initialName = operationName
-            record.startedAt = startedAt
-            record.state.withLock { $0 = State(operationName: operationName) }
-            return record
-        }
-        return SpanRecord(identity: identity, interval: interval, operationName: operationName, startedAt: startedAt)
+        self.ownsContext = ownsContext
+        state = State(operationName: operationName)
     }
 
     /// The record of a span in another process: the parent of spans
     /// started in a context extracted from its header.
     convenience init(remote identity: StrobeSpanContext) {
-        self.init(identity: identity, interval: nil, operationName: "", startedAt: 0)
+        self.init(identity: identity, interval: nil, operationName: "", ownsContext: false)
+    }
+
+    /// Makes an ended record, which the caller holds alone, the record of a
+    /// new span.
+    func reset(identity: StrobeSpanContext, interval: Trace.AsyncInterval, operationName: String, ownsContext: Bool = true) {
+        self.identity = identity
+        self.interval = interval
+        initialName = operationName
+        self.ownsContext = ownsContext
+        if state.changed {
+            state = State(operationName: operationName)
+        } else {
+            state.operationName = operationName
+            state.ended = false
+        }
+    }
+
+    /// Runs `body` on the state under the record's lock.
+    func withLock<Result>(_ body: (inout State) -> Result) -> Result {
+        while !locked.compareExchange(expected: false, desired: true, ordering: .acquiring).exchanged {
+            sched_yield()
+        }
+        defer { locked.store(false, ordering: .releasing) }
+        return body(&state)
     }
 
     /// The span's id as the arguments spell it.
@@ -180,66 +215,59 @@ final class SpanRecord: @unchecked Sendable {
     /// Applies `change` unless the span has ended; returns whether it did.
     @discardableResult
     func update(_ change: (inout State) -> Void) -> Bool {
-        state.withLock { state in
+        withLock { state in
             guard !state.ended else { return false }
             change(&state)
+            state.changed = true
             return true
         }
     }
 
-    /// Ends the interval at `instant` (wall-clock nanoseconds since the Unix
-    /// epoch), or now when that is within a microsecond of now.
-    func end(at instant: UInt64) {
-        guard let interval else { return }
-        let now = SpanClock.now()
-        // An end at or before the begin is placed a little before it, and
-        // the writer moves it onto the begin: the two clocks (the wall
-        // clock here, Strobe's in the record) never disagree the other way.
-        let endedAgo = instant <= startedAt
-            ? SpanClock.nanoseconds(from: startedAt, to: now) + 2 * SpanClock.tolerance
-            : SpanClock.nanoseconds(from: instant, to: now)
-        // Most spans end with nothing to add: end those under the lock, and
-        // copy the state out only for the others.
-        let initialName = initialName
-        let ended: State?? = state.withLock { state -> State?? in
-            guard !state.ended else { return .some(nil) }
+    /// Ends the interval at `instant`, wall-clock nanoseconds since the Unix
+    /// epoch (the writer takes one within a microsecond of now as now, and
+    /// one before the begin as the begin); returns whether this call ended
+    /// the span.
+    @discardableResult
+    func end(at instant: UInt64) -> Bool {
+        guard let interval else { return false }
+        // Under the lock, so the state is read in place; the arguments are
+        // gathered on the stack.
+        return withLock { state in
+            guard !state.ended else { return false }
             state.ended = true
-            if state.attributes.isEmpty, state.status == nil, state.errorCount == 0, state.links.isEmpty,
-                state.operationName == initialName
-            {
-                interval.endSpan(renamedTo: nil, endedAgo: endedAgo, arguments: [])
-                return nil
+            guard state.changed else {
+                interval.endSpan(renamedTo: nil, endedAt: instant, arguments: UnsafeBufferPointer(start: nil, count: 0))
+                return true
             }
-            return .some(state)
-        }
-        guard case .some(.some(let state)) = ended else {
-            if ended == nil { SpanRecordPool.give(self) }
-            return
-        }
-        defer { SpanRecordPool.give(self) }
-        var arguments: [Trace.TextArgument] = []
-        let count = state.attributes.count + (state.status == nil ? 0 : 2) + (state.errorCount == 0 ? 0 : 3)
-            + 2 * state.links.count
-        if count > 0 { arguments.reserveCapacity(count) }
-        Self.append(state.attributes, to: &arguments)
-        if let status = state.status {
-            arguments.append(Trace.TextArgument("status", .string(status.code == .ok ? "ok" : "error")))
-            if let message = status.message { arguments.append(Trace.TextArgument("status.message", .string(message))) }
-        }
-        if state.errorCount > 0 {
-            arguments.append(Trace.TextArgument("error.count", .int(Int64(state.errorCount))))
-            if let type = state.errorType { arguments.append(Trace.TextArgument("error.type", .string(type))) }
-            if let message = state.errorMessage {
-                arguments.append(Trace.TextArgument("error.message", .string(message)))
+            let renamed = state.operationName != initialName ? state.operationName : nil
+            let capacity = state.attributes.count + (state.status == nil ? 0 : 2) + (state.errorCount == 0 ? 0 : 3)
+                + 2 * state.links.count
+            withUnsafeTemporaryAllocation(of: Trace.TextArgument.self, capacity: capacity) { buffer in
+                var count = 0
+                func append(_ argument: Trace.TextArgument) {
+                    buffer.initializeElement(at: count, to: argument)
+                    count += 1
+                }
+                state.attributes.forEach { key, attribute in append(Trace.TextArgument(key, Self.argumentValue(attribute))) }
+                if let status = state.status {
+                    append(Trace.TextArgument("status", .string(status.code == .ok ? "ok" : "error")))
+                    if let message = status.message { append(Trace.TextArgument("status.message", .string(message))) }
+                }
+                if state.errorCount > 0 {
+                    append(Trace.TextArgument("error.count", .int(Int64(state.errorCount))))
+                    if let type = state.errorType { append(Trace.TextArgument("error.type", .string(type))) }
+                    if let message = state.errorMessage { append(Trace.TextArgument("error.message", .string(message))) }
+                }
+                for (index, link) in state.links.enumerated() {
+                    append(Trace.TextArgument("link.\(index).trace_id", .string(link.traceID.description)))
+                    append(Trace.TextArgument("link.\(index).span_id", .string(link.spanIDString)))
+                }
+                let arguments = UnsafeMutableBufferPointer(rebasing: buffer[..<count])
+                interval.endSpan(renamedTo: renamed, endedAt: instant, arguments: UnsafeBufferPointer(arguments))
+                arguments.deinitialize()
             }
+            return true
         }
-        for (index, link) in state.links.enumerated() {
-            arguments.append(Trace.TextArgument("link.\(index).trace_id", .string(link.traceID.description)))
-            arguments.append(Trace.TextArgument("link.\(index).span_id", .string(link.spanIDString)))
-        }
-        interval.endSpan(
-            renamedTo: state.operationName != initialName ? state.operationName : nil, endedAgo: endedAgo,
-            arguments: arguments)
     }
 
     /// Appends `attributes` as arguments; their keys are written with
@@ -275,32 +303,4 @@ final class SpanRecord: @unchecked Sendable {
     }
 }
 
-/// Records of ended spans, kept for the next spans: a span started and ended
-/// in `withSpan` is no longer referred to once the call returns, so its
-/// record serves the next span instead of a new allocation. A record is
-/// taken only when the pool holds the one reference to it; others are let
-/// go.
-enum SpanRecordPool {
-    private static let limit = 64
-    private static let records = Mutex<[SpanRecord]>({
-        var records: [SpanRecord] = []
-        records.reserveCapacity(limit)
-        return records
-    }())
-
-    static func take() -> SpanRecord? {
-        records.withLock { records in
-            while var candidate = records.popLast() {
-                if isKnownUniquelyReferenced(&candidate) { return candidate }
-            }
-            return nil
-        }
-    }
-
-    static func give(_ record: SpanRecord) {
-        records.withLock { records in
-            if records.count < limit { records.append(record) }
-        }
-    }
-}
 #endif

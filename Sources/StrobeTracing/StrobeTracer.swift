@@ -53,7 +53,10 @@ public struct StrobeTracer: Tracer {
     /// The span continues the trace of the Strobe span in `context`, local or
     /// extracted from another process, or starts a new trace. It begins at
     /// `instant` when that lies more than a microsecond in the past, else
-    /// now, on Strobe's own clock.
+    /// now, on Strobe's own clock. The session's background writer places
+    /// the instant, with the offset between the wall clock and the system's
+    /// boot clock that it reads at each flush; a span whose flush interval
+    /// saw the wall clock set (stepped) is placed at the moment of the call.
     public func startSpan<Instant: TracerInstant>(
         _ operationName: String,
         context: @autoclosure () -> InstrumentationContext,
@@ -63,15 +66,16 @@ public struct StrobeTracer: Tracer {
         file fileID: String,
         line: UInt
     ) -> StrobeSpan {
-        var context = context()
-        guard Trace.isRecording else { return StrobeSpan(context: context, record: nil) }
-        let given = instant().nanosecondsSinceEpoch
-        let now = SpanClock.now()
-        let startedAgo = SpanClock.nanoseconds(from: given, to: now)
-        let parent = context[StrobeSpanKey.self]
+        let parentContext = context()
+        guard Trace.isRecording else { return StrobeSpan(context: parentContext, record: nil) }
+        // The writer places the instant: the default one, read just before
+        // this call, is taken as now, with no second clock read here.
+        let startedAt = instant().nanosecondsSinceEpoch
+        let (parent, othersInContext) = parentContext.strobeSpanAndOthers
+        let thread = SpanThreadState.current
         let identity = StrobeSpanContext(
-            traceID: parent?.identity.traceID ?? SpanIdentifiers.nextTraceID(),
-            spanID: SpanIdentifiers.next(),
+            traceID: parent?.identity.traceID ?? thread.identifiers.nextTraceID(),
+            spanID: thread.identifiers.next(),
             parentSpanID: parent?.identity.spanID,
             traceFlags: parent?.identity.traceFlags ?? 1)
         // A request that leaves the process starts a flow named by its span
@@ -93,10 +97,16 @@ public struct StrobeTracer: Tracer {
             identity: Trace.SpanIdentity(
                 traceIDHigh: identity.traceID.high, traceIDLow: identity.traceID.low, spanID: identity.spanID,
                 parentSpanID: parent?.identity.spanID ?? 0, kind: Self.kindName(kind)),
-            flow: flow, terminatingFlow: terminatingFlow, startedAgo: startedAgo)
-        let record = SpanRecord.make(
-            identity: identity, interval: interval, operationName: operationName,
-            startedAt: startedAgo > 0 ? given : now)
+            flow: flow, terminatingFlow: terminatingFlow, startedAt: startedAt)
+        if !othersInContext {
+            // The new context holds this span alone: an ended span's
+            // context serves (see SpanThreadState).
+            let (context, record) = thread.context(identity: identity, interval: interval, operationName: operationName)
+            return StrobeSpan(context: context, record: record)
+        }
+        var context = parentContext
+        let record = thread.record(
+            identity: identity, interval: interval, operationName: operationName, ownsContext: false)
         context[StrobeSpanKey.self] = record
         return StrobeSpan(context: context, record: record)
     }

@@ -124,6 +124,47 @@ struct CategoryTests {
         #expect(unended.ts + unended.dur! == outer.ts + outer.dur!)
     }
 
+    /// An end in a category whose begin was skipped while the category was
+    /// off, arriving after the category was turned on, closes nothing: the
+    /// intervals around it, plain or in another category, keep their own
+    /// ends, and the trace counts the end as left out.
+    @Test(.enabled(if: OfficialDecoder.isUsable))
+    func anEndWhoseBeginWasSkippedLeavesTheEnclosingIntervalsOpen() throws {
+        let path = temporaryTracePath()
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        let session = try TraceSession.start(Self.configuration(path, categories: ["disk"]))
+        Trace.begin("plain outer")
+        Trace.begin("disk outer", category: .disk)
+        Trace.begin("skipped", category: .media)
+        try session.setCategories(["*"])
+        Trace.end(category: .media)
+        Trace.instant("inside both")
+        Trace.end(category: .disk)
+        Trace.instant("inside plain")
+        Trace.end()
+        Trace.instant("after")
+        // Slow paths as well: an end in a category past a plain level.
+        Trace.begin("plain again")
+        Trace.end(category: .media)
+        Trace.instant("inside plain again")
+        Trace.end()
+        try session.stop()
+        #expect(session.statistics.unmatchedEnds == 0)
+
+        let trace = try OfficialDecoder.decode(path)
+        #expect(trace.errors.isEmpty)
+        #expect(trace.stat("patches_failed") == 2)
+        func instant(_ name: String) throws -> UInt64 { try #require(trace.instants.first { $0.name == name }).ts }
+        func end(_ name: String) throws -> UInt64 {
+            let slice = try #require(trace.slices(named: name).first)
+            return slice.ts + (try #require(slice.dur, "\(name) has an end"))
+        }
+        #expect(try end("disk outer") >= instant("inside both") && end("disk outer") <= instant("inside plain"))
+        #expect(try end("plain outer") >= instant("inside plain") && end("plain outer") <= instant("after"))
+        #expect(try end("plain again") >= instant("inside plain again"))
+        #expect(trace.slices(named: "skipped").isEmpty)
+    }
+
     @Test(.enabled(if: OfficialDecoder.isUsable))
     func aWrappedFlightRecorderKeepsCategoriesOfWhatSurvives() throws {
         let path = temporaryTracePath()

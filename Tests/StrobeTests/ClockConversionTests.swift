@@ -36,4 +36,35 @@ import Testing
             #expect(fresh.boottime(raw: point.raw) == point.boottime)
         }
     }
+
+    /// A wall-clock instant in a record is placed with the wall clock's
+    /// offset at the readings around it: an instant a millisecond before
+    /// the record leads it by a millisecond, one within a microsecond is
+    /// the record's own time, and in a segment where the wall clock was set
+    /// (its offset moved between the readings) no instant is trusted.
+    @Test func wallClockInstantsArePlacedWithTheOffsetOfTheirSegment() {
+        let offset: UInt64 = 1_700_000_000_000_000_000
+        let points: [ClockCalibration.Point] = [
+            .init(raw: 0, boottime: 1_000_000_000, realtimeOffset: offset),
+            .init(raw: 1_000_000_000, boottime: 2_000_000_000, realtimeOffset: offset + 3),
+            // The wall clock was set forward by an hour in this segment.
+            .init(raw: 2_000_000_000, boottime: 3_000_000_000, realtimeOffset: offset + 3_600_000_000_000),
+        ]
+        var converter = TimestampConverter(points: points)
+        let boottime = converter.boottime(raw: 500_000_000)
+        #expect(boottime == 1_500_000_000)
+        let wallClockNow = boottime + offset + 3
+        let flag = RecordLayout.wallClockInstant
+        #expect(converter.lead(of: flag | (wallClockNow - 1_000_000), at: boottime) == 1_000_000)
+        #expect(converter.lead(of: flag | (wallClockNow - 500), at: boottime) == 0)
+        #expect(converter.lead(of: flag | (wallClockNow + 5_000), at: boottime) == 0)
+        // A plain word is how long before, as it is.
+        #expect(converter.lead(of: 42, at: boottime) == 42)
+        let stepped = converter.boottime(raw: 1_500_000_000)
+        #expect(converter.lead(of: flag | (stepped + offset - 1_000_000), at: stepped) == 0)
+        // Points with no offset (a crash file's) place no instant.
+        var unknown = TimestampConverter(points: [.init(raw: 0, boottime: 1_000_000_000)])
+        let early = unknown.boottime(raw: 10)
+        #expect(unknown.lead(of: flag | 1, at: early) == 0)
+    }
 }

@@ -211,6 +211,49 @@ import Testing
         #expect(!FileManager.default.fileExists(atPath: configuration.crashCapture!.path))
     }
 
+    /// An app's handler installed over Strobe's calls it and then returns,
+    /// so the process survives the signal: the crash file is written, and
+    /// the next session captures crashes again instead of finding the
+    /// handler busy.
+    @Test func aSignalTheProcessSurvivesLeavesTheNextCaptureFree() throws {
+        let path = temporaryTracePath() + ".strobe-crash"
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        var original = sigaction()
+        sigaction(SIGTRAP, nil, &original)
+        // A harmless action before the sessions, for Strobe to hand the
+        // signal to.
+        var quiet = sigaction()
+        quiet.__sigaction_handler.sa_sigaction = { _, _, _ in }
+        quiet.sa_flags = SA_SIGINFO
+        sigaction(SIGTRAP, &quiet, nil)
+        defer { sigaction(SIGTRAP, &original, nil) }
+
+        var configuration = TraceConfiguration()
+        configuration.processSamplingInterval = .zero
+        configuration.whenBufferFull = .overwriteOldest
+        configuration.crashCapture = .init(path: path)
+        let first = try TraceSession.start(configuration)
+        Trace.interval("before the signal") {}
+        var app = sigaction()
+        app.__sigaction_handler.sa_sigaction = { signal, info, context in
+            replacedTrapAction.__sigaction_handler.sa_sigaction?(signal, info, context)
+        }
+        app.sa_flags = SA_SIGINFO
+        sigaction(SIGTRAP, &app, &replacedTrapAction)
+        raise(SIGTRAP)
+        try first.stop()
+        // The app takes its handler away again.
+        sigaction(SIGTRAP, &replacedTrapAction, nil)
+        let written = try FileManager.default.attributesOfItem(atPath: path)[.size] as? Int ?? 0
+        #expect(written > 0, "the handler wrote the crash file")
+
+        try FileManager.default.removeItem(atPath: path)
+        let second = try TraceSession.start(configuration)
+        #expect(cstrobe_crash_write_now(SIGABRT, 0) == 0, "the second session's capture is armed")
+        try second.stop()
+        #expect(FileManager.default.fileExists(atPath: path))
+    }
+
     @Test func crashFileInAMissingDirectoryIsRefusedAtStart() {
         var configuration = TraceConfiguration()
         configuration.crashCapture = .init(path: "/nonexistent-strobe-directory/app.strobe-crash")
@@ -332,3 +375,6 @@ import Testing
         #expect(FileManager.default.fileExists(atPath: good + ".pftrace"))
     }
 }
+
+/// The action an app's handler replaced, which it calls in turn.
+nonisolated(unsafe) private var replacedTrapAction = sigaction()

@@ -70,4 +70,56 @@ struct FlightRecorderConfigurationTests {
         #expect(!TriggerDirectory.isDumpName("notes.pftrace"))
         #expect(TriggerDirectory.timeStamp(realtime: 1_795_454_102_123_000_000) == "20261123T171502.123Z")
     }
+
+    /// The environment turns on a flight recorder with its settings and
+    /// triggers, and crash capture; every value it cannot read is named.
+    @Test func theEnvironmentAsksForAFlightRecorderAndCrashCapture() throws {
+        let environment = [
+            "STROBE_FLIGHT_RECORDER_DIR": "/tmp/dumps",
+            "STROBE_FLIGHT_RECORDER_BEFORE": "1.5s",
+            "STROBE_FLIGHT_RECORDER_AFTER": "250ms",
+            "STROBE_FLIGHT_RECORDER_SPACING": "2m",
+            "STROBE_FLIGHT_RECORDER_MAX_FILES": "3",
+            "STROBE_FLIGHT_RECORDER_MAX_BYTES": "1048576",
+            "STROBE_FLIGHT_RECORDER_TRIGGERS": "interval:frame>33ms, counter:queue.depth>100,counter:fps<29.5",
+            "STROBE_CRASH_CAPTURE": "/tmp/app.strobe-crash",
+        ]
+        let configuration = try #require(try TraceConfiguration.fromEnvironment(environment))
+        #expect(configuration.outputPath == nil)
+        #expect(configuration.whenBufferFull == .overwriteOldest)
+        #expect(configuration.flightRecorder == .init(
+            directory: "/tmp/dumps", before: .milliseconds(1500), after: .milliseconds(250), minimumSpacing: .seconds(120),
+            maximumFiles: 3, maximumBytes: 1 << 20))
+        #expect(configuration.triggers == [
+            .interval("frame", longerThan: .milliseconds(33)), .counter("queue.depth", above: 100),
+            .counter("fps", below: 29.5),
+        ])
+        #expect(configuration.crashCapture?.path == "/tmp/app.strobe-crash")
+
+        let crashOnly = try #require(try TraceConfiguration.fromEnvironment(["STROBE_CRASH_CAPTURE": "/tmp/c"]))
+        #expect(crashOnly.flightRecorder == nil && crashOnly.whenBufferFull == .overwriteOldest)
+        let streamed = try #require(try TraceConfiguration.fromEnvironment([
+            "STROBE_TRACE_OUTPUT": "/tmp/t.pftrace", "STROBE_CRASH_CAPTURE": "/tmp/c",
+        ]))
+        #expect(streamed.whenBufferFull == .discardNewest && streamed.crashCapture?.path == "/tmp/c")
+        #expect(try TraceConfiguration.fromEnvironment(["HOME": "/root"]) == nil)
+
+        func problem(_ changes: [String: String], base: [String: String] = environment) -> String {
+            var environment = base
+            for (key, value) in changes { environment[key] = value }
+            do {
+                _ = try TraceConfiguration.fromEnvironment(environment)
+                return "no error"
+            } catch {
+                return error.description
+            }
+        }
+        #expect(problem(["STROBE_FLIGHT_RECORDER_BEFORE": "soon"]).contains("STROBE_FLIGHT_RECORDER_BEFORE=soon"))
+        #expect(problem(["STROBE_FLIGHT_RECORDER_AFTER": "5"]).contains("expected a duration"))
+        #expect(problem(["STROBE_FLIGHT_RECORDER_MAX_FILES": "0"]).contains("STROBE_FLIGHT_RECORDER_MAX_FILES=0"))
+        #expect(problem(["STROBE_FLIGHT_RECORDER_TRIGGERS": "frame>33ms"]).contains("\"frame>33ms\""))
+        #expect(problem(["STROBE_FLIGHT_RECORDER_TRIGGERS": "counter:depth>lots"]).contains("counter:depth>lots"))
+        #expect(problem(["STROBE_FLIGHT_RECORDER_AFTR": "1s"]).contains("STROBE_FLIGHT_RECORDER_AFTR: unknown"))
+        #expect(problem(["STROBE_FLIGHT_RECORDER_BEFORE": "1s"], base: [:]).contains("needs STROBE_FLIGHT_RECORDER_DIR"))
+    }
 }

@@ -372,6 +372,87 @@ struct FlightRecorderTriggerTests {
         #expect(values.count + overwritten == last + 1, "\(values.count) in the dump, \(overwritten) overwritten, last \(last)")
     }
 
+    /// After a dump, the ring holds what it would have held without it: the
+    /// stop's trace has every event the session does not count as
+    /// overwritten, whether the ring is large enough for the whole run or
+    /// overwrites, and a dump taken later holds them too.
+    @Test(arguments: [16 << 20, 64 << 10])
+    func aDumpLeavesTheRingWholeAndOverwrittenEventsExact(bufferSize: Int) throws {
+        let directory = Self.freshDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let path = temporaryTracePath()
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        var configuration = Self.configuration(directory: directory, before: .seconds(5), after: .milliseconds(50))
+        configuration.outputPath = path
+        configuration.bufferSizePerThread = bufferSize
+        let session = try TraceSession.start(configuration)
+        let phase = Atomic<Int>(0)
+        let done = DispatchSemaphore(value: 0)
+        let started = DispatchSemaphore(value: 0)
+        let recorded = Atomic<Int>(0)
+        Thread {
+            var index = 0
+            while phase.load(ordering: .relaxed) < 2 {
+                Trace.counter("sequence", index)
+                index += 1
+                if index == 20_000 { started.signal() }
+                if index % 256 == 0 { usleep(100) }
+            }
+            recorded.store(index, ordering: .relaxed)
+            done.signal()
+        }.start()
+        started.wait()
+        #expect(session.trigger("first"))
+        Self.waitForDumps(session, count: 1)
+        usleep(30_000)
+        phase.store(2, ordering: .relaxed)
+        done.wait()
+        try session.stop()
+
+        let statistics = session.statistics
+        let parsed = try TraceReader.read(contentsOf: path)
+        let values = try #require(parsed.counter(named: "sequence")).samples.map { Int($0.value) }
+        let count = recorded.load(ordering: .relaxed)
+        #expect(values.last == count - 1)
+        #expect(zip(values, values.dropFirst()).allSatisfy { $0 + 1 == $1 }, "the ring's events are contiguous")
+        #expect(
+            UInt64(values.count) + statistics.overwrittenEvents == UInt64(count),
+            "\(values.count) in the stop's trace, \(statistics.overwrittenEvents) overwritten, \(count) recorded")
+        if bufferSize >= 16 << 20 { #expect(statistics.overwrittenEvents == 0 && values.first == 0) }
+    }
+
+    /// A trigger that fires after the writer's last look and before the
+    /// stop is dumped at the stop, with the window the stop leaves.
+    @Test func aTriggerJustBeforeTheStopIsDumped() throws {
+        let directory = Self.freshDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        var configuration = Self.configuration(
+            directory: directory, triggers: [.interval("frame", longerThan: .milliseconds(30))])
+        // The writer does not look through the rings again before the stop.
+        configuration.flushInterval = .seconds(60)
+        let session = try TraceSession.start(configuration)
+        usleep(20_000)
+        Trace.interval("frame") { Self.sleep(for: .milliseconds(40)) }
+        try session.stop()
+        #expect(session.statistics.triggeredDumps == 1)
+        #expect(Self.dumps(in: directory).count == 1)
+    }
+
+    /// A dump shows in `dumpsInProgress` from its trigger until its file is
+    /// written, so an app can keep working until the window after is whole.
+    @Test func aDumpIsInProgressUntilItIsWritten() throws {
+        let directory = Self.freshDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let session = try TraceSession.start(Self.configuration(directory: directory, after: .milliseconds(100)))
+        #expect(session.statistics.dumpsInProgress == 0)
+        #expect(session.trigger("now"))
+        #expect(session.statistics.dumpsInProgress == 1)
+        Self.waitForDumps(session, count: 1)
+        #expect(session.statistics.dumpsInProgress == 0)
+        #expect(session.statistics.triggeredDumps == 1)
+        try session.stop()
+    }
+
     /// Chunks that end before the window are left out: the dump begins at
     /// most one chunk's worth of time before it.
     @Test func timeBeforeTheWindowIsLeftOut() throws {

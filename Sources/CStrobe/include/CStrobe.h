@@ -50,13 +50,40 @@ typedef struct cstrobe_thread_cursor {
     /// Bit n set: the open interval at nesting level n (< 64) captured rusage,
     /// so its end captures it too.
     uint64_t rusage_levels;
+    /// Bit n set: the open interval at nesting level n (< 64) was opened by
+    /// a begin in a category, the one in `level_categories[n]`. An end in a
+    /// category closes the innermost interval only if that interval was
+    /// opened in the same category; otherwise its own begin was skipped
+    /// while the category was off. Every end clears its level's bit.
+    uint64_t categorized_levels;
     /// The Swift object that owns this cursor (unretained).
     void *owner;
     /// Nonzero while the owner is between its check that the session runs
     /// and the publication of its record; a stopping session waits for it
     /// to return to 0 (see cstrobe_enter_write).
     uint64_t writing;
+    /// Per nesting level below 64: the category (index plus one) of the
+    /// begin that opened it, valid where `categorized_levels` has the bit.
+    uint16_t level_categories[64];
 } cstrobe_thread_cursor;
+
+/// Notes that the interval opened at `level` is in category `payload`
+/// (index plus one). Levels from 64 on are not tracked.
+static inline void cstrobe_open_categorized_level(cstrobe_thread_cursor *cursor, int64_t level, uint64_t payload) {
+    if (level >= 0 && level < 64) {
+        cursor->categorized_levels |= (uint64_t)1 << level;
+        cursor->level_categories[level] = (uint16_t)payload;
+    }
+}
+
+/// Whether an end in category `payload` closes the interval open at
+/// `level`: it was opened in that category, or lies 64 levels deep or more,
+/// where nothing tells.
+static inline bool cstrobe_level_is_in_category(const cstrobe_thread_cursor *cursor, int64_t level, uint64_t payload) {
+    if (level < 0) return false;
+    if (level >= 64) return true;
+    return ((cursor->categorized_levels >> level) & 1) != 0 && cursor->level_categories[level] == (uint16_t)payload;
+}
 
 /// Capture rusage at every interval begin and end.
 #define CSTROBE_FLAG_RUSAGE_ALL ((uint64_t)1)
@@ -180,6 +207,19 @@ static inline uint64_t cstrobe_raw_timestamp(void) {
     return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
+#if CSTROBE_HAS_TSC
+/// Set where the build can read the TSC but the session records with
+/// CLOCK_MONOTONIC: events take the slow path, whose timestamp reads either,
+/// so the fast paths read the TSC without asking.
+#define CSTROBE_FLAG_CLOCK_TIMESTAMPS ((uint64_t)32)
+/// The raw timestamp on the fast paths, which only run without
+/// CSTROBE_FLAG_CLOCK_TIMESTAMPS: the TSC.
+static inline uint64_t cstrobe_fast_timestamp(void) { return __rdtsc(); }
+#else
+#define CSTROBE_FLAG_CLOCK_TIMESTAMPS ((uint64_t)0)
+static inline uint64_t cstrobe_fast_timestamp(void) { return cstrobe_raw_timestamp(); }
+#endif
+
 /// Decides once whether the TSC is invariant and usable; returns the decision.
 int cstrobe_select_timestamp_source(int allow_tsc);
 
@@ -192,6 +232,8 @@ void cstrobe_sanitizer_release(void *address);
 
 /// Reads CLOCK_MONOTONIC in nanoseconds.
 uint64_t cstrobe_monotonic_ns(void);
+/// Reads CLOCK_REALTIME in nanoseconds since the Unix epoch.
+uint64_t cstrobe_realtime_ns(void);
 /// Reads CLOCK_BOOTTIME in nanoseconds (CLOCK_MONOTONIC where it is missing).
 uint64_t cstrobe_boottime_ns(void);
 
