@@ -42,4 +42,15 @@ import Testing
         #expect(Double(outcome.detections) >= 0.85 * Double(outcome.oracleDetections))
         #expect(outcome.suitesWithFalseAlarm <= 3)
     }
+
+    @Test func aProcessSlowedByANeighbourIsTrimmedAway() {
+        // One baseline process of ten 30% slow swamps Welch's t on the
+        // processes (the oracle); trimming it keeps part of the power.
+        var simulation = ProcessSuiteSimulation()
+        simulation.slowedProcess = .init(candidate: false, factor: 1.3)
+        let outcome = simulation.run(suites: 200, slowdown: 0.10, seed: 405)
+        print("10% slowdown, a baseline process 30% slow: caught in \(outcome.detections) of 200, oracle \(outcome.oracleDetections)")
+        #expect(outcome.detections >= 12)
+        #expect(outcome.detections >= 4 * outcome.oracleDetections)
+    }
 }
