@@ -70,6 +70,10 @@ public struct DetectorSimulation: Sendable {
         public var detections: Int
         /// Same, for the oracle (t-test on logs, same error control).
         public var oracleDetections: Int
+        /// For processes run in rounds, the same for the paired oracle: a
+        /// one-sample t-test on the per-round differences of the processes'
+        /// mean logs, same error control; 0 otherwise.
+        public var pairedOracleDetections = 0
 
         /// Share of suites with a false alarm.
         public var falseAlarmRate: Double { Double(suitesWithFalseAlarm) / Double(max(suites, 1)) }
@@ -77,6 +81,8 @@ public struct DetectorSimulation: Sendable {
         public var power: Double { Double(detections) / Double(max(suites, 1)) }
         /// The oracle's power.
         public var oraclePower: Double { Double(oracleDetections) / Double(max(suites, 1)) }
+        /// The paired oracle's power.
+        public var pairedOraclePower: Double { Double(pairedOracleDetections) / Double(max(suites, 1)) }
     }
 
     /// Runs `suites` suites; metric 0 is slowed by `slowdown` (0.10 = 10%),
@@ -274,6 +280,20 @@ public struct DetectorSimulation: Sendable {
             let resolution = base * 0.01
             return (value / resolution).rounded() * resolution
         }
+    }
+
+    /// The one-sample t-test of the per-pair differences `second` − `first`
+    /// (already on the log scale), two-sided.
+    static func pairedT(_ first: [Double], _ second: [Double]) -> (pValue: Double, candidateLarger: Bool) {
+        let differences = zip(first, second).map { $1 - $0 }
+        let n = Double(differences.count)
+        guard differences.count >= 2 else { return (1, false) }
+        let mean = differences.reduce(0, +) / n
+        let variance = differences.reduce(0) { $0 + ($1 - mean) * ($1 - mean) } / (n - 1)
+        let error = (variance / n).squareRoot()
+        guard error > 0 else { return (mean == 0 ? 1 : 0, mean > 0) }
+        let t = mean / error
+        return (2 * StudentDistribution.survival(abs(t), degreesOfFreedom: n - 1), t > 0)
     }
 
     /// Welch's t-test on log values, with Student's distribution and the

@@ -49,13 +49,14 @@ extension ReplicateSummary {
 
 /// How a metric's two sides were compared.
 public enum ComparisonMethod: String, Sendable, Hashable, Codable {
-    /// Rounds pair a baseline and a candidate process: a t-test on the
-    /// (15%-trimmed) mean of the per-round differences of process medians
-    /// (log ratios for positive metrics), which cancels the drift both
-    /// processes of a round share.
+    /// Rounds pair a baseline and a candidate process: a t-test on the mean
+    /// of the per-round differences of process medians (log ratios for
+    /// positive metrics), which cancels the drift both processes of a round
+    /// share; 15%-trimmed when a round stands apart from the others.
     case pairedRounds = "paired rounds"
-    /// Yuen's test (Welch's t-test on 15%-trimmed means) on the process
-    /// medians of each side (log values for positive metrics).
+    /// Welch's t-test on the process medians of each side (log values for
+    /// positive metrics); Yuen's test (on 15%-trimmed means) when a process
+    /// stands apart from the others of its side.
     case processes
     /// One process on a side: its iterations are compared as if they were
     /// independent (Mann–Whitney U), which cannot see the noise between
@@ -91,6 +92,10 @@ public struct ReplicateTestResult: Sendable, Hashable, Codable {
     /// pooled one of the process medians otherwise): what decides how many
     /// more rounds a verdict needs.
     public var replicateSpread: Double
+    /// Whether a replicate stood apart from the others of its side (or a
+    /// round's difference from the other rounds'), so that the means were
+    /// 15%-trimmed (Yuen's test) rather than plain (Welch's).
+    public var trimmed: Bool = false
 
     /// The two-sided confidence interval of ``estimate`` at `confidence`.
     public func interval(confidence: Double) -> (lower: Double, upper: Double) {
@@ -109,13 +114,22 @@ public enum ReplicateTest {
     ///   sides is positive.
     /// - When every replicate has a round and at least two rounds have both
     ///   sides, the per-round differences are tested with a one-sample
-    ///   t-test on their trimmed mean (several replicates of one side in a
-    ///   round are averaged).
-    /// - Otherwise, with at least two replicates per side, Yuen's test
+    ///   t-test on their mean (several replicates of one side in a round
+    ///   are averaged).
+    /// - Otherwise, with at least two replicates per side, Welch's t-test
     ///   compares the two sets of summaries.
-    /// - The trimming (15% from each end, none under 7 values) keeps a
-    ///   process that a neighbour slowed for its whole life from swamping
-    ///   the others; the winsorized variance keeps the error rate.
+    /// - When a value stands apart (``standsApart(_:)``: further from its
+    ///   side's median than ``outlierDistance`` scaled MADs), the means are
+    ///   15%-trimmed (none under 7 values) with winsorized variances: Yuen's
+    ///   tests. That keeps a process that a neighbour slowed for its whole
+    ///   life from swamping the others. Trimming always would cost power on
+    ///   clean data: at 10 processes it drops 2 of 10 values and 2 degrees
+    ///   of freedom per side, which tells at the level Benjamini–Hochberg
+    ///   asks of one metric among 20 (alpha/20): see docs/statistics.md for
+    ///   the measured power against the oracle's. The check is invariant
+    ///   to location and scale, so for normal data it is independent of the
+    ///   means and standard deviations (Basu's theorem): choosing Welch's
+    ///   test by it keeps that test's error rate exactly.
     /// - With a single replicate on a side, nothing measures the noise
     ///   between processes; the samples fall back to the Mann–Whitney test
     ///   of iterations (``ComparisonMethod/iterations``), which the caller
@@ -142,7 +156,7 @@ public enum ReplicateTest {
         }
         if let paired = pairedRounds(base, cand, summary: summary, logScale: logScale) { return paired }
         if base.count >= 2, cand.count >= 2 {
-            return yuen(base.map(summary), cand.map(summary), logScale: logScale)
+            return processes(base.map(summary), cand.map(summary), logScale: logScale)
         }
         return iterations(allBase, allCand, logScale: logScale, baseCount: base.count, candCount: cand.count)
     }
@@ -160,7 +174,7 @@ public enum ReplicateTest {
         let candRounds = byRound(cand)
         let differences = baseRounds.keys.sorted().compactMap { round in candRounds[round].map { $0 - baseRounds[round]! } }
         guard differences.count >= 2 else { return nil }
-        let trimmed = TrimmedMean(differences)
+        let trimmed = TrimmedMean(differences, trimming: standsApart(differences) ? trimming : 0)
         let mean = trimmed.mean
         let error = trimmed.standardError
         let degrees = trimmed.degreesOfFreedom
@@ -169,14 +183,24 @@ public enum ReplicateTest {
         return ReplicateTestResult(
             method: .pairedRounds, logScale: logScale, estimate: mean, standardError: error, degreesOfFreedom: degrees,
             statistic: t, pValue: pValue, baselineReplicates: differences.count, candidateReplicates: differences.count,
-            replicateSpread: trimmed.spread)
+            replicateSpread: trimmed.spread, trimmed: trimmed.trimmedPerEnd > 0)
+    }
+
+    /// Welch's t-test on the two sides' values, or Yuen's test (on
+    /// 15%-trimmed means with winsorized variances) when a value of either
+    /// side stands apart from the rest of its side.
+    static func processes(_ base: [Double], _ cand: [Double], logScale: Bool) -> ReplicateTestResult {
+        let trim = standsApart(base) || standsApart(cand)
+        return yuen(base, cand, logScale: logScale, trimming: trim ? trimming : 0)
     }
 
     /// Yuen's test: Welch's t-test on trimmed means with winsorized
-    /// variances (with no trimming below 7 replicates it is Welch's test).
-    static func yuen(_ base: [Double], _ cand: [Double], logScale: Bool) -> ReplicateTestResult {
-        let b = TrimmedMean(base)
-        let c = TrimmedMean(cand)
+    /// variances (with no trimming, or below 7 replicates, it is Welch's
+    /// test).
+    static func yuen(_ base: [Double], _ cand: [Double], logScale: Bool, trimming: Double = trimming) -> ReplicateTestResult {
+        let b = TrimmedMean(base, trimming: trimming)
+        let c = TrimmedMean(cand, trimming: trimming)
+        let trimmed = b.trimmedPerEnd > 0 || c.trimmedPerEnd > 0
         let termB = b.standardError * b.standardError
         let termC = c.standardError * c.standardError
         let error = (termB + termC).squareRoot()
@@ -187,7 +211,7 @@ public enum ReplicateTest {
                 method: .processes, logScale: logScale, estimate: estimate, standardError: 0,
                 degreesOfFreedom: b.degreesOfFreedom + c.degreesOfFreedom,
                 statistic: estimate == 0 ? 0 : .infinity, pValue: estimate == 0 ? 1 : 0, baselineReplicates: base.count,
-                candidateReplicates: cand.count, replicateSpread: pooled)
+                candidateReplicates: cand.count, replicateSpread: pooled, trimmed: trimmed)
         }
         let degrees = (termB + termC) * (termB + termC)
             / (termB * termB / max(b.degreesOfFreedom, 1) + termC * termC / max(c.degreesOfFreedom, 1))
@@ -195,7 +219,7 @@ public enum ReplicateTest {
         return ReplicateTestResult(
             method: .processes, logScale: logScale, estimate: estimate, standardError: error, degreesOfFreedom: degrees,
             statistic: t, pValue: 2 * StudentDistribution.survival(abs(t), degreesOfFreedom: degrees),
-            baselineReplicates: base.count, candidateReplicates: cand.count, replicateSpread: pooled)
+            baselineReplicates: base.count, candidateReplicates: cand.count, replicateSpread: pooled, trimmed: trimmed)
     }
 
     /// The fallback for a single process on a side: Mann–Whitney U on the
@@ -225,10 +249,30 @@ public enum ReplicateTest {
             replicateSpread: spread)
     }
 
-    /// The share trimmed from each end of the replicates' summaries: 15%,
-    /// so that a process hit by a burst of noise from a neighbour does not
-    /// swamp the others, while small samples (under 7) keep them all.
+    /// The share trimmed from each end of the replicates' summaries when one
+    /// stands apart: 15%, so that a process hit by a burst of noise from a
+    /// neighbour does not swamp the others, while small samples (under 7)
+    /// keep them all.
     static let trimming = 0.15
+
+    /// How far from the median, in scaled MADs, a value stands apart: 4.
+    /// For normal data, some value of a side of 10 lies that far in about 8%
+    /// of sides (whose comparisons then pay Yuen's loss of power); a
+    /// process slowed by 30% among processes of 5% noise is 6 standard
+    /// deviations out.
+    public static let outlierDistance = 4.0
+
+    /// Whether some value lies more than ``outlierDistance`` scaled MADs
+    /// (1.4826 × the median absolute deviation) from the median of
+    /// `values`; with a MAD of 0, whether any value differs from the
+    /// median. Fewer than 7 values are never trimmed, so never stand apart.
+    public static func standsApart(_ values: [Double]) -> Bool {
+        guard values.count >= 7 else { return false }
+        let center = Quantiles.median(sorted: values.sorted())
+        let scale = Quantiles.scaledMAD(values)
+        let farthest = values.reduce(0) { max($0, abs($1 - center)) }
+        return scale > 0 ? farthest > outlierDistance * scale : farthest > 0
+    }
 
     static func meanAndVariance(_ values: [Double]) -> (mean: Double, variance: Double) {
         let n = Double(values.count)
@@ -248,6 +292,8 @@ struct TrimmedMean {
     var standardError: Double
     /// n − 2g − 1, for the t statistic.
     var degreesOfFreedom: Double
+    /// g, the values trimmed from each end.
+    var trimmedPerEnd: Int
     /// The spread of one value on the scale of a standard deviation: the
     /// standard error times √n.
     var spread: Double
@@ -256,6 +302,7 @@ struct TrimmedMean {
         let sorted = values.sorted()
         let n = sorted.count
         let g = Int((trimming * Double(n)).rounded(.down))
+        trimmedPerEnd = g
         let kept = sorted[g..<(n - g)]
         mean = kept.reduce(0, +) / Double(kept.count)
         var winsorized = sorted

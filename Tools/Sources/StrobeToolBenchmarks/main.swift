@@ -16,6 +16,9 @@ if !unknown.isEmpty {
     _ = message.withCString { write(2, $0, strlen($0)) }
     exit(2)
 }
-if arguments.isEmpty || arguments.contains("statistics") { DetectorBenchmarks.run() }
+if arguments.isEmpty || arguments.contains("statistics") {
+    DetectorBenchmarks.run()
+    ProcessSuiteBenchmarks.run()
+}
 if arguments.isEmpty || arguments.contains("changepoints") { ChangePointBenchmarks.run() }
 if arguments.isEmpty || arguments.contains("history") { await HistoryBenchmarks.run() }

@@ -66,6 +66,48 @@ import Testing
         #expect(abs(result.degreesOfFreedom - 13.451232200312631) < 1e-3)
     }
 
+    @Test func cleanSidesGetWelchsTestAndAProcessApartGetsYuens() {
+        // scipy.stats.ttest_ind(b, a, equal_var=False): nothing stands apart.
+        let a = [1.1, 2.3, 0.7, 4.5, 3.3, 2.2, 1.9, 5.1, 2.0, 3.0]
+        let b = [3.4, 4.4, 5.9, 2.8, 6.1, 4.9, 7.2, 3.9, 5.5, 2.1, 4.0]
+        #expect(!ReplicateTest.standsApart(a) && !ReplicateTest.standsApart(b))
+        let welch = ReplicateTest.processes(a, b, logScale: false)
+        #expect(!welch.trimmed)
+        #expect(abs(welch.statistic - 3.062754840906398) < 1e-6)
+        #expect(abs(welch.pValue - 0.006405017254406643) < 1e-6)
+        #expect(abs(welch.degreesOfFreedom - 18.99913744233503) < 1e-3)
+        // 9.0 lies 4.1 scaled MADs from the median of its side: Yuen's test,
+        // as scipy's trim=0.15 computes it.
+        var slowed = a
+        slowed[9] = 9.0
+        #expect(ReplicateTest.standsApart(slowed))
+        let yuen = ReplicateTest.processes(slowed, b, logScale: false)
+        #expect(yuen.trimmed)
+        #expect(abs(yuen.statistic - 2.243888331410178) < 1e-4)
+        // Fewer than 7 values are never trimmed; a MAD of 0 with one value
+        // off the median stands apart.
+        #expect(!ReplicateTest.standsApart([1, 1, 1, 1, 1, 50]))
+        #expect(ReplicateTest.standsApart([1, 1, 1, 1, 1, 1, 1.5]))
+        #expect(!ReplicateTest.standsApart([2, 2, 2, 2, 2, 2, 2]))
+    }
+
+    @Test func pairedRoundsTrimOnlyWhenARoundStandsApart() {
+        // scipy.stats.ttest_1samp(d, 0): eight rounds, none apart.
+        let differences = [0.1, 0.3, -0.2, 0.25, 0.15, 0.05, 0.4, 0.2]
+        func replicates(_ values: [Double]) -> [Replicate] {
+            values.enumerated().map { Replicate(id: "r\($0.offset)", round: $0.offset, samples: [$0.element]) }
+        }
+        let clean = ReplicateTest.compare(
+            baseline: replicates(differences.map { _ in 0 }), candidate: replicates(differences))
+        #expect(clean.method == .pairedRounds && !clean.trimmed)
+        #expect(abs(clean.statistic - 2.426580044697549) < 1e-6)
+        #expect(abs(clean.pValue - 0.04564910096608395) < 1e-6)
+        var apart = differences
+        apart[6] = 3
+        let trimmed = ReplicateTest.compare(baseline: replicates(apart.map { _ in 0 }), candidate: replicates(apart))
+        #expect(trimmed.trimmed && trimmed.degreesOfFreedom == 5)
+    }
+
     @Test func studentQuantileInvertsTheSurvival() {
         #expect(abs(StudentDistribution.quantile(0.975, degreesOfFreedom: 4) - 2.7764451051977987) < 1e-7)
         #expect(abs(StudentDistribution.quantile(0.995, degreesOfFreedom: 30) - 2.749995653567) < 1e-7)
