@@ -36,7 +36,7 @@ model=$(lscpu | sed -n 's/^Model: *//p' | head -1)
 echo "CPU: $cpu, family $family model $model; $(nproc) cores; max time $max_time"
 
 compare() { # KIND RUN BASELINE CANDIDATE
-    local dir="$work/$1-$2"
+    local dir="$work/${1//\//}-$2"
     local start end status=0
     start=$(date +%s.%N)
     "$strobe" compare --baseline "$3" --candidate "$4" --max-time "$max_time" \
