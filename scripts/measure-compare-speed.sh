@@ -4,21 +4,24 @@
 # untyped load of a 330 KB document) built against Yams 5.0.1 (baseline) and
 # Yams 6.2.2 (candidate), a real dependency upgrade. RUNS A/B comparisons and
 # RUNS A/A comparisons (5.0.1 against itself), each with no policy; prints
-# per comparison the verdicts, rounds and seconds, and the CPU.
+# per comparison the verdicts, rounds and seconds, and the CPU. COMPARE_ARGS
+# adds options to every comparison (for example "--iterations 3").
 # Usage: scripts/measure-compare-speed.sh [RUNS]   (default 3)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 runs=${1:-3}
 max_time=${MAX_TIME:-180s}
 work=out/compare-speed
-rm -rf "$work"
-mkdir -p "$work"
+# The builds are kept between runs; the comparisons start afresh.
+rm -rf "$work/runs"
+mkdir -p "$work/runs"
 root=$(pwd)
 
 # Two builds of the same suite: the fixture as it is (Yams 5.0.1) and a copy
 # pinned to Yams 6.2.2.
 build() { # NAME YAMS_VERSION
     local dir="$work/$1"
+    rm -rf "$dir/Sources"
     mkdir -p "$dir"
     cp -R Tests/Fixtures/AdoptingApp/Package.swift Tests/Fixtures/AdoptingApp/Sources "$dir/"
     sed -i "s|path: \"../../..\"|path: \"$root\"|; s|exact: \"5.0.1\"|exact: \"$2\"|" "$dir/Package.swift"
@@ -36,10 +39,11 @@ model=$(lscpu | sed -n 's/^Model: *//p' | head -1)
 echo "CPU: $cpu, family $family model $model; $(nproc) cores; max time $max_time"
 
 compare() { # KIND RUN BASELINE CANDIDATE
-    local dir="$work/${1//\//}-$2"
+    local dir="$work/runs/${1//\//}-$2"
     local start end status=0
     start=$(date +%s.%N)
-    "$strobe" compare --baseline "$3" --candidate "$4" --max-time "$max_time" \
+    # shellcheck disable=SC2086
+    "$strobe" compare --baseline "$3" --candidate "$4" --max-time "$max_time" ${COMPARE_ARGS:-} \
         --output "$dir" --format json --report "$dir.json" >"$dir.log" 2>&1 || status=$?
     end=$(date +%s.%N)
     python3 - "$dir.json" "$dir.log" "$1" "$2" "$status" "$start" "$end" <<'PY'
