@@ -114,6 +114,7 @@ let package = Package(
             dependencies: [
                 "StrobeHistory", "StrobeStatistics", "StrobeCLI",
                 .product(name: "StrobeResults", package: "strobe"),
+                .product(name: "StrobeTestSupport", package: "strobe"),
                 .product(name: "GRDB", package: "GRDB.swift"),
             ]
         ),

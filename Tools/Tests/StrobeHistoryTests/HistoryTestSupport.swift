@@ -2,6 +2,7 @@ import Foundation
 import GRDB
 import StrobeHistory
 import StrobeResults
+import StrobeTestSupport
 import Testing
 
 /// The stores the tests run against.
@@ -189,19 +190,8 @@ enum StrobeBinary {
         guard FileManager.default.isExecutableFile(atPath: path) else {
             throw StrobeNotBuilt(path: path)
         }
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: path)
-        process.arguments = arguments
-        process.environment = ProcessInfo.processInfo.environment.merging(environment) { _, new in new }
-        let output = Pipe()
-        let errors = Pipe()
-        process.standardOutput = output
-        process.standardError = errors
-        try process.run()
-        let outputData = output.fileHandleForReading.readDataToEndOfFile()
-        let errorData = errors.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return (process.terminationStatus, String(decoding: outputData, as: UTF8.self), String(decoding: errorData, as: UTF8.self))
+        let outcome = try runProgram(path, arguments, environment: environment)
+        return (outcome.status, outcome.output, outcome.errors)
     }
 
     struct StrobeNotBuilt: Error, CustomStringConvertible {
