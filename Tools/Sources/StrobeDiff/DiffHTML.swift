@@ -17,27 +17,27 @@ extension DiffReport {
             .warn{color:#a86b00}h2{font-size:15px;margin:1.2em 0 .3em}
             </style></head><body>
             """
-        html += "<h1>\(Self.escape(headline))</h1>"
-        html += "<p>\(Self.escape(metricCounts))</p>"
-        if let foldedLine { html += "<p>\(Self.escape(foldedLine))</p>" }
-        for warning in warnings { html += "<p class=\"warn\">&#9888; \(Self.escape(warning))</p>" }
+        html += "<h1>\(HTMLText.escape(headline))</h1>"
+        html += "<p>\(HTMLText.escape(metricCounts))</p>"
+        if let foldedLine { html += "<p>\(HTMLText.escape(foldedLine))</p>" }
+        for warning in warnings { html += "<p class=\"warn\">&#9888; \(HTMLText.escape(warning))</p>" }
         html += "<table><tr><th>test</th><th>metric</th><th>runs</th><th>n</th><th>median</th><th>p90</th><th>change [CI]</th><th>p (adj.)</th><th>verdict</th></tr>"
         for (row, test) in zip(rows, Self.testColumn(rows)) {
             let metric = MetricDefaults.metricPart(of: row.name) + (row.group.isEmpty ? "" : " [\(row.group)]")
-            html += "<tr><td>\(Self.escape(test))</td><td class=\"metric\">\(Self.escape(metric))</td>"
-            html += "<td>\(Self.escape(Self.replicatesText(row)))</td>"
+            html += "<tr><td>\(HTMLText.escape(test))</td><td class=\"metric\">\(HTMLText.escape(metric))</td>"
+            html += "<td>\(HTMLText.escape(Self.replicatesText(row)))</td>"
             html += "<td>\(row.baseline.count) / \(row.candidate.count)</td>"
-            html += "<td>\(Self.escape(Self.value(row.baseline.median, unit: row.unit))) → \(Self.escape(Self.value(row.candidate.median, unit: row.unit)))</td>"
-            html += "<td>\(Self.escape(Self.value(row.baseline.p90, unit: row.unit))) → \(Self.escape(Self.value(row.candidate.p90, unit: row.unit)))</td>"
-            html += "<td>\(Self.escape(Self.change(row)))</td><td>\(Self.pValue(row.adjustedPValue))</td>"
-            html += "<td class=\"\(row.verdict.rawValue)\">\(Self.escape(Self.verdictText(row)))</td></tr>"
+            html += "<td>\(HTMLText.escape(Self.value(row.baseline.median, unit: row.unit))) → \(HTMLText.escape(Self.value(row.candidate.median, unit: row.unit)))</td>"
+            html += "<td>\(HTMLText.escape(Self.value(row.baseline.p90, unit: row.unit))) → \(HTMLText.escape(Self.value(row.candidate.p90, unit: row.unit)))</td>"
+            html += "<td>\(HTMLText.escape(Self.change(row)))</td><td>\(Self.pValue(row.adjustedPValue))</td>"
+            html += "<td class=\"\(row.verdict.rawValue)\">\(HTMLText.escape(Self.verdictText(row)))</td></tr>"
         }
         html += "</table>"
         let undecided = undecidedLines
         if !undecided.isEmpty {
             html += "<h2>Undecided</h2><ul>"
             for line in undecided {
-                html += "<li><b>\(Self.escape(line.metric))</b>: \(Self.escape(line.explanation))</li>"
+                html += "<li><b>\(HTMLText.escape(line.metric))</b>: \(HTMLText.escape(line.explanation))</li>"
             }
             html += "</ul>"
         }
@@ -45,17 +45,12 @@ extension DiffReport {
             let key = Self.sampleKey(row.name, row.group)
             guard let values = samples[key] else { continue }
             let title = row.group.isEmpty ? row.name : "\(row.name) [\(row.group)]"
-            html += "<div class=\"plot\"><h2>\(Self.escape(title)) — <span class=\"\(row.verdict.rawValue)\">\(row.verdict.rawValue)</span> \(Self.escape(Self.change(row)))</h2>"
+            html += "<div class=\"plot\"><h2>\(HTMLText.escape(title)) — <span class=\"\(row.verdict.rawValue)\">\(row.verdict.rawValue)</span> \(HTMLText.escape(Self.change(row)))</h2>"
             html += Self.plot(baseline: values.baseline, candidate: values.candidate, unit: row.unit)
             html += "</div>"
         }
-        html += "<p><small>\(Self.escape(methodNote))</small></p>"
+        html += "<p><small>\(HTMLText.escape(methodNote))</small></p>"
         return html + "</body></html>\n"
-    }
-
-    static func escape(_ text: String) -> String {
-        text.replacingOccurrences(of: "&", with: "&amp;").replacingOccurrences(of: "<", with: "&lt;")
-            .replacingOccurrences(of: ">", with: "&gt;").replacingOccurrences(of: "\"", with: "&quot;")
     }
 
     /// An inline SVG strip plot of both sides on a shared axis.
@@ -101,7 +96,7 @@ extension DiffReport {
             let fraction = Double(tick) / 4
             let value = useLog ? exp(log(low) + fraction * (log(high) - log(low))) : low + fraction * (high - low)
             let x = position(value)
-            svg += "<text x=\"\(f(x))\" y=\"144\" font-size=\"11\" text-anchor=\"middle\">\(escape(DiffReport.value(value, unit: unit)))</text>"
+            svg += "<text x=\"\(f(x))\" y=\"144\" font-size=\"11\" text-anchor=\"middle\">\(HTMLText.escape(DiffReport.value(value, unit: unit)))</text>"
         }
         return svg + "</svg>"
     }

@@ -54,8 +54,8 @@ extension TrendReport {
             </style></head><body><main>
             """
         html += "<h1>Performance history</h1>"
-        html += "<p class=\"sub\">\(Self.htmlEscape(source)) · \(runCount) runs"
-        if let reference { html += " · reference: <code>\(Self.htmlEscape(reference))</code> (\(referenceRunCount) runs)" }
+        html += "<p class=\"sub\">\(HTMLText.escape(source)) · \(runCount) runs"
+        if let reference { html += " · reference: <code>\(HTMLText.escape(reference))</code> (\(referenceRunCount) runs)" }
         html += " · \(order) order</p>"
         let code = changes.filter { $0.cause == .code }
         html += "<div class=\"cards\">"
@@ -71,19 +71,19 @@ extension TrendReport {
         } else {
             html += "<table class=\"changes\"><tr><th>series</th><th>where</th><th>change [95% CI]</th><th>p</th><th>status</th><th>cause</th><th>commits</th></tr>"
             for (index, change) in changes.enumerated() {
-                html += "<tr class=\"change\"><td><a href=\"#plot-\(plotIndex(change))\">\(Self.htmlEscape(change.series))</a></td>"
-                html += "<td>\(Self.htmlEscape(change.group.isEmpty ? "—" : change.group))</td>"
-                html += "<td class=\"num \(change.direction.rawValue)\">\(Self.htmlEscape(Self.changeText(change.change)))</td>"
-                html += "<td class=\"num\">\(Self.pValue(change.pValue))</td><td>\(Self.htmlEscape(change.status))"
-                if let mark = change.mark { html += "<br><small>\(Self.htmlEscape(Self.markText(mark)))</small>" }
+                html += "<tr class=\"change\"><td><a href=\"#plot-\(plotIndex(change))\">\(HTMLText.escape(change.series))</a></td>"
+                html += "<td>\(HTMLText.escape(change.group.isEmpty ? "—" : change.group))</td>"
+                html += "<td class=\"num \(change.direction.rawValue)\">\(HTMLText.escape(Self.changeText(change.change)))</td>"
+                html += "<td class=\"num\">\(Self.pValue(change.pValue))</td><td>\(HTMLText.escape(change.status))"
+                if let mark = change.mark { html += "<br><small>\(HTMLText.escape(Self.markText(mark)))</small>" }
                 html += "</td><td><span class=\"tag\" style=\"background:\(Self.colour(change))\">\(change.cause.rawValue)</span></td>"
-                html += "<td><a href=\"#change-\(index)\"><code>\(Self.htmlEscape(change.shortRange))</code></a></td></tr>"
+                html += "<td><a href=\"#change-\(index)\"><code>\(HTMLText.escape(change.shortRange))</code></a></td></tr>"
             }
             html += "</table>"
         }
         if !suiteChanges.isEmpty {
             html += "<h2>Whole suites</h2><ul>"
-            for change in suiteChanges { html += "<li>\(Self.htmlEscape(Self.suiteLine(change)))</li>" }
+            for change in suiteChanges { html += "<li>\(HTMLText.escape(Self.suiteLine(change)))</li>" }
             html += "</ul>"
         }
         html += "<h2>Series</h2>"
@@ -98,23 +98,23 @@ extension TrendReport {
         if !changes.isEmpty {
             html += "<h2>Each change</h2>"
             for (index, change) in changes.enumerated() {
-                html += "<details id=\"change-\(index)\"><summary>\(Self.htmlEscape(change.series)) <code>\(Self.htmlEscape(change.shortRange))</code>: "
+                html += "<details id=\"change-\(index)\"><summary>\(HTMLText.escape(change.series)) <code>\(HTMLText.escape(change.shortRange))</code>: "
                 html += "<span class=\"\(change.direction.rawValue)\">\(change.direction.rawValue)</span>, the \(change.cause.rawValue)'s</summary>"
-                html += "<p>\(Self.htmlEscape(Self.runsLine(change)))</p><p>Cause: \(Self.htmlEscape(change.reason))</p>"
+                html += "<p>\(HTMLText.escape(Self.runsLine(change)))</p><p>Cause: \(HTMLText.escape(change.reason))</p>"
                 if !change.commits.isEmpty {
-                    html += "<p>Commits:</p><pre>\(Self.htmlEscape(change.commits.joined(separator: "\n")))"
+                    html += "<p>Commits:</p><pre>\(HTMLText.escape(change.commits.joined(separator: "\n")))"
                     html += change.moreCommits > 0 ? "\n… and \(change.moreCommits) more</pre>" : "</pre>"
                 }
                 if !change.confirm.isEmpty {
-                    html += "<p>Confirm it:</p><pre>\(Self.htmlEscape(change.confirm.joined(separator: "\n")))</pre>"
+                    html += "<p>Confirm it:</p><pre>\(HTMLText.escape(change.confirm.joined(separator: "\n")))</pre>"
                 }
-                html += "<p>Then: <code>\(Self.htmlEscape(Self.markCommand(change)))</code></p></details>"
+                html += "<p>Then: <code>\(HTMLText.escape(Self.markCommand(change)))</code></p></details>"
             }
         }
         if !notes.isEmpty {
-            html += "<h2>Notes</h2><ul class=\"notes\">" + notes.map { "<li>\(Self.htmlEscape($0))</li>" }.joined() + "</ul>"
+            html += "<h2>Notes</h2><ul class=\"notes\">" + notes.map { "<li>\(HTMLText.escape($0))</li>" }.joined() + "</ul>"
         }
-        html += "<p class=\"sub\"><small>\(Self.htmlEscape(methodLine))</small></p>"
+        html += "<p class=\"sub\"><small>\(HTMLText.escape(methodLine))</small></p>"
         return html + "</main></body></html>\n"
     }
 
@@ -146,33 +146,33 @@ extension TrendReport {
         func y(_ value: Double) -> Double { top + plotHeight - (value - minimum) / span * plotHeight }
         func f(_ value: Double) -> String { String(format: "%.1f", value) }
         let unitName = item.unit.isEmpty ? "" : " (\(item.unit))"
-        var html = "<section class=\"plot\" id=\"plot-\(index)\" data-series=\"\(Self.htmlEscape(item.name))\">"
-        html += "<h3>\(Self.htmlEscape(item.suite)) · \(Self.htmlEscape(item.test)) · \(Self.htmlEscape(item.metric))\(Self.htmlEscape(unitName))</h3>"
+        var html = "<section class=\"plot\" id=\"plot-\(index)\" data-series=\"\(HTMLText.escape(item.name))\">"
+        html += "<h3>\(HTMLText.escape(item.suite)) · \(HTMLText.escape(item.test)) · \(HTMLText.escape(item.metric))\(HTMLText.escape(unitName))</h3>"
         html += "<p>\(item.lowerIsBetter ? "lower is better" : "higher is better") · \(item.slots.count) \(order == "commit" ? "commits" : "positions")"
         html += own.isEmpty ? " · no change</p>" : " · \(own.count) change\(own.count == 1 ? "" : "s")</p>"
         html += "<div class=\"legend\">"
         for (g, group) in item.groups.enumerated() {
-            html += "<span><i style=\"background:\(Self.palette[g % Self.palette.count])\"></i>\(Self.htmlEscape(group.isEmpty ? "runs" : group))</span>"
+            html += "<span><i style=\"background:\(Self.palette[g % Self.palette.count])\"></i>\(HTMLText.escape(group.isEmpty ? "runs" : group))</span>"
         }
         if item.points.contains(where: \.reference) { html += "<span><i class=\"hollow\"></i>reference runs</span>" }
         if !own.isEmpty { html += "<span><i class=\"line\"></i>change (commit range · cause)</span>" }
         html += "</div>"
-        html += "<svg class=\"trend-plot\" viewBox=\"0 0 \(Int(width)) \(Int(height))\" width=\"100%\" role=\"img\" aria-label=\"\(Self.htmlEscape(item.name))\">"
+        html += "<svg class=\"trend-plot\" viewBox=\"0 0 \(Int(width)) \(Int(height))\" width=\"100%\" role=\"img\" aria-label=\"\(HTMLText.escape(item.name))\">"
         // The value axis and its grid.
         for tick in ticks {
             html += "<line class=\"grid\" x1=\"\(f(left))\" x2=\"\(f(width - right))\" y1=\"\(f(y(tick)))\" y2=\"\(f(y(tick)))\"/>"
-            html += "<text x=\"\(f(left - 6))\" y=\"\(f(y(tick) + 4))\" text-anchor=\"end\">\(Self.htmlEscape(HumanFormat.value(tick, unit: item.unit)))</text>"
+            html += "<text x=\"\(f(left - 6))\" y=\"\(f(y(tick) + 4))\" text-anchor=\"end\">\(HTMLText.escape(HumanFormat.value(tick, unit: item.unit)))</text>"
         }
         html += "<line class=\"axis\" x1=\"\(f(left))\" x2=\"\(f(left))\" y1=\"\(f(top))\" y2=\"\(f(top + plotHeight))\"/>"
         html += "<line class=\"axis\" x1=\"\(f(left))\" x2=\"\(f(width - right))\" y1=\"\(f(top + plotHeight))\" y2=\"\(f(top + plotHeight))\"/>"
-        html += "<text transform=\"translate(14 \(f(top + plotHeight / 2))) rotate(-90)\" text-anchor=\"middle\">\(Self.htmlEscape(item.metric + unitName))</text>"
+        html += "<text transform=\"translate(14 \(f(top + plotHeight / 2))) rotate(-90)\" text-anchor=\"middle\">\(HTMLText.escape(item.metric + unitName))</text>"
         // The position axis: commits (or dates), about ten labels.
         let every = max(1, Int((Double(item.slots.count) / 10).rounded(.up)))
         for (slot, position) in item.slots.enumerated() where slot % every == 0 || slot == item.slots.count - 1 {
             if slot == item.slots.count - 1, slot % every != 0, slot % every < every / 2 + 1 { continue }
             let label = position.commit.isEmpty ? Self.day(position.time) : String(position.commit.prefix(7))
             html += "<line class=\"axis\" x1=\"\(f(x(Double(slot))))\" x2=\"\(f(x(Double(slot))))\" y1=\"\(f(top + plotHeight))\" y2=\"\(f(top + plotHeight + 4))\"/>"
-            html += "<text x=\"\(f(x(Double(slot))))\" y=\"\(f(top + plotHeight + 16))\" text-anchor=\"middle\">\(Self.htmlEscape(label))</text>"
+            html += "<text x=\"\(f(x(Double(slot))))\" y=\"\(f(top + plotHeight + 16))\" text-anchor=\"middle\">\(HTMLText.escape(label))</text>"
         }
         html += "<text x=\"\(f(left + plotWidth / 2))\" y=\"\(f(height - 6))\" text-anchor=\"middle\">\(order == "commit" ? "commit (oldest first, git order)" : "run (oldest first)")</text>"
         // The levels on either side of each change, per group.
@@ -198,9 +198,9 @@ extension TrendReport {
             let where_ = slot.commit.isEmpty ? Self.time(slot.time) : "commit \(slot.commit.prefix(10))"
             let title = "\(point.reference ? "reference " : "")run \(point.run)\(point.group.isEmpty ? "" : " on \(point.group)"), \(where_): \(HumanFormat.value(point.value, unit: item.unit))"
             if point.reference {
-                html += "<circle class=\"point reference\" data-group=\"\(Self.htmlEscape(point.group))\" cx=\"\(f(x(Double(point.slot))))\" cy=\"\(f(y(point.value)))\" r=\"\(f(radius))\" fill=\"#fff\" stroke=\"\(colour)\" stroke-width=\"1.5\" opacity=\".8\"><title>\(Self.htmlEscape(title))</title></circle>"
+                html += "<circle class=\"point reference\" data-group=\"\(HTMLText.escape(point.group))\" cx=\"\(f(x(Double(point.slot))))\" cy=\"\(f(y(point.value)))\" r=\"\(f(radius))\" fill=\"#fff\" stroke=\"\(colour)\" stroke-width=\"1.5\" opacity=\".8\"><title>\(HTMLText.escape(title))</title></circle>"
             } else {
-                html += "<circle class=\"point\" data-group=\"\(Self.htmlEscape(point.group))\" cx=\"\(f(x(Double(point.slot))))\" cy=\"\(f(y(point.value)))\" r=\"\(f(radius))\" fill=\"\(colour)\"><title>\(Self.htmlEscape(title))</title></circle>"
+                html += "<circle class=\"point\" data-group=\"\(HTMLText.escape(point.group))\" cx=\"\(f(x(Double(point.slot))))\" cy=\"\(f(y(point.value)))\" r=\"\(f(radius))\" fill=\"\(colour)\"><title>\(HTMLText.escape(title))</title></circle>"
             }
         }
         // The changes: a dashed line between the two commits, labelled.
@@ -210,9 +210,9 @@ extension TrendReport {
             let label = "\(change.shortRange.split(separator: ".").map { String($0.prefix(7)) }.joined(separator: "..")) · \(change.cause.rawValue) · \(Self.changeText(change.change).split(separator: " ").first ?? "")"
             let anchor = position > left + plotWidth * 0.6 ? "end" : "start"
             let offset = anchor == "end" ? -5.0 : 5.0
-            html += "<g class=\"change-point\" data-cause=\"\(change.cause.rawValue)\" data-range=\"\(Self.htmlEscape(change.range))\">"
+            html += "<g class=\"change-point\" data-cause=\"\(change.cause.rawValue)\" data-range=\"\(HTMLText.escape(change.range))\">"
             html += "<line x1=\"\(f(position))\" x2=\"\(f(position))\" y1=\"\(f(top - 4))\" y2=\"\(f(top + plotHeight))\" stroke=\"\(colour)\" stroke-width=\"1.5\" stroke-dasharray=\"5 4\"/>"
-            html += "<text class=\"change-label\" x=\"\(f(position + offset))\" y=\"\(f(top - 8 - Double(number % 2) * 13))\" text-anchor=\"\(anchor)\" style=\"fill:\(colour);font-weight:600\">\(Self.htmlEscape(label))</text>"
+            html += "<text class=\"change-label\" x=\"\(f(position + offset))\" y=\"\(f(top - 8 - Double(number % 2) * 13))\" text-anchor=\"\(anchor)\" style=\"fill:\(colour);font-weight:600\">\(HTMLText.escape(label))</text>"
             html += "</g>"
         }
         html += "</svg></section>"

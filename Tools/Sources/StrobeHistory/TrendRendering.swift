@@ -65,7 +65,7 @@ extension TrendReport {
                 text += "| **\(change.cause.rawValue)** | `\(change.shortRange)` |\n"
             }
             for change in changes {
-                text += "\n<details><summary>\(Self.htmlEscape(change.series)) \(Self.htmlEscape(change.shortRange)): \(change.direction.rawValue), the \(change.cause.rawValue)'s</summary>\n\n"
+                text += "\n<details><summary>\(HTMLText.escape(change.series)) \(HTMLText.escape(change.shortRange)): \(change.direction.rawValue), the \(change.cause.rawValue)'s</summary>\n\n"
                 text += "- " + Self.markdownEscape(Self.runsLine(change)) + "\n"
                 text += "- cause: " + Self.markdownEscape(change.reason) + "\n"
                 if let mark = change.mark { text += "- marked " + Self.markdownEscape(Self.markText(mark)) + "\n" }
@@ -157,10 +157,5 @@ extension TrendReport {
 
     static func markdownEscape(_ text: String) -> String {
         text.replacingOccurrences(of: "|", with: "\\|").replacingOccurrences(of: "<", with: "&lt;")
-    }
-
-    static func htmlEscape(_ text: String) -> String {
-        text.replacingOccurrences(of: "&", with: "&amp;").replacingOccurrences(of: "<", with: "&lt;")
-            .replacingOccurrences(of: ">", with: "&gt;").replacingOccurrences(of: "\"", with: "&quot;")
     }
 }
