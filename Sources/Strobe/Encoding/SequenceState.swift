@@ -29,7 +29,7 @@ struct SequenceState {
     /// in a ring, or recorded while its category was off.
     var orphanEnds: UInt64 = 0
     /// A chunk partly encoded by an earlier drain, and how far.
-    var partialChunk: Chunk?
+    var partialChunk: BufferChunk?
     var partialWords = 0
 
     init(sequenceID: UInt32, threadID: UInt64) {

@@ -94,9 +94,9 @@ enum CrashHandler {
     }
 
     /// Arms the handler for `core`, before it records.
-    static func install(_ capture: TraceConfiguration.CrashCapture, for core: SessionCore) throws(TraceSessionError) {
+    static func install(_ capture: TraceConfiguration.CrashCapture, for core: SessionWriter) throws(TraceSessionError) {
         let first = core.calibration.snapshot().first
-        let processName = SessionCore.processName()
+        let processName = SessionWriter.processName()
         let result = capture.path.withCString { path in
             processName.withCString { name in
                 var config = cstrobe_crash_config(
@@ -123,7 +123,7 @@ enum CrashHandler {
     static let spareChunks = 64
 }
 
-extension ThreadRecorder {
+extension ThreadBuffer {
     /// Mirrors the thread's chunks and counts for the crash handler; call
     /// under the recorder's lock whenever they change.
     func mirrorForCrash(_ state: inout Shared) {

@@ -77,15 +77,15 @@ public enum CrashRecovery {
     ) {
         let file = try CrashFile(bytes: bytes, path: path)
         var translator = NameTranslator(file: file)
-        var harvests: [(serial: UInt64, threadID: UInt64, harvest: ThreadRecorder.Harvest)] = []
+        var harvests: [(serial: UInt64, threadID: UInt64, harvest: ThreadBuffer.Harvest)] = []
         var events: UInt64 = 0
         var lost: UInt64 = 0
         for thread in file.threads {
-            var chunks: [Chunk] = []
+            var chunks: [BufferChunk] = []
             for recovered in thread.chunks {
                 var words = recovered.words
                 translator.translate(&words)
-                let chunk = Chunk(capacity: max(words.count, 1))
+                let chunk = BufferChunk(capacity: max(words.count, 1))
                 chunk.base.update(from: words, count: words.count)
                 chunk.usedWords = words.count
                 chunk.firstEvent = recovered.firstEvent
@@ -94,7 +94,7 @@ public enum CrashRecovery {
                 chunks.append(chunk)
             }
             lost &+= thread.lost
-            harvests.append((thread.serial, thread.threadID, ThreadRecorder.Harvest(
+            harvests.append((thread.serial, thread.threadID, ThreadBuffer.Harvest(
                 chunks: chunks, current: nil, currentEnd: 0, name: thread.name, recorded: thread.recorded,
                 discarded: thread.discarded &+ thread.lost, overwritten: thread.overwritten, unmatchedEnds: 0,
                 exited: false)))
@@ -106,7 +106,7 @@ public enum CrashRecovery {
         if let index = harvests.firstIndex(where: { $0.threadID == file.threadID }) {
             harvests[index].harvest.chunks.append(marker)
         } else {
-            harvests.append((UInt64.max, file.threadID, ThreadRecorder.Harvest(
+            harvests.append((UInt64.max, file.threadID, ThreadBuffer.Harvest(
                 chunks: [marker], current: nil, currentEnd: 0, name: file.threadName, recorded: 0, discarded: 0,
                 overwritten: 0, unmatchedEnds: 0, exited: false)))
         }
@@ -147,14 +147,14 @@ public enum CrashRecovery {
     }
 
     /// The instant that marks the crash, as a chunk of one record.
-    private static func crashMarker(_ file: CrashFile, at time: UInt64) -> Chunk {
+    private static func crashMarker(_ file: CrashFile, at time: UInt64) -> BufferChunk {
         let arguments = [
             Trace.Argument(Trace.Name("signal"), .string(signalName(file.signal))),
             Trace.Argument(Trace.Name("signal code"), .int(file.signalCode)),
             Trace.Argument(Trace.Name("fault address"), .string("0x" + String(file.faultAddress, radix: 16))),
         ]
         let argumentWords = ArgumentEncoding.words(for: arguments)
-        let chunk = Chunk(capacity: 3 + argumentWords)
+        let chunk = BufferChunk(capacity: 3 + argumentWords)
         chunk.base[0] = RecordLayout.header(kind: RecordLayout.instant | RecordLayout.withArguments, timestamp: time)
         chunk.base[1] = Trace.Name("crash").word
         chunk.base[2] = UInt64(argumentWords)

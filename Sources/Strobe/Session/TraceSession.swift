@@ -38,12 +38,12 @@ public final class TraceSession: Sendable {
     /// session records nothing and writes no file.
     public let isSampled: Bool
 
-    private let core: SessionCore?
+    private let core: SessionWriter?
     private let stopped = Atomic<Bool>(false)
 
     private static let lifecycle = Mutex<Void>(())
 
-    private init(configuration: TraceConfiguration, core: SessionCore?) {
+    private init(configuration: TraceConfiguration, core: SessionWriter?) {
         self.configuration = configuration
         self.core = core
         isSampled = core != nil
@@ -70,7 +70,7 @@ public final class TraceSession: Sendable {
                 || Double.random(in: 0..<1) < configuration.samplingProbability
             guard sampled else { return .success(TraceSession(configuration: configuration, core: nil)) }
             do throws(TraceSessionError) {
-                let core = try SessionCore(configuration: configuration)
+                let core = try SessionWriter(configuration: configuration)
                 core.activate()
                 CategoryRegistry.shared.activate(
                     generation: core.generation, selection: CategorySelection(patterns: configuration.categories))
@@ -197,7 +197,7 @@ public final class TraceSession: Sendable {
     @discardableResult
     public func trigger(_ reason: String) -> Bool {
         guard let core, let dumps = core.dumps, !stopped.load(ordering: .acquiring) else { return false }
-        let thread = ThreadRecorder.current().threadID
+        let thread = ThreadBuffer.current().threadID
         let accepted = dumps.offer(FiredTrigger(reason: reason, boottime: cstrobe_boottime_ns(), threadID: thread))
         if accepted { core.wakeWriter() }
         return accepted

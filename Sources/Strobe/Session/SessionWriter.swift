@@ -13,10 +13,10 @@ import Darwin
 /// `@unchecked Sendable`: its state is immutable, atomic or behind a
 /// `Mutex`, except `writerThread`, which `start` sets before any other
 /// thread sees the session and only `stop` and the statistics read.
-final class SessionCore: @unchecked Sendable {
+final class SessionWriter: @unchecked Sendable {
     let generation: UInt64
     let configuration: TraceConfiguration
-    let pool: ChunkPool
+    let pool: BufferChunkPool
     let calibration: ClockCalibration
     let recorderSettings: RecorderSettings
     /// Incremented after every drain; threads waiting for memory watch it.
@@ -27,7 +27,7 @@ final class SessionCore: @unchecked Sendable {
     var timestampBase: UInt64 { calibration.base }
 
     private struct Registry {
-        var recorders: [ThreadRecorder] = []
+        var recorders: [ThreadBuffer] = []
         var accepting = true
         /// Counts of threads that exited and were written out.
         var retired = TraceSession.Statistics()
@@ -53,11 +53,11 @@ final class SessionCore: @unchecked Sendable {
         var bytesWritten: UInt64 = 0
     }
 
-    private static let running = Mutex<SessionCore?>(nil)
+    private static let running = Mutex<SessionWriter?>(nil)
     private static let generations = Atomic<UInt64>(0)
 
     /// The session recording under `generation`, if it still is.
-    static func running(generation: UInt64) -> SessionCore? {
+    static func running(generation: UInt64) -> SessionWriter? {
         running.withLock { core in
             guard let core, core.generation == generation else { return nil }
             return core
@@ -68,7 +68,7 @@ final class SessionCore: @unchecked Sendable {
         self.configuration = configuration
         generation = Self.generations.wrappingAdd(1, ordering: .relaxed).newValue
         let (chunkBytes, chunks) = Self.ring(for: configuration.bufferSizePerThread)
-        pool = ChunkPool.shared(chunkWords: chunkBytes / 8)
+        pool = BufferChunkPool.shared(chunkWords: chunkBytes / 8)
         var settings = RecorderSettings()
         settings.policy = configuration.whenBufferFull == .discardNewest ? .discardNewest : .overwriteOldest
         settings.maximumChunks = chunks
@@ -189,7 +189,7 @@ final class SessionCore: @unchecked Sendable {
     }
 
     /// Adds a thread to the session; called under the recorder's lock.
-    func register(_ recorder: ThreadRecorder, state: inout ThreadRecorder.Shared) -> Bool {
+    func register(_ recorder: ThreadBuffer, state: inout ThreadBuffer.Shared) -> Bool {
         registry.withLock { registry in
             guard registry.accepting else { return false }
             registry.recorders.append(recorder)
@@ -204,7 +204,7 @@ final class SessionCore: @unchecked Sendable {
     }
 
     /// A thread sealed a chunk; wake the writer when memory runs short.
-    func chunkSealed(by recorder: ThreadRecorder) {
+    func chunkSealed(by recorder: ThreadBuffer) {
         guard recorderSettings.policy == .discardNewest else { return }
         let held = recorder.shared.withLock { $0.heldChunks }
         if held * 4 >= recorderSettings.maximumChunks { wakeup.signal() }
@@ -216,7 +216,7 @@ final class SessionCore: @unchecked Sendable {
         let context = Unmanaged.passRetained(self).toOpaque()
         var thread = pthread_t()
         let result = pthread_create(&thread, nil, { context in
-            let core = Unmanaged<SessionCore>.fromOpaque(context!).takeRetainedValue()
+            let core = Unmanaged<SessionWriter>.fromOpaque(context!).takeRetainedValue()
             core.runWriter()
             core.writerFinalCPUTime.store(cstrobe_thread_cpu_ns(pthread_self()), ordering: .relaxed)
             core.writerFinished.store(true, ordering: .releasing)
@@ -225,7 +225,7 @@ final class SessionCore: @unchecked Sendable {
         if result == 0 {
             writerThread = thread
         } else {
-            Unmanaged<SessionCore>.fromOpaque(context).release()
+            Unmanaged<SessionWriter>.fromOpaque(context).release()
         }
     }
 
@@ -268,9 +268,9 @@ final class SessionCore: @unchecked Sendable {
 
     /// Encodes everything the threads recorded since the last drain and
     /// appends it to the file.
-    private func drain(state: inout WriterState, recorders: [ThreadRecorder]) {
+    private func drain(state: inout WriterState, recorders: [ThreadBuffer]) {
         guard let encoder = state.encoder else { return }
-        var harvests: [(ThreadRecorder, ThreadRecorder.Harvest)] = []
+        var harvests: [(ThreadBuffer, ThreadBuffer.Harvest)] = []
         harvests.reserveCapacity(recorders.count)
         for recorder in recorders { harvests.append((recorder, recorder.harvest(keep: false))) }
         // Read the clocks after taking the records, so every record taken is
@@ -278,7 +278,7 @@ final class SessionCore: @unchecked Sendable {
         calibration.mark()
         encoder.updateCalibration(calibration.snapshot())
         let now = TimestampConverter(points: calibration.snapshot()).lastBoottime
-        var retired: [ThreadRecorder] = []
+        var retired: [ThreadBuffer] = []
         for (recorder, harvest) in harvests {
             encoder.encode(harvest, of: recorder, now: now)
             pool.give(harvest.chunks)
@@ -327,7 +327,7 @@ final class SessionCore: @unchecked Sendable {
     // MARK: - Flight-recorder snapshots
 
     /// Writes what the threads' rings hold now to a new file at `path`.
-    func writeSnapshot(to path: String, recorders: [ThreadRecorder]? = nil) throws(TraceSessionError) {
+    func writeSnapshot(to path: String, recorders: [ThreadBuffer]? = nil) throws(TraceSessionError) {
         let recorders = recorders ?? registry.withLock { $0.recorders }
         let file = try TraceFile(creating: path)
         let harvests = recorders.map { ($0, $0.harvest(keep: true)) }
@@ -356,7 +356,7 @@ final class SessionCore: @unchecked Sendable {
         return statistics
     }
 
-    private static func add(_ recorder: ThreadRecorder, to statistics: inout TraceSession.Statistics) {
+    private static func add(_ recorder: ThreadBuffer, to statistics: inout TraceSession.Statistics) {
         let (discarded, overwritten, unmatched) = recorder.shared.withLock {
             ($0.discarded, $0.overwritten, $0.unmatchedEnds)
         }

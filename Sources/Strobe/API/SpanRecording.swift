@@ -121,7 +121,7 @@ extension Trace {
                 }
                 cstrobe_leave_write(cursor)
             }
-            guard let recorder = ThreadRecorder.attached() else { return AsyncInterval(id: 0) }
+            guard let recorder = ThreadBuffer.attached() else { return AsyncInterval(id: 0) }
             defer { recorder.leave() }
             let timestamp = recorder.timestamp()
             let recorded = recorder.append(words: words) { fill($0, timestamp) }
@@ -136,7 +136,7 @@ extension Trace {
     /// Marks a moment on the calling thread named `name`, with arguments
     /// whose keys are known at run time; nothing is interned.
     public static func instant(named name: String, arguments: [TextArgument]) {
-        guard cstrobe_load_generation() != 0, let recorder = ThreadRecorder.attached() else { return }
+        guard cstrobe_load_generation() != 0, let recorder = ThreadBuffer.attached() else { return }
         defer { recorder.leave() }
         recorder.signposts?.instant(SpanKeys.signpostName.word)
         var name = name
@@ -225,7 +225,7 @@ extension Trace.AsyncInterval {
                 }
                 cstrobe_leave_write(cursor)
             }
-            guard let recorder = ThreadRecorder.attached() else { return }
+            guard let recorder = ThreadBuffer.attached() else { return }
             defer { recorder.leave() }
             recorder.signposts?.asyncEnd(id: id)
             let timestamp = recorder.timestamp()

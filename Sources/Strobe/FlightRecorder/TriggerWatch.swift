@@ -52,7 +52,7 @@ final class TriggerWatch {
     /// Where the writer is in one thread's records, and the thread's open
     /// intervals there.
     struct ThreadWatch {
-        var chunk: Chunk?
+        var chunk: BufferChunk?
         var firstEvent: UInt64 = 0
         var offset = 0
         /// Open intervals: the armed trigger (or -1), the start, the category.
@@ -92,7 +92,7 @@ final class TriggerWatch {
     /// `ringChunks` chunks and a little more (a thread that records faster
     /// than the writer reads does not hold it); returns the triggers whose
     /// conditions were met, in record order.
-    func scan(_ recorder: ThreadRecorder, ringChunks: Int, converter: inout TimestampConverter) -> [FiredTrigger] {
+    func scan(_ recorder: ThreadBuffer, ringChunks: Int, converter: inout TimestampConverter) -> [FiredTrigger] {
         var watch = threads[recorder.serial] ?? ThreadWatch()
         var fired: [FiredTrigger] = []
         for _ in 0..<(ringChunks + 2) {
@@ -105,7 +105,7 @@ final class TriggerWatch {
 
     /// Copies the next run of unread records into `scratch`; nil when there
     /// is none.
-    private func copyNext(_ recorder: ThreadRecorder, _ watch: inout ThreadWatch) -> Int? {
+    private func copyNext(_ recorder: ThreadBuffer, _ watch: inout ThreadWatch) -> Int? {
         let capacity = scratchWords
         let scratch = scratch
         let result: (count: Int, gap: Bool, grow: Int)? = recorder.shared.withLock { state in
@@ -114,7 +114,7 @@ final class TriggerWatch {
             let current = state.current
             let count = state.sealed.count + (current == nil ? 0 : 1)
             guard count > 0 else { return nil }
-            func chunk(_ position: Int) -> Chunk {
+            func chunk(_ position: Int) -> BufferChunk {
                 position < state.sealed.count ? state.sealed[position] : current!
             }
             var gap = false
@@ -175,7 +175,7 @@ final class TriggerWatch {
     /// look stopped, then moves the look to `boundary`, where the ring now
     /// begins.
     func catchUp(
-        _ recorder: ThreadRecorder, pieces: [TakenPiece], boundary: TakenPiece.Origin?,
+        _ recorder: ThreadBuffer, pieces: [TakenPiece], boundary: TakenPiece.Origin?,
         converter: inout TimestampConverter
     ) -> [FiredTrigger] {
         var watch = threads[recorder.serial] ?? ThreadWatch()
@@ -350,13 +350,13 @@ final class TriggerWatch {
 struct TakenPiece {
     /// Where the words came from in the ring.
     struct Origin {
-        var chunk: Chunk
+        var chunk: BufferChunk
         var firstEvent: UInt64
         var offset: Int
     }
 
     /// Holds the words from its first word on.
-    var chunk: Chunk
+    var chunk: BufferChunk
     var words: Int
     var origin: Origin
     /// Whether `chunk` came from the pool and goes back to it.

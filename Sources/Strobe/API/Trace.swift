@@ -431,7 +431,7 @@ public enum Trace {
     /// Threads are named after their system name by default; the name set here
     /// wins and may be longer than the system allows.
     public static func setThreadName(_ name: String) {
-        ThreadRecorder.current().rename(name)
+        ThreadBuffer.current().rename(name)
     }
 
     /// Whether a session is recording right now.

@@ -48,7 +48,7 @@ final class TraceEncoder {
 
     /// For a snapshot of rings, where begins may have been overwritten: notes
     /// which async intervals begin in `harvests`, before encoding them.
-    func noteAsyncBegins(in harvests: [ThreadRecorder.Harvest]) {
+    func noteAsyncBegins(in harvests: [ThreadBuffer.Harvest]) {
         var begins = Set<UInt64>()
         func scan(_ base: UnsafeMutablePointer<UInt64>, to end: Int) {
             var index = 0
@@ -127,7 +127,7 @@ final class TraceEncoder {
     /// going do not grow the writer's memory. A thread whose renamable
     /// begins are still held keeps its state: they are written on its
     /// sequence.
-    func retire(_ recorder: ThreadRecorder) {
+    func retire(_ recorder: ThreadBuffer) {
         let key = recorder.serial
         guard let state = sequences[key], state.partialChunk == nil,
             !tracks.heldBegins.values.contains(where: { $0.sequenceID == state.sequenceID })
@@ -139,13 +139,13 @@ final class TraceEncoder {
     // MARK: - Encoding a harvest
 
     /// Encodes what a drain took from one thread.
-    func encode(_ harvest: ThreadRecorder.Harvest, of recorder: ThreadRecorder, now: UInt64) {
+    func encode(_ harvest: ThreadBuffer.Harvest, of recorder: ThreadBuffer, now: UInt64) {
         encode(harvest, serial: recorder.serial, threadID: recorder.threadID, now: now)
     }
 
     /// Encodes records of thread `threadID`, whose recorder had `serial`
     /// (records recovered from a crash file have no recorder here).
-    func encode(_ harvest: ThreadRecorder.Harvest, serial key: UInt64, threadID: UInt64, now: UInt64) {
+    func encode(_ harvest: ThreadBuffer.Harvest, serial key: UInt64, threadID: UInt64, now: UInt64) {
         var state = sequences.removeValue(forKey: key)
             ?? SequenceState(sequenceID: nextSequenceID, threadID: threadID)
         if state.sequenceID == nextSequenceID { nextSequenceID += 1 }
@@ -164,7 +164,7 @@ final class TraceEncoder {
         }
     }
 
-    private func encode(_ harvest: ThreadRecorder.Harvest, with encoder: inout RecordEncoder, now: UInt64) {
+    private func encode(_ harvest: ThreadBuffer.Harvest, with encoder: inout RecordEncoder, now: UInt64) {
         for chunk in harvest.chunks {
             var from = 0
             if let partial = encoder.state.partialChunk, partial === chunk {

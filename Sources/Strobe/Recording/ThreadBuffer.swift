@@ -9,21 +9,21 @@ import Synchronization
 /// and the link to the session. Hence `@unchecked Sendable`: the cursor's
 /// memory is synchronised by its own release and acquire operations
 /// (`CStrobe.h`), the rest by the lock.
-final class ThreadRecorder: @unchecked Sendable {
+final class ThreadBuffer: @unchecked Sendable {
     /// The hot cursor, at a stable address read by inlined code.
     let cursor: UnsafeMutablePointer<cstrobe_thread_cursor>
     /// The kernel thread id.
     let threadID: UInt64
     /// A number no other recorder of this process has, unlike its address,
     /// which a recorder made after this one is freed may take.
-    let serial = ThreadRecorder.serials.wrappingAdd(1, ordering: .relaxed).oldValue
+    let serial = ThreadBuffer.serials.wrappingAdd(1, ordering: .relaxed).oldValue
     private static let serials = Atomic<UInt64>(1)
 
     struct Shared {
-        var session: SessionCore?
+        var session: SessionWriter?
         var sequenceID: UInt32 = 0
-        var current: Chunk?
-        var sealed: [Chunk] = []
+        var current: BufferChunk?
+        var sealed: [BufferChunk] = []
         var name: String = ""
         var discarded: UInt64 = 0
         var overwritten: UInt64 = 0
@@ -75,11 +75,11 @@ final class ThreadRecorder: @unchecked Sendable {
     private static let cursorBytes = max(256, (MemoryLayout<cstrobe_thread_cursor>.size + 127) & ~127)
 
     /// The calling thread's recorder, created on first use.
-    static func current() -> ThreadRecorder {
+    static func current() -> ThreadBuffer {
         if let cursor = cstrobe_get_cursor(), let owner = cursor.pointee.owner {
-            return Unmanaged<ThreadRecorder>.fromOpaque(owner).takeUnretainedValue()
+            return Unmanaged<ThreadBuffer>.fromOpaque(owner).takeUnretainedValue()
         }
-        let recorder = ThreadRecorder()
+        let recorder = ThreadBuffer()
         let retained = Unmanaged.passRetained(recorder).toOpaque()
         recorder.cursor.pointee.owner = retained
         cstrobe_set_cursor(recorder.cursor)
@@ -90,12 +90,12 @@ final class ThreadRecorder: @unchecked Sendable {
     /// The calling thread's recorder, ready to record for the running session
     /// and marked as writing, or nil when no session is running. Call
     /// ``leave()`` when the record is written: a stopping session waits for it.
-    static func attached() -> ThreadRecorder? {
+    static func attached() -> ThreadBuffer? {
         let generation = cstrobe_load_generation()
         guard generation != 0 else { return nil }
         let recorder = current()
         if cstrobe_enter_write(recorder.cursor, generation) { return recorder }
-        guard let session = SessionCore.running(generation: generation), recorder.attach(to: session),
+        guard let session = SessionWriter.running(generation: generation), recorder.attach(to: session),
             cstrobe_enter_write(recorder.cursor, generation)
         else { return nil }
         return recorder
@@ -112,8 +112,8 @@ final class ThreadRecorder: @unchecked Sendable {
     var isWriting: Bool { cstrobe_is_writing(cursor) }
 
     /// Binds the recorder to `session`, dropping what it held for an earlier one.
-    private func attach(to session: SessionCore) -> Bool {
-        let kept = shared.withLock { state -> Chunk? in
+    private func attach(to session: SessionWriter) -> Bool {
+        let kept = shared.withLock { state -> BufferChunk? in
             let current = state.current
             state.current = nil
             return current
@@ -399,9 +399,9 @@ final class ThreadRecorder: @unchecked Sendable {
         }
         let published = cursor.pointee.published!
         let recorded = cursor.pointee.recorded
-        var spare: Chunk? = nil
-        var reused: Chunk? = nil
-        let outcome: Chunk? = shared.withLock { state in
+        var spare: BufferChunk? = nil
+        var reused: BufferChunk? = nil
+        let outcome: BufferChunk? = shared.withLock { state in
             guard let current = state.current else { return nil }
             // An end whose begin is kept may take a chunk beyond the limit
             // when the writer will free it; a ring always has an oldest
@@ -443,8 +443,8 @@ final class ThreadRecorder: @unchecked Sendable {
 
     /// What a drain takes from the recorder.
     struct Harvest {
-        var chunks: [Chunk]
-        var current: Chunk?
+        var chunks: [BufferChunk]
+        var current: BufferChunk?
         var currentEnd: Int
         var name: String
         var recorded: UInt64
@@ -490,7 +490,7 @@ final class ThreadRecorder: @unchecked Sendable {
     /// the ring holds) back in front of the ring, the newest of them first,
     /// as many as fit within `maximumChunks`; returns the others, whose
     /// events now count as overwritten.
-    func restoreRing(_ chunks: [Chunk], maximumChunks: Int) -> [Chunk] {
+    func restoreRing(_ chunks: [BufferChunk], maximumChunks: Int) -> [BufferChunk] {
         guard !chunks.isEmpty else { return [] }
         return shared.withLock { state in
             guard state.session != nil else { return chunks }
@@ -509,8 +509,8 @@ final class ThreadRecorder: @unchecked Sendable {
     /// Sealed chunks go back to the pool. The current chunk stays with the
     /// thread: a call that saw the session running may still be writing into
     /// it, and only the thread itself replaces it, at its next attach.
-    func detach(from session: SessionCore) {
-        let sealed: [Chunk] = shared.withLock { state in
+    func detach(from session: SessionWriter) {
+        let sealed: [BufferChunk] = shared.withLock { state in
             guard state.session === session else { return [] }
             releaseCrashMirror(&state)
             state.session = nil
@@ -526,7 +526,7 @@ final class ThreadRecorder: @unchecked Sendable {
 /// Runs on a thread that exits: its data stays for the drainer.
 private func threadDidExit(_ context: UnsafeMutableRawPointer?) {
     guard let context else { return }
-    let recorder = Unmanaged<ThreadRecorder>.fromOpaque(context)
+    let recorder = Unmanaged<ThreadBuffer>.fromOpaque(context)
     let object = recorder.takeUnretainedValue()
     let published = cstrobe_read_published(object.cursor)
     let recorded = object.cursor.pointee.recorded

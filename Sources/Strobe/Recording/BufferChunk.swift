@@ -5,7 +5,7 @@
 /// `@unchecked Sendable`: its memory and counts change hands only through
 /// the recorder's lock or the pool's, or, for the part of the current chunk
 /// a drain reads, through the cursor's release store of its end.
-final class Chunk: @unchecked Sendable {
+final class BufferChunk: @unchecked Sendable {
     /// The first word of the chunk.
     let base: UnsafeMutablePointer<UInt64>
     /// Capacity in words.
@@ -30,8 +30,8 @@ final class Chunk: @unchecked Sendable {
     var limit: UnsafeMutablePointer<UInt64> { base + capacity }
 
     /// A sealed copy of the first `words` words.
-    func copy(words: Int) -> Chunk {
-        let copy = Chunk(capacity: max(words, 1))
+    func copy(words: Int) -> BufferChunk {
+        let copy = BufferChunk(capacity: max(words, 1))
         copy.base.update(from: base, count: words)
         copy.usedWords = words
         copy.firstEvent = firstEvent

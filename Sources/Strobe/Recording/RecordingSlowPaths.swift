@@ -12,7 +12,7 @@ extension Trace {
         arguments: KeyValuePairs<StaticString, ArgumentValue>,
         category: UInt64 = 0
     ) {
-        guard let recorder = ThreadRecorder.attached() else { return }
+        guard let recorder = ThreadBuffer.attached() else { return }
         defer { recorder.leave() }
         if let signposts = recorder.signposts { recorder.announceBegin(name, to: signposts) }
         let usage = capturing.contains(.resourceUsage) || recorder.sessionWantsResourceUsage(for: name)
@@ -47,7 +47,7 @@ extension Trace {
 
     @usableFromInline @inline(never)
     static func recordEnd() {
-        guard let recorder = ThreadRecorder.attached() else { return }
+        guard let recorder = ThreadBuffer.attached() else { return }
         defer { recorder.leave() }
         if let signposts = recorder.signposts { recorder.announceEnd(to: signposts) }
         recorder.appendEnd()
@@ -57,7 +57,7 @@ extension Trace {
     /// word), so the writer can tell when that begin was never recorded.
     @usableFromInline @inline(never)
     static func recordEnd(category: UInt64) {
-        guard let recorder = ThreadRecorder.attached() else { return }
+        guard let recorder = ThreadBuffer.attached() else { return }
         defer { recorder.leave() }
         if let signposts = recorder.signposts, recorder.closesAnInterval(category: category) {
             recorder.announceEnd(to: signposts)
@@ -69,7 +69,7 @@ extension Trace {
     static func recordInstant(
         _ name: Name, arguments: KeyValuePairs<StaticString, ArgumentValue>, category: UInt64 = 0
     ) {
-        guard let recorder = ThreadRecorder.attached() else { return }
+        guard let recorder = ThreadBuffer.attached() else { return }
         defer { recorder.leave() }
         recorder.signposts?.instant(name.word)
         let argumentWords = arguments.isEmpty ? 0 : ArgumentEncoding.words(for: arguments)
@@ -83,7 +83,7 @@ extension Trace {
 
     @usableFromInline @inline(never)
     static func recordInstant(_ name: Name, arguments: [Argument]) {
-        guard let recorder = ThreadRecorder.attached() else { return }
+        guard let recorder = ThreadBuffer.attached() else { return }
         defer { recorder.leave() }
         recorder.signposts?.instant(name.word)
         let argumentWords = arguments.isEmpty ? 0 : ArgumentEncoding.words(for: arguments)
@@ -94,7 +94,7 @@ extension Trace {
 
     @usableFromInline @inline(never)
     static func recordCounter(_ name: Name, kind: UInt64, bits: UInt64, category: UInt64 = 0) {
-        guard let recorder = ThreadRecorder.attached() else { return }
+        guard let recorder = ThreadBuffer.attached() else { return }
         defer { recorder.leave() }
         recorder.signposts?.counter(name.word, kind: kind, bits: bits)
         let timestamp = recorder.timestamp()
@@ -112,7 +112,7 @@ extension Trace {
     static func recordAsyncBegin(
         _ name: Name, arguments: KeyValuePairs<StaticString, ArgumentValue>, category: UInt64 = 0
     ) -> AsyncInterval {
-        guard let recorder = ThreadRecorder.attached() else { return AsyncInterval(id: 0) }
+        guard let recorder = ThreadBuffer.attached() else { return AsyncInterval(id: 0) }
         defer { recorder.leave() }
         let parent = AsyncIntervalContext.innermost()
         let id = nextIdentifier()
@@ -133,7 +133,7 @@ extension Trace {
         _ name: Name, parent: UInt64, flow: Flow?, terminatingFlow: Flow?, arguments: [Argument], renamable: Bool,
         startedAgo: UInt64
     ) -> AsyncInterval {
-        guard let recorder = ThreadRecorder.attached() else { return AsyncInterval(id: 0) }
+        guard let recorder = ThreadBuffer.attached() else { return AsyncInterval(id: 0) }
         defer { recorder.leave() }
         let id = nextIdentifier()
         // One that began in the past is written when it ends, as a renamable
@@ -165,7 +165,7 @@ extension Trace {
 
     @usableFromInline @inline(never)
     static func recordAsyncEnd(id: UInt64) {
-        guard let recorder = ThreadRecorder.attached() else { return }
+        guard let recorder = ThreadBuffer.attached() else { return }
         defer { recorder.leave() }
         recorder.signposts?.asyncEnd(id: id)
         let timestamp = recorder.timestamp()
@@ -206,7 +206,7 @@ extension Trace {
         id: UInt64, explicit: (newName: UInt64, endedAgo: UInt64)? = nil, argumentWords: Int,
         writeArguments: (UnsafeMutablePointer<UInt64>) -> Int
     ) {
-        guard let recorder = ThreadRecorder.attached() else { return }
+        guard let recorder = ThreadBuffer.attached() else { return }
         defer { recorder.leave() }
         recorder.signposts?.asyncEnd(id: id)
         let timestamp = recorder.timestamp()
@@ -235,7 +235,7 @@ extension Trace {
     /// words of arguments written by `writeArguments`.
     @discardableResult
     private static func writeEvent(
-        _ recorder: ThreadRecorder,
+        _ recorder: ThreadBuffer,
         kind: UInt64,
         name: UInt64,
         id: UInt64?,

@@ -12,7 +12,7 @@ import CStrobe
 /// CATEGORY sections the name of a category index; an END section (the
 /// number of threads) closes a complete file.
 struct CrashFile {
-    struct Chunk {
+    struct BufferChunk {
         var firstEvent: UInt64
         var endEvent: UInt64
         var words: [UInt64]
@@ -26,7 +26,7 @@ struct CrashFile {
         var overwritten: UInt64
         var lost: UInt64
         var name: String
-        var chunks: [Chunk] = []
+        var chunks: [BufferChunk] = []
     }
 
     var processID: UInt64 = 0
@@ -130,7 +130,7 @@ struct CrashFile {
                 }
                 var words = [UInt64](repeating: 0, count: Int(count))
                 for index in words.indices { words[index] = try reader.word("a record") }
-                threads[threads.count - 1].chunks.append(Chunk(firstEvent: first, endEvent: end, words: words))
+                threads[threads.count - 1].chunks.append(BufferChunk(firstEvent: first, endEvent: end, words: words))
             case UInt64(CSTROBE_CRASH_SECTION_NAME), UInt64(CSTROBE_CRASH_SECTION_CATEGORY):
                 guard length >= 16 else { throw reader.invalid(sectionStart, "a name section of \(length) bytes") }
                 let key = try reader.word("a name")

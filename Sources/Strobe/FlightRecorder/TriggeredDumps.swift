@@ -73,16 +73,16 @@ final class TriggeredDumps: @unchecked Sendable {
         var suppressed: UInt64 = 0
         var threads: [UInt64: ThreadTake] = [:]
         /// Chunks that go back to the pool once the dump is written.
-        var poolChunks: [Chunk] = []
+        var poolChunks: [BufferChunk] = []
     }
 
     private struct ThreadTake {
-        var recorder: ThreadRecorder
+        var recorder: ThreadBuffer
         var before: [TakenPiece] = []
         var after: [TakenPiece] = []
         /// The sealed chunks taken from the ring, oldest first: once the
         /// dump is written they go back to it, as many as it has room for.
-        var ringChunks: [Chunk] = []
+        var ringChunks: [BufferChunk] = []
         var boundary: TakenPiece.Origin?
         /// Events before `boundary` in its chunk, all taken already; if the
         /// ring overwrites that chunk, it counts them as overwritten.
@@ -144,7 +144,7 @@ final class TriggeredDumps: @unchecked Sendable {
     /// One turn of the background writer: looks for triggers, starts a
     /// capture for an accepted one, and writes the dump whose window has
     /// passed.
-    func writerTurn(core: SessionCore, recorders: [ThreadRecorder]) {
+    func writerTurn(core: SessionWriter, recorders: [ThreadBuffer]) {
         converter.update(points: core.calibration.snapshot())
         scan(core: core, recorders: recorders)
         if capture == nil, let trigger = takePending() {
@@ -160,7 +160,7 @@ final class TriggeredDumps: @unchecked Sendable {
 
     /// At stop, after the writer has been joined: writes a dump whose window
     /// is still open with what it has, and one accepted but not started.
-    func finish(core: SessionCore, recorders: [ThreadRecorder]) {
+    func finish(core: SessionWriter, recorders: [ThreadBuffer]) {
         core.calibration.mark()
         converter.update(points: core.calibration.snapshot())
         // What was recorded since the writer's last turn is looked at too:
@@ -176,7 +176,7 @@ final class TriggeredDumps: @unchecked Sendable {
     }
 
     /// Looks through the rings for triggers, and offers those that fired.
-    private func scan(core: SessionCore, recorders: [ThreadRecorder]) {
+    private func scan(core: SessionWriter, recorders: [ThreadBuffer]) {
         guard watch.isNeeded else { return }
         watch.beginTurn()
         for recorder in recorders {
@@ -193,7 +193,7 @@ final class TriggeredDumps: @unchecked Sendable {
         }
     }
 
-    private func finishCapture(core: SessionCore, recorders: [ThreadRecorder]) {
+    private func finishCapture(core: SessionWriter, recorders: [ThreadBuffer]) {
         guard var capture else { return }
         self.capture = nil
         capture.recordedUntil = cstrobe_boottime_ns()
@@ -226,7 +226,7 @@ final class TriggeredDumps: @unchecked Sendable {
 
     // MARK: Taking the rings
 
-    private func take(_ recorders: [ThreadRecorder], into capture: inout Capture, before: Bool) {
+    private func take(_ recorders: [ThreadBuffer], into capture: inout Capture, before: Bool) {
         for recorder in recorders {
             var thread = capture.threads[recorder.serial] ?? ThreadTake(recorder: recorder)
             let (pieces, boundary, returned, counts, boundarySeen) = Self.take(recorder, after: thread.boundary)
@@ -265,12 +265,12 @@ final class TriggeredDumps: @unchecked Sendable {
     /// chunk is copied. Returns the pieces in ring order, where the ring now
     /// begins, the chunks to give back to the pool, and the thread's counts.
     static func take(
-        _ recorder: ThreadRecorder, after boundary: TakenPiece.Origin?
-    ) -> ([TakenPiece], TakenPiece.Origin?, [Chunk], Counts, boundarySeen: Bool) {
+        _ recorder: ThreadBuffer, after boundary: TakenPiece.Origin?
+    ) -> ([TakenPiece], TakenPiece.Origin?, [BufferChunk], Counts, boundarySeen: Bool) {
         recorder.shared.withLock { state in
             var boundarySeen = boundary == nil
             var pieces: [TakenPiece] = []
-            var returned: [Chunk] = []
+            var returned: [BufferChunk] = []
             let sealed = state.sealed
             state.sealed = []
             state.heldChunks -= sealed.count
@@ -320,15 +320,15 @@ final class TriggeredDumps: @unchecked Sendable {
 
     // MARK: Writing
 
-    private func write(_ capture: Capture, core: SessionCore) throws(TraceSessionError) {
+    private func write(_ capture: Capture, core: SessionWriter) throws(TraceSessionError) {
         core.calibration.mark()
         let points = core.calibration.snapshot()
         var converter = TimestampConverter(points: points)
         let encoder = TraceEncoder(
-            processID: Int32(truncatingIfNeeded: cstrobe_process_id()), processName: SessionCore.processName())
+            processID: Int32(truncatingIfNeeded: cstrobe_process_id()), processName: SessionWriter.processName())
         encoder.updateCalibration(points)
         let earliest = capture.trigger.boottime &- min(capture.trigger.boottime, Trace.nanoseconds(settings.before))
-        var harvests: [(ThreadRecorder, ThreadRecorder.Harvest)] = []
+        var harvests: [(ThreadBuffer, ThreadBuffer.Harvest)] = []
         for thread in capture.threads.values.sorted(by: { $0.recorder.serial < $1.recorder.serial }) {
             // Leave out whole chunks that end before the window.
             var before = thread.before[...]
@@ -338,7 +338,7 @@ final class TriggeredDumps: @unchecked Sendable {
             let chunks = (before + thread.after).map(\.chunk)
             guard !chunks.isEmpty else { continue }
             let counts = thread.counts
-            harvests.append((thread.recorder, ThreadRecorder.Harvest(
+            harvests.append((thread.recorder, ThreadBuffer.Harvest(
                 chunks: chunks, current: nil, currentEnd: 0, name: counts.name, recorded: counts.recorded,
                 discarded: counts.discarded, overwritten: counts.overwritten, unmatchedEnds: counts.unmatchedEnds,
                 exited: counts.exited)))
@@ -420,10 +420,10 @@ final class TriggeredDumps: @unchecked Sendable {
     }
 }
 
-extension Chunk {
+extension BufferChunk {
     /// A sealed copy of `words` words from word `start` on.
-    func copy(from start: Int, words: Int) -> Chunk {
-        let copy = Chunk(capacity: max(words, 1))
+    func copy(from start: Int, words: Int) -> BufferChunk {
+        let copy = BufferChunk(capacity: max(words, 1))
         copy.base.update(from: base + start, count: words)
         copy.usedWords = words
         copy.firstEvent = firstEvent
