@@ -109,18 +109,10 @@ extension Trace {
             }
             // Straight into the thread's buffer when it has room and the
             // session announces nothing elsewhere, as a `begin` does.
-            if let cursor = cstrobe_get_cursor(), cstrobe_enter_write(cursor, generation) {
-                let position = cursor.pointee.published.unsafelyUnwrapped
-                if cursor.pointee.flags & UInt64(CSTROBE_FLAG_DROPPING | CSTROBE_FLAG_SIGNPOSTS | CSTROBE_FLAG_CLOCK_TIMESTAMPS) == 0,
-                    position + words <= cursor.pointee.limit.unsafelyUnwrapped
-                {
-                    fill(position, cstrobe_fast_timestamp() &- cursor.pointee.timestamp_base)
-                    cstrobe_count_recorded(cursor)
-                    cstrobe_publish_and_leave(cursor, position + words)
-                    return AsyncInterval(id: id, renamable: true)
-                }
-                cstrobe_leave_write(cursor)
-            }
+            let written = FastRecord.write(
+                generation: generation, unlessFlags: FastRecord.slowPathFlags, words: { _ in words }
+            ) { cursor, position, _ in fill(position, FastRecord.timestamp(cursor)) }
+            if written { return AsyncInterval(id: id, renamable: true) }
             guard let recorder = ThreadBuffer.attached() else { return AsyncInterval(id: 0) }
             defer { recorder.leave() }
             let timestamp = recorder.timestamp()
@@ -172,22 +164,17 @@ extension Trace.AsyncInterval {
         guard id != 0 else { return }
         let generation = cstrobe_load_generation()
         guard generation != 0 else { return }
-        if name == nil, arguments.isEmpty, let cursor = cstrobe_get_cursor(), cstrobe_enter_write(cursor, generation) {
+        if name == nil, arguments.isEmpty {
             // The usual end, with nothing to add.
-            let position = cursor.pointee.published.unsafelyUnwrapped
-            if cursor.pointee.flags & UInt64(CSTROBE_FLAG_DROPPING | CSTROBE_FLAG_SIGNPOSTS | CSTROBE_FLAG_CLOCK_TIMESTAMPS) == 0,
-                position + 4 <= cursor.pointee.limit.unsafelyUnwrapped
-            {
-                let timestamp = cstrobe_fast_timestamp() &- cursor.pointee.timestamp_base
-                position[0] = RecordLayout.header(kind: RecordLayout.asyncEndExplicit, timestamp: timestamp)
+            let written = FastRecord.write(
+                generation: generation, unlessFlags: FastRecord.slowPathFlags, words: { _ in 4 }
+            ) { cursor, position, _ in
+                position[0] = RecordLayout.header(kind: RecordLayout.asyncEndExplicit, timestamp: FastRecord.timestamp(cursor))
                 position[1] = id
                 position[2] = 0
                 position[3] = RecordLayout.wallClockInstant | (endedAt & ~RecordLayout.wallClockInstant)
-                cstrobe_count_recorded(cursor)
-                cstrobe_publish_and_leave(cursor, position + 4)
-                return
             }
-            cstrobe_leave_write(cursor)
+            if written { return }
         }
         var name = name ?? ""
         let renamed = !name.isEmpty
@@ -213,18 +200,10 @@ extension Trace.AsyncInterval {
             }
             // Straight into the thread's buffer when it has room and the
             // session announces nothing elsewhere, as an `end` does.
-            if let cursor = cstrobe_get_cursor(), cstrobe_enter_write(cursor, generation) {
-                let position = cursor.pointee.published.unsafelyUnwrapped
-                if cursor.pointee.flags & UInt64(CSTROBE_FLAG_DROPPING | CSTROBE_FLAG_SIGNPOSTS | CSTROBE_FLAG_CLOCK_TIMESTAMPS) == 0,
-                    position + words <= cursor.pointee.limit.unsafelyUnwrapped
-                {
-                    fill(position, cstrobe_fast_timestamp() &- cursor.pointee.timestamp_base)
-                    cstrobe_count_recorded(cursor)
-                    cstrobe_publish_and_leave(cursor, position + words)
-                    return
-                }
-                cstrobe_leave_write(cursor)
-            }
+            let written = FastRecord.write(
+                generation: generation, unlessFlags: FastRecord.slowPathFlags, words: { _ in words }
+            ) { cursor, position, _ in fill(position, FastRecord.timestamp(cursor)) }
+            if written { return }
             guard let recorder = ThreadBuffer.attached() else { return }
             defer { recorder.leave() }
             recorder.signposts?.asyncEnd(id: id)

@@ -38,19 +38,13 @@ public enum Trace {
     public static func begin(_ name: Name) {
         let generation = cstrobe_load_generation()
         if generation == 0 { return }
-        if let cursor = cstrobe_get_cursor(), cstrobe_enter_write(cursor, generation) {
-            let position = cursor.pointee.published.unsafelyUnwrapped
-            if cursor.pointee.flags == 0, position + 2 <= cursor.pointee.limit.unsafelyUnwrapped {
-                let timestamp = cstrobe_fast_timestamp() &- cursor.pointee.timestamp_base
-                position[0] = RecordLayout.header(kind: RecordLayout.begin, timestamp: timestamp)
-                position[1] = name.word
-                cursor.pointee.depth &+= 1
-                cstrobe_count_recorded(cursor)
-                cstrobe_publish_and_leave(cursor, position + 2)
-                return
-            }
-            cstrobe_leave_write(cursor)
+        let written = FastRecord.write(generation: generation, unlessFlags: FastRecord.anyFlag, words: { _ in 2 }) {
+            cursor, position, _ in
+            position[0] = RecordLayout.header(kind: RecordLayout.begin, timestamp: FastRecord.timestamp(cursor))
+            position[1] = name.word
+            cursor.pointee.depth &+= 1
         }
+        if written { return }
         recordBegin(name, capturing: [], flow: nil, terminatingFlow: nil, arguments: [:])
     }
 
@@ -87,27 +81,23 @@ public enum Trace {
     ) {
         let generation = cstrobe_load_generation()
         if generation == 0 { return }
-        if capturing == .resourceUsage, flow == nil, terminatingFlow == nil, arguments.isEmpty,
-            let cursor = cstrobe_get_cursor(), cstrobe_enter_write(cursor, generation)
-        {
-            let position = cursor.pointee.published.unsafelyUnwrapped
-            let words = 2 + RecordLayout.resourceUsageWords
-            if cursor.pointee.flags & UInt64(CSTROBE_FLAG_DROPPING | CSTROBE_FLAG_SIGNPOSTS | CSTROBE_FLAG_CLOCK_TIMESTAMPS) == 0, cursor.pointee.depth < 64,
-                position + words <= cursor.pointee.limit.unsafelyUnwrapped
-            {
-                let timestamp = cstrobe_fast_timestamp() &- cursor.pointee.timestamp_base
+        if capturing == .resourceUsage, flow == nil, terminatingFlow == nil, arguments.isEmpty {
+            // Rusage levels are bits of the cursor: the first 64 only.
+            let written = FastRecord.write(
+                generation: generation, unlessFlags: FastRecord.slowPathFlags,
+                words: { cursor in cursor.pointee.depth < 64 ? 2 + RecordLayout.resourceUsageWords : nil }
+            ) { cursor, position, _ in
+                let timestamp = FastRecord.timestamp(cursor)
                 var usage = cstrobe_rusage()
                 cstrobe_thread_rusage(&usage)
-                position[0] = RecordLayout.header(kind: RecordLayout.begin | RecordLayout.withResourceUsage, timestamp: timestamp)
+                position[0] = RecordLayout.header(
+                    kind: RecordLayout.begin | RecordLayout.withResourceUsage, timestamp: timestamp)
                 position[1] = name.word
                 RecordLayout.store(usage, at: position + 2)
                 cursor.pointee.rusage_levels |= 1 << UInt64(cursor.pointee.depth)
                 cursor.pointee.depth &+= 1
-                cstrobe_count_recorded(cursor)
-                cstrobe_publish_and_leave(cursor, position + words)
-                return
             }
-            cstrobe_leave_write(cursor)
+            if written { return }
         }
         recordBegin(name, capturing: capturing, flow: flow, terminatingFlow: terminatingFlow, arguments: arguments)
     }
@@ -120,43 +110,33 @@ public enum Trace {
     public static func end() {
         let generation = cstrobe_load_generation()
         if generation == 0 { return }
-        if let cursor = cstrobe_get_cursor(), cstrobe_enter_write(cursor, generation) {
-            if cursor.pointee.flags & UInt64(CSTROBE_FLAG_DROPPING | CSTROBE_FLAG_DEEP_RUSAGE | CSTROBE_FLAG_SIGNPOSTS | CSTROBE_FLAG_CLOCK_TIMESTAMPS) == 0,
-                cursor.pointee.depth > 0
-            {
-                let position = cursor.pointee.published.unsafelyUnwrapped
-                let level = cursor.pointee.depth &- 1
+        // The level closed and its bit, found while sizing the record.
+        var level: Int64 = 0
+        var bit: UInt64 = 0
+        let written = FastRecord.write(
+            generation: generation, unlessFlags: FastRecord.slowPathFlags | UInt64(CSTROBE_FLAG_DEEP_RUSAGE),
+            words: { cursor in
+                guard cursor.pointee.depth > 0 else { return nil }
+                level = cursor.pointee.depth &- 1
                 // Zero from level 64 on, where no fast-path begin captured rusage.
-                let bit: UInt64 = 1 << UInt64(level)
-                if cursor.pointee.rusage_levels & bit == 0 {
-                    if position + 1 <= cursor.pointee.limit.unsafelyUnwrapped {
-                        let timestamp = cstrobe_fast_timestamp() &- cursor.pointee.timestamp_base
-                        position[0] = RecordLayout.header(kind: RecordLayout.end, timestamp: timestamp)
-                        cursor.pointee.categorized_levels &= ~bit
-                        cursor.pointee.depth = level
-                        cstrobe_count_recorded(cursor)
-                        cstrobe_publish_and_leave(cursor, position + 1)
-                        return
-                    }
-                } else {
-                    let words = 1 + RecordLayout.resourceUsageWords
-                    if position + words <= cursor.pointee.limit.unsafelyUnwrapped {
-                        var usage = cstrobe_rusage()
-                        cstrobe_thread_rusage(&usage)
-                        let timestamp = cstrobe_fast_timestamp() &- cursor.pointee.timestamp_base
-                        position[0] = RecordLayout.header(kind: RecordLayout.end | RecordLayout.withResourceUsage, timestamp: timestamp)
-                        RecordLayout.store(usage, at: position + 1)
-                        cursor.pointee.rusage_levels &= ~bit
-                        cursor.pointee.categorized_levels &= ~bit
-                        cursor.pointee.depth = level
-                        cstrobe_count_recorded(cursor)
-                        cstrobe_publish_and_leave(cursor, position + words)
-                        return
-                    }
-                }
+                bit = 1 << UInt64(level)
+                return cursor.pointee.rusage_levels & bit == 0 ? 1 : 1 + RecordLayout.resourceUsageWords
             }
-            cstrobe_leave_write(cursor)
+        ) { cursor, position, words in
+            if words == 1 {
+                position[0] = RecordLayout.header(kind: RecordLayout.end, timestamp: FastRecord.timestamp(cursor))
+            } else {
+                var usage = cstrobe_rusage()
+                cstrobe_thread_rusage(&usage)
+                position[0] = RecordLayout.header(
+                    kind: RecordLayout.end | RecordLayout.withResourceUsage, timestamp: FastRecord.timestamp(cursor))
+                RecordLayout.store(usage, at: position + 1)
+                cursor.pointee.rusage_levels &= ~bit
+            }
+            cursor.pointee.categorized_levels &= ~bit
+            cursor.pointee.depth = level
         }
+        if written { return }
         recordEnd()
     }
 
@@ -406,21 +386,13 @@ public enum Trace {
         let generation = cstrobe_load_generation()
         if generation == 0 { return }
         let kind = kind | (UInt64(unit.rawValue) << 4)
-        if let cursor = cstrobe_get_cursor(), cstrobe_enter_write(cursor, generation) {
-            let position = cursor.pointee.published.unsafelyUnwrapped
-            if cursor.pointee.flags & UInt64(CSTROBE_FLAG_DROPPING | CSTROBE_FLAG_SIGNPOSTS | CSTROBE_FLAG_CLOCK_TIMESTAMPS) == 0,
-                position + 3 <= cursor.pointee.limit.unsafelyUnwrapped
-            {
-                let timestamp = cstrobe_fast_timestamp() &- cursor.pointee.timestamp_base
-                position[0] = RecordLayout.header(kind: kind, timestamp: timestamp)
-                position[1] = name.word
-                position[2] = bits
-                cstrobe_count_recorded(cursor)
-                cstrobe_publish_and_leave(cursor, position + 3)
-                return
-            }
-            cstrobe_leave_write(cursor)
+        let written = FastRecord.write(generation: generation, unlessFlags: FastRecord.slowPathFlags, words: { _ in 3 }) {
+            cursor, position, _ in
+            position[0] = RecordLayout.header(kind: kind, timestamp: FastRecord.timestamp(cursor))
+            position[1] = name.word
+            position[2] = bits
         }
+        if written { return }
         recordCounter(name, kind: kind, bits: bits)
     }
 

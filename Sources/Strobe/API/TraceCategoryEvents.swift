@@ -31,21 +31,15 @@ extension Trace {
     static func beginRecorded(_ name: Name, category: Category) -> Bool {
         let generation = cstrobe_category_generation(category.index)
         if generation == 0 { return false }
-        if let cursor = cstrobe_get_cursor(), cstrobe_enter_write(cursor, generation) {
-            let position = cursor.pointee.published.unsafelyUnwrapped
-            if cursor.pointee.flags == 0, position + 3 <= cursor.pointee.limit.unsafelyUnwrapped {
-                let timestamp = cstrobe_fast_timestamp() &- cursor.pointee.timestamp_base
-                position[0] = category.recordWord
-                position[1] = RecordLayout.header(kind: RecordLayout.begin, timestamp: timestamp)
-                position[2] = name.word
-                cstrobe_open_categorized_level(cursor, cursor.pointee.depth, UInt64(category.index) &+ 1)
-                cursor.pointee.depth &+= 1
-                cstrobe_count_recorded(cursor)
-                cstrobe_publish_and_leave(cursor, position + 3)
-                return true
-            }
-            cstrobe_leave_write(cursor)
+        let written = FastRecord.write(generation: generation, unlessFlags: FastRecord.anyFlag, words: { _ in 3 }) {
+            cursor, position, _ in
+            position[0] = category.recordWord
+            position[1] = RecordLayout.header(kind: RecordLayout.begin, timestamp: FastRecord.timestamp(cursor))
+            position[2] = name.word
+            cstrobe_open_categorized_level(cursor, cursor.pointee.depth, UInt64(category.index) &+ 1)
+            cursor.pointee.depth &+= 1
         }
+        if written { return true }
         recordBegin(name, capturing: [], flow: nil, terminatingFlow: nil, arguments: [:], category: category.recordWord)
         return true
     }
@@ -66,29 +60,27 @@ extension Trace {
     public static func end(category: Category) {
         let generation = cstrobe_category_generation(category.index)
         if generation == 0 { return }
-        if let cursor = cstrobe_get_cursor(), cstrobe_enter_write(cursor, generation) {
-            if cursor.pointee.flags == 0, cursor.pointee.depth > 0 {
-                let position = cursor.pointee.published.unsafelyUnwrapped
+        let written = FastRecord.write(
+            generation: generation, unlessFlags: FastRecord.anyFlag,
+            words: { cursor in
+                guard cursor.pointee.depth > 0 else { return nil }
                 let level = cursor.pointee.depth &- 1
-                let bit: UInt64 = 1 << UInt64(level)
                 // The innermost interval was opened in this category: the
                 // end closes it. (Otherwise its own begin was skipped, and
                 // the slow path drops the end.)
-                if cstrobe_level_is_in_category(cursor, level, UInt64(category.index) &+ 1),
-                    cursor.pointee.rusage_levels & bit == 0, position + 2 <= cursor.pointee.limit.unsafelyUnwrapped
-                {
-                    let timestamp = cstrobe_fast_timestamp() &- cursor.pointee.timestamp_base
-                    position[0] = category.recordWord
-                    position[1] = RecordLayout.header(kind: RecordLayout.end, timestamp: timestamp)
-                    cursor.pointee.categorized_levels &= ~bit
-                    cursor.pointee.depth = level
-                    cstrobe_count_recorded(cursor)
-                    cstrobe_publish_and_leave(cursor, position + 2)
-                    return
-                }
+                guard cstrobe_level_is_in_category(cursor, level, UInt64(category.index) &+ 1),
+                    cursor.pointee.rusage_levels & (1 << UInt64(level)) == 0
+                else { return nil }
+                return 2
             }
-            cstrobe_leave_write(cursor)
+        ) { cursor, position, _ in
+            let level = cursor.pointee.depth &- 1
+            position[0] = category.recordWord
+            position[1] = RecordLayout.header(kind: RecordLayout.end, timestamp: FastRecord.timestamp(cursor))
+            cursor.pointee.categorized_levels &= ~(1 << UInt64(level))
+            cursor.pointee.depth = level
         }
+        if written { return }
         recordEnd(category: category.recordWord)
     }
 
@@ -220,22 +212,14 @@ extension Trace {
         let generation = cstrobe_category_generation(category.index)
         if generation == 0 { return }
         let kind = kind | (UInt64(unit.rawValue) << 4)
-        if let cursor = cstrobe_get_cursor(), cstrobe_enter_write(cursor, generation) {
-            let position = cursor.pointee.published.unsafelyUnwrapped
-            if cursor.pointee.flags & UInt64(CSTROBE_FLAG_DROPPING | CSTROBE_FLAG_SIGNPOSTS | CSTROBE_FLAG_CLOCK_TIMESTAMPS) == 0,
-                position + 4 <= cursor.pointee.limit.unsafelyUnwrapped
-            {
-                let timestamp = cstrobe_fast_timestamp() &- cursor.pointee.timestamp_base
-                position[0] = category.recordWord
-                position[1] = RecordLayout.header(kind: kind, timestamp: timestamp)
-                position[2] = name.word
-                position[3] = bits
-                cstrobe_count_recorded(cursor)
-                cstrobe_publish_and_leave(cursor, position + 4)
-                return
-            }
-            cstrobe_leave_write(cursor)
+        let written = FastRecord.write(generation: generation, unlessFlags: FastRecord.slowPathFlags, words: { _ in 4 }) {
+            cursor, position, _ in
+            position[0] = category.recordWord
+            position[1] = RecordLayout.header(kind: kind, timestamp: FastRecord.timestamp(cursor))
+            position[2] = name.word
+            position[3] = bits
         }
+        if written { return }
         recordCounter(name, kind: kind, bits: bits, category: category.recordWord)
     }
 }
