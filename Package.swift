@@ -58,7 +58,10 @@ let package = Package(
 
         .target(
             name: "Strobe",
-            dependencies: ["CStrobe", "CStrobeProbes", "PerfettoWire", "StrobeCategoryPattern", "StrobeProtos", "CProtobufC"]
+            dependencies: [
+                "CStrobe", "CStrobeProbes", "PerfettoWire", "StrobeCategoryPattern", "StrobeProtos", "CProtobufC",
+                "StrobeFormatting",
+            ]
         ),
 
         // MARK: Bridges (each behind the package trait of its name)
@@ -93,7 +96,7 @@ let package = Package(
 
         .target(
             name: "StrobePerf",
-            dependencies: ["Strobe", "CStrobe", "StrobeReader", "StrobeResults"]
+            dependencies: ["Strobe", "CStrobe", "StrobeReader", "StrobeResults", "StrobeFormatting"]
         ),
 
         // MARK: Benchmarks of the SDK (`make bench`)

@@ -1,3 +1,4 @@
+import StrobeFormatting
 import CStrobe
 import Foundation
 import Strobe
@@ -132,7 +133,7 @@ public struct ProcessRunner: Sendable {
             if waited == pid { return termSent }
             if waited < 0 && errno != EINTR {
                 let code = errno
-                throw PerfTestError.cannotStart(command: command, errno: code, reason: "wait4 failed: \(String(cString: strerror(code)))")
+                throw PerfTestError.cannotStart(command: command, errno: code, reason: "wait4 failed: \(ErrnoText.message(code))")
             }
             let elapsed = Double(cstrobe_monotonic_ns() - start) / 1e9
             let deadline: Double
@@ -190,7 +191,7 @@ public struct ProcessRunner: Sendable {
         }
         let result = posix_spawnp(&pid, program, nil, nil, arguments, variables)
         guard result == 0 else {
-            throw PerfTestError.cannotStart(command: program, errno: result, reason: String(cString: strerror(result)))
+            throw PerfTestError.cannotStart(command: program, errno: result, reason: ErrnoText.message(result))
         }
         return pid
     }

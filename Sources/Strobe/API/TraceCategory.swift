@@ -69,7 +69,7 @@ final class CategoryRegistry: Sendable {
         var selection = CategorySelection(patterns: [])
     }
 
-    private let state = Mutex(State())
+    private let state = SanitizedMutex(State())
 
     /// Categories past this many share slot 0, which records whenever a
     /// session runs.

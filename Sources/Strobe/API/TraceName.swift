@@ -84,7 +84,7 @@ final class NameTable: Sendable {
         var utf8Copies: [UInt64: UnsafeBufferPointer<UInt8>] = [:]
     }
 
-    private let state = Mutex(State())
+    private let state = SanitizedMutex(State())
 
     func intern(_ string: String) -> UInt64 {
         let text = Self.truncated(string)

@@ -1,3 +1,4 @@
+import StrobeFormatting
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
@@ -51,7 +52,7 @@ final class FtraceMarker: SignpostSink {
         let descriptor = open(path, O_WRONLY | O_APPEND | O_CLOEXEC)
         guard descriptor >= 0 else {
             let code = errno
-            throw .signpostsUnavailable("cannot open for writing: \(String(cString: strerror(code)))", path: path, errno: code)
+            throw .signpostsUnavailable("cannot open for writing: \(ErrnoText.message(code))", path: path, errno: code)
         }
         self.path = path
         self.descriptor = descriptor

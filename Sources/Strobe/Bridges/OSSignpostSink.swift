@@ -13,7 +13,7 @@ import Synchronization
 final class OSSignpostSink: SignpostSink, @unchecked Sendable {
     private let signposter = OSSignposter(subsystem: "dev.strobe", category: .pointsOfInterest)
     /// Open intervals by signpost id: a thread's level, or an async id.
-    private let open = Mutex<[UInt64: OSSignpostIntervalState]>([:])
+    private let open = SanitizedMutex<[UInt64: OSSignpostIntervalState]>([:])
 
     private static func id(thread: UInt64, depth: Int64) -> UInt64 {
         (thread << 16) | UInt64(truncatingIfNeeded: depth & 0xFFFF) | (1 << 63)

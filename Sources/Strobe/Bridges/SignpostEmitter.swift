@@ -41,7 +41,7 @@ final class SignpostEmitter: Sendable {
     private let marker: FtraceMarker?
     private let platform: (any SignpostSink & AnyObject)?
     /// Names of open async intervals by id: their ends carry only the id.
-    private let asyncNames = Mutex<[UInt64: UInt64]>([:])
+    private let asyncNames = SanitizedMutex<[UInt64: UInt64]>([:])
 
     /// Whether this build carries the USDT probe notes.
     static var probesAvailable: Bool { cstrobe_probes_available() != 0 }

@@ -1,3 +1,4 @@
+import StrobeFormatting
 import CStrobe
 
 #if canImport(Glibc)
@@ -109,7 +110,7 @@ enum CrashHandler {
         if result != 0 {
             throw TraceSessionError(
                 kind: .invalidConfiguration, errno: result,
-                problem: "crashCapture: cannot install the crash handler: \(String(cString: strerror(result)))")
+                problem: "crashCapture: cannot install the crash handler: \(ErrnoText.message(result))")
         }
     }
 

@@ -57,21 +57,21 @@ struct CrashFile {
     init(bytes: [UInt8], path: String) throws(CrashRecoveryError) {
         var reader = WordReader(bytes: bytes, path: path)
         guard bytes.count >= 8 else {
-            throw CrashRecoveryError(path: path, offset: 0, reason: "not a Strobe crash file: \(bytes.count) bytes, too short for the magic")
+            throw CrashRecoveryError(path: path, offset: 0, problem: "not a Strobe crash file: \(bytes.count) bytes, too short for the magic")
         }
         guard Array(bytes[0..<8]) == Self.magic else {
-            throw CrashRecoveryError(path: path, offset: 0, reason: "not a Strobe crash file: wrong magic")
+            throw CrashRecoveryError(path: path, offset: 0, problem: "not a Strobe crash file: wrong magic")
         }
         reader.offset = 8
         let version = try reader.word("the version")
         guard version == UInt64(CSTROBE_CRASH_VERSION) else {
             throw CrashRecoveryError(
                 path: path, offset: 8,
-                reason: "crash file version \(version), this strobe reads version \(CSTROBE_CRASH_VERSION)")
+                problem: "crash file version \(version), this strobe reads version \(CSTROBE_CRASH_VERSION)")
         }
         let headerBytes = try reader.word("the header size")
         guard headerBytes >= UInt64(Self.headerWords * 8), headerBytes % 8 == 0, headerBytes <= 4096 else {
-            throw CrashRecoveryError(path: path, offset: 16, reason: "header size \(headerBytes) is not valid")
+            throw CrashRecoveryError(path: path, offset: 16, problem: "header size \(headerBytes) is not valid")
         }
         processID = try reader.word("the process id")
         threadID = try reader.word("the thread id")
@@ -91,7 +91,7 @@ struct CrashFile {
         threadName = try reader.text(16, "the thread name")
         reader.offset = 8 + Int(headerBytes)
         guard reader.offset <= bytes.count else {
-            throw CrashRecoveryError(path: path, offset: bytes.count, reason: "truncated in the header")
+            throw CrashRecoveryError(path: path, offset: bytes.count, problem: "truncated in the header")
         }
 
         var complete = false
@@ -102,7 +102,7 @@ struct CrashFile {
             guard length <= Self.maximumSectionBytes, Int(length) <= bytes.count - reader.offset else {
                 throw CrashRecoveryError(
                     path: path, offset: sectionStart,
-                    reason: "truncated: a section of \(length) bytes with \(bytes.count - reader.offset) left")
+                    problem: "truncated: a section of \(length) bytes with \(bytes.count - reader.offset) left")
             }
             let payloadStart = reader.offset
             let payloadEnd = payloadStart + Int(length)
@@ -160,7 +160,7 @@ struct CrashFile {
         guard complete else {
             throw CrashRecoveryError(
                 path: path, offset: bytes.count,
-                reason: "truncated: the file ends without its end section (the handler did not finish)")
+                problem: "truncated: the file ends without its end section (the handler did not finish)")
         }
         if reader.offset != bytes.count {
             throw reader.invalid(reader.offset, "\(bytes.count - reader.offset) bytes after the end section")
@@ -176,7 +176,7 @@ private struct WordReader {
 
     mutating func word(_ what: String) throws(CrashRecoveryError) -> UInt64 {
         guard offset + 8 <= bytes.count else {
-            throw CrashRecoveryError(path: path, offset: offset, reason: "truncated in \(what)")
+            throw CrashRecoveryError(path: path, offset: offset, problem: "truncated in \(what)")
         }
         var value: UInt64 = 0
         for index in 0..<8 { value |= UInt64(bytes[offset + index]) << (8 * UInt64(index)) }
@@ -186,7 +186,7 @@ private struct WordReader {
 
     mutating func text(_ count: Int, _ what: String) throws(CrashRecoveryError) -> String {
         guard offset + count <= bytes.count else {
-            throw CrashRecoveryError(path: path, offset: offset, reason: "truncated in \(what)")
+            throw CrashRecoveryError(path: path, offset: offset, problem: "truncated in \(what)")
         }
         let field = bytes[offset..<offset + count]
         offset += count
@@ -194,6 +194,6 @@ private struct WordReader {
     }
 
     func invalid(_ offset: Int, _ problem: String) -> CrashRecoveryError {
-        CrashRecoveryError(path: path, offset: offset, reason: "not a valid crash file: \(problem)")
+        CrashRecoveryError(path: path, offset: offset, problem: "not a valid crash file: \(problem)")
     }
 }

@@ -1,3 +1,4 @@
+import StrobeFormatting
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
@@ -62,7 +63,7 @@ public enum CrashRecovery {
             if let failure { throw failure }
             try file.close()
         } catch {
-            throw CrashRecoveryError(path: output, offset: nil, errno: error.errno, reason: "cannot write the trace: " + error.problem)
+            throw CrashRecoveryError(path: output, offset: nil, errno: error.errno, problem: "cannot write the trace: " + error.problem)
         }
         return outcome
     }
@@ -166,7 +167,7 @@ public enum CrashRecovery {
     private static func readAll(_ path: String) throws(CrashRecoveryError) -> [UInt8] {
         let descriptor = open(path, O_RDONLY | O_CLOEXEC)
         guard descriptor >= 0 else {
-            throw CrashRecoveryError(path: path, offset: nil, errno: errno, reason: String(cString: strerror(errno)))
+            throw CrashRecoveryError(path: path, offset: nil, errno: errno, problem: ErrnoText.message(errno))
         }
         defer { close(descriptor) }
         var bytes: [UInt8] = []
@@ -176,7 +177,7 @@ public enum CrashRecovery {
             if count < 0 {
                 if errno == EINTR { continue }
                 throw CrashRecoveryError(
-                    path: path, offset: bytes.count, errno: errno, reason: String(cString: strerror(errno)))
+                    path: path, offset: bytes.count, errno: errno, problem: ErrnoText.message(errno))
             }
             if count == 0 { return bytes }
             bytes.append(contentsOf: block[0..<count])
@@ -194,21 +195,25 @@ public struct CrashRecoveryError: Error, Sendable, Hashable, CustomStringConvert
     /// The `errno` of the system call that failed, when one did.
     public var errno: Int32?
     /// What is wrong.
-    public var reason: String
+    public var problem: String
 
     /// An error about `path` at `offset`.
-    public init(path: String, offset: Int?, errno: Int32? = nil, reason: String) {
+    public init(path: String, offset: Int?, errno: Int32? = nil, problem: String) {
         self.path = path
         self.offset = offset
         self.errno = errno
-        self.reason = reason
+        self.problem = problem
     }
 
-    /// `PATH: byte OFFSET: REASON (errno N)`.
+    /// `PATH: byte OFFSET: PROBLEM (errno N)`.
     public var description: String {
         let place = offset.map { "\(path): byte \($0)" } ?? path
-        return "\(place): \(reason)" + (errno.map { " (errno \($0))" } ?? "")
+        return "\(place): \(problem)" + ErrnoText.suffix(errno)
     }
+
+    /// What is wrong: every error of Strobe's names it `problem`.
+    @available(*, deprecated, renamed: "problem")
+    public var reason: String { problem }
 }
 
 /// Rewrites the name words of recovered records, which point into the

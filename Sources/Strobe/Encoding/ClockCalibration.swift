@@ -23,12 +23,12 @@ final class ClockCalibration: Sendable {
     }
 
     let base: UInt64
-    private let points: Mutex<[Point]>
+    private let points: SanitizedMutex<[Point]>
 
     init() {
         let pair = cstrobe_read_clock_pair()
         base = pair.raw
-        points = Mutex([Point(raw: 0, boottime: pair.boottime_ns, realtimeOffset: Self.realtimeOffset())])
+        points = SanitizedMutex([Point(raw: 0, boottime: pair.boottime_ns, realtimeOffset: Self.realtimeOffset())])
     }
 
     /// Takes a new reading; every timestamp recorded before this call is

@@ -1,3 +1,4 @@
+import StrobeFormatting
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
@@ -243,14 +244,14 @@ enum TriggerDirectory {
             if mkdir(prefix, 0o755) != 0, errno != EEXIST {
                 let code = errno
                 return failure(
-                    "flightRecorder.directory \(directory): cannot create \(prefix): \(String(cString: strerror(code)))",
+                    "flightRecorder.directory \(directory): cannot create \(prefix): \(ErrnoText.message(code))",
                     errno: code)
             }
         }
         var info = stat()
         guard stat(directory, &info) == 0 else {
             let code = errno
-            return failure("flightRecorder.directory \(directory): \(String(cString: strerror(code)))", errno: code)
+            return failure("flightRecorder.directory \(directory): \(ErrnoText.message(code))", errno: code)
         }
         guard info.st_mode & S_IFMT == S_IFDIR else {
             return failure("flightRecorder.directory \(directory) is not a directory", errno: ENOTDIR)
@@ -262,7 +263,7 @@ enum TriggerDirectory {
         guard descriptor >= 0 else {
             let code = errno
             return failure(
-                "flightRecorder.directory \(directory) is not writable: \(String(cString: strerror(code)))", errno: code)
+                "flightRecorder.directory \(directory) is not writable: \(ErrnoText.message(code))", errno: code)
         }
         close(descriptor)
         unlink(probe)

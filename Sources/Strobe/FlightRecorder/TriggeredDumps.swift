@@ -37,7 +37,7 @@ import Darwin
 /// writer holds their lock, which it does for one chunk's copy at most.
 ///
 /// `@unchecked Sendable`: the decisions, which any thread may ask for, are
-/// behind a `Mutex`; the capture, the watch and the converter are touched
+/// behind a `SanitizedMutex`; the capture, the watch and the converter are touched
 /// by the background writer alone, and at stop by the stopping thread once
 /// the writer has been joined.
 final class TriggeredDumps: @unchecked Sendable {
@@ -61,7 +61,7 @@ final class TriggeredDumps: @unchecked Sendable {
         var lastError: TraceSessionError?
     }
 
-    private let decisions = Mutex(Decisions())
+    private let decisions = SanitizedMutex(Decisions())
 
     private struct Capture {
         var trigger: FiredTrigger

@@ -5,12 +5,12 @@ import Synchronization
 /// chunk size, trimmed to ``retainedBytes`` when a session ends.
 final class BufferChunkPool: Sendable {
     let chunkWords: Int
-    private let free = Mutex<[BufferChunk]>([])
+    private let free = SanitizedMutex<[BufferChunk]>([])
 
     /// Memory a pool keeps for the next session.
     static let retainedBytes = 64 << 20
 
-    private static let pools = Mutex<[Int: BufferChunkPool]>([:])
+    private static let pools = SanitizedMutex<[Int: BufferChunkPool]>([:])
 
     /// The process's pool for chunks of `chunkWords` words.
     static func shared(chunkWords: Int) -> BufferChunkPool {

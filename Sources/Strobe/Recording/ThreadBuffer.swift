@@ -36,7 +36,7 @@ final class ThreadBuffer: @unchecked Sendable {
         var crashSlot: UnsafeMutablePointer<cstrobe_crash_thread>?
     }
 
-    let shared = Mutex(Shared())
+    let shared = SanitizedMutex(Shared())
 
     // Owner-only state: touched by the owning thread alone, so accesses can
     // never overlap and go without dynamic exclusivity checks.

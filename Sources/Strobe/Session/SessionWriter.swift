@@ -11,7 +11,7 @@ import Darwin
 /// their chunk pool, the clock calibration and the background writer.
 ///
 /// `@unchecked Sendable`: its state is immutable, atomic or behind a
-/// `Mutex`, except `writerThread`, which `start` sets before any other
+/// `SanitizedMutex`, except `writerThread`, which `start` sets before any other
 /// thread sees the session and only `stop` and the statistics read.
 final class SessionWriter: @unchecked Sendable {
     let generation: UInt64
@@ -35,9 +35,9 @@ final class SessionWriter: @unchecked Sendable {
         var final: TraceSession.Statistics?
     }
 
-    private let registry = Mutex(Registry())
+    private let registry = SanitizedMutex(Registry())
     /// Serializes drains, dumps and the final flush; owns the encoder.
-    private let writerLock: Mutex<WriterState>
+    private let writerLock: SanitizedMutex<WriterState>
     private let wakeup = Semaphore()
     private let stopRequested = Atomic<Bool>(false)
     private var writerThread: pthread_t?
@@ -53,7 +53,7 @@ final class SessionWriter: @unchecked Sendable {
         var bytesWritten: UInt64 = 0
     }
 
-    private static let running = Mutex<SessionWriter?>(nil)
+    private static let running = SanitizedMutex<SessionWriter?>(nil)
     private static let generations = Atomic<UInt64>(0)
 
     /// The session recording under `generation`, if it still is.
@@ -99,7 +99,7 @@ final class SessionWriter: @unchecked Sendable {
         if let path = configuration.outputPath, configuration.whenBufferFull == .discardNewest {
             state.file = try TraceFile(creating: path)
         }
-        writerLock = Mutex(state)
+        writerLock = SanitizedMutex(state)
         if let capture = configuration.crashCapture { try CrashHandler.install(capture, for: self) }
     }
 

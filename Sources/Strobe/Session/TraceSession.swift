@@ -41,7 +41,7 @@ public final class TraceSession: Sendable {
     private let core: SessionWriter?
     private let stopped = Atomic<Bool>(false)
 
-    private static let lifecycle = Mutex<Void>(())
+    private static let lifecycle = SanitizedMutex<Void>(())
 
     private init(configuration: TraceConfiguration, core: SessionWriter?) {
         self.configuration = configuration

@@ -1,3 +1,4 @@
+import StrobeFormatting
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
@@ -72,7 +73,7 @@ public struct TraceSessionError: Error, Sendable, Hashable, CustomStringConverti
         default: if let path { parts.append(path) }
         }
         if !problem.isEmpty { parts.append(problem) }
-        return parts.joined(separator: ": ") + (errno.map { " (errno \($0))" } ?? "")
+        return parts.joined(separator: ": ") + ErrnoText.suffix(errno)
     }
 
     // MARK: The errors the SDK throws
@@ -83,12 +84,12 @@ public struct TraceSessionError: Error, Sendable, Hashable, CustomStringConverti
 
     /// `path` could not be created; `errno` says why.
     public static func cannotCreateFile(path: String, errno: Int32) -> TraceSessionError {
-        TraceSessionError(kind: .cannotCreateFile, path: path, errno: errno, problem: String(cString: strerror(errno)))
+        TraceSessionError(kind: .cannotCreateFile, path: path, errno: errno, problem: ErrnoText.message(errno))
     }
 
     /// Writing `path` failed; `errno` says why.
     public static func writeFailed(path: String, errno: Int32) -> TraceSessionError {
-        TraceSessionError(kind: .writeFailed, path: path, errno: errno, problem: String(cString: strerror(errno)))
+        TraceSessionError(kind: .writeFailed, path: path, errno: errno, problem: ErrnoText.message(errno))
     }
 
     /// The configuration is invalid: `problem` names the setting.

@@ -1,3 +1,4 @@
+import StrobeFormatting
 import Foundation
 import StrobeResults
 
@@ -22,7 +23,7 @@ public struct DiffError: Error, Sendable, Hashable, CustomStringConvertible {
     /// `FILE: PROBLEM`, or the problem alone, then ` (errno N)` when a system
     /// call failed.
     public var description: String {
-        (file.isEmpty ? problem : "\(file): \(problem)") + (errno.map { " (errno \($0))" } ?? "")
+        (file.isEmpty ? problem : "\(file): \(problem)") + ErrnoText.suffix(errno)
     }
 }
 
