@@ -96,7 +96,7 @@ let package = Package(
 
         .target(
             name: "StrobePerf",
-            dependencies: ["Strobe", "CStrobe", "StrobeReader", "StrobeResults", "StrobeFormatting"]
+            dependencies: ["Strobe", "StrobeReader", "StrobeResults", "StrobeFormatting"]
         ),
 
         // MARK: Benchmarks of the SDK (`make bench`)

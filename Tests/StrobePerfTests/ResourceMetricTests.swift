@@ -1,4 +1,3 @@
-import CStrobe
 import Foundation
 import Strobe
 import Testing
@@ -107,8 +106,8 @@ struct ResourceMetricTests {
         defer { try? session.stop() }
         let writerBefore = session.backgroundCPUTime
         let before = PerfRunner.ResourceReading(session: session, thread: true)
-        let deadline = cstrobe_monotonic_ns() + 20_000_000_000
-        while session.backgroundCPUTime - writerBefore < .milliseconds(20), cstrobe_monotonic_ns() < deadline {
+        let deadline = ProcessMeasurements.monotonicNanoseconds() + 20_000_000_000
+        while session.backgroundCPUTime - writerBefore < .milliseconds(20), ProcessMeasurements.monotonicNanoseconds() < deadline {
             for _ in 0..<20_000 { Trace.interval("tick") {} }
             usleep(1000)
         }
@@ -164,9 +163,7 @@ struct ResourceMetricTests {
 
     @Test func strobesCPUIsRemovedInTheProportionOfTheBlocksSplit() {
         func reading(user: UInt64, system: UInt64, strobe: UInt64) -> PerfRunner.ResourceReading {
-            var usage = cstrobe_rusage()
-            usage.user_ns = user
-            usage.system_ns = system
+            let usage = ResourceUsage(userNanoseconds: user, systemNanoseconds: system)
             return PerfRunner.ResourceReading(process: usage, thread: nil, strobeCPU: strobe)
         }
         let start = reading(user: 1_000, system: 500, strobe: 7)
