@@ -167,7 +167,7 @@ public struct PerfRunner: Sendable {
                 if let value = metric.value(in: trace) {
                     values.append(
                         PerfMetric(
-                            name: metric.name, unit: metric.unit(in: trace), lowerIsBetter: metric.better.lowerIsBetter,
+                            name: metric.name, unit: metric.unit(in: trace), better: metric.better,
                             samples: [value]))
                 }
             }

@@ -269,10 +269,10 @@ extension Trace {
     /// end it from any thread.
     public struct AsyncInterval: Sendable, Hashable {
         /// The interval's identifier; 0 when nothing was recorded.
-        public let id: UInt64
+        @usableFromInline package let id: UInt64
         /// Whether the interval is written when it ends, under the name its
         /// end gives: it was opened `renamable`, or with `startedAgo`.
-        public let isRenamable: Bool
+        @usableFromInline package let isRenamable: Bool
 
         @usableFromInline
         init(id: UInt64, renamable: Bool = false) {

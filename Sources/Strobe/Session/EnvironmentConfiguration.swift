@@ -3,9 +3,9 @@
 extension TraceConfiguration {
     /// The directory a flight recorder started from the environment dumps
     /// into; setting it turns the flight recorder on.
-    public static let flightRecorderEnvironmentVariable = "STROBE_FLIGHT_RECORDER_DIR"
+    package static let flightRecorderEnvironmentVariable = "STROBE_FLIGHT_RECORDER_DIR"
     /// The path crash capture writes to (see ``CrashCapture``).
-    public static let crashCaptureEnvironmentVariable = "STROBE_CRASH_CAPTURE"
+    package static let crashCaptureEnvironmentVariable = "STROBE_CRASH_CAPTURE"
 
     /// Applies `STROBE_FLIGHT_RECORDER_*` and `STROBE_CRASH_CAPTURE`.
     mutating func applyFlightRecorderAndCrashCapture(_ environment: [String: String]) throws(TraceSessionError) {

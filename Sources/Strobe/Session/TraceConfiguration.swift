@@ -176,11 +176,11 @@ public struct TraceConfiguration: Sendable {
 
     /// The environment variable that lists the signposts a session started by
     /// ``TraceSession/startFromEnvironment()`` turns on.
-    public static let signpostsEnvironmentVariable = "STROBE_TRACE_SIGNPOSTS"
+    package static let signpostsEnvironmentVariable = "STROBE_TRACE_SIGNPOSTS"
 
     /// The environment variable that lists the category patterns a session
     /// started by ``TraceSession/startFromEnvironment()`` records.
-    public static let categoriesEnvironmentVariable = "STROBE_TRACE_CATEGORIES"
+    package static let categoriesEnvironmentVariable = "STROBE_TRACE_CATEGORIES"
 }
 
 extension Duration {

@@ -29,7 +29,7 @@ import Darwin
 public final class TraceSession: Sendable {
     /// The environment variable that makes ``startFromEnvironment()`` record
     /// to the file it names. `strobe run` sets it for each child process.
-    public static let outputEnvironmentVariable = "STROBE_TRACE_OUTPUT"
+    package static let outputEnvironmentVariable = "STROBE_TRACE_OUTPUT"
 
     /// The configuration the session runs with.
     public let configuration: TraceConfiguration
@@ -215,7 +215,7 @@ public final class TraceSession: Sendable {
     ///
     /// Subtract it from the process's CPU time to leave out the cost of
     /// tracing itself, as `StrobePerf` does. Zero for an unsampled session.
-    public var backgroundCPUTime: Duration {
+    package var backgroundCPUTime: Duration {
         guard let core else { return .zero }
         let nanoseconds = Self.lifecycle.withLock { _ in core.writerCPUTime }
         return .nanoseconds(Int64(clamping: nanoseconds))

@@ -55,7 +55,7 @@ public struct TraceSessionError: Error, Sendable, Hashable, CustomStringConverti
     public var problem: String
 
     /// An error of `kind` about `path`.
-    public init(kind: Kind, path: String? = nil, errno: Int32? = nil, problem: String) {
+    package init(kind: Kind, path: String? = nil, errno: Int32? = nil, problem: String) {
         self.kind = kind
         self.path = path
         self.errno = errno
@@ -79,26 +79,26 @@ public struct TraceSessionError: Error, Sendable, Hashable, CustomStringConverti
     // MARK: The errors the SDK throws
 
     /// Another session is already recording in this process.
-    public static let alreadyRecording = TraceSessionError(
+    package static let alreadyRecording = TraceSessionError(
         kind: .alreadyRecording, problem: "a trace session is already recording in this process")
 
     /// `path` could not be created; `errno` says why.
-    public static func cannotCreateFile(path: String, errno: Int32) -> TraceSessionError {
+    package static func cannotCreateFile(path: String, errno: Int32) -> TraceSessionError {
         TraceSessionError(kind: .cannotCreateFile, path: path, errno: errno, problem: ErrnoText.message(errno))
     }
 
     /// Writing `path` failed; `errno` says why.
-    public static func writeFailed(path: String, errno: Int32) -> TraceSessionError {
+    package static func writeFailed(path: String, errno: Int32) -> TraceSessionError {
         TraceSessionError(kind: .writeFailed, path: path, errno: errno, problem: ErrnoText.message(errno))
     }
 
     /// The configuration is invalid: `problem` names the setting.
-    public static func invalidConfiguration(_ problem: String) -> TraceSessionError {
+    package static func invalidConfiguration(_ problem: String) -> TraceSessionError {
         TraceSessionError(kind: .invalidConfiguration, problem: problem)
     }
 
     /// Signposts cannot be delivered: `problem` says why.
-    public static func signpostsUnavailable(
+    package static func signpostsUnavailable(
         _ problem: String, path: String? = nil, errno: Int32? = nil
     ) -> TraceSessionError {
         TraceSessionError(kind: .signpostsUnavailable, path: path, errno: errno, problem: problem)

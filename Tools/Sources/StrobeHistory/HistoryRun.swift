@@ -37,7 +37,7 @@ public struct HistoryRun: Sendable, Hashable {
                 HistoryTest(
                     name: test.name, error: test.error, warmupIterations: test.warmupIterations, tracePaths: test.tracePaths,
                     metrics: zip(test.metrics, summaries).map { metric, summary in
-                        HistoryMetric(name: metric.name, unit: metric.unit, lowerIsBetter: metric.lowerIsBetter, summary: summary)
+                        HistoryMetric(name: metric.name, unit: metric.unit, lowerIsBetter: metric.better == .lower, summary: summary)
                     })
             })
     }
@@ -51,7 +51,7 @@ public struct HistoryRun: Sendable, Hashable {
                 PerfTestResult(
                     name: test.name,
                     metrics: test.metrics.map {
-                        PerfMetric(name: $0.name, unit: $0.unit, lowerIsBetter: $0.lowerIsBetter, samples: $0.samples)
+                        PerfMetric(name: $0.name, unit: $0.unit, better: $0.lowerIsBetter ? .lower : .higher, samples: $0.samples)
                     },
                     error: test.error, warmupIterations: test.warmupIterations, tracePaths: test.tracePaths)
             })

@@ -125,7 +125,7 @@ actor PostgresHistoryStore: HistoryStore {
                 """,
                 [
                     key, rows.map { Int32($0.testPosition) }, rows.map { Int32($0.position) }, rows.map(\.test),
-                    rows.map(\.metric.name), rows.map(\.metric.unit), rows.map(\.metric.lowerIsBetter),
+                    rows.map(\.metric.name), rows.map(\.metric.unit), rows.map { $0.metric.better == .lower },
                     rows.map { bytes($0.metric.samples) }, rows.map { bytes($0.summary.medians) },
                     rows.map { bytes($0.summary.minimums) }, rows.map(\.summary.centralValue),
                 ])

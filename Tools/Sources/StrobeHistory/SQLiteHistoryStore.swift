@@ -107,7 +107,7 @@ final class SQLiteHistoryStore: HistoryStore {
                     for row in record.metricRows {
                         try metric.execute(arguments: [
                             record.key, row.testPosition, row.position, row.test, row.metric.name, row.metric.unit,
-                            row.metric.lowerIsBetter, Data(FloatArrayEncoding.encode(row.metric.samples)),
+                            row.metric.better == .lower, Data(FloatArrayEncoding.encode(row.metric.samples)),
                             Data(FloatArrayEncoding.encode(row.summary.medians)),
                             Data(FloatArrayEncoding.encode(row.summary.minimums)), row.summary.centralValue,
                         ])

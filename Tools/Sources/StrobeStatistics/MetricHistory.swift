@@ -25,7 +25,7 @@ public struct MetricHistory: Sendable, Hashable, Codable {
 
     /// Throws when the history cannot be analysed: no runs, a value that is
     /// not finite or not positive, or a floor that is negative or not finite.
-    func validate() throws(HistoryError) {
+    func validate() throws(SeriesAnalysisError) {
         guard !values.isEmpty else { throw .emptySeries(metric: name) }
         for (run, value) in values.enumerated() {
             guard value.isFinite else { throw .notFinite(metric: name, run: run) }
@@ -35,8 +35,10 @@ public struct MetricHistory: Sendable, Hashable, Codable {
     }
 }
 
-/// Why a history could not be analysed.
-public enum HistoryError: Error, Sendable, Hashable, CustomStringConvertible {
+/// Why a series of runs could not be analysed for steps (bad values,
+/// options or host series), as opposed to `StrobeHistory`'s errors of
+/// the store.
+public enum SeriesAnalysisError: Error, Sendable, Hashable, CustomStringConvertible {
     /// The metric has no runs.
     case emptySeries(metric: String)
     /// The value of a run is NaN or infinite.

@@ -119,11 +119,11 @@ public enum StepAttribution {
 
     /// The steps of every host and of every host's suite, each with its cause.
     ///
-    /// - Throws: ``HistoryError`` for a series that cannot be analysed, a
+    /// - Throws: ``SeriesAnalysisError`` for a series that cannot be analysed, a
     ///   series whose length differs from the others', or two hosts of one name.
     public static func attribute(
         _ hosts: [HostHistory], options: StepDetectionOptions = StepDetectionOptions()
-    ) throws(HistoryError) -> AttributionReport {
+    ) throws(SeriesAnalysisError) -> AttributionReport {
         try validate(hosts)
         // Each host as seen by the suite: its index, and its reference's.
         let suites = hosts.map { host in
@@ -287,7 +287,7 @@ public enum StepAttribution {
     }
 
     /// Throws when hosts repeat a name or their series are not aligned.
-    private static func validate(_ hosts: [HostHistory]) throws(HistoryError) {
+    private static func validate(_ hosts: [HostHistory]) throws(SeriesAnalysisError) {
         var names = Set<String>()
         var nights: Int?
         for host in hosts {

@@ -17,7 +17,7 @@ public struct StepDetectionOptions: Sendable, Hashable, Codable {
     public init() {}
 
     /// Throws when an option is out of its range.
-    func validate() throws(HistoryError) {
+    func validate() throws(SeriesAnalysisError) {
         guard alpha > 0, alpha < 1 else { throw .invalidOption(name: "alpha", value: alpha, expected: "0 < alpha < 1") }
         guard minimumSegment >= 2 else {
             throw .invalidOption(name: "minimumSegment", value: Double(minimumSegment), expected: "at least 2 runs")

@@ -31,11 +31,11 @@ import Foundation
 public enum StepDetector {
     /// The steps of `histories`, judged together as one family.
     ///
-    /// - Throws: ``HistoryError`` for an empty series, a value that is not a
+    /// - Throws: ``SeriesAnalysisError`` for an empty series, a value that is not a
     ///   finite positive number, a negative floor or an option out of range.
     public static func detect(
         _ histories: [MetricHistory], options: StepDetectionOptions = StepDetectionOptions()
-    ) throws(HistoryError) -> HistoryReport {
+    ) throws(SeriesAnalysisError) -> HistoryReport {
         try options.validate()
         for history in histories { try history.validate() }
         let first = histories.map { firstLook($0.values[...], options: options) }
