@@ -19,6 +19,7 @@ let package = Package(
         .library(name: "StrobeReader", targets: ["StrobeReader"]),
         .library(name: "StrobeResults", targets: ["StrobeResults"]),
         .library(name: "StrobePerf", targets: ["StrobePerf"]),
+        .library(name: "StrobeCrashRecovery", targets: ["StrobeCrashRecovery"]),
         .library(name: "StrobeMetrics", targets: ["StrobeMetrics"]),
         .library(name: "StrobeTracing", targets: ["StrobeTracing"]),
         // Shared with the tools package: tables and units, and the helpers
@@ -63,6 +64,10 @@ let package = Package(
                 "StrobeFormatting",
             ]
         ),
+
+        // The offline half of crash capture: reads a crash file and writes the
+        // trace, with the SDK's encoder (`strobe recover`).
+        .target(name: "StrobeCrashRecovery", dependencies: ["Strobe", "CStrobe", "StrobeFormatting"]),
 
         // MARK: Bridges (each behind the package trait of its name)
 
@@ -141,7 +146,8 @@ let package = Package(
         .testTarget(
             name: "StrobeTests",
             dependencies: [
-                "Strobe", "StrobeReader", "StrobeProtos", "CProtobufC", "CStrobe", "StrobeTestSupport", "LensPipeline", "TraceChild",
+                "Strobe", "StrobeCrashRecovery", "StrobeReader", "StrobeProtos", "CProtobufC", "CStrobe", "StrobeTestSupport",
+                "LensPipeline", "TraceChild",
             ]
         ),
         .testTarget(

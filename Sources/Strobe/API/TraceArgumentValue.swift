@@ -83,31 +83,31 @@ extension Trace.ArgumentValue: CustomStringConvertible {
 
 /// How argument values are laid out in the buffer: a key word, a tag word
 /// (type in the low byte, string length above it), then the payload.
-enum ArgumentEncoding {
-    static let intTag: UInt64 = 1
-    static let doubleTag: UInt64 = 2
-    static let boolTag: UInt64 = 3
-    static let stringTag: UInt64 = 4
+package enum ArgumentEncoding {
+    package static let intTag: UInt64 = 1
+    package static let doubleTag: UInt64 = 2
+    package static let boolTag: UInt64 = 3
+    package static let stringTag: UInt64 = 4
     /// An identifier written as hex text by the writer: the payload is
     /// `count` words (the tag's bits from 8 on), each 16 hex digits.
-    static let hexTag: UInt64 = 5
+    package static let hexTag: UInt64 = 5
 
     /// A key word whose text follows the argument's payload: the low 16
     /// bits hold its length in bytes.
-    static let inlineKeyTag: UInt64 = 0xFFFD << 48
+    package static let inlineKeyTag: UInt64 = 0xFFFD << 48
     /// The key word of the argument that holds an event's own name, as text.
-    static let nameKey: UInt64 = 0xFFFC << 48
+    package static let nameKey: UInt64 = 0xFFFC << 48
     /// The name word of an event whose name is the text of its `nameKey`
     /// argument.
-    static let inlineNameWord: UInt64 = 0xFFFC << 48
+    package static let inlineNameWord: UInt64 = 0xFFFC << 48
 
     /// Whether `key` is an inline key; then its text is `key & 0xFFFF` bytes.
     @inline(__always)
-    static func isInlineKey(_ key: UInt64) -> Bool { key & (0xFFFF << 48) == inlineKeyTag }
+    package static func isInlineKey(_ key: UInt64) -> Bool { key & (0xFFFF << 48) == inlineKeyTag }
 
     /// Payload words of an argument with `tag`, key text not included.
     @inline(__always)
-    static func payloadWords(tag: UInt64) -> Int {
+    package static func payloadWords(tag: UInt64) -> Int {
         switch tag & 0xFF {
         case stringTag: return (Int(tag >> 8) + 7) / 8
         case hexTag: return Int(tag >> 8)
@@ -116,15 +116,15 @@ enum ArgumentEncoding {
     }
 
     /// Words of a text argument of `length` bytes: key, tag and text.
-    static func textWords(_ length: Int) -> Int { 2 + (length + 7) / 8 }
+    package static func textWords(_ length: Int) -> Int { 2 + (length + 7) / 8 }
 
     /// Writes the argument that holds an event's name; returns its words.
-    static func writeName(_ text: UnsafeRawBufferPointer, to destination: UnsafeMutablePointer<UInt64>) -> Int {
+    package static func writeName(_ text: UnsafeRawBufferPointer, to destination: UnsafeMutablePointer<UInt64>) -> Int {
         writeText(key: nameKey, text, to: destination)
     }
 
     /// Writes a text argument under `key`; returns its words.
-    static func writeText(
+    package static func writeText(
         key: UInt64, _ text: UnsafeRawBufferPointer, to destination: UnsafeMutablePointer<UInt64>
     ) -> Int {
         destination[0] = key
@@ -133,7 +133,7 @@ enum ArgumentEncoding {
     }
 
     /// Writes an identifier of one or two words as hex text; returns its words.
-    static func writeHex(
+    package static func writeHex(
         key: UInt64, _ first: UInt64, _ second: UInt64? = nil, to destination: UnsafeMutablePointer<UInt64>
     ) -> Int {
         destination[0] = key
@@ -160,13 +160,13 @@ enum ArgumentEncoding {
     }
 
     /// The words of an argument with a run-time key.
-    static func words(forTextKey argument: Trace.TextArgument) -> Int {
+    package static func words(forTextKey argument: Trace.TextArgument) -> Int {
         words(for: argument.value) + (min(argument.key.utf8.count, Trace.Name.maximumLength) + 7) / 8
     }
 
     /// Writes an argument with a run-time key: the inline key word, the
     /// value as any argument's, then the key's text; returns its words.
-    static func write(textKey argument: Trace.TextArgument, to destination: UnsafeMutablePointer<UInt64>) -> Int {
+    package static func write(textKey argument: Trace.TextArgument, to destination: UnsafeMutablePointer<UInt64>) -> Int {
         var key = argument.key
         return key.withUTF8 { bytes in
             let bytes = UnsafeRawBufferPointer(start: bytes.baseAddress, count: min(bytes.count, Trace.Name.maximumLength))
@@ -176,14 +176,14 @@ enum ArgumentEncoding {
     }
 
     /// Words needed to store `arguments`.
-    static func words(for arguments: KeyValuePairs<StaticString, Trace.ArgumentValue>) -> Int {
+    package static func words(for arguments: KeyValuePairs<StaticString, Trace.ArgumentValue>) -> Int {
         var total = 0
         for (_, value) in arguments { total += words(for: value) }
         return total
     }
 
     /// Words needed to store `arguments`.
-    static func words(for arguments: [Trace.Argument]) -> Int {
+    package static func words(for arguments: [Trace.Argument]) -> Int {
         var total = 0
         for argument in arguments { total += words(for: argument.value) }
         return total
@@ -191,7 +191,7 @@ enum ArgumentEncoding {
 
     /// Words of one argument: key, tag and payload.
     @inline(__always)
-    static func words(for value: Trace.ArgumentValue) -> Int {
+    package static func words(for value: Trace.ArgumentValue) -> Int {
         switch value {
         case .string(let text):
             return 2 + (min(text.utf8.count, Trace.ArgumentValue.maximumStringLength) + 7) / 8
@@ -201,7 +201,7 @@ enum ArgumentEncoding {
     }
 
     /// Writes `arguments` at `destination`; returns the words written.
-    static func write(
+    package static func write(
         _ arguments: KeyValuePairs<StaticString, Trace.ArgumentValue>,
         to destination: UnsafeMutablePointer<UInt64>
     ) -> Int {
@@ -213,7 +213,7 @@ enum ArgumentEncoding {
     }
 
     /// Writes `arguments` at `destination`; returns the words written.
-    static func write(_ arguments: [Trace.Argument], to destination: UnsafeMutablePointer<UInt64>) -> Int {
+    package static func write(_ arguments: [Trace.Argument], to destination: UnsafeMutablePointer<UInt64>) -> Int {
         var offset = 0
         for argument in arguments {
             offset += write(key: argument.name.word, value: argument.value, to: destination + offset)

@@ -57,8 +57,8 @@ extension Trace {
 
 /// The process-wide table of category names and the patterns of the running
 /// session, which decide each category's state.
-final class CategoryRegistry: Sendable {
-    static let shared = CategoryRegistry()
+package final class CategoryRegistry: Sendable {
+    package static let shared = CategoryRegistry()
 
     private struct State {
         var indices: [String: UInt32] = [:]
@@ -75,7 +75,7 @@ final class CategoryRegistry: Sendable {
     /// session runs.
     static let limit = Int(CSTROBE_CATEGORY_LIMIT)
 
-    func index(of name: String) -> UInt32 {
+    package func index(of name: String) -> UInt32 {
         state.withLock { state in
             if let index = state.indices[name] { return index }
             guard state.names.count < Self.limit else {

@@ -17,7 +17,7 @@ extension Trace {
         /// A static literal as `length << 48 | address`, or an interned name as
         /// `0xFFFF << 48 | id`.
         @usableFromInline
-        let word: UInt64
+        package let word: UInt64
 
         @inlinable
         init(word: UInt64) { self.word = word }
@@ -74,8 +74,8 @@ extension Trace {
 }
 
 /// The process-wide table of names built at run time.
-final class NameTable: Sendable {
-    static let shared = NameTable()
+package final class NameTable: Sendable {
+    package static let shared = NameTable()
 
     private struct State {
         var ids: [String: UInt64] = [:]
@@ -86,7 +86,7 @@ final class NameTable: Sendable {
 
     private let state = SanitizedMutex(State())
 
-    func intern(_ string: String) -> UInt64 {
+    package func intern(_ string: String) -> UInt64 {
         let text = Self.truncated(string)
         return state.withLock { state in
             if let id = state.ids[text] { return Trace.Name.internedTag | id }

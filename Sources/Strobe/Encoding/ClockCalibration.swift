@@ -13,13 +13,19 @@ import Synchronization
 /// so that records holding a wall-clock instant (spans of tracing bridges,
 /// whose instants are wall-clock times) can be placed without the recording
 /// thread reading a second clock.
-final class ClockCalibration: Sendable {
-    struct Point: Sendable {
+package final class ClockCalibration: Sendable {
+    package struct Point: Sendable {
         var raw: UInt64
         var boottime: UInt64
         /// CLOCK_REALTIME less CLOCK_BOOTTIME at the reading, in
         /// nanoseconds; 0 when unknown (a crash file's points).
         var realtimeOffset: UInt64 = 0
+
+        package init(raw: UInt64, boottime: UInt64, realtimeOffset: UInt64 = 0) {
+            self.raw = raw
+            self.boottime = boottime
+            self.realtimeOffset = realtimeOffset
+        }
     }
 
     let base: UInt64

@@ -14,7 +14,7 @@ import PerfettoWire
 /// The encoder moves a buffer rather than copying it (see
 /// `TraceEncoder.withRecordEncoder`), so a buffer is written only while it
 /// alone holds its memory; debug builds check that on every append.
-struct ProtoBuffer {
+package struct ProtoBuffer {
     /// The memory, freed with the last buffer that uses it.
     private final class Storage {
         let bytes: UnsafeMutablePointer<UInt8>
@@ -41,7 +41,7 @@ struct ProtoBuffer {
         self.capacity = storage.capacity
     }
 
-    mutating func removeAll() { count = 0 }
+    package mutating func removeAll() { count = 0 }
 
     /// Makes room for `extra` more bytes.
     @inline(__always)
@@ -167,7 +167,7 @@ struct ProtoBuffer {
     }
 
     /// The bytes written so far.
-    func withBytes<Result, Failure: Error>(
+    package func withBytes<Result, Failure: Error>(
         _ body: (UnsafeRawBufferPointer) throws(Failure) -> Result
     ) throws(Failure) -> Result {
         try body(UnsafeRawBufferPointer(start: bytes, count: count))

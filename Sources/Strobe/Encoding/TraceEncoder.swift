@@ -13,9 +13,9 @@ import CStrobe
 /// The per-thread loop works on value types held in locals (the output
 /// buffer, the sequence state) and writes them back when done, which keeps
 /// the hot path free of reference-counting and exclusivity checks.
-final class TraceEncoder {
+package final class TraceEncoder {
     /// Encoded packets not yet written out.
-    var buffer = ProtoBuffer()
+    package var buffer = ProtoBuffer()
 
     let processID: Int32
     let processUUID: UInt64
@@ -31,14 +31,14 @@ final class TraceEncoder {
     private var started = false
 
     /// Records that could not be parsed (a corrupt buffer); counted in stats.
-    var invalidRecords: UInt64 { tracks.invalidRecords }
+    package var invalidRecords: UInt64 { tracks.invalidRecords }
 
     /// The metadata sequence: process descriptor, counters, statistics.
     static let metadataSequenceID: UInt32 = 1
 
     /// An encoder for a session whose async intervals have identifiers from
     /// `firstIdentifier` on; their begins all reach this encoder.
-    init(processID: Int32, processName: String, firstIdentifier: UInt64 = 0) {
+    package init(processID: Int32, processName: String, firstIdentifier: UInt64 = 0) {
         self.processID = processID
         self.processName = processName
         processUUID = (1 << 62) | UInt64(UInt32(bitPattern: processID))
@@ -48,7 +48,7 @@ final class TraceEncoder {
 
     /// For a snapshot of rings, where begins may have been overwritten: notes
     /// which async intervals begin in `harvests`, before encoding them.
-    func noteAsyncBegins(in harvests: [ThreadBuffer.Harvest]) {
+    package func noteAsyncBegins(in harvests: [ThreadBuffer.Harvest]) {
         var begins = Set<UInt64>()
         func scan(_ base: UnsafeMutablePointer<UInt64>, to end: Int) {
             var index = 0
@@ -72,7 +72,7 @@ final class TraceEncoder {
     }
 
     /// Sets the clock readings that map raw timestamps to CLOCK_BOOTTIME.
-    func updateCalibration(_ points: [ClockCalibration.Point]) {
+    package func updateCalibration(_ points: [ClockCalibration.Point]) {
         self.points = points
     }
 
@@ -145,7 +145,7 @@ final class TraceEncoder {
 
     /// Encodes records of thread `threadID`, whose recorder had `serial`
     /// (records recovered from a crash file have no recorder here).
-    func encode(_ harvest: ThreadBuffer.Harvest, serial key: UInt64, threadID: UInt64, now: UInt64) {
+    package func encode(_ harvest: ThreadBuffer.Harvest, serial key: UInt64, threadID: UInt64, now: UInt64) {
         var state = sequences.removeValue(forKey: key)
             ?? SequenceState(sequenceID: nextSequenceID, threadID: threadID)
         if state.sequenceID == nextSequenceID { nextSequenceID += 1 }
@@ -196,7 +196,7 @@ final class TraceEncoder {
 
     /// Appends the statistics packet that closes a trace, after the begins
     /// of renamable async intervals that never ended.
-    func finish(bufferSize: UInt64) {
+    package func finish(bufferSize: UInt64) {
         writeUnendedRenamableBegins()
         startIfNeeded(&buffer)
         PacketBuilder.appendStatistics(

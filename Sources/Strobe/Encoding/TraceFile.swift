@@ -7,11 +7,11 @@ import Darwin
 /// An append-only trace file. Each append writes whole packets, so the file
 /// is a valid trace up to its last complete packet at every moment, even if
 /// the process is killed.
-final class TraceFile {
+package final class TraceFile {
     let path: String
     private var descriptor: Int32
 
-    init(creating path: String) throws(TraceSessionError) {
+    package init(creating path: String) throws(TraceSessionError) {
         self.path = path
         descriptor = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_APPEND | O_CLOEXEC, 0o644)
         if descriptor < 0 {
@@ -23,7 +23,7 @@ final class TraceFile {
         if descriptor >= 0 { _ = systemClose(descriptor) }
     }
 
-    func append(_ bytes: UnsafeRawBufferPointer) throws(TraceSessionError) {
+    package func append(_ bytes: UnsafeRawBufferPointer) throws(TraceSessionError) {
         var offset = 0
         while offset < bytes.count {
             let written = write(descriptor, bytes.baseAddress! + offset, bytes.count - offset)
@@ -35,7 +35,7 @@ final class TraceFile {
         }
     }
 
-    func close() throws(TraceSessionError) {
+    package func close() throws(TraceSessionError) {
         guard descriptor >= 0 else { return }
         let result = systemClose(descriptor)
         descriptor = -1

@@ -5,19 +5,19 @@
 /// `@unchecked Sendable`: its memory and counts change hands only through
 /// the recorder's lock or the pool's, or, for the part of the current chunk
 /// a drain reads, through the cursor's release store of its end.
-final class BufferChunk: @unchecked Sendable {
+package final class BufferChunk: @unchecked Sendable {
     /// The first word of the chunk.
-    let base: UnsafeMutablePointer<UInt64>
+    package let base: UnsafeMutablePointer<UInt64>
     /// Capacity in words.
     let capacity: Int
     /// Words holding complete records; set when the chunk is sealed.
-    var usedWords = 0
+    package var usedWords = 0
     /// The thread's recorded-event count when the chunk became current.
-    var firstEvent: UInt64 = 0
+    package var firstEvent: UInt64 = 0
     /// The thread's recorded-event count when the chunk was sealed.
-    var endEvent: UInt64 = 0
+    package var endEvent: UInt64 = 0
 
-    init(capacity: Int) {
+    package init(capacity: Int) {
         self.capacity = capacity
         // Page-aligned, so chunks of different threads share no cache line.
         base = UnsafeMutableRawPointer.allocate(byteCount: capacity * 8, alignment: 4096)
@@ -40,5 +40,5 @@ final class BufferChunk: @unchecked Sendable {
     }
 
     /// Events in a sealed chunk.
-    var eventCount: UInt64 { endEvent &- firstEvent }
+    package var eventCount: UInt64 { endEvent &- firstEvent }
 }

@@ -12,43 +12,43 @@ import CStrobe
 /// attributes of a span are often known only when it ends, and so, at times,
 /// is its name.
 @usableFromInline
-enum RecordLayout {
-    @usableFromInline static let timestampMask: UInt64 = (1 << 56) - 1
+package enum RecordLayout {
+    @usableFromInline package static let timestampMask: UInt64 = (1 << 56) - 1
 
     // Event kinds (low nibble).
-    @usableFromInline static let begin: UInt64 = 1
-    @usableFromInline static let end: UInt64 = 2
-    @usableFromInline static let instant: UInt64 = 3
-    @usableFromInline static let counterInt: UInt64 = 4
-    @usableFromInline static let counterDouble: UInt64 = 5
-    @usableFromInline static let asyncBegin: UInt64 = 6
-    @usableFromInline static let asyncEnd: UInt64 = 7
+    @usableFromInline package static let begin: UInt64 = 1
+    @usableFromInline package static let end: UInt64 = 2
+    @usableFromInline package static let instant: UInt64 = 3
+    @usableFromInline package static let counterInt: UInt64 = 4
+    @usableFromInline package static let counterDouble: UInt64 = 5
+    @usableFromInline package static let asyncBegin: UInt64 = 6
+    @usableFromInline package static let asyncEnd: UInt64 = 7
     /// Written before the first record after a run of discarded events; the
     /// payload word holds how many were discarded.
-    @usableFromInline static let dropMarker: UInt64 = 8
+    @usableFromInline package static let dropMarker: UInt64 = 8
     /// An async begin nested under another async interval: the fixed part
     /// adds the parent's identifier after the interval's own.
-    @usableFromInline static let asyncBeginChild: UInt64 = 9
+    @usableFromInline package static let asyncBeginChild: UInt64 = 9
     /// An async begin whose name may change at its end, or that began before
     /// it was recorded: the fixed part is the header, name, identifier,
     /// parent identifier (0 for none) and how many nanoseconds before the
     /// header's time it began. The encoder holds it until the end, and
     /// writes both then.
-    @usableFromInline static let asyncBeginRenamable: UInt64 = 10
+    @usableFromInline package static let asyncBeginRenamable: UInt64 = 10
     /// An async end that may rename its interval or lie in the past: the
     /// fixed part is the header, the identifier, the new name (0 keeps the
     /// name) and how many nanoseconds before the header's time it ended.
-    @usableFromInline static let asyncEndExplicit: UInt64 = 11
+    @usableFromInline package static let asyncEndExplicit: UInt64 = 11
     /// One word written just before a record of a category: the payload is
     /// the category's index plus one. It applies to the record that follows
     /// and has no time of its own.
-    @usableFromInline static let categoryPrefix: UInt64 = 12
+    @usableFromInline package static let categoryPrefix: UInt64 = 12
 
     // Attachment flags (high nibble) for begin, end, instant and async kinds.
-    @usableFromInline static let withResourceUsage: UInt64 = 0x10
-    @usableFromInline static let withFlow: UInt64 = 0x20
-    @usableFromInline static let withTerminatingFlow: UInt64 = 0x40
-    @usableFromInline static let withArguments: UInt64 = 0x80
+    @usableFromInline package static let withResourceUsage: UInt64 = 0x10
+    @usableFromInline package static let withFlow: UInt64 = 0x20
+    @usableFromInline package static let withTerminatingFlow: UInt64 = 0x40
+    @usableFromInline package static let withArguments: UInt64 = 0x80
 
     /// Set in the word of an `asyncBeginRenamable` or `asyncEndExplicit`
     /// record that says how long before the header's time the interval
@@ -57,22 +57,22 @@ enum RecordLayout {
     /// places with the wall clock's offset from CLOCK_BOOTTIME (see
     /// ``TimestampConverter/lead(of:at:)``), so a bridge's span, whose
     /// instants are wall-clock times, costs its thread no second clock read.
-    @usableFromInline static let wallClockInstant: UInt64 = 1 << 63
+    @usableFromInline package static let wallClockInstant: UInt64 = 1 << 63
     /// Wall-clock instants this close to their record's time are taken as
     /// that time: a default instant is read just before the call.
-    static let wallClockTolerance: UInt64 = 1_000
+    package static let wallClockTolerance: UInt64 = 1_000
 
     /// Words taken by a resource-usage attachment.
-    @usableFromInline static let resourceUsageWords = 6
+    @usableFromInline package static let resourceUsageWords = 6
 
     @inlinable @inline(__always)
-    static func header(kind: UInt64, timestamp: UInt64) -> UInt64 {
+    package static func header(kind: UInt64, timestamp: UInt64) -> UInt64 {
         (kind << 56) | (timestamp & timestampMask)
     }
 
     /// Stores a rusage snapshot as the six words of the attachment.
     @inlinable @inline(__always)
-    static func store(_ usage: cstrobe_rusage, at destination: UnsafeMutablePointer<UInt64>) {
+    package static func store(_ usage: cstrobe_rusage, at destination: UnsafeMutablePointer<UInt64>) {
         destination[0] = usage.user_ns
         destination[1] = usage.system_ns
         destination[2] = usage.voluntary_switches
@@ -83,34 +83,34 @@ enum RecordLayout {
 
     /// The prefix word announcing category `index` for the next record.
     @inlinable @inline(__always)
-    static func categoryWord(_ index: UInt32) -> UInt64 {
+    package static func categoryWord(_ index: UInt32) -> UInt64 {
         (categoryPrefix << 56) | (UInt64(index) &+ 1)
     }
 
     @inlinable @inline(__always)
-    static func kind(of header: UInt64) -> UInt64 { header >> 56 }
+    package static func kind(of header: UInt64) -> UInt64 { header >> 56 }
 
     @inlinable @inline(__always)
-    static func timestamp(of header: UInt64) -> UInt64 { header & timestampMask }
+    package static func timestamp(of header: UInt64) -> UInt64 { header & timestampMask }
 
     /// What happened: the low nibble of `kind`.
     @inlinable @inline(__always)
-    static func event(of kind: UInt64) -> UInt64 { kind & 0x0F }
+    package static func event(of kind: UInt64) -> UInt64 { kind & 0x0F }
 
     /// Whether `kind` has any attachment (or, for a counter, a unit): its
     /// high nibble.
     @inlinable @inline(__always)
-    static func hasAttachments(_ kind: UInt64) -> Bool { kind & 0xF0 != 0 }
+    package static func hasAttachments(_ kind: UInt64) -> Bool { kind & 0xF0 != 0 }
 
     /// The parent identifier of the async begin `record` of `kind`; 0 when
     /// it has none.
-    static func asyncParent(of record: UnsafePointer<UInt64>, kind: UInt64) -> UInt64 {
+    package static func asyncParent(of record: UnsafePointer<UInt64>, kind: UInt64) -> UInt64 {
         let event = Self.event(of: kind)
         return event == asyncBeginChild || event == asyncBeginRenamable ? record[3] : 0
     }
 
     /// Words in the fixed part of a record of `kind`, header included.
-    static func fixedWords(kind: UInt64) -> Int {
+    package static func fixedWords(kind: UInt64) -> Int {
         switch event(of: kind) {
         case begin, instant, asyncEnd, dropMarker: return 2
         case end, categoryPrefix: return 1
@@ -123,7 +123,7 @@ enum RecordLayout {
 
     /// The total length of the record starting at `record`, or nil when the
     /// words there are not a valid record (a corrupt or foreign buffer).
-    static func length(of record: UnsafePointer<UInt64>, available: Int) -> Int? {
+    package static func length(of record: UnsafePointer<UInt64>, available: Int) -> Int? {
         let kind = kind(of: record[0])
         let fixed = fixedWords(kind: kind)
         guard fixed > 0, fixed <= available else { return nil }

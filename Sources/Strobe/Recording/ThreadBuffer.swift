@@ -9,7 +9,7 @@ import Synchronization
 /// and the link to the session. Hence `@unchecked Sendable`: the cursor's
 /// memory is synchronised by its own release and acquire operations
 /// (`CStrobe.h`), the rest by the lock.
-final class ThreadBuffer: @unchecked Sendable {
+package final class ThreadBuffer: @unchecked Sendable {
     /// The hot cursor, at a stable address read by inlined code.
     let cursor: UnsafeMutablePointer<cstrobe_thread_cursor>
     /// The kernel thread id.
@@ -442,8 +442,8 @@ final class ThreadBuffer: @unchecked Sendable {
     // MARK: - Draining
 
     /// What a drain takes from the recorder.
-    struct Harvest {
-        var chunks: [BufferChunk]
+    package struct Harvest {
+        package var chunks: [BufferChunk]
         var current: BufferChunk?
         var currentEnd: Int
         var name: String
@@ -452,6 +452,21 @@ final class ThreadBuffer: @unchecked Sendable {
         var overwritten: UInt64
         var unmatchedEnds: UInt64
         var exited: Bool
+
+        package init(
+            chunks: [BufferChunk], current: BufferChunk?, currentEnd: Int, name: String, recorded: UInt64,
+            discarded: UInt64, overwritten: UInt64, unmatchedEnds: UInt64, exited: Bool
+        ) {
+            self.chunks = chunks
+            self.current = current
+            self.currentEnd = currentEnd
+            self.name = name
+            self.recorded = recorded
+            self.discarded = discarded
+            self.overwritten = overwritten
+            self.unmatchedEnds = unmatchedEnds
+            self.exited = exited
+        }
     }
 
     /// Takes the sealed chunks and notes how far the current chunk is valid.

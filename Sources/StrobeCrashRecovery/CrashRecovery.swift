@@ -1,3 +1,4 @@
+import Strobe
 import StrobeFormatting
 #if canImport(Glibc)
 import Glibc

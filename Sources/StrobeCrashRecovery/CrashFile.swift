@@ -1,4 +1,5 @@
 import CStrobe
+import Strobe
 
 /// A crash file written by the fatal-signal handler (`CStrobeCrash.c`),
 /// read back and checked.
