@@ -8,7 +8,7 @@ import Synchronization
 /// guards only what changes hands: the list of sealed chunks, the loss counts
 /// and the link to the session. Hence `@unchecked Sendable`: the cursor's
 /// memory is synchronised by its own release and acquire operations
-/// (`CStrobe.h`), the rest by the lock.
+/// (`CStrobeRuntime.h`), the rest by the lock.
 package final class ThreadBuffer: @unchecked Sendable {
     /// The hot cursor, at a stable address read by inlined code.
     let cursor: UnsafeMutablePointer<cstrobe_thread_cursor>
