@@ -19,6 +19,7 @@ let package = Package(
         .library(name: "StrobeReader", targets: ["StrobeReader"]),
         .library(name: "StrobeResults", targets: ["StrobeResults"]),
         .library(name: "StrobePerf", targets: ["StrobePerf"]),
+        .library(name: "StrobeCrashRecovery", targets: ["StrobeCrashRecovery"]),
         .library(name: "StrobeMetrics", targets: ["StrobeMetrics"]),
         .library(name: "StrobeTracing", targets: ["StrobeTracing"]),
         // Shared with the tools package: tables and units, and the helpers
@@ -58,8 +59,15 @@ let package = Package(
 
         .target(
             name: "Strobe",
-            dependencies: ["CStrobe", "CStrobeProbes", "PerfettoWire", "StrobeCategoryPattern", "StrobeProtos", "CProtobufC"]
+            dependencies: [
+                "CStrobe", "CStrobeProbes", "PerfettoWire", "StrobeCategoryPattern", "StrobeProtos", "CProtobufC",
+                "StrobeFormatting",
+            ]
         ),
+
+        // The offline half of crash capture: reads a crash file and writes the
+        // trace, with the SDK's encoder (`strobe recover`).
+        .target(name: "StrobeCrashRecovery", dependencies: ["Strobe", "CStrobe", "StrobeFormatting"]),
 
         // MARK: Bridges (each behind the package trait of its name)
 
@@ -93,7 +101,7 @@ let package = Package(
 
         .target(
             name: "StrobePerf",
-            dependencies: ["Strobe", "CStrobe", "StrobeReader", "StrobeResults"]
+            dependencies: ["Strobe", "StrobeReader", "StrobeResults", "StrobeFormatting"]
         ),
 
         // MARK: Benchmarks of the SDK (`make bench`)
@@ -138,7 +146,8 @@ let package = Package(
         .testTarget(
             name: "StrobeTests",
             dependencies: [
-                "Strobe", "StrobeReader", "StrobeProtos", "CProtobufC", "CStrobe", "StrobeTestSupport", "LensPipeline", "TraceChild",
+                "Strobe", "StrobeCrashRecovery", "StrobeReader", "StrobeProtos", "CProtobufC", "CStrobe", "StrobeTestSupport",
+                "LensPipeline", "TraceChild",
             ]
         ),
         .testTarget(

@@ -64,7 +64,7 @@ let package = Package(
             name: "StrobeCLI",
             dependencies: [
                 "StrobeStatistics", "StrobeDiff", "StrobeHistory",
-                .product(name: "Strobe", package: "strobe"),
+                .product(name: "StrobeCrashRecovery", package: "strobe"),
                 .product(name: "StrobeReader", package: "strobe"),
                 .product(name: "StrobePerf", package: "strobe"),
                 .product(name: "StrobeResults", package: "strobe"),
@@ -90,7 +90,7 @@ let package = Package(
             name: "StrobeFuzz",
             dependencies: [
                 "StrobeDiff",
-                .product(name: "Strobe", package: "strobe"),
+                .product(name: "StrobeCrashRecovery", package: "strobe"),
                 .product(name: "StrobeReader", package: "strobe"),
                 .product(name: "StrobeResults", package: "strobe"),
             ]

@@ -1,5 +1,5 @@
 #define _GNU_SOURCE
-#include "CStrobe.h"
+#include "CStrobeRuntime.h"
 
 #include <pthread.h>
 #include <stdio.h>

@@ -1,4 +1,3 @@
-import CStrobe
 import Foundation
 import Strobe
 import StrobeReader
@@ -70,8 +69,8 @@ public struct PerfRunner: Sendable {
         while true {
             let measured = iteration - options.warmupIterations
             if measured >= 0 {
-                if measuredStart == nil { measuredStart = cstrobe_monotonic_ns() }
-                let elapsed = Double(cstrobe_monotonic_ns() - (measuredStart ?? 0)) / 1e9
+                if measuredStart == nil { measuredStart = ProcessMeasurements.monotonicNanoseconds() }
+                let elapsed = Double(ProcessMeasurements.monotonicNanoseconds() - (measuredStart ?? 0)) / 1e9
                 if rule.isSatisfied(samples: metrics.samples(of: "wall"), elapsed: elapsed) { break }
             }
             do {
@@ -142,15 +141,15 @@ public struct PerfRunner: Sendable {
             switch blocks.body {
             case .sync(let measure):
                 before = ResourceReading(session: session, thread: Self.hasThreadUsage)
-                let start = cstrobe_monotonic_ns()
+                let start = ProcessMeasurements.monotonicNanoseconds()
                 try Self.measure(measure, context)
-                wall = cstrobe_monotonic_ns() - start
+                wall = ProcessMeasurements.monotonicNanoseconds() - start
                 after = ResourceReading(session: session, thread: Self.hasThreadUsage)
             case .async(let measure):
                 before = ResourceReading(session: session, thread: false)
-                let start = cstrobe_monotonic_ns()
+                let start = ProcessMeasurements.monotonicNanoseconds()
                 try await measure(context)
-                wall = cstrobe_monotonic_ns() - start
+                wall = ProcessMeasurements.monotonicNanoseconds() - start
                 after = ResourceReading(session: session, thread: false)
             }
         } catch {
@@ -168,7 +167,7 @@ public struct PerfRunner: Sendable {
                 if let value = metric.value(in: trace) {
                     values.append(
                         PerfMetric(
-                            name: metric.name, unit: metric.unit(in: trace), lowerIsBetter: metric.better.lowerIsBetter,
+                            name: metric.name, unit: metric.unit(in: trace), better: metric.better,
                             samples: [value]))
                 }
             }
@@ -185,7 +184,7 @@ public struct PerfRunner: Sendable {
     /// Whether the system measures a thread's own rusage; where it does not,
     /// no `thread.*` metric is written rather than a process figure under a
     /// thread's name.
-    static let hasThreadUsage = cstrobe_thread_rusage_is_per_thread() != 0
+    static let hasThreadUsage = ProcessMeasurements.threadUsageIsPerThread
 
     /// The process's resource usage at one edge of a measure block, the CPU
     /// time of the session's own background thread, and for synchronous
@@ -198,8 +197,8 @@ public struct PerfRunner: Sendable {
     /// thread, counts in 10 ms ticks, and loses the threads that exit during
     /// the block, whose time `RUSAGE_SELF` keeps.
     struct ResourceReading {
-        var process = cstrobe_rusage()
-        var thread: cstrobe_rusage?
+        var process = ResourceUsage()
+        var thread: ResourceUsage?
         var strobeCPU: UInt64 = 0
 
         /// Reads an edge. Both edges read in the same order, so the few
@@ -207,15 +206,11 @@ public struct PerfRunner: Sendable {
         init(session: TraceSession, thread readThread: Bool) {
             let strobe = session.backgroundCPUTime.components
             strobeCPU = UInt64(clamping: strobe.seconds) &* 1_000_000_000 &+ UInt64(clamping: strobe.attoseconds / 1_000_000_000)
-            cstrobe_process_rusage(&process)
-            if readThread {
-                var usage = cstrobe_rusage()
-                cstrobe_thread_rusage(&usage)
-                thread = usage
-            }
+            process = ResourceUsage.process()
+            if readThread { thread = ResourceUsage.thread() }
         }
 
-        init(process: cstrobe_rusage, thread: cstrobe_rusage?, strobeCPU: UInt64) {
+        init(process: ResourceUsage, thread: ResourceUsage?, strobeCPU: UInt64) {
             self.process = process
             self.thread = thread
             self.strobeCPU = strobeCPU
@@ -224,8 +219,8 @@ public struct PerfRunner: Sendable {
 
     static func resourceMetrics(wall: UInt64, before: ResourceReading, after: ResourceReading) -> [PerfMetric] {
         func delta(_ a: UInt64, _ b: UInt64) -> Double { b >= a ? Double(b - a) : 0 }
-        let user = delta(before.process.user_ns, after.process.user_ns)
-        let system = delta(before.process.system_ns, after.process.system_ns)
+        let user = delta(before.process.userNanoseconds, after.process.userNanoseconds)
+        let system = delta(before.process.systemNanoseconds, after.process.systemNanoseconds)
         // Linux measures each thread's run time exactly but splits it into
         // user and system time in the ratio of timer-tick samples, so below a
         // tick any split is an estimate. Strobe's exact total is removed in
@@ -242,9 +237,9 @@ public struct PerfRunner: Sendable {
         metrics += usageMetrics(prefix: "process", before: before.process, after: after.process)
         if let threadBefore = before.thread, let threadAfter = after.thread {
             metrics += [
-                PerfMetric(name: "thread.cpu.user", unit: "ns", samples: [delta(threadBefore.user_ns, threadAfter.user_ns)]),
+                PerfMetric(name: "thread.cpu.user", unit: "ns", samples: [delta(threadBefore.userNanoseconds, threadAfter.userNanoseconds)]),
                 PerfMetric(
-                    name: "thread.cpu.system", unit: "ns", samples: [delta(threadBefore.system_ns, threadAfter.system_ns)]),
+                    name: "thread.cpu.system", unit: "ns", samples: [delta(threadBefore.systemNanoseconds, threadAfter.systemNanoseconds)]),
             ]
             metrics += usageMetrics(prefix: "thread", before: threadBefore, after: threadAfter)
         }
@@ -253,17 +248,17 @@ public struct PerfRunner: Sendable {
 
     /// Context switches and page faults between two readings, named
     /// `PREFIX.context_switches.voluntary` and so on.
-    static func usageMetrics(prefix: String, before: cstrobe_rusage, after: cstrobe_rusage) -> [PerfMetric] {
+    static func usageMetrics(prefix: String, before: ResourceUsage, after: ResourceUsage) -> [PerfMetric] {
         func delta(_ a: UInt64, _ b: UInt64) -> Double { b >= a ? Double(b - a) : 0 }
         return [
             PerfMetric(
                 name: "\(prefix).context_switches.voluntary", unit: "count",
-                samples: [delta(before.voluntary_switches, after.voluntary_switches)]),
+                samples: [delta(before.voluntarySwitches, after.voluntarySwitches)]),
             PerfMetric(
                 name: "\(prefix).context_switches.involuntary", unit: "count",
-                samples: [delta(before.involuntary_switches, after.involuntary_switches)]),
-            PerfMetric(name: "\(prefix).faults.minor", unit: "count", samples: [delta(before.minor_faults, after.minor_faults)]),
-            PerfMetric(name: "\(prefix).faults.major", unit: "count", samples: [delta(before.major_faults, after.major_faults)]),
+                samples: [delta(before.involuntarySwitches, after.involuntarySwitches)]),
+            PerfMetric(name: "\(prefix).faults.minor", unit: "count", samples: [delta(before.minorFaults, after.minorFaults)]),
+            PerfMetric(name: "\(prefix).faults.major", unit: "count", samples: [delta(before.majorFaults, after.majorFaults)]),
         ]
     }
 

@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 
 /// A perf-test suite: an executable that runs its tests and writes a
 /// results file.
@@ -117,37 +118,33 @@ public struct PerfSuite: Sendable {
 }
 
 /// Progress on a terminal (one line, rewritten) or plain lines elsewhere.
-///
-/// `@unchecked Sendable`: its one mutable property, `started`, is read and
-/// written only while holding `lock`.
-final class ProgressReporter: @unchecked Sendable {
+final class ProgressReporter: Sendable {
     private let interactive: Bool
-    private let lock = NSLock()
-    private var started = Date()
+    /// When the current test started, for the time left; its lock also keeps
+    /// progress lines from interleaving.
+    private let started = Mutex(Date())
 
     init() {
         interactive = isatty(STDOUT_FILENO) != 0 && ProcessInfo.processInfo.environment["CI"] != "true"
     }
 
     func start(test: String) {
-        lock.lock()
-        started = Date()
-        lock.unlock()
+        started.withLock { $0 = Date() }
         if !interactive { print("\(test): running") }
     }
 
     func iteration(test: String, index: Int, planned: Int?, wall: Double) {
         guard interactive else { return }
-        lock.lock()
-        defer { lock.unlock() }
-        let label = index < 0 ? "warm-up" : "iteration \(index + 1)" + (planned.map { "/\($0)" } ?? "")
-        var eta = ""
-        if let planned, index >= 0 {
-            let perIteration = Date().timeIntervalSince(started) / Double(index + 1)
-            eta = String(format: ", ETA %.0fs", perIteration * Double(max(planned - index - 1, 0)))
+        started.withLock { started in
+            let label = index < 0 ? "warm-up" : "iteration \(index + 1)" + (planned.map { "/\($0)" } ?? "")
+            var eta = ""
+            if let planned, index >= 0 {
+                let perIteration = Date().timeIntervalSince(started) / Double(index + 1)
+                eta = String(format: ", ETA %.0fs", perIteration * Double(max(planned - index - 1, 0)))
+            }
+            let line = String(format: "\r%@: %@ (%.2f ms%@)", test, label, wall / 1e6, eta)
+            FileHandle.standardOutput.write(Data((line + "\u{1B}[K").utf8))
         }
-        let line = String(format: "\r%@: %@ (%.2f ms%@)", test, label, wall / 1e6, eta)
-        FileHandle.standardOutput.write(Data((line + "\u{1B}[K").utf8))
     }
 
     func finish(_ result: PerfTestResult) {

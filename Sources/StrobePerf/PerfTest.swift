@@ -206,7 +206,7 @@ public final class PerfContext: Sendable {
             if let index = metrics.firstIndex(where: { $0.name == name }) {
                 metrics[index].samples = [value]
             } else {
-                metrics.append(PerfMetric(name: name, unit: unit, lowerIsBetter: better.lowerIsBetter, samples: [value]))
+                metrics.append(PerfMetric(name: name, unit: unit, better: better, samples: [value]))
             }
         }
     }
@@ -214,7 +214,7 @@ public final class PerfContext: Sendable {
     /// Records a value for this iteration, e.g. items processed.
     @available(*, deprecated, renamed: "report(_:_:unit:better:)")
     public func report(_ name: String, _ value: Double, unit: String = "count", lowerIsBetter: Bool) {
-        report(name, value, unit: unit, better: MetricDirection(lowerIsBetter: lowerIsBetter))
+        report(name, value, unit: unit, better: lowerIsBetter ? .lower : .higher)
     }
 
     var values: [PerfMetric] { reported.withLock { $0 } }

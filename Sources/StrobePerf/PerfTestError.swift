@@ -1,3 +1,4 @@
+import StrobeFormatting
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
@@ -71,7 +72,7 @@ public struct PerfTestError: Error, Sendable, Hashable, CustomStringConvertible 
         var text = ""
         if let iteration { text = "iteration \(iteration)\(isWarmup ? " (warm-up)" : ""): " }
         text += problem
-        if let errno { text += " (errno \(errno))" }
+        text += ErrnoText.suffix(errno)
         return text
     }
 

@@ -1,4 +1,4 @@
-import CStrobe
+import StrobeFormatting
 import Foundation
 import Strobe
 import StrobeReader
@@ -80,11 +80,11 @@ public struct ProcessRunner: Sendable {
         var environment = ProcessInfo.processInfo.environment
         environment[TraceSession.outputEnvironmentVariable] = tracePath
         let pid = try spawn(command, environment: environment)
-        let start = cstrobe_monotonic_ns()
+        let start = ProcessMeasurements.monotonicNanoseconds()
         var status: Int32 = 0
         var usage = rusage()
         let termSent = try waitForExit(pid, command: command[0], start: start, status: &status, usage: &usage)
-        let wall = Double(cstrobe_monotonic_ns() - start)
+        let wall = Double(ProcessMeasurements.monotonicNanoseconds() - start)
         if termSent { throw PerfTestError.timedOut(seconds: options.timeout) }
         if status & 0x7F != 0 { throw PerfTestError.crashed(signal: status & 0x7F) }
         let exitStatus = (status >> 8) & 0xFF
@@ -125,16 +125,16 @@ public struct ProcessRunner: Sendable {
         _ pid: pid_t, command: String, start: UInt64, status: inout Int32, usage: inout rusage
     ) throws -> Bool {
         var termSent = false
-        let descriptor = cstrobe_process_exit_descriptor(pid)
+        let descriptor = ProcessMeasurements.exitDescriptor(ofProcess: pid)
         defer { if descriptor >= 0 { close(descriptor) } }
         while true {
             let waited = wait4(pid, &status, WNOHANG, &usage)
             if waited == pid { return termSent }
             if waited < 0 && errno != EINTR {
                 let code = errno
-                throw PerfTestError.cannotStart(command: command, errno: code, reason: "wait4 failed: \(String(cString: strerror(code)))")
+                throw PerfTestError.cannotStart(command: command, errno: code, reason: "wait4 failed: \(ErrnoText.message(code))")
             }
-            let elapsed = Double(cstrobe_monotonic_ns() - start) / 1e9
+            let elapsed = Double(ProcessMeasurements.monotonicNanoseconds() - start) / 1e9
             let deadline: Double
             if termSent {
                 if elapsed > options.timeout + 2 { kill(pid, SIGKILL) }
@@ -190,7 +190,7 @@ public struct ProcessRunner: Sendable {
         }
         let result = posix_spawnp(&pid, program, nil, nil, arguments, variables)
         guard result == 0 else {
-            throw PerfTestError.cannotStart(command: program, errno: result, reason: String(cString: strerror(result)))
+            throw PerfTestError.cannotStart(command: program, errno: result, reason: ErrnoText.message(result))
         }
         return pid
     }

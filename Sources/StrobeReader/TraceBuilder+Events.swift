@@ -5,7 +5,7 @@ extension TraceBuilder {
     mutating func handleEvent(time: UInt64, offset: Int) {
         let explicitTrack = fields.event.trackUUID
         guard let track = explicitTrack ?? current.defaultTrack else {
-            issues.append(TraceReadError(file: source, offset: offset, problem: "event without a track; skipped"))
+            issues.append(TraceReadError(path: source, offset: offset, problem: "event without a track; skipped"))
             return
         }
         let type = fields.event.type
@@ -15,7 +15,7 @@ extension TraceBuilder {
                 if let known = current.eventNames[iid] {
                     name = known
                 } else {
-                    issues.append(TraceReadError(file: source, offset: offset, problem: "unknown interned name \(iid)"))
+                    issues.append(TraceReadError(path: source, offset: offset, problem: "unknown interned name \(iid)"))
                 }
             } else if let inline = fields.event.name {
                 name = intern(inline)
@@ -27,7 +27,7 @@ extension TraceBuilder {
                 if let known = current.categoryNames[iid] {
                     categories.append(known)
                 } else {
-                    issues.append(TraceReadError(file: source, offset: offset, problem: "unknown interned category \(iid)"))
+                    issues.append(TraceReadError(path: source, offset: offset, problem: "unknown interned category \(iid)"))
                 }
             }
             categories += fields.event.categories
@@ -84,7 +84,7 @@ extension TraceBuilder {
                 appendCounter(track: track, time: time, value: value)
             }
         default:
-            issues.append(TraceReadError(file: source, offset: offset, problem: "event of unsupported type \(type); skipped"))
+            issues.append(TraceReadError(path: source, offset: offset, problem: "event of unsupported type \(type); skipped"))
         }
     }
 

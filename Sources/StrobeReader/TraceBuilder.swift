@@ -126,7 +126,7 @@ struct TraceBuilder {
         while !reader.isAtEnd {
             let offset = reader.position
             guard let key = reader.varint() else {
-                truncation = TraceReadError(file: source, offset: offset, problem: "cut off inside a packet's field tag")
+                truncation = TraceReadError(path: source, offset: offset, problem: "cut off inside a packet's field tag")
                 return
             }
             guard key == UInt64(PerfettoWire.Trace.packetTag) else {
@@ -134,28 +134,28 @@ struct TraceBuilder {
                 let wireType = PerfettoWire.WireType.wireType(of: key)
                 if wireType <= 5, field != 0, reader.skip(wireType: wireType) {
                     // A field of Trace other than `packet`: not ours to read.
-                    issues.append(TraceReadError(file: source, offset: offset, problem: "skipped unknown Trace field \(field)"))
+                    issues.append(TraceReadError(path: source, offset: offset, problem: "skipped unknown Trace field \(field)"))
                     continue
                 }
                 truncation = TraceReadError(
-                    file: source, offset: offset,
+                    path: source, offset: offset,
                     problem: "expected a packet (field 1, length-delimited), found tag 0x\(String(key, radix: 16))")
                 return
             }
             let lengthOffset = reader.position
             guard let length = reader.varint() else {
-                truncation = TraceReadError(file: source, offset: offset, problem: "cut off inside a packet's length")
+                truncation = TraceReadError(path: source, offset: offset, problem: "cut off inside a packet's length")
                 return
             }
             guard length <= UInt64(count - reader.position) else {
                 truncation = TraceReadError(
-                    file: source, offset: offset,
+                    path: source, offset: offset,
                     problem: "packet of \(length) bytes (length at byte \(lengthOffset)) runs past the end of the file at byte \(count)")
                 return
             }
             guard records.count + deferred.count < Self.intervalLimit else {
                 truncation = TraceReadError(
-                    file: source, offset: offset, problem: "more than \(Self.intervalLimit) intervals; reading stopped")
+                    path: source, offset: offset, problem: "more than \(Self.intervalLimit) intervals; reading stopped")
                 return
             }
             let range = reader.position..<(reader.position + Int(length))
@@ -168,7 +168,7 @@ struct TraceBuilder {
             if !usesFastPaths || !FastPacketDecoder.decode(base, range, into: &fields) {
                 fields.reset()
                 guard ProtobufCPacketDecoder.decode(base, range, into: &fields) else {
-                    issues.append(TraceReadError(file: source, offset: offset, problem: "packet does not decode; skipped"))
+                    issues.append(TraceReadError(path: source, offset: offset, problem: "packet does not decode; skipped"))
                     undecodedPackets += 1
                     continue
                 }

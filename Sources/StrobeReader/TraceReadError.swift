@@ -1,10 +1,12 @@
+import StrobeFormatting
+
 /// A problem in a trace file, with where it is.
 ///
-/// The description reads `FILE: byte OFFSET: PROBLEM`, so a person can find
+/// The description reads `PATH: byte OFFSET: PROBLEM`, so a person can find
 /// the spot with a hex viewer; a failed system call adds ` (errno N)`.
 public struct TraceReadError: Error, Sendable, Hashable, CustomStringConvertible {
-    /// The file (or the name given to bytes read from memory).
-    public var file: String
+    /// The file's path (or the name given to bytes read from memory).
+    public var path: String
     /// The byte offset where the problem starts.
     public var offset: Int
     /// What is wrong.
@@ -13,17 +15,31 @@ public struct TraceReadError: Error, Sendable, Hashable, CustomStringConvertible
     /// writing the file), when one did.
     public var errno: Int32?
 
-    /// A problem at `offset` in `file`; `errno` when a system call failed.
-    public init(file: String, offset: Int, problem: String, errno: Int32? = nil) {
-        self.file = file
+    /// A problem at `offset` in the file at `path`; `errno` when a system
+    /// call failed.
+    public init(path: String, offset: Int, problem: String, errno: Int32? = nil) {
+        self.path = path
         self.offset = offset
         self.problem = problem
         self.errno = errno
     }
 
-    /// `FILE: byte OFFSET: PROBLEM`, then ` (errno N)` when a system call
+    /// `PATH: byte OFFSET: PROBLEM`, then ` (errno N)` when a system call
     /// failed.
     public var description: String {
-        "\(file): byte \(offset): \(problem)" + (errno.map { " (errno \($0))" } ?? "")
+        "\(path): byte \(offset): \(problem)" + ErrnoText.suffix(errno)
+    }
+
+    /// The file's path: every error of Strobe's names it `path`.
+    @available(*, deprecated, renamed: "path")
+    public var file: String {
+        get { path }
+        set { path = newValue }
+    }
+
+    /// A problem at `offset` in `file`.
+    @available(*, deprecated, renamed: "init(path:offset:problem:errno:)")
+    public init(file: String, offset: Int, problem: String, errno: Int32? = nil) {
+        self.init(path: file, offset: offset, problem: problem, errno: errno)
     }
 }

@@ -1,3 +1,4 @@
+import StrobeFormatting
 import PerfettoWire
 
 #if canImport(Glibc)
@@ -62,7 +63,7 @@ public enum TraceRepair {
                 if key == packetTag { packets += 1 }
                 kept = reader.position
             }
-            let failure = problem.map { TraceReadError(file: source, offset: kept, problem: $0) }
+            let failure = problem.map { TraceReadError(path: source, offset: kept, problem: $0) }
             return Outcome(keptBytes: kept, packets: packets, droppedBytes: buffer.count - kept, problem: failure)
         }
     }
@@ -79,7 +80,7 @@ public enum TraceRepair {
         let outcome = scan(bytes, source: path)
         if outcome.packets == 0, outcome.problem != nil, let first = bytes.first, first != PerfettoWire.Trace.packetTag {
             throw TraceReadError(
-                file: path, offset: 0,
+                path: path, offset: 0,
                 problem: "not a trace: it begins with 0x\(String(first, radix: 16)), not a packet, and holds none")
         }
         if let output {
@@ -87,7 +88,7 @@ public enum TraceRepair {
         } else if outcome.droppedBytes > 0 {
             guard truncate(path, off_t(outcome.keptBytes)) == 0 else {
                 throw TraceReadError(
-                    file: path, offset: outcome.keptBytes, problem: "cannot cut the file: \(String(cString: strerror(errno)))", errno: errno)
+                    path: path, offset: outcome.keptBytes, problem: "cannot cut the file: \(ErrnoText.message(errno))", errno: errno)
             }
         }
         return outcome
@@ -96,7 +97,7 @@ public enum TraceRepair {
     private static func store(_ bytes: ArraySlice<UInt8>, to path: String) throws(TraceReadError) {
         let descriptor = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
         guard descriptor >= 0 else {
-            throw TraceReadError(file: path, offset: 0, problem: "cannot create: \(String(cString: strerror(errno)))", errno: errno)
+            throw TraceReadError(path: path, offset: 0, problem: "cannot create: \(ErrnoText.message(errno))", errno: errno)
         }
         defer { close(descriptor) }
         var offset = 0
@@ -112,7 +113,7 @@ public enum TraceRepair {
             return nil
         }
         if let failure {
-            throw TraceReadError(file: path, offset: offset, problem: "write failed: \(String(cString: strerror(failure)))", errno: failure)
+            throw TraceReadError(path: path, offset: offset, problem: "write failed: \(ErrnoText.message(failure))", errno: failure)
         }
     }
 }

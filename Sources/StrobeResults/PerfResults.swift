@@ -1,21 +1,67 @@
 /// The raw samples of one metric across a test's measured iterations.
+///
+/// In JSON (`strobe results --json`) the direction is `"better": "lower"` or
+/// `"better": "higher"`; files written before it read with their
+/// `"lowerIsBetter"` flag.
 public struct PerfMetric: Sendable, Hashable, Codable {
     /// The metric's name, e.g. `wall`, `process.cpu.user`, `interval:lens apply:sum`.
     public var name: String
     /// Its unit: `ns`, `bytes`, `count`, or a name of your choosing.
     public var unit: String
-    /// Whether a smaller value is better (durations, memory) or a larger one
-    /// (throughput).
-    public var lowerIsBetter: Bool
+    /// Which way the metric gets better: `.lower` for durations and memory,
+    /// `.higher` for throughput.
+    public var better: MetricDirection
     /// One value per measured iteration, in order. Never aggregated.
     public var samples: [Double]
 
     /// A metric with its samples.
-    public init(name: String, unit: String, lowerIsBetter: Bool = true, samples: [Double] = []) {
+    public init(name: String, unit: String, better: MetricDirection = .lower, samples: [Double] = []) {
         self.name = name
         self.unit = unit
-        self.lowerIsBetter = lowerIsBetter
+        self.better = better
         self.samples = samples
+    }
+
+    /// A metric with its samples, its direction given as a flag.
+    @available(*, deprecated, renamed: "init(name:unit:better:samples:)")
+    public init(name: String, unit: String, lowerIsBetter: Bool, samples: [Double] = []) {
+        self.init(name: name, unit: unit, better: lowerIsBetter ? .lower : .higher, samples: samples)
+    }
+
+    /// Whether a smaller value is better.
+    @available(*, deprecated, renamed: "better")
+    public var lowerIsBetter: Bool {
+        get { better == .lower }
+        set { better = newValue ? .lower : .higher }
+    }
+
+    private enum CodingKeys: String, CodingKey {
+        case name, unit, better, samples
+        case legacyLowerIsBetter = "lowerIsBetter"
+    }
+
+    /// Reads a metric, with its direction as `better` or, from older JSON,
+    /// the `lowerIsBetter` flag (lower when neither is there).
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        name = try container.decode(String.self, forKey: .name)
+        unit = try container.decode(String.self, forKey: .unit)
+        samples = try container.decode([Double].self, forKey: .samples)
+        if let better = try container.decodeIfPresent(MetricDirection.self, forKey: .better) {
+            self.better = better
+        } else {
+            let lower = try container.decodeIfPresent(Bool.self, forKey: .legacyLowerIsBetter) ?? true
+            better = lower ? .lower : .higher
+        }
+    }
+
+    /// Writes the metric, its direction as `better`.
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(name, forKey: .name)
+        try container.encode(unit, forKey: .unit)
+        try container.encode(better, forKey: .better)
+        try container.encode(samples, forKey: .samples)
     }
 }
 

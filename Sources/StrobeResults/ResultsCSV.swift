@@ -19,7 +19,7 @@ public enum ResultsCSV {
                 for (iteration, sample) in metric.samples.enumerated() {
                     var cells = [
                         field(run.metadata.suite), field(test.name), field("\(test.name)/\(metric.name)"), field(metric.unit),
-                        metric.lowerIsBetter ? "lower" : "higher",
+                        metric.better.rawValue,
                         field(run.metadata.samplesAreLaunches ? "\(run.metadata.runID)#\(iteration)" : run.metadata.runID),
                         round, String(iteration), String(sample),
                     ]

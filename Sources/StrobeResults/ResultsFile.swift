@@ -99,7 +99,7 @@ public enum ResultsFile {
                 message.pointee.name = storage.string(metric.name)
                 message.pointee.unit = storage.string(metric.unit)
                 message.pointee.has_direction = 1
-                message.pointee.direction = metric.lowerIsBetter
+                message.pointee.direction = metric.better == .lower
                     ? STROBE__RESULTS__METRIC__DIRECTION__LOWER_IS_BETTER : STROBE__RESULTS__METRIC__DIRECTION__HIGHER_IS_BETTER
                 let samples = storage.allocateArray(Double.self, count: metric.samples.count)
                 for (sampleIndex, sample) in metric.samples.enumerated() { samples[sampleIndex] = sample }
@@ -163,7 +163,7 @@ public enum ResultsFile {
                 }
                 metrics.append(PerfMetric(
                     name: text(metric.name), unit: text(metric.unit),
-                    lowerIsBetter: metric.direction != STROBE__RESULTS__METRIC__DIRECTION__HIGHER_IS_BETTER,
+                    better: metric.direction == STROBE__RESULTS__METRIC__DIRECTION__HIGHER_IS_BETTER ? .higher : .lower,
                     samples: samples))
             }
             let paths = (0..<test.n_trace_paths).map { text(test.trace_paths[$0]) }

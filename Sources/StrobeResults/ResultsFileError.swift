@@ -1,3 +1,4 @@
+import StrobeFormatting
 import Foundation
 
 /// Why a results file could not be read or written, with the file and, when
@@ -21,7 +22,7 @@ public struct ResultsFileError: Error, Sendable, Hashable, CustomStringConvertib
     }
 
     /// `PATH: PROBLEM`, then ` (errno N)` when a system call failed.
-    public var description: String { "\(path): \(problem)" + (errno.map { " (errno \($0))" } ?? "") }
+    public var description: String { "\(path): \(problem)" + ErrnoText.suffix(errno) }
 
     /// The POSIX error code under a Foundation file error, if there is one.
     static func posixCode(of error: any Error) -> Int32? {

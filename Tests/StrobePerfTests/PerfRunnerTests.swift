@@ -95,8 +95,8 @@ struct PerfRunnerTests {
         let result = await Self.runner(iterations: 3, warmup: 1).run(test)
         let items = result.metric("items")
         #expect(items?.samples == [1, 2, 3])
-        #expect(items?.lowerIsBetter == false)
-        #expect(result.metric("misses")?.lowerIsBetter == true)
+        #expect(items?.better == .higher)
+        #expect(result.metric("misses")?.better == .lower)
     }
 
     @Test func failuresAreReportedAgainstTheirTestAndTheSuiteCarriesOn() async throws {

@@ -74,7 +74,7 @@ import Testing
             PerfTestResult(
                 name: "t", metrics: [
                     PerfMetric(name: "wall", unit: "ns", samples: [1, 2.5, 3]),
-                    PerfMetric(name: "items", unit: "count", lowerIsBetter: false, samples: [10]),
+                    PerfMetric(name: "items", unit: "count", better: .higher, samples: [10]),
                 ], error: nil, warmupIterations: 2, tracePaths: ["/tmp/x.pftrace"]),
             PerfTestResult(name: "broken", metrics: [], error: "setup failed", warmupIterations: 1),
         ])

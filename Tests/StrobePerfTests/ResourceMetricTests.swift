@@ -1,4 +1,3 @@
-import CStrobe
 import Foundation
 import Strobe
 import Testing
@@ -107,8 +106,8 @@ struct ResourceMetricTests {
         defer { try? session.stop() }
         let writerBefore = session.backgroundCPUTime
         let before = PerfRunner.ResourceReading(session: session, thread: true)
-        let deadline = cstrobe_monotonic_ns() + 20_000_000_000
-        while session.backgroundCPUTime - writerBefore < .milliseconds(20), cstrobe_monotonic_ns() < deadline {
+        let deadline = ProcessMeasurements.monotonicNanoseconds() + 20_000_000_000
+        while session.backgroundCPUTime - writerBefore < .milliseconds(20), ProcessMeasurements.monotonicNanoseconds() < deadline {
             for _ in 0..<20_000 { Trace.interval("tick") {} }
             usleep(1000)
         }
@@ -164,9 +163,7 @@ struct ResourceMetricTests {
 
     @Test func strobesCPUIsRemovedInTheProportionOfTheBlocksSplit() {
         func reading(user: UInt64, system: UInt64, strobe: UInt64) -> PerfRunner.ResourceReading {
-            var usage = cstrobe_rusage()
-            usage.user_ns = user
-            usage.system_ns = system
+            let usage = ResourceUsage(userNanoseconds: user, systemNanoseconds: system)
             return PerfRunner.ResourceReading(process: usage, thread: nil, strobeCPU: strobe)
         }
         let start = reading(user: 1_000, system: 500, strobe: 7)
@@ -197,19 +194,24 @@ struct ResourceMetricTests {
         let files = try FileManager.default.contentsOfDirectory(atPath: directory).filter { $0.hasSuffix(".strobe-results") }
         let run = try ResultsFile.read(directory + "/" + #require(files.first))
         let result = try #require(run.tests.first)
-        #expect(result.metric("counter:fps:last")?.lowerIsBetter == false)
+        #expect(result.metric("counter:fps:last")?.better == .higher)
         #expect(result.metric("counter:fps:last")?.samples == [60, 60])
-        #expect(result.metric("counter:dropped:max")?.lowerIsBetter == true)
-        #expect(result.metric("interval:frame:sum")?.lowerIsBetter == true)
-        #expect(result.metric("interval:frame:count")?.lowerIsBetter == false)
-        #expect(result.metric("frames per second")?.lowerIsBetter == false)
-        #expect(result.metric("process.cpu.user")?.lowerIsBetter == true)
+        #expect(result.metric("counter:dropped:max")?.better == .lower)
+        #expect(result.metric("interval:frame:sum")?.better == .lower)
+        #expect(result.metric("interval:frame:count")?.better == .higher)
+        #expect(result.metric("frames per second")?.better == .higher)
+        #expect(result.metric("process.cpu.user")?.better == .lower)
     }
 
-    @Test func directionNamesReadBothWays() {
-        #expect(MetricDirection.lower.lowerIsBetter)
-        #expect(!MetricDirection.higher.lowerIsBetter)
-        #expect(MetricDirection(lowerIsBetter: false) == .higher)
+    @Test func directionsReadFromBothJSONForms() throws {
+        let current = Data(#"{"name":"fps","unit":"count/s","better":"higher","samples":[60]}"#.utf8)
+        let legacy = Data(#"{"name":"fps","unit":"count/s","lowerIsBetter":false,"samples":[60]}"#.utf8)
+        let neither = Data(#"{"name":"wall","unit":"ns","samples":[1]}"#.utf8)
+        #expect(try JSONDecoder().decode(PerfMetric.self, from: current).better == .higher)
+        #expect(try JSONDecoder().decode(PerfMetric.self, from: legacy).better == .higher)
+        #expect(try JSONDecoder().decode(PerfMetric.self, from: neither).better == .lower)
+        let written = try JSONEncoder().encode(PerfMetric(name: "fps", unit: "count/s", better: .higher, samples: [60]))
+        #expect(String(decoding: written, as: UTF8.self).contains(#""better":"higher""#))
         #expect(TraceMetric.counter("fps", better: .higher).better == .higher)
         #expect(TraceMetric.interval("frame").better == .lower)
     }

@@ -1,4 +1,3 @@
-import CStrobe
 import Foundation
 import Strobe
 import Synchronization
@@ -98,11 +97,11 @@ extension PerfRunnerTests {
                         sessionWasRecording.store(true, ordering: .relaxed)
                     }
                     Trace.interval("setup once") { usleep(200_000) }
-                    setupEnded.store(cstrobe_monotonic_ns(), ordering: .relaxed)
+                    setupEnded.store(ProcessMeasurements.monotonicNanoseconds(), ordering: .relaxed)
                     return 7
                 },
                 measure: { value, context in
-                    measureStarts.withLock { $0.append(cstrobe_monotonic_ns()) }
+                    measureStarts.withLock { $0.append(ProcessMeasurements.monotonicNanoseconds()) }
                     Trace.interval("work") { usleep(1_000) }
                     context.report("value", Double(value))
                 }

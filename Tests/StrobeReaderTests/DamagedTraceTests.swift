@@ -19,7 +19,7 @@ struct DamagedTraceTests {
             let trace = TraceReader.read(bytes: Array(bytes[0..<length]), source: "prefix")
             if let truncation = trace.truncation {
                 #expect(truncation.offset >= 0 && truncation.offset <= length)
-                #expect(truncation.file == "prefix")
+                #expect(truncation.path == "prefix")
             }
             #expect(trace.packetCount <= full.packetCount)
             // Intervals only ever appear as the prefix grows.

@@ -1,5 +1,6 @@
 import CStrobe
 import Foundation
+import StrobeCrashRecovery
 import StrobeTestSupport
 import Testing
 

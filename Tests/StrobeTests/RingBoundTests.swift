@@ -21,8 +21,8 @@ struct RingBoundTests {
 
     @Test func ringSizesRoundToWholeChunks() {
         for size in [1, 4095, 4096, 8191, 8192, 8193, 64 << 10, (128 << 10) + 1, 192 << 10, 1 << 20, 32 << 20, 1 << 30] {
-            let (chunk, chunks) = SessionCore.ring(for: size)
-            #expect(chunk >= SessionCore.minimumChunkBytes && chunk <= SessionCore.maximumChunkBytes)
+            let (chunk, chunks) = SessionWriter.ring(for: size)
+            #expect(chunk >= SessionWriter.minimumChunkBytes && chunk <= SessionWriter.maximumChunkBytes)
             #expect(chunk & (chunk - 1) == 0, "a chunk is a power of two")
             #expect(chunks >= 2)
             let held = chunk * chunks
@@ -46,7 +46,7 @@ struct RingBoundTests {
             configuration.processSamplingInterval = .zero
             configuration.whenBufferFull = .overwriteOldest
             configuration.bufferSizePerThread = size
-            let (chunk, chunks) = SessionCore.ring(for: size)
+            let (chunk, chunks) = SessionWriter.ring(for: size)
             let ring = chunk * chunks
             let session = try TraceSession.start(configuration)
             let before = Self.residentBytes()

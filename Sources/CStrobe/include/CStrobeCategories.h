@@ -1,5 +1,5 @@
 // The run-time state of trace categories: one word per category, read on the
-// recording hot path. Kept apart from CStrobe.h; see TraceCategory.swift.
+// recording hot path. Kept apart from CStrobeRuntime.h; see TraceCategory.swift.
 
 #ifndef CSTROBE_CATEGORIES_H
 #define CSTROBE_CATEGORIES_H

@@ -8,7 +8,7 @@
 
 #include <stdint.h>
 
-#include "CStrobe.h"
+#include "CStrobeRuntime.h"
 
 #ifdef __cplusplus
 extern "C" {

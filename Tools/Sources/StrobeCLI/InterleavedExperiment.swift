@@ -1,5 +1,6 @@
 import Foundation
 import StrobeDiff
+import StrobeStatistics
 import StrobePerf
 
 /// The processes of a `strobe compare`: a results directory per side, and

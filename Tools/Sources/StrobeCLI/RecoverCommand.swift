@@ -1,6 +1,6 @@
 import ArgumentParser
 import Foundation
-import Strobe
+import StrobeCrashRecovery
 
 /// `strobe recover CRASHFILE`: turns a crash file into a trace.
 struct RecoverCommand: ParsableCommand {

@@ -1,3 +1,4 @@
+import StrobeFormatting
 import Foundation
 import StrobeResults
 
@@ -22,7 +23,7 @@ public struct DiffError: Error, Sendable, Hashable, CustomStringConvertible {
     /// `FILE: PROBLEM`, or the problem alone, then ` (errno N)` when a system
     /// call failed.
     public var description: String {
-        (file.isEmpty ? problem : "\(file): \(problem)") + (errno.map { " (errno \($0))" } ?? "")
+        (file.isEmpty ? problem : "\(file): \(problem)") + ErrnoText.suffix(errno)
     }
 }
 
@@ -147,12 +148,12 @@ public struct SampleSet: Sendable {
                     // Each launch is a process of its own: a replicate per sample.
                     for (index, sample) in metric.samples.enumerated() {
                         series.append(Series(
-                            metric: name, unit: metric.unit, lowerIsBetter: metric.lowerIsBetter, samples: [sample],
+                            metric: name, unit: metric.unit, lowerIsBetter: metric.better == .lower, samples: [sample],
                             dimensions: dimensions, source: file, run: "\(runID)#\(index)", round: run.metadata.round))
                     }
                 } else {
                     series.append(Series(
-                        metric: name, unit: metric.unit, lowerIsBetter: metric.lowerIsBetter, samples: metric.samples,
+                        metric: name, unit: metric.unit, lowerIsBetter: metric.better == .lower, samples: metric.samples,
                         dimensions: dimensions, source: file, run: runID, round: run.metadata.round))
                 }
             }

@@ -14,7 +14,7 @@
 //   recover  CrashRecovery.trace(fromCrashFile:), the reader behind `strobe recover`
 
 import Foundation
-import Strobe
+import StrobeCrashRecovery
 import StrobeDiff
 import StrobeResults
 import StrobeReader

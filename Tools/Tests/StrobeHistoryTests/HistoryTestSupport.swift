@@ -144,7 +144,7 @@ enum SampleRuns {
     ) -> PerfRun {
         let values = (0..<metrics).map { index in
             PerfMetric(
-                name: index == 0 ? "wall" : "m\(index)", unit: index == 0 ? unit : "bytes", lowerIsBetter: index % 3 != 2,
+                name: index == 0 ? "wall" : "m\(index)", unit: index == 0 ? unit : "bytes", better: index % 3 != 2 ? .lower : .higher,
                 samples: (0..<iterations).map { 1000 + Double(index * 7 + $0 * 3) + Double(time % 97) / 8 })
         }
         return PerfRun(
@@ -160,7 +160,7 @@ enum SampleRuns {
     static var varied: [PerfRun] {
         var first = run(id: "run-a", time: 10)
         first.tests.append(PerfTestResult(
-            name: "render \"quoted\", comma", metrics: [PerfMetric(name: "fps", unit: "count/s", lowerIsBetter: false, samples: [59.5, 60, 58.25])],
+            name: "render \"quoted\", comma", metrics: [PerfMetric(name: "fps", unit: "count/s", better: .higher, samples: [59.5, 60, 58.25])],
             error: "iteration 3: timed out", warmupIterations: 2, tracePaths: ["/tmp/a.strobe", "/tmp/b c.strobe"]))
         first.tests.append(PerfTestResult(name: "empty", metrics: [PerfMetric(name: "none", unit: "ns", samples: [])]))
         let anonymous = run(id: "", time: 5, tags: [:])

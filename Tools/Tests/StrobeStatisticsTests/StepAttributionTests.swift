@@ -127,11 +127,11 @@ import Testing
     @Test func misalignedOrRepeatedHostsAreErrors() {
         let short = HostHistory(host: "b", metrics: [MetricHistory(name: "m0", values: [1, 2, 3])])
         let long = HostHistory(host: "a", metrics: [MetricHistory(name: "m0", values: [1, 2, 3, 4])])
-        #expect(throws: HistoryError.lengthMismatch(host: "b", metric: "m0", expected: 4, found: 3)) {
+        #expect(throws: SeriesAnalysisError.lengthMismatch(host: "b", metric: "m0", expected: 4, found: 3)) {
             try StepAttribution.attribute([long, short])
         }
-        #expect(throws: HistoryError.duplicateHost("a")) { try StepAttribution.attribute([long, long]) }
+        #expect(throws: SeriesAnalysisError.duplicateHost("a")) { try StepAttribution.attribute([long, long]) }
         let bad = HostHistory(host: "c", metrics: [], reference: [MetricHistory(name: "calibration", values: [1, .infinity])])
-        #expect(throws: HistoryError.notFinite(metric: "calibration", run: 1)) { try StepAttribution.attribute([bad]) }
+        #expect(throws: SeriesAnalysisError.notFinite(metric: "calibration", run: 1)) { try StepAttribution.attribute([bad]) }
     }
 }

@@ -133,27 +133,27 @@ func processHistory(
     }
 
     @Test func badInputIsNamed() {
-        #expect(throws: HistoryError.emptySeries(metric: "empty")) {
+        #expect(throws: SeriesAnalysisError.emptySeries(metric: "empty")) {
             try StepDetector.detect([MetricHistory(name: "empty", values: [])])
         }
-        #expect(throws: HistoryError.notFinite(metric: "nan", run: 2)) {
+        #expect(throws: SeriesAnalysisError.notFinite(metric: "nan", run: 2)) {
             try StepDetector.detect([MetricHistory(name: "nan", values: [1, 2, .nan, 4])])
         }
-        #expect(throws: HistoryError.notPositive(metric: "zero", run: 1, value: 0)) {
+        #expect(throws: SeriesAnalysisError.notPositive(metric: "zero", run: 1, value: 0)) {
             try StepDetector.detect([MetricHistory(name: "zero", values: [1, 0, 3])])
         }
-        #expect(throws: HistoryError.notPositive(metric: "negative", run: 0, value: -1)) {
+        #expect(throws: SeriesAnalysisError.notPositive(metric: "negative", run: 0, value: -1)) {
             try StepDetector.detect([MetricHistory(name: "negative", values: [-1, 2, 3])])
         }
-        #expect(throws: HistoryError.invalidFloor(metric: "m", floor: -0.1)) {
+        #expect(throws: SeriesAnalysisError.invalidFloor(metric: "m", floor: -0.1)) {
             try StepDetector.detect([MetricHistory(name: "m", values: [1, 2], relativeFloor: -0.1)])
         }
         var options = StepDetectionOptions()
         options.alpha = 1.5
-        #expect(throws: HistoryError.invalidOption(name: "alpha", value: 1.5, expected: "0 < alpha < 1")) {
+        #expect(throws: SeriesAnalysisError.invalidOption(name: "alpha", value: 1.5, expected: "0 < alpha < 1")) {
             try StepDetector.detect([MetricHistory(name: "m", values: [1, 2])], options: options)
         }
-        let error = HistoryError.notPositive(metric: "zero", run: 1, value: 0)
+        let error = SeriesAnalysisError.notPositive(metric: "zero", run: 1, value: 0)
         #expect(error.description == "metric \"zero\", run 1: the value 0.0 is not positive (changes are ratios, taken on logs)")
     }
 

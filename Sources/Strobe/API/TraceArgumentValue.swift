@@ -1,0 +1,253 @@
+extension Trace {
+    /// The value of an argument attached to an event: an integer, a floating
+    /// point number, a Boolean or a string.
+    ///
+    /// Literals convert on their own, so arguments read as a dictionary:
+    ///
+    /// ```swift
+    /// Trace.begin("decode", arguments: ["width": 640, "codec": "png", "hdr": false])
+    /// ```
+    public enum ArgumentValue: Sendable, Hashable {
+        /// A signed integer.
+        case int(Int64)
+        /// A floating point number.
+        case double(Double)
+        /// A Boolean.
+        case bool(Bool)
+        /// A string; values longer than ``maximumStringLength`` bytes are cut.
+        case string(String)
+
+        /// The longest string value kept, in UTF-8 bytes.
+        public static let maximumStringLength = 1024
+    }
+}
+
+extension Trace {
+    /// An argument whose key is known only at run time, such as an attribute
+    /// of a span.
+    ///
+    /// ```swift
+    /// let key = Trace.Name("http.status_code")
+    /// interval.end(arguments: [Trace.Argument(key, .int(200))])
+    /// ```
+    ///
+    /// The key is a ``Name``: built from a `String`, it is interned once;
+    /// keep it to avoid interning again.
+    public struct Argument: Sendable, Hashable {
+        /// The argument's key.
+        public var name: Name
+        /// The argument's value.
+        public var value: ArgumentValue
+
+        /// An argument named `name`.
+        public init(_ name: Name, _ value: ArgumentValue) {
+            self.name = name
+            self.value = value
+        }
+    }
+}
+
+extension Trace.ArgumentValue: ExpressibleByIntegerLiteral {
+    /// An integer argument from a literal.
+    public init(integerLiteral value: Int64) { self = .int(value) }
+}
+
+extension Trace.ArgumentValue: ExpressibleByFloatLiteral {
+    /// A floating point argument from a literal.
+    public init(floatLiteral value: Double) { self = .double(value) }
+}
+
+extension Trace.ArgumentValue: ExpressibleByBooleanLiteral {
+    /// A Boolean argument from a literal.
+    public init(booleanLiteral value: Bool) { self = .bool(value) }
+}
+
+extension Trace.ArgumentValue: ExpressibleByStringLiteral {
+    /// A string argument from a literal.
+    public init(stringLiteral value: String) { self = .string(value) }
+}
+
+extension Trace.ArgumentValue: ExpressibleByStringInterpolation {}
+
+extension Trace.ArgumentValue: CustomStringConvertible {
+    /// The value as text.
+    public var description: String {
+        switch self {
+        case .int(let value): return String(value)
+        case .double(let value): return String(value)
+        case .bool(let value): return String(value)
+        case .string(let value): return value
+        }
+    }
+}
+
+/// How argument values are laid out in the buffer: a key word, a tag word
+/// (type in the low byte, string length above it), then the payload.
+package enum ArgumentEncoding {
+    package static let intTag: UInt64 = 1
+    package static let doubleTag: UInt64 = 2
+    package static let boolTag: UInt64 = 3
+    package static let stringTag: UInt64 = 4
+    /// An identifier written as hex text by the writer: the payload is
+    /// `count` words (the tag's bits from 8 on), each 16 hex digits.
+    package static let hexTag: UInt64 = 5
+
+    /// A key word whose text follows the argument's payload: the low 16
+    /// bits hold its length in bytes.
+    package static let inlineKeyTag: UInt64 = 0xFFFD << 48
+    /// The key word of the argument that holds an event's own name, as text.
+    package static let nameKey: UInt64 = 0xFFFC << 48
+    /// The name word of an event whose name is the text of its `nameKey`
+    /// argument.
+    package static let inlineNameWord: UInt64 = 0xFFFC << 48
+
+    /// Whether `key` is an inline key; then its text is `key & 0xFFFF` bytes.
+    @inline(__always)
+    package static func isInlineKey(_ key: UInt64) -> Bool { key & (0xFFFF << 48) == inlineKeyTag }
+
+    /// Payload words of an argument with `tag`, key text not included.
+    @inline(__always)
+    package static func payloadWords(tag: UInt64) -> Int {
+        switch tag & 0xFF {
+        case stringTag: return (Int(tag >> 8) + 7) / 8
+        case hexTag: return Int(tag >> 8)
+        default: return 1
+        }
+    }
+
+    /// Words of a text argument of `length` bytes: key, tag and text.
+    package static func textWords(_ length: Int) -> Int { 2 + (length + 7) / 8 }
+
+    /// Writes the argument that holds an event's name; returns its words.
+    package static func writeName(_ text: UnsafeRawBufferPointer, to destination: UnsafeMutablePointer<UInt64>) -> Int {
+        writeText(key: nameKey, text, to: destination)
+    }
+
+    /// Writes a text argument under `key`; returns its words.
+    package static func writeText(
+        key: UInt64, _ text: UnsafeRawBufferPointer, to destination: UnsafeMutablePointer<UInt64>
+    ) -> Int {
+        destination[0] = key
+        destination[1] = stringTag | (UInt64(text.count) << 8)
+        return 2 + copyText(text, to: destination + 2)
+    }
+
+    /// Writes an identifier of one or two words as hex text; returns its words.
+    package static func writeHex(
+        key: UInt64, _ first: UInt64, _ second: UInt64? = nil, to destination: UnsafeMutablePointer<UInt64>
+    ) -> Int {
+        destination[0] = key
+        destination[2] = first
+        if let second {
+            destination[1] = hexTag | (2 << 8)
+            destination[3] = second
+            return 4
+        }
+        destination[1] = hexTag | (1 << 8)
+        return 3
+    }
+
+    /// Copies `text` into whole words, the last padded with zeros; returns
+    /// the words.
+    @inline(__always)
+    private static func copyText(_ text: UnsafeRawBufferPointer, to destination: UnsafeMutablePointer<UInt64>) -> Int {
+        let words = (text.count + 7) / 8
+        if words > 0 {
+            (destination + words - 1).pointee = 0
+            UnsafeMutableRawPointer(destination).copyMemory(from: text.baseAddress!, byteCount: text.count)
+        }
+        return words
+    }
+
+    /// The words of an argument with a run-time key.
+    package static func words(forTextKey argument: Trace.TextArgument) -> Int {
+        words(for: argument.value) + (min(argument.key.utf8.count, Trace.Name.maximumLength) + 7) / 8
+    }
+
+    /// Writes an argument with a run-time key: the inline key word, the
+    /// value as any argument's, then the key's text; returns its words.
+    package static func write(textKey argument: Trace.TextArgument, to destination: UnsafeMutablePointer<UInt64>) -> Int {
+        var key = argument.key
+        return key.withUTF8 { bytes in
+            let bytes = UnsafeRawBufferPointer(start: bytes.baseAddress, count: min(bytes.count, Trace.Name.maximumLength))
+            let valueWords = write(key: inlineKeyTag | UInt64(bytes.count), value: argument.value, to: destination)
+            return valueWords + copyText(bytes, to: destination + valueWords)
+        }
+    }
+
+    /// Words needed to store `arguments`.
+    package static func words(for arguments: KeyValuePairs<StaticString, Trace.ArgumentValue>) -> Int {
+        var total = 0
+        for (_, value) in arguments { total += words(for: value) }
+        return total
+    }
+
+    /// Words needed to store `arguments`.
+    package static func words(for arguments: [Trace.Argument]) -> Int {
+        var total = 0
+        for argument in arguments { total += words(for: argument.value) }
+        return total
+    }
+
+    /// Words of one argument: key, tag and payload.
+    @inline(__always)
+    package static func words(for value: Trace.ArgumentValue) -> Int {
+        switch value {
+        case .string(let text):
+            return 2 + (min(text.utf8.count, Trace.ArgumentValue.maximumStringLength) + 7) / 8
+        default:
+            return 3
+        }
+    }
+
+    /// Writes `arguments` at `destination`; returns the words written.
+    package static func write(
+        _ arguments: KeyValuePairs<StaticString, Trace.ArgumentValue>,
+        to destination: UnsafeMutablePointer<UInt64>
+    ) -> Int {
+        var offset = 0
+        for (key, value) in arguments {
+            offset += write(key: Trace.Name(key).word, value: value, to: destination + offset)
+        }
+        return offset
+    }
+
+    /// Writes `arguments` at `destination`; returns the words written.
+    package static func write(_ arguments: [Trace.Argument], to destination: UnsafeMutablePointer<UInt64>) -> Int {
+        var offset = 0
+        for argument in arguments {
+            offset += write(key: argument.name.word, value: argument.value, to: destination + offset)
+        }
+        return offset
+    }
+
+    /// Writes one argument at `destination`; returns the words written.
+    @inline(__always)
+    private static func write(key: UInt64, value: Trace.ArgumentValue, to destination: UnsafeMutablePointer<UInt64>) -> Int {
+        destination[0] = key
+        switch value {
+        case .int(let number):
+            destination[1] = intTag
+            destination[2] = UInt64(bitPattern: number)
+            return 3
+        case .double(let number):
+            destination[1] = doubleTag
+            destination[2] = number.bitPattern
+            return 3
+        case .bool(let flag):
+            destination[1] = boolTag
+            destination[2] = flag ? 1 : 0
+            return 3
+        case .string(let text):
+            var text = text
+            let length = min(text.utf8.count, Trace.ArgumentValue.maximumStringLength)
+            destination[1] = stringTag | (UInt64(length) << 8)
+            let words = (length + 7) / 8
+            if words > 0 { (destination + 2 + words - 1).pointee = 0 }
+            text.withUTF8 { bytes in
+                UnsafeMutableRawPointer(destination + 2).copyMemory(from: bytes.baseAddress!, byteCount: length)
+            }
+            return 2 + words
+        }
+    }
+}

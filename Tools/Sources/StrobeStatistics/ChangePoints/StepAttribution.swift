@@ -1,0 +1,304 @@
+import Foundation
+
+/// One host's histories, aligned night by night with the other hosts'.
+public struct HostHistory: Sendable, Hashable, Codable {
+    /// The host's name.
+    public var host: String
+    /// The metrics measured on it: run i of every series (and of every
+    /// reference series) is night i, on every host.
+    public var metrics: [MetricHistory]
+    /// The reference measured in the same nightly job on the same host: a
+    /// pinned build of the suite or a calibration suite, whose code never
+    /// changes. Empty when there is none.
+    public var reference: [MetricHistory]
+
+    /// A host's metrics and its reference series.
+    public init(host: String, metrics: [MetricHistory], reference: [MetricHistory] = []) {
+        self.host = host
+        self.metrics = metrics
+        self.reference = reference
+    }
+}
+
+/// What moved a metric: the code under test, or the machine it ran on.
+public enum StepCause: String, Sendable, Hashable, Codable, CaseIterable {
+    /// The step is on every host and the reference stayed put.
+    case code
+    /// The step is on one host only, or the reference moved with it.
+    case machine
+    /// The evidence does not tell: on some hosts but not all, or one host
+    /// and no reference.
+    case undetermined
+}
+
+/// A step, where it happened and why.
+public struct AttributedStep: Sendable, Hashable, Codable {
+    /// The host whose series has the step.
+    public var host: String
+    /// The step.
+    public var step: HistoryStep
+    /// The code's or the machine's.
+    public var cause: StepCause
+    /// The evidence, in a sentence.
+    public var reason: String
+}
+
+/// A step of a host's whole suite: its metrics, taken together, moved the
+/// same way at one night.
+public struct SuiteStep: Sendable, Hashable, Codable {
+    /// The host.
+    public var host: String
+    /// Index of the last night at the old level.
+    public var lastBefore: Int
+    /// Index of the first night at the new level.
+    public var firstAfter: Int
+    /// The median over the host's metrics of their relative change at the
+    /// step, oriented so that a positive change is worse (slower for times,
+    /// lower for rates).
+    public var medianChange: Double
+    /// The p-value of the test that found the step in the suite's index.
+    public var pValue: Double
+    /// Confirmed, or possible with the number of nights still to come.
+    public var status: StepStatus
+    /// The code's or the machine's.
+    public var cause: StepCause
+    /// The evidence, in a sentence.
+    public var reason: String
+}
+
+/// The steps of every host and of every host's whole suite, each with its cause.
+public struct AttributionReport: Sendable, Hashable, Codable {
+    /// The steps of single metrics.
+    public var steps: [AttributedStep]
+    /// The steps of whole suites.
+    public var suiteSteps: [SuiteStep]
+}
+
+/// Tells the code's steps from the machine's, across hosts and against a
+/// reference measured in the same nightly job.
+///
+/// Each host with two metrics or more also gets a **suite index**: per
+/// night, the median over its metrics of that night's rank within the
+/// metric, oriented so that a higher rank is worse (the median, so that one
+/// metric's large step does not read as the suite's). A step of the index is
+/// reported when at least ``suiteShare`` of the metrics moved its way and the
+/// median change of the metrics is beyond the smallest of their floors. Nights are exchangeable when
+/// nothing changed, whatever the metrics' shapes and however they correlate
+/// (one process measures them all), so the index is searched for steps with
+/// the same rank tests as a metric, and a shift of every metric at once,
+/// each too small to find alone, shows in it. The reference gets an index
+/// the same way.
+///
+/// Every host's metrics and suite indexes are searched for steps as one
+/// family (``StepDetector``). A step at night i is then judged by targeted
+/// tests: did another series move at night i ± 1, the same way, over the
+/// same nights? (The standardized Mann–Whitney statistic at the best of the
+/// three splits, one-sided, Bonferroni ×3, at `alpha`; several series are
+/// pooled with Stouffer's sum.)
+///
+/// 1. **The reference.** When the reference (for a metric: its series of the
+///    same name, or the reference's index; for a suite: the reference's
+///    index) moved with the step: the machine's.
+/// 2. **The other hosts.** On every other host as well: the code's; on none:
+///    the machine's; on some: undetermined.
+/// 3. **One host.** With a reference that stayed put: the code's; with no
+///    reference: undetermined.
+/// 4. **The whole suite.** A metric's step within a run of a suite step of
+///    its host that is the machine's is the machine's too, and so is one
+///    placed further from it when the metric moved at the suite step's
+///    night as well (a small step is placed less precisely than the
+///    suite's). This rule comes first.
+public enum StepAttribution {
+    /// The share of a host's metrics that must have moved the suite step's
+    /// way for it to be reported: the index is a median of ranks, and one
+    /// metric's large step still nudges it.
+    public static let suiteShare = 0.8
+
+    /// The name the suite index goes by in reports.
+    public static let suiteName = "(suite)"
+
+    /// The steps of every host and of every host's suite, each with its cause.
+    ///
+    /// - Throws: ``SeriesAnalysisError`` for a series that cannot be analysed, a
+    ///   series whose length differs from the others', or two hosts of one name.
+    public static func attribute(
+        _ hosts: [HostHistory], options: StepDetectionOptions = StepDetectionOptions()
+    ) throws(SeriesAnalysisError) -> AttributionReport {
+        try validate(hosts)
+        // Each host as seen by the suite: its index, and its reference's.
+        let suites = hosts.map { host in
+            HostHistory(
+                host: host.host,
+                metrics: host.metrics.count >= 2 ? [MetricHistory(name: suiteName, values: suiteIndex(host.metrics))] : [],
+                reference: host.reference.isEmpty ? [] : [MetricHistory(name: suiteName, values: suiteIndex(host.reference))])
+        }
+        let family = hosts.flatMap(\.metrics) + suites.flatMap(\.metrics)
+        let report = try StepDetector.detect(family, options: options)
+        var offset = hosts.reduce(0) { $0 + $1.metrics.count }
+        var suiteSteps: [SuiteStep] = []
+        for (hostIndex, suite) in suites.enumerated() where !suite.metrics.isEmpty {
+            // The smallest floor of the host's metrics: a suite step whose
+            // median change is within it is no more a step than a metric's.
+            let floor = hosts[hostIndex].metrics.map(\.relativeFloor).min() ?? 0
+            for step in report.series[offset].steps
+            where sharedShare(hosts[hostIndex].metrics, step: step) >= suiteShare
+                && abs(medianChange(hosts[hostIndex].metrics, step: step)) > floor
+            {
+                let (cause, reason) = classify(step, metric: 0, host: hostIndex, hosts: suites, alpha: options.alpha)
+                suiteSteps.append(SuiteStep(
+                    host: suite.host, lastBefore: step.lastBefore, firstAfter: step.firstAfter,
+                    medianChange: medianChange(hosts[hostIndex].metrics, step: step), pValue: step.pValue,
+                    status: step.status, cause: cause,
+                    reason: cause == .machine && reason.hasPrefix("the reference")
+                        ? "every metric of \(suite.host) moved at run \(step.firstAfter) and the reference moved with them"
+                        : "the whole suite: " + reason))
+            }
+            offset += 1
+        }
+        offset = 0
+        var steps: [AttributedStep] = []
+        for (hostIndex, host) in hosts.enumerated() {
+            let series = report.series[offset..<(offset + host.metrics.count)]
+            offset += host.metrics.count
+            for (metricIndex, found) in zip(host.metrics.indices, series) {
+                for step in found.steps {
+                    if let suite = suiteSteps.first(where: {
+                        $0.host == host.host && $0.cause == .machine && abs($0.firstAfter - step.firstAfter) <= 1
+                    }) {
+                        steps.append(AttributedStep(host: host.host, step: step, cause: .machine, reason: suite.reason))
+                        continue
+                    }
+                    // A small step is placed less precisely than the suite's:
+                    // the same shift when the metric moved at the suite's night.
+                    let span = (step.firstAfter - step.runsBefore)..<(step.firstAfter + step.runsAfter)
+                    let values = host.metrics[metricIndex].values
+                    if let suite = suiteSteps.first(where: {
+                        $0.host == host.host && $0.cause == .machine && span.contains($0.firstAfter)
+                            && pooledTest([values], at: $0.firstAfter, span: span, up: step.change.ratio > 1) <= options.alpha
+                    }) {
+                        let reason = suite.reason + "; this metric moved there too (its own step placed at run \(step.firstAfter))"
+                        steps.append(AttributedStep(host: host.host, step: step, cause: .machine, reason: reason))
+                        continue
+                    }
+                    let (cause, reason) = classify(
+                        step, metric: metricIndex, host: hostIndex, hosts: hosts, alpha: options.alpha)
+                    steps.append(AttributedStep(host: host.host, step: step, cause: cause, reason: reason))
+                }
+            }
+        }
+        return AttributionReport(steps: steps, suiteSteps: suiteSteps)
+    }
+
+    /// Per night, the median over `metrics` of the night's mid-rank within
+    /// the metric, oriented so that higher is worse, over (nights + 1): in
+    /// (0, 1). The median, not the mean: one metric's large step must not
+    /// read as the whole suite's.
+    static func suiteIndex(_ metrics: [MetricHistory]) -> [Double] {
+        guard let nights = metrics.first?.values.count else { return [] }
+        let ranks = metrics.map { metric in
+            MidRanks(metric.values).ranks.map { metric.lowerIsBetter ? $0 : Double(nights + 1) - $0 }
+        }
+        return (0..<nights).map { night in
+            Quantiles.median(sorted: ranks.map { $0[night] }.sorted()) / Double(nights + 1)
+        }
+    }
+
+    /// The share of `metrics` that moved the way the suite's `step` did (a
+    /// positive oriented Mann–Whitney statistic at its night, over its nights).
+    static func sharedShare(_ metrics: [MetricHistory], step: HistoryStep) -> Double {
+        let span = (step.firstAfter - step.runsBefore)..<(step.firstAfter + step.runsAfter)
+        let worse = step.change.ratio > 1
+        let moved = metrics.filter { metric in
+            let z = RankScan.splitStatistic(metric.values[span], split: step.firstAfter - span.lowerBound)
+            return (metric.lowerIsBetter == worse) ? z > 0 : z < 0
+        }
+        return Double(moved.count) / Double(max(metrics.count, 1))
+    }
+
+    /// The median over `metrics` of their change across `step`'s nights,
+    /// oriented so that positive is worse.
+    static func medianChange(_ metrics: [MetricHistory], step: HistoryStep) -> Double {
+        let before = (step.firstAfter - step.runsBefore)..<step.firstAfter
+        let after = step.firstAfter..<(step.firstAfter + step.runsAfter)
+        let changes = metrics.compactMap { metric -> Double? in
+            guard let shift = ShiftEstimate.hodgesLehmann(
+                baseline: Array(metric.values[before]), candidate: Array(metric.values[after]))
+            else { return nil }
+            return metric.lowerIsBetter ? shift.ratio - 1 : 1 / shift.ratio - 1
+        }
+        return Quantiles.median(sorted: changes.sorted())
+    }
+
+    /// The cause of `step`, found in metric `metric` of host `host`.
+    static func classify(
+        _ step: HistoryStep, metric: Int, host: Int, hosts: [HostHistory], alpha: Double
+    ) -> (StepCause, String) {
+        let home = hosts[host]
+        let name = home.metrics[metric].name
+        let span = (step.firstAfter - step.runsBefore)..<(step.firstAfter + step.runsAfter)
+        let up = step.change.ratio > 1
+        let night = step.firstAfter
+        if !home.reference.isEmpty {
+            // A series of the same name moves like the metric; the index
+            // rises when things get worse.
+            let matching = home.reference.filter { $0.name == name }
+            let reference = matching.isEmpty ? [suiteIndex(home.reference)] : matching.map(\.values)
+            let referenceUp = matching.isEmpty ? step.direction == .regression : up
+            if pooledTest(reference, at: night, span: span, up: referenceUp) <= alpha {
+                return (.machine, "the reference moved at run \(night) ± 1")
+            }
+        }
+        let others = hosts.indices.filter { $0 != host }.compactMap { index in
+            hosts[index].metrics.first { $0.name == name }.map { (hosts[index].host, $0.values) }
+        }
+        if !others.isEmpty {
+            let moved = others.filter { pooledTest([$0.1], at: night, span: span, up: up) <= alpha }
+            if moved.count == others.count {
+                let still = home.reference.isEmpty ? "" : "; the reference did not move"
+                return (.code, "on every host at run \(night) ± 1\(still)")
+            }
+            if moved.isEmpty {
+                return (.machine, "on \(home.host) only; \(others.count) other host\(others.count == 1 ? "" : "s") did not move")
+            }
+            return (.undetermined, "on \(moved.count + 1) of \(others.count + 1) hosts")
+        }
+        if !home.reference.isEmpty {
+            return (.code, "the reference did not move at run \(night) ± 1")
+        }
+        return (.undetermined, "one host and no reference")
+    }
+
+    /// The one-sided p-value that `series` moved up (or down) at `night` ± 1
+    /// over the nights of `span`: Stouffer's sum of their standardized
+    /// Mann–Whitney statistics at the best of the three splits, times 3.
+    static func pooledTest(_ series: [[Double]], at night: Int, span: Range<Int>, up: Bool) -> Double {
+        guard !series.isEmpty else { return 1 }
+        var best = -Double.infinity
+        for split in (night - 1)...(night + 1) where split > span.lowerBound && split < span.upperBound {
+            let sum = series.reduce(0.0) { total, values in
+                let clamped = span.clamped(to: 0..<values.count)
+                return total + RankScan.splitStatistic(values[clamped], split: split - clamped.lowerBound)
+            }
+            let z = (up ? sum : -sum) / Double(series.count).squareRoot()
+            best = max(best, z)
+        }
+        guard best.isFinite else { return 1 }
+        return min(1, 3 * NormalDistribution.survival(best))
+    }
+
+    /// Throws when hosts repeat a name or their series are not aligned.
+    private static func validate(_ hosts: [HostHistory]) throws(SeriesAnalysisError) {
+        var names = Set<String>()
+        var nights: Int?
+        for host in hosts {
+            guard names.insert(host.host).inserted else { throw .duplicateHost(host.host) }
+            for series in host.metrics + host.reference {
+                try series.validate()
+                if let nights, series.values.count != nights {
+                    throw .lengthMismatch(host: host.host, metric: series.name, expected: nights, found: series.values.count)
+                }
+                nights = nights ?? series.values.count
+            }
+        }
+    }
+}
