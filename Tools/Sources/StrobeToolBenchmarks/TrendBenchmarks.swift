@@ -33,7 +33,9 @@ enum TrendBenchmarks {
         guard FileManager.default.isExecutableFile(atPath: strobe) else {
             throw BenchmarkFailure("\(strobe): no strobe command beside the benchmark; build it first (swift build -c release --product strobe)")
         }
-        print("{\"section\":\"trend\",\"cpu\":\"\(HistoryBenchmarks.cpuModel())\",\"cores\":\(ProcessInfo.processInfo.activeProcessorCount)}")
+        print(
+            "{\"section\":\"trend\",\"cpu\":\"\(HistoryBenchmarks.cpuModel())\",\"cores\":\(ProcessInfo.processInfo.activeProcessorCount),"
+                + "\"load_average\":\"\(loadAverage())\"}")
         let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("strobe-trend-bench-\(getpid())").path
         try FileManager.default.createDirectory(atPath: scratch, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(atPath: scratch) }
@@ -83,6 +85,7 @@ enum TrendBenchmarks {
             guard runs.count == commits * hosts else {
                 throw BenchmarkFailure("\(name): loaded \(runs.count) runs, expected \(commits * hosts)")
             }
+            print("{\"section\":\"trend\",\"store\":\"\(name)\",\"load_average\":\"\(loadAverage())\"}")
             Figure(
                 name: "strobe trend over 10,000 runs × 50 metrics (4 hosts × 2,500 commits) in \(name), end to end",
                 value: commandSeconds, unit: "s", baselineName: "load the runs alone, in process", baselineValue: loadSeconds,
@@ -126,6 +129,12 @@ enum TrendBenchmarks {
             }
         }
         return records
+    }
+
+    /// The 1, 5 and 15 minute load averages, from /proc/loadavg.
+    static func loadAverage() -> String {
+        let text = (try? String(contentsOfFile: "/proc/loadavg", encoding: .utf8)) ?? ""
+        return text.split(separator: " ").prefix(3).joined(separator: " ")
     }
 
     static func seconds(since start: UInt64) -> Double {
