@@ -1,6 +1,7 @@
-// Perf tests of the lens pipeline. The colour-grade kernel comes from the
-// LENS_KERNEL environment variable (vectorized, the default, or scalar), so
-// the same suite measures both builds.
+// Perf tests of the lens pipeline. The lens's kernel comes from the
+// LENS_KERNEL environment variable (vectorized, the default; scalar; or
+// rebuilt-curve, the demo's regression), so the same suite measures each
+// build.
 //
 //   swift run -c release LensPerfTests --iterations 20 --tag kernel=vectorized
 
