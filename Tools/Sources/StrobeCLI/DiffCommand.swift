@@ -28,7 +28,7 @@ struct DiffCommand: AsyncParsableCommand {
             Instead of --baseline, --baseline-history STORE judges the candidate against the newest runs \
             of a store (SQLite path or postgres:// URL) like the candidate's: its suites, on its CPU \
             model, and the --where conditions (e.g. --where branch=main); only runs after the last \
-            change `strobe trend` finds in them count, and at most --last of them. Which runs were \
+            change `strobe trend` finds in them in a metric that gates count, and at most --last of them. Which runs were \
             chosen is printed on standard error.
 
             Exit status: 0 no regression, 1 at least one regression, 2 bad input.
@@ -123,7 +123,8 @@ struct DiffCommand: AsyncParsableCommand {
         let baselineSamples: SampleSet
         if let baselineHistory {
             let chosen = try await HistoryBaseline.choose(
-                store: baselineHistory, passwordFile: passwordFile, filters: filters, last: last, candidatePaths: candidate)
+                store: baselineHistory, passwordFile: passwordFile, filters: filters, last: last, candidatePaths: candidate,
+                policy: rules)
             FileHandle.standardError.write(Data((chosen.summary + "\n").utf8))
             baselineSamples = chosen.samples
         } else {

@@ -6,8 +6,9 @@ import StrobeResults
 /// The baseline of `strobe diff --baseline-history STORE`: the newest runs of
 /// the store like the candidate's (its suites, on its CPU model, and the
 /// `--where` conditions), taken from after the last change `strobe trend`
-/// finds in them, so that a pull request is judged against the level main
-/// has now, not a mix of levels before and after a step.
+/// finds in them in a metric that gates, so that a pull request is judged
+/// against the level main has now, not a mix of levels before and after a
+/// step.
 struct HistoryBaseline {
     /// The runs chosen, oldest first.
     var runs: [HistoryRun]
@@ -21,12 +22,16 @@ struct HistoryBaseline {
         return set
     }
 
-    /// Chooses the baseline from `store` for the candidate at `candidatePaths`.
+    /// Chooses the baseline from `store` for the candidate at
+    /// `candidatePaths`; `policy` says which metrics gate (a change in a
+    /// report-only metric, such as a count of context switches, does not
+    /// start a new level).
     ///
     /// - Throws: ``CommandFailure/badInput(_:)`` naming the store, a filter
     ///   or what matched nothing.
     static func choose(
-        store: String, passwordFile: String?, filters filterTexts: [String], last: Int, candidatePaths: [String]
+        store: String, passwordFile: String?, filters filterTexts: [String], last: Int, candidatePaths: [String],
+        policy: ComparisonPolicy
     ) async throws -> HistoryBaseline {
         let location: HistoryLocation
         var filters: [HistoryFilter] = []
@@ -81,7 +86,7 @@ struct HistoryBaseline {
 
         // The last change in those runs: the baseline starts after it.
         var since = like
-        var changeNote = "no change found in them"
+        var changeNote = "no change in a gated metric found in them"
         if like.count >= 2 {
             let report: TrendReport
             do {
@@ -89,7 +94,10 @@ struct HistoryBaseline {
             } catch {
                 throw CommandFailure.badInput(error.message)
             }
-            if let latest = report.changes.filter({ $0.status == "confirmed" }).max(by: { $0.firstAfter.time < $1.firstAfter.time }) {
+            let gating = report.changes.filter { change in
+                change.status == "confirmed" && policy.settings(for: "\(change.test)/\(change.metric)", unit: change.unit).gates
+            }
+            if let latest = gating.max(by: { $0.firstAfter.time < $1.firstAfter.time }) {
                 since = like.filter { $0.metadata.timestamp >= latest.firstAfter.time }
                 let commit = latest.firstAfter.commit.isEmpty ? "run \(latest.firstAfter.run)" : "commit \(latest.firstAfter.commit.prefix(10))"
                 changeNote = "since the change at \(commit) (\(latest.test)/\(latest.metric) \(String(format: "%+.1f%%", latest.change.change * 100)))"
