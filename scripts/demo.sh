@@ -46,9 +46,9 @@ step "2b. The same app as a flight recorder: it dumps the seconds around a late 
 
 # The regression: a refactor moved the lens's tone-curve table into the
 # function that applies it, so the table (3 × 4,096 entries, two powf and an
-# expf each)
-# is rebuilt for every band of every frame instead of once per lens. Its cost
-# is scalar arithmetic, the same share of the work on any CPU. Another build
+# expf each) is rebuilt for every band of every frame instead of once per
+# lens. Its cost is scalar arithmetic, the same share of the work on any
+# CPU. Another build
 # is chosen by name: DEMO_REGRESSION=scalar (a colour grade that lost SIMD,
 # whose cost depends on the CPU's vector units).
 regression=${DEMO_REGRESSION:-rebuilt-curve}
