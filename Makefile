@@ -94,7 +94,7 @@ fuzz: setup
 # The SDK's sections run in StrobeBenchmarks, the statistics' in the tools
 # package's StrobeToolBenchmarks.
 SDK_BENCH_SECTIONS = core crash triggers categories async session format reader bridges signposts runner instructions
-TOOL_BENCH_SECTIONS = statistics changepoints history
+TOOL_BENCH_SECTIONS = statistics changepoints history trend
 BENCH_SECTIONS = $(SDK_BENCH_SECTIONS) $(TOOL_BENCH_SECTIONS)
 BENCH_ASKED = $(filter $(BENCH_SECTIONS),$(MAKECMDGOALS))
 bench: setup
@@ -104,6 +104,7 @@ bench: setup
 	fi
 	@if [ -z "$(BENCH_ASKED)" ] || [ -n "$(filter $(TOOL_BENCH_SECTIONS),$(BENCH_ASKED))" ]; then \
 		$(SWIFT) build $(RELEASE_FLAGS) $(TOOLS) --product StrobeToolBenchmarks && \
+		$(SWIFT) build $(RELEASE_FLAGS) $(TOOLS) --product strobe && \
 		Tools/.build/release/StrobeToolBenchmarks $(filter $(TOOL_BENCH_SECTIONS),$(BENCH_ASKED)) || exit 1; \
 	fi
 

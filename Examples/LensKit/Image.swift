@@ -21,8 +21,18 @@ public struct Image: Sendable {
     /// differs and no filter work can be skipped.
     public static func cameraFrame(width: Int, height: Int, frame: Int) -> Image {
         var image = Image(width: width, height: height)
+        image.capture(frame: frame)
+        return image
+    }
+
+    /// Renders synthetic camera frame `frame` into this image's storage, as a
+    /// camera writes into a buffer of its pool: no allocation, and no page
+    /// faults once the storage has been written.
+    public mutating func capture(frame: Int) {
+        let width = width
+        let height = height
         let phase = Float(frame % 64) / 64
-        image.pixels.withUnsafeMutableBufferPointer { pixels in
+        pixels.withUnsafeMutableBufferPointer { pixels in
             for y in 0..<height {
                 let fy = Float(y) / Float(height)
                 for x in 0..<width {
@@ -36,6 +46,5 @@ public struct Image: Sendable {
                 }
             }
         }
-        return image
     }
 }

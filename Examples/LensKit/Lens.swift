@@ -1,17 +1,29 @@
-/// A camera lens effect: a colour grade (a 4×4 matrix on every pixel), a soft
-/// blur and a vignette, applied to bands of rows.
+import Foundation
+
+/// A camera lens effect: a colour grade (a 4×4 matrix on every pixel), a film
+/// tone curve looked up in a table, a soft blur and a vignette, applied to
+/// bands of rows.
 ///
-/// The colour grade has two implementations of the same arithmetic: one on
-/// SIMD vectors, one a scalar call per channel. Switching to the scalar one
-/// reproduces a regression from a build change that lost vectorization.
+/// The kernels reproduce two regressions of different kinds. The scalar one
+/// grades one channel at a time: a build change that lost vectorization,
+/// whose cost depends on the CPU's vector units. The rebuilt-curve one builds
+/// the tone curve's table on every call instead of once per lens: a mistake
+/// in the code, whose cost is the same scalar arithmetic on any CPU.
 public struct Lens: Sendable {
-    /// How the colour grade runs.
+    /// How the lens runs.
     public enum Kernel: String, Sendable, CaseIterable {
-        /// Four channels at a time on SIMD vectors.
+        /// The colour grade four channels at a time on SIMD vectors, the tone
+        /// curve's table built once per lens.
         case vectorized
-        /// One channel at a time, through an out-of-line call.
+        /// The colour grade one channel at a time, through an out-of-line call.
         case scalar
+        /// As `vectorized`, but the tone curve's table is rebuilt on every
+        /// call, for every band of every frame (`LENS_KERNEL=rebuilt-curve`).
+        case rebuiltCurve = "rebuilt-curve"
     }
+
+    /// Entries of the tone curve's table: 12 bits of input precision.
+    public static let toneCurveEntries = 4096
 
     /// The colour matrix, row-major.
     public let matrix: [Float]
@@ -21,6 +33,9 @@ public struct Lens: Sendable {
     public let gradePasses: Int
     /// How many times the blur runs (its softness).
     public let blurPasses: Int
+    /// The tone curve: `toneCurveEntries` values over [0, 1] for each of
+    /// red, green and blue.
+    private let toneCurve: [Float]
 
     /// A warm lens with a soft vignette.
     public init(kernel: Kernel, gradePasses: Int = 2, blurPasses: Int = 1) {
@@ -33,6 +48,23 @@ public struct Lens: Sendable {
             0.272, 0.534, 0.131, 0,
             0, 0, 0, 1,
         ]
+        toneCurve = Lens.makeToneCurve()
+    }
+
+    /// The film's response per channel (red, green, blue, one after the
+    /// other): a gamma lift a little warmer in red than in blue, a toe, an
+    /// exponential shoulder, and a smooth roll-off at both ends.
+    static func makeToneCurve() -> [Float] {
+        let last = Float(toneCurveEntries - 1)
+        let gammas: [Float] = [1 / 2.0, 1 / 2.2, 1 / 2.4]
+        return gammas.flatMap { gamma in
+            (0..<toneCurveEntries).map { index in
+                let lifted = powf(Float(index) / last, gamma)
+                let toe = powf(lifted, 1.15)
+                let shoulder = (1 - expf(-3 * toe)) / (1 - expf(-3))
+                return shoulder * shoulder * (3 - 2 * shoulder)
+            }
+        }
     }
 
     /// Applies the lens to rows `rows` of `image`, writing into `output`.
@@ -44,9 +76,15 @@ public struct Lens: Sendable {
             for index in stride(from: start, to: end, by: 1) { output[index] = input[index] }
             for _ in 0..<gradePasses {
                 switch kernel {
-                case .vectorized: gradeVectorized(output, from: start, to: end)
+                case .vectorized, .rebuiltCurve: gradeVectorized(output, from: start, to: end)
                 case .scalar: gradeScalar(output, from: start, to: end)
                 }
+            }
+            switch kernel {
+            case .vectorized, .scalar:
+                toneCurve.withUnsafeBufferPointer { applyToneCurve($0, output, from: start, to: end) }
+            case .rebuiltCurve:
+                Lens.makeToneCurve().withUnsafeBufferPointer { applyToneCurve($0, output, from: start, to: end) }
             }
             for _ in 0..<blurPasses {
                 blur(input, output, width: width, height: image.height, rows: rows)
@@ -101,6 +139,22 @@ public struct Lens: Sendable {
                 }
                 offset += 4
             }
+        }
+    }
+
+    /// Maps the red, green and blue of every pixel through their tone curves.
+    private func applyToneCurve(
+        _ curve: UnsafeBufferPointer<Float>, _ pixels: UnsafeMutableBufferPointer<Float>, from start: Int, to end: Int
+    ) {
+        let entries = Lens.toneCurveEntries
+        let scale = Float(entries - 1)
+        var offset = start
+        while offset < end {
+            for channel in 0..<3 {
+                let value = min(max(pixels[offset + channel], 0), 1)
+                pixels[offset + channel] = curve[channel * entries + Int(value * scale)]
+            }
+            offset += 4
         }
     }
 

@@ -58,6 +58,10 @@ public final class LensPipeline: @unchecked Sendable {
     private var stopping = false
     private var threads: [Thread] = []
     private var output: UnsafeMutableBufferPointer<Float>
+    /// The frame being processed: captured into the same storage every
+    /// frame, as from a camera's buffer pool, so that no frame allocates
+    /// (and page-faults in) a fresh image.
+    private var frame: Image
 
     /// Starts the worker threads.
     public init(configuration: Configuration) {
@@ -65,6 +69,7 @@ public final class LensPipeline: @unchecked Sendable {
         lens = Lens(kernel: configuration.kernel)
         output = .allocate(capacity: configuration.width * configuration.height * 4)
         output.initialize(repeating: 0)
+        frame = Image(width: configuration.width, height: configuration.height)
         for index in 0..<configuration.workers {
             let thread = Thread { [unowned self] in self.work(index) }
             thread.name = "lens worker \(index)"
@@ -103,9 +108,11 @@ public final class LensPipeline: @unchecked Sendable {
     public func processFrame(_ index: Int) -> Double {
         let start = DispatchTime.now().uptimeNanoseconds
         Trace.interval("frame") {
-            let image = Trace.interval("capture") {
-                Image.cameraFrame(width: configuration.width, height: configuration.height, frame: index)
-            }
+            // The workers let go of the previous frame before finishing
+            // their bands, so the storage is not shared here and is
+            // written in place.
+            Trace.interval("capture") { frame.capture(frame: index) }
+            let image = frame
             Trace.counter("memory.frame_bytes", image.byteCount, unit: .bytes)
             if index == configuration.stallingFrame {
                 Trace.interval("compile shaders") { usleep(45_000) }
@@ -150,15 +157,20 @@ public final class LensPipeline: @unchecked Sendable {
                 condition.unlock()
                 return
             }
-            let job = queue.removeFirst()
+            var job: Job? = queue.removeFirst()
             Trace.counter("queue depth", queue.count)
             condition.unlock()
             Trace.interval("lens apply", capturing: .resourceUsage) {
-                Trace.begin("band", terminatingFlow: job.flow, arguments: ["rows": .int(Int64(job.rows.count))])
-                lens.apply(to: job.image, rows: job.rows, into: job.output)
+                let band = job!
+                Trace.begin("band", terminatingFlow: band.flow, arguments: ["rows": .int(Int64(band.rows.count))])
+                lens.apply(to: band.image, rows: band.rows, into: band.output)
                 Trace.end()
             }
-            job.done.leave()
+            // Let go of the frame before the band is done: the main thread
+            // then writes the next frame into the same storage, uncopied.
+            let done = job!.done
+            job = nil
+            done.leave()
         }
     }
 }

@@ -1,7 +1,7 @@
 // The Lens pipeline demo app: applies a camera lens to generated frames on
 // worker threads, traced with Strobe.
 //
-//   LensPipeline [--frames N] [--kernel vectorized|scalar] [--size WxH] [--trace FILE]
+//   LensPipeline [--frames N] [--kernel vectorized|scalar|rebuilt-curve] [--size WxH] [--trace FILE]
 //                [--flight-recorder DIR] [--stall-frame N]
 //
 // With --trace, or with STROBE_TRACE_OUTPUT set (as `strobe run` does), the
@@ -34,7 +34,7 @@ while let argument = arguments.popFirst() {
         frames = value
     case "--kernel":
         guard let value = arguments.popFirst().flatMap(Lens.Kernel.init(rawValue:)) else {
-            FileHandle.standardError.write(Data("LensPipeline: --kernel is vectorized or scalar\n".utf8))
+            FileHandle.standardError.write(Data("LensPipeline: --kernel is vectorized, scalar or rebuilt-curve\n".utf8))
             exit(2)
         }
         configuration.kernel = value

@@ -4,7 +4,7 @@ import StrobeDiff
 import StrobeStatistics
 
 /// `strobe diff`: did the candidate regress against the baseline?
-struct DiffCommand: ParsableCommand {
+struct DiffCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "diff",
         abstract: "Compare perf results of a candidate with a baseline, with statistics; gate CI on it.",
@@ -25,6 +25,12 @@ struct DiffCommand: ParsableCommand {
             the user/system split, resident memory) are reported with absolute floors of about a clock \
             tick, one count or one page. --policy FILE sets direction, floors and gating per metric (YAML).
 
+            Instead of --baseline, --baseline-history STORE judges the candidate against the newest runs \
+            of a store (SQLite path or postgres:// URL) like the candidate's: its suites, on its CPU \
+            model, and the --where conditions (e.g. --where branch=main); only runs after the last \
+            change `strobe trend` finds in them in a metric that gates count, and at most --last of them. Which runs were \
+            chosen is printed on standard error.
+
             Exit status: 0 no regression, 1 at least one regression, 2 bad input.
             """
     )
@@ -38,6 +44,18 @@ struct DiffCommand: ParsableCommand {
 
     @Option(parsing: .upToNextOption, help: "Results files, directories or CSV files of the candidate.")
     var candidate: [String] = []
+
+    @Option(name: .customLong("baseline-history"), help: "Instead of --baseline: a store (path or postgres:// URL) whose recent runs are the baseline.")
+    var baselineHistory: String?
+
+    @Option(name: .customLong("password-file"), help: "With a postgres:// --baseline-history, a file whose first line is the password.")
+    var passwordFile: String?
+
+    @Option(name: .customLong("where"), help: "KEY=VALUE: with --baseline-history, only runs whose suite, branch, host, commit or tag KEY is VALUE.")
+    var filters: [String] = []
+
+    @Option(help: "With --baseline-history, the most runs taken, newest first (default 10).")
+    var last = 10
 
     @Option(help: "text, markdown, json or html.")
     var format: Format = .text
@@ -75,7 +93,14 @@ struct DiffCommand: ParsableCommand {
     }
 
     func validate() throws {
-        guard !baseline.isEmpty else { throw ValidationError("give at least one --baseline PATH") }
+        if baselineHistory != nil {
+            guard baseline.isEmpty else { throw ValidationError("give either --baseline PATH or --baseline-history STORE, not both") }
+            guard last >= 1 else { throw ValidationError("--last must be 1 or more, not \(last)") }
+        } else {
+            guard !baseline.isEmpty else { throw ValidationError("give at least one --baseline PATH, or --baseline-history STORE") }
+            if passwordFile != nil { throw ValidationError("--password-file goes with --baseline-history") }
+            if !filters.isEmpty { throw ValidationError("--where goes with --baseline-history") }
+        }
         guard !candidate.isEmpty else { throw ValidationError("give at least one --candidate PATH") }
         if let alpha, !(alpha > 0 && alpha < 1) { throw ValidationError("--alpha must be between 0 and 1, not \(alpha)") }
         if let minEffect, !(minEffect >= 0 && minEffect < 100) {
@@ -89,14 +114,24 @@ struct DiffCommand: ParsableCommand {
         }
     }
 
-    func run() throws {
+    func run() async throws {
         var options = ComparisonOptions()
         options.percentiles = parsedPercentiles ?? options.percentiles
         let filter = try metric.map { try Regex($0) }
         let rules = try loadPolicy(policy)
         options = rules.options(overriding: options, alpha: alpha, minimumEffect: minEffect.map { $0 / 100 })
+        let baselineSamples: SampleSet
+        if let baselineHistory {
+            let chosen = try await HistoryBaseline.choose(
+                store: baselineHistory, passwordFile: passwordFile, filters: filters, last: last, candidatePaths: candidate,
+                policy: rules)
+            FileHandle.standardError.write(Data((chosen.summary + "\n").utf8))
+            baselineSamples = chosen.samples
+        } else {
+            baselineSamples = try SampleSet.load(baseline)
+        }
         let report = try DiffEngine.diff(
-            baseline: SampleSet.load(baseline), candidate: SampleSet.load(candidate), metricFilter: filter, groupBy: groupBy,
+            baseline: baselineSamples, candidate: SampleSet.load(candidate), metricFilter: filter, groupBy: groupBy,
             options: options, policy: rules)
         try report.deliver(as: format, to: output)
     }

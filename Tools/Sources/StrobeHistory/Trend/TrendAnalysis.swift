@@ -123,9 +123,11 @@ public enum TrendAnalysis {
                 slots: slots.map { TrendSlot(commit: first[$0]!.commit, time: first[$0]!.time) }, groups: members, runs: table)
         }
         guard groups.count > 1 else { return [cohort(groups, slots: ordered)] }
-        let shared = ordered.filter { key in groups.allSatisfy { group in byGroup[group]!.contains { slotKey($0) == key } } }
+        let slotsOf = byGroup.mapValues { Set($0.map(slotKey)) }
+        let shared = ordered.filter { key in groups.allSatisfy { slotsOf[$0]!.contains(key) } }
         if shared.count >= 2 * options.detection.minimumSegment {
-            let left = runs.filter { !Set(shared).contains(slotKey($0)) }.count
+            let sharedKeys = Set(shared)
+            let left = runs.filter { !sharedKeys.contains(slotKey($0)) }.count
             if left > 0 {
                 notes.append(
                     "\(suite): \(left) run\(left == 1 ? "" : "s") at commits not measured by every one of \(groups.joined(separator: ", ")) left out (series are aligned commit by commit)")
@@ -135,7 +137,7 @@ public enum TrendAnalysis {
         notes.append(
             "\(suite): \(groups.joined(separator: ", ")) share \(shared.count) commit\(shared.count == 1 ? "" : "s"); each is analysed alone, so no step is compared across them")
         return groups.map { group in
-            cohort([group], slots: ordered.filter { key in byGroup[group]!.contains { slotKey($0) == key } })
+            cohort([group], slots: ordered.filter { slotsOf[group]!.contains($0) })
         }
     }
 
@@ -162,14 +164,40 @@ public enum TrendAnalysis {
         var metric: String
         var unit: String
         var lowerIsBetter: Bool
+        /// Its column in the cohort's ``ValueTable``.
+        var column: Int
         var values: [[Double]]
 
         var name: String { "\(test)/\(metric)" }
     }
 
-    /// The value of `test`/`metric` in `run`: the median of its processes' summaries.
-    static func value(_ run: HistoryRun, test: String, metric: String) -> Double? {
-        run.tests.first { $0.name == test }?.metrics.first { $0.name == metric }?.summary.centralValue
+    /// The value of every metric of some runs (the median of each run's
+    /// processes' summaries), found by run key and metric column: built
+    /// once per cohort, so that reading a series searches nothing.
+    struct ValueTable {
+        private var rows: [String: [Double?]] = [:]
+
+        /// The values of `runs` for the metrics `columns` names
+        /// (`TEST/METRIC` to column).
+        init(_ runs: [HistoryRun], columns: [String: Int]) {
+            rows.reserveCapacity(runs.count)
+            for run in runs where rows[run.key] == nil {
+                var row = [Double?](repeating: nil, count: columns.count)
+                for test in run.tests {
+                    for metric in test.metrics {
+                        if let column = columns["\(test.name)/\(metric.name)"], row[column] == nil {
+                            row[column] = metric.summary.centralValue
+                        }
+                    }
+                }
+                rows[run.key] = row
+            }
+        }
+
+        /// The value of column `column` in `run`, or nil.
+        func value(_ run: HistoryRun, column: Int) -> Double? {
+            rows[run.key]?[column] ?? nil
+        }
     }
 
     /// The median of `values`, or nil when one is missing.
@@ -206,14 +234,17 @@ public enum TrendAnalysis {
                 }
             }
         }
+        var columns: [String: Int] = [:]
+        for (column, name) in names.enumerated() { columns["\(name.test)/\(name.metric)"] = column }
+        let table = ValueTable(Array(cohort.runs.joined().joined()) + reference, columns: columns)
         var series: [Series] = []
         var partial: [String] = []
         var notPositive: [String] = []
-        for name in names {
+        for (column, name) in names.enumerated() {
             let full = "\(name.test)/\(name.metric)"
             if let pattern, (try? pattern.firstMatch(in: full)) == nil { continue }
             let values = cohort.runs.map { group in
-                group.map { runs in median(runs.map { value($0, test: name.test, metric: name.metric) }) }
+                group.map { runs in median(runs.map { table.value($0, column: column) }) }
             }
             let present = values.joined().filter { $0 != nil }.count
             let total = cohort.slots.count * cohort.groups.count
@@ -226,7 +257,8 @@ public enum TrendAnalysis {
                 notPositive.append(full)
                 continue
             }
-            series.append(Series(test: name.test, metric: name.metric, unit: name.unit, lowerIsBetter: name.lowerIsBetter, values: flat))
+            series.append(Series(
+                test: name.test, metric: name.metric, unit: name.unit, lowerIsBetter: name.lowerIsBetter, column: column, values: flat))
         }
         if !partial.isEmpty {
             report.notes.append("\(label): not measured at every commit, left out: " + partial.joined(separator: ", "))
@@ -241,12 +273,10 @@ public enum TrendAnalysis {
         var referenceRuns: [[[HistoryRun]]] = []
         for group in cohort.groups {
             let own = reference.filter { groupName($0, keys: keys) == group }
+            let ownByCommit = Dictionary(grouping: own, by: \.metadata.gitCommit)
             referenceRuns.append(cohort.slots.enumerated().map { index, slot in
                 guard !own.isEmpty else { return [] }
-                if !slot.commit.isEmpty {
-                    let same = own.filter { $0.metadata.gitCommit == slot.commit }
-                    if !same.isEmpty { return same }
-                }
+                if !slot.commit.isEmpty, let same = ownByCommit[slot.commit] { return same }
                 let time = cohort.runs.flatMap { $0[index] }.map(\.metadata.timestamp).min() ?? slot.time
                 let nearest = own.min { abs($0.metadata.timestamp - time) < abs($1.metadata.timestamp - time) }!
                 return [nearest]
@@ -258,7 +288,7 @@ public enum TrendAnalysis {
                 MetricHistory(name: $0.name, values: $0.values[g], lowerIsBetter: $0.lowerIsBetter, relativeFloor: floor)
             }
             let references: [MetricHistory] = referenceRuns[g].allSatisfy(\.isEmpty) ? [] : series.compactMap { item in
-                let values = referenceRuns[g].map { runs in median(runs.map { value($0, test: item.test, metric: item.metric) }) }
+                let values = referenceRuns[g].map { runs in median(runs.map { table.value($0, column: item.column) }) }
                 guard values.allSatisfy({ $0 != nil && $0!.isFinite && $0! > 0 }) else { return nil }
                 return MetricHistory(name: item.name, values: values.map { $0! }, lowerIsBetter: item.lowerIsBetter, relativeFloor: floor)
             }
@@ -276,12 +306,12 @@ public enum TrendAnalysis {
             for (g, group) in cohort.groups.enumerated() {
                 for (slot, runs) in cohort.runs[g].enumerated() {
                     for run in runs {
-                        if let value = value(run, test: item.test, metric: item.metric) {
+                        if let value = table.value(run, column: item.column) {
                             points.append(TrendPoint(slot: slot, group: group, value: value, run: run.key, reference: false))
                         }
                     }
                     for run in referenceRuns[g][slot] {
-                        if let value = value(run, test: item.test, metric: item.metric) {
+                        if let value = table.value(run, column: item.column) {
                             points.append(TrendPoint(slot: slot, group: group, value: value, run: run.key, reference: true))
                         }
                     }
