@@ -299,6 +299,28 @@ import StrobePerf
         #expect(abs(SequentialDesign.spending(0.01, at: 0.5) - 0.000269) < 0.00001)
     }
 
+    /// At an early look the intervals' own confidence is far above the
+    /// look's level; a change found there is shown with the interval of the
+    /// test that found it, which then leaves out "no change".
+    @Test func aChangeFoundAtAnEarlyLookIsShownWithAnIntervalThatExcludesNoChange() throws {
+        var design = SequentialDesign(alpha: 0.01, confidence: 0.95, plannedRounds: 30)
+        let look = design.look(number: 1, rounds: 4, final: false)
+        #expect(look.confidence > 0.9999)
+        let input = MetricComparison.Input(
+            name: "apply lens", unit: "ns", lowerIsBetter: true,
+            baseline: ProcessLevelTests.replicates([100, 104, 97, 101], seed: 3),
+            candidate: ProcessLevelTests.replicates([128, 135, 122, 131], seed: 4))
+        let row = try #require(MetricComparison.compare([input], look: look).first)
+        #expect(row.verdict == .regression)
+        let shift = try #require(row.shift)
+        #expect(shift.lower > 1, "the interval [\(shift.lower), \(shift.upper)] crosses no change")
+        #expect(abs(shift.confidence - (1 - look.alpha)) < 1e-12)
+        #expect(row.differenceLower > 0)
+        // The same rows compared at once keep their 95% interval.
+        let fixed = try #require(MetricComparison.compare([input]).first)
+        #expect(fixed.shift?.confidence == 0.95)
+    }
+
     /// Three tests' wall and CPU time, 2% process noise, every test 60%
     /// slower: the first look, after 4 of 30 planned rounds, decides.
     @Test func aLargeChangeIsDecidedAtTheFirstLook() throws {

@@ -230,18 +230,27 @@ public enum ComparisonEngine {
             }
             let baseCenter = center(input.baseline)
             let candCenter = center(input.candidate)
-            let interval = test.interval(confidence: confidence)
-            var shift: ShiftEstimate?
-            var differenceInterval = (lower: interval.lower, upper: interval.upper)
-            if test.logScale {
-                shift = ShiftEstimate(
-                    ratio: exp(test.estimate), lower: exp(interval.lower), upper: exp(interval.upper), confidence: confidence)
-                differenceInterval = (baseCenter * (exp(interval.lower) - 1), baseCenter * (exp(interval.upper) - 1))
-            } else if baseCenter > 0 {
-                shift = ShiftEstimate(
-                    ratio: max(1 + test.estimate / baseCenter, 0), lower: max(1 + interval.lower / baseCenter, 0),
-                    upper: max(1 + interval.upper / baseCenter, 0), confidence: confidence)
+            // The change and its interval at a confidence, as a ratio (nil
+            // when the baseline's center is not positive) and in the unit.
+            func estimate(confidence: Double) -> (ShiftEstimate?, (lower: Double, upper: Double)) {
+                let interval = test.interval(confidence: confidence)
+                if test.logScale {
+                    return (
+                        ShiftEstimate(
+                            ratio: exp(test.estimate), lower: exp(interval.lower), upper: exp(interval.upper),
+                            confidence: confidence),
+                        (baseCenter * (exp(interval.lower) - 1), baseCenter * (exp(interval.upper) - 1))
+                    )
+                }
+                guard baseCenter > 0 else { return (nil, interval) }
+                return (
+                    ShiftEstimate(
+                        ratio: max(1 + test.estimate / baseCenter, 0), lower: max(1 + interval.lower / baseCenter, 0),
+                        upper: max(1 + interval.upper / baseCenter, 0), confidence: confidence),
+                    interval
+                )
             }
+            var (shift, differenceInterval) = estimate(confidence: confidence)
             var warnings: [String] = []
             let enough: Bool
             switch test.method {
@@ -275,6 +284,14 @@ public enum ComparisonEngine {
                 test: test, shift: shift, difference: candCenter - baseCenter, equivalenceRatio: equivalenceRatio,
                 equivalenceDifference: equivalenceDifference, adjustedPValue: adjusted[index], level: level,
                 lowerIsBetter: input.lowerIsBetter, relativeFloor: floor, absoluteFloor: input.absoluteFloor) : .inconclusive
+            // A change is shown with the interval of the test that found it:
+            // at an early sequential look the intervals' own confidence is
+            // far higher than the look's level (their miss rate is spent
+            // mostly at the last looks), and an interval that crosses zero
+            // beside "p < 0.0001, regression" would contradict the verdict.
+            if verdict == .regression || verdict == .improvement, 1 - level < confidence {
+                (shift, differenceInterval) = estimate(confidence: 1 - level)
+            }
             var needed: Int?
             var advice: [DecisionAdvice] = []
             var iterationShare: Double?
