@@ -56,6 +56,11 @@ public struct TraceConfiguration: Sendable {
     /// Default: 1.
     public var samplingProbability: Double = 1
 
+    /// Where the trace comes from (app, version, build, device, OS and any
+    /// other dimension), written into every trace, flight-recorder dump and
+    /// crash file with ``samplingProbability``. Default: empty.
+    public var metadata = TraceMetadata()
+
     /// How often the background writer appends recorded events to the file.
     /// It also wakes early when a thread fills a quarter of its buffer.
     /// Intervals under 1 ms count as 1 ms. Default: 100 ms.
