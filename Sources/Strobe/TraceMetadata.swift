@@ -22,7 +22,9 @@ import StrobeProtos
 /// process track, at the start of the recording, whose debug annotations are
 /// the values: `app.name`, `app.version`, `app.build`, `device.model`,
 /// `os.version`, each dimension under its own name (strings), and
-/// `sampling.probability` (a double). Perfetto's own schema has no field for
+/// `sampling.probability` (a double). A session with no metadata and a
+/// sampling probability of 1 writes no such event, so a trace without one
+/// reads as exactly that. Perfetto's own schema has no field for
 /// an app's free-form key–value metadata (`SystemInfo` holds fixed Android and
 /// kernel fields; Chrome's metadata packets are Chrome's), while debug
 /// annotations are typed, take any name, and reach every Perfetto tool: the
@@ -129,9 +131,15 @@ struct SessionMetadata: Sendable {
         entries = stride(from: 2, to: fields.count, by: 2).map { (name: fields[$0], value: fields[$0 + 1]) }
     }
 
+    /// Whether this is what a trace without metadata means: no values and a
+    /// session recorded with probability 1.
+    var isDefault: Bool { entries.isEmpty && samplingProbability >= 1 }
+
     /// Appends the `strobe.metadata` instant on the process track `track`, at
-    /// `boottime`, on the metadata sequence.
+    /// `boottime`, on the metadata sequence; nothing when ``isDefault``, so a
+    /// session configured without metadata writes the trace it always did.
     func appendPacket(track: UInt64, boottime: UInt64, sequenceID: UInt32, to buffer: inout ProtoBuffer) {
+        guard !isDefault else { return }
         let strings = CStrings()
         var annotations = [Perfetto__Protos__DebugAnnotation](
             repeating: Perfetto__Protos__DebugAnnotation(), count: entries.count + 1)

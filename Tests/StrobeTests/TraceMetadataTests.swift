@@ -78,15 +78,34 @@ struct TraceMetadataTests {
         try Self.check(recovered)
     }
 
-    @Test func aTraceWithoutMetadataHasNoOriginButStillItsSamplingProbability() throws {
+    @Test func aTraceWithoutMetadataHasNoOrigin() throws {
         let path = temporaryTracePath()
         defer { try? FileManager.default.removeItem(atPath: path) }
         var configuration = TraceConfiguration(outputPath: path)
         configuration.processSamplingInterval = .zero
         try TraceSession.record(configuration) { Trace.interval("work") {} }
+        let trace = try TraceReader.read(contentsOf: path)
+        #expect(trace.origin == nil)
+        #expect(trace.instants.isEmpty)
+    }
+
+    @Test func aSampledSessionRecordsItsProbabilityAlone() throws {
+        let path = temporaryTracePath()
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        var configuration = TraceConfiguration(outputPath: path)
+        configuration.processSamplingInterval = .zero
+        configuration.samplingProbability = 0.5
+        var sampled = false
+        for _ in 0..<64 where !sampled {
+            let session = try TraceSession.start(configuration)
+            sampled = session.isSampled
+            if sampled { Trace.interval("work") {} }
+            try session.stop()
+        }
+        try #require(sampled, "one of 64 sessions at probability 0.5 records")
         let origin = try #require(try TraceReader.read(contentsOf: path).origin)
         #expect(origin.values.isEmpty)
-        #expect(origin.samplingProbability == 1)
+        #expect(origin.samplingProbability == 0.5)
     }
 
     @Test(arguments: [
