@@ -1,5 +1,6 @@
 // `make bench statistics`: the quality and speed of the tools' statistics;
-// `make bench history`: the run history's speed on SQLite and PostgreSQL.
+// `make bench history`: the run history's speed on SQLite and PostgreSQL;
+// `make bench sketch`: the fleet's quantile sketch, accuracy and size.
 // Prints one JSON line per figure, each with the baseline measured in the
 // same process and the ratio between them.
 
@@ -7,7 +8,7 @@
 import Glibc
 #endif
 
-let sections = ["statistics", "changepoints", "history"]
+let sections = ["statistics", "changepoints", "history", "sketch"]
 let arguments = Set(CommandLine.arguments.dropFirst())
 let unknown = arguments.subtracting(sections).sorted()
 if !unknown.isEmpty {
@@ -22,3 +23,4 @@ if arguments.isEmpty || arguments.contains("statistics") {
 }
 if arguments.isEmpty || arguments.contains("changepoints") { ChangePointBenchmarks.run() }
 if arguments.isEmpty || arguments.contains("history") { await HistoryBenchmarks.run() }
+if arguments.isEmpty || arguments.contains("sketch") { SketchBenchmarks.run() }
