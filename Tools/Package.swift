@@ -60,10 +60,19 @@ let package = Package(
                 "CLibPQ", "CLibCrypto",
             ]
         ),
+        // A fleet's traces: extraction into the store, and the fleet report.
+        .target(
+            name: "StrobeFleet",
+            dependencies: [
+                "StrobeStatistics", "StrobeDiff", "StrobeHistory",
+                .product(name: "StrobeReader", package: "strobe"),
+                .product(name: "StrobeFormatting", package: "strobe"),
+            ]
+        ),
         .executableTarget(
             name: "StrobeCLI",
             dependencies: [
-                "StrobeStatistics", "StrobeDiff", "StrobeHistory",
+                "StrobeStatistics", "StrobeDiff", "StrobeHistory", "StrobeFleet",
                 .product(name: "Strobe", package: "strobe"),
                 .product(name: "StrobeReader", package: "strobe"),
                 .product(name: "StrobePerf", package: "strobe"),
@@ -78,7 +87,8 @@ let package = Package(
         .executableTarget(
             name: "StrobeToolBenchmarks",
             dependencies: [
-                "StrobeStatistics", "StrobeDiff", "StrobeHistory",
+                "StrobeStatistics", "StrobeDiff", "StrobeHistory", "StrobeFleet",
+                .product(name: "Strobe", package: "strobe"),
                 .product(name: "StrobeResults", package: "strobe"),
                 .product(name: "StrobeTestSupport", package: "strobe"),
             ]
@@ -116,6 +126,16 @@ let package = Package(
                 .product(name: "StrobeResults", package: "strobe"),
                 .product(name: "StrobeTestSupport", package: "strobe"),
                 .product(name: "GRDB", package: "GRDB.swift"),
+            ]
+        ),
+        // Ingest and the fleet report, on traces the SDK writes.
+        .testTarget(
+            name: "StrobeFleetTests",
+            dependencies: [
+                "StrobeFleet", "StrobeHistory", "StrobeStatistics", "StrobeDiff", "StrobeCLI",
+                .product(name: "Strobe", package: "strobe"),
+                .product(name: "StrobeReader", package: "strobe"),
+                .product(name: "StrobeTestSupport", package: "strobe"),
             ]
         ),
         // Every `strobe` subcommand, run as a user runs it.
