@@ -67,7 +67,8 @@ let package = Package(
                 "StrobeStatistics", "StrobeDiff", "StrobeHistory",
                 .product(name: "StrobeReader", package: "strobe"),
                 .product(name: "StrobeFormatting", package: "strobe"),
-            ]
+            ],
+            swiftSettings: optimizedInDebug
         ),
         .executableTarget(
             name: "StrobeCLI",

@@ -108,6 +108,21 @@ public struct QuantileSketch: Sendable, Hashable {
         return maximum
     }
 
+    /// How many values are at most `value`, counting whole buckets: a value
+    /// in the bucket of `value` counts, so that this is consistent with
+    /// ``quantile(_:)``, whose answers are bucket values.
+    public func count(atMost value: Double) -> UInt64 {
+        guard count > 0 else { return 0 }
+        if value < -Self.smallestMagnitude {
+            let limit = index(of: -value)
+            return negative.ascending().reduce(0) { $1.0 >= limit ? $0 &+ $1.1 : $0 }
+        }
+        let below = negative.total &+ zeroCount
+        guard value > Self.smallestMagnitude else { return below }
+        let limit = index(of: value)
+        return below &+ positive.total(upTo: limit)
+    }
+
     /// Buckets holding values, both signs: a measure of the sketch's size.
     public var bucketCount: Int { positive.occupied + negative.occupied + (zeroCount > 0 ? 1 : 0) }
 
@@ -194,6 +209,15 @@ private struct BucketStore: Sendable, Hashable {
     var counts: [UInt64] = []
 
     var total: UInt64 { counts.reduce(0, &+) }
+
+    /// The count of buckets with an index up to `limit`.
+    func total(upTo limit: Int32) -> UInt64 {
+        guard !counts.isEmpty, limit >= offset else { return 0 }
+        let end = Swift.min(counts.count, Int(limit - offset) + 1)
+        var sum: UInt64 = 0
+        for position in 0..<end { sum &+= counts[position] }
+        return sum
+    }
     var occupied: Int { counts.lazy.filter { $0 > 0 }.count }
 
     mutating func add(_ index: Int32, _ times: UInt64) {
