@@ -28,6 +28,10 @@ let package = Package(
         // The run history's SQLite store (over Debian's libsqlite3-dev); its
         // PostgreSQL store is on libpq, a system library (below).
         .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
+        // `strobe serve`, the HTTP ingest endpoint (without swift-configuration
+        // support, which it does not use).
+        .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1", traits: ["FullFoundation"]),
+        .package(url: "https://github.com/apple/swift-http-types", from: "1.8.0"),
     ],
     targets: [
         // The statistics and the diff are compiled with optimization even in
@@ -70,10 +74,20 @@ let package = Package(
             ],
             swiftSettings: optimizedInDebug
         ),
+        // The HTTP ingest endpoint (`strobe serve`) over the fleet's
+        // extraction and store.
+        .target(
+            name: "StrobeServer",
+            dependencies: [
+                "StrobeFleet", "StrobeHistory",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+            ]
+        ),
         .executableTarget(
             name: "StrobeCLI",
             dependencies: [
-                "StrobeStatistics", "StrobeDiff", "StrobeHistory", "StrobeFleet",
+                "StrobeStatistics", "StrobeDiff", "StrobeHistory", "StrobeFleet", "StrobeServer",
                 .product(name: "Strobe", package: "strobe"),
                 .product(name: "StrobeReader", package: "strobe"),
                 .product(name: "StrobePerf", package: "strobe"),
@@ -127,6 +141,18 @@ let package = Package(
                 .product(name: "StrobeResults", package: "strobe"),
                 .product(name: "StrobeTestSupport", package: "strobe"),
                 .product(name: "GRDB", package: "GRDB.swift"),
+            ]
+        ),
+        // The ingest endpoint, over HTTP on loopback.
+        .testTarget(
+            name: "StrobeServerTests",
+            dependencies: [
+                "StrobeServer", "StrobeFleet", "StrobeHistory",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdTesting", package: "hummingbird"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "Strobe", package: "strobe"),
+                .product(name: "StrobeTestSupport", package: "strobe"),
             ]
         ),
         // Ingest and the fleet report, on traces the SDK writes.
