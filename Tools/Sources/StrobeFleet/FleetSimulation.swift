@@ -27,6 +27,8 @@ public struct FleetSimulation: Sendable {
     public var metrics = 2
     /// Groups (device classes) per report.
     public var groups = 3
+    /// The sessions' sketches' relative accuracy.
+    public var relativeAccuracy = QuantileSketch.defaultRelativeAccuracy
 
     /// The default simulation.
     public init() {}
@@ -40,7 +42,7 @@ public struct FleetSimulation: Sendable {
     public func sessionSketches(factor: Double = 1, generator: inout SeededGenerator) -> [QuantileSketch] {
         let width = UInt64(eventsPerSession.count)
         return (0..<sessions).map { _ in
-            var sketch = QuantileSketch()
+            var sketch = QuantileSketch(relativeAccuracy: relativeAccuracy)
             let speed = median * factor * exp(sessionSpread * generator.normal())
             let events = eventsPerSession.lowerBound + Int(generator.next() % width)
             for _ in 0..<events { sketch.add(speed * exp(eventSpread * generator.normal())) }

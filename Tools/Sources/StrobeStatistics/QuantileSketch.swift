@@ -108,6 +108,29 @@ public struct QuantileSketch: Sendable, Hashable {
         return maximum
     }
 
+    /// The `q` quantile placed inside its bucket: where the rank falls among
+    /// the bucket's values, spread evenly on a log scale between the
+    /// bucket's bounds. Within a bucket of ``quantile(_:)``'s answer, so
+    /// within about 2α of the order statistic; between buckets it moves
+    /// smoothly with `q`, which suits the ends of an interval. Negative values
+    /// and zero are answered as by ``quantile(_:)``.
+    public func interpolatedQuantile(_ q: Double) -> Double {
+        guard count > 0 else { return .nan }
+        let rank = Swift.min(Swift.max(q, 0), 1) * Double(count - 1)
+        let below = Double(negative.total &+ zeroCount)
+        guard rank >= below else { return quantile(q) }
+        var seen = below
+        for (index, bucketCount) in positive.ascending() {
+            let next = seen + Double(bucketCount)
+            if next > rank {
+                let within = (rank - seen + 0.5) / Double(bucketCount)
+                return clamp(Foundation.pow(gamma, Double(index) - 1 + within))
+            }
+            seen = next
+        }
+        return maximum
+    }
+
     /// How many values are at most `value`, counting whole buckets: a value
     /// in the bucket of `value` counts, so that this is consistent with
     /// ``quantile(_:)``, whose answers are bucket values.

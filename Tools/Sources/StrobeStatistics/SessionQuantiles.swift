@@ -84,8 +84,8 @@ public enum SessionQuantiles {
                     sumSquares += residual * residual
                 }
                 let standardError = (Double(m) / Double(m - 1) * sumSquares).squareRoot() / total
-                lower = pooled.quantile(max(0, p - z * standardError))
-                upper = pooled.quantile(min(1, p + z * standardError))
+                lower = Swift.min(estimate, pooled.interpolatedQuantile(max(0, p - z * standardError)))
+                upper = Swift.max(estimate, pooled.interpolatedQuantile(min(1, p + z * standardError)))
             }
             var logError = 0.0
             if lower > 0, upper > 0 { logError = (log(upper) - log(lower)) / (2 * z) }

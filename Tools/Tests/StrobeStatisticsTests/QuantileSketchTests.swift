@@ -31,6 +31,24 @@ import Testing
         #expect(sketch.minimum == values.min() && sketch.maximum == values.max())
     }
 
+    @Test func interpolatedQuantilesStayInTheirBucketAndMoveSmoothly() {
+        let values = Self.sample(20_000, seed: 9)
+        var sketch = QuantileSketch()
+        for value in values { sketch.add(value) }
+        let sorted = values.sorted()
+        var previous = 0.0
+        for step in 1..<1000 {
+            let q = Double(step) / 1000
+            let value = sketch.interpolatedQuantile(q)
+            let exact = Self.orderStatistic(sorted, q)
+            #expect(abs(value - exact) / exact <= 2 * sketch.relativeAccuracy + 1e-9, "q \(q)")
+            #expect(value >= previous, "q \(q): not monotone")
+            previous = value
+        }
+        #expect(sketch.interpolatedQuantile(0) == sketch.minimum)
+        #expect(QuantileSketch().interpolatedQuantile(0.5).isNaN)
+    }
+
     @Test func mergingEqualsAddingEverythingToOneSketch() {
         var pooled = QuantileSketch()
         var merged = QuantileSketch()
