@@ -28,6 +28,11 @@ let package = Package(
         // The run history's SQLite store (over Debian's libsqlite3-dev); its
         // PostgreSQL store is on libpq, a system library (below).
         .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
+        // `strobe serve`, the fleet's ingest endpoint.
+        .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1", traits: []),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
+        .package(url: "https://github.com/apple/swift-http-types", from: "1.8.0"),
+        .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
     ],
     targets: [
         // The statistics and the diff are compiled with optimization even in
@@ -70,10 +75,21 @@ let package = Package(
             ],
             swiftSettings: optimizedInDebug
         ),
+        // The ingest endpoint: traces over HTTP into a fleet store.
+        .target(
+            name: "StrobeServe",
+            dependencies: [
+                "StrobeFleet", "StrobeHistory",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
         .executableTarget(
             name: "StrobeCLI",
             dependencies: [
-                "StrobeStatistics", "StrobeDiff", "StrobeHistory", "StrobeFleet",
+                "StrobeStatistics", "StrobeDiff", "StrobeHistory", "StrobeFleet", "StrobeServe",
                 .product(name: "Strobe", package: "strobe"),
                 .product(name: "StrobeReader", package: "strobe"),
                 .product(name: "StrobePerf", package: "strobe"),
@@ -133,7 +149,9 @@ let package = Package(
         .testTarget(
             name: "StrobeFleetTests",
             dependencies: [
-                "StrobeFleet", "StrobeHistory", "StrobeStatistics", "StrobeDiff", "StrobeCLI",
+                "StrobeFleet", "StrobeHistory", "StrobeStatistics", "StrobeDiff", "StrobeCLI", "StrobeServe",
+                .product(name: "HummingbirdTesting", package: "hummingbird"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "Strobe", package: "strobe"),
                 .product(name: "StrobeReader", package: "strobe"),
                 .product(name: "StrobeTestSupport", package: "strobe"),
