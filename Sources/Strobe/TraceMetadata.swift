@@ -96,6 +96,36 @@ public struct TraceMetadata: Sendable, Hashable {
     }
 }
 
+extension TraceMetadata {
+    /// The environment variable that gives a session started by
+    /// ``TraceSession/startFromEnvironment()`` its metadata (see
+    /// ``TraceConfiguration/fromEnvironment(_:)``).
+    public static let environmentVariable = "STROBE_TRACE_METADATA"
+
+    /// Metadata from `KEY=VALUE,KEY=VALUE`: the fixed fields by their names
+    /// in the trace, any other key a dimension.
+    init(environmentValue list: String) throws(TraceSessionError) {
+        self.init()
+        for pair in list.split(separator: ",") {
+            let parts = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
+            let key = String(parts[0].drop { $0.isWhitespace }.reversed().drop { $0.isWhitespace }.reversed())
+            guard parts.count == 2, !key.isEmpty else {
+                throw .invalidConfiguration("\(Self.environmentVariable)=\(list): \"\(pair)\" is not KEY=VALUE")
+            }
+            let value = String(parts[1])
+            switch key {
+            case "app.name": appName = value
+            case "app.version": appVersion = value
+            case "app.build": build = value
+            case "device.model": deviceModel = value
+            case "os.version": osVersion = value
+            default: dimensions[key] = value
+            }
+        }
+        if let problem { throw .invalidConfiguration("\(Self.environmentVariable)=\(list): \(problem)") }
+    }
+}
+
 /// The metadata a session writes: the app's values and the sampling
 /// probability, in a form the crash handler can hold as bytes.
 struct SessionMetadata: Sendable {

@@ -94,7 +94,7 @@ public final class TraceSession: Sendable {
         var environment: [String: String] = [:]
         for name in [
             outputEnvironmentVariable, "STROBE_TRACE_RUSAGE", TraceConfiguration.signpostsEnvironmentVariable,
-            TraceConfiguration.categoriesEnvironmentVariable,
+            TraceConfiguration.categoriesEnvironmentVariable, TraceMetadata.environmentVariable,
         ] {
             if let value = getenv(name) { environment[name] = String(cString: value) }
         }

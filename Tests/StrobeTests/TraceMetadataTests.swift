@@ -121,6 +121,21 @@ struct TraceMetadataTests {
         }
     }
 
+    @Test func theEnvironmentGivesTheMetadata() throws {
+        let configuration = try #require(try TraceConfiguration.fromEnvironment([
+            "STROBE_TRACE_OUTPUT": "/tmp/t.pftrace",
+            "STROBE_TRACE_METADATA": "app.version=5.2, device.class=mid,app.build=77,note=a=b",
+        ]))
+        #expect(configuration.metadata == TraceMetadata(
+            appVersion: "5.2", build: "77", dimensions: ["device.class": "mid", "note": "a=b"]))
+        for bad in ["app.version", "=x", "sampling.probability=1"] {
+            #expect(throws: TraceSessionError.self) {
+                try TraceConfiguration.fromEnvironment(["STROBE_TRACE_OUTPUT": "/tmp/t", "STROBE_TRACE_METADATA": bad])
+            }
+        }
+        #expect(try TraceConfiguration.fromEnvironment(["STROBE_TRACE_METADATA": "app.version=1"]) == nil)
+    }
+
     @Test func theCrashSectionRoundTrips() throws {
         var configuration = TraceConfiguration()
         configuration.metadata = Self.metadata

@@ -21,7 +21,7 @@ struct FleetCommand: AsyncParsableCommand {
     )
 
     enum Format: String, ExpressibleByArgument, CaseIterable {
-        case text, markdown, json
+        case text, markdown, json, html
     }
 
     @OptionGroup var history: HistoryStoreOptions
@@ -41,7 +41,7 @@ struct FleetCommand: AsyncParsableCommand {
     @Option(name: .customLong("version-key"), help: "The metadata key holding the version (default app.version).")
     var versionKey = "app.version"
 
-    @Option(help: "text, markdown or json.")
+    @Option(help: "text, markdown, json or html (a page with a plot per percentile).")
     var format: Format = .text
 
     @Option(name: .shortAndLong, help: "Write the report here (default: standard output).")
@@ -110,6 +110,7 @@ struct FleetCommand: AsyncParsableCommand {
         switch format {
         case .text: try emit(report.render(), to: output)
         case .markdown: try emit(report.render(markdown: true), to: output)
+        case .html: try emit(report.renderHTML(), to: output)
         case .json:
             do {
                 try emit(try report.renderJSON(), to: output)

@@ -68,6 +68,45 @@ struct FleetCommandTests {
         #expect(missing.errors.contains("no trace holds the metric lens apply; stored: counter:queue, interval:work"), "\(missing.errors)")
     }
 
+    /// The HTML page, rendered by headless Chromium: a plot per
+    /// percentile, a point and an interval per device class and version,
+    /// a line per device class, and the verdicts.
+    @Test func theBrowserShowsAPlotPerPercentileWithALinePerDeviceClass() throws {
+        let browser = try #require(
+            ["/usr/bin/chromium", "/usr/bin/chromium-browser", "/usr/bin/google-chrome"].first {
+                FileManager.default.isExecutableFile(atPath: $0)
+            }, "the page test needs headless Chromium: apt-get install -y chromium (scripts/setup.sh installs it)")
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("strobe-fleet-html-\(getpid())").path
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        try Self.writeFleet(in: directory + "/traces", sessions: 6)
+        let store = directory + "/history.sqlite"
+        #expect(try runProgram(Self.strobe, ["ingest", directory + "/traces", "--history", store]).status == 0)
+        let page = directory + "/fleet.html"
+        let report = try runProgram(Self.strobe, [
+            "fleet", "--history", store, "--metric", "work", "--by", "device.class", "--compare", "5.1", "5.2",
+            "--format", "html", "--output", page,
+        ])
+        #expect(report.status == 1, "a regression: \(report.errors)")
+        let html = try String(contentsOfFile: page, encoding: .utf8)
+        #expect(!html.contains("<script") && !html.contains("http://") && !html.contains("https://"))
+        let dom = try runProgram(browser, ["--headless", "--no-sandbox", "--disable-gpu", "--dump-dom", "file://" + page])
+        #expect(dom.status == 0)
+        func count(_ needle: String) -> Int { dom.output.components(separatedBy: needle).count - 1 }
+        #expect(count("<svg class=\"fleet-plot\"") == 3, "\(dom.output.prefix(300))")
+        #expect(count("<circle class=\"point\"") == 3 * 4)
+        #expect(count("<line class=\"ci\"") == 3 * 4)
+        #expect(count("<polyline class=\"series\"") == 3 * 2)
+        #expect(count("data-series=\"high\"") == 3 * 2 && count("data-series=\"mid\"") == 3 * 2)
+        #expect(count("<td class=\"regression\">regression</td>") == 2)
+        #expect(dom.output.contains("5.2 against 5.1 by app.version"))
+        if let keep = ProcessInfo.processInfo.environment["STROBE_FLEET_SCREENSHOT"] {
+            _ = try runProgram(browser, [
+                "--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars", "--window-size=1000,900",
+                "--screenshot=" + keep, "file://" + page,
+            ])
+        }
+    }
+
     @Test(arguments: [
         (["fleet"], "give the metric with --metric NAME"),
         (["fleet", "--metric", "x", "--where", "novalue"], "--where novalue: expected KEY=VALUE"),
