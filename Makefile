@@ -8,7 +8,7 @@ RELEASE_FLAGS = -c release
 SDK_TRAITS = --traits StrobeMetrics,StrobeTracing
 TOOLS = --package-path Tools
 
-.PHONY: setup demo test test-sdk test-tools test-history test-adoption bench tsan fuzz validate-gate example-server proto \
+.PHONY: setup demo demo-fleet test test-sdk test-tools test-history test-adoption bench tsan fuzz validate-gate example-server proto \
 	proto-check build strobe clean
 
 setup:
@@ -24,6 +24,14 @@ strobe: setup
 
 demo: setup
 	@bash scripts/demo.sh
+
+# The demo's fleet part alone (step 6 of `make demo`): sampled sessions of two
+# app versions uploaded to `strobe serve` and reported by `strobe fleet`.
+demo-fleet: setup
+	$(SWIFT) build $(RELEASE_FLAGS) --product LensPipeline
+	$(SWIFT) build $(RELEASE_FLAGS) $(TOOLS) --product strobe
+	bash scripts/demo-fleet.sh "$$($(SWIFT) build -c release --show-bin-path)" \
+		"$$($(SWIFT) build $(RELEASE_FLAGS) $(TOOLS) --show-bin-path)" out/demo-fleet
 
 test: setup
 	bash scripts/generate-protos.sh --check
@@ -94,7 +102,7 @@ fuzz: setup
 # The SDK's sections run in StrobeBenchmarks, the statistics' in the tools
 # package's StrobeToolBenchmarks.
 SDK_BENCH_SECTIONS = core crash triggers categories async session format reader bridges signposts runner instructions
-TOOL_BENCH_SECTIONS = statistics changepoints history trend
+TOOL_BENCH_SECTIONS = statistics changepoints history trend sketch fleet
 BENCH_SECTIONS = $(SDK_BENCH_SECTIONS) $(TOOL_BENCH_SECTIONS)
 BENCH_ASKED = $(filter $(BENCH_SECTIONS),$(MAKECMDGOALS))
 bench: setup

@@ -28,6 +28,11 @@ let package = Package(
         // The run history's SQLite store (over Debian's libsqlite3-dev); its
         // PostgreSQL store is on libpq, a system library (below).
         .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
+        // `strobe serve`, the HTTP ingest endpoint (without swift-configuration
+        // support, which it does not use).
+        .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1", traits: ["FullFoundation"]),
+        .package(url: "https://github.com/apple/swift-http-types", from: "1.8.0"),
+        .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
     ],
     targets: [
         // The statistics and the diff are compiled with optimization even in
@@ -60,10 +65,31 @@ let package = Package(
                 "CLibPQ", "CLibCrypto",
             ]
         ),
+        // A fleet's traces: extraction into the store, and the fleet report.
+        .target(
+            name: "StrobeFleet",
+            dependencies: [
+                "StrobeStatistics", "StrobeDiff", "StrobeHistory",
+                .product(name: "StrobeReader", package: "strobe"),
+                .product(name: "StrobeFormatting", package: "strobe"),
+            ],
+            swiftSettings: optimizedInDebug
+        ),
+        // The HTTP ingest endpoint (`strobe serve`) over the fleet's
+        // extraction and store.
+        .target(
+            name: "StrobeServer",
+            dependencies: [
+                "StrobeFleet", "StrobeHistory",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
         .executableTarget(
             name: "StrobeCLI",
             dependencies: [
-                "StrobeStatistics", "StrobeDiff", "StrobeHistory",
+                "StrobeStatistics", "StrobeDiff", "StrobeHistory", "StrobeFleet", "StrobeServer",
                 .product(name: "StrobeCrashRecovery", package: "strobe"),
                 .product(name: "StrobeReader", package: "strobe"),
                 .product(name: "StrobePerf", package: "strobe"),
@@ -78,7 +104,8 @@ let package = Package(
         .executableTarget(
             name: "StrobeToolBenchmarks",
             dependencies: [
-                "StrobeStatistics", "StrobeDiff", "StrobeHistory",
+                "StrobeStatistics", "StrobeDiff", "StrobeHistory", "StrobeFleet",
+                .product(name: "Strobe", package: "strobe"),
                 .product(name: "StrobeResults", package: "strobe"),
                 .product(name: "StrobeTestSupport", package: "strobe"),
             ]
@@ -116,6 +143,29 @@ let package = Package(
                 .product(name: "StrobeResults", package: "strobe"),
                 .product(name: "StrobeTestSupport", package: "strobe"),
                 .product(name: "GRDB", package: "GRDB.swift"),
+            ]
+        ),
+        // The ingest endpoint, over HTTP on loopback.
+        .testTarget(
+            name: "StrobeServerTests",
+            dependencies: [
+                "StrobeServer", "StrobeFleet", "StrobeHistory",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdTesting", package: "hummingbird"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "Strobe", package: "strobe"),
+                .product(name: "StrobeTestSupport", package: "strobe"),
+            ]
+        ),
+        // Ingest and the fleet report, on traces the SDK writes.
+        .testTarget(
+            name: "StrobeFleetTests",
+            dependencies: [
+                "StrobeFleet", "StrobeHistory", "StrobeStatistics", "StrobeDiff", "StrobeCLI",
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "Strobe", package: "strobe"),
+                .product(name: "StrobeReader", package: "strobe"),
+                .product(name: "StrobeTestSupport", package: "strobe"),
             ]
         ),
         // Every `strobe` subcommand, run as a user runs it.

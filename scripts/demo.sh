@@ -114,7 +114,13 @@ echo
 "$tools_bin/strobe" trend --history "$history_dir/history.sqlite" --repository "$history_repo" \
     --reference build=reference --format html --output "$out/history.html"
 
-step "6. Where to look next"
+step "6. A fleet in the field: sampled sessions of two versions, uploaded to strobe serve, reported by strobe fleet"
+# The same regression as the fleet would see it: hundreds of short sessions
+# of each version on three classes of device, a share of them traced (as
+# production sampling does), sent over HTTP and judged per device class.
+bash scripts/demo-fleet.sh "$bin" "$tools_bin" "$out/fleet"
+
+step "7. Where to look next"
 echo "Trace of the app:        $out/lens.pftrace"
 echo "  open it at https://ui.perfetto.dev (Open trace file): each interval sits beside the thread"
 echo "  that ran it; select a 'lens apply' slice to see its thread CPU time and rusage deltas."
@@ -122,6 +128,7 @@ echo "Flight-recorder dump:    $out/flight-recorder/ (the trigger is the instant
 echo "Pull-request comment:    $out/pr-comment.md"
 echo "HTML report with plots: $out/report.html"
 echo "History dashboard:       $out/history.html (one plot per series, change points with their commit range)"
+echo "Fleet report:            $out/fleet/fleet.txt, $out/fleet/fleet.md (percentiles per version and device class)"
 echo "Raw results:             $out/suite/baseline, $out/suite/candidate, one file per process"
 echo "                         (strobe results export FILE --format csv; strobe diff re-judges them)"
 echo "Slow iterations:         rerun a suite with --keep-traces to keep each iteration's trace."

@@ -3,6 +3,7 @@
 //
 //   LensPipeline [--frames N] [--kernel vectorized|scalar|rebuilt-curve] [--size WxH] [--trace FILE]
 //                [--flight-recorder DIR] [--stall-frame N]
+//                [--app-version V] [--device-class NAME] [--sampling P]
 //
 // With --trace, or with STROBE_TRACE_OUTPUT set (as `strobe run` does), the
 // run is recorded to a Perfetto trace. With --flight-recorder, the run
@@ -11,6 +12,10 @@
 // After a late frame the app keeps producing frames until the dump is
 // written, so the half second after the trigger is in it on any machine;
 // the time before is what the app had run, up to two seconds.
+//
+// --app-version, --device-class and --sampling make the run one session of
+// a fleet: the trace says which version and class of device wrote it, and
+// only a share P of sessions is recorded at all (scripts/demo-fleet.sh).
 
 import Foundation
 import LensKit
@@ -23,6 +28,8 @@ let lateFrameThreshold = 0.033
 var tracePath: String?
 var flightRecorderDirectory: String?
 var configuration = LensPipeline.Configuration()
+var metadata = TraceMetadata(appName: "Lens")
+var samplingProbability = 1.0
 var arguments = CommandLine.arguments.dropFirst()
 while let argument = arguments.popFirst() {
     switch argument {
@@ -64,6 +71,24 @@ while let argument = arguments.popFirst() {
             exit(2)
         }
         configuration.stallingFrame = value
+    case "--app-version":
+        guard let value = arguments.popFirst(), !value.isEmpty else {
+            FileHandle.standardError.write(Data("LensPipeline: --app-version needs a version, for example 5.2\n".utf8))
+            exit(2)
+        }
+        metadata.appVersion = value
+    case "--device-class":
+        guard let value = arguments.popFirst(), !value.isEmpty else {
+            FileHandle.standardError.write(Data("LensPipeline: --device-class needs a name, for example mid\n".utf8))
+            exit(2)
+        }
+        metadata.dimensions["device.class"] = value
+    case "--sampling":
+        guard let value = arguments.popFirst().flatMap(Double.init), value > 0, value <= 1 else {
+            FileHandle.standardError.write(Data("LensPipeline: --sampling is a probability in (0, 1]\n".utf8))
+            exit(2)
+        }
+        samplingProbability = value
     default:
         FileHandle.standardError.write(Data("LensPipeline: unknown argument \(argument)\n".utf8))
         exit(2)
@@ -85,6 +110,8 @@ do {
     } else if let tracePath {
         var traceConfiguration = TraceConfiguration(outputPath: tracePath)
         traceConfiguration.resourceUsage = .intervals(named: ["frame"])
+        traceConfiguration.metadata = metadata
+        traceConfiguration.samplingProbability = samplingProbability
         session = try TraceSession.start(traceConfiguration)
     } else {
         session = try TraceSession.startFromEnvironment()

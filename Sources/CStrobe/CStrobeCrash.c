@@ -39,6 +39,9 @@ static int writing_done = 0;
 
 static char *crash_path = NULL;
 static cstrobe_crash_header header_template;
+/// The session's metadata section payload, copied at install.
+static uint8_t *metadata_copy = NULL;
+static uint64_t metadata_length = 0;
 static uint64_t *scratch = NULL;
 static uint64_t scratch_words = 0;
 static uint8_t *output = NULL;
@@ -366,6 +369,13 @@ static int write_crash_file(int signal, int64_t code, uint64_t address, uint64_t
     }
     failed = failed || emit_texts(fd, &names_table, CSTROBE_CRASH_SECTION_NAME) != 0;
     failed = failed || emit_texts(fd, &categories_table, CSTROBE_CRASH_SECTION_CATEGORY) != 0;
+    if (!failed && metadata_length > 0) {
+        uint64_t fields[2] = {0, metadata_length};
+        failed = emit_section(fd, CSTROBE_CRASH_SECTION_METADATA,
+                              sizeof(fields) + metadata_length + (8 - metadata_length % 8) % 8) != 0
+            || emit(fd, fields, sizeof(fields)) != 0 || emit(fd, metadata_copy, metadata_length) != 0
+            || emit_padding(fd, metadata_length) != 0;
+    }
     if (!failed) {
         failed = emit_section(fd, CSTROBE_CRASH_SECTION_END, 8) != 0 || emit(fd, &thread_count, 8) != 0
             || flush_output(fd) != 0;
@@ -451,6 +461,9 @@ static void free_handler_buffers(void) {
     free(scratch);
     free(output);
     free(seen_names);
+    free(metadata_copy);
+    metadata_copy = NULL;
+    metadata_length = 0;
     crash_path = NULL;
     scratch = NULL;
     output = NULL;
@@ -482,7 +495,15 @@ int cstrobe_crash_install(const cstrobe_crash_config *config) {
     scratch = malloc(scratch_words * 8);
     output = malloc(output_capacity);
     seen_names = calloc(seen_capacity, 8);
-    if (crash_path == NULL || scratch == NULL || output == NULL || seen_names == NULL) {
+    if (config->metadata != NULL && config->metadata_bytes > 0) {
+        metadata_copy = malloc(config->metadata_bytes);
+        if (metadata_copy != NULL) {
+            memcpy(metadata_copy, config->metadata, config->metadata_bytes);
+            metadata_length = config->metadata_bytes;
+        }
+    }
+    if (crash_path == NULL || scratch == NULL || output == NULL || seen_names == NULL
+        || (config->metadata_bytes > 0 && metadata_copy == NULL)) {
         free_handler_buffers();
         pthread_mutex_unlock(&install_lock);
         return ENOMEM;

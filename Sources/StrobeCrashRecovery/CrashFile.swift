@@ -10,7 +10,8 @@ import Strobe
 /// padded to whole words. A THREAD section (`cstrobe_crash_thread_record`)
 /// is followed by its CHUNK sections (three words, then the raw records); NAME
 /// sections give the text of a name word (the word, the length, the text),
-/// CATEGORY sections the name of a category index; an END section (the
+/// CATEGORY sections the name of a category index, a METADATA section (laid
+/// out as a NAME section) the session's metadata; an END section (the
 /// number of threads) closes a complete file.
 struct CrashFile {
     struct BufferChunk {
@@ -48,6 +49,8 @@ struct CrashFile {
     var names: [UInt64: [UInt8]] = [:]
     /// Category names by index.
     var categories: [UInt64: String] = [:]
+    /// The session's metadata, when the file has a METADATA section.
+    var metadata: SessionMetadata?
 
     /// The largest section accepted: a chunk of 64 KiB and its three words.
     static let maximumSectionBytes: UInt64 = 1 << 20
@@ -132,7 +135,8 @@ struct CrashFile {
                 var words = [UInt64](repeating: 0, count: Int(count))
                 for index in words.indices { words[index] = try reader.word("a record") }
                 threads[threads.count - 1].chunks.append(BufferChunk(firstEvent: first, endEvent: end, words: words))
-            case UInt64(CSTROBE_CRASH_SECTION_NAME), UInt64(CSTROBE_CRASH_SECTION_CATEGORY):
+            case UInt64(CSTROBE_CRASH_SECTION_NAME), UInt64(CSTROBE_CRASH_SECTION_CATEGORY),
+                UInt64(CSTROBE_CRASH_SECTION_METADATA):
                 guard length >= 16 else { throw reader.invalid(sectionStart, "a name section of \(length) bytes") }
                 let key = try reader.word("a name")
                 let textLength = try reader.word("a name's length")
@@ -142,6 +146,11 @@ struct CrashFile {
                 let text = Array(bytes[reader.offset..<reader.offset + Int(textLength)])
                 if tag == UInt64(CSTROBE_CRASH_SECTION_NAME) {
                     names[key] = text
+                } else if tag == UInt64(CSTROBE_CRASH_SECTION_METADATA) {
+                    guard let parsed = SessionMetadata(serialized: text) else {
+                        throw reader.invalid(sectionStart, "a metadata section that is not name and value pairs")
+                    }
+                    metadata = parsed
                 } else {
                     categories[key] = String(decoding: text, as: UTF8.self)
                 }

@@ -120,6 +120,7 @@ public enum CrashRecovery {
         let encoder = TraceEncoder(
             processID: Int32(truncatingIfNeeded: file.processID),
             processName: file.processName.isEmpty ? "process \(file.processID)" : file.processName)
+        encoder.metadata = file.metadata
         encoder.updateCalibration(points)
         encoder.noteAsyncBegins(in: harvests.map(\.harvest))
         for (serial, threadID, harvest) in harvests {

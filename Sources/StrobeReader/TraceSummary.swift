@@ -110,6 +110,9 @@ public struct TraceSummary: Sendable, Codable {
         public var truncation: String?
     }
 
+    /// Where the trace comes from (app, version, device, sampling
+    /// probability), when its session recorded that.
+    public var origin: TraceOrigin?
     /// Flight-recorder triggers marked in the trace, in time order, with
     /// the intervals and time around each.
     public var triggers: [Trigger] = []
@@ -181,6 +184,7 @@ public struct TraceSummary: Sendable, Codable {
         hitchCounts = counts
         frequentChildren = Self.frequentChildren(ended, origin: origin, threadName: threadName)
         triggers = Self.triggers(in: trace)
+        self.origin = trace.origin
     }
 
     static func statistics(name: String, thread: String?, _ intervals: [Interval]) -> IntervalStatistics {

@@ -4,6 +4,7 @@ extension TraceSummary {
     /// The summary as aligned text tables.
     public func renderText(perThread: Bool = true) -> String {
         var sections: [String] = []
+        if let origin { sections.append(Self.renderOrigin(origin)) }
         if let triggers = renderTriggers() { sections.append(triggers) }
         var overall = TextTable(
             header: ["interval", "count", "total", "mean", "p50", "p90", "p99", "max", "cpu"],
@@ -76,6 +77,15 @@ extension TraceSummary {
         if let truncation = loss.truncation { lossLines.append("cut short: \(truncation)") }
         sections.append("Data loss\n" + lossLines.map { "  " + $0 }.joined(separator: "\n"))
         return sections.joined(separator: "\n\n") + "\n"
+    }
+
+    /// The origin as one `name: value` line per value, sampling last.
+    private static func renderOrigin(_ origin: TraceOrigin) -> String {
+        var lines = origin.values.sorted { $0.key < $1.key }.map { "  \($0.key): \($0.value)" }
+        if let probability = origin.samplingProbability {
+            lines.append("  \(TraceOrigin.samplingProbabilityName): \(probability)")
+        }
+        return "Metadata\n" + lines.joined(separator: "\n")
     }
 
     private static func row(_ stats: IntervalStatistics) -> [String] {

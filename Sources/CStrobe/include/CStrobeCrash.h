@@ -26,6 +26,9 @@ extern "C" {
 #define CSTROBE_CRASH_SECTION_NAME 3
 #define CSTROBE_CRASH_SECTION_CATEGORY 4
 #define CSTROBE_CRASH_SECTION_END 5
+/// The session's metadata: a word 0, the length, then NUL-terminated name and
+/// value pairs (the layout of a NAME section).
+#define CSTROBE_CRASH_SECTION_METADATA 6
 
 /// The file header, after the magic. Every field is a little-endian word
 /// except the names.
@@ -114,6 +117,10 @@ typedef struct cstrobe_crash_config {
     uint64_t buffer_bytes;
     /// Words in the session's chunks (the handler's scratch buffer).
     uint64_t chunk_words;
+    /// The session's metadata (see CSTROBE_CRASH_SECTION_METADATA), copied
+    /// at install; NULL or empty for none.
+    const uint8_t *metadata;
+    uint64_t metadata_bytes;
 } cstrobe_crash_config;
 
 /// Installs the handler for SIGSEGV, SIGBUS, SIGILL, SIGABRT, SIGFPE and

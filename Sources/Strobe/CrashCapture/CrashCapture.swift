@@ -98,13 +98,17 @@ enum CrashHandler {
     static func install(_ capture: TraceConfiguration.CrashCapture, for core: SessionWriter) throws(TraceSessionError) {
         let first = core.calibration.snapshot().first
         let processName = SessionWriter.processName()
+        let metadata = SessionMetadata(core.configuration).serialized
         let result = capture.path.withCString { path in
             processName.withCString { name in
-                var config = cstrobe_crash_config(
-                    path: path, process_name: name,
-                    base_raw: core.calibration.base, base_boottime_ns: first?.boottime ?? 0,
-                    buffer_bytes: core.bufferSize, chunk_words: UInt64(core.pool.chunkWords))
-                return cstrobe_crash_install(&config)
+                metadata.withUnsafeBufferPointer { metadata in
+                    var config = cstrobe_crash_config(
+                        path: path, process_name: name,
+                        base_raw: core.calibration.base, base_boottime_ns: first?.boottime ?? 0,
+                        buffer_bytes: core.bufferSize, chunk_words: UInt64(core.pool.chunkWords),
+                        metadata: metadata.baseAddress, metadata_bytes: UInt64(metadata.count))
+                    return cstrobe_crash_install(&config)
+                }
             }
         }
         if result != 0 {

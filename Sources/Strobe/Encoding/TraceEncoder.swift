@@ -29,6 +29,9 @@ package final class TraceEncoder {
     private var nextSequenceID: UInt32 = 2
     private var points: [ClockCalibration.Point] = []
     private var started = false
+    /// The app's metadata and the sampling probability, written once at the
+    /// start on the metadata sequence; nil writes none.
+    var metadata: SessionMetadata?
 
     /// Records that could not be parsed (a corrupt buffer); counted in stats.
     package var invalidRecords: UInt64 { tracks.invalidRecords }
@@ -82,6 +85,8 @@ package final class TraceEncoder {
         PacketBuilder.appendTrack(
             uuid: processUUID, parent: nil, kind: .process(pid: processID, name: processName),
             sequenceID: Self.metadataSequenceID, to: &out)
+        metadata?.appendPacket(
+            track: processUUID, boottime: points.first?.boottime ?? 0, sequenceID: Self.metadataSequenceID, to: &out)
     }
 
     /// Writes renamable async intervals still open, each on the sequence of

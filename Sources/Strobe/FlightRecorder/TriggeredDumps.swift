@@ -326,6 +326,7 @@ final class TriggeredDumps: @unchecked Sendable {
         var converter = TimestampConverter(points: points)
         let encoder = TraceEncoder(
             processID: Int32(truncatingIfNeeded: cstrobe_process_id()), processName: SessionWriter.processName())
+        encoder.metadata = SessionMetadata(core.configuration)
         encoder.updateCalibration(points)
         let earliest = capture.trigger.boottime &- min(capture.trigger.boottime, Trace.nanoseconds(settings.before))
         var harvests: [(ThreadBuffer, ThreadBuffer.Harvest)] = []

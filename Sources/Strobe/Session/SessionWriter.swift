@@ -95,6 +95,7 @@ final class SessionWriter: @unchecked Sendable {
         state.encoder = TraceEncoder(
             processID: Int32(truncatingIfNeeded: cstrobe_process_id()), processName: Self.processName(),
             firstIdentifier: Trace.identifiers.load(ordering: .relaxed))
+        state.encoder?.metadata = SessionMetadata(configuration)
         if let capture = configuration.crashCapture { try CrashHandler.validate(capture) }
         if let path = configuration.outputPath, configuration.whenBufferFull == .discardNewest {
             state.file = try TraceFile(creating: path)
@@ -334,6 +335,7 @@ final class SessionWriter: @unchecked Sendable {
         calibration.mark()
         let points = calibration.snapshot()
         let encoder = TraceEncoder(processID: Int32(truncatingIfNeeded: cstrobe_process_id()), processName: Self.processName())
+        encoder.metadata = SessionMetadata(configuration)
         encoder.updateCalibration(points)
         encoder.noteAsyncBegins(in: harvests.map(\.1))
         let now = TimestampConverter(points: points).lastBoottime

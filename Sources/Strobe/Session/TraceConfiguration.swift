@@ -56,6 +56,11 @@ public struct TraceConfiguration: Sendable {
     /// Default: 1.
     public var samplingProbability: Double = 1
 
+    /// Where the trace comes from (app, version, build, device, OS and any
+    /// other dimension), written into every trace, flight-recorder dump and
+    /// crash file with ``samplingProbability``. Default: empty.
+    public var metadata = TraceMetadata()
+
     /// How often the background writer appends recorded events to the file.
     /// It also wakes early when a thread fills a quarter of its buffer.
     /// Intervals under 1 ms count as 1 ms. Default: 100 ms.
@@ -132,6 +137,11 @@ public struct TraceConfiguration: Sendable {
     ///   `counter:NAME<NUMBER`, as in
     ///   `interval:frame>33ms,counter:queue.depth>100` (names holding a comma
     ///   cannot be written so).
+    /// - `STROBE_TRACE_METADATA`: the ``metadata``, comma separated
+    ///   `KEY=VALUE` pairs: `app.name`, `app.version`, `app.build`,
+    ///   `device.model` and `os.version` set those fields, any other key is a
+    ///   dimension (`app.version=5.2,device.class=mid`; values holding a comma
+    ///   cannot be written so).
     /// - `STROBE_CRASH_CAPTURE`: the path of ``crashCapture``'s file. Without
     ///   `STROBE_TRACE_OUTPUT` the session records into rings, which reach a
     ///   file only on a crash (or in a flight-recorder dump).
@@ -170,6 +180,9 @@ public struct TraceConfiguration: Sendable {
                 throw .invalidConfiguration("\(Self.categoriesEnvironmentVariable)=\(list): \(problem)")
             }
             configuration.categories = patterns
+        }
+        if let list = environment[TraceMetadata.environmentVariable], !list.isEmpty {
+            configuration.metadata = try TraceMetadata(environmentValue: list)
         }
         return configuration
     }

@@ -63,6 +63,7 @@ public final class TraceSession: Sendable {
         if let problem = CategorySelection.problem(with: configuration.categories) {
             throw .invalidConfiguration("categories: \(problem)")
         }
+        if let problem = configuration.metadata.problem { throw .invalidConfiguration(problem) }
         if let problem = configuration.flightRecorderProblem() { throw problem }
         let result: Result<TraceSession, TraceSessionError> = lifecycle.withLock { _ in
             if cstrobe_load_generation() != 0 { return .failure(.alreadyRecording) }
@@ -93,7 +94,7 @@ public final class TraceSession: Sendable {
         var environment: [String: String] = [:]
         for name in [
             outputEnvironmentVariable, "STROBE_TRACE_RUSAGE", TraceConfiguration.signpostsEnvironmentVariable,
-            TraceConfiguration.categoriesEnvironmentVariable,
+            TraceConfiguration.categoriesEnvironmentVariable, TraceMetadata.environmentVariable,
         ] {
             if let value = getenv(name) { environment[name] = String(cString: value) }
         }

@@ -13,7 +13,7 @@ struct StrobeCommand: AsyncParsableCommand {
             """,
         subcommands: [
             SummarizeCommand.self, ExportCommand.self, RepairCommand.self, RecoverCommand.self, RunCommand.self, ResultsCommand.self, DiffCommand.self,
-            CompareCommand.self, TrendCommand.self, HistoryCommand.self,
+            CompareCommand.self, TrendCommand.self, HistoryCommand.self, IngestCommand.self, FleetCommand.self, ServeCommand.self,
         ]
     )
 

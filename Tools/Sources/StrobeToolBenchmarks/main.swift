@@ -1,6 +1,8 @@
 // `make bench statistics`: the quality and speed of the tools' statistics;
 // `make bench history`: the run history's speed on SQLite and PostgreSQL;
 // `make bench trend`: `strobe trend` end to end over 10,000 runs.
+// `make bench sketch`: the fleet's quantile sketch, accuracy and size;
+// `make bench fleet`: the fleet report's rates, ingest and report speed.
 // Prints one JSON line per figure, each with the baseline measured in the
 // same process and the ratio between them.
 
@@ -8,7 +10,7 @@
 import Glibc
 #endif
 
-let sections = ["statistics", "changepoints", "history", "trend"]
+let sections = ["statistics", "changepoints", "history", "trend", "sketch", "fleet"]
 let arguments = Set(CommandLine.arguments.dropFirst())
 let unknown = arguments.subtracting(sections).sorted()
 if !unknown.isEmpty {
@@ -24,3 +26,5 @@ if arguments.isEmpty || arguments.contains("statistics") {
 if arguments.isEmpty || arguments.contains("changepoints") { ChangePointBenchmarks.run() }
 if arguments.isEmpty || arguments.contains("history") { await HistoryBenchmarks.run() }
 if arguments.isEmpty || arguments.contains("trend") { await TrendBenchmarks.run() }
+if arguments.isEmpty || arguments.contains("sketch") { SketchBenchmarks.run() }
+if arguments.isEmpty || arguments.contains("fleet") { await FleetBenchmarks.run() }

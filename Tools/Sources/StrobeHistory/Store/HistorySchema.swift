@@ -29,9 +29,11 @@
 ///   `target` (`A..B` or one commit or run id), `series` (empty for every
 ///   series), `verdict` (`confirmed` or `dismissed`), `note` and when it was
 ///   marked; one row per target and series, a later mark replacing it.
+///
+/// Version 3: a fleet's traces (`strobe ingest`), see ``FleetSchema``.
 public enum HistorySchema {
     /// The version this Strobe writes.
-    public static let currentVersion = 2
+    public static let currentVersion = 3
 
     /// The SQL dialects the migrations are written for.
     enum Dialect {
@@ -129,6 +131,7 @@ public enum HistorySchema {
                 )
                 """
             ],
+            FleetSchema.migration(dialect),
         ]
     }
 

@@ -1,0 +1,218 @@
+import CProtobufC
+import PerfettoWire
+import StrobeProtos
+
+/// Where a trace comes from: the app, its version and build, the device and
+/// its OS, and any other dimension the app wants its traces grouped by.
+///
+/// Set it on ``TraceConfiguration/metadata``; every trace of the session
+/// carries it, and so do flight-recorder dumps and crash files, with the
+/// ``TraceConfiguration/samplingProbability`` that admitted the session.
+/// The tools group traces from a fleet by these values (`strobe ingest`,
+/// `strobe fleet`).
+///
+/// ```swift
+/// configuration.metadata = TraceMetadata(
+///     appName: "Lens", appVersion: "5.2", build: "5201",
+///     deviceModel: "iPhone15,2", osVersion: "18.1",
+///     dimensions: ["device.class": "mid"])
+/// ```
+///
+/// In the trace it is an instant event named `strobe.metadata` on the
+/// process track, at the start of the recording, whose debug annotations are
+/// the values: `app.name`, `app.version`, `app.build`, `device.model`,
+/// `os.version`, each dimension under its own name (strings), and
+/// `sampling.probability` (a double). A session with no metadata and a
+/// sampling probability of 1 writes no such event, so a trace without one
+/// reads as exactly that. Perfetto's own schema has no field for
+/// an app's free-form key–value metadata (`SystemInfo` holds fixed Android and
+/// kernel fields; Chrome's metadata packets are Chrome's), while debug
+/// annotations are typed, take any name, and reach every Perfetto tool: the
+/// UI shows them on the event and trace processor puts them in its `args`
+/// table.
+public struct TraceMetadata: Sendable, Hashable {
+    /// The app's name.
+    public var appName: String?
+    /// The app's version, such as `5.2`.
+    public var appVersion: String?
+    /// The app's build number.
+    public var build: String?
+    /// The device's model, such as `iPhone15,2`.
+    public var deviceModel: String?
+    /// The operating system's version.
+    public var osVersion: String?
+    /// Further dimensions by name, such as `device.class` or `country`. A name
+    /// may not be empty nor one of the reserved names above
+    /// (``reservedNames``).
+    public var dimensions: [String: String]
+
+    /// Metadata with these values; all are optional.
+    public init(
+        appName: String? = nil, appVersion: String? = nil, build: String? = nil, deviceModel: String? = nil,
+        osVersion: String? = nil, dimensions: [String: String] = [:]
+    ) {
+        self.appName = appName
+        self.appVersion = appVersion
+        self.build = build
+        self.deviceModel = deviceModel
+        self.osVersion = osVersion
+        self.dimensions = dimensions
+    }
+
+    /// The name of the instant event that carries the metadata.
+    public static let eventName = "strobe.metadata"
+    /// The annotation that carries the sampling probability.
+    public static let samplingProbabilityName = "sampling.probability"
+    /// The names the fixed fields and the sampling probability are written
+    /// under, which ``dimensions`` may not use.
+    public static let reservedNames: Set<String> = [
+        "app.name", "app.version", "app.build", "device.model", "os.version", samplingProbabilityName,
+    ]
+
+    /// Every value that is set, by its name in the trace, sorted by name.
+    var entries: [(name: String, value: String)] {
+        let fixed: [(String, String?)] = [
+            ("app.name", appName), ("app.version", appVersion), ("app.build", build),
+            ("device.model", deviceModel), ("os.version", osVersion),
+        ]
+        let all = fixed.compactMap { name, value in value.map { (name: name, value: $0) } }
+            + dimensions.map { (name: $0.key, value: $0.value) }
+        return all.sorted { $0.name < $1.name }
+    }
+
+    /// What is wrong with the dimensions' names, or nil.
+    var problem: String? {
+        for name in dimensions.keys.sorted() {
+            if name.isEmpty { return "metadata: a dimension has an empty name" }
+            if Self.reservedNames.contains(name) {
+                return "metadata: dimension \"\(name)\" uses a reserved name; set the field of that name instead"
+            }
+            if name.utf8.contains(0) { return "metadata: dimension \"\(name)\" has a NUL byte in its name" }
+        }
+        for (name, value) in entries where value.utf8.contains(0) {
+            return "metadata: the value of \"\(name)\" has a NUL byte"
+        }
+        return nil
+    }
+}
+
+extension TraceMetadata {
+    /// The environment variable that gives a session started by
+    /// ``TraceSession/startFromEnvironment()`` its metadata (see
+    /// ``TraceConfiguration/fromEnvironment(_:)``).
+    public static let environmentVariable = "STROBE_TRACE_METADATA"
+
+    /// Metadata from `KEY=VALUE,KEY=VALUE`: the fixed fields by their names
+    /// in the trace, any other key a dimension.
+    init(environmentValue list: String) throws(TraceSessionError) {
+        self.init()
+        for pair in list.split(separator: ",") {
+            let parts = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
+            let key = String(parts[0].drop { $0.isWhitespace }.reversed().drop { $0.isWhitespace }.reversed())
+            guard parts.count == 2, !key.isEmpty else {
+                throw .invalidConfiguration("\(Self.environmentVariable)=\(list): \"\(pair)\" is not KEY=VALUE")
+            }
+            let value = String(parts[1])
+            switch key {
+            case "app.name": appName = value
+            case "app.version": appVersion = value
+            case "app.build": build = value
+            case "device.model": deviceModel = value
+            case "os.version": osVersion = value
+            default: dimensions[key] = value
+            }
+        }
+        if let problem { throw .invalidConfiguration("\(Self.environmentVariable)=\(list): \(problem)") }
+    }
+}
+
+/// The metadata a session writes: the app's values and the sampling
+/// probability, in a form the crash handler can hold as bytes.
+struct SessionMetadata: Sendable {
+    var entries: [(name: String, value: String)]
+    var samplingProbability: Double
+
+    init(_ configuration: TraceConfiguration) {
+        entries = configuration.metadata.entries
+        samplingProbability = configuration.samplingProbability
+    }
+
+    /// NUL-terminated name and value pairs, the sampling probability first
+    /// under its own name: the crash file's METADATA section.
+    var serialized: [UInt8] {
+        var bytes: [UInt8] = []
+        for (name, value) in [(TraceMetadata.samplingProbabilityName, "\(samplingProbability)")] + entries {
+            bytes += Array(name.utf8) + [0] + Array(value.utf8) + [0]
+        }
+        return bytes
+    }
+
+    /// Reads ``serialized`` back; nil when the bytes are not in that form.
+    init?(serialized bytes: [UInt8]) {
+        var fields = bytes.split(separator: 0, omittingEmptySubsequences: false).map {
+            String(decoding: $0, as: UTF8.self)
+        }
+        guard fields.last == "" else { return nil }
+        fields.removeLast()
+        guard fields.count >= 2, fields.count % 2 == 0, fields[0] == TraceMetadata.samplingProbabilityName,
+            let probability = Double(fields[1])
+        else { return nil }
+        samplingProbability = probability
+        entries = stride(from: 2, to: fields.count, by: 2).map { (name: fields[$0], value: fields[$0 + 1]) }
+    }
+
+    /// Whether this is what a trace without metadata means: no values and a
+    /// session recorded with probability 1.
+    var isDefault: Bool { entries.isEmpty && samplingProbability >= 1 }
+
+    /// Appends the `strobe.metadata` instant on the process track `track`, at
+    /// `boottime`, on the metadata sequence; nothing when ``isDefault``, so a
+    /// session configured without metadata writes the trace it always did.
+    func appendPacket(track: UInt64, boottime: UInt64, sequenceID: UInt32, to buffer: inout ProtoBuffer) {
+        guard !isDefault else { return }
+        let strings = CStrings()
+        var annotations = [Perfetto__Protos__DebugAnnotation](
+            repeating: Perfetto__Protos__DebugAnnotation(), count: entries.count + 1)
+        for index in annotations.indices {
+            perfetto__protos__debug_annotation__init(&annotations[index])
+            annotations[index].name_field_case = PERFETTO__PROTOS__DEBUG_ANNOTATION__NAME_FIELD_NAME
+        }
+        annotations[0].name = strings.make(TraceMetadata.samplingProbabilityName)
+        annotations[0].value_case = PERFETTO__PROTOS__DEBUG_ANNOTATION__VALUE_DOUBLE_VALUE
+        annotations[0].double_value = samplingProbability
+        for (index, entry) in entries.enumerated() {
+            annotations[index + 1].name = strings.make(entry.name)
+            annotations[index + 1].value_case = PERFETTO__PROTOS__DEBUG_ANNOTATION__VALUE_STRING_VALUE
+            annotations[index + 1].string_value = strings.make(entry.value)
+        }
+        var event = Perfetto__Protos__TrackEvent()
+        perfetto__protos__track_event__init(&event)
+        event.has_type = 1
+        event.type = PERFETTO__PROTOS__TRACK_EVENT__TYPE__TYPE_INSTANT
+        event.has_track_uuid = 1
+        event.track_uuid = track
+        event.name_field_case = PERFETTO__PROTOS__TRACK_EVENT__NAME_FIELD_NAME
+        event.name = strings.make(TraceMetadata.eventName)
+        var packet = Perfetto__Protos__TracePacket()
+        perfetto__protos__trace_packet__init(&packet)
+        packet.has_trusted_packet_sequence_id = 1
+        packet.trusted_packet_sequence_id = sequenceID
+        packet.has_timestamp = 1
+        packet.timestamp = boottime
+        packet.has_timestamp_clock_id = 1
+        packet.timestamp_clock_id = PerfettoWire.Clock.boottime
+        annotations.withUnsafeMutableBufferPointer { annotations in
+            var pointers = (0..<annotations.count).map { Optional(annotations.baseAddress! + $0) }
+            pointers.withUnsafeMutableBufferPointer { pointers in
+                event.n_debug_annotations = pointers.count
+                event.debug_annotations = pointers.baseAddress
+                withUnsafeMutablePointer(to: &event) { event in
+                    packet.data_case = PERFETTO__PROTOS__TRACE_PACKET__DATA_TRACK_EVENT
+                    packet.track_event = event
+                    PacketBuilder.append(&packet, to: &buffer)
+                }
+            }
+        }
+        withExtendedLifetime(strings) {}
+    }
+}

@@ -1,0 +1,157 @@
+import Foundation
+import StrobeFormatting
+import StrobeStatistics
+
+extension FleetReport {
+    /// The report as a self-contained HTML page (no script, nothing fetched):
+    /// per metric and percentile a plot of each group's estimate with its
+    /// 95% interval, the versions along the axis and one line per group
+    /// (device class) when comparing, then the tables of the text report.
+    public func renderHTML() -> String {
+        var html = """
+            <!doctype html><html lang="en"><head><meta charset="utf-8">
+            <meta name="viewport" content="width=device-width, initial-scale=1">
+            <title>Fleet percentiles</title>
+            <style>
+            body{font:14px/1.45 -apple-system,"Segoe UI",Helvetica,Arial,sans-serif;margin:0;color:#1d1d1f;background:#f6f6f8}
+            main{max-width:1000px;margin:0 auto;padding:28px 24px 48px}
+            h1{font-size:22px;margin:0 0 4px}h2{font-size:16px;margin:28px 0 10px}
+            .sub{color:#6e6e73;margin:0 0 18px}
+            .plots{display:flex;flex-wrap:wrap;gap:12px}
+            .plot{background:#fff;border:1px solid #e3e3e8;border-radius:10px;padding:10px 12px 4px}
+            .plot h3{font-size:14px;margin:0 0 4px}
+            table{border-collapse:collapse;width:100%;background:#fff;border:1px solid #e3e3e8;margin:12px 0}
+            td,th{padding:6px 9px;border-bottom:1px solid #e3e3e8;text-align:left;font-size:13px}
+            th{background:#fafafc;color:#6e6e73;font-size:12px}td.num{text-align:right;white-space:nowrap}
+            .regression{color:#c62828;font-weight:600}.improvement{color:#2e7d32;font-weight:600}
+            svg text{font:11px -apple-system,"Segoe UI",Helvetica,Arial,sans-serif;fill:#48484a}
+            svg .axis{stroke:#c7c7cc}.legend{display:flex;gap:14px;flex-wrap:wrap;font-size:12px;margin:4px 0 8px}
+            .legend i{display:inline-block;width:10px;height:10px;border-radius:50%;margin-right:5px}
+            </style></head><body><main>
+            <h1>Fleet percentiles</h1>
+
+            """
+        var subtitle = "95% confidence intervals treat the session as the unit."
+        if let compared {
+            subtitle += " \(compared[1]) against \(compared[0]) by \(versionKey); verdicts at α \(alpha), "
+                + "Benjamini–Hochberg across the report."
+        }
+        if !filters.isEmpty { subtitle += " Only sessions where \(Self.describe(filters))." }
+        html += "<p class=\"sub\">\(HTMLText.escape(subtitle))</p>\n"
+        for metric in metrics {
+            html += "<h2>\(HTMLText.escape((metric.kind == "counter" ? "counter " : "") + metric.name))</h2>\n"
+            let series = seriesNames(metric)
+            html += "<div class=\"legend\">" + series.enumerated().map { index, name in
+                "<span><i style=\"background:\(Self.palette[index % Self.palette.count])\"></i>\(HTMLText.escape(name))</span>"
+            }.joined() + "</div>\n<div class=\"plots\">\n"
+            for index in (metric.groups.first?.percentiles ?? []).indices {
+                html += plot(metric, percentile: index, series: series)
+            }
+            html += "</div>\n" + tables(metric)
+        }
+        return html + "</main></body></html>\n"
+    }
+
+    static let palette = ["#1565c0", "#ef6c00", "#2e7d32", "#6a1b9a", "#c62828", "#00838f", "#5d4037", "#9e9d24"]
+
+    /// A group's series (its values other than the version) and its place on
+    /// the axis (the version, or one place for all).
+    private func placement(_ group: Group) -> (series: String, x: String) {
+        let values = compared == nil ? group.values : Array(group.values.dropLast())
+        let series = values.isEmpty ? "all sessions" : values.joined(separator: ", ")
+        return (series, compared == nil ? "" : group.values.last ?? "")
+    }
+
+    private func seriesNames(_ metric: Metric) -> [String] {
+        var names: [String] = []
+        for group in metric.groups where !names.contains(placement(group).series) { names.append(placement(group).series) }
+        return names
+    }
+
+    private func value(_ value: Double, _ metric: Metric) -> String {
+        metric.kind == "interval" ? HumanFormat.duration(value) : HumanFormat.value(value, unit: nil)
+    }
+
+    private func plot(_ metric: Metric, percentile index: Int, series: [String]) -> String {
+        let width = 300.0, height = 220.0, left = 64.0, right = 14.0, top = 10.0, bottom = 28.0
+        let points = metric.groups.map { ($0, placement($0), $0.percentiles[index]) }
+        let xs = compared ?? [""]
+        var low = points.map(\.2.lower).min() ?? 0
+        var high = points.map(\.2.upper).max() ?? 1
+        if high <= low { (low, high) = (low * 0.9, high * 1.1 + 1e-9) }
+        let pad = (high - low) * 0.08
+        // Durations and most counters are never negative: no axis below 0.
+        low = low >= 0 ? max(0, low - pad) : low - pad
+        high += pad
+        func x(_ label: String, _ seriesIndex: Int) -> Double {
+            let slot = (width - left - right) / Double(xs.count)
+            let base = left + slot * (Double(xs.firstIndex(of: label) ?? 0) + 0.5)
+            // Groups side by side, so their intervals do not hide each other.
+            return base + (Double(seriesIndex) - Double(series.count - 1) / 2) * min(10, slot / Double(series.count + 1))
+        }
+        func y(_ value: Double) -> Double { top + (high - value) / (high - low) * (height - top - bottom) }
+        let name = "P" + String(Int((metric.groups.first?.percentiles[index].probability ?? 0) * 100))
+        var svg = "<div class=\"plot\"><h3>\(name)</h3>"
+        svg += "<svg class=\"fleet-plot\" width=\"\(Int(width))\" height=\"\(Int(height))\" viewBox=\"0 0 \(Int(width)) \(Int(height))\" role=\"img\" aria-label=\"\(HTMLText.escape(metric.name)) \(name)\">"
+        svg += "<line class=\"axis\" x1=\"\(left)\" y1=\"\(top)\" x2=\"\(left)\" y2=\"\(height - bottom)\"/>"
+        svg += "<line class=\"axis\" x1=\"\(left)\" y1=\"\(height - bottom)\" x2=\"\(width - right)\" y2=\"\(height - bottom)\"/>"
+        for tick in 0...3 {
+            let value = low + (high - low) * Double(tick) / 3
+            svg += "<text x=\"\(left - 6)\" y=\"\(Self.format(y(value) + 4))\" text-anchor=\"end\">\(HTMLText.escape(self.value(value, metric)))</text>"
+        }
+        for label in xs where !label.isEmpty {
+            svg += "<text x=\"\(Self.format(x(label, (series.count - 1) / 2)))\" y=\"\(height - 10)\" text-anchor=\"middle\">\(HTMLText.escape(label))</text>"
+        }
+        for (seriesIndex, seriesName) in series.enumerated() {
+            let color = Self.palette[seriesIndex % Self.palette.count]
+            let mine = points.filter { $0.1.series == seriesName }
+            if mine.count > 1 {
+                let line = mine.map { "\(Self.format(x($0.1.x, seriesIndex))),\(Self.format(y($0.2.estimate)))" }.joined(separator: " ")
+                svg += "<polyline class=\"series\" fill=\"none\" stroke=\"\(color)\" stroke-width=\"1.5\" points=\"\(line)\"/>"
+            }
+            for (group, place, estimate) in mine {
+                let px = Self.format(x(place.x, seriesIndex))
+                svg += "<line class=\"ci\" x1=\"\(px)\" y1=\"\(Self.format(y(estimate.lower)))\" x2=\"\(px)\" y2=\"\(Self.format(y(estimate.upper)))\" stroke=\"\(color)\" stroke-width=\"2\"/>"
+                svg += "<circle class=\"point\" cx=\"\(px)\" cy=\"\(Self.format(y(estimate.estimate)))\" r=\"4\" fill=\"\(color)\" data-series=\"\(HTMLText.escape(seriesName))\">"
+                svg += "<title>\(HTMLText.escape("\(seriesName) \(place.x): \(value(estimate.estimate, metric)) [\(value(estimate.lower, metric)), \(value(estimate.upper, metric))], \(group.sessions) sessions"))</title></circle>"
+            }
+        }
+        return svg + "</svg></div>\n"
+    }
+
+    private static func format(_ value: Double) -> String { String(format: "%.1f", value) }
+
+    private func tables(_ metric: Metric) -> String {
+        var header = by
+        if compared != nil { header.append(versionKey) }
+        let names = (metric.groups.first?.percentiles ?? []).map { "P" + String(Int($0.probability * 100)) }
+        header += ["sessions", "events"] + names.map { "\($0) [95% CI]" }
+        var html = "<table><tr>" + header.map { "<th>\(HTMLText.escape($0))</th>" }.joined() + "</tr>\n"
+        for group in metric.groups {
+            html += "<tr>" + group.values.map { "<td>\(HTMLText.escape($0))</td>" }.joined()
+            html += "<td class=\"num\">\(group.sessions)</td><td class=\"num\">\(group.events)</td>"
+            html += group.percentiles.map {
+                "<td class=\"num\">\(HTMLText.escape("\(value($0.estimate, metric)) [\(value($0.lower, metric)), \(value($0.upper, metric))]"))</td>"
+            }.joined() + "</tr>\n"
+        }
+        html += "</table>\n"
+        guard let changes = metric.changes else { return html }
+        html += "<table class=\"changes\"><tr>" + (by + names.map { "\($0) change [95% CI]" } + ["verdict"]).map {
+            "<th>\(HTMLText.escape($0))</th>"
+        }.joined() + "</tr>\n"
+        for group in changes {
+            html += "<tr>" + group.values.map { "<td>\(HTMLText.escape($0))</td>" }.joined()
+            if group.changes.isEmpty {
+                html += names.map { _ in "<td class=\"num\">-</td>" }.joined() + "<td>too few sessions</td></tr>\n"
+                continue
+            }
+            for change in group.changes {
+                let text = "\(Self.percent(change.shift.change)) [\(Self.percent(change.shift.lower - 1)), \(Self.percent(change.shift.upper - 1))]"
+                html += "<td class=\"num \(change.verdict.rawValue)\">\(HTMLText.escape(text))</td>"
+            }
+            let overall = Self.overall(group.changes)
+            html += "<td class=\"\(overall)\">\(overall)</td></tr>\n"
+        }
+        return html + "</table>\n"
+    }
+}

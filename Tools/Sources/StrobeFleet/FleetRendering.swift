@@ -1,0 +1,87 @@
+import Foundation
+import StrobeFormatting
+import StrobeStatistics
+
+extension FleetReport {
+    /// The report as aligned text tables (`markdown`: Markdown tables).
+    public func render(markdown: Bool = false) -> String {
+        var sections: [String] = []
+        let filterLine = filters.isEmpty ? "" : " where " + Self.describe(filters)
+        for metric in metrics {
+            let title = "\(metric.kind == "counter" ? "counter " : "")\(metric.name)\(filterLine)"
+            var header = by
+            if compared != nil { header.append(versionKey) }
+            header += ["sessions", "events"] + percentileNames.map { "\($0) [95% CI]" }
+            var rows: [[String]] = []
+            for group in metric.groups {
+                rows.append(group.values + [String(group.sessions), String(group.events)] + group.percentiles.map {
+                    "\(value($0.estimate, metric)) [\(value($0.lower, metric)), \(value($0.upper, metric))]"
+                })
+            }
+            sections.append(table(title: title, header: header, rows: rows, markdown: markdown, numeric: by.count + (compared == nil ? 0 : 1)))
+            if let changes = metric.changes, let compared {
+                var changeHeader = by
+                changeHeader += percentileNames.map { "\($0) change [95% CI]" } + ["verdict"]
+                var changeRows: [[String]] = []
+                for group in changes {
+                    guard !group.changes.isEmpty else {
+                        changeRows.append(group.values + percentileNames.map { _ in "-" } + ["too few sessions"])
+                        continue
+                    }
+                    let cells = group.changes.map { change in
+                        "\(Self.percent(change.shift.change)) [\(Self.percent(change.shift.lower - 1)), \(Self.percent(change.shift.upper - 1))]"
+                            + (change.verdict == .unchanged || change.verdict == .inconclusive ? "" : " \(change.verdict.rawValue)")
+                    }
+                    changeRows.append(group.values + cells + [Self.overall(group.changes)])
+                }
+                sections.append(table(
+                    title: "\(metric.name): \(compared[1]) against \(compared[0]) (α \(alpha), Benjamini–Hochberg across the report)",
+                    header: changeHeader, rows: changeRows, markdown: markdown, numeric: by.count))
+            }
+        }
+        return sections.joined(separator: "\n\n") + "\n"
+    }
+
+    /// The report as JSON.
+    public func renderJSON() throws -> String {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
+        return String(decoding: try encoder.encode(self), as: UTF8.self) + "\n"
+    }
+
+    private var percentileNames: [String] {
+        (metrics.first?.groups.first?.percentiles ?? []).map { percentile in
+            let value = percentile.probability * 100
+            return "P" + (value == value.rounded() ? String(Int(value)) : HumanFormat.fixed(value))
+        }
+    }
+
+    private func value(_ value: Double, _ metric: Metric) -> String {
+        metric.kind == "interval" ? HumanFormat.duration(value) : HumanFormat.value(value, unit: nil)
+    }
+
+    static func percent(_ fraction: Double) -> String {
+        String(format: "%+.1f%%", fraction * 100)
+    }
+
+    /// The worst verdict of a group: regression, else improvement, else
+    /// inconclusive, else unchanged.
+    static func overall(_ changes: [SessionQuantileChange]) -> String {
+        for verdict in [Verdict.regression, .improvement, .inconclusive] where changes.contains(where: { $0.verdict == verdict }) {
+            return verdict.rawValue
+        }
+        return Verdict.unchanged.rawValue
+    }
+
+    private func table(title: String, header: [String], rows: [[String]], markdown: Bool, numeric: Int) -> String {
+        if markdown {
+            var lines = ["### \(title)", "", "| " + header.joined(separator: " | ") + " |"]
+            lines.append("|" + header.indices.map { $0 >= numeric ? " ---: |" : " --- |" }.joined())
+            for row in rows { lines.append("| " + row.joined(separator: " | ") + " |") }
+            return lines.joined(separator: "\n")
+        }
+        var table = TextTable(header: header, rightAligned: Set(numeric..<header.count))
+        table.rows = rows
+        return title + "\n" + table.render()
+    }
+}

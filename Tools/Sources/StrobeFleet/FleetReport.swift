@@ -1,0 +1,219 @@
+import Foundation
+import StrobeDiff
+import StrobeHistory
+import StrobeStatistics
+
+/// What `strobe fleet` reports: per metric and group, sessions, events and
+/// percentiles with intervals that treat the session as the unit
+/// (``StrobeStatistics/SessionQuantiles``); between two versions, the
+/// change of each percentile with its interval and a verdict, the p-values
+/// adjusted by Benjamini–Hochberg across every metric, group and percentile
+/// of the report.
+public struct FleetReport: Sendable, Codable {
+    /// What to report.
+    public struct Options: Sendable {
+        /// The metrics: interval names, or counters as `counter:NAME`
+        /// (`interval:NAME` spells an interval out).
+        public var metrics: [String]
+        /// The metadata keys whose values make the groups.
+        public var by: [String] = []
+        /// Only sessions whose metadata has these values.
+        public var filters: [String: String] = [:]
+        /// The baseline and candidate versions to compare, if any.
+        public var compare: (baseline: String, candidate: String)?
+        /// The metadata key that holds the version.
+        public var versionKey = "app.version"
+        /// The percentiles, as probabilities.
+        public var probabilities = [0.5, 0.9, 0.99]
+        /// The intervals' confidence.
+        public var confidence = 0.95
+        /// The false-alarm rate of the comparison, after Benjamini–Hochberg.
+        public var alpha = ComparisonOptions().alpha
+        /// Changes up to this fraction never count.
+        public var relativeFloor = ComparisonOptions().minimumEffect
+
+        /// Options for `metrics`.
+        public init(metrics: [String]) {
+            self.metrics = metrics
+        }
+    }
+
+    /// One group's percentiles.
+    public struct Group: Sendable, Codable, Hashable {
+        /// The group's values of the `--by` keys, in their order.
+        public var values: [String]
+        /// Its sessions and events, and each percentile with its interval.
+        public var percentiles: [SessionQuantileEstimate]
+        /// Sessions.
+        public var sessions: Int
+        /// Events over its sessions.
+        public var events: UInt64
+        /// The sampling probabilities its sessions were recorded with.
+        public var samplingProbabilities: [Double]
+    }
+
+    /// One group's change between the versions.
+    public struct GroupChange: Sendable, Codable, Hashable {
+        /// The group's values of the `--by` keys other than the version.
+        public var values: [String]
+        /// Each percentile's change, with its verdict.
+        public var changes: [SessionQuantileChange]
+    }
+
+    /// One metric's part of the report.
+    public struct Metric: Sendable, Codable, Hashable {
+        /// Its name.
+        public var name: String
+        /// `interval` (durations in nanoseconds) or `counter`.
+        public var kind: String
+        /// The groups, by their values.
+        public var groups: [Group]
+        /// The groups' changes when comparing versions.
+        public var changes: [GroupChange]?
+    }
+
+    /// The keys that make the groups.
+    public var by: [String]
+    /// The filters applied.
+    public var filters: [String: String]
+    /// The versions compared, baseline first.
+    public var compared: [String]?
+    /// The key that holds the version.
+    public var versionKey: String
+    /// The false-alarm rate of the verdicts.
+    public var alpha: Double
+    /// The metrics.
+    public var metrics: [Metric]
+
+    /// Whether a comparison found a regression.
+    public var hasRegression: Bool {
+        metrics.contains { $0.changes?.contains { $0.changes.contains { $0.verdict == .regression } } ?? false }
+    }
+
+    /// Reads the sessions from `store` and builds the report.
+    ///
+    /// - Throws: ``FleetReportError`` for a metric no trace holds (naming
+    ///   those stored), a comparison whose versions have no sessions, a
+    ///   sketch that cannot be read; ``StrobeHistory/HistoryError`` for the
+    ///   store.
+    public static func build(from store: any FleetStore, options: Options) async throws -> FleetReport {
+        var loaded: [(name: String, kind: FleetMetricRecord.Kind, sessions: [FleetSession])] = []
+        for metric in options.metrics {
+            let (kind, name) = parse(metric)
+            var sessions = try await store.sessions(metric: name, kind: kind ?? .interval, filters: options.filters)
+            var resolved = kind ?? .interval
+            if sessions.isEmpty, kind == nil {
+                sessions = try await store.sessions(metric: name, kind: .counter, filters: options.filters)
+                resolved = .counter
+            }
+            if sessions.isEmpty {
+                let stored = try await store.metricNames()
+                let known = stored.contains { $0.name == name }
+                throw FleetReportError(
+                    known
+                        ? "no session of \(metric) matches the filters \(describe(options.filters))"
+                        : "no trace holds the metric \(metric); stored: "
+                            + (stored.isEmpty ? "none" : stored.prefix(20).map { "\($0.kind.rawValue):\($0.name)" }.joined(separator: ", ")))
+            }
+            loaded.append((name, resolved, sessions))
+        }
+        return try build(loaded, options: options)
+    }
+
+    /// `counter:NAME` and `interval:NAME` name their kind; a bare name does not.
+    static func parse(_ metric: String) -> (FleetMetricRecord.Kind?, String) {
+        for kind in FleetMetricRecord.Kind.allCases where metric.hasPrefix(kind.rawValue + ":") {
+            return (kind, String(metric.dropFirst(kind.rawValue.count + 1)))
+        }
+        return (nil, metric)
+    }
+
+    static func describe(_ filters: [String: String]) -> String {
+        filters.isEmpty ? "(none)" : filters.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: ", ")
+    }
+
+    /// The report of sessions already read.
+    static func build(
+        _ loaded: [(name: String, kind: FleetMetricRecord.Kind, sessions: [FleetSession])], options: Options
+    ) throws -> FleetReport {
+        let groupKeys = options.compare == nil ? options.by : options.by.filter { $0 != options.versionKey }
+        var metrics: [Metric] = []
+        // Every comparison of the report, judged together at the end.
+        var comparisons: [SessionQuantiles.Comparison] = []
+        var slots: [(metric: Int, group: Int)] = []
+        for (name, kind, sessions) in loaded {
+            var sketches: [(session: FleetSession, sketch: QuantileSketch)] = []
+            sketches.reserveCapacity(sessions.count)
+            for session in sessions {
+                do {
+                    let sketch = try QuantileSketch(serialized: session.sketch)
+                    guard sketch.relativeAccuracy == QuantileSketch.defaultRelativeAccuracy else {
+                        throw FleetReportError("trace \(session.trace), \(name): a sketch of accuracy \(sketch.relativeAccuracy), this strobe merges \(QuantileSketch.defaultRelativeAccuracy)")
+                    }
+                    sketches.append((session, sketch))
+                } catch let error as QuantileSketchError {
+                    throw FleetReportError("trace \(session.trace), \(name): \(error)")
+                }
+            }
+            func key(_ session: FleetSession, _ keys: [String]) -> [String] { keys.map { session.metadata[$0] ?? "(none)" } }
+            func group(_ members: [(session: FleetSession, sketch: QuantileSketch)], values: [String]) -> Group {
+                let estimates = SessionQuantiles.estimate(
+                    sessions: members.map(\.sketch), probabilities: options.probabilities, confidence: options.confidence)
+                return Group(
+                    values: values, percentiles: estimates, sessions: members.count, events: estimates.first?.events ?? 0,
+                    samplingProbabilities: Set(members.map(\.session.samplingProbability)).sorted())
+            }
+            var metric = Metric(name: name, kind: kind.rawValue, groups: [], changes: nil)
+            if let compare = options.compare {
+                let byGroup = Dictionary(grouping: sketches) { key($0.session, groupKeys) }
+                var changes: [GroupChange] = []
+                for values in byGroup.keys.sorted(by: { $0.lexicographicallyPrecedes($1) }) {
+                    let members = byGroup[values]!
+                    let baseline = members.filter { $0.session.metadata[options.versionKey] == compare.baseline }
+                    let candidate = members.filter { $0.session.metadata[options.versionKey] == compare.candidate }
+                    for (version, side) in [(compare.baseline, baseline), (compare.candidate, candidate)] where !side.isEmpty {
+                        metric.groups.append(group(side, values: values + [version]))
+                    }
+                    guard baseline.count >= 2, candidate.count >= 2 else { continue }
+                    let a = metric.groups[metric.groups.count - 2].percentiles
+                    let b = metric.groups[metric.groups.count - 1].percentiles
+                    for (pa, pb) in zip(a, b) {
+                        comparisons.append(SessionQuantiles.Comparison(
+                            baseline: pa, candidate: pb, lowerIsBetter: true, relativeFloor: options.relativeFloor,
+                            absoluteFloor: kind == .interval ? MetricDefaults.absoluteFloor(name, unit: "ns") : 0))
+                        slots.append((metrics.count, changes.count))
+                    }
+                    changes.append(GroupChange(values: values, changes: []))
+                }
+                guard !metric.groups.isEmpty else {
+                    throw FleetReportError(
+                        "\(name): no session has \(options.versionKey) \(compare.baseline) or \(compare.candidate)")
+                }
+                metric.changes = changes
+            } else {
+                let byGroup = Dictionary(grouping: sketches) { key($0.session, groupKeys) }
+                for values in byGroup.keys.sorted(by: { $0.lexicographicallyPrecedes($1) }) {
+                    metric.groups.append(group(byGroup[values]!, values: values))
+                }
+            }
+            metrics.append(metric)
+        }
+        for (slot, change) in zip(slots, SessionQuantiles.compare(comparisons, alpha: options.alpha)) {
+            metrics[slot.metric].changes![slot.group].changes.append(change)
+        }
+        return FleetReport(
+            by: groupKeys, filters: options.filters, compared: options.compare.map { [$0.baseline, $0.candidate] },
+            versionKey: options.versionKey, alpha: options.alpha, metrics: metrics)
+    }
+}
+
+/// A fleet report that cannot be made.
+public struct FleetReportError: Error, Sendable, Hashable, CustomStringConvertible {
+    /// What is wrong.
+    public var description: String
+
+    /// An error saying `description`.
+    public init(_ description: String) {
+        self.description = description
+    }
+}

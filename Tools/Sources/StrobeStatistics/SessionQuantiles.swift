@@ -1,0 +1,193 @@
+import Foundation
+
+/// A percentile of events pooled over sessions, with a confidence interval
+/// that treats the session as the unit.
+public struct SessionQuantileEstimate: Sendable, Hashable, Codable {
+    /// The probability (0.9 for P90).
+    public var probability: Double
+    /// The percentile of the pooled events (from the merged sketch).
+    public var estimate: Double
+    /// The interval's lower end.
+    public var lower: Double
+    /// The interval's upper end.
+    public var upper: Double
+    /// The interval's confidence.
+    public var confidence: Double
+    /// The standard error of the log of the estimate, from the interval.
+    public var logStandardError: Double
+    /// Sessions.
+    public var sessions: Int
+    /// Events over all sessions.
+    public var events: UInt64
+
+    /// An estimate with these values.
+    public init(
+        probability: Double, estimate: Double, lower: Double, upper: Double, confidence: Double, logStandardError: Double,
+        sessions: Int, events: UInt64
+    ) {
+        self.probability = probability
+        self.estimate = estimate
+        self.lower = lower
+        self.upper = upper
+        self.confidence = confidence
+        self.logStandardError = logStandardError
+        self.sessions = sessions
+        self.events = events
+    }
+}
+
+/// Percentiles of a fleet's events with intervals that resample nothing and
+/// still treat the session as the unit.
+///
+/// Events of one session share its device, its load and its data, so they
+/// are not independent, and an interval that counts every event as a draw is
+/// far too narrow. The method is Woodruff's (1952) for cluster samples: the
+/// sessions are the clusters. For the pooled estimate `q̂` of the `p`
+/// percentile, each session `s` contributes `n_s` events of which `y_s` are
+/// at most `q̂`; the fraction below, `Σy/Σn`, is a ratio estimator whose
+/// variance comes from the sessions' totals alone (the linearized, "ultimate
+/// cluster" variance `m/(m−1)·Σ(y_s − p̂·n_s)² / (Σn)²`), which holds the
+/// spread between sessions and within them. The interval of the fraction,
+/// `p ± z·se`, is carried through the pooled distribution:
+/// `[Q(p − z·se), Q(p + z·se)]`. It needs no distribution of the durations,
+/// costs one pass over the sessions' sketches (a bootstrap costs a thousand),
+/// and its coverage is measured in `make bench fleet` and docs/statistics.md.
+public enum SessionQuantiles {
+    /// The percentiles `probabilities` of the events of `sessions` (one
+    /// sketch per session), each with its interval at `confidence`.
+    public static func estimate(
+        sessions: [QuantileSketch], probabilities: [Double], confidence: Double = 0.95
+    ) -> [SessionQuantileEstimate] {
+        var pooled = QuantileSketch(relativeAccuracy: sessions.first?.relativeAccuracy ?? QuantileSketch.defaultRelativeAccuracy)
+        for session in sessions { pooled.merge(session) }
+        return estimate(sessions: sessions, pooled: pooled, probabilities: probabilities, confidence: confidence)
+    }
+
+    /// As ``estimate(sessions:probabilities:confidence:)``, with the merge of
+    /// `sessions` given.
+    public static func estimate(
+        sessions: [QuantileSketch], pooled: QuantileSketch, probabilities: [Double], confidence: Double = 0.95
+    ) -> [SessionQuantileEstimate] {
+        let z = NormalDistribution.quantile(1 - (1 - confidence) / 2)
+        let m = sessions.count
+        let total = Double(pooled.count)
+        return probabilities.map { p in
+            let estimate = pooled.quantile(p)
+            var lower = estimate
+            var upper = estimate
+            if m >= 2, total > 0 {
+                var sumSquares = 0.0
+                let share = Double(pooled.count(atMost: estimate)) / total
+                for session in sessions {
+                    let below = Double(session.count(atMost: estimate))
+                    let residual = below - share * Double(session.count)
+                    sumSquares += residual * residual
+                }
+                let standardError = (Double(m) / Double(m - 1) * sumSquares).squareRoot() / total
+                lower = Swift.min(estimate, pooled.interpolatedQuantile(max(0, p - z * standardError)))
+                upper = Swift.max(estimate, pooled.interpolatedQuantile(min(1, p + z * standardError)))
+            }
+            var logError = 0.0
+            if lower > 0, upper > 0 { logError = (log(upper) - log(lower)) / (2 * z) }
+            return SessionQuantileEstimate(
+                probability: p, estimate: estimate, lower: lower, upper: upper, confidence: confidence,
+                logStandardError: logError, sessions: m, events: pooled.count)
+        }
+    }
+}
+
+/// The change of one percentile between two sets of sessions, and the
+/// verdict on it.
+public struct SessionQuantileChange: Sendable, Hashable, Codable {
+    /// The baseline's percentile.
+    public var baseline: SessionQuantileEstimate
+    /// The candidate's percentile.
+    public var candidate: SessionQuantileEstimate
+    /// Candidate over baseline, with its interval.
+    public var shift: ShiftEstimate
+    /// The two-sided p-value for "no change".
+    public var pValue: Double
+    /// That p-value adjusted by Benjamini–Hochberg across the whole report.
+    public var adjustedPValue: Double
+    /// The verdict, by the rules of `strobe diff`.
+    public var verdict: Verdict
+}
+
+extension SessionQuantiles {
+    /// One comparison of a report: the two sides' estimates of one
+    /// percentile, and how the metric is judged.
+    public struct Comparison: Sendable, Hashable {
+        /// The baseline's estimate.
+        public var baseline: SessionQuantileEstimate
+        /// The candidate's estimate.
+        public var candidate: SessionQuantileEstimate
+        /// Whether lower values are better (durations are).
+        public var lowerIsBetter: Bool
+        /// Changes up to this fraction never count (0.02 = 2%).
+        public var relativeFloor: Double
+        /// Changes up to this, in the metric's unit, never count.
+        public var absoluteFloor: Double
+
+        /// A comparison with these values.
+        public init(
+            baseline: SessionQuantileEstimate, candidate: SessionQuantileEstimate, lowerIsBetter: Bool = true,
+            relativeFloor: Double = ComparisonOptions().minimumEffect, absoluteFloor: Double = 0
+        ) {
+            self.baseline = baseline
+            self.candidate = candidate
+            self.lowerIsBetter = lowerIsBetter
+            self.relativeFloor = relativeFloor
+            self.absoluteFloor = absoluteFloor
+        }
+    }
+
+    /// Judges every comparison of a report together: each change of a
+    /// percentile is a log ratio with the standard error of both sides'
+    /// intervals (a z-test), the p-values are adjusted by Benjamini–Hochberg
+    /// across all of them, and each verdict follows `strobe diff`'s rules
+    /// (`MetricComparison`): significant at `alpha` and beyond both floors
+    /// in the worse direction is a regression; an interval at confidence
+    /// 1 − 2·alpha inside the relative floor is unchanged; anything else
+    /// is inconclusive.
+    public static func compare(_ comparisons: [Comparison], alpha: Double = 0.01) -> [SessionQuantileChange] {
+        let z = NormalDistribution.quantile(1 - (1 - 0.95) / 2)
+        let zEquivalence = NormalDistribution.quantile(1 - alpha)
+        struct Test {
+            var d: Double
+            var error: Double
+            var p: Double
+        }
+        let tests: [Test] = comparisons.map { comparison in
+            let a = comparison.baseline
+            let b = comparison.candidate
+            guard a.estimate > 0, b.estimate > 0 else { return Test(d: 0, error: 0, p: 1) }
+            let d = log(b.estimate / a.estimate)
+            // No interval is narrower than the sketch's resolution.
+            let floor = QuantileSketch.defaultRelativeAccuracy
+            let error = (pow(max(a.logStandardError, floor), 2) + pow(max(b.logStandardError, floor), 2)).squareRoot()
+            return Test(d: d, error: error, p: 2 * NormalDistribution.survival(abs(d) / error))
+        }
+        let adjusted = MultipleComparisons.benjaminiHochberg(tests.map(\.p))
+        return zip(comparisons, zip(tests, adjusted)).map { comparison, pair in
+            let (test, adjustedP) = pair
+            let shift = ShiftEstimate(
+                ratio: exp(test.d), lower: exp(test.d - z * test.error), upper: exp(test.d + z * test.error), confidence: 0.95)
+            let result = ReplicateTestResult(
+                method: .processes, logScale: true, estimate: test.d, standardError: test.error,
+                degreesOfFreedom: .infinity, statistic: test.error > 0 ? test.d / test.error : 0, pValue: test.p,
+                baselineReplicates: comparison.baseline.sessions, candidateReplicates: comparison.candidate.sessions,
+                replicateSpread: test.error * Double(max(1, min(comparison.baseline.sessions, comparison.candidate.sessions))).squareRoot())
+            let base = comparison.baseline.estimate
+            let difference = comparison.candidate.estimate - base
+            let equivalence = (lower: exp(test.d - zEquivalence * test.error), upper: exp(test.d + zEquivalence * test.error))
+            let verdict = ComparisonEngine.decide(
+                test: result, shift: shift, difference: difference, equivalenceRatio: equivalence,
+                equivalenceDifference: (base * (equivalence.lower - 1), base * (equivalence.upper - 1)),
+                adjustedPValue: adjustedP, level: alpha, lowerIsBetter: comparison.lowerIsBetter,
+                relativeFloor: comparison.relativeFloor, absoluteFloor: comparison.absoluteFloor)
+            return SessionQuantileChange(
+                baseline: comparison.baseline, candidate: comparison.candidate, shift: shift, pValue: test.p,
+                adjustedPValue: adjustedP, verdict: verdict)
+        }
+    }
+}

@@ -1,0 +1,65 @@
+import Foundation
+import StrobeDiff
+import StrobeFleet
+import StrobeStatistics
+import Testing
+
+/// The fleet report's intervals treat the session as the unit: they cover
+/// the true percentile about as often as they claim, where intervals that
+/// count every event as independent would not; comparisons raise few false
+/// regressions and find a real one. (The full rates are in `make bench
+/// fleet`; these are smaller runs with looser bounds.)
+@Suite struct SessionQuantileTests {
+    @Test func intervalsCoverTheTruePercentileAboutAsOftenAsTheyClaim() {
+        var simulation = FleetSimulation()
+        simulation.sessions = 200
+        let coverage = simulation.coverage(trials: 300, seed: 42)
+        for (p, rate) in coverage.sorted(by: { $0.key < $1.key }) {
+            #expect(rate >= 0.9 && rate <= 0.99, "P\(Int(p * 100)): \(rate)")
+        }
+    }
+
+    @Test func anIntervalOfIndependentEventsWouldBeFarTooNarrow() {
+        // The same data with every event its own session: the interval
+        // shrinks by about the square root of the events per session.
+        var generator = SeededGenerator(seed: 3)
+        let simulation = FleetSimulation()
+        let sessions = simulation.sessionSketches(generator: &generator)
+        var pooled = QuantileSketch()
+        for session in sessions { pooled.merge(session) }
+        let clustered = SessionQuantiles.estimate(sessions: sessions, probabilities: [0.9])[0]
+        #expect(clustered.lower < clustered.estimate && clustered.estimate < clustered.upper)
+        #expect(clustered.sessions == 500 && clustered.events == pooled.count)
+        #expect(clustered.logStandardError > 0.01 && clustered.logStandardError < 0.05, "\(clustered.logStandardError)")
+    }
+
+    @Test func reportsRaiseFewFalseRegressionsAndFindARealOne() {
+        var simulation = FleetSimulation()
+        simulation.sessions = 300
+        let aa = simulation.reports(trials: 60, slowdown: 0, seed: 7)
+        #expect(aa.falseRegressionReports <= 0.05)
+        #expect(aa.comparisonsPerReport == 18)
+        let ab = simulation.reports(trials: 40, slowdown: 0.15, seed: 8)
+        #expect(ab.detectedP90 >= 0.8, "\(ab.detectedP90)")
+        #expect(ab.falseRegressionReports <= 0.05)
+    }
+
+    @Test func verdictsFollowDiffsRules() {
+        func estimate(_ value: Double, error: Double) -> SessionQuantileEstimate {
+            SessionQuantileEstimate(
+                probability: 0.9, estimate: value, lower: value * exp(-1.96 * error), upper: value * exp(1.96 * error),
+                confidence: 0.95, logStandardError: error, sessions: 500, events: 20_000)
+        }
+        let changes = SessionQuantiles.compare([
+            .init(baseline: estimate(100, error: 0.01), candidate: estimate(120, error: 0.01)),
+            .init(baseline: estimate(100, error: 0.01), candidate: estimate(80, error: 0.01)),
+            .init(baseline: estimate(100, error: 0.002), candidate: estimate(100.2, error: 0.002)),
+            .init(baseline: estimate(100, error: 0.2), candidate: estimate(110, error: 0.2)),
+            .init(baseline: estimate(100, error: 0.01), candidate: estimate(80, error: 0.01), lowerIsBetter: false),
+        ])
+        #expect(changes.map(\.verdict) == [.regression, .improvement, .unchanged, .inconclusive, .regression])
+        #expect(abs(changes[0].shift.ratio - 1.2) < 1e-9)
+        #expect(changes[0].shift.lower < 1.2 && changes[0].shift.upper > 1.2)
+        #expect(changes[0].adjustedPValue >= changes[0].pValue)
+    }
+}

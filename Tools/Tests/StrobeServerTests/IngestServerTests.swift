@@ -1,0 +1,174 @@
+import Foundation
+import HTTPTypes
+import Hummingbird
+import HummingbirdTesting
+import Strobe
+import StrobeFleet
+import StrobeHistory
+import StrobeServer
+import Testing
+
+/// `strobe serve`'s endpoint, through Hummingbird's router and over real
+/// loopback connections, against a real store.
+@Suite(.serialized) struct IngestServerTests {
+    static let token = "a-token-of-thirty-two-characters"
+
+    static func server(store: any FleetStore, limit: Int = IngestServerConfiguration.defaultMaximumTraceBytes)
+        throws -> IngestServer
+    {
+        IngestServer(
+            configuration: IngestServerConfiguration(
+                host: "127.0.0.1", port: 0, token: try BearerToken(token, origin: "test"), maximumTraceBytes: limit),
+            store: store)
+    }
+
+    static func upload(
+        _ client: any TestClientProtocol, _ bytes: [UInt8], token: String? = IngestServerTests.token,
+        name: String? = nil
+    ) async throws -> (HTTPResponse.Status, [String: Any]) {
+        var headers: HTTPFields = [:]
+        if let token { headers[.authorization] = "Bearer \(token)" }
+        if let name { headers[IngestServer.traceNameHeader] = name }
+        return try await client.execute(
+            uri: IngestServer.uploadPath, method: .post, headers: headers, body: ByteBuffer(bytes: bytes)
+        ) { response in
+            let object = try? JSONSerialization.jsonObject(with: Data(buffer: response.body))
+            return (response.status, object as? [String: Any] ?? [:])
+        }
+    }
+
+    @Test(arguments: ServerBackend.tested)
+    func aTraceIsStoredOnceAndItsRepeatIsAnsweredAsAlreadyStored(backend: ServerBackend) async throws {
+        try await ServerScratch.with(backend) { scratch in
+            let traces = try ServerTraces.write(count: 2, in: scratch.directory)
+            let store = try await FleetStores.open(scratch.location)
+            let server = try Self.server(store: store)
+            try await server.application().test(.router) { client in
+                let (first, body) = try await Self.upload(client, traces[0], name: "device-1.pftrace")
+                #expect(first == .created)
+                #expect(body["stored"] as? Bool == true)
+                #expect((body["id"] as? String)?.hasPrefix("sha256:") == true)
+                let (again, repeated) = try await Self.upload(client, traces[0])
+                #expect(again == .ok)
+                #expect(repeated["reason"] as? String == "already stored")
+                let (second, _) = try await Self.upload(client, traces[1])
+                #expect(second == .created)
+                try await client.execute(uri: "/v1/health", method: .get) { response in
+                    #expect(response.status == .ok)
+                }
+            }
+            #expect(try await store.traceCount() == 2)
+            #expect(server.currentCounts.stored == 2)
+            #expect(server.currentCounts.alreadyStored == 1)
+            await store.close()
+        }
+    }
+
+    @Test func uploadsWithoutTheTokenAreRefusedAndNothingIsStored() async throws {
+        try await ServerScratch.with(.sqlite) { scratch in
+            let trace = try ServerTraces.write(count: 1, in: scratch.directory)[0]
+            let store = try await FleetStores.open(scratch.location)
+            let server = try Self.server(store: store)
+            try await server.application().test(.router) { client in
+                #expect(try await Self.upload(client, trace, token: nil).0 == .unauthorized)
+                #expect(try await Self.upload(client, trace, token: "a-token-of-thirty-two-characterZ").0 == .unauthorized)
+                #expect(try await Self.upload(client, trace, token: "short").0 == .unauthorized)
+                try await client.execute(
+                    uri: IngestServer.uploadPath, method: .post, headers: [.authorization: "Basic \(Self.token)"],
+                    body: ByteBuffer(bytes: trace)
+                ) { response in
+                    #expect(response.status == .unauthorized)
+                    #expect(response.headers[.wwwAuthenticate]?.hasPrefix("Bearer") == true)
+                }
+            }
+            #expect(try await store.traceCount() == 0)
+            #expect(server.currentCounts.refused == 4)
+            await store.close()
+        }
+    }
+
+    @Test func anUploadOverTheLimitIsRefusedWith413() async throws {
+        try await ServerScratch.with(.sqlite) { scratch in
+            let trace = try ServerTraces.write(count: 1, in: scratch.directory)[0]
+            let store = try await FleetStores.open(scratch.location)
+            let server = try Self.server(store: store, limit: trace.count - 1)
+            // Over a real connection, so the request carries its length as a
+            // client sends it.
+            try await server.application().test(.live) { client in
+                let (status, body) = try await Self.upload(client, trace)
+                #expect(status == .contentTooLarge)
+                #expect((body["error"] as? String)?.contains("\(trace.count - 1)") == true)
+            }
+            #expect(try await store.traceCount() == 0)
+            await store.close()
+        }
+    }
+
+    @Test func damagedAndForeignUploadsAreRefusedWithTheirReason() async throws {
+        try await ServerScratch.with(.sqlite) { scratch in
+            let trace = try ServerTraces.write(count: 1, in: scratch.directory)[0]
+            let store = try await FleetStores.open(scratch.location)
+            let server = try Self.server(store: store)
+            try await server.application().test(.router) { client in
+                let (cut, cutBody) = try await Self.upload(client, Array(trace.prefix(trace.count * 2 / 3)))
+                #expect(cut == .unprocessableContent)
+                #expect((cutBody["reason"] as? String)?.contains("byte") == true)
+                let (foreign, foreignBody) = try await Self.upload(client, Array("PK\u{3}\u{4} not a trace".utf8))
+                #expect(foreign == .unprocessableContent)
+                #expect(foreignBody["reason"] != nil)
+                #expect(try await Self.upload(client, []).0 == .unprocessableContent)
+            }
+            #expect(try await store.traceCount() == 0)
+            #expect(server.currentCounts.refused == 3)
+            await store.close()
+        }
+    }
+
+    @Test(arguments: ServerBackend.tested)
+    func twoServersOnOneStoreCountEveryTraceOnce(backend: ServerBackend) async throws {
+        try await ServerScratch.with(backend) { scratch in
+            let traces = try ServerTraces.write(count: 12, in: scratch.directory)
+            let stores = [try await FleetStores.open(scratch.location), try await FleetStores.open(scratch.location)]
+            let servers = try stores.map { try Self.server(store: $0) }
+            // Both servers get every trace, interleaved, over real connections.
+            try await servers[0].application().test(.live) { first in
+                try await servers[1].application().test(.live) { second in
+                    try await withThrowingTaskGroup(of: HTTPResponse.Status.self) { group in
+                        for (index, trace) in traces.enumerated() {
+                            group.addTask { try await Self.upload(index % 2 == 0 ? first : second, trace).0 }
+                            group.addTask { try await Self.upload(index % 2 == 0 ? second : first, trace).0 }
+                        }
+                        var statuses: [HTTPResponse.Status] = []
+                        for try await status in group { statuses.append(status) }
+                        #expect(statuses.filter { $0 == .created }.count == traces.count)
+                        #expect(statuses.filter { $0 == .ok }.count == traces.count)
+                    }
+                }
+            }
+            #expect(try await stores[0].traceCount() == traces.count)
+            for store in stores { await store.close() }
+        }
+    }
+
+    @Test func listenAddressesAndTokensAreCheckedWithTheirOrigin() throws {
+        #expect(try IngestServerConfiguration.listenAddress(parsing: "127.0.0.1:8080") == ("127.0.0.1", 8080))
+        #expect(try IngestServerConfiguration.listenAddress(parsing: "[::1]:0") == ("::1", 0))
+        #expect(try IngestServerConfiguration.listenAddress(parsing: ":9000") == ("0.0.0.0", 9000))
+        #expect(throws: IngestServerError.self) { try IngestServerConfiguration.listenAddress(parsing: "localhost") }
+        #expect(throws: IngestServerError.self) { try IngestServerConfiguration.listenAddress(parsing: "host:http") }
+        #expect(throws: IngestServerError.self) { try IngestServerConfiguration.listenAddress(parsing: "host:70000") }
+        do {
+            _ = try BearerToken("short", origin: "STROBE_SERVE_TOKEN")
+            Issue.record("a 5-character token was accepted")
+        } catch {
+            #expect(error.message.contains("STROBE_SERVE_TOKEN"))
+        }
+        #expect(throws: IngestServerError.self) { try BearerToken("with a space in it, long enough", origin: "t") }
+        let token = try BearerToken(Self.token, origin: "test")
+        #expect(token.isCarried(by: "Bearer \(Self.token)"))
+        #expect(token.isCarried(by: "bearer \(Self.token)"))
+        #expect(!token.isCarried(by: "Bearer \(Self.token)x"))
+        #expect(!token.isCarried(by: "Bearer " + Self.token.dropLast()))
+        #expect(!token.isCarried(by: nil))
+    }
+}
