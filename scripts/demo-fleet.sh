@@ -7,8 +7,9 @@
 #
 #   scripts/demo-fleet.sh APP_BIN_DIR STROBE_BIN_DIR OUT_DIR
 #
-# Version 5.1 is the vectorized build; 5.2 has the rebuilt-curve mistake
-# (the tone curve's table rebuilt for every band). Device classes differ in
+# Version 5.1 is the vectorized build; 5.2 has the demo's regression
+# (FLEET_REGRESSION, default rebuilt-curve: the tone curve's table rebuilt for
+# every band). Device classes differ in
 # speed the way the demo can make them differ on one machine: a slower class
 # gets more pixels per frame for the same CPU. FLEET_SESSIONS sessions run
 # per version and class (default 50), FLEET_SAMPLING of them are traced
@@ -26,6 +27,7 @@ out=$3
 sessions=${FLEET_SESSIONS:-50}
 sampling=${FLEET_SAMPLING:-0.5}
 frames=${FLEET_FRAMES:-8}
+regression=${FLEET_REGRESSION:-rebuilt-curve}
 for name in LensPipeline; do
     [ -x "$bin/$name" ] || { echo "demo-fleet: $bin/$name is not built" >&2; exit 2; }
 done
@@ -40,7 +42,7 @@ plan="$out/sessions.txt"
 : > "$plan"
 for version in 5.1 5.2; do
     kernel=vectorized
-    if [ "$version" = 5.2 ]; then kernel=rebuilt-curve; fi
+    if [ "$version" = 5.2 ]; then kernel=$regression; fi
     for class in high:480x320 mid:640x480 low:960x640; do
         for session in $(seq 1 "$sessions"); do
             echo "$version $kernel ${class%%:*} ${class#*:} $session" >> "$plan"

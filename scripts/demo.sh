@@ -118,7 +118,7 @@ step "6. A fleet in the field: sampled sessions of two versions, uploaded to str
 # The same regression as the fleet would see it: hundreds of short sessions
 # of each version on three classes of device, a share of them traced (as
 # production sampling does), sent over HTTP and judged per device class.
-bash scripts/demo-fleet.sh "$bin" "$tools_bin" "$out/fleet"
+FLEET_REGRESSION=$regression bash scripts/demo-fleet.sh "$bin" "$tools_bin" "$out/fleet"
 
 step "7. Where to look next"
 echo "Trace of the app:        $out/lens.pftrace"

@@ -1,5 +1,6 @@
 import CStrobe
 import Foundation
+import StrobeCrashRecovery
 import StrobeReader
 import StrobeTestSupport
 import Testing

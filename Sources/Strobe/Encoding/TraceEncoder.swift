@@ -31,7 +31,7 @@ package final class TraceEncoder {
     private var started = false
     /// The app's metadata and the sampling probability, written once at the
     /// start on the metadata sequence; nil writes none.
-    var metadata: SessionMetadata?
+    package var metadata: SessionMetadata?
 
     /// Records that could not be parsed (a corrupt buffer); counted in stats.
     package var invalidRecords: UInt64 { tracks.invalidRecords }
