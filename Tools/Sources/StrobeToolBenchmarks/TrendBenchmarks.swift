@@ -2,6 +2,7 @@ import Foundation
 import StrobeDiff
 import StrobeHistory
 import StrobeResults
+import StrobeStatistics
 import StrobeTestSupport
 
 /// `make bench trend`: `strobe trend` end to end over a store of 10,000 runs

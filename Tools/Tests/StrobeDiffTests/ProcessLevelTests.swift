@@ -306,18 +306,18 @@ import StrobePerf
         var design = SequentialDesign(alpha: 0.01, confidence: 0.95, plannedRounds: 30)
         let look = design.look(number: 1, rounds: 4, final: false)
         #expect(look.confidence > 0.9999)
-        let input = MetricComparison.Input(
+        let input = ComparisonEngine.Input(
             name: "apply lens", unit: "ns", lowerIsBetter: true,
             baseline: ProcessLevelTests.replicates([100, 104, 97, 101], seed: 3),
             candidate: ProcessLevelTests.replicates([128, 135, 122, 131], seed: 4))
-        let row = try #require(MetricComparison.compare([input], look: look).first)
+        let row = try #require(ComparisonEngine.compare([input], look: look).first)
         #expect(row.verdict == .regression)
         let shift = try #require(row.shift)
         #expect(shift.lower > 1, "the interval [\(shift.lower), \(shift.upper)] crosses no change")
         #expect(abs(shift.confidence - (1 - look.alpha)) < 1e-12)
         #expect(row.differenceLower > 0)
         // The same rows compared at once keep their 95% interval.
-        let fixed = try #require(MetricComparison.compare([input]).first)
+        let fixed = try #require(ComparisonEngine.compare([input]).first)
         #expect(fixed.shift?.confidence == 0.95)
     }
 
