@@ -8,7 +8,7 @@ RELEASE_FLAGS = -c release
 SDK_TRAITS = --traits StrobeMetrics,StrobeTracing
 TOOLS = --package-path Tools
 
-.PHONY: setup demo demo-fleet test test-sdk test-tools test-history test-adoption bench tsan fuzz validate-gate example-server proto \
+.PHONY: setup demo demo-fleet lint test test-sdk test-tools test-history test-adoption bench tsan fuzz validate-gate example-server proto \
 	proto-check build strobe clean
 
 setup:
@@ -134,6 +134,11 @@ EXAMPLE_SERVER_FLAGS ?=
 example-server: setup
 	cd Examples/ServerTracing && $(SWIFT) build $(EXAMPLE_SERVER_FLAGS)
 	cd Examples/ServerTracing && $(SWIFT) run --skip-build $(EXAMPLE_SERVER_FLAGS) ServerTracing
+
+# Every Swift file against the committed .swift-format configuration; a
+# violation fails. `bash scripts/lint.sh --fix` formats in place.
+lint:
+	bash scripts/lint.sh
 
 proto:
 	bash scripts/generate-protos.sh

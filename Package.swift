@@ -82,7 +82,8 @@ let package = Package(
             name: "StrobeTracing",
             dependencies: [
                 "Strobe",
-                .product(name: "Tracing", package: "swift-distributed-tracing", condition: .when(traits: ["StrobeTracing"])),
+                .product(
+                    name: "Tracing", package: "swift-distributed-tracing", condition: .when(traits: ["StrobeTracing"])),
             ]
         ),
 
@@ -113,7 +114,8 @@ let package = Package(
                 "Strobe", "StrobeReader", "StrobeMetrics", "StrobeTracing", "StrobePerf", "StrobeProtos", "CProtobufC",
                 "CStrobe", "CMallocCounter", "StrobeTestSupport",
                 .product(name: "CoreMetrics", package: "swift-metrics", condition: .when(traits: ["StrobeMetrics"])),
-                .product(name: "Tracing", package: "swift-distributed-tracing", condition: .when(traits: ["StrobeTracing"])),
+                .product(
+                    name: "Tracing", package: "swift-distributed-tracing", condition: .when(traits: ["StrobeTracing"])),
             ]
         ),
 
@@ -132,7 +134,8 @@ let package = Package(
             name: "ReadmeSnippets",
             dependencies: [
                 "Strobe", "StrobePerf", "StrobeReader", "StrobeTracing", "LensKit",
-                .product(name: "Tracing", package: "swift-distributed-tracing", condition: .when(traits: ["StrobeTracing"])),
+                .product(
+                    name: "Tracing", package: "swift-distributed-tracing", condition: .when(traits: ["StrobeTracing"])),
             ],
             path: "Examples/ReadmeSnippets"
         ),
@@ -146,7 +149,8 @@ let package = Package(
         .testTarget(
             name: "StrobeTests",
             dependencies: [
-                "Strobe", "StrobeCrashRecovery", "StrobeReader", "StrobeProtos", "CProtobufC", "CStrobe", "StrobeTestSupport",
+                "Strobe", "StrobeCrashRecovery", "StrobeReader", "StrobeProtos", "CProtobufC", "CStrobe",
+                "StrobeTestSupport",
                 "LensPipeline", "TraceChild",
             ]
         ),
@@ -161,11 +165,13 @@ let package = Package(
             name: "StrobeTracingTests",
             dependencies: [
                 "StrobeTracing", "Strobe", "StrobeReader", "StrobeTestSupport",
-                .product(name: "Tracing", package: "swift-distributed-tracing", condition: .when(traits: ["StrobeTracing"])),
+                .product(
+                    name: "Tracing", package: "swift-distributed-tracing", condition: .when(traits: ["StrobeTracing"])),
             ]
         ),
         .testTarget(name: "StrobeReaderTests", dependencies: ["Strobe", "StrobeReader"]),
-        .testTarget(name: "StrobePerfTests", dependencies: ["StrobePerf", "Strobe", "StrobeReader", "LensKit", "TraceChild"]),
+        .testTarget(
+            name: "StrobePerfTests", dependencies: ["StrobePerf", "Strobe", "StrobeReader", "LensKit", "TraceChild"]),
     ]
 )
 

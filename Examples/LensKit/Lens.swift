@@ -133,7 +133,10 @@ public struct Lens: Sendable {
             var offset = start
             while offset < end {
                 let pixel = pixels.baseAddress! + offset
-                let r = pixel[0], g = pixel[1], b = pixel[2], a = pixel[3]
+                let r = pixel[0]
+                let g = pixel[1]
+                let b = pixel[2]
+                let a = pixel[3]
                 for channel in 0..<4 {
                     pixel[channel] = gradeChannel(matrix, channel, r, g, b, a)
                 }

@@ -14,7 +14,8 @@ import Synchronization
 /// The pipeline configuration, with the kernel LENS_KERNEL names.
 func configurationFromEnvironment() -> LensPipeline.Configuration {
     var configuration = LensPipeline.Configuration()
-    configuration.kernel = ProcessInfo.processInfo.environment["LENS_KERNEL"].flatMap(Lens.Kernel.init(rawValue:)) ?? .vectorized
+    configuration.kernel =
+        ProcessInfo.processInfo.environment["LENS_KERNEL"].flatMap(Lens.Kernel.init(rawValue:)) ?? .vectorized
     return configuration
 }
 
@@ -51,8 +52,10 @@ final class PipelineSlot: Sendable {
 
 let applyLens = PerfTest(
     "apply lens",
-    metrics: [.interval("lens apply", .sum), .interval("lens apply", .max), .interval("frame", .sum),
-              .interval("lens apply", .cpu), .counter("queue depth", .max)],
+    metrics: [
+        .interval("lens apply", .sum), .interval("lens apply", .max), .interval("frame", .sum),
+        .interval("lens apply", .cpu), .counter("queue depth", .max),
+    ],
     resourceUsageIntervals: ["lens apply"],
     setupOnce: { PipelineSlot(configuration: configurationFromEnvironment()) },
     setup: { slot in slot.start() },

@@ -7,8 +7,8 @@ extension Trace.Category {
 
 func recordByCategory(session: TraceSession) throws -> TraceConfiguration {
     var configuration = TraceConfiguration()
-    Trace.interval("decode", category: .media) { decode() }    // also begin/end, instant, counter, beginAsync
-    configuration.categories = ["media", "net.*", "-net.dns"]  // default ["*"]; STROBE_TRACE_CATEGORIES=media,net.*
-    try session.setCategories(["media"])                       // while the session runs
+    Trace.interval("decode", category: .media) { decode() } // also begin/end, instant, counter, beginAsync
+    configuration.categories = ["media", "net.*", "-net.dns"] // default ["*"]; STROBE_TRACE_CATEGORIES=media,net.*
+    try session.setCategories(["media"]) // while the session runs
     return configuration
 }

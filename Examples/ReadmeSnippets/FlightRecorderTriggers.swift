@@ -12,6 +12,6 @@ func startAFlightRecorder() throws -> TraceSession {
         .counter("queue.depth", above: 100),
     ]
     let session = try TraceSession.start(configuration)
-    session.trigger("checkout failed")   // from anywhere, returns at once
+    session.trigger("checkout failed") // from anywhere, returns at once
     return session
 }

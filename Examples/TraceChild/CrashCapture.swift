@@ -19,7 +19,8 @@ func runCrashCapture(_ arguments: [String]) -> Never {
     if arguments.count >= 3 { installMarkerHandler(path: arguments[2]) }
     var configuration = TraceConfiguration()
     configuration.whenBufferFull = .overwriteOldest
-    configuration.bufferSizePerThread = ProcessInfo.processInfo.environment["TRACE_CHILD_BUFFER_BYTES"].flatMap(Int.init) ?? 256 << 10
+    configuration.bufferSizePerThread =
+        ProcessInfo.processInfo.environment["TRACE_CHILD_BUFFER_BYTES"].flatMap(Int.init) ?? 256 << 10
     configuration.crashCapture = .init(path: arguments[1])
     let session: TraceSession
     do {

@@ -27,7 +27,8 @@ default:
 
 let session: TraceSession?
 do {
-    if mode == "flood", var configuration = try TraceConfiguration.fromEnvironment(ProcessInfo.processInfo.environment) {
+    if mode == "flood", var configuration = try TraceConfiguration.fromEnvironment(ProcessInfo.processInfo.environment)
+    {
         configuration.flushInterval = .milliseconds(20)
         session = try TraceSession.start(configuration)
     } else {

@@ -1,7 +1,8 @@
-import StrobeTestSupport
 import CStrobe
 import Dispatch
 @_spi(Bridges) import Strobe
+import StrobeTestSupport
+
 #if StrobeTracing
 import StrobeTracing
 #endif

@@ -1,6 +1,6 @@
-import StrobeTestSupport
 import CStrobe
 import Strobe
+import StrobeTestSupport
 
 /// What categories cost: an event in a category the session leaves off,
 /// beside an event with no session, and a pair in a recorded category,

@@ -1,8 +1,8 @@
-import StrobeTestSupport
 import CMallocCounter
 import CStrobe
 import Foundation
 import Strobe
+import StrobeTestSupport
 
 #if canImport(Glibc)
 import Glibc
@@ -49,7 +49,10 @@ enum CoreBenchmarks {
         let baselineName = "clock_gettime(CLOCK_MONOTONIC)"
 
         // Warm the chunk pool so runs measure steady state, not first-touch page faults.
-        withSession { _ = timeBegins(eventsPerRun); _ = timeEnds(eventsPerRun) }
+        withSession {
+            _ = timeBegins(eventsPerRun)
+            _ = timeEnds(eventsPerRun)
+        }
 
         let begin = median(runs: runs) {
             withSession {
@@ -75,18 +78,30 @@ enum CoreBenchmarks {
             withSession { timeResourceUsageIntervals(20_000) / 20_000 }
         }
 
-        Figure(name: "begin", value: begin, unit: "ns/event", baselineName: baselineName, baselineValue: clock,
-               target: "ratio <= 0.6").printLine()
-        Figure(name: "end", value: end, unit: "ns/event", baselineName: baselineName, baselineValue: clock,
-               target: "ratio <= 0.6").printLine()
-        Figure(name: "begin+end pair", value: pair, unit: "ns/pair", baselineName: baselineName, baselineValue: clock,
-               target: "ratio <= 1.2").printLine()
-        Figure(name: "counter", value: counter, unit: "ns/event", baselineName: baselineName, baselineValue: clock,
-               target: "ratio <= 0.6").printLine()
-        Figure(name: "disabled (no session), per call", value: disabled, unit: "ns/call", baselineName: baselineName,
-               baselineValue: clock, target: "value <= 1 ns").printLine()
-        Figure(name: "interval with rusage at both ends", value: withUsage, unit: "ns/interval",
-               baselineName: "getrusage(RUSAGE_THREAD)", baselineValue: rusage, target: "ratio <= 2.2").printLine()
+        Figure(
+            name: "begin", value: begin, unit: "ns/event", baselineName: baselineName, baselineValue: clock,
+            target: "ratio <= 0.6"
+        ).printLine()
+        Figure(
+            name: "end", value: end, unit: "ns/event", baselineName: baselineName, baselineValue: clock,
+            target: "ratio <= 0.6"
+        ).printLine()
+        Figure(
+            name: "begin+end pair", value: pair, unit: "ns/pair", baselineName: baselineName, baselineValue: clock,
+            target: "ratio <= 1.2"
+        ).printLine()
+        Figure(
+            name: "counter", value: counter, unit: "ns/event", baselineName: baselineName, baselineValue: clock,
+            target: "ratio <= 0.6"
+        ).printLine()
+        Figure(
+            name: "disabled (no session), per call", value: disabled, unit: "ns/call", baselineName: baselineName,
+            baselineValue: clock, target: "value <= 1 ns"
+        ).printLine()
+        Figure(
+            name: "interval with rusage at both ends", value: withUsage, unit: "ns/interval",
+            baselineName: "getrusage(RUSAGE_THREAD)", baselineValue: rusage, target: "ratio <= 2.2"
+        ).printLine()
 
         allocationFigure(clock: clock)
         twoThreadFigure()
@@ -167,8 +182,10 @@ enum CoreBenchmarks {
             name: "2 threads x 2M begin/end events, per-thread cost", value: double[double.count / 2], unit: "ns/event",
             baselineName: "1 thread x 2M begin/end events, same configuration", baselineValue: single[single.count / 2],
             target: "ratio <= 1.3, events_lost == 0",
-            extra: ["events_lost": Double(lost), "events_recorded": Double(recorded), "runs": Double(double.count),
-                    "events_per_thread": Double(eventsPerThread)]
+            extra: [
+                "events_lost": Double(lost), "events_recorded": Double(recorded), "runs": Double(double.count),
+                "events_per_thread": Double(eventsPerThread),
+            ]
         ).printLine()
     }
 }
@@ -178,8 +195,16 @@ enum CoreBenchmarks {
 final class Mutex2Results: @unchecked Sendable {
     private let lock = NSLock()
     private var stored: [Double] = []
-    func append(_ value: Double) { lock.lock(); stored.append(value); lock.unlock() }
-    var values: [Double] { lock.lock(); defer { lock.unlock() }; return stored }
+    func append(_ value: Double) {
+        lock.lock()
+        stored.append(value)
+        lock.unlock()
+    }
+    var values: [Double] {
+        lock.lock()
+        defer { lock.unlock() }
+        return stored
+    }
     var count: Int { values.count }
 }
 

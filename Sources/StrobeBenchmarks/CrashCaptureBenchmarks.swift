@@ -1,6 +1,6 @@
-import StrobeTestSupport
 import Foundation
 import Strobe
+import StrobeTestSupport
 
 /// The cost of crash capture on recording: begin+end pairs in a flight
 /// recorder whose rings wrap many times (every chunk switch updates the
@@ -24,17 +24,21 @@ enum CrashCaptureBenchmarks {
         var without: [Double] = []
         var with: [Double] = []
         for _ in 0..<15 {
-            without.append(CoreBenchmarks.withSession(configuration(capture: false)) { timePairs(pairs) / Double(pairs) })
+            without.append(
+                CoreBenchmarks.withSession(configuration(capture: false)) { timePairs(pairs) / Double(pairs) })
             with.append(CoreBenchmarks.withSession(configuration(capture: true)) { timePairs(pairs) / Double(pairs) })
         }
         without.sort()
         with.sort()
         Figure(
             name: "begin+end pair, flight recorder with crash capture", value: with[with.count / 2], unit: "ns/pair",
-            baselineName: "begin+end pair, flight recorder without crash capture", baselineValue: without[without.count / 2],
+            baselineName: "begin+end pair, flight recorder without crash capture",
+            baselineValue: without[without.count / 2],
             target: "ratio <= 1.05",
-            extra: ["with_min_ns": with.first!, "with_max_ns": with.last!, "without_min_ns": without.first!,
-                    "without_max_ns": without.last!]
+            extra: [
+                "with_min_ns": with.first!, "with_max_ns": with.last!, "without_min_ns": without.first!,
+                "without_max_ns": without.last!,
+            ]
         ).printLine()
     }
 }

@@ -1,9 +1,9 @@
-import StrobeTestSupport
 import CProtobufC
 import CStrobe
 import Foundation
 import Strobe
 import StrobeProtos
+import StrobeTestSupport
 
 /// Figures of the trace format: bytes per event and encoder speed.
 ///
@@ -15,9 +15,13 @@ import StrobeProtos
 enum FormatBenchmarks {
     static func run() {
         let pairs = 500_000
-        let flatOut = recordedBytes(pairs: pairs, spacingNanoseconds: 0) { Trace.begin("format interval"); Trace.end() }
+        let flatOut = recordedBytes(pairs: pairs, spacingNanoseconds: 0) {
+            Trace.begin("format interval")
+            Trace.end()
+        }
         let spaced = recordedBytes(pairs: 100_000, spacingNanoseconds: 2_000) {
-            Trace.begin("format interval"); Trace.end()
+            Trace.begin("format interval")
+            Trace.end()
         }
         let naive = NaiveEncoding.bytesPerEvent(kind: .slices)
         Figure(
@@ -136,7 +140,10 @@ enum NaiveEncoding {
         switch kind {
         case .slices:
             let begin = index % 2 == 0
-            event.type = begin ? PERFETTO__PROTOS__TRACK_EVENT__TYPE__TYPE_SLICE_BEGIN : PERFETTO__PROTOS__TRACK_EVENT__TYPE__TYPE_SLICE_END
+            event.type =
+                begin
+                ? PERFETTO__PROTOS__TRACK_EVENT__TYPE__TYPE_SLICE_BEGIN
+                : PERFETTO__PROTOS__TRACK_EVENT__TYPE__TYPE_SLICE_END
             if begin {
                 event.name_field_case = PERFETTO__PROTOS__TRACK_EVENT__NAME_FIELD_NAME
                 event.name = name

@@ -1,6 +1,7 @@
-import StrobeTestSupport
 import CStrobe
 import Strobe
+import StrobeTestSupport
+
 #if StrobeTracing
 import Tracing
 import StrobeTracing
@@ -52,7 +53,6 @@ enum InstructionCountBenchmarks {
         }
     }
 }
-
 
 @_silgen_name("strobe_instructions_begin") @inline(never)
 func instructionsBegin(_ count: Int) -> Double {

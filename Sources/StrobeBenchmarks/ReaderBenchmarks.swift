@@ -1,10 +1,10 @@
-import StrobeTestSupport
 import CProtobufC
 import CStrobe
 import Foundation
 import Strobe
 import StrobeProtos
 import StrobeReader
+import StrobeTestSupport
 
 /// Reader speed: events per second read from an in-memory trace, against
 /// unpacking the same packets one by one with protobuf-c's generic decoder.

@@ -1,8 +1,8 @@
-import StrobeTestSupport
 import CStrobe
 import Foundation
 import Strobe
 import StrobePerf
+import StrobeTestSupport
 
 /// The perf runner's own cost per iteration: an empty measure block run by
 /// `PerfRunner`, beside one bare trace session started and stopped the same
@@ -31,8 +31,10 @@ enum RunnerBenchmarks {
         Figure(
             name: name, value: samples[samples.count / 2], unit: "ms/iteration",
             baselineName: baselineName, baselineValue: baseline[baseline.count / 2], target: "value <= 0.3 ms",
-            extra: ["min": samples.first!, "max": samples.last!, "baseline_min": baseline.first!,
-                    "baseline_max": baseline.last!, "iterations": Double(iterations), "runs": Double(runs)]
+            extra: [
+                "min": samples.first!, "max": samples.last!, "baseline_min": baseline.first!,
+                "baseline_max": baseline.last!, "iterations": Double(iterations), "runs": Double(runs),
+            ]
         ).printLine()
     }
 

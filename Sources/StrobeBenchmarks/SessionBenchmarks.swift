@@ -1,7 +1,7 @@
-import StrobeTestSupport
 import CStrobe
 import Foundation
 import Strobe
+import StrobeTestSupport
 
 #if canImport(Glibc)
 import Glibc
@@ -24,12 +24,16 @@ enum SessionBenchmarks {
             _ = stopLatency()
             return Double(cstrobe_monotonic_ns() - start)
         }
-        Figure(name: "session stop, memory only, 1 thread recorded", value: stop / 1000, unit: "us",
-               baselineName: "usleep(2000), the fixed wait a stop paid before", baselineValue: sleep / 1000,
-               target: "ratio < 0.5").printLine()
-        Figure(name: "session start, 1000 events, stop", value: cycle / 1000, unit: "us",
-               baselineName: "usleep(2000), the fixed wait a stop paid before", baselineValue: sleep / 1000,
-               target: "ratio < 1").printLine()
+        Figure(
+            name: "session stop, memory only, 1 thread recorded", value: stop / 1000, unit: "us",
+            baselineName: "usleep(2000), the fixed wait a stop paid before", baselineValue: sleep / 1000,
+            target: "ratio < 0.5"
+        ).printLine()
+        Figure(
+            name: "session start, 1000 events, stop", value: cycle / 1000, unit: "us",
+            baselineName: "usleep(2000), the fixed wait a stop paid before", baselineValue: sleep / 1000,
+            target: "ratio < 1"
+        ).printLine()
     }
 
     /// Nanoseconds `stop()` takes on a memory-only session in which this

@@ -1,5 +1,5 @@
-import StrobeTestSupport
 import Strobe
+import StrobeTestSupport
 
 /// The cost of signposts per event, beside the same events with signposts off
 /// in the same run.

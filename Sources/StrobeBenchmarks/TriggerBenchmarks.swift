@@ -1,7 +1,7 @@
-import StrobeTestSupport
 import CStrobe
 import Foundation
 import Strobe
+import StrobeTestSupport
 
 #if canImport(Glibc)
 import Glibc
@@ -47,18 +47,21 @@ enum TriggerBenchmarks {
         for _ in 0..<runs {
             for armed in [false, true] {
                 let label = armed ? "armed" : "unarmed"
-                samples["begin \(label)", default: []].append(perEvent(armed: armed) {
-                    let elapsed = timeBegins(events)
-                    _ = timeEnds(events)
-                    return elapsed / Double(events)
-                })
-                samples["end \(label)", default: []].append(perEvent(armed: armed) {
-                    _ = timeBegins(events)
-                    return timeEnds(events) / Double(events)
-                })
-                samples["pair \(label)", default: []].append(perEvent(armed: armed) {
-                    timePairs(events / 2) / Double(events / 2)
-                })
+                samples["begin \(label)", default: []].append(
+                    perEvent(armed: armed) {
+                        let elapsed = timeBegins(events)
+                        _ = timeEnds(events)
+                        return elapsed / Double(events)
+                    })
+                samples["end \(label)", default: []].append(
+                    perEvent(armed: armed) {
+                        _ = timeBegins(events)
+                        return timeEnds(events) / Double(events)
+                    })
+                samples["pair \(label)", default: []].append(
+                    perEvent(armed: armed) {
+                        timePairs(events / 2) / Double(events / 2)
+                    })
             }
         }
         let figures = samples.mapValues { $0.sorted()[$0.count / 2] }
@@ -77,7 +80,9 @@ enum TriggerBenchmarks {
 
         // The check moved off the recording path: the writer's CPU time per
         // record it looks through, armed less unarmed.
-        let writer = median(runs: 5) { writerNanosecondsPerRecord(armed: true) - writerNanosecondsPerRecord(armed: false) }
+        let writer = median(runs: 5) {
+            writerNanosecondsPerRecord(armed: true) - writerNanosecondsPerRecord(armed: false)
+        }
         Figure(
             name: "interval trigger check, background writer CPU per record", value: writer, unit: "ns/record",
             baselineName: baselineName, baselineValue: clock, target: "recording threads pay 0; ratio <= 1"

@@ -13,7 +13,8 @@ let sections = [
 let arguments = Set(CommandLine.arguments.dropFirst())
 let unknown = arguments.subtracting(sections).sorted()
 if !unknown.isEmpty {
-    let message = "StrobeBenchmarks: unknown section \(unknown.joined(separator: ", ")); "
+    let message =
+        "StrobeBenchmarks: unknown section \(unknown.joined(separator: ", ")); "
         + "sections: \(sections.joined(separator: " "))\n"
     _ = message.withCString { write(2, $0, strlen($0)) }
     exit(2)
@@ -30,7 +31,8 @@ if arguments.isEmpty || arguments.contains("bridges") {
     #if StrobeMetrics && StrobeTracing
     BridgeBenchmarks.run()
     #else
-    let message = "StrobeBenchmarks: the bridges section needs the traits StrobeMetrics and StrobeTracing "
+    let message =
+        "StrobeBenchmarks: the bridges section needs the traits StrobeMetrics and StrobeTracing "
         + "(swift build --traits StrobeMetrics,StrobeTracing)\n"
     _ = message.withCString { write(2, $0, strlen($0)) }
     exit(2)

@@ -61,7 +61,9 @@ struct CrashFile {
     init(bytes: [UInt8], path: String) throws(CrashRecoveryError) {
         var reader = WordReader(bytes: bytes, path: path)
         guard bytes.count >= 8 else {
-            throw CrashRecoveryError(path: path, offset: 0, problem: "not a Strobe crash file: \(bytes.count) bytes, too short for the magic")
+            throw CrashRecoveryError(
+                path: path, offset: 0, problem: "not a Strobe crash file: \(bytes.count) bytes, too short for the magic"
+            )
         }
         guard Array(bytes[0..<8]) == Self.magic else {
             throw CrashRecoveryError(path: path, offset: 0, problem: "not a Strobe crash file: wrong magic")
@@ -112,7 +114,9 @@ struct CrashFile {
             let payloadEnd = payloadStart + Int(length)
             switch tag {
             case UInt64(CSTROBE_CRASH_SECTION_THREAD):
-                guard length >= 7 * 8 + 64 else { throw reader.invalid(sectionStart, "a thread section of \(length) bytes") }
+                guard length >= 7 * 8 + 64 else {
+                    throw reader.invalid(sectionStart, "a thread section of \(length) bytes")
+                }
                 var thread = Thread(
                     threadID: try reader.word("a thread id"), serial: try reader.word("a serial"),
                     recorded: try reader.word("a count"), discarded: try reader.word("a count"),
@@ -125,7 +129,9 @@ struct CrashFile {
                 threads.append(thread)
             case UInt64(CSTROBE_CRASH_SECTION_CHUNK):
                 guard !threads.isEmpty else { throw reader.invalid(sectionStart, "a chunk before any thread") }
-                guard length >= 24, length % 8 == 0 else { throw reader.invalid(sectionStart, "a chunk section of \(length) bytes") }
+                guard length >= 24, length % 8 == 0 else {
+                    throw reader.invalid(sectionStart, "a chunk section of \(length) bytes")
+                }
                 let first = try reader.word("a chunk's first event")
                 let end = try reader.word("a chunk's last event")
                 let count = try reader.word("a chunk's length")
@@ -158,7 +164,8 @@ struct CrashFile {
                 guard length == 8 else { throw reader.invalid(sectionStart, "an end section of \(length) bytes") }
                 let count = try reader.word("the thread count")
                 guard count == UInt64(threads.count) else {
-                    throw reader.invalid(sectionStart, "the end counts \(count) threads, the file holds \(threads.count)")
+                    throw reader.invalid(
+                        sectionStart, "the end counts \(count) threads, the file holds \(threads.count)")
                 }
                 complete = true
             default:

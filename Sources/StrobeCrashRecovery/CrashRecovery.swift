@@ -1,5 +1,6 @@
 import Strobe
 import StrobeFormatting
+
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
@@ -64,7 +65,8 @@ public enum CrashRecovery {
             if let failure { throw failure }
             try file.close()
         } catch {
-            throw CrashRecoveryError(path: output, offset: nil, errno: error.errno, problem: "cannot write the trace: " + error.problem)
+            throw CrashRecoveryError(
+                path: output, offset: nil, errno: error.errno, problem: "cannot write the trace: " + error.problem)
         }
         return outcome
     }
@@ -96,10 +98,14 @@ public enum CrashRecovery {
                 chunks.append(chunk)
             }
             lost &+= thread.lost
-            harvests.append((thread.serial, thread.threadID, ThreadBuffer.Harvest(
-                chunks: chunks, current: nil, currentEnd: 0, name: thread.name, recorded: thread.recorded,
-                discarded: thread.discarded &+ thread.lost, overwritten: thread.overwritten, unmatchedEnds: 0,
-                exited: false)))
+            harvests.append(
+                (
+                    thread.serial, thread.threadID,
+                    ThreadBuffer.Harvest(
+                        chunks: chunks, current: nil, currentEnd: 0, name: thread.name, recorded: thread.recorded,
+                        discarded: thread.discarded &+ thread.lost, overwritten: thread.overwritten, unmatchedEnds: 0,
+                        exited: false)
+                ))
         }
 
         // The crash itself, as an instant on the thread that received it.
@@ -108,9 +114,13 @@ public enum CrashRecovery {
         if let index = harvests.firstIndex(where: { $0.threadID == file.threadID }) {
             harvests[index].harvest.chunks.append(marker)
         } else {
-            harvests.append((UInt64.max, file.threadID, ThreadBuffer.Harvest(
-                chunks: [marker], current: nil, currentEnd: 0, name: file.threadName, recorded: 0, discarded: 0,
-                overwritten: 0, unmatchedEnds: 0, exited: false)))
+            harvests.append(
+                (
+                    UInt64.max, file.threadID,
+                    ThreadBuffer.Harvest(
+                        chunks: [marker], current: nil, currentEnd: 0, name: file.threadName, recorded: 0, discarded: 0,
+                        overwritten: 0, unmatchedEnds: 0, exited: false)
+                ))
         }
 
         var points = [ClockCalibration.Point(raw: 0, boottime: file.baseBoottime)]
@@ -299,11 +309,12 @@ struct NameTranslator {
                 default:
                     // Only the attachments the recorder writes for each
                     // kind: the encoder reads the others at other offsets.
-                    let allowed: UInt64 = switch event {
-                    case RecordLayout.begin: 0xF0
-                    case RecordLayout.end: RecordLayout.withResourceUsage
-                    default: 0xE0
-                    }
+                    let allowed: UInt64 =
+                        switch event {
+                        case RecordLayout.begin: 0xF0
+                        case RecordLayout.end: RecordLayout.withResourceUsage
+                        default: 0xE0
+                        }
                     guard kind & 0xF0 & ~allowed == 0 else {
                         record[0] = 0
                         return
@@ -327,7 +338,8 @@ struct NameTranslator {
     }
 
     /// Rewrites the argument keys; false when the block does not parse.
-    private mutating func translateArguments(_ record: UnsafeMutablePointer<UInt64>, length: Int, kind: UInt64) -> Bool {
+    private mutating func translateArguments(_ record: UnsafeMutablePointer<UInt64>, length: Int, kind: UInt64) -> Bool
+    {
         var offset = RecordLayout.fixedWords(kind: kind)
         if kind & RecordLayout.withResourceUsage != 0 { offset += RecordLayout.resourceUsageWords }
         if kind & RecordLayout.withFlow != 0 { offset += 1 }

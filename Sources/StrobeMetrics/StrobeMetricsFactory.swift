@@ -36,7 +36,9 @@ public struct StrobeMetricsFactory: MetricsFactory {
     }
 
     /// Makes a floating-point counter handler.
-    public func makeFloatingPointCounter(label: String, dimensions: [(String, String)]) -> any FloatingPointCounterHandler {
+    public func makeFloatingPointCounter(label: String, dimensions: [(String, String)])
+        -> any FloatingPointCounterHandler
+    {
         StrobeFloatingPointCounter(name: Trace.Name(Self.trackName(label: label, dimensions: dimensions)))
     }
 

@@ -9,7 +9,8 @@
 /// ```
 @available(
     *, unavailable,
-    message: "StrobeMetrics needs the package trait \"StrobeMetrics\": add traits: [\"StrobeMetrics\"] to the strobe package dependency"
+    message:
+        "StrobeMetrics needs the package trait \"StrobeMetrics\": add traits: [\"StrobeMetrics\"] to the strobe package dependency"
 )
 public struct StrobeMetricsFactory {}
 #endif

@@ -55,7 +55,9 @@ public struct PerfRunner: Sendable {
         let keptFolder = options.traceDirectory.map { directory in
             "\(directory)/\(Self.fileSafe(options.suite))/\(Self.fileSafe(test.name))"
         }
-        if let keptFolder { try? FileManager.default.createDirectory(atPath: keptFolder, withIntermediateDirectories: true) }
+        if let keptFolder {
+            try? FileManager.default.createDirectory(atPath: keptFolder, withIntermediateDirectories: true)
+        }
         var scratch: String?
         if !test.metrics.isEmpty || keptFolder != nil {
             let directory = Self.scratchBase + "/strobe-perf-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
@@ -123,7 +125,8 @@ public struct PerfRunner: Sendable {
 
     /// Runs one iteration; with no `tracePath` the session records as usual
     /// (its writer encodes every event) but writes no file.
-    private func runIteration(_ test: PerfTest, _ blocks: PerfTest.Blocks, iteration: Int, tracePath: String?) async throws
+    private func runIteration(_ test: PerfTest, _ blocks: PerfTest.Blocks, iteration: Int, tracePath: String?)
+        async throws
         -> Sample
     {
         if let setup = blocks.setup {
@@ -131,7 +134,9 @@ public struct PerfRunner: Sendable {
         }
         var configuration = TraceConfiguration(outputPath: tracePath)
         configuration.processSamplingInterval = .zero
-        if !test.resourceUsageIntervals.isEmpty { configuration.resourceUsage = .intervals(named: test.resourceUsageIntervals) }
+        if !test.resourceUsageIntervals.isEmpty {
+            configuration.resourceUsage = .intervals(named: test.resourceUsageIntervals)
+        }
         let session = try TraceSession.start(configuration)
         let context = PerfContext(iteration: iteration)
         let before: ResourceReading
@@ -205,7 +210,9 @@ public struct PerfRunner: Sendable {
         /// hundred nanoseconds between the reads shift both alike.
         init(session: TraceSession, thread readThread: Bool) {
             let strobe = session.backgroundCPUTime.components
-            strobeCPU = UInt64(clamping: strobe.seconds) &* 1_000_000_000 &+ UInt64(clamping: strobe.attoseconds / 1_000_000_000)
+            strobeCPU =
+                UInt64(clamping: strobe.seconds) &* 1_000_000_000
+                &+ UInt64(clamping: strobe.attoseconds / 1_000_000_000)
             process = ResourceUsage.process()
             if readThread { thread = ResourceUsage.thread() }
         }
@@ -237,9 +244,12 @@ public struct PerfRunner: Sendable {
         metrics += usageMetrics(prefix: "process", before: before.process, after: after.process)
         if let threadBefore = before.thread, let threadAfter = after.thread {
             metrics += [
-                PerfMetric(name: "thread.cpu.user", unit: "ns", samples: [delta(threadBefore.userNanoseconds, threadAfter.userNanoseconds)]),
                 PerfMetric(
-                    name: "thread.cpu.system", unit: "ns", samples: [delta(threadBefore.systemNanoseconds, threadAfter.systemNanoseconds)]),
+                    name: "thread.cpu.user", unit: "ns",
+                    samples: [delta(threadBefore.userNanoseconds, threadAfter.userNanoseconds)]),
+                PerfMetric(
+                    name: "thread.cpu.system", unit: "ns",
+                    samples: [delta(threadBefore.systemNanoseconds, threadAfter.systemNanoseconds)]),
             ]
             metrics += usageMetrics(prefix: "thread", before: threadBefore, after: threadAfter)
         }
@@ -257,8 +267,10 @@ public struct PerfRunner: Sendable {
             PerfMetric(
                 name: "\(prefix).context_switches.involuntary", unit: "count",
                 samples: [delta(before.involuntarySwitches, after.involuntarySwitches)]),
-            PerfMetric(name: "\(prefix).faults.minor", unit: "count", samples: [delta(before.minorFaults, after.minorFaults)]),
-            PerfMetric(name: "\(prefix).faults.major", unit: "count", samples: [delta(before.majorFaults, after.majorFaults)]),
+            PerfMetric(
+                name: "\(prefix).faults.minor", unit: "count", samples: [delta(before.minorFaults, after.minorFaults)]),
+            PerfMetric(
+                name: "\(prefix).faults.major", unit: "count", samples: [delta(before.majorFaults, after.majorFaults)]),
         ]
     }
 

@@ -86,9 +86,10 @@ public struct PerfSuite: Sendable {
         #else
         let configuration = "release"
         #endif
-        var run = PerfRun(metadata: .current(
-            suite: name, buildConfiguration: configuration, tags: try options.parsedTags(), runID: options.runID,
-            round: options.round))
+        var run = PerfRun(
+            metadata: .current(
+                suite: name, buildConfiguration: configuration, tags: try options.parsedTags(), runID: options.runID,
+                round: options.round))
         var runnerOptions = PerfRunner.Options()
         runnerOptions.suite = name
         runnerOptions.warmupIterations = options.warmup
@@ -96,11 +97,14 @@ public struct PerfSuite: Sendable {
         runnerOptions.traceDirectory = options.keepTraces ? options.output + "/traces" : nil
         var runner = PerfRunner(options: runnerOptions)
         let progress = ProgressReporter()
-        runner.progress = { test, iteration, planned, wall in progress.iteration(test: test, index: iteration, planned: planned, wall: wall) }
+        runner.progress = { test, iteration, planned, wall in
+            progress.iteration(test: test, index: iteration, planned: planned, wall: wall)
+        }
         let selected = tests.filter { test in filter.map { test.name.contains($0) } ?? true }
         if selected.isEmpty {
             throw SuiteCommandLineError(
-                flag: "--filter", value: options.filter, problem: "matches none of the tests (\(tests.map(\.name).joined(separator: ", ")))")
+                flag: "--filter", value: options.filter,
+                problem: "matches none of the tests (\(tests.map(\.name).joined(separator: ", ")))")
         }
         for test in selected {
             progress.start(test: test.name)

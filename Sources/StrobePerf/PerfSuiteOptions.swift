@@ -66,7 +66,9 @@ public struct PerfSuiteOptions: Sendable, Hashable {
         if given.count > 1 {
             throw SuiteCommandLineError(
                 flag: given[1].0, value: given[1].1,
-                problem: "conflicts with \(given[0].0) \(given[0].1): choose one of --iterations, --time-budget and --p90-precision")
+                problem:
+                    "conflicts with \(given[0].0) \(given[0].1): choose one of --iterations, --time-budget and --p90-precision"
+            )
         }
         if let iterations {
             guard iterations > 0 else {
@@ -76,13 +78,15 @@ public struct PerfSuiteOptions: Sendable, Hashable {
         }
         if let timeBudget {
             guard timeBudget > 0 else {
-                throw SuiteCommandLineError(flag: "--time-budget", value: Self.shown(timeBudget), problem: "must be positive")
+                throw SuiteCommandLineError(
+                    flag: "--time-budget", value: Self.shown(timeBudget), problem: "must be positive")
             }
             return .timeBudget(seconds: timeBudget)
         }
         if let p90Precision {
             guard p90Precision > 0 else {
-                throw SuiteCommandLineError(flag: "--p90-precision", value: Self.shown(p90Precision), problem: "must be positive")
+                throw SuiteCommandLineError(
+                    flag: "--p90-precision", value: Self.shown(p90Precision), problem: "must be positive")
             }
             return .p90Precision(relativeWidth: p90Precision / 100)
         }
@@ -103,11 +107,17 @@ public struct PerfSuiteOptions: Sendable, Hashable {
     public func validate() throws(SuiteCommandLineError) {
         _ = try filterExpression()
         _ = try stopRule()
-        guard warmup >= 0 else { throw SuiteCommandLineError(flag: "--warmup", value: "\(warmup)", problem: "must be zero or more") }
+        guard warmup >= 0 else {
+            throw SuiteCommandLineError(flag: "--warmup", value: "\(warmup)", problem: "must be zero or more")
+        }
         if output.isEmpty { throw SuiteCommandLineError(flag: "--output", value: output, problem: "must not be empty") }
         _ = try parsedTags()
-        if let round, round < 0 { throw SuiteCommandLineError(flag: "--round", value: "\(round)", problem: "must be zero or more") }
-        if let runID, runID.isEmpty { throw SuiteCommandLineError(flag: "--run-id", value: runID, problem: "must not be empty") }
+        if let round, round < 0 {
+            throw SuiteCommandLineError(flag: "--round", value: "\(round)", problem: "must be zero or more")
+        }
+        if let runID, runID.isEmpty {
+            throw SuiteCommandLineError(flag: "--run-id", value: runID, problem: "must not be empty")
+        }
     }
 
     /// A number as a user would have typed it: `2`, not `2.0`.

@@ -249,7 +249,8 @@ public enum StopRule: Sendable, Hashable {
 
     /// The p90 and its distribution-free 95% confidence interval, when n is
     /// large enough for one to exist.
-    static func p90Interval(_ samples: [Double]) -> (p90: Double, lower: Double, upper: Double, relativeWidth: Double)? {
+    static func p90Interval(_ samples: [Double]) -> (p90: Double, lower: Double, upper: Double, relativeWidth: Double)?
+    {
         let sorted = samples.sorted()
         let n = Double(sorted.count)
         let spread = 1.96 * (n * 0.9 * 0.1).squareRoot()
@@ -258,7 +259,8 @@ public enum StopRule: Sendable, Hashable {
         guard lowerRank >= 1, upperRank <= sorted.count else { return nil }
         let position = 0.9 * (n - 1)
         let below = Int(position.rounded(.down))
-        let p90 = sorted[below] + (sorted[min(below + 1, sorted.count - 1)] - sorted[below]) * (position - Double(below))
+        let p90 =
+            sorted[below] + (sorted[min(below + 1, sorted.count - 1)] - sorted[below]) * (position - Double(below))
         let lower = sorted[lowerRank - 1]
         let upper = sorted[upperRank - 1]
         guard p90 > 0 else { return nil }

@@ -1,4 +1,5 @@
 import StrobeFormatting
+
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
@@ -95,7 +96,8 @@ public struct PerfTestError: Error, Sendable, Hashable, CustomStringConvertible 
 
     /// The child was killed by `signal`.
     public static func crashed(signal: Int32) -> PerfTestError {
-        PerfTestError(kind: .crashed, problem: "the child crashed with signal \(signal) (\(String(cString: strsignal(signal))))")
+        PerfTestError(
+            kind: .crashed, problem: "the child crashed with signal \(signal) (\(String(cString: strsignal(signal))))")
     }
 
     /// The child exited with `status`.

@@ -1,6 +1,6 @@
-import StrobeFormatting
 import Foundation
 import Strobe
+import StrobeFormatting
 import StrobeReader
 
 #if canImport(Glibc)
@@ -59,7 +59,8 @@ public struct ProcessRunner: Sendable {
                     if let directory = options.traceDirectory {
                         let folder = "\(directory)/\(PerfRunner.fileSafe(options.name))"
                         try? FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
-                        let destination = folder + String(format: "/iter-%03d-%.2fms.pftrace", measured, sample.wall / 1e6)
+                        let destination =
+                            folder + String(format: "/iter-%03d-%.2fms.pftrace", measured, sample.wall / 1e6)
                         try? FileManager.default.removeItem(atPath: destination)
                         if (try? FileManager.default.moveItem(atPath: tracePath, toPath: destination)) != nil {
                             result.tracePaths.append(destination)
@@ -132,7 +133,8 @@ public struct ProcessRunner: Sendable {
             if waited == pid { return termSent }
             if waited < 0 && errno != EINTR {
                 let code = errno
-                throw PerfTestError.cannotStart(command: command, errno: code, reason: "wait4 failed: \(ErrnoText.message(code))")
+                throw PerfTestError.cannotStart(
+                    command: command, errno: code, reason: "wait4 failed: \(ErrnoText.message(code))")
             }
             let elapsed = Double(ProcessMeasurements.monotonicNanoseconds() - start) / 1e9
             let deadline: Double
@@ -180,7 +182,9 @@ public struct ProcessRunner: Sendable {
     }
 
     private func spawn(_ command: [String], environment: [String: String]) throws -> pid_t {
-        guard let program = command.first else { throw PerfTestError.cannotStart(command: "", errno: nil, reason: "no command given") }
+        guard let program = command.first else {
+            throw PerfTestError.cannotStart(command: "", errno: nil, reason: "no command given")
+        }
         var pid: pid_t = 0
         let arguments = command.map { strdup($0) } + [nil]
         let variables = environment.map { strdup("\($0.key)=\($0.value)") } + [nil]

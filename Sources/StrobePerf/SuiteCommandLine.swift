@@ -52,7 +52,8 @@ enum SuiteCommandLine {
         let defaults = PerfSuiteOptions()
         return [
             Option(
-                name: "--filter", valueName: "REGEX", help: "Run only the tests whose names match this regular expression.",
+                name: "--filter", valueName: "REGEX",
+                help: "Run only the tests whose names match this regular expression.",
                 defaultValue: "every test"
             ) { options, value in
                 options.filter = value
@@ -60,7 +61,8 @@ enum SuiteCommandLine {
             },
             Option(
                 name: "--iterations", valueName: "N", help: "Measured iterations per test.",
-                defaultValue: "\(PerfSuiteOptions.defaultIterations), when neither --time-budget nor --p90-precision is given"
+                defaultValue:
+                    "\(PerfSuiteOptions.defaultIterations), when neither --time-budget nor --p90-precision is given"
             ) { options, value in
                 guard let count = wholeNumber(value) else { return "not a whole number" }
                 options.iterations = count
@@ -75,7 +77,8 @@ enum SuiteCommandLine {
                 return nil
             },
             Option(
-                name: "--time-budget", valueName: "SECONDS", help: "Iterate for this many seconds per test instead of a count.",
+                name: "--time-budget", valueName: "SECONDS",
+                help: "Iterate for this many seconds per test instead of a count.",
                 defaultValue: "none"
             ) { options, value in
                 guard let parsed = number(value) else { return "not a number of seconds" }
@@ -84,7 +87,8 @@ enum SuiteCommandLine {
             },
             Option(
                 name: "--p90-precision", valueName: "PCT",
-                help: "Iterate until the 95% confidence interval of the p90 of wall time is narrower than PCT percent of it.",
+                help:
+                    "Iterate until the 95% confidence interval of the p90 of wall time is narrower than PCT percent of it.",
                 defaultValue: "none"
             ) { options, value in
                 guard let parsed = number(value) else { return "not a number" }
@@ -99,7 +103,8 @@ enum SuiteCommandLine {
                 return nil
             },
             Option(
-                name: "--tag", valueName: "KEY=VALUE", help: "A dimension recorded with the run, such as device=pixel-8; repeatable.",
+                name: "--tag", valueName: "KEY=VALUE",
+                help: "A dimension recorded with the run, such as device=pixel-8; repeatable.",
                 defaultValue: "none"
             ) { options, value in
                 options.tags.append(value)
@@ -157,7 +162,8 @@ enum SuiteCommandLine {
                 continue
             }
             guard argument.hasPrefix("-") else {
-                firstError = firstError ?? SuiteCommandLineError(flag: nil, value: argument, problem: "unexpected argument")
+                firstError =
+                    firstError ?? SuiteCommandLineError(flag: nil, value: argument, problem: "unexpected argument")
                 continue
             }
             var name = argument
@@ -167,12 +173,15 @@ enum SuiteCommandLine {
                 inlineValue = String(argument[argument.index(after: equals)...])
             }
             guard let option = option(named: name) else {
-                firstError = firstError ?? SuiteCommandLineError(flag: name, value: inlineValue, problem: unknownOptionProblem(name))
+                firstError =
+                    firstError
+                    ?? SuiteCommandLineError(flag: name, value: inlineValue, problem: unknownOptionProblem(name))
                 continue
             }
             guard option.valueName != nil else {
                 if let inlineValue {
-                    firstError = firstError ?? SuiteCommandLineError(flag: name, value: inlineValue, problem: "takes no value")
+                    firstError =
+                        firstError ?? SuiteCommandLineError(flag: name, value: inlineValue, problem: "takes no value")
                 } else {
                     _ = option.apply(&options, "")
                 }
@@ -185,7 +194,9 @@ enum SuiteCommandLine {
                 value = arguments[index]
                 index += 1
             } else {
-                firstError = firstError ?? SuiteCommandLineError(flag: name, value: nil, problem: "missing value \(option.valueName ?? "")")
+                firstError =
+                    firstError
+                    ?? SuiteCommandLineError(flag: name, value: nil, problem: "missing value \(option.valueName ?? "")")
                 continue
             }
             if let problem = option.apply(&options, value) {
@@ -240,7 +251,10 @@ enum SuiteCommandLine {
         ]
         // Each option's default on a line of its own under what it does.
         var entries = all.map { option in
-            (option.name + (option.valueName.map { " " + $0 } ?? ""), [option.help, "(default: \(option.defaultValue))"])
+            (
+                option.name + (option.valueName.map { " " + $0 } ?? ""),
+                [option.help, "(default: \(option.defaultValue))"]
+            )
         }
         entries.append(("-h, --help", ["Show this help and exit."]))
         let column = (entries.map(\.0.count).max() ?? 0) + 4

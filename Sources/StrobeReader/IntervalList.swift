@@ -129,15 +129,18 @@ public struct IntervalList: RandomAccessCollection, Sendable, Hashable, Expressi
             if interval.cpuTime != nil || interval.details != nil || depth < 0
                 || duration != .max && duration >= UInt64(UInt32.max)
             {
-                records.append(Record(
-                    start: interval.start, duration: UInt32(extras.count), name: name, track: track,
-                    depthAndFlag: Record.hasExtraFlag | UInt32(Swift.max(depth, 0))))
-                extras.append(Extra(
-                    duration: duration, depth: depth, cpuTime: interval.cpuTime ?? .max, details: interval.details))
+                records.append(
+                    Record(
+                        start: interval.start, duration: UInt32(extras.count), name: name, track: track,
+                        depthAndFlag: Record.hasExtraFlag | UInt32(Swift.max(depth, 0))))
+                extras.append(
+                    Extra(
+                        duration: duration, depth: depth, cpuTime: interval.cpuTime ?? .max, details: interval.details))
             } else {
-                records.append(Record(
-                    start: interval.start, duration: duration == .max ? .max : UInt32(duration), name: name,
-                    track: track, depthAndFlag: UInt32(depth)))
+                records.append(
+                    Record(
+                        start: interval.start, duration: duration == .max ? .max : UInt32(duration), name: name,
+                        track: track, depthAndFlag: UInt32(depth)))
             }
         }
     }
@@ -191,7 +194,8 @@ public struct IntervalList: RandomAccessCollection, Sendable, Hashable, Expressi
         var latest: UInt64?
         for record in records {
             let duration =
-                record.hasExtra ? extras[Int(record.duration)].duration
+                record.hasExtra
+                ? extras[Int(record.duration)].duration
                 : record.duration == .max ? UInt64.max : UInt64(record.duration)
             guard duration != .max else { continue }
             latest = Swift.max(latest ?? 0, record.start &+ duration)

@@ -29,7 +29,6 @@ public struct ParsedTrace: Sendable {
     /// 0 means nothing in the input was a readable trace packet.
     public var decodedPacketCount: Int
 
-
     /// Puts intervals and instants in time order, as documented.
     mutating func sortByTime() {
         intervals.sortByStart()
@@ -194,7 +193,8 @@ public struct Interval: Sendable, Hashable {
         self.isAsync = isAsync
         if resourceUsage != nil || !arguments.isEmpty || !flowIDs.isEmpty || !terminatingFlowIDs.isEmpty {
             details = IntervalDetails(
-                resourceUsage: resourceUsage, arguments: arguments, flowIDs: flowIDs, terminatingFlowIDs: terminatingFlowIDs)
+                resourceUsage: resourceUsage, arguments: arguments, flowIDs: flowIDs,
+                terminatingFlowIDs: terminatingFlowIDs)
         }
     }
 
@@ -310,8 +310,10 @@ final class IntervalDetails: Sendable, Hashable {
         resourceUsage: ResourceUsageDelta?, arguments: [String: TraceArgument], flowIDs: [UInt64],
         terminatingFlowIDs: [UInt64]
     ) {
-        self.init(Values(
-            resourceUsage: resourceUsage, arguments: arguments, flowIDs: flowIDs, terminatingFlowIDs: terminatingFlowIDs))
+        self.init(
+            Values(
+                resourceUsage: resourceUsage, arguments: arguments, flowIDs: flowIDs,
+                terminatingFlowIDs: terminatingFlowIDs))
     }
 
     var resourceUsage: ResourceUsageDelta? { values.resourceUsage }

@@ -15,9 +15,11 @@ enum ProtobufCPacketDecoder {
         if message.has_timestamp_clock_id != 0 { fields.timestampClockID = message.timestamp_clock_id }
         if message.has_trusted_packet_sequence_id != 0 { fields.sequenceID = message.trusted_packet_sequence_id }
         if message.has_sequence_flags != 0 { fields.sequenceFlags = message.sequence_flags }
-        fields.incrementalStateCleared = message.has_incremental_state_cleared != 0 && message.incremental_state_cleared != 0
+        fields.incrementalStateCleared =
+            message.has_incremental_state_cleared != 0 && message.incremental_state_cleared != 0
         fields.previousPacketDropped = message.has_previous_packet_dropped != 0 && message.previous_packet_dropped != 0
-        fields.firstPacketOnSequence = message.has_first_packet_on_sequence != 0 && message.first_packet_on_sequence != 0
+        fields.firstPacketOnSequence =
+            message.has_first_packet_on_sequence != 0 && message.first_packet_on_sequence != 0
 
         if let interned = message.interned_data?.pointee {
             fields.hasInternedData = true
@@ -64,9 +66,11 @@ enum ProtobufCPacketDecoder {
                 fields.hasClockSnapshot = true
                 for index in 0..<snapshot.n_clocks {
                     guard let clock = snapshot.clocks[index]?.pointee, clock.has_clock_id != 0 else { continue }
-                    fields.clocks.append(.init(
-                        id: clock.clock_id, timestamp: clock.timestamp, isIncremental: clock.is_incremental != 0,
-                        unitMultiplier: clock.has_unit_multiplier_ns != 0 && clock.unit_multiplier_ns > 0 ? clock.unit_multiplier_ns : 1))
+                    fields.clocks.append(
+                        .init(
+                            id: clock.clock_id, timestamp: clock.timestamp, isIncremental: clock.is_incremental != 0,
+                            unitMultiplier: clock.has_unit_multiplier_ns != 0 && clock.unit_multiplier_ns > 0
+                                ? clock.unit_multiplier_ns : 1))
                 }
             }
         case PERFETTO__PROTOS__TRACE_PACKET__DATA_TRACE_STATS:
@@ -74,8 +78,11 @@ enum ProtobufCPacketDecoder {
                 var result = PacketFields.StatisticsFields()
                 for index in 0..<stats.n_buffer_stats {
                     guard let buffer = stats.buffer_stats[index]?.pointee else { continue }
-                    result.buffers.append((
-                        buffer.chunks_written, buffer.chunks_discarded, buffer.chunks_overwritten, buffer.patches_failed))
+                    result.buffers.append(
+                        (
+                            buffer.chunks_written, buffer.chunks_discarded, buffer.chunks_overwritten,
+                            buffer.patches_failed
+                        ))
                 }
                 for index in 0..<stats.n_writer_stats {
                     guard let writer = stats.writer_stats[index]?.pointee else { continue }
@@ -93,7 +100,8 @@ enum ProtobufCPacketDecoder {
         pointer.map { String(cString: $0) } ?? ""
     }
 
-    private static func decodeEvent(_ event: Perfetto__Protos__TrackEvent, into fields: inout PacketFields.EventFields) {
+    private static func decodeEvent(_ event: Perfetto__Protos__TrackEvent, into fields: inout PacketFields.EventFields)
+    {
         if event.has_type != 0 { fields.type = UInt64(event.type.rawValue) }
         switch event.name_field_case {
         case PERFETTO__PROTOS__TRACK_EVENT__NAME_FIELD_NAME_IID: fields.nameIID = event.name_iid
@@ -102,12 +110,18 @@ enum ProtobufCPacketDecoder {
         }
         if event.has_track_uuid != 0 { fields.trackUUID = event.track_uuid }
         switch event.counter_value_field_case {
-        case PERFETTO__PROTOS__TRACK_EVENT__COUNTER_VALUE_FIELD_COUNTER_VALUE: fields.counterValue = Double(event.counter_value)
-        case PERFETTO__PROTOS__TRACK_EVENT__COUNTER_VALUE_FIELD_DOUBLE_COUNTER_VALUE: fields.counterValue = event.double_counter_value
+        case PERFETTO__PROTOS__TRACK_EVENT__COUNTER_VALUE_FIELD_COUNTER_VALUE:
+            fields.counterValue = Double(event.counter_value)
+        case PERFETTO__PROTOS__TRACK_EVENT__COUNTER_VALUE_FIELD_DOUBLE_COUNTER_VALUE:
+            fields.counterValue = event.double_counter_value
         default: break
         }
-        for index in 0..<event.n_extra_counter_track_uuids { fields.extraCounterTracks.append(event.extra_counter_track_uuids[index]) }
-        for index in 0..<event.n_extra_counter_values { fields.extraCounterValues.append(Double(event.extra_counter_values[index])) }
+        for index in 0..<event.n_extra_counter_track_uuids {
+            fields.extraCounterTracks.append(event.extra_counter_track_uuids[index])
+        }
+        for index in 0..<event.n_extra_counter_values {
+            fields.extraCounterValues.append(Double(event.extra_counter_values[index]))
+        }
         for index in 0..<event.n_extra_double_counter_track_uuids {
             fields.extraDoubleCounterTracks.append(event.extra_double_counter_track_uuids[index])
         }
@@ -117,7 +131,9 @@ enum ProtobufCPacketDecoder {
         for index in 0..<event.n_category_iids { fields.categoryIIDs.append(event.category_iids[index]) }
         for index in 0..<event.n_categories { fields.categories.append(text(event.categories[index])) }
         for index in 0..<event.n_flow_ids { fields.flowIDs.append(event.flow_ids[index]) }
-        for index in 0..<event.n_terminating_flow_ids { fields.terminatingFlowIDs.append(event.terminating_flow_ids[index]) }
+        for index in 0..<event.n_terminating_flow_ids {
+            fields.terminatingFlowIDs.append(event.terminating_flow_ids[index])
+        }
         for index in 0..<event.n_debug_annotations {
             guard let annotation = event.debug_annotations[index]?.pointee else { continue }
             var nameIID: UInt64?
@@ -146,11 +162,14 @@ enum ProtobufCPacketDecoder {
         if track.has_parent_uuid != 0 { result.parent = track.parent_uuid }
         switch track.static_or_dynamic_name_case {
         case PERFETTO__PROTOS__TRACK_DESCRIPTOR__STATIC_OR_DYNAMIC_NAME_NAME: result.name = text(track.name)
-        case PERFETTO__PROTOS__TRACK_DESCRIPTOR__STATIC_OR_DYNAMIC_NAME_STATIC_NAME: result.name = text(track.static_name)
+        case PERFETTO__PROTOS__TRACK_DESCRIPTOR__STATIC_OR_DYNAMIC_NAME_STATIC_NAME:
+            result.name = text(track.static_name)
         default: break
         }
         if let process = track.process?.pointee {
-            result.process = (process.has_pid != 0 ? process.pid : nil, process.process_name.map { String(cString: $0) })
+            result.process = (
+                process.has_pid != 0 ? process.pid : nil, process.process_name.map { String(cString: $0) }
+            )
         }
         if let thread = track.thread?.pointee {
             result.thread = (
@@ -170,10 +189,12 @@ enum ProtobufCPacketDecoder {
                 default: unit = nil
                 }
             }
-            let threadTime = counter.has_type != 0
+            let threadTime =
+                counter.has_type != 0
                 && counter.type == PERFETTO__PROTOS__COUNTER_DESCRIPTOR__BUILTIN_COUNTER_TYPE__COUNTER_THREAD_TIME_NS
             result.counter = (
-                unit, threadTime, counter.has_unit_multiplier != 0 && counter.unit_multiplier != 0 ? counter.unit_multiplier : 1,
+                unit, threadTime,
+                counter.has_unit_multiplier != 0 && counter.unit_multiplier != 0 ? counter.unit_multiplier : 1,
                 counter.has_is_incremental != 0 && counter.is_incremental != 0
             )
         }

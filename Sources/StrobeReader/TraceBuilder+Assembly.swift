@@ -6,11 +6,13 @@ extension TraceBuilder {
         deferred.sort { ($0.time, $0.order) < ($1.time, $1.order) }
         for event in deferred {
             if event.type == PerfettoWire.EventType.sliceBegin {
-                begin(track: event.track, time: event.time, name: event.name, arguments: event.arguments,
-                      flows: event.flowIDs, terminating: event.terminatingFlowIDs, threadTime: nil,
-                      categories: event.categories)
+                begin(
+                    track: event.track, time: event.time, name: event.name, arguments: event.arguments,
+                    flows: event.flowIDs, terminating: event.terminatingFlowIDs, threadTime: nil,
+                    categories: event.categories)
             } else {
-                end(track: event.track, time: event.time, arguments: event.arguments, flows: event.flowIDs,
+                end(
+                    track: event.track, time: event.time, arguments: event.arguments, flows: event.flowIDs,
                     terminating: event.terminatingFlowIDs, threadTime: nil)
             }
         }
@@ -22,7 +24,8 @@ extension TraceBuilder {
         for uuid in Set(stackIndex.keys).union(instants.map(\.track)).union(counterSamples.keys)
         where tracks[uuid] == nil {
             tracks[uuid] = TraceTrack(
-                uuid: uuid, kind: .other, name: "", parent: nil, tid: nil, pid: nil, counterUnit: nil, isThreadTime: false)
+                uuid: uuid, kind: .other, name: "", parent: nil, tid: nil, pid: nil, counterUnit: nil,
+                isThreadTime: false)
         }
         for track in tracks.values {
             if track.kind == .process, let pid = track.pid, process == nil {
@@ -68,7 +71,8 @@ extension TraceBuilder {
                 samples.sort { $0.time < $1.time }
             }
             let track = tracks[uuid]
-            counters.append(CounterSeries(track: uuid, name: track?.name ?? "", unit: track?.counterUnit, samples: samples))
+            counters.append(
+                CounterSeries(track: uuid, name: track?.name ?? "", unit: track?.counterUnit, samples: samples))
         }
         counters.sort { $0.name < $1.name }
 

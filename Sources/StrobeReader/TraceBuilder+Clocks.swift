@@ -19,8 +19,9 @@ extension TraceBuilder {
             }
         }
         guard let bootValue else {
-            issues.append(TraceReadError(
-                path: source, offset: offset, problem: "clock snapshot with no path to CLOCK_BOOTTIME; ignored"))
+            issues.append(
+                TraceReadError(
+                    path: source, offset: offset, problem: "clock snapshot with no path to CLOCK_BOOTTIME; ignored"))
             return
         }
         for clock in fields.clocks where clock.id != PerfettoWire.Clock.boottime && clock.id != reference {
@@ -67,13 +68,19 @@ extension TraceBuilder {
                 current.incremental[clock] = (value, running.multiplier)
             }
             guard let converted = Self.convert(value, pairs: current.clockPairs[clock]) else {
-                issues.append(TraceReadError(path: source, offset: offset, problem: "timestamp on clock \(clock) with no snapshot; event skipped"))
+                issues.append(
+                    TraceReadError(
+                        path: source, offset: offset,
+                        problem: "timestamp on clock \(clock) with no snapshot; event skipped"))
                 return nil
             }
             value = converted
         } else if clock != PerfettoWire.Clock.boottime && clock != 0 {
             guard let converted = Self.convert(value, pairs: globalPairs[clock]) else {
-                issues.append(TraceReadError(path: source, offset: offset, problem: "timestamp on clock \(clock) with no snapshot; event skipped"))
+                issues.append(
+                    TraceReadError(
+                        path: source, offset: offset,
+                        problem: "timestamp on clock \(clock) with no snapshot; event skipped"))
                 return nil
             }
             value = converted

@@ -27,7 +27,8 @@ extension TraceBuilder {
                 if let known = current.categoryNames[iid] {
                     categories.append(known)
                 } else {
-                    issues.append(TraceReadError(path: source, offset: offset, problem: "unknown interned category \(iid)"))
+                    issues.append(
+                        TraceReadError(path: source, offset: offset, problem: "unknown interned category \(iid)"))
                 }
             }
             categories += fields.event.categories
@@ -42,8 +43,11 @@ extension TraceBuilder {
             var event = fields.event
             // Tracks named by the event, else by the sequence's defaults.
             if event.extraCounterTracks.isEmpty { event.extraCounterTracks = current.defaultExtraCounterTracks }
-            if event.extraDoubleCounterTracks.isEmpty { event.extraDoubleCounterTracks = current.defaultExtraDoubleCounterTracks }
-            for (index, counterTrack) in event.extraCounterTracks.enumerated() where index < event.extraCounterValues.count {
+            if event.extraDoubleCounterTracks.isEmpty {
+                event.extraDoubleCounterTracks = current.defaultExtraDoubleCounterTracks
+            }
+            for (index, counterTrack) in event.extraCounterTracks.enumerated()
+            where index < event.extraCounterValues.count {
                 let value = event.extraCounterValues[index]
                 if threadTimeTracks.contains(counterTrack) {
                     threadTime = value
@@ -62,19 +66,24 @@ extension TraceBuilder {
         switch type {
         case PerfettoWire.EventType.sliceBegin, PerfettoWire.EventType.sliceEnd:
             if explicitTrack != nil && explicitTrack != current.defaultTrack {
-                deferred.append(DeferredEvent(
-                    time: time, order: eventOrder, type: type, track: track, name: name, arguments: arguments,
-                    flowIDs: flows, terminatingFlowIDs: terminating, categories: categories))
+                deferred.append(
+                    DeferredEvent(
+                        time: time, order: eventOrder, type: type, track: track, name: name, arguments: arguments,
+                        flowIDs: flows, terminatingFlowIDs: terminating, categories: categories))
             } else if type == PerfettoWire.EventType.sliceBegin {
-                begin(track: track, time: time, name: name, arguments: arguments, flows: flows,
-                      terminating: terminating, threadTime: threadTime, categories: categories)
+                begin(
+                    track: track, time: time, name: name, arguments: arguments, flows: flows,
+                    terminating: terminating, threadTime: threadTime, categories: categories)
             } else {
-                end(track: track, time: time, arguments: arguments, flows: flows,
+                end(
+                    track: track, time: time, arguments: arguments, flows: flows,
                     terminating: terminating, threadTime: threadTime)
             }
         case PerfettoWire.EventType.instant:
-            instants.append(Instant(
-                name: names[Int(name)], track: track, tid: nil, time: time, arguments: arguments, categories: categories))
+            instants.append(
+                Instant(
+                    name: names[Int(name)], track: track, tid: nil, time: time, arguments: arguments,
+                    categories: categories))
         case PerfettoWire.EventType.counter:
             if var value = fields.event.counterValue {
                 if trackInfo[track]?.counter?.isIncremental == true {
@@ -84,7 +93,8 @@ extension TraceBuilder {
                 appendCounter(track: track, time: time, value: value)
             }
         default:
-            issues.append(TraceReadError(path: source, offset: offset, problem: "event of unsupported type \(type); skipped"))
+            issues.append(
+                TraceReadError(path: source, offset: offset, problem: "event of unsupported type \(type); skipped"))
         }
     }
 

@@ -36,10 +36,11 @@ extension TraceBuilder {
     mutating func openInterval(track: UInt64, time: UInt64, name: UInt32) -> Int {
         select(track)
         let index = records.count
-        records.append(IntervalList.Record(
-            start: time, duration: currentTop < 0 ? .max : UInt32(truncatingIfNeeded: currentTop), name: name,
-            track: UInt32(truncatingIfNeeded: currentSlot),
-            depthAndFlag: min(currentOpen, IntervalList.Record.depthMask)))
+        records.append(
+            IntervalList.Record(
+                start: time, duration: currentTop < 0 ? .max : UInt32(truncatingIfNeeded: currentTop), name: name,
+                track: UInt32(truncatingIfNeeded: currentSlot),
+                depthAndFlag: min(currentOpen, IntervalList.Record.depthMask)))
         currentTop = index
         currentOpen &+= 1
         return index

@@ -26,7 +26,9 @@ extension TraceBuilder {
     mutating func process(offset: Int) {
         activate(fields.sequenceID ?? 0)
         if fields.previousPacketDropped && !fields.firstPacketOnSequence { loss.droppedPacketMarks += 1 }
-        if fields.incrementalStateCleared || fields.sequenceFlags & PerfettoWire.SequenceFlags.incrementalStateCleared != 0 {
+        if fields.incrementalStateCleared
+            || fields.sequenceFlags & PerfettoWire.SequenceFlags.incrementalStateCleared != 0
+        {
             current.valid = true
             current.eventNames.removeAll()
             current.annotationNames.removeAll()

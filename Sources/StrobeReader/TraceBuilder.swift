@@ -126,7 +126,8 @@ struct TraceBuilder {
         while !reader.isAtEnd {
             let offset = reader.position
             guard let key = reader.varint() else {
-                truncation = TraceReadError(path: source, offset: offset, problem: "cut off inside a packet's field tag")
+                truncation = TraceReadError(
+                    path: source, offset: offset, problem: "cut off inside a packet's field tag")
                 return
             }
             guard key == UInt64(PerfettoWire.Trace.packetTag) else {
@@ -134,7 +135,8 @@ struct TraceBuilder {
                 let wireType = PerfettoWire.WireType.wireType(of: key)
                 if wireType <= 5, field != 0, reader.skip(wireType: wireType) {
                     // A field of Trace other than `packet`: not ours to read.
-                    issues.append(TraceReadError(path: source, offset: offset, problem: "skipped unknown Trace field \(field)"))
+                    issues.append(
+                        TraceReadError(path: source, offset: offset, problem: "skipped unknown Trace field \(field)"))
                     continue
                 }
                 truncation = TraceReadError(
@@ -150,7 +152,9 @@ struct TraceBuilder {
             guard length <= UInt64(count - reader.position) else {
                 truncation = TraceReadError(
                     path: source, offset: offset,
-                    problem: "packet of \(length) bytes (length at byte \(lengthOffset)) runs past the end of the file at byte \(count)")
+                    problem:
+                        "packet of \(length) bytes (length at byte \(lengthOffset)) runs past the end of the file at byte \(count)"
+                )
                 return
             }
             guard records.count + deferred.count < Self.intervalLimit else {
@@ -168,7 +172,8 @@ struct TraceBuilder {
             if !usesFastPaths || !FastPacketDecoder.decode(base, range, into: &fields) {
                 fields.reset()
                 guard ProtobufCPacketDecoder.decode(base, range, into: &fields) else {
-                    issues.append(TraceReadError(path: source, offset: offset, problem: "packet does not decode; skipped"))
+                    issues.append(
+                        TraceReadError(path: source, offset: offset, problem: "packet does not decode; skipped"))
                     undecodedPackets += 1
                     continue
                 }

@@ -47,23 +47,27 @@ public enum TraceExport {
             if let usage = interval.resourceUsage {
                 for argument in ResourceUsageArgument.allCases { arguments[argument.name] = .int(usage[argument]) }
             }
-            rows.append(Row(
-                kind: interval.isAsync ? "async_interval" : "interval", name: interval.name, tid: interval.tid,
-                thread: interval.isAsync ? "" : names[interval.track] ?? "", track: interval.track,
-                time: interval.start, duration: interval.duration, depth: interval.depth, cpu: interval.cpuTime,
-                value: nil, arguments: arguments))
+            rows.append(
+                Row(
+                    kind: interval.isAsync ? "async_interval" : "interval", name: interval.name, tid: interval.tid,
+                    thread: interval.isAsync ? "" : names[interval.track] ?? "", track: interval.track,
+                    time: interval.start, duration: interval.duration, depth: interval.depth, cpu: interval.cpuTime,
+                    value: nil, arguments: arguments))
         }
         for instant in trace.instants {
-            rows.append(Row(
-                kind: "instant", name: instant.name, tid: instant.tid, thread: names[instant.track] ?? "",
-                track: instant.track, time: instant.time, duration: nil, depth: nil, cpu: nil, value: nil,
-                arguments: instant.arguments))
+            rows.append(
+                Row(
+                    kind: "instant", name: instant.name, tid: instant.tid, thread: names[instant.track] ?? "",
+                    track: instant.track, time: instant.time, duration: nil, depth: nil, cpu: nil, value: nil,
+                    arguments: instant.arguments))
         }
         for counter in trace.counters {
             for sample in counter.samples {
-                rows.append(Row(
-                    kind: "counter", name: counter.name, tid: nil, thread: "", track: counter.track, time: sample.time,
-                    duration: nil, depth: nil, cpu: nil, value: sample.value, arguments: [:]))
+                rows.append(
+                    Row(
+                        kind: "counter", name: counter.name, tid: nil, thread: "", track: counter.track,
+                        time: sample.time,
+                        duration: nil, depth: nil, cpu: nil, value: sample.value, arguments: [:]))
             }
         }
         rows.sort { ($0.time, $0.track) < ($1.time, $1.track) }
@@ -72,7 +76,9 @@ public enum TraceExport {
 
     static func json(_ arguments: [String: TraceArgument]) -> String {
         let object = arguments.mapValues(jsonValue)
-        guard let data = try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys]) else { return "{}" }
+        guard let data = try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys]) else {
+            return "{}"
+        }
         return String(decoding: data, as: UTF8.self)
     }
 
@@ -135,14 +141,18 @@ public enum TraceExport {
             events.append(["ph": "M", "name": "process_name", "pid": pid, "args": ["name": process.name]])
         }
         for thread in trace.threads {
-            events.append(["ph": "M", "name": "thread_name", "pid": pid, "tid": thread.tid, "args": ["name": thread.name]])
+            events.append([
+                "ph": "M", "name": "thread_name", "pid": pid, "tid": thread.tid, "args": ["name": thread.name],
+            ])
         }
         let lastTime = max(trace.intervals.latestEnd ?? origin, trace.intervals.startTimes.max() ?? origin)
         for interval in trace.intervals {
             var arguments = interval.arguments.mapValues(jsonValue)
             if let cpu = interval.cpuTime { arguments["cpu_ns"] = cpu }
             if interval.isAsync {
-                let common: [String: Any] = ["name": interval.name, "cat": "async", "pid": pid, "id": String(interval.track)]
+                let common: [String: Any] = [
+                    "name": interval.name, "cat": "async", "pid": pid, "id": String(interval.track),
+                ]
                 var begin = common
                 begin["ph"] = "b"
                 begin["ts"] = micros(interval.start)
@@ -154,24 +164,31 @@ public enum TraceExport {
                 events.append(end)
             } else {
                 events.append([
-                    "ph": "X", "name": interval.name, "pid": pid, "tid": interval.tid ?? 0, "ts": micros(interval.start),
+                    "ph": "X", "name": interval.name, "pid": pid, "tid": interval.tid ?? 0,
+                    "ts": micros(interval.start),
                     "dur": Double(interval.duration ?? (lastTime &- interval.start)) / 1000, "args": arguments,
                 ])
             }
         }
         for instant in trace.instants {
             events.append([
-                "ph": "i", "s": "t", "name": instant.name, "pid": pid, "tid": instant.tid ?? 0, "ts": micros(instant.time),
+                "ph": "i", "s": "t", "name": instant.name, "pid": pid, "tid": instant.tid ?? 0,
+                "ts": micros(instant.time),
                 "args": instant.arguments.mapValues(jsonValue),
             ])
         }
         for counter in trace.counters {
             for sample in counter.samples {
-                events.append(["ph": "C", "name": counter.name, "pid": pid, "ts": micros(sample.time), "args": ["value": sample.value]])
+                events.append([
+                    "ph": "C", "name": counter.name, "pid": pid, "ts": micros(sample.time),
+                    "args": ["value": sample.value],
+                ])
             }
         }
         let document: [String: Any] = ["traceEvents": events, "displayTimeUnit": "ns"]
-        guard let data = try? JSONSerialization.data(withJSONObject: document, options: [.sortedKeys]) else { return "{}" }
+        guard let data = try? JSONSerialization.data(withJSONObject: document, options: [.sortedKeys]) else {
+            return "{}"
+        }
         return String(decoding: data, as: UTF8.self) + "\n"
     }
 }

@@ -1,4 +1,5 @@
 import StrobeFormatting
+
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
@@ -52,12 +53,14 @@ public enum TraceReader {
     static func readFile(_ path: String) throws(TraceReadError) -> [UInt8] {
         let descriptor = open(path, O_RDONLY | O_CLOEXEC)
         guard descriptor >= 0 else {
-            throw TraceReadError(path: path, offset: 0, problem: "cannot open: \(ErrnoText.message(errno))", errno: errno)
+            throw TraceReadError(
+                path: path, offset: 0, problem: "cannot open: \(ErrnoText.message(errno))", errno: errno)
         }
         defer { close(descriptor) }
         var status = stat()
         guard fstat(descriptor, &status) == 0 else {
-            throw TraceReadError(path: path, offset: 0, problem: "cannot stat: \(ErrnoText.message(errno))", errno: errno)
+            throw TraceReadError(
+                path: path, offset: 0, problem: "cannot stat: \(ErrnoText.message(errno))", errno: errno)
         }
         guard (status.st_mode & S_IFMT) == S_IFREG else {
             throw TraceReadError(path: path, offset: 0, problem: "not a regular file")
@@ -78,7 +81,8 @@ public enum TraceReader {
             return nil
         }
         if let failure {
-            throw TraceReadError(path: path, offset: offset, problem: "read failed: \(ErrnoText.message(failure))", errno: failure)
+            throw TraceReadError(
+                path: path, offset: offset, problem: "read failed: \(ErrnoText.message(failure))", errno: failure)
         }
         if offset < size { bytes.removeLast(size - offset) }
         return bytes

@@ -1,5 +1,5 @@
-import StrobeFormatting
 import PerfettoWire
+import StrobeFormatting
 
 #if canImport(Glibc)
 import Glibc
@@ -78,7 +78,8 @@ public enum TraceRepair {
     public static func repair(file path: String, writingTo output: String? = nil) throws(TraceReadError) -> Outcome {
         let bytes = try TraceReader.readFile(path)
         let outcome = scan(bytes, source: path)
-        if outcome.packets == 0, outcome.problem != nil, let first = bytes.first, first != PerfettoWire.Trace.packetTag {
+        if outcome.packets == 0, outcome.problem != nil, let first = bytes.first, first != PerfettoWire.Trace.packetTag
+        {
             throw TraceReadError(
                 path: path, offset: 0,
                 problem: "not a trace: it begins with 0x\(String(first, radix: 16)), not a packet, and holds none")
@@ -88,7 +89,8 @@ public enum TraceRepair {
         } else if outcome.droppedBytes > 0 {
             guard truncate(path, off_t(outcome.keptBytes)) == 0 else {
                 throw TraceReadError(
-                    path: path, offset: outcome.keptBytes, problem: "cannot cut the file: \(ErrnoText.message(errno))", errno: errno)
+                    path: path, offset: outcome.keptBytes, problem: "cannot cut the file: \(ErrnoText.message(errno))",
+                    errno: errno)
             }
         }
         return outcome
@@ -97,7 +99,8 @@ public enum TraceRepair {
     private static func store(_ bytes: ArraySlice<UInt8>, to path: String) throws(TraceReadError) {
         let descriptor = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
         guard descriptor >= 0 else {
-            throw TraceReadError(path: path, offset: 0, problem: "cannot create: \(ErrnoText.message(errno))", errno: errno)
+            throw TraceReadError(
+                path: path, offset: 0, problem: "cannot create: \(ErrnoText.message(errno))", errno: errno)
         }
         defer { close(descriptor) }
         var offset = 0
@@ -113,7 +116,8 @@ public enum TraceRepair {
             return nil
         }
         if let failure {
-            throw TraceReadError(path: path, offset: offset, problem: "write failed: \(ErrnoText.message(failure))", errno: failure)
+            throw TraceReadError(
+                path: path, offset: offset, problem: "write failed: \(ErrnoText.message(failure))", errno: failure)
         }
     }
 }

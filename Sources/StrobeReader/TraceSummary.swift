@@ -175,9 +175,10 @@ public struct TraceSummary: Sendable, Codable {
                 guard let duration = interval.duration, duration > frameBudget else { continue }
                 let risk: HitchRisk = duration > 2 * frameBudget ? .hitch : .mayHitch
                 counts[interval.name, default: [:]][risk.rawValue, default: 0] += 1
-                long.append(LongInterval(
-                    name: interval.name, thread: threadName(interval), start: interval.start &- origin,
-                    duration: duration, risk: risk))
+                long.append(
+                    LongInterval(
+                        name: interval.name, thread: threadName(interval), start: interval.start &- origin,
+                        duration: duration, risk: risk))
             }
         }
         longIntervals = Array(long.sorted { $0.duration > $1.duration }.prefix(20))
@@ -261,9 +262,11 @@ public struct TraceSummary: Sendable, Codable {
             let threshold = max(10, 4 * median)
             for entry in entries where Double(entry.count) >= threshold {
                 let parent = ended[entry.parent]
-                flagged.append(FrequentChild(
-                    parent: key.parent, child: key.child, thread: threadName(parent), parentStart: parent.start &- origin,
-                    count: entry.count, typicalCount: median))
+                flagged.append(
+                    FrequentChild(
+                        parent: key.parent, child: key.child, thread: threadName(parent),
+                        parentStart: parent.start &- origin,
+                        count: entry.count, typicalCount: median))
             }
         }
         return Array(flagged.sorted { ($0.count, $1.parent) > ($1.count, $0.parent) }.prefix(20))

@@ -21,11 +21,13 @@ extension TraceSummary {
         }
 
         if !counters.isEmpty {
-            var table = TextTable(header: ["counter", "samples", "min", "mean", "max", "last"], rightAligned: Set(1...5))
+            var table = TextTable(
+                header: ["counter", "samples", "min", "mean", "max", "last"], rightAligned: Set(1...5))
             for counter in counters {
                 table.rows.append([
                     counter.name, String(counter.count), HumanFormat.value(counter.min, unit: counter.unit),
-                    HumanFormat.value(counter.mean, unit: counter.unit), HumanFormat.value(counter.max, unit: counter.unit),
+                    HumanFormat.value(counter.mean, unit: counter.unit),
+                    HumanFormat.value(counter.max, unit: counter.unit),
                     HumanFormat.value(counter.last, unit: counter.unit),
                 ])
             }
@@ -57,7 +59,8 @@ extension TraceSummary {
         }
 
         if !frequentChildren.isEmpty {
-            var table = TextTable(header: ["parent", "child", "thread", "at", "count", "typical"], rightAligned: [3, 4, 5])
+            var table = TextTable(
+                header: ["parent", "child", "thread", "at", "count", "typical"], rightAligned: [3, 4, 5])
             for entry in frequentChildren {
                 table.rows.append([
                     entry.parent, entry.child, entry.thread, HumanFormat.duration(Double(entry.parentStart)),
@@ -90,7 +93,8 @@ extension TraceSummary {
 
     private static func row(_ stats: IntervalStatistics) -> [String] {
         [
-            stats.name, String(stats.count), HumanFormat.duration(Double(stats.total)), HumanFormat.duration(stats.mean),
+            stats.name, String(stats.count), HumanFormat.duration(Double(stats.total)),
+            HumanFormat.duration(stats.mean),
             HumanFormat.duration(stats.p50), HumanFormat.duration(stats.p90), HumanFormat.duration(stats.p99),
             HumanFormat.duration(Double(stats.max)),
             stats.cpuShare.map { HumanFormat.format($0 * 100, decimals: 0) + "% busy" } ?? "-",

@@ -148,7 +148,9 @@ extension TraceSummary {
                 if let threshold = trigger.threshold { text += " (threshold \(HumanFormat.duration(threshold)))" }
                 lines.append(text)
                 if !interval.longestChildren.isEmpty {
-                    let children = interval.longestChildren.map { "\($0.name) \(HumanFormat.duration(Double($0.duration)))" }
+                    let children = interval.longestChildren.map {
+                        "\($0.name) \(HumanFormat.duration(Double($0.duration)))"
+                    }
                     lines.append("  inside    " + children.joined(separator: ", "))
                 }
             }
@@ -157,14 +159,18 @@ extension TraceSummary {
                 if let threshold = trigger.threshold { text += " (threshold \(HumanFormat.fixed(threshold)))" }
                 lines.append(text)
             }
-            var covered = "  covered   \(HumanFormat.duration(Double(trigger.coveredBefore))) before, "
+            var covered =
+                "  covered   \(HumanFormat.duration(Double(trigger.coveredBefore))) before, "
                 + "\(HumanFormat.duration(Double(trigger.coveredAfter))) after"
             if let before = trigger.askedBefore, let after = trigger.askedAfter {
-                covered += " (asked for \(HumanFormat.duration(Double(before))) and \(HumanFormat.duration(Double(after))))"
+                covered +=
+                    " (asked for \(HumanFormat.duration(Double(before))) and \(HumanFormat.duration(Double(after))))"
             }
             lines.append(covered)
             if let suppressed = trigger.suppressedTriggers, suppressed > 0 {
-                lines.append("  also      \(suppressed) more trigger\(suppressed == 1 ? "" : "s") meanwhile, counted, not dumped")
+                lines.append(
+                    "  also      \(suppressed) more trigger\(suppressed == 1 ? "" : "s") meanwhile, counted, not dumped"
+                )
             }
             return lines.joined(separator: "\n")
         }.joined(separator: "\n\n")

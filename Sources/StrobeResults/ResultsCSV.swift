@@ -18,9 +18,11 @@ public enum ResultsCSV {
             for metric in test.metrics {
                 for (iteration, sample) in metric.samples.enumerated() {
                     var cells = [
-                        field(run.metadata.suite), field(test.name), field("\(test.name)/\(metric.name)"), field(metric.unit),
+                        field(run.metadata.suite), field(test.name), field("\(test.name)/\(metric.name)"),
+                        field(metric.unit),
                         metric.better.rawValue,
-                        field(run.metadata.samplesAreLaunches ? "\(run.metadata.runID)#\(iteration)" : run.metadata.runID),
+                        field(
+                            run.metadata.samplesAreLaunches ? "\(run.metadata.runID)#\(iteration)" : run.metadata.runID),
                         round, String(iteration), String(sample),
                     ]
                     cells += tagKeys.map { field(run.metadata.tags[$0] ?? "") }

@@ -20,7 +20,9 @@ public enum ResultsFile {
         do {
             try Data(bytes).write(to: URL(fileURLWithPath: path), options: .atomic)
         } catch {
-            throw ResultsFileError(path: path, problem: "cannot write: \(error.localizedDescription)", errno: ResultsFileError.posixCode(of: error))
+            throw ResultsFileError(
+                path: path, problem: "cannot write: \(error.localizedDescription)",
+                errno: ResultsFileError.posixCode(of: error))
         }
     }
 
@@ -30,7 +32,9 @@ public enum ResultsFile {
         do {
             data = try Data(contentsOf: URL(fileURLWithPath: path))
         } catch {
-            throw ResultsFileError(path: path, problem: "cannot read: \(error.localizedDescription)", errno: ResultsFileError.posixCode(of: error))
+            throw ResultsFileError(
+                path: path, problem: "cannot read: \(error.localizedDescription)",
+                errno: ResultsFileError.posixCode(of: error))
         }
         return try decode([UInt8](data), path: path)
     }
@@ -92,15 +96,18 @@ public enum ResultsFile {
             for (index, path) in test.tracePaths.enumerated() { paths[index] = storage.string(path) }
             result.pointee.n_trace_paths = test.tracePaths.count
             result.pointee.trace_paths = paths
-            let metrics = storage.allocateArray(UnsafeMutablePointer<Strobe__Results__Metric>?.self, count: test.metrics.count)
+            let metrics = storage.allocateArray(
+                UnsafeMutablePointer<Strobe__Results__Metric>?.self, count: test.metrics.count)
             for (index, metric) in test.metrics.enumerated() {
                 let message = storage.allocate(Strobe__Results__Metric.self)
                 strobe__results__metric__init(message)
                 message.pointee.name = storage.string(metric.name)
                 message.pointee.unit = storage.string(metric.unit)
                 message.pointee.has_direction = 1
-                message.pointee.direction = metric.better == .lower
-                    ? STROBE__RESULTS__METRIC__DIRECTION__LOWER_IS_BETTER : STROBE__RESULTS__METRIC__DIRECTION__HIGHER_IS_BETTER
+                message.pointee.direction =
+                    metric.better == .lower
+                    ? STROBE__RESULTS__METRIC__DIRECTION__LOWER_IS_BETTER
+                    : STROBE__RESULTS__METRIC__DIRECTION__HIGHER_IS_BETTER
                 let samples = storage.allocateArray(Double.self, count: metric.samples.count)
                 for (sampleIndex, sample) in metric.samples.enumerated() { samples[sampleIndex] = sample }
                 message.pointee.n_samples = metric.samples.count
@@ -132,7 +139,8 @@ public enum ResultsFile {
         guard !bytes.isEmpty else { throw ResultsFileError(path: path, problem: "empty file, not a results file") }
         let unpacked = bytes.withUnsafeBufferPointer { strobe__results__run__unpack(nil, $0.count, $0.baseAddress) }
         guard let message = unpacked else {
-            throw ResultsFileError(path: path, problem: "not a results file (protobuf decoding failed in \(bytes.count) bytes)")
+            throw ResultsFileError(
+                path: path, problem: "not a results file (protobuf decoding failed in \(bytes.count) bytes)")
         }
         defer { strobe__results__run__free_unpacked(message, nil) }
         func text(_ pointer: UnsafeMutablePointer<CChar>?) -> String { pointer.map { String(cString: $0) } ?? "" }
@@ -159,17 +167,24 @@ public enum ResultsFile {
                 guard let metric = test.metrics[metricIndex]?.pointee else { continue }
                 let samples = Array(UnsafeBufferPointer(start: metric.samples, count: metric.n_samples))
                 guard samples.allSatisfy(\.isFinite) else {
-                    throw ResultsFileError(path: path, problem: "metric \(text(metric.name)) of test \(text(test.name)) has a sample that is not a finite number")
+                    throw ResultsFileError(
+                        path: path,
+                        problem:
+                            "metric \(text(metric.name)) of test \(text(test.name)) has a sample that is not a finite number"
+                    )
                 }
-                metrics.append(PerfMetric(
-                    name: text(metric.name), unit: text(metric.unit),
-                    better: metric.direction == STROBE__RESULTS__METRIC__DIRECTION__HIGHER_IS_BETTER ? .higher : .lower,
-                    samples: samples))
+                metrics.append(
+                    PerfMetric(
+                        name: text(metric.name), unit: text(metric.unit),
+                        better: metric.direction == STROBE__RESULTS__METRIC__DIRECTION__HIGHER_IS_BETTER
+                            ? .higher : .lower,
+                        samples: samples))
             }
             let paths = (0..<test.n_trace_paths).map { text(test.trace_paths[$0]) }
-            tests.append(PerfTestResult(
-                name: text(test.name), metrics: metrics, error: test.error.map { String(cString: $0) },
-                warmupIterations: Int(test.warmup_iterations), tracePaths: paths))
+            tests.append(
+                PerfTestResult(
+                    name: text(test.name), metrics: metrics, error: test.error.map { String(cString: $0) },
+                    warmupIterations: Int(test.warmup_iterations), tracePaths: paths))
         }
         return PerfRun(metadata: metadata, tests: tests)
     }
@@ -180,7 +195,8 @@ struct MessageStorage {
     private var blocks: [UnsafeMutableRawPointer] = []
 
     mutating func allocate<T>(_ type: T.Type) -> UnsafeMutablePointer<T> {
-        let raw = UnsafeMutableRawPointer.allocate(byteCount: MemoryLayout<T>.stride, alignment: MemoryLayout<T>.alignment)
+        let raw = UnsafeMutableRawPointer.allocate(
+            byteCount: MemoryLayout<T>.stride, alignment: MemoryLayout<T>.alignment)
         blocks.append(raw)
         return raw.bindMemory(to: T.self, capacity: 1)
     }

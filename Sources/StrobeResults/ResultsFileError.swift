@@ -1,5 +1,5 @@
-import StrobeFormatting
 import Foundation
+import StrobeFormatting
 
 /// Why a results file could not be read or written, with the file and, when
 /// a system call failed, its `errno`.

@@ -89,12 +89,14 @@ final class SpanThreadState {
             if isKnownUniquelyReferenced(&records[index]) {
                 records.swapAt(index, records.count - 1)
                 let candidate = records.removeLast()
-                candidate.reset(identity: identity, interval: interval, operationName: operationName, ownsContext: ownsContext)
+                candidate.reset(
+                    identity: identity, interval: interval, operationName: operationName, ownsContext: ownsContext)
                 return candidate
             }
             index -= 1
         }
-        return SpanRecord(identity: identity, interval: interval, operationName: operationName, ownsContext: ownsContext)
+        return SpanRecord(
+            identity: identity, interval: interval, operationName: operationName, ownsContext: ownsContext)
     }
 
     /// Keeps what an ended span leaves for later spans of this thread: its

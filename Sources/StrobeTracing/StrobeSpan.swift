@@ -187,7 +187,9 @@ final class SpanRecord: @unchecked Sendable {
 
     /// Makes an ended record, which the caller holds alone, the record of a
     /// new span.
-    func reset(identity: StrobeSpanContext, interval: Trace.AsyncInterval, operationName: String, ownsContext: Bool = true) {
+    func reset(
+        identity: StrobeSpanContext, interval: Trace.AsyncInterval, operationName: String, ownsContext: Bool = true
+    ) {
         self.identity = identity
         self.interval = interval
         initialName = operationName
@@ -240,7 +242,8 @@ final class SpanRecord: @unchecked Sendable {
                 return true
             }
             let renamed = state.operationName != initialName ? state.operationName : nil
-            let capacity = state.attributes.count + (state.status == nil ? 0 : 2) + (state.errorCount == 0 ? 0 : 3)
+            let capacity =
+                state.attributes.count + (state.status == nil ? 0 : 2) + (state.errorCount == 0 ? 0 : 3)
                 + 2 * state.links.count
             withUnsafeTemporaryAllocation(of: Trace.TextArgument.self, capacity: capacity) { buffer in
                 var count = 0
@@ -248,7 +251,9 @@ final class SpanRecord: @unchecked Sendable {
                     buffer.initializeElement(at: count, to: argument)
                     count += 1
                 }
-                state.attributes.forEach { key, attribute in append(Trace.TextArgument(key, Self.argumentValue(attribute))) }
+                state.attributes.forEach { key, attribute in
+                    append(Trace.TextArgument(key, Self.argumentValue(attribute)))
+                }
                 if let status = state.status {
                     append(Trace.TextArgument("status", .string(status.code == .ok ? "ok" : "error")))
                     if let message = status.message { append(Trace.TextArgument("status.message", .string(message))) }
@@ -256,7 +261,9 @@ final class SpanRecord: @unchecked Sendable {
                 if state.errorCount > 0 {
                     append(Trace.TextArgument("error.count", .int(Int64(state.errorCount))))
                     if let type = state.errorType { append(Trace.TextArgument("error.type", .string(type))) }
-                    if let message = state.errorMessage { append(Trace.TextArgument("error.message", .string(message))) }
+                    if let message = state.errorMessage {
+                        append(Trace.TextArgument("error.message", .string(message)))
+                    }
                 }
                 for (index, link) in state.links.enumerated() {
                     append(Trace.TextArgument("link.\(index).trace_id", .string(link.traceID.description)))

@@ -43,7 +43,9 @@ public struct StrobeSpanContext: Sendable, Hashable {
     public var isRemote: Bool
 
     /// A span context.
-    public init(traceID: TraceID, spanID: UInt64, parentSpanID: UInt64? = nil, traceFlags: UInt8 = 1, isRemote: Bool = false) {
+    public init(
+        traceID: TraceID, spanID: UInt64, parentSpanID: UInt64? = nil, traceFlags: UInt8 = 1, isRemote: Bool = false
+    ) {
         self.traceID = traceID
         self.spanID = spanID
         self.parentSpanID = parentSpanID

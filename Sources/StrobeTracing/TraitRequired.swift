@@ -9,7 +9,8 @@
 /// ```
 @available(
     *, unavailable,
-    message: "StrobeTracing needs the package trait \"StrobeTracing\": add traits: [\"StrobeTracing\"] to the strobe package dependency"
+    message:
+        "StrobeTracing needs the package trait \"StrobeTracing\": add traits: [\"StrobeTracing\"] to the strobe package dependency"
 )
 public struct StrobeTracer {}
 #endif

@@ -20,15 +20,18 @@ extension PerfRunnerTests {
                 settings.width = 64
                 settings.height = 48
                 let configuration = settings
-                let suite = PerfSuite("LensPipeline", tests: [
-                    PerfTest("apply lens", metrics: [.interval("lens apply"), .interval("frame")]) { _ in
-                        let pipeline = LensPipeline(configuration: configuration)
-                        _ = pipeline.run(frames: 2)
-                        pipeline.shutDown()
-                    },
-                ])
+                let suite = PerfSuite(
+                    "LensPipeline",
+                    tests: [
+                        PerfTest("apply lens", metrics: [.interval("lens apply"), .interval("frame")]) { _ in
+                            let pipeline = LensPipeline(configuration: configuration)
+                            _ = pipeline.run(frames: 2)
+                            pipeline.shutDown()
+                        }
+                    ])
                 let options = try PerfSuiteOptions.parse([
-                    "--iterations", "5", "--warmup", "1", "--output", "\(directory)/\(kernel.rawValue)", "--tag", "kernel=\(kernel.rawValue)",
+                    "--iterations", "5", "--warmup", "1", "--output", "\(directory)/\(kernel.rawValue)", "--tag",
+                    "kernel=\(kernel.rawValue)",
                 ])
                 let run = try await suite.run(options: options)
                 #expect(!run.hasFailures)

@@ -21,7 +21,9 @@ struct PerfRunnerTests {
     }
 
     @Test func slowIntervalShowsInItsMetric() async throws {
-        let test = PerfTest("slow and fast", metrics: [.interval("slow"), .interval("fast"), .interval("fast", .count)]) { _ in
+        let test = PerfTest(
+            "slow and fast", metrics: [.interval("slow"), .interval("fast"), .interval("fast", .count)]
+        ) { _ in
             Trace.interval("slow") { usleep(20_000) }
             for _ in 0..<3 { Trace.interval("fast") {} }
         }
@@ -102,12 +104,16 @@ struct PerfRunnerTests {
     @Test func failuresAreReportedAgainstTheirTestAndTheSuiteCarriesOn() async throws {
         let directory = NSTemporaryDirectory() + "strobe-suite-\(getpid())"
         defer { try? FileManager.default.removeItem(atPath: directory) }
-        let suite = PerfSuite("mixed", tests: [
-            PerfTest("fails in setup", setup: { throw Planned() }, measure: { _ in }),
-            PerfTest("fails in measure") { context in if context.iteration == 2 { throw Planned() } },
-            PerfTest("passes") { _ in Trace.interval("work") {} },
+        let suite = PerfSuite(
+            "mixed",
+            tests: [
+                PerfTest("fails in setup", setup: { throw Planned() }, measure: { _ in }),
+                PerfTest("fails in measure") { context in if context.iteration == 2 { throw Planned() } },
+                PerfTest("passes") { _ in Trace.interval("work") {} },
+            ])
+        let options = try PerfSuiteOptions.parse([
+            "--iterations", "3", "--warmup", "1", "--output", directory, "--tag", "device=test",
         ])
-        let options = try PerfSuiteOptions.parse(["--iterations", "3", "--warmup", "1", "--output", directory, "--tag", "device=test"])
         let run = try await suite.run(options: options)
         #expect(run.hasFailures)
         #expect(run.tests.map(\.name) == ["fails in setup", "fails in measure", "passes"])
@@ -117,7 +123,9 @@ struct PerfRunnerTests {
         #expect(run.tests[2].error == nil)
         #expect(run.tests[2].metric("wall")?.samples.count == 3)
         #expect(run.metadata.tags == ["device": "test"])
-        let files = try FileManager.default.contentsOfDirectory(atPath: directory).filter { $0.hasSuffix(".strobe-results") }
+        let files = try FileManager.default.contentsOfDirectory(atPath: directory).filter {
+            $0.hasSuffix(".strobe-results")
+        }
         #expect(files.count == 1)
         let reread = try ResultsFile.read(directory + "/" + files[0])
         #expect(reread == run)
@@ -138,4 +146,5 @@ struct PerfRunnerTests {
             #expect(path.contains("/kept/keep-me/iter-00"))
             #expect(path.hasSuffix("ms.pftrace"))
         }
-    }}
+    }
+}

@@ -6,7 +6,8 @@ import Testing
 @Suite struct ProcessRunnerTests {
     /// The built child program, beside the test bundle.
     static var child: String {
-        URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("TraceChild").path
+        URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("TraceChild")
+            .path
     }
 
     static func run(_ mode: String, iterations: Int = 3, timeout: Double = 20) -> PerfTestResult {
@@ -72,7 +73,8 @@ import Testing
             buildConfiguration: "release", timestamp: 1_700_000_000_000_000_000, tags: ["device": "a", "build": "pr"]),
         tests: [
             PerfTestResult(
-                name: "t", metrics: [
+                name: "t",
+                metrics: [
                     PerfMetric(name: "wall", unit: "ns", samples: [1, 2.5, 3]),
                     PerfMetric(name: "items", unit: "count", better: .higher, samples: [10]),
                 ], error: nil, warmupIterations: 2, tracePaths: ["/tmp/x.pftrace"]),
@@ -92,7 +94,8 @@ import Testing
         for length in 0..<bytes.count { _ = try? ResultsFile.decode(Array(bytes[0..<length]), path: "prefix") }
         for _ in 0..<500 {
             var damaged = bytes
-            damaged[Int.random(in: 0..<damaged.count, using: &generator)] ^= UInt8.random(in: 1...255, using: &generator)
+            damaged[Int.random(in: 0..<damaged.count, using: &generator)] ^= UInt8.random(
+                in: 1...255, using: &generator)
             _ = try? ResultsFile.decode(damaged, path: "flipped")
         }
         do {

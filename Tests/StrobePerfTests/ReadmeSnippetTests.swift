@@ -19,9 +19,11 @@ struct ReadmeSnippetTests {
     }
 
     static func snippetFiles() throws -> [(name: String, lines: [String])] {
-        try FileManager.default.contentsOfDirectory(atPath: snippetFolder.path).filter { $0.hasSuffix(".swift") }.sorted().map {
-            name in (name, try String(contentsOf: snippetFolder.appendingPathComponent(name), encoding: .utf8).lines)
-        }
+        try FileManager.default.contentsOfDirectory(atPath: snippetFolder.path).filter { $0.hasSuffix(".swift") }
+            .sorted().map {
+                name in
+                (name, try String(contentsOf: snippetFolder.appendingPathComponent(name), encoding: .utf8).lines)
+            }
     }
 
     @Test func everySwiftBlockOfTheReadmeIsCompiled() throws {
@@ -32,10 +34,13 @@ struct ReadmeSnippetTests {
             let holders = files.filter { SnippetCheck.source($0.lines, holds: block.lines) }
             #expect(
                 !holders.isEmpty,
-                "README.md line \(block.line): the block starting \"\(block.lines.first ?? "")\" is in no file of Examples/ReadmeSnippets")
+                "README.md line \(block.line): the block starting \"\(block.lines.first ?? "")\" is in no file of Examples/ReadmeSnippets"
+            )
         }
         for block in blocks {
-            if let reason = block.notCompiledBecause { #expect(!reason.isEmpty, "README.md line \(block.line): give the reason") }
+            if let reason = block.notCompiledBecause {
+                #expect(!reason.isEmpty, "README.md line \(block.line): give the reason")
+            }
         }
     }
 
@@ -44,7 +49,9 @@ struct ReadmeSnippetTests {
         let files = try Self.snippetFiles()
         #expect(files.contains { $0.name == Self.supportFile })
         for file in files where file.name != Self.supportFile {
-            #expect(blocks.contains { SnippetCheck.source(file.lines, holds: $0.lines) }, "\(file.name) holds no block of README.md")
+            #expect(
+                blocks.contains { SnippetCheck.source(file.lines, holds: $0.lines) },
+                "\(file.name) holds no block of README.md")
         }
     }
 
@@ -76,7 +83,10 @@ struct ReadmeSnippetTests {
         let blocks = SnippetCheck.swiftBlocks(in: markdown)
         #expect(blocks.map(\.line) == [3, 12, 20])
         #expect(blocks.map(\.notCompiledBecause) == [nil, "a package manifest", nil])
-        #expect(blocks[0].lines == ["import Strobe", "", "let session = try TraceSession.start(configuration)", "", "try session.stop()"])
+        #expect(
+            blocks[0].lines == [
+                "import Strobe", "", "let session = try TraceSession.start(configuration)", "", "try session.stop()",
+            ])
 
         let source = """
             import Foundation
@@ -93,9 +103,14 @@ struct ReadmeSnippetTests {
         #expect(SnippetCheck.source(source, holds: blocks[0].lines))
         // A changed line, a missing import or a block indented unevenly is
         // not the block.
-        #expect(!SnippetCheck.source(source.map { $0.replacingOccurrences(of: "stop()", with: "stop(now)") }, holds: blocks[0].lines))
+        #expect(
+            !SnippetCheck.source(
+                source.map { $0.replacingOccurrences(of: "stop()", with: "stop(now)") }, holds: blocks[0].lines))
         #expect(!SnippetCheck.source(source.filter { $0 != "import Strobe" }, holds: blocks[0].lines))
-        #expect(!SnippetCheck.source(source.map { $0 == "    try session.stop()" ? "        try session.stop()" : $0 }, holds: blocks[0].lines))
+        #expect(
+            !SnippetCheck.source(
+                source.map { $0 == "    try session.stop()" ? "        try session.stop()" : $0 },
+                holds: blocks[0].lines))
         #expect(!SnippetCheck.source(source, holds: blocks[2].lines))
     }
 }
@@ -131,7 +146,8 @@ enum SnippetCheck {
             if fence > 0 {
                 let above = lines[fence - 1].trimmingCharacters(in: .whitespaces)
                 if above.hasPrefix("<!-- not compiled:"), above.hasSuffix("-->") {
-                    reason = String(above.dropFirst("<!-- not compiled:".count).dropLast(3)).trimmingCharacters(in: .whitespaces)
+                    reason = String(above.dropFirst("<!-- not compiled:".count).dropLast(3)).trimmingCharacters(
+                        in: .whitespaces)
                 }
             }
             blocks.append(Block(line: fence + 1, lines: body, notCompiledBecause: reason))

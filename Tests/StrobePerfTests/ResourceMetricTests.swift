@@ -38,11 +38,13 @@ struct ResourceMetricTests {
         for _ in 0..<count {
             var thread = pthread_t()
             let box = Unmanaged.passRetained(NSNumber(value: milliseconds)).toOpaque()
-            let created = pthread_create(&thread, nil, { context in
-                let milliseconds = Unmanaged<NSNumber>.fromOpaque(context!).takeRetainedValue().doubleValue
-                ResourceMetricTests.burn(milliseconds: milliseconds)
-                return nil
-            }, box)
+            let created = pthread_create(
+                &thread, nil,
+                { context in
+                    let milliseconds = Unmanaged<NSNumber>.fromOpaque(context!).takeRetainedValue().doubleValue
+                    ResourceMetricTests.burn(milliseconds: milliseconds)
+                    return nil
+                }, box)
             precondition(created == 0, "pthread_create failed")
             threads.append(thread)
         }
@@ -57,7 +59,8 @@ struct ResourceMetricTests {
     }
 
     static func total(_ result: PerfTestResult, _ prefix: String, _ index: Int) -> Double {
-        (result.metric("\(prefix).cpu.user")?.samples[index] ?? 0) + (result.metric("\(prefix).cpu.system")?.samples[index] ?? 0)
+        (result.metric("\(prefix).cpu.user")?.samples[index] ?? 0)
+            + (result.metric("\(prefix).cpu.system")?.samples[index] ?? 0)
     }
 
     @Test func processCPUOfASyncTestCountsItsWorkerThreads() async throws {
@@ -82,9 +85,11 @@ struct ResourceMetricTests {
     }
 
     @Test func processCPUOfAnAsyncTestCountsItsWorkerThreads() async {
-        let test = PerfTest("async workers", measureAsync: { _ in
-            await Task.detached { Self.burnOnThreads(2, milliseconds: 60) }.value
-        })
+        let test = PerfTest(
+            "async workers",
+            measureAsync: { _ in
+                await Task.detached { Self.burnOnThreads(2, milliseconds: 60) }.value
+            })
         let result = await Self.runner().run(test)
         #expect(result.error == nil)
         #expect(result.metric("thread.cpu.user") == nil)
@@ -98,7 +103,8 @@ struct ResourceMetricTests {
         // A block that records until the session's writer has spent 20 ms of
         // CPU encoding its events: the process figure, which would hold those
         // 20 ms, stays near what the recording thread itself used.
-        var configuration = TraceConfiguration(outputPath: NSTemporaryDirectory() + "strobe-writer-cpu-\(getpid()).pftrace")
+        var configuration = TraceConfiguration(
+            outputPath: NSTemporaryDirectory() + "strobe-writer-cpu-\(getpid()).pftrace")
         configuration.flushInterval = .milliseconds(5)
         configuration.processSamplingInterval = .zero
         defer { try? FileManager.default.removeItem(atPath: configuration.outputPath!) }
@@ -107,7 +113,9 @@ struct ResourceMetricTests {
         let writerBefore = session.backgroundCPUTime
         let before = PerfRunner.ResourceReading(session: session, thread: true)
         let deadline = ProcessMeasurements.monotonicNanoseconds() + 20_000_000_000
-        while session.backgroundCPUTime - writerBefore < .milliseconds(20), ProcessMeasurements.monotonicNanoseconds() < deadline {
+        while session.backgroundCPUTime - writerBefore < .milliseconds(20),
+            ProcessMeasurements.monotonicNanoseconds() < deadline
+        {
             for _ in 0..<20_000 { Trace.interval("tick") {} }
             usleep(1000)
         }
@@ -120,7 +128,9 @@ struct ResourceMetricTests {
         let process = value("process.cpu.user") + value("process.cpu.system")
         let thread = value("thread.cpu.user") + value("thread.cpu.system")
         let writerNanoseconds = Double(writer.components.attoseconds) / 1e9 + Double(writer.components.seconds) * 1e9
-        #expect(process < thread + writerNanoseconds / 2, "process \(process / 1e6) ms, thread \(thread / 1e6) ms, writer \(writerNanoseconds / 1e6) ms")
+        #expect(
+            process < thread + writerNanoseconds / 2,
+            "process \(process / 1e6) ms, thread \(thread / 1e6) ms, writer \(writerNanoseconds / 1e6) ms")
         #expect(process >= thread * 0.8, "process \(process / 1e6) ms, thread \(thread / 1e6) ms")
     }
 
@@ -149,13 +159,15 @@ struct ResourceMetricTests {
     }
 
     @Test func everyIterationRunsUnderASessionWhetherOrNotItsTraceIsRead() async {
-        let unread = await Self.runner().run(PerfTest("no trace metric") { context in
-            context.report("recording", Trace.isRecording ? 1 : 0, better: .higher)
-        })
-        let read = await Self.runner().run(PerfTest("a trace metric", metrics: [.interval("x", .count)]) { context in
-            Trace.interval("x") {}
-            context.report("recording", Trace.isRecording ? 1 : 0, better: .higher)
-        })
+        let unread = await Self.runner().run(
+            PerfTest("no trace metric") { context in
+                context.report("recording", Trace.isRecording ? 1 : 0, better: .higher)
+            })
+        let read = await Self.runner().run(
+            PerfTest("a trace metric", metrics: [.interval("x", .count)]) { context in
+                Trace.interval("x") {}
+                context.report("recording", Trace.isRecording ? 1 : 0, better: .higher)
+            })
         #expect(unread.metric("recording")?.samples == [1, 1])
         #expect(read.metric("recording")?.samples == [1, 1])
         #expect(read.metric("interval:x:count")?.samples == [1, 1])
@@ -167,12 +179,14 @@ struct ResourceMetricTests {
             return PerfRunner.ResourceReading(process: usage, thread: nil, strobeCPU: strobe)
         }
         let start = reading(user: 1_000, system: 500, strobe: 7)
-        let metrics = PerfRunner.resourceMetrics(wall: 10, before: start, after: reading(user: 81_000, system: 20_500, strobe: 10_007))
+        let metrics = PerfRunner.resourceMetrics(
+            wall: 10, before: start, after: reading(user: 81_000, system: 20_500, strobe: 10_007))
         #expect(metrics.first { $0.name == "process.cpu.user" }?.samples == [72_000])
         #expect(metrics.first { $0.name == "process.cpu.system" }?.samples == [18_000])
         #expect(!metrics.contains { $0.name.hasPrefix("thread.") })
         // Strobe's reading can run ahead of the process's: never below zero.
-        let ahead = PerfRunner.resourceMetrics(wall: 10, before: start, after: reading(user: 2_000, system: 500, strobe: 5_007))
+        let ahead = PerfRunner.resourceMetrics(
+            wall: 10, before: start, after: reading(user: 2_000, system: 500, strobe: 5_007))
         #expect(ahead.first { $0.name == "process.cpu.user" }?.samples == [0])
         #expect(ahead.first { $0.name == "process.cpu.system" }?.samples == [0])
     }
@@ -182,8 +196,10 @@ struct ResourceMetricTests {
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let test = PerfTest(
             "frames",
-            metrics: [.counter("fps", .last, better: .higher), .counter("dropped", .max), .interval("frame", .sum),
-                      .interval("frame", .count, better: .higher)]
+            metrics: [
+                .counter("fps", .last, better: .higher), .counter("dropped", .max), .interval("frame", .sum),
+                .interval("frame", .count, better: .higher),
+            ]
         ) { context in
             Trace.interval("frame") { Trace.counter("fps", 60.0) }
             Trace.counter("dropped", 1)
@@ -191,7 +207,9 @@ struct ResourceMetricTests {
         }
         let options = try PerfSuiteOptions.parse(["--iterations", "2", "--warmup", "0", "--output", directory])
         _ = try await PerfSuite("direction", tests: [test]).run(options: options)
-        let files = try FileManager.default.contentsOfDirectory(atPath: directory).filter { $0.hasSuffix(".strobe-results") }
+        let files = try FileManager.default.contentsOfDirectory(atPath: directory).filter {
+            $0.hasSuffix(".strobe-results")
+        }
         let run = try ResultsFile.read(directory + "/" + #require(files.first))
         let result = try #require(run.tests.first)
         #expect(result.metric("counter:fps:last")?.better == .higher)

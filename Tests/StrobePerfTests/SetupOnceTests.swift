@@ -27,7 +27,9 @@ extension PerfRunnerTests {
             func blocks(seeing fixture: Fixture) -> [String: Int] {
                 fixtures.withLock { seen in
                     var counts: [String: Int] = [:]
-                    for entry in seen where entry.id == ObjectIdentifier(fixture) { counts[entry.block, default: 0] += 1 }
+                    for entry in seen where entry.id == ObjectIdentifier(fixture) {
+                        counts[entry.block, default: 0] += 1
+                    }
                     return counts
                 }
             }
@@ -66,7 +68,10 @@ extension PerfRunnerTests {
             #expect(seen.all == 45)
             for result in results {
                 #expect(result.error == nil)
-                #expect(result.metric("fixture id")?.samples == [Double(fixture.id), Double(fixture.id), Double(fixture.id)])
+                #expect(
+                    result.metric("fixture id")?.samples == [
+                        Double(fixture.id), Double(fixture.id), Double(fixture.id),
+                    ])
             }
         }
 

@@ -10,7 +10,8 @@ struct SuiteCommandLineTests {
     /// Every option with a value that differs from its default, as
     /// `--name value` arguments; the `=` form is made from them.
     static let everyOption: [(name: String, value: String?)] = [
-        ("--filter", "lens.*"), ("--iterations", "20"), ("--warmup", "0"), ("--output", "out/dir"), ("--tag", "device=pixel-8"),
+        ("--filter", "lens.*"), ("--iterations", "20"), ("--warmup", "0"), ("--output", "out/dir"),
+        ("--tag", "device=pixel-8"),
         ("--tag", "build=pr"), ("--keep-traces", nil), ("--round", "4"), ("--run-id", "run 7"),
     ]
 
@@ -62,7 +63,9 @@ struct SuiteCommandLineTests {
         #expect(options.warmup == 2)
         #expect(options.output == ".strobe/results")
         #expect(try options.stopRule() == .iterations(PerfSuiteOptions.defaultIterations))
-        #expect(!options.keepTraces && options.tags.isEmpty && options.filter == nil && options.round == nil && options.runID == nil)
+        #expect(
+            !options.keepTraces && options.tags.isEmpty && options.filter == nil && options.round == nil
+                && options.runID == nil)
     }
 
     /// The message for each kind of bad input.
@@ -119,7 +122,9 @@ struct SuiteCommandLineTests {
     }
 
     @Test func aFilterThatIsNoRegularExpressionIsRefused() {
-        let error = #expect(throws: SuiteCommandLineError.self) { try PerfSuiteOptions.parse(["--filter", "(unclosed"]) }
+        let error = #expect(throws: SuiteCommandLineError.self) {
+            try PerfSuiteOptions.parse(["--filter", "(unclosed"])
+        }
         #expect(error?.flag == "--filter")
         #expect(error?.value == "(unclosed")
         #expect(error?.description.hasPrefix("--filter (unclosed: not a regular expression") == true)
@@ -144,14 +149,19 @@ struct SuiteCommandLineTests {
         #expect(help.contains("Usage: LensPerfTests [options]"))
         #expect(flat.contains("Tests: capture frame, apply lens"))
         for option in SuiteCommandLine.all {
-            let entry = [option.name, option.valueName, option.help, "(default: \(option.defaultValue))"].compactMap { $0 }
+            let entry = [option.name, option.valueName, option.help, "(default: \(option.defaultValue))"].compactMap {
+                $0
+            }
             #expect(flat.contains(entry.joined(separator: " ")), "\(option.name)")
         }
         #expect(flat.contains("-h, --help Show this help and exit."))
         // The defaults shown are the ones a command line without options gets.
         let defaults = try PerfSuiteOptions.parse([])
-        #expect(flat.contains("--warmup N Warm-up iterations per test, run and discarded. (default: \(defaults.warmup))"))
-        #expect(flat.contains("--output DIR Directory for the results file (and the kept traces). (default: \(defaults.output))"))
+        #expect(
+            flat.contains("--warmup N Warm-up iterations per test, run and discarded. (default: \(defaults.warmup))"))
+        #expect(
+            flat.contains(
+                "--output DIR Directory for the results file (and the kept traces). (default: \(defaults.output))"))
         guard case .iterations(let count) = try defaults.stopRule() else {
             Issue.record("the default stop rule is not a count")
             return
@@ -170,11 +180,15 @@ struct SuiteCommandLineTests {
             standardError: { errors.append($0) })
         #expect(status == 2)
         #expect(output.isEmpty)
-        #expect(errors == ["LensPerfTests: --iterations many: not a whole number\nRun LensPerfTests --help to see every option."])
+        #expect(
+            errors == [
+                "LensPerfTests: --iterations many: not a whole number\nRun LensPerfTests --help to see every option."
+            ])
 
         errors = []
         let help = await suite.runCommandLine(
-            ["--help"], command: "LensPerfTests", standardOutput: { output.append($0) }, standardError: { errors.append($0) })
+            ["--help"], command: "LensPerfTests", standardOutput: { output.append($0) },
+            standardError: { errors.append($0) })
         #expect(help == 0)
         #expect(output == [suite.helpText(command: "LensPerfTests")])
         #expect(errors.isEmpty)
@@ -184,7 +198,8 @@ struct SuiteCommandLineTests {
         let suite = PerfSuite("Lens", tests: [PerfTest("capture frame") { _ in }, PerfTest("apply lens") { _ in }])
         var errors: [String] = []
         let status = await suite.runCommandLine(
-            ["--filter", "^decode", "--output", NSTemporaryDirectory() + "strobe-unused-\(getpid())"], command: "LensPerfTests",
+            ["--filter", "^decode", "--output", NSTemporaryDirectory() + "strobe-unused-\(getpid())"],
+            command: "LensPerfTests",
             standardOutput: { _ in }, standardError: { errors.append($0) })
         #expect(status == 2)
         #expect(errors == ["LensPerfTests: --filter ^decode: matches none of the tests (capture frame, apply lens)"])

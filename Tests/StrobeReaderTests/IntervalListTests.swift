@@ -50,12 +50,15 @@ struct IntervalListTests {
         #expect(trace.intervals.count == 800)
         #expect(Set(trace.intervals.compactMap(\.tid)).count == 2)
         // The threads overlapped in time, so file order would not be time order.
-        let spans = Dictionary(grouping: trace.intervals, by: \.tid).values.map { ($0.map(\.start).min()!, $0.map(\.start).max()!) }
+        let spans = Dictionary(grouping: trace.intervals, by: \.tid).values.map {
+            ($0.map(\.start).min()!, $0.map(\.start).max()!)
+        }
         #expect(spans.count == 2 && spans[0].0 < spans[1].1 && spans[1].0 < spans[0].1)
         let intervals = Array(trace.intervals)
         #expect(zip(intervals, intervals.dropFirst()).allSatisfy { $0.start <= $1.start })
         // At the same start, the outer interval comes first.
-        for (first, second) in zip(intervals, intervals.dropFirst()) where first.start == second.start && first.tid == second.tid {
+        for (first, second) in zip(intervals, intervals.dropFirst())
+        where first.start == second.start && first.tid == second.tid {
             #expect(first.depth < second.depth)
         }
         #expect(zip(trace.instants, trace.instants.dropFirst()).allSatisfy { $0.time <= $1.time })

@@ -56,7 +56,9 @@ struct ReaderTests {
         process.standardError = FileHandle.nullDevice
         guard (try? process.run()) != nil else { return false }
         process.waitUntilExit()
-        if process.terminationStatus != 0 { print("skipping the official-decoder cross-check: no `perfetto` Python package") }
+        if process.terminationStatus != 0 {
+            print("skipping the official-decoder cross-check: no `perfetto` Python package")
+        }
         return process.terminationStatus == 0
     }
 
@@ -137,12 +139,17 @@ struct ReaderTests {
             var depth: Int
             var track: UInt64
         }
-        let theirs = Set(slices.map {
-            Key(name: $0["name"] as! String, start: ($0["ts"] as! NSNumber).uint64Value,
-                duration: ($0["dur"] as? NSNumber)?.uint64Value, depth: ($0["depth"] as! NSNumber).intValue,
-                track: ($0["track"] as! NSNumber).uint64Value)
-        })
-        let mine = Set(ours.intervals.map { Key(name: $0.name, start: $0.start, duration: $0.duration, depth: $0.depth, track: $0.track) })
+        let theirs = Set(
+            slices.map {
+                Key(
+                    name: $0["name"] as! String, start: ($0["ts"] as! NSNumber).uint64Value,
+                    duration: ($0["dur"] as? NSNumber)?.uint64Value, depth: ($0["depth"] as! NSNumber).intValue,
+                    track: ($0["track"] as! NSNumber).uint64Value)
+            })
+        let mine = Set(
+            ours.intervals.map {
+                Key(name: $0.name, start: $0.start, duration: $0.duration, depth: $0.depth, track: $0.track)
+            })
         #expect(mine == theirs)
         let counters = try #require(official["counters"] as? [[String: Any]])
         #expect(counters.count == ours.counters.reduce(0) { $0 + $1.samples.count })
@@ -163,11 +170,14 @@ struct ReaderTests {
         for _ in 0..<3 { directory.deleteLastPathComponent() }
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["python3", "-c", """
+        process.arguments = [
+            "python3", "-c",
+            """
             import sys; sys.path.insert(0, '\(directory.path)/Tests/python')
             import test_perfetto_decode as t
             open(sys.argv[1], 'wb').write(t.build_trace().SerializeToString())
-            """, path]
+            """, path,
+        ]
         try process.run()
         process.waitUntilExit()
         #expect(process.terminationStatus == 0)
@@ -182,16 +192,24 @@ struct ReaderTests {
             var depth: Int
             var cpu: UInt64?
         }
-        let theirs = Set(slices.map {
-            Key(name: $0["name"] as! String, start: ($0["ts"] as! NSNumber).uint64Value,
-                duration: ($0["dur"] as? NSNumber)?.uint64Value, depth: ($0["depth"] as! NSNumber).intValue,
-                cpu: ($0["thread_dur"] as? NSNumber)?.uint64Value)
-        })
-        let mine = Set(ours.intervals.map { Key(name: $0.name, start: $0.start, duration: $0.duration, depth: $0.depth, cpu: $0.cpuTime) })
+        let theirs = Set(
+            slices.map {
+                Key(
+                    name: $0["name"] as! String, start: ($0["ts"] as! NSNumber).uint64Value,
+                    duration: ($0["dur"] as? NSNumber)?.uint64Value, depth: ($0["depth"] as! NSNumber).intValue,
+                    cpu: ($0["thread_dur"] as? NSNumber)?.uint64Value)
+            })
+        let mine = Set(
+            ours.intervals.map {
+                Key(name: $0.name, start: $0.start, duration: $0.duration, depth: $0.depth, cpu: $0.cpuTime)
+            })
         #expect(mine == theirs)
         let counters = try #require(official["counters"] as? [[String: Any]])
-        let theirCounters = counters.map { ($0["name"] as? String ?? "", ($0["value"] as! NSNumber).doubleValue) }.sorted { ($0.0, $0.1) < ($1.0, $1.1) }
-        let ourCounters = ours.counters.flatMap { series in series.samples.map { (series.name, $0.value) } }.sorted { ($0.0, $0.1) < ($1.0, $1.1) }
+        let theirCounters = counters.map { ($0["name"] as? String ?? "", ($0["value"] as! NSNumber).doubleValue) }
+            .sorted { ($0.0, $0.1) < ($1.0, $1.1) }
+        let ourCounters = ours.counters.flatMap { series in series.samples.map { (series.name, $0.value) } }.sorted {
+            ($0.0, $0.1) < ($1.0, $1.1)
+        }
         #expect(theirCounters.map(\.0) == ourCounters.map(\.0))
         #expect(theirCounters.map(\.1) == ourCounters.map(\.1))
         let instants = try #require(official["instants"] as? [[String: Any]])
@@ -297,7 +315,9 @@ struct ReaderTests {
         let csv = TraceExport.render(trace, as: .csv)
         let lines = csv.split(separator: "\n")
         #expect(lines.first == "kind,name,tid,thread,track,ts_ns,dur_ns,depth,cpu_ns,value,args")
-        #expect(lines.count == 1 + trace.intervals.count + trace.instants.count + trace.counters.reduce(0) { $0 + $1.samples.count })
+        #expect(
+            lines.count == 1 + trace.intervals.count + trace.instants.count
+                + trace.counters.reduce(0) { $0 + $1.samples.count })
         #expect(csv.contains("\"{\"\"label\"\":\"\"hello, world\"\""))
         let ndjson = TraceExport.render(trace, as: .ndjson)
         for line in ndjson.split(separator: "\n") {

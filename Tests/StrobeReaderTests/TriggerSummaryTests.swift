@@ -22,9 +22,11 @@ import Testing
         ]
         let mark = Instant(
             name: "strobe.trigger", track: 70, tid: 7, time: 40_001_000,
-            arguments: ["reason": .string("frame over 33ms"), "interval": .string("frame"),
-                        "threshold_ns": .int(33_000_000), "before_ns": .int(10), "after_ns": .int(20),
-                        "recorded_until_ns": .int(90_000_000)])
+            arguments: [
+                "reason": .string("frame over 33ms"), "interval": .string("frame"),
+                "threshold_ns": .int(33_000_000), "before_ns": .int(10), "after_ns": .int(20),
+                "recorded_until_ns": .int(90_000_000),
+            ])
         let summary = TraceSummary(trace: Self.trace(instants: [mark], intervals: intervals))
         #expect(summary.triggers.count == 1)
         let trigger = summary.triggers[0]
@@ -40,8 +42,10 @@ import Testing
     @Test func nonsenseArgumentsNeverTrap() {
         let mark = Instant(
             name: "strobe.trigger", track: 1, tid: nil, time: 5,
-            arguments: ["before_ns": .int(-4), "after_ns": .double(.nan), "recorded_until_ns": .double(1e300),
-                        "interval": .string("missing"), "counter": .int(3)])
+            arguments: [
+                "before_ns": .int(-4), "after_ns": .double(.nan), "recorded_until_ns": .double(1e300),
+                "interval": .string("missing"), "counter": .int(3),
+            ])
         let summary = TraceSummary(trace: Self.trace(instants: [mark]))
         #expect(summary.triggers.count == 1)
         #expect(summary.triggers[0].reason == "trigger")

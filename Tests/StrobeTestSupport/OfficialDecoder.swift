@@ -28,6 +28,8 @@ public struct OfficialDecoder {
         }
     }
 
+    // The field names are the keys of the official decoder's JSON.
+    // swift-format-ignore: AlwaysUseLowerCamelCase
     public struct Slice: Decodable {
         public var track: UInt64
         public var name: String
@@ -42,6 +44,7 @@ public struct OfficialDecoder {
         public var args: [String: Value]
     }
 
+    // swift-format-ignore: AlwaysUseLowerCamelCase
     public struct Track: Decodable {
         public var name: String?
         public var kind: String

@@ -9,7 +9,9 @@ public struct ProgramOutcome {
 
 /// Runs `executable` to completion with `arguments`, the test's environment
 /// plus `environment`, and collects its output.
-public func runProgram(_ executable: String, _ arguments: [String], environment: [String: String] = [:]) throws -> ProgramOutcome {
+public func runProgram(_ executable: String, _ arguments: [String], environment: [String: String] = [:]) throws
+    -> ProgramOutcome
+{
     let process = Process()
     process.executableURL = URL(fileURLWithPath: executable)
     process.arguments = arguments

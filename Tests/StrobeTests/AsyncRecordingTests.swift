@@ -58,12 +58,16 @@ struct AsyncRecordingTests {
                 for _ in 0..<20 {
                     let parent = Trace.beginAsync(Trace.Name("parent"), parent: nil, flow: Trace.Flow(id: 99))
                     let child = Trace.beginAsync(
-                        Trace.Name("child"), parent: parent, arguments: [Trace.Argument(Trace.Name("begin key"), .int(1))])
+                        Trace.Name("child"), parent: parent,
+                        arguments: [Trace.Argument(Trace.Name("begin key"), .int(1))])
                     intervals.append((parent, child))
                 }
             }
             for (index, (parent, child)) in intervals.enumerated() {
-                child.end(arguments: [Trace.Argument(Trace.Name("index"), .int(Int64(index))), Trace.Argument(Trace.Name("ok"), .bool(true))])
+                child.end(arguments: [
+                    Trace.Argument(Trace.Name("index"), .int(Int64(index))),
+                    Trace.Argument(Trace.Name("ok"), .bool(true)),
+                ])
                 parent.end(arguments: ["label": "done", "ratio": 0.5])
             }
         }
@@ -73,7 +77,10 @@ struct AsyncRecordingTests {
         let parents = trace.slices(named: "parent")
         let children = trace.slices(named: "child")
         #expect(parents.count == 20 && children.count == 20)
-        #expect(parents.allSatisfy { $0.dur != nil && $0.args["label"] == .string("done") && $0.args["ratio"] == .double(0.5) })
+        #expect(
+            parents.allSatisfy {
+                $0.dur != nil && $0.args["label"] == .string("done") && $0.args["ratio"] == .double(0.5)
+            })
         #expect(parents.allSatisfy { $0.flow_ids == [99] })
         #expect(parents.allSatisfy { trace.track($0.track)?.parent != nil && trace.track($0.track)?.pid != nil })
         let parentTracks = Set(parents.map(\.track))
@@ -83,7 +90,8 @@ struct AsyncRecordingTests {
             #expect(child.args["ok"] == .bool(true))
             #expect(trace.track(child.track).map { parentTracks.contains($0.parent ?? 0) } == true)
         }
-        #expect(Set(children.compactMap { if case .int(let index) = $0.args["index"] { index } else { nil } }).count == 20)
+        #expect(
+            Set(children.compactMap { if case .int(let index) = $0.args["index"] { index } else { nil } }).count == 20)
     }
 
     /// Renamable async intervals are written under the name their end gives,
@@ -103,7 +111,8 @@ struct AsyncRecordingTests {
             // This thread records first, so it is drained first: it ends what a
             // later thread begins.
             Trace.instant("ender")
-            nonisolated(unsafe) var intervals: [(parent: Trace.AsyncInterval, step: Trace.AsyncInterval, plain: Trace.AsyncInterval)] = []
+            nonisolated(unsafe) var intervals:
+                [(parent: Trace.AsyncInterval, step: Trace.AsyncInterval, plain: Trace.AsyncInterval)] = []
             runOnNewThread {
                 for index in 0..<count {
                     let parent = Trace.beginAsync(
@@ -120,7 +129,8 @@ struct AsyncRecordingTests {
                 interval.plain.end(renamedTo: Trace.Name("plain renamed"))
                 if index % 2 == 0 {
                     interval.parent.end(
-                        renamedTo: Trace.Name("request \(index)"), arguments: [Trace.Argument(Trace.Name("ok"), .bool(true))])
+                        renamedTo: Trace.Name("request \(index)"),
+                        arguments: [Trace.Argument(Trace.Name("ok"), .bool(true))])
                 } else {
                     interval.parent.end()
                 }
@@ -188,9 +198,10 @@ struct AsyncRecordingTests {
         // The limit is crossed once, at limit + 1 held, and a quarter goes.
         #expect(early.count == limit / 4)
         #expect(early.allSatisfy { $0.duration != nil })
-        let names = Set(early.compactMap { interval -> String? in
-            if case .string(let name)? = interval.arguments["name"] { name } else { nil }
-        })
+        let names = Set(
+            early.compactMap { interval -> String? in
+                if case .string(let name)? = interval.arguments["name"] { name } else { nil }
+            })
         #expect(names == Set((0..<10).map { "done \($0)" }))
         let renamed = (0..<10).reduce(0) { $0 + trace.intervals(named: "done \($1)").count }
         #expect(renamed == count - limit / 4)
@@ -200,7 +211,10 @@ struct AsyncRecordingTests {
             #expect(decoded.errors.isEmpty)
             let waiting = decoded.slices(named: "waiting")
             #expect(waiting.count == limit / 4)
-            #expect(waiting.allSatisfy { if case .string(let name)? = $0.args["name"] { name.hasPrefix("done ") } else { false } })
+            #expect(
+                waiting.allSatisfy {
+                    if case .string(let name)? = $0.args["name"] { name.hasPrefix("done ") } else { false }
+                })
         }
     }
 

@@ -24,7 +24,10 @@ import Testing
             let segment = points.lastIndex { $0.raw <= sample } ?? 0
             let start = points[min(segment, points.count - 2)]
             let end = points[min(segment, points.count - 2) + 1]
-            let exact = start.boottime + TimestampConverter.scale(sample - start.raw, by: end.boottime - start.boottime, over: end.raw - start.raw)
+            let exact =
+                start.boottime
+                + TimestampConverter.scale(
+                    sample - start.raw, by: end.boottime - start.boottime, over: end.raw - start.raw)
             #expect(converted >= exact - 1 && converted <= exact + 1)
             #expect(converted >= previous)
             previous = converted

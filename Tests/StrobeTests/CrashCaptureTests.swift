@@ -180,7 +180,8 @@ import Testing
         }
         let (got, want) = (names(recovered), names(expected))
         let differing = Set(got.keys).union(want.keys).filter { got[$0] != want[$0] }
-        #expect(differing.isEmpty, "\(differing.sorted().prefix(10).map { "\($0): \(got[$0] ?? 0) vs \(want[$0] ?? 0)" })")
+        #expect(
+            differing.isEmpty, "\(differing.sorted().prefix(10).map { "\($0): \(got[$0] ?? 0) vs \(want[$0] ?? 0)" })")
         #expect(got.count > 100)
         // Timestamps agree within the calibration's error.
         let recoveredTimes = recovered.slices(named: "outer").map(\.ts).sorted()
@@ -298,7 +299,8 @@ import Testing
         for _ in 0..<2_000 {
             var damaged = bytes
             for _ in 0..<Int.random(in: 1...4, using: &generator) {
-                damaged[Int.random(in: 0..<damaged.count, using: &generator)] = UInt8.random(in: 0...255, using: &generator)
+                damaged[Int.random(in: 0..<damaged.count, using: &generator)] = UInt8.random(
+                    in: 0...255, using: &generator)
             }
             _ = try? CrashRecovery.trace(fromCrashFile: damaged, path: "damaged")
         }
@@ -327,18 +329,22 @@ import Testing
         func replacingFirstRecord(_ words: [UInt64]) -> [UInt8] {
             var bytes = sample
             for (index, word) in words.enumerated() {
-                for byte in 0..<8 { bytes[offset + index * 8 + byte] = UInt8(truncatingIfNeeded: word >> (8 * UInt64(byte))) }
+                for byte in 0..<8 {
+                    bytes[offset + index * 8 + byte] = UInt8(truncatingIfNeeded: word >> (8 * UInt64(byte)))
+                }
             }
             return bytes
         }
         let instant = RecordLayout.instant << 56
         let strangeName = try CrashRecovery.trace(
-            fromCrashFile: replacingFirstRecord([instant | 5, 0xFFF5_0000_0000_1234]), path: "strange").outcome
+            fromCrashFile: replacingFirstRecord([instant | 5, 0xFFF5_0000_0000_1234]), path: "strange"
+        ).outcome
         #expect(strangeName.unknownNames == 1)
         #expect(strangeName.invalidRecords == 0)
         let withUsage = (RecordLayout.instant | RecordLayout.withResourceUsage | RecordLayout.withArguments) << 56
         let foreignKind = try CrashRecovery.trace(
-            fromCrashFile: replacingFirstRecord([withUsage | 5]), path: "foreign").outcome
+            fromCrashFile: replacingFirstRecord([withUsage | 5]), path: "foreign"
+        ).outcome
         #expect(foreignKind.invalidRecords >= 1)
     }
 

@@ -1,7 +1,7 @@
 import CProtobufC
 import Foundation
-import StrobeTestSupport
 import StrobeProtos
+import StrobeTestSupport
 import Testing
 
 @testable import Strobe
@@ -21,16 +21,20 @@ extension RecordingTests {
             let session = try TraceSession.start(configuration)
             let flow = Trace.Flow()
             Trace.begin("plain")
-            Trace.begin("with everything", capturing: .resourceUsage, flow: flow, arguments: [
-                "int": -42, "double": 2.5, "bool": true, "string": "a string argument that is longer than eight bytes",
-            ])
+            Trace.begin(
+                "with everything", capturing: .resourceUsage, flow: flow,
+                arguments: [
+                    "int": -42, "double": 2.5, "bool": true,
+                    "string": "a string argument that is longer than eight bytes",
+                ])
             Trace.counter("int counter", Int64(-7))
             Trace.counter("double counter", 3.25)
             Trace.instant("instant", arguments: ["k": 1])
             let interval = Trace.beginAsync("async")
             interval.end()
             let renamable = Trace.beginAsync(
-                Trace.Name("renamable"), parent: nil, arguments: [Trace.Argument(Trace.Name("k"), .int(2))], renamable: true)
+                Trace.Name("renamable"), parent: nil, arguments: [Trace.Argument(Trace.Name("k"), .int(2))],
+                renamable: true)
             Trace.instant("between")
             renamable.end(renamedTo: Trace.Name("renamed"))
             let reported = Trace.beginAsync(Trace.Name("reported late"), parent: nil, startedAgo: .microseconds(50))

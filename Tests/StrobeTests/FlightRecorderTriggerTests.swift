@@ -1,6 +1,8 @@
+import CStrobe
 import Foundation
 import StrobeReader
 import StrobeTestSupport
+import Synchronization
 import Testing
 
 @testable import Strobe
@@ -25,7 +27,8 @@ struct FlightRecorderTriggerTests {
         configuration.bufferSizePerThread = 4 << 20
         configuration.flushInterval = .milliseconds(20)
         configuration.processSamplingInterval = .zero
-        configuration.flightRecorder = .init(directory: directory, before: before, after: after, minimumSpacing: spacing)
+        configuration.flightRecorder = .init(
+            directory: directory, before: before, after: after, minimumSpacing: spacing)
         configuration.triggers = triggers
         return configuration
     }
@@ -63,8 +66,9 @@ struct FlightRecorderTriggerTests {
     func slowFrameWritesOneDumpHoldingTheWindowAroundIt() throws {
         let directory = Self.freshDirectory()
         defer { try? FileManager.default.removeItem(atPath: directory) }
-        let session = try TraceSession.start(Self.configuration(
-            directory: directory, triggers: [.interval("frame", longerThan: .milliseconds(150))]))
+        let session = try TraceSession.start(
+            Self.configuration(
+                directory: directory, triggers: [.interval("frame", longerThan: .milliseconds(150))]))
         Self.frames(for: .milliseconds(450))
         Trace.interval("frame") {
             Trace.interval("decode") { Self.sleep(for: .milliseconds(20)) }
@@ -147,10 +151,13 @@ struct FlightRecorderTriggerTests {
     @Test func asyncIntervalsAndExitedThreadsAreWatched() throws {
         let directory = Self.freshDirectory()
         defer { try? FileManager.default.removeItem(atPath: directory) }
-        let session = try TraceSession.start(Self.configuration(
-            directory: directory, after: .milliseconds(20), spacing: .zero,
-            triggers: [.interval("upload", longerThan: .milliseconds(20)),
-                       .interval("worker job", longerThan: .milliseconds(20))]))
+        let session = try TraceSession.start(
+            Self.configuration(
+                directory: directory, after: .milliseconds(20), spacing: .zero,
+                triggers: [
+                    .interval("upload", longerThan: .milliseconds(20)),
+                    .interval("worker job", longerThan: .milliseconds(20)),
+                ]))
         let upload = Trace.beginAsync("upload")
         usleep(30_000)
         upload.end()
@@ -226,7 +233,7 @@ struct FlightRecorderTriggerTests {
             Self.frames(for: .milliseconds(15))
             #expect(session.trigger(reason))
             Self.waitForDumps(session, count: UInt64(index + 1))
-            usleep(2000)  // distinct milliseconds in the names
+            usleep(2000) // distinct milliseconds in the names
         }
         try session.stop()
         let names = Self.dumps(in: directory).filter { TriggerDirectory.isDumpName($0) }
@@ -253,9 +260,10 @@ struct FlightRecorderTriggerTests {
     @Test func counterCrossingItsThresholdTriggersOnce() throws {
         let directory = Self.freshDirectory()
         defer { try? FileManager.default.removeItem(atPath: directory) }
-        let session = try TraceSession.start(Self.configuration(
-            directory: directory, after: .milliseconds(30), spacing: .zero,
-            triggers: [.counter("queue.depth", above: 100), .counter("free.slots", below: 2.5)]))
+        let session = try TraceSession.start(
+            Self.configuration(
+                directory: directory, after: .milliseconds(30), spacing: .zero,
+                triggers: [.counter("queue.depth", above: 100), .counter("free.slots", below: 2.5)]))
         for value in [10, 50, 150, 200, 180] {
             Trace.counter("queue.depth", value)
             usleep(3000)
@@ -369,7 +377,9 @@ struct FlightRecorderTriggerTests {
         #expect(zip(values, values.dropFirst()).allSatisfy { $0 < $1 }, "in order, none twice")
         let overwritten = Int(parsed.loss.overwrittenEvents)
         #expect(overwritten > 0, "the ring overwrote")
-        #expect(values.count + overwritten == last + 1, "\(values.count) in the dump, \(overwritten) overwritten, last \(last)")
+        #expect(
+            values.count + overwritten == last + 1,
+            "\(values.count) in the dump, \(overwritten) overwritten, last \(last)")
     }
 
     /// After a dump, the ring holds what it would have held without it: the
@@ -458,8 +468,9 @@ struct FlightRecorderTriggerTests {
     @Test func timeBeforeTheWindowIsLeftOut() throws {
         let directory = Self.freshDirectory()
         defer { try? FileManager.default.removeItem(atPath: directory) }
-        let session = try TraceSession.start(Self.configuration(
-            directory: directory, before: .milliseconds(60), after: .zero))
+        let session = try TraceSession.start(
+            Self.configuration(
+                directory: directory, before: .milliseconds(60), after: .zero))
         let clock = ContinuousClock()
         let end = clock.now + .milliseconds(500)
         var index = 0
@@ -508,7 +519,5 @@ struct FlightRecorderTriggerTests {
     }
 }
 
-import CStrobe
-import Synchronization
-
+// swift-format-ignore: AlwaysUseLowerCamelCase
 private func cstrobe_thread_id_for_tests() -> UInt64 { cstrobe_thread_id() }

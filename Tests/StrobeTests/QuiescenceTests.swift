@@ -80,13 +80,17 @@ struct QuiescenceTests {
             #expect(trace.isComplete)
             // Count only this test's events: threads of other tests may
             // record into the session too, and are counted as recorded.
-            let busy = trace.counters.filter { $0.name == "busy" }.reduce(0) { $0 + $1.samples.count }
+            let busy =
+                trace.counters.filter { $0.name == "busy" }.reduce(0) { $0 + $1.samples.count }
                 + trace.instants.filter { $0.name == "busy instant" }.count
-            let others = trace.counters.filter { $0.name != "busy" }.reduce(0) { $0 + $1.samples.count }
+            let others =
+                trace.counters.filter { $0.name != "busy" }.reduce(0) { $0 + $1.samples.count }
                 + trace.instants.filter { $0.name != "busy instant" }.count + trace.intervals.count * 2
             #expect(statistics.discardedEvents == 0)
             busyInFiles += busy
-            #expect(UInt64(busy + others) >= statistics.recordedEvents - UInt64(trace.intervals.filter { $0.duration == nil }.count))
+            #expect(
+                UInt64(busy + others) >= statistics.recordedEvents
+                    - UInt64(trace.intervals.filter { $0.duration == nil }.count))
             #expect(UInt64(busy + others) <= statistics.recordedEvents, "every recorded event is in the file, no other")
         }
         #expect(busyInFiles > 0)

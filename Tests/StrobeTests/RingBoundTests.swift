@@ -20,7 +20,8 @@ struct RingBoundTests {
     static let isSanitized = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "__tsan_init") != nil
 
     @Test func ringSizesRoundToWholeChunks() {
-        for size in [1, 4095, 4096, 8191, 8192, 8193, 64 << 10, (128 << 10) + 1, 192 << 10, 1 << 20, 32 << 20, 1 << 30] {
+        for size in [1, 4095, 4096, 8191, 8192, 8193, 64 << 10, (128 << 10) + 1, 192 << 10, 1 << 20, 32 << 20, 1 << 30]
+        {
             let (chunk, chunks) = SessionWriter.ring(for: size)
             #expect(chunk >= SessionWriter.minimumChunkBytes && chunk <= SessionWriter.maximumChunkBytes)
             #expect(chunk & (chunk - 1) == 0, "a chunk is a power of two")
@@ -38,7 +39,9 @@ struct RingBoundTests {
     @Test(.enabled(if: OfficialDecoder.isUsable))
     func everyRingSizeHoldsItsBound() throws {
         let loops = 150_000
-        let sizes = [1, 4096, 8192, (8 << 10) + 1, 20_000, 64 << 10, 128 << 10, 192 << 10, 256 << 10, 320 << 10, (1 << 20) + 3]
+        let sizes = [
+            1, 4096, 8192, (8 << 10) + 1, 20_000, 64 << 10, 128 << 10, 192 << 10, 256 << 10, 320 << 10, (1 << 20) + 3,
+        ]
         for size in sizes {
             let path = temporaryTracePath("ring-\(size)")
             defer { try? FileManager.default.removeItem(atPath: path) }
@@ -76,15 +79,21 @@ struct RingBoundTests {
             // its descriptors, interning and statistics, stays within the
             // ring plus one chunk.
             #expect(dumpBytes <= ring + chunk, "\(size): a \(ring)-byte ring dumped \(dumpBytes) bytes")
-            #expect(Self.isSanitized || grown < ring + (8 << 20), "\(size): resident memory grew \(grown) bytes for a \(ring)-byte ring")
+            #expect(
+                Self.isSanitized || grown < ring + (8 << 20),
+                "\(size): resident memory grew \(grown) bytes for a \(ring)-byte ring")
 
-            print("RingBoundTests: bufferSizePerThread \(size): ring \(ring) bytes, dump \(dumpBytes) bytes, resident +\(grown) bytes")
+            print(
+                "RingBoundTests: bufferSizePerThread \(size): ring \(ring) bytes, dump \(dumpBytes) bytes, resident +\(grown) bytes"
+            )
             let trace = try OfficialDecoder.decode(path)
             #expect(trace.errors.isEmpty, "\(size): \(trace.errors.prefix(3))")
             let values = trace.counters.filter { $0.name == "index" }.map { Int($0.value) }.sorted()
             #expect(values.last == loops - 1, "\(size): the newest event survives")
             if let first = values.first {
-                #expect(values == Array(first...(loops - 1)), "\(size): the ring holds an unbroken run of the newest events")
+                #expect(
+                    values == Array(first...(loops - 1)), "\(size): the ring holds an unbroken run of the newest events"
+                )
             }
             // Every interval that begins in the ring ends in it.
             let open = trace.slices.filter { $0.dur == nil }

@@ -60,7 +60,9 @@ struct SessionLifecycleTests {
         #expect(error.kind == .cannotCreateFile)
         #expect(error.path == "/nonexistent-dir/x.pftrace")
         #expect(error.errno == ENOENT)
-        #expect(error.description == "cannot create trace file /nonexistent-dir/x.pftrace: No such file or directory (errno \(ENOENT))")
+        #expect(
+            error.description
+                == "cannot create trace file /nonexistent-dir/x.pftrace: No such file or directory (errno \(ENOENT))")
     }
 
     @Test func unsampledSessionRecordsNothing() throws {
@@ -79,8 +81,24 @@ final class Atomic2: @unchecked Sendable {
     private let lock = NSLock()
     private var running = true
     private var finishedThreads = 0
-    var isRunning: Bool { lock.lock(); defer { lock.unlock() }; return running }
-    var finishedCount: Int { lock.lock(); defer { lock.unlock() }; return finishedThreads }
-    func stop() { lock.lock(); running = false; lock.unlock() }
-    func finished() { lock.lock(); finishedThreads += 1; lock.unlock() }
+    var isRunning: Bool {
+        lock.lock()
+        defer { lock.unlock() }
+        return running
+    }
+    var finishedCount: Int {
+        lock.lock()
+        defer { lock.unlock() }
+        return finishedThreads
+    }
+    func stop() {
+        lock.lock()
+        running = false
+        lock.unlock()
+    }
+    func finished() {
+        lock.lock()
+        finishedThreads += 1
+        lock.unlock()
+    }
 }

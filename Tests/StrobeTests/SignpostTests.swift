@@ -1,6 +1,6 @@
 import Foundation
-import StrobeTestSupport
 import StrobeReader
+import StrobeTestSupport
 import Testing
 
 @testable import Strobe
@@ -62,7 +62,9 @@ struct SignpostTests {
                 TraceConfiguration.signpostsEnvironmentVariable: "probes",
             ])
         guard outcome.status == 0 else {
-            print("skipping the live probe test: bpftrace could not attach here (exit \(outcome.status)): \(outcome.errors)")
+            print(
+                "skipping the live probe test: bpftrace could not attach here (exit \(outcome.status)): \(outcome.errors)"
+            )
             return
         }
         let lines = outcome.output.split(separator: "\n").map(String.init)
@@ -96,33 +98,36 @@ struct SignpostTests {
             }
             let fetch = Trace.beginAsync("fetch")
             asyncID = fetch.id
-            let decode = Trace.beginAsync(Trace.Name("decode"), parent: fetch, arguments: [Trace.Argument(Trace.Name("size"), .int(2))])
+            let decode = Trace.beginAsync(
+                Trace.Name("decode"), parent: fetch, arguments: [Trace.Argument(Trace.Name("size"), .int(2))])
             childID = decode.id
             decode.end(arguments: ["bytes": .int(3)])
             Trace.instant(Trace.Name("decoded"), arguments: [Trace.Argument(Trace.Name("ok"), .bool(true))])
             fetch.end()
             Trace.end()
-            Trace.end()  // unmatched: announces nothing
+            Trace.end() // unmatched: announces nothing
         }
         let pid = getpid()
-        let lines = try String(contentsOfFile: markerPath, encoding: .utf8).split(separator: "\n", omittingEmptySubsequences: false)
+        let lines = try String(contentsOfFile: markerPath, encoding: .utf8).split(
+            separator: "\n", omittingEmptySubsequences: false)
         #expect(asyncID != 0)
-        #expect(lines == [
-            "B|\(pid)|outer",
-            "C|\(pid)|queue depth|7",
-            "C|\(pid)|ratio|3",
-            "C|\(pid)|loss|-3",
-            "B|\(pid)|a b c",
-            "I|\(pid)|tick",
-            "E|\(pid)",
-            "S|\(pid)|fetch|\(asyncID)",
-            "S|\(pid)|decode|\(childID)",
-            "F|\(pid)|decode|\(childID)",
-            "I|\(pid)|decoded",
-            "F|\(pid)|fetch|\(asyncID)",
-            "E|\(pid)",
-            "",
-        ])
+        #expect(
+            lines == [
+                "B|\(pid)|outer",
+                "C|\(pid)|queue depth|7",
+                "C|\(pid)|ratio|3",
+                "C|\(pid)|loss|-3",
+                "B|\(pid)|a b c",
+                "I|\(pid)|tick",
+                "E|\(pid)",
+                "S|\(pid)|fetch|\(asyncID)",
+                "S|\(pid)|decode|\(childID)",
+                "F|\(pid)|decode|\(childID)",
+                "I|\(pid)|decoded",
+                "F|\(pid)|fetch|\(asyncID)",
+                "E|\(pid)",
+                "",
+            ])
         // The trace itself is unchanged by signposts.
         let trace = try TraceReader.read(contentsOf: path)
         #expect(Set(trace.intervals.map(\.name)) == ["outer", "a|b\nc", "fetch", "decode"])

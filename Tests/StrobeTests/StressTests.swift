@@ -89,7 +89,8 @@ struct StressTests {
                 #expect(intervals.allSatisfy { $0.duration != nil }, "thread \(thread): a kept begin keeps its end")
                 let asyncIntervals = trace.intervals(named: "a\(thread)")
                 #expect(
-                    asyncIntervals.allSatisfy { $0.duration != nil }, "thread \(thread): a kept async begin keeps its end")
+                    asyncIntervals.allSatisfy { $0.duration != nil },
+                    "thread \(thread): a kept async begin keeps its end")
                 inFile.append(
                     intervals.count * 2 + asyncIntervals.count * 2
                         + (trace.counter(named: "c\(thread)")?.samples.count ?? 0)

@@ -17,11 +17,13 @@ struct TraceMetadataTests {
         dimensions: ["device.class": "mid", "country": "FR"])
 
     /// The double 1.0 reads back as the integer 1 through the decoder's JSON.
-    static var expected: [String: OfficialDecoder.Value] { [
-        "app.name": .string("Lens"), "app.version": .string("5.2"), "app.build": .string("5201"),
-        "device.model": .string("iPhone15,2"), "os.version": .string("18.1"), "device.class": .string("mid"),
-        "country": .string("FR"), "sampling.probability": .int(1),
-    ] }
+    static var expected: [String: OfficialDecoder.Value] {
+        [
+            "app.name": .string("Lens"), "app.version": .string("5.2"), "app.build": .string("5201"),
+            "device.model": .string("iPhone15,2"), "os.version": .string("18.1"), "device.class": .string("mid"),
+            "country": .string("FR"), "sampling.probability": .int(1),
+        ]
+    }
 
     /// Checks one file with both readers.
     static func check(_ path: String) throws {
@@ -110,7 +112,8 @@ struct TraceMetadataTests {
     }
 
     @Test(arguments: [
-        (["": "x"], "empty name"), (["app.version": "1"], "reserved name"), (["sampling.probability": "1"], "reserved name"),
+        (["": "x"], "empty name"), (["app.version": "1"], "reserved name"),
+        (["sampling.probability": "1"], "reserved name"),
     ])
     func badDimensionsAreRefusedByName(dimensions: [String: String], problem: String) {
         var configuration = TraceConfiguration(outputPath: temporaryTracePath())
@@ -123,12 +126,15 @@ struct TraceMetadataTests {
     }
 
     @Test func theEnvironmentGivesTheMetadata() throws {
-        let configuration = try #require(try TraceConfiguration.fromEnvironment([
-            "STROBE_TRACE_OUTPUT": "/tmp/t.pftrace",
-            "STROBE_TRACE_METADATA": "app.version=5.2, device.class=mid,app.build=77,note=a=b",
-        ]))
-        #expect(configuration.metadata == TraceMetadata(
-            appVersion: "5.2", build: "77", dimensions: ["device.class": "mid", "note": "a=b"]))
+        let configuration = try #require(
+            try TraceConfiguration.fromEnvironment([
+                "STROBE_TRACE_OUTPUT": "/tmp/t.pftrace",
+                "STROBE_TRACE_METADATA": "app.version=5.2, device.class=mid,app.build=77,note=a=b",
+            ]))
+        #expect(
+            configuration.metadata
+                == TraceMetadata(
+                    appVersion: "5.2", build: "77", dimensions: ["device.class": "mid", "note": "a=b"]))
         for bad in ["app.version", "=x", "sampling.probability=1"] {
             #expect(throws: TraceSessionError.self) {
                 try TraceConfiguration.fromEnvironment(["STROBE_TRACE_OUTPUT": "/tmp/t", "STROBE_TRACE_METADATA": bad])

@@ -12,7 +12,8 @@ import Tracing
 struct StrobeTracingTests {
     static func path(_ name: String = #function) -> String {
         let safe = name.filter { $0.isLetter || $0.isNumber }
-        return NSTemporaryDirectory() + "strobe-tracing-\(getpid())-\(safe)-\(UInt32.random(in: 0...UInt32.max)).pftrace"
+        return NSTemporaryDirectory()
+            + "strobe-tracing-\(getpid())-\(safe)-\(UInt32.random(in: 0...UInt32.max)).pftrace"
     }
 
     static func record(_ path: String, _ body: () async throws -> Void) async throws -> ParsedTrace {
@@ -162,7 +163,8 @@ struct StrobeTracingTests {
             let backwards = tracer.startSpan("backwards", context: .topLevel, at: ended)
             backwards.end(at: started)
             // A start in the future is taken as now.
-            let future = DefaultTracerClock.Instant(nanosecondsSinceEpoch: DefaultTracerClock.now.nanosecondsSinceEpoch + 10_000_000_000)
+            let future = DefaultTracerClock.Instant(
+                nanosecondsSinceEpoch: DefaultTracerClock.now.nanosecondsSinceEpoch + 10_000_000_000)
             tracer.startSpan("future", context: .topLevel, at: future).end()
             Trace.instant("after")
         }

@@ -34,7 +34,10 @@ struct TracingPropagationTests {
         #expect(header.wholeMatch(of: /00-[0-9a-f]{32}-[0-9a-f]{16}-01/) != nil)
         let client = try #require(trace.intervals(named: "client call").first)
         let server = try #require(trace.intervals(named: "server handler").first)
-        #expect(header == "00-\(StrobeTracingTests.string(client, "trace_id")!)-\(StrobeTracingTests.string(client, "span_id")!)-01")
+        #expect(
+            header
+                == "00-\(StrobeTracingTests.string(client, "trace_id")!)-\(StrobeTracingTests.string(client, "span_id")!)-01"
+        )
         #expect(server.arguments["trace_id"] == client.arguments["trace_id"])
         #expect(server.arguments["parent_span_id"] == client.arguments["span_id"])
         #expect(StrobeTracingTests.string(server, "span.kind") == "server")
@@ -55,17 +58,18 @@ struct TracingPropagationTests {
         #expect(context.traceFlags == 1)
         #expect(context.isRemote)
         #expect(context.traceparent == valid)
-        #expect(StrobeSpanContext(traceparent: "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-00")?.traceFlags == 0)
+        #expect(
+            StrobeSpanContext(traceparent: "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-00")?.traceFlags == 0)
         // A later version may append fields.
         #expect(StrobeSpanContext(traceparent: "01-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01-extra") != nil)
         for invalid in [
             "",
-            "00-4BF92F3577B34DA6A3CE929D0E0E4736-00f067aa0ba902b7-01",  // uppercase
-            "00-00000000000000000000000000000000-00f067aa0ba902b7-01",  // zero trace id
-            "00-4bf92f3577b34da6a3ce929d0e0e4736-0000000000000000-01",  // zero span id
-            "ff-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01",  // forbidden version
-            "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01-x",  // version 00 is four fields
-            "00-4bf92f3577b34da6a3ce929d0e0e473-600f067aa0ba902b7-01",  // misplaced dash
+            "00-4BF92F3577B34DA6A3CE929D0E0E4736-00f067aa0ba902b7-01", // uppercase
+            "00-00000000000000000000000000000000-00f067aa0ba902b7-01", // zero trace id
+            "00-4bf92f3577b34da6a3ce929d0e0e4736-0000000000000000-01", // zero span id
+            "ff-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01", // forbidden version
+            "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01-x", // version 00 is four fields
+            "00-4bf92f3577b34da6a3ce929d0e0e473-600f067aa0ba902b7-01", // misplaced dash
         ] {
             #expect(StrobeSpanContext(traceparent: invalid) == nil, "\(invalid)")
         }

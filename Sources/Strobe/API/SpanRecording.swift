@@ -75,7 +75,8 @@ extension Trace {
             }
             let kindText = identity.kind
             let kindLength = min(kindText.utf8CodeUnitCount, ArgumentValue.maximumStringLength)
-            var argumentWords = ArgumentEncoding.textWords(nameBytes.count) + 4 + 3
+            var argumentWords =
+                ArgumentEncoding.textWords(nameBytes.count) + 4 + 3
                 + 2 + (kindLength + 7) / 8
             if identity.parentSpanID != 0 { argumentWords += 3 }
             words += 1 + argumentWords
@@ -104,7 +105,8 @@ extension Trace {
                     key: SpanKeys.kind, UnsafeRawBufferPointer(start: kindText.utf8Start, count: kindLength),
                     to: position)
                 if identity.parentSpanID != 0 {
-                    position += ArgumentEncoding.writeHex(key: SpanKeys.parentSpanID, identity.parentSpanID, to: position)
+                    position += ArgumentEncoding.writeHex(
+                        key: SpanKeys.parentSpanID, identity.parentSpanID, to: position)
                 }
             }
             // Straight into the thread's buffer when it has room and the
@@ -169,7 +171,8 @@ extension Trace.AsyncInterval {
             let written = FastRecord.write(
                 generation: generation, unlessFlags: FastRecord.slowPathFlags, words: { _ in 4 }
             ) { cursor, position, _ in
-                position[0] = RecordLayout.header(kind: RecordLayout.asyncEndExplicit, timestamp: FastRecord.timestamp(cursor))
+                position[0] = RecordLayout.header(
+                    kind: RecordLayout.asyncEndExplicit, timestamp: FastRecord.timestamp(cursor))
                 position[1] = id
                 position[2] = 0
                 position[3] = RecordLayout.wallClockInstant | (endedAt & ~RecordLayout.wallClockInstant)

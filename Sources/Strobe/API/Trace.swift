@@ -386,7 +386,8 @@ public enum Trace {
         let generation = cstrobe_load_generation()
         if generation == 0 { return }
         let kind = kind | (UInt64(unit.rawValue) << 4)
-        let written = FastRecord.write(generation: generation, unlessFlags: FastRecord.slowPathFlags, words: { _ in 3 }) {
+        let written = FastRecord.write(generation: generation, unlessFlags: FastRecord.slowPathFlags, words: { _ in 3 })
+        {
             cursor, position, _ in
             position[0] = RecordLayout.header(kind: kind, timestamp: FastRecord.timestamp(cursor))
             position[1] = name.word

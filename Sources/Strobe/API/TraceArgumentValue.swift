@@ -166,10 +166,12 @@ package enum ArgumentEncoding {
 
     /// Writes an argument with a run-time key: the inline key word, the
     /// value as any argument's, then the key's text; returns its words.
-    package static func write(textKey argument: Trace.TextArgument, to destination: UnsafeMutablePointer<UInt64>) -> Int {
+    package static func write(textKey argument: Trace.TextArgument, to destination: UnsafeMutablePointer<UInt64>) -> Int
+    {
         var key = argument.key
         return key.withUTF8 { bytes in
-            let bytes = UnsafeRawBufferPointer(start: bytes.baseAddress, count: min(bytes.count, Trace.Name.maximumLength))
+            let bytes = UnsafeRawBufferPointer(
+                start: bytes.baseAddress, count: min(bytes.count, Trace.Name.maximumLength))
             let valueWords = write(key: inlineKeyTag | UInt64(bytes.count), value: argument.value, to: destination)
             return valueWords + copyText(bytes, to: destination + valueWords)
         }
@@ -223,7 +225,9 @@ package enum ArgumentEncoding {
 
     /// Writes one argument at `destination`; returns the words written.
     @inline(__always)
-    private static func write(key: UInt64, value: Trace.ArgumentValue, to destination: UnsafeMutablePointer<UInt64>) -> Int {
+    private static func write(key: UInt64, value: Trace.ArgumentValue, to destination: UnsafeMutablePointer<UInt64>)
+        -> Int
+    {
         destination[0] = key
         switch value {
         case .int(let number):

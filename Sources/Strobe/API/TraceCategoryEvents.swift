@@ -180,25 +180,30 @@ extension Trace {
     /// Records an integer value in `category` on the counter track `name`.
     @inlinable @inline(__always)
     public static func counter(_ name: StaticString, _ value: Int, category: Category, unit: CounterUnit = .count) {
-        writeCounter(Name(name), kind: RecordLayout.counterInt, bits: UInt64(bitPattern: Int64(value)), unit: unit, category: category)
+        writeCounter(
+            Name(name), kind: RecordLayout.counterInt, bits: UInt64(bitPattern: Int64(value)), unit: unit,
+            category: category)
     }
 
     /// Records an integer value in `category` on the counter track `name`.
     @inlinable @inline(__always)
     public static func counter(_ name: StaticString, _ value: Int64, category: Category, unit: CounterUnit = .count) {
-        writeCounter(Name(name), kind: RecordLayout.counterInt, bits: UInt64(bitPattern: value), unit: unit, category: category)
+        writeCounter(
+            Name(name), kind: RecordLayout.counterInt, bits: UInt64(bitPattern: value), unit: unit, category: category)
     }
 
     /// Records a floating point value in `category` on the counter track `name`.
     @inlinable @inline(__always)
     public static func counter(_ name: StaticString, _ value: Double, category: Category, unit: CounterUnit = .count) {
-        writeCounter(Name(name), kind: RecordLayout.counterDouble, bits: value.bitPattern, unit: unit, category: category)
+        writeCounter(
+            Name(name), kind: RecordLayout.counterDouble, bits: value.bitPattern, unit: unit, category: category)
     }
 
     /// Records an integer value in `category` on the counter track `name`.
     @inlinable @inline(__always)
     public static func counter(_ name: Name, _ value: Int64, category: Category, unit: CounterUnit = .count) {
-        writeCounter(name, kind: RecordLayout.counterInt, bits: UInt64(bitPattern: value), unit: unit, category: category)
+        writeCounter(
+            name, kind: RecordLayout.counterInt, bits: UInt64(bitPattern: value), unit: unit, category: category)
     }
 
     /// Records a floating point value in `category` on the counter track `name`.
@@ -212,7 +217,8 @@ extension Trace {
         let generation = cstrobe_category_generation(category.index)
         if generation == 0 { return }
         let kind = kind | (UInt64(unit.rawValue) << 4)
-        let written = FastRecord.write(generation: generation, unlessFlags: FastRecord.slowPathFlags, words: { _ in 4 }) {
+        let written = FastRecord.write(generation: generation, unlessFlags: FastRecord.slowPathFlags, words: { _ in 4 })
+        {
             cursor, position, _ in
             position[0] = category.recordWord
             position[1] = RecordLayout.header(kind: kind, timestamp: FastRecord.timestamp(cursor))

@@ -75,7 +75,8 @@ public struct TraceMetadata: Sendable, Hashable {
             ("app.name", appName), ("app.version", appVersion), ("app.build", build),
             ("device.model", deviceModel), ("os.version", osVersion),
         ]
-        let all = fixed.compactMap { name, value in value.map { (name: name, value: $0) } }
+        let all =
+            fixed.compactMap { name, value in value.map { (name: name, value: $0) } }
             + dimensions.map { (name: $0.key, value: $0.value) }
         return all.sorted { $0.name < $1.name }
     }

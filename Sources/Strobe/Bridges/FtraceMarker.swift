@@ -1,4 +1,5 @@
 import StrobeFormatting
+
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
@@ -139,9 +140,12 @@ private struct LineWriter {
     }
 
     mutating func append(decimal value: Int64) {
-        var digits: (UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8,
-                     UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8) =
-            (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
+        var digits:
+            (
+                UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8,
+                UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8
+            ) =
+                (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
         var magnitude = value.magnitude
         var used = 0
         withUnsafeMutableBytes(of: &digits) { digits in
@@ -166,7 +170,9 @@ private struct LineWriter {
         }
         for index in 0..<length {
             let byte = name[index]
-            append(byte == UInt8(ascii: "|") || byte == UInt8(ascii: "\n") || byte == UInt8(ascii: "\r") ? UInt8(ascii: " ") : byte)
+            append(
+                byte == UInt8(ascii: "|") || byte == UInt8(ascii: "\n") || byte == UInt8(ascii: "\r")
+                    ? UInt8(ascii: " ") : byte)
         }
     }
 }

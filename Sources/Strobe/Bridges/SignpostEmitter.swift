@@ -57,7 +57,8 @@ final class SignpostEmitter: Sendable {
         var probes: ProbeSink? = nil
         if signposts.contains(.probes) {
             guard probesAvailable else {
-                throw .signpostsUnavailable("this build of Strobe carries no USDT probes (sys/sdt.h was missing when it was built)")
+                throw .signpostsUnavailable(
+                    "this build of Strobe carries no USDT probes (sys/sdt.h was missing when it was built)")
             }
             probes = ProbeSink()
         }

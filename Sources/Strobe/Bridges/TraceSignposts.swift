@@ -39,6 +39,7 @@ extension TraceConfiguration {
 
         /// `os_signpost` intervals and events (Apple platforms), shown by
         /// Instruments' Points of Interest. Ignored where `os` is unavailable.
+        // swift-format-ignore: DontRepeatTypeInStaticProperties
         public static let osSignposts = Signposts(rawValue: 1 << 2)
 
         /// The signposts this build and machine can deliver: probes where the

@@ -1,5 +1,5 @@
-import StrobeFormatting
 import CStrobe
+import StrobeFormatting
 
 #if canImport(Glibc)
 import Glibc

@@ -43,7 +43,8 @@ enum PacketBuilder {
         packet.has_trusted_packet_sequence_id = 1
         packet.trusted_packet_sequence_id = sequenceID
         packet.has_sequence_flags = 1
-        packet.sequence_flags = UInt32(PERFETTO__PROTOS__TRACE_PACKET__SEQUENCE_FLAGS__SEQ_INCREMENTAL_STATE_CLEARED.rawValue)
+        packet.sequence_flags = UInt32(
+            PERFETTO__PROTOS__TRACE_PACKET__SEQUENCE_FLAGS__SEQ_INCREMENTAL_STATE_CLEARED.rawValue)
         packet.has_timestamp = 1
         packet.timestamp = boottime
         packet.has_timestamp_clock_id = 1
@@ -92,7 +93,9 @@ enum PacketBuilder {
                 defaults.pointee.track_event_defaults = eventDefaults
                 withUnsafeMutablePointer(to: &boot) { boot in
                     withUnsafeMutablePointer(to: &incremental) { incremental in
-                        var clocks: [UnsafeMutablePointer<Perfetto__Protos__ClockSnapshot__Clock>?] = [boot, incremental]
+                        var clocks: [UnsafeMutablePointer<Perfetto__Protos__ClockSnapshot__Clock>?] = [
+                            boot, incremental,
+                        ]
                         clocks.withUnsafeMutableBufferPointer { clocks in
                             snapshot.n_clocks = clocks.count
                             snapshot.clocks = clocks.baseAddress
@@ -174,19 +177,23 @@ enum PacketBuilder {
                         thread.pointee.thread_name = strings.make(name)
                         track.thread = thread
                     case .counter(let name, let unit, let threadTime):
-                        track.static_or_dynamic_name_case = PERFETTO__PROTOS__TRACK_DESCRIPTOR__STATIC_OR_DYNAMIC_NAME_NAME
+                        track.static_or_dynamic_name_case =
+                            PERFETTO__PROTOS__TRACK_DESCRIPTOR__STATIC_OR_DYNAMIC_NAME_NAME
                         track.name = strings.make(name)
                         if threadTime {
                             counter.pointee.has_type = 1
-                            counter.pointee.type = PERFETTO__PROTOS__COUNTER_DESCRIPTOR__BUILTIN_COUNTER_TYPE__COUNTER_THREAD_TIME_NS
+                            counter.pointee.type =
+                                PERFETTO__PROTOS__COUNTER_DESCRIPTOR__BUILTIN_COUNTER_TYPE__COUNTER_THREAD_TIME_NS
                         }
                         if unit != .unspecified {
                             counter.pointee.has_unit = 1
-                            counter.pointee.unit = Perfetto__Protos__CounterDescriptor__Unit(rawValue: UInt32(unit.rawValue))
+                            counter.pointee.unit = Perfetto__Protos__CounterDescriptor__Unit(
+                                rawValue: UInt32(unit.rawValue))
                         }
                         track.counter = counter
                     case .async(let name):
-                        track.static_or_dynamic_name_case = PERFETTO__PROTOS__TRACK_DESCRIPTOR__STATIC_OR_DYNAMIC_NAME_NAME
+                        track.static_or_dynamic_name_case =
+                            PERFETTO__PROTOS__TRACK_DESCRIPTOR__STATIC_OR_DYNAMIC_NAME_NAME
                         track.name = strings.make(name)
                     }
                     withUnsafeMutablePointer(to: &track) { track in

@@ -151,7 +151,10 @@ package struct ProtoBuffer {
         }
         var size = 1
         var rest = UInt64(length) >> 7
-        while rest > 0 { size += 1; rest >>= 7 }
+        while rest > 0 {
+            size += 1
+            rest >>= 7
+        }
         reserve(size - 1)
         // Overlapping move (memmove).
         UnsafeMutableRawPointer(bytes + start + size - 1).copyMemory(from: bytes + start, byteCount: length)

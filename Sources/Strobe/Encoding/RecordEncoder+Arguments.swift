@@ -71,7 +71,7 @@ extension RecordEncoder {
             // At most one argument per two words of the block.
             result.arguments.reserveCapacity(min(Int(record[offset]) / 2, 16))
             offset = Self.forEachArgument(record, at: offset) { key, tag, payload, keyText in
-                if key == ArgumentEncoding.nameKey { return }  // the event's own name
+                if key == ArgumentEncoding.nameKey { return } // the event's own name
                 if keyText != nil {
                     result.arguments.append((0, tag, payload, keyText))
                 } else {
@@ -97,7 +97,9 @@ extension RecordEncoder {
                 writeHex(argument.payload, words: Int(argument.tag >> 8))
             default:
                 let length = Int(argument.tag >> 8)
-                out.appendBytesField(PerfettoWire.DebugAnnotation.stringValue, UnsafeRawBufferPointer(start: UnsafeRawPointer(argument.payload), count: length))
+                out.appendBytesField(
+                    PerfettoWire.DebugAnnotation.stringValue,
+                    UnsafeRawBufferPointer(start: UnsafeRawPointer(argument.payload), count: length))
             }
             if let key = argument.key { out.appendBytesField(PerfettoWire.DebugAnnotation.name, key) }
             out.endMessage(annotation)
@@ -115,12 +117,16 @@ extension RecordEncoder {
                     text[word * 16 + index] = digits.utf8Start[Int((value >> UInt64(60 - 4 * index)) & 0xF)]
                 }
             }
-            out.appendBytesField(PerfettoWire.DebugAnnotation.stringValue, UnsafeRawBufferPointer(start: text.baseAddress, count: 16 * words))
+            out.appendBytesField(
+                PerfettoWire.DebugAnnotation.stringValue,
+                UnsafeRawBufferPointer(start: text.baseAddress, count: 16 * words))
         }
     }
 
     mutating func writeFlows(_ annotations: Annotations) {
         if let flow = annotations.flow { out.appendFixed64Field(PerfettoWire.TrackEvent.flowIDs, flow) }
-        if let flow = annotations.terminatingFlow { out.appendFixed64Field(PerfettoWire.TrackEvent.terminatingFlowIDs, flow) }
+        if let flow = annotations.terminatingFlow {
+            out.appendFixed64Field(PerfettoWire.TrackEvent.terminatingFlowIDs, flow)
+        }
     }
 }

@@ -37,7 +37,8 @@ extension RecordEncoder {
         if let category = interning.newCategory {
             let entry = out.beginMessage(PerfettoWire.InternedData.eventCategories)
             out.appendVarintField(PerfettoWire.InternedData.iid, category.iid)
-            out.appendStringField(PerfettoWire.InternedData.name, CategoryRegistry.shared.name(of: UInt32(category.category - 1)))
+            out.appendStringField(
+                PerfettoWire.InternedData.name, CategoryRegistry.shared.name(of: UInt32(category.category - 1)))
             out.endMessage(entry)
         }
         if let name = interning.newEventName {

@@ -129,8 +129,11 @@ struct RecordEncoder {
     @inline(__always)
     mutating func endPacket(_ packet: Int, _ interning: Interning? = nil, absolute: Bool = false) {
         if let interning, !interning.isEmpty { writeInterning(interning) }
-        out.appendVarintField(PerfettoWire.TracePacket.sequenceFlags, UInt64(PerfettoWire.SequenceFlags.needsIncrementalState))
-        if absolute { out.appendVarintField(PerfettoWire.TracePacket.timestampClockID, UInt64(PerfettoWire.Clock.boottime)) }
+        out.appendVarintField(
+            PerfettoWire.TracePacket.sequenceFlags, UInt64(PerfettoWire.SequenceFlags.needsIncrementalState))
+        if absolute {
+            out.appendVarintField(PerfettoWire.TracePacket.timestampClockID, UInt64(PerfettoWire.Clock.boottime))
+        }
         out.endMessage(packet)
     }
 }

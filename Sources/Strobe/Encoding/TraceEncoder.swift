@@ -151,7 +151,8 @@ package final class TraceEncoder {
     /// Encodes records of thread `threadID`, whose recorder had `serial`
     /// (records recovered from a crash file have no recorder here).
     package func encode(_ harvest: ThreadBuffer.Harvest, serial key: UInt64, threadID: UInt64, now: UInt64) {
-        var state = sequences.removeValue(forKey: key)
+        var state =
+            sequences.removeValue(forKey: key)
             ?? SequenceState(sequenceID: nextSequenceID, threadID: threadID)
         if state.sequenceID == nextSequenceID { nextSequenceID += 1 }
         startIfNeeded(&buffer)

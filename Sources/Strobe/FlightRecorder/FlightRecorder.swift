@@ -1,4 +1,5 @@
 import StrobeFormatting
+
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
@@ -273,7 +274,7 @@ enum TriggerDirectory {
     /// Whether `name` is a dump's file name: `YYYYMMDDTHHMMSS.mmmZ-reason.pftrace`.
     static func isDumpName(_ name: String) -> Bool {
         let bytes = Array(name.utf8)
-        let stamp = Array("ddddddddTdddddd.dddZ-".utf8)  // d: a digit
+        let stamp = Array("ddddddddTdddddd.dddZ-".utf8) // d: a digit
         let suffix = Array(".pftrace".utf8)
         guard bytes.count > stamp.count + suffix.count, bytes.suffix(suffix.count).elementsEqual(suffix) else {
             return false
@@ -299,7 +300,8 @@ enum TriggerDirectory {
         gmtime_r(&seconds, &parts)
         func two(_ value: Int32) -> String { value < 10 ? "0\(value)" : "\(value)" }
         let milliseconds = Int(realtime / 1_000_000 % 1000)
-        let millis = milliseconds < 10 ? "00\(milliseconds)" : milliseconds < 100 ? "0\(milliseconds)" : "\(milliseconds)"
+        let millis =
+            milliseconds < 10 ? "00\(milliseconds)" : milliseconds < 100 ? "0\(milliseconds)" : "\(milliseconds)"
         return "\(parts.tm_year + 1900)\(two(parts.tm_mon + 1))\(two(parts.tm_mday))T"
             + "\(two(parts.tm_hour))\(two(parts.tm_min))\(two(parts.tm_sec)).\(millis)Z"
     }

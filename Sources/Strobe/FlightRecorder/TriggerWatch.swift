@@ -262,12 +262,14 @@ final class TriggerWatch {
                 if let open = openAsync.removeValue(forKey: record[1]) {
                     check(open.trigger, open.start, end, thread: thread, converter: &converter, into: &fired)
                 } else if watchesIntervals {
-                    earlyEnds[record[1]] = (end & Self.boottimeTag != 0 ? end : converter.boottime(raw: end) | Self.boottimeTag)
+                    earlyEnds[record[1]] =
+                        (end & Self.boottimeTag != 0 ? end : converter.boottime(raw: end) | Self.boottimeTag)
                 }
             case RecordLayout.counterInt, RecordLayout.counterDouble:
                 let trigger = armed(record[1])
                 if trigger >= 0 {
-                    let value = event == RecordLayout.counterInt
+                    let value =
+                        event == RecordLayout.counterInt
                         ? Double(Int64(bitPattern: record[2])) : Double(bitPattern: record[2])
                     checkCounter(
                         trigger, name: record[1], value: value, at: RecordLayout.timestamp(of: header), thread: thread,
@@ -299,10 +301,13 @@ final class TriggerWatch {
         let duration = Int64(bitPattern: finish &- begin)
         guard duration > thresholds[trigger] else { return }
         let name = triggers[trigger].name
-        fired.append(FiredTrigger(
-            reason: triggers[trigger].description, boottime: finish, threadID: thread,
-            arguments: [("interval", .string(name)), ("duration_ns", .int(duration)),
-                        ("threshold_ns", .int(thresholds[trigger]))]))
+        fired.append(
+            FiredTrigger(
+                reason: triggers[trigger].description, boottime: finish, threadID: thread,
+                arguments: [
+                    ("interval", .string(name)), ("duration_ns", .int(duration)),
+                    ("threshold_ns", .int(thresholds[trigger])),
+                ]))
     }
 
     private func checkCounter(
@@ -321,9 +326,12 @@ final class TriggerWatch {
             }
             defer { beyond[index] = isBeyond }
             guard isBeyond, !beyond[index] else { continue }
-            fired.append(FiredTrigger(
-                reason: triggers[index].description, boottime: converter.boottime(raw: time), threadID: thread,
-                arguments: [("counter", .string(name)), ("value", .double(value)), ("threshold", .double(threshold))]))
+            fired.append(
+                FiredTrigger(
+                    reason: triggers[index].description, boottime: converter.boottime(raw: time), threadID: thread,
+                    arguments: [
+                        ("counter", .string(name)), ("value", .double(value)), ("threshold", .double(threshold)),
+                    ]))
         }
     }
 

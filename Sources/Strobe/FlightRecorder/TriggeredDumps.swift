@@ -181,7 +181,8 @@ final class TriggeredDumps: @unchecked Sendable {
         watch.beginTurn()
         for recorder in recorders {
             for fired in watch.scan(
-                recorder, ringChunks: core.recorderSettings.maximumChunks, converter: &converter) { _ = offer(fired) }
+                recorder, ringChunks: core.recorderSettings.maximumChunks, converter: &converter)
+            { _ = offer(fired) }
         }
     }
 
@@ -245,7 +246,8 @@ final class TriggeredDumps: @unchecked Sendable {
                     last.origin.firstEvent == boundary.firstEvent
                 {
                     thread.boundaryEvents = Self.events(in: last) &+ (last.origin.offset > 0 ? previous : 0)
-                } else if let old = thread.boundary, old.chunk === boundary.chunk, old.firstEvent == boundary.firstEvent {
+                } else if let old = thread.boundary, old.chunk === boundary.chunk, old.firstEvent == boundary.firstEvent
+                {
                     thread.boundaryEvents = previous
                 }
             }
@@ -290,7 +292,10 @@ final class TriggeredDumps: @unchecked Sendable {
                 if start == 0 {
                     pieces.append(TakenPiece(chunk: chunk, words: words, origin: origin, fromPool: true))
                 } else {
-                    pieces.append(TakenPiece(chunk: chunk.copy(from: start, words: words), words: words, origin: origin, fromPool: false))
+                    pieces.append(
+                        TakenPiece(
+                            chunk: chunk.copy(from: start, words: words), words: words, origin: origin, fromPool: false)
+                    )
                 }
             }
             var next: TakenPiece.Origin?
@@ -305,9 +310,10 @@ final class TriggeredDumps: @unchecked Sendable {
                 }
                 if end > start {
                     let origin = TakenPiece.Origin(chunk: current, firstEvent: current.firstEvent, offset: start)
-                    pieces.append(TakenPiece(
-                        chunk: current.copy(from: start, words: end - start), words: end - start, origin: origin,
-                        fromPool: false))
+                    pieces.append(
+                        TakenPiece(
+                            chunk: current.copy(from: start, words: end - start), words: end - start, origin: origin,
+                            fromPool: false))
                 }
                 next = TakenPiece.Origin(chunk: current, firstEvent: current.firstEvent, offset: end)
             }
@@ -339,23 +345,31 @@ final class TriggeredDumps: @unchecked Sendable {
             let chunks = (before + thread.after).map(\.chunk)
             guard !chunks.isEmpty else { continue }
             let counts = thread.counts
-            harvests.append((thread.recorder, ThreadBuffer.Harvest(
-                chunks: chunks, current: nil, currentEnd: 0, name: counts.name, recorded: counts.recorded,
-                discarded: counts.discarded, overwritten: counts.overwritten, unmatchedEnds: counts.unmatchedEnds,
-                exited: counts.exited)))
+            harvests.append(
+                (
+                    thread.recorder,
+                    ThreadBuffer.Harvest(
+                        chunks: chunks, current: nil, currentEnd: 0, name: counts.name, recorded: counts.recorded,
+                        discarded: counts.discarded, overwritten: counts.overwritten,
+                        unmatchedEnds: counts.unmatchedEnds,
+                        exited: counts.exited)
+                ))
         }
         encoder.noteAsyncBegins(in: harvests.map(\.1))
         let now = converter.lastBoottime
         for (recorder, harvest) in harvests { encoder.encode(harvest, of: recorder, now: now) }
         let thread = capture.trigger.threadID
-        let track = thread.flatMap { id in harvests.contains { $0.0.threadID == id } ? SequenceState.threadTrackUUID(id) : nil }
+        let track =
+            thread.flatMap { id in harvests.contains { $0.0.threadID == id } ? SequenceState.threadTrackUUID(id) : nil }
             ?? encoder.processUUID
         TriggerMark.append(
             capture.trigger, track: track, sequenceID: TraceEncoder.metadataSequenceID,
-            extra: [("before_ns", .int(Int64(clamping: Trace.nanoseconds(settings.before)))),
-                    ("after_ns", .int(Int64(clamping: Trace.nanoseconds(settings.after)))),
-                    ("recorded_until_ns", .int(Int64(clamping: capture.recordedUntil))),
-                    ("suppressed_triggers", .int(Int64(clamping: capture.suppressed)))],
+            extra: [
+                ("before_ns", .int(Int64(clamping: Trace.nanoseconds(settings.before)))),
+                ("after_ns", .int(Int64(clamping: Trace.nanoseconds(settings.after)))),
+                ("recorded_until_ns", .int(Int64(clamping: capture.recordedUntil))),
+                ("suppressed_triggers", .int(Int64(clamping: capture.suppressed))),
+            ],
             to: &encoder.buffer)
         encoder.finish(bufferSize: core.bufferSize)
 

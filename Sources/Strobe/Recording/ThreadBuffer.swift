@@ -394,7 +394,9 @@ package final class ThreadBuffer: @unchecked Sendable {
     private func switchChunk(needed: Int, forced: Bool) -> UnsafeMutablePointer<UInt64>? {
         guard let session = shared.withLock({ $0.session }) else { return nil }
         guard needed <= session.pool.chunkWords else { return nil }
-        if !forced, settings.policy == .discardNewest, drainsAtLastFailure == session.drainCount.load(ordering: .acquiring) {
+        if !forced, settings.policy == .discardNewest,
+            drainsAtLastFailure == session.drainCount.load(ordering: .acquiring)
+        {
             return nil
         }
         let published = cursor.pointee.published!
@@ -406,7 +408,8 @@ package final class ThreadBuffer: @unchecked Sendable {
             // An end whose begin is kept may take a chunk beyond the limit
             // when the writer will free it; a ring always has an oldest
             // chunk to overwrite instead, so it never grows.
-            let canGrow = state.heldChunks < settings.maximumChunks
+            let canGrow =
+                state.heldChunks < settings.maximumChunks
                 || (forced && settings.policy == .discardNewest)
             if !canGrow, settings.policy == .discardNewest { return nil }
             current.usedWords = published - current.base

@@ -13,23 +13,31 @@ extension TraceConfiguration {
         let settings = environment.keys.filter { $0.hasPrefix(prefix) && $0 != Self.flightRecorderEnvironmentVariable }
         if let directory = environment[Self.flightRecorderEnvironmentVariable], !directory.isEmpty {
             var recorder = FlightRecorder(directory: directory)
-            if let value = environment[prefix + "BEFORE"] { recorder.before = try Self.duration(prefix + "BEFORE", value) }
+            if let value = environment[prefix + "BEFORE"] {
+                recorder.before = try Self.duration(prefix + "BEFORE", value)
+            }
             if let value = environment[prefix + "AFTER"] { recorder.after = try Self.duration(prefix + "AFTER", value) }
             if let value = environment[prefix + "SPACING"] {
                 recorder.minimumSpacing = try Self.duration(prefix + "SPACING", value)
             }
-            if let value = environment[prefix + "MAX_FILES"] { recorder.maximumFiles = try Self.count(prefix + "MAX_FILES", value) }
-            if let value = environment[prefix + "MAX_BYTES"] { recorder.maximumBytes = try Self.count(prefix + "MAX_BYTES", value) }
+            if let value = environment[prefix + "MAX_FILES"] {
+                recorder.maximumFiles = try Self.count(prefix + "MAX_FILES", value)
+            }
+            if let value = environment[prefix + "MAX_BYTES"] {
+                recorder.maximumBytes = try Self.count(prefix + "MAX_BYTES", value)
+            }
             if let value = environment[prefix + "TRIGGERS"] { triggers = try Self.triggers(prefix + "TRIGGERS", value) }
             let known = ["BEFORE", "AFTER", "SPACING", "MAX_FILES", "MAX_BYTES", "TRIGGERS"].map { prefix + $0 }
             if let unknown = settings.sorted().first(where: { !known.contains($0) }) {
                 throw .invalidConfiguration(
-                    "\(unknown): unknown; the flight recorder reads \(([Self.flightRecorderEnvironmentVariable] + known).joined(separator: ", "))")
+                    "\(unknown): unknown; the flight recorder reads \(([Self.flightRecorderEnvironmentVariable] + known).joined(separator: ", "))"
+                )
             }
             flightRecorder = recorder
             whenBufferFull = .overwriteOldest
         } else if let setting = settings.sorted().first {
-            throw .invalidConfiguration("\(setting) needs \(Self.flightRecorderEnvironmentVariable), the directory for dumps")
+            throw .invalidConfiguration(
+                "\(setting) needs \(Self.flightRecorderEnvironmentVariable), the directory for dumps")
         }
         if let path = environment[Self.crashCaptureEnvironmentVariable], !path.isEmpty {
             crashCapture = CrashCapture(path: path)
@@ -67,7 +75,8 @@ extension TraceConfiguration {
         for item in text.split(separator: ",") {
             let entry = item.trimmingWhitespace()
             let problem = TraceSessionError.invalidConfiguration(
-                "\(variable): \"\(entry)\": expected interval:NAME>DURATION, counter:NAME>NUMBER or counter:NAME<NUMBER")
+                "\(variable): \"\(entry)\": expected interval:NAME>DURATION, counter:NAME>NUMBER or counter:NAME<NUMBER"
+            )
             if entry.hasPrefix("interval:") {
                 let rest = entry.dropFirst("interval:".count)
                 guard let split = rest.lastIndex(of: ">"), split != rest.startIndex else { throw problem }
@@ -79,7 +88,8 @@ extension TraceConfiguration {
                     let threshold = Double(rest[rest.index(after: split)...]), threshold.isFinite
                 else { throw problem }
                 let name = String(rest[..<split])
-                triggers.append(rest[split] == ">" ? .counter(name, above: threshold) : .counter(name, below: threshold))
+                triggers.append(
+                    rest[split] == ">" ? .counter(name, above: threshold) : .counter(name, below: threshold))
             } else {
                 throw problem
             }

@@ -216,13 +216,15 @@ final class SessionWriter: @unchecked Sendable {
     private func startWriterThread() {
         let context = Unmanaged.passRetained(self).toOpaque()
         var thread = pthread_t()
-        let result = pthread_create(&thread, nil, { context in
-            let core = Unmanaged<SessionWriter>.fromOpaque(context!).takeRetainedValue()
-            core.runWriter()
-            core.writerFinalCPUTime.store(cstrobe_thread_cpu_ns(pthread_self()), ordering: .relaxed)
-            core.writerFinished.store(true, ordering: .releasing)
-            return nil
-        }, context)
+        let result = pthread_create(
+            &thread, nil,
+            { context in
+                let core = Unmanaged<SessionWriter>.fromOpaque(context!).takeRetainedValue()
+                core.runWriter()
+                core.writerFinalCPUTime.store(cstrobe_thread_cpu_ns(pthread_self()), ordering: .relaxed)
+                core.writerFinished.store(true, ordering: .releasing)
+                return nil
+            }, context)
         if result == 0 {
             writerThread = thread
         } else {
@@ -334,7 +336,8 @@ final class SessionWriter: @unchecked Sendable {
         let harvests = recorders.map { ($0, $0.harvest(keep: true)) }
         calibration.mark()
         let points = calibration.snapshot()
-        let encoder = TraceEncoder(processID: Int32(truncatingIfNeeded: cstrobe_process_id()), processName: Self.processName())
+        let encoder = TraceEncoder(
+            processID: Int32(truncatingIfNeeded: cstrobe_process_id()), processName: Self.processName())
         encoder.metadata = SessionMetadata(configuration)
         encoder.updateCalibration(points)
         encoder.noteAsyncBegins(in: harvests.map(\.1))

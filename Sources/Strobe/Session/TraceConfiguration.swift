@@ -154,21 +154,26 @@ public struct TraceConfiguration: Sendable {
     ///   or `STROBE_FLIGHT_RECORDER_` setting, a malformed duration, number,
     ///   trigger or category pattern, or a flight-recorder setting without
     ///   `STROBE_FLIGHT_RECORDER_DIR`.
-    public static func fromEnvironment(_ environment: [String: String]) throws(TraceSessionError) -> TraceConfiguration? {
+    public static func fromEnvironment(_ environment: [String: String]) throws(TraceSessionError) -> TraceConfiguration?
+    {
         let path = environment[TraceSession.outputEnvironmentVariable].flatMap { $0.isEmpty ? nil : $0 }
-        let asked = !(environment[crashCaptureEnvironmentVariable] ?? "").isEmpty
+        let asked =
+            !(environment[crashCaptureEnvironmentVariable] ?? "").isEmpty
             || environment.contains { $0.key.hasPrefix("STROBE_FLIGHT_RECORDER_") && !$0.value.isEmpty }
         guard path != nil || asked else { return nil }
         var configuration = TraceConfiguration(outputPath: path)
         try configuration.applyFlightRecorderAndCrashCapture(environment)
         if let names = environment["STROBE_TRACE_RUSAGE"], !names.isEmpty {
-            configuration.resourceUsage = names == "*" ? .allIntervals
+            configuration.resourceUsage =
+                names == "*"
+                ? .allIntervals
                 : .intervals(named: Set(names.split(separator: ",").map(String.init)))
         }
         if let list = environment[Self.signpostsEnvironmentVariable], !list.isEmpty {
             guard let signposts = Signposts(list: list) else {
                 throw .invalidConfiguration(
-                    "\(Self.signpostsEnvironmentVariable)=\(list): expected a comma-separated list of probes, ftrace-marker, os-signposts or all")
+                    "\(Self.signpostsEnvironmentVariable)=\(list): expected a comma-separated list of probes, ftrace-marker, os-signposts or all"
+                )
             }
             configuration.signposts = signposts
         }

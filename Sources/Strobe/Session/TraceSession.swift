@@ -55,7 +55,8 @@ public final class TraceSession: Sendable {
     ///   runs, or an error naming the file that could not be created.
     public static func start(_ configuration: TraceConfiguration) throws(TraceSessionError) -> TraceSession {
         guard configuration.samplingProbability >= 0, configuration.samplingProbability <= 1 else {
-            throw .invalidConfiguration("samplingProbability must be between 0 and 1, not \(configuration.samplingProbability)")
+            throw .invalidConfiguration(
+                "samplingProbability must be between 0 and 1, not \(configuration.samplingProbability)")
         }
         guard configuration.bufferSizePerThread > 0 else {
             throw .invalidConfiguration("bufferSizePerThread must be positive")
@@ -67,7 +68,8 @@ public final class TraceSession: Sendable {
         if let problem = configuration.flightRecorderProblem() { throw problem }
         let result: Result<TraceSession, TraceSessionError> = lifecycle.withLock { _ in
             if cstrobe_load_generation() != 0 { return .failure(.alreadyRecording) }
-            let sampled = configuration.samplingProbability >= 1
+            let sampled =
+                configuration.samplingProbability >= 1
                 || Double.random(in: 0..<1) < configuration.samplingProbability
             guard sampled else { return .success(TraceSession(configuration: configuration, core: nil)) }
             do throws(TraceSessionError) {

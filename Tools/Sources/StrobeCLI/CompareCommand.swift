@@ -108,7 +108,9 @@ struct CompareCommand: ParsableCommand {
         if let minEffect, !(minEffect >= 0 && minEffect < 100) {
             return "--min-effect is a percentage from 0 to 100, not \(minEffect)"
         }
-        if let metric, (try? Regex(metric)) == nil { return "--metric: \"\(metric)\" is not a valid regular expression" }
+        if let metric, (try? Regex(metric)) == nil {
+            return "--metric: \"\(metric)\" is not a valid regular expression"
+        }
         return nil
     }
 
@@ -119,11 +121,13 @@ struct CompareCommand: ParsableCommand {
     func run() throws {
         guard let baseline, let candidate, let budget = BudgetArgument(argument: maxTime) else { return }
         let rules = try loadPolicy(policy)
-        let options = rules.options(overriding: ComparisonOptions(), alpha: alpha, minimumEffect: minEffect.map { $0 / 100 })
+        let options = rules.options(
+            overriding: ComparisonOptions(), alpha: alpha, minimumEffect: minEffect.map { $0 / 100 })
         let filter = try metric.map { try Regex($0) }
 
         var experiment = try InterleavedExperiment(
-            directory: output, commands: [.baseline: baseline, .candidate: candidate], mode: process ? .perLaunch(name: name) : .suite,
+            directory: output, commands: [.baseline: baseline, .candidate: candidate],
+            mode: process ? .perLaunch(name: name) : .suite,
             iterations: iterations, warmup: warmup, timeout: timeout, seed: seed)
         let progress = CompareProgress(budget: budget.seconds)
         var design: SequentialDesign?
@@ -247,7 +251,8 @@ final class CompareProgress {
     /// After a look.
     func look(_ look: SequentialDesign.Look, decided: Int, of gated: Int) {
         let now = elapsed
-        let line = "round \(look.rounds), \(Self.clock(now)) of \(Self.clock(budget)): look \(look.number), "
+        let line =
+            "round \(look.rounds), \(Self.clock(now)) of \(Self.clock(budget)): look \(look.number), "
             + "\(decided) of \(gated) gated metrics decided"
         if interactive {
             write("\r" + line + "\u{1B}[K")
@@ -265,7 +270,9 @@ final class CompareProgress {
         var line = "compare: \(rounds) rounds in \(Self.clock(elapsed))"
         if let look = report.look {
             line += ", look \(look.number) at level \(String(format: "%.2g", look.alpha))"
-            if !report.undecided.isEmpty { line += "; the budget ran out with \(report.undecided.count) gated metrics undecided" }
+            if !report.undecided.isEmpty {
+                line += "; the budget ran out with \(report.undecided.count) gated metrics undecided"
+            }
         }
         write(line + "\n")
     }

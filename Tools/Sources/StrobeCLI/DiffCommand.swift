@@ -45,13 +45,19 @@ struct DiffCommand: AsyncParsableCommand {
     @Option(parsing: .upToNextOption, help: "Results files, directories or CSV files of the candidate.")
     var candidate: [String] = []
 
-    @Option(name: .customLong("baseline-history"), help: "Instead of --baseline: a store (path or postgres:// URL) whose recent runs are the baseline.")
+    @Option(
+        name: .customLong("baseline-history"),
+        help: "Instead of --baseline: a store (path or postgres:// URL) whose recent runs are the baseline.")
     var baselineHistory: String?
 
-    @Option(name: .customLong("password-file"), help: "With a postgres:// --baseline-history, a file whose first line is the password.")
+    @Option(
+        name: .customLong("password-file"),
+        help: "With a postgres:// --baseline-history, a file whose first line is the password.")
     var passwordFile: String?
 
-    @Option(name: .customLong("where"), help: "KEY=VALUE: with --baseline-history, only runs whose suite, branch, host, commit or tag KEY is VALUE.")
+    @Option(
+        name: .customLong("where"),
+        help: "KEY=VALUE: with --baseline-history, only runs whose suite, branch, host, commit or tag KEY is VALUE.")
     var filters: [String] = []
 
     @Option(help: "With --baseline-history, the most runs taken, newest first (default 10).")
@@ -72,7 +78,9 @@ struct DiffCommand: AsyncParsableCommand {
     @Option(help: "False discovery rate across all metrics (default 0.01, or the policy's).")
     var alpha: Double?
 
-    @Option(name: .customLong("min-effect"), help: "Noise floor in percent: smaller changes are never flagged (default 2, or the policy's).")
+    @Option(
+        name: .customLong("min-effect"),
+        help: "Noise floor in percent: smaller changes are never flagged (default 2, or the policy's).")
     var minEffect: Double?
 
     @Option(help: "Percentiles to report, comma separated.")
@@ -86,7 +94,9 @@ struct DiffCommand: AsyncParsableCommand {
     var parsedPercentiles: [Double]? {
         var values: [Double] = []
         for part in percentiles.split(separator: ",") {
-            guard let value = Double(part.trimmingCharacters(in: .whitespaces)), value >= 0, value <= 100 else { return nil }
+            guard let value = Double(part.trimmingCharacters(in: .whitespaces)), value >= 0, value <= 100 else {
+                return nil
+            }
             values.append(value)
         }
         return values
@@ -94,15 +104,21 @@ struct DiffCommand: AsyncParsableCommand {
 
     func validate() throws {
         if baselineHistory != nil {
-            guard baseline.isEmpty else { throw ValidationError("give either --baseline PATH or --baseline-history STORE, not both") }
+            guard baseline.isEmpty else {
+                throw ValidationError("give either --baseline PATH or --baseline-history STORE, not both")
+            }
             guard last >= 1 else { throw ValidationError("--last must be 1 or more, not \(last)") }
         } else {
-            guard !baseline.isEmpty else { throw ValidationError("give at least one --baseline PATH, or --baseline-history STORE") }
+            guard !baseline.isEmpty else {
+                throw ValidationError("give at least one --baseline PATH, or --baseline-history STORE")
+            }
             if passwordFile != nil { throw ValidationError("--password-file goes with --baseline-history") }
             if !filters.isEmpty { throw ValidationError("--where goes with --baseline-history") }
         }
         guard !candidate.isEmpty else { throw ValidationError("give at least one --candidate PATH") }
-        if let alpha, !(alpha > 0 && alpha < 1) { throw ValidationError("--alpha must be between 0 and 1, not \(alpha)") }
+        if let alpha, !(alpha > 0 && alpha < 1) {
+            throw ValidationError("--alpha must be between 0 and 1, not \(alpha)")
+        }
         if let minEffect, !(minEffect >= 0 && minEffect < 100) {
             throw ValidationError("--min-effect is a percentage from 0 to 100, not \(minEffect)")
         }
@@ -123,7 +139,8 @@ struct DiffCommand: AsyncParsableCommand {
         let baselineSamples: SampleSet
         if let baselineHistory {
             let chosen = try await HistoryBaseline.choose(
-                store: baselineHistory, passwordFile: passwordFile, filters: filters, last: last, candidatePaths: candidate,
+                store: baselineHistory, passwordFile: passwordFile, filters: filters, last: last,
+                candidatePaths: candidate,
                 policy: rules)
             FileHandle.standardError.write(Data((chosen.summary + "\n").utf8))
             baselineSamples = chosen.samples

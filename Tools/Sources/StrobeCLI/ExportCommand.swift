@@ -29,4 +29,6 @@ struct ExportCommand: ParsableCommand {
     }
 }
 
+// The command line names a format by its raw value.
+// swift-format-ignore: AvoidRetroactiveConformances
 extension TraceExport.Format: @retroactive ExpressibleByArgument {}

@@ -61,13 +61,23 @@ struct FleetCommand: AsyncParsableCommand {
             let parts = filter.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
             if parts.count != 2 || parts[0].isEmpty { return "--where \(filter): expected KEY=VALUE" }
         }
-        if let by, by.split(separator: ",", omittingEmptySubsequences: false).contains(where: { $0.trimmingCharacters(in: .whitespaces).isEmpty }) {
+        if let by,
+            by.split(separator: ",", omittingEmptySubsequences: false).contains(where: {
+                $0.trimmingCharacters(in: .whitespaces).isEmpty
+            })
+        {
             return "--by \(by): a key is empty; write e.g. device.class or device.class,os.version"
         }
-        if !compare.isEmpty, compare.count != 2 { return "--compare takes two versions, VERSION_A VERSION_B; got \(compare.count)" }
-        if compare.count == 2, compare[0] == compare[1] { return "--compare \(compare[0]) \(compare[1]): the versions are the same" }
+        if !compare.isEmpty, compare.count != 2 {
+            return "--compare takes two versions, VERSION_A VERSION_B; got \(compare.count)"
+        }
+        if compare.count == 2, compare[0] == compare[1] {
+            return "--compare \(compare[0]) \(compare[1]): the versions are the same"
+        }
         guard alpha > 0 && alpha < 1 else { return "--alpha must be between 0 and 1, not \(alpha)" }
-        guard minEffect >= 0 && minEffect < 100 else { return "--min-effect is a percentage from 0 to 100, not \(minEffect)" }
+        guard minEffect >= 0 && minEffect < 100 else {
+            return "--min-effect is a percentage from 0 to 100, not \(minEffect)"
+        }
         return nil
     }
 

@@ -11,7 +11,7 @@ struct GitRepository {
     init?(_ directory: String) {
         self.directory = directory
         guard let inside = try? Self.git(["-C", directory, "rev-parse", "--is-inside-work-tree"]),
-              inside.trimmingCharacters(in: .whitespacesAndNewlines) == "true"
+            inside.trimmingCharacters(in: .whitespacesAndNewlines) == "true"
         else { return nil }
     }
 
@@ -25,7 +25,8 @@ struct GitRepository {
     /// The commits of `before..after`, newest first, as `git log --oneline`
     /// shows them: at most `limit`, and how many more there are.
     func commits(from before: String, to after: String, limit: Int) -> (commits: [String], more: Int) {
-        guard let text = try? Self.git(["-C", directory, "log", "--oneline", "--no-decorate", "\(before)..\(after)"]) else {
+        guard let text = try? Self.git(["-C", directory, "log", "--oneline", "--no-decorate", "\(before)..\(after)"])
+        else {
             return ([], 0)
         }
         let lines = text.split(separator: "\n").map(String.init)
@@ -51,7 +52,8 @@ struct GitRepository {
         let message = errors.fileHandleForReading.readDataToEndOfFile()
         process.waitUntilExit()
         guard process.terminationStatus == 0 else {
-            throw Failure(description: String(decoding: message, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines))
+            throw Failure(
+                description: String(decoding: message, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines))
         }
         return String(decoding: data, as: UTF8.self)
     }

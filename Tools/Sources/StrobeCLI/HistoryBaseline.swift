@@ -48,7 +48,8 @@ struct HistoryBaseline {
             }
         }
         if case .sqlite(let path) = location, !FileManager.default.fileExists(atPath: path) {
-            throw CommandFailure.badInput("--baseline-history \(path): no such store (`strobe history add` creates one)")
+            throw CommandFailure.badInput(
+                "--baseline-history \(path): no such store (`strobe history add` creates one)")
         }
         // The candidate's suites and CPU models, when its inputs are
         // results files (a CSV names neither).
@@ -70,7 +71,8 @@ struct HistoryBaseline {
             await opened.close()
             throw CommandFailure.badInput(error.message)
         }
-        let like = stored
+        let like =
+            stored
             .filter { suites.isEmpty || suites.contains($0.metadata.suite) }
             .filter { cpus.isEmpty || cpus.contains($0.metadata.cpuModel) }
             .sorted { ($0.metadata.timestamp, $0.key) < ($1.metadata.timestamp, $1.key) }
@@ -95,16 +97,21 @@ struct HistoryBaseline {
                 throw CommandFailure.badInput(error.message)
             }
             let gating = report.changes.filter { change in
-                change.status == "confirmed" && policy.settings(for: "\(change.test)/\(change.metric)", unit: change.unit).gates
+                change.status == "confirmed"
+                    && policy.settings(for: "\(change.test)/\(change.metric)", unit: change.unit).gates
             }
             if let latest = gating.max(by: { $0.firstAfter.time < $1.firstAfter.time }) {
                 since = like.filter { $0.metadata.timestamp >= latest.firstAfter.time }
-                let commit = latest.firstAfter.commit.isEmpty ? "run \(latest.firstAfter.run)" : "commit \(latest.firstAfter.commit.prefix(10))"
-                changeNote = "since the change at \(commit) (\(latest.test)/\(latest.metric) \(String(format: "%+.1f%%", latest.change.change * 100)))"
+                let commit =
+                    latest.firstAfter.commit.isEmpty
+                    ? "run \(latest.firstAfter.run)" : "commit \(latest.firstAfter.commit.prefix(10))"
+                changeNote =
+                    "since the change at \(commit) (\(latest.test)/\(latest.metric) \(String(format: "%+.1f%%", latest.change.change * 100)))"
             }
         }
         let chosen = Array(since.suffix(last))
-        let summary = "baseline: the newest \(chosen.count) of \(like.count) runs of \(location)\(described), \(changeNote)"
+        let summary =
+            "baseline: the newest \(chosen.count) of \(like.count) runs of \(location)\(described), \(changeNote)"
         return HistoryBaseline(runs: chosen, summary: summary)
     }
 }

@@ -14,7 +14,9 @@ struct HistoryCommand: AsyncParsableCommand {
             socket). The password comes from the PGPASSWORD environment variable or --password-file, \
             never from the command line. A run is stored once, under its run id, in one transaction.
             """,
-        subcommands: [HistoryAddCommand.self, HistoryImportCommand.self, HistoryExportCommand.self, HistoryMarkCommand.self]
+        subcommands: [
+            HistoryAddCommand.self, HistoryImportCommand.self, HistoryExportCommand.self, HistoryMarkCommand.self,
+        ]
     )
 }
 
@@ -141,7 +143,8 @@ struct HistoryExportCommand: AsyncParsableCommand {
 
     @OptionGroup var options: HistoryStoreOptions
 
-    @Option(name: .customLong("where"), help: "KEY=VALUE: only runs whose suite, branch, host, commit or tag KEY is VALUE.")
+    @Option(
+        name: .customLong("where"), help: "KEY=VALUE: only runs whose suite, branch, host, commit or tag KEY is VALUE.")
     var filters: [String] = []
 
     @Option(help: "results or csv.")

@@ -8,10 +8,14 @@ import StrobeHistory
 struct HistoryDestinationOptions: ParsableArguments {
     @Option(
         name: .customLong("history"),
-        help: "Also add the runs to this store: a path (SQLite) or a postgres:// URL (see `strobe history`; default: none, nothing is stored).")
+        help:
+            "Also add the runs to this store: a path (SQLite) or a postgres:// URL (see `strobe history`; default: none, nothing is stored)."
+    )
     var store: String?
 
-    @Option(name: .customLong("password-file"), help: "With a postgres:// --history, a file whose first line is the password (default: PGPASSWORD, else none).")
+    @Option(
+        name: .customLong("password-file"),
+        help: "With a postgres:// --history, a file whose first line is the password (default: PGPASSWORD, else none).")
     var passwordFile: String?
 
     func validate() throws {

@@ -36,7 +36,9 @@ struct HistoryMarkCommand: AsyncParsableCommand {
 
     /// The mark the flags describe, at `time`.
     func mark(at time: Int64) -> HistoryMark {
-        HistoryMark(target: target, series: series ?? "", verdict: confirmed ? .confirmed : .dismissed, note: note, markedAt: time)
+        HistoryMark(
+            target: target, series: series ?? "", verdict: confirmed ? .confirmed : .dismissed, note: note,
+            markedAt: time)
     }
 
     func validate() throws {
@@ -54,7 +56,8 @@ struct HistoryMarkCommand: AsyncParsableCommand {
         do {
             let (before, after) = mark.sides
             for side in [before, after].compactMap({ $0 }) where !(try await Self.names(side, in: store)) {
-                throw CommandFailure.badInput("\(location): no run has the commit or run id \"\(side)\"; give them as `strobe trend` prints them")
+                throw CommandFailure.badInput(
+                    "\(location): no run has the commit or run id \"\(side)\"; give them as `strobe trend` prints them")
             }
             try await store.addMark(mark)
             await store.close()
@@ -65,7 +68,9 @@ struct HistoryMarkCommand: AsyncParsableCommand {
             await store.close()
             throw error
         }
-        print("\(mark.target)\(mark.series.isEmpty ? "" : " (\(mark.series))") marked \(mark.verdict.rawValue) in \(location)")
+        print(
+            "\(mark.target)\(mark.series.isEmpty ? "" : " (\(mark.series))") marked \(mark.verdict.rawValue) in \(location)"
+        )
     }
 
     /// Whether a run of `store` has `text` as its run id, its commit, or

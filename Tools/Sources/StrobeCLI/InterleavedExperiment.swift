@@ -1,7 +1,7 @@
 import Foundation
 import StrobeDiff
-import StrobeStatistics
 import StrobePerf
+import StrobeStatistics
 
 /// The processes of a `strobe compare`: a results directory per side, and
 /// rounds of one baseline and one candidate process in random order.
@@ -43,7 +43,8 @@ struct InterleavedExperiment {
             let path = "\(directory)/\(side.rawValue)"
             if let existing = try? files.contentsOfDirectory(atPath: path), !existing.isEmpty {
                 throw CommandFailure(
-                    message: "--output \(directory): \(path) already holds results; remove it or choose another directory",
+                    message:
+                        "--output \(directory): \(path) already holds results; remove it or choose another directory",
                     status: 2)
             }
         }
@@ -53,7 +54,8 @@ struct InterleavedExperiment {
             }
             try files.createDirectory(atPath: "\(directory)/logs", withIntermediateDirectories: true)
         } catch {
-            throw CommandFailure(message: "--output \(directory): cannot create it: \(error.localizedDescription)", status: 2)
+            throw CommandFailure(
+                message: "--output \(directory): cannot create it: \(error.localizedDescription)", status: 2)
         }
     }
 
@@ -75,7 +77,8 @@ struct InterleavedExperiment {
         guard let command = commands[side] else { return }
         switch mode {
         case .suite:
-            var line = "\(command) --output \(Self.shellQuoted(directory(of: side))) --iterations \(iterations) --round \(round)"
+            var line =
+                "\(command) --output \(Self.shellQuoted(directory(of: side))) --iterations \(iterations) --round \(round)"
             if let warmup { line += " --warmup \(warmup)" }
             let log = "\(logDirectory)/round-\(round)-\(side.rawValue).log"
             let status = try Self.runShell(line, log: log, timeout: timeout)
@@ -96,9 +99,11 @@ struct InterleavedExperiment {
             let result = ProcessRunner(options: options).run(["/bin/sh", "-c", Self.redirected(command, to: log)])
             if let error = result.error {
                 throw CommandFailure(
-                    message: "the \(side.rawValue) (round \(round)) failed: \(error): \(command)\n" + Self.tail(of: log), status: 2)
+                    message: "the \(side.rawValue) (round \(round)) failed: \(error): \(command)\n"
+                        + Self.tail(of: log), status: 2)
             }
-            let metadata = RunMetadata.current(suite: name, buildConfiguration: "", tags: ["side": side.rawValue], round: round)
+            let metadata = RunMetadata.current(
+                suite: name, buildConfiguration: "", tags: ["side": side.rawValue], round: round)
             let path = "\(directory(of: side))/\(fileSafe(name))-round-\(round).\(ResultsFile.fileExtension)"
             do throws(ResultsFileError) {
                 try ResultsFile.write(PerfRun(metadata: metadata, tests: [result]), to: path)
@@ -118,14 +123,17 @@ struct InterleavedExperiment {
         let log = "\(logDirectory)/warm-up-\(side.rawValue).log"
         let result = ProcessRunner(options: options).run(["/bin/sh", "-c", Self.redirected(command, to: log)])
         if let error = result.error {
-            throw CommandFailure(message: "the \(side.rawValue)'s warm-up failed: \(error): \(command)\n" + Self.tail(of: log), status: 2)
+            throw CommandFailure(
+                message: "the \(side.rawValue)'s warm-up failed: \(error): \(command)\n" + Self.tail(of: log), status: 2
+            )
         }
     }
 
     /// Runs `line` through /bin/sh with its output in `log`; stops it after
     /// `timeout` seconds (SIGTERM, then SIGKILL).
     static func runShell(_ line: String, log: String, timeout: Double) throws(CommandFailure) -> Int32 {
-        guard FileManager.default.createFile(atPath: log, contents: nil), let handle = FileHandle(forWritingAtPath: log) else {
+        guard FileManager.default.createFile(atPath: log, contents: nil), let handle = FileHandle(forWritingAtPath: log)
+        else {
             throw CommandFailure(message: "cannot write the log \(log)", status: 2)
         }
         defer { try? handle.close() }
@@ -146,9 +154,11 @@ struct InterleavedExperiment {
             process.terminate()
             if finished.wait(timeout: .now() + 2) == .timedOut { kill(process.processIdentifier, SIGKILL) }
             finished.wait()
-            throw CommandFailure(message: "stopped after the \(Int(timeout)) s timeout: \(line)\n" + tail(of: log), status: 2)
+            throw CommandFailure(
+                message: "stopped after the \(Int(timeout)) s timeout: \(line)\n" + tail(of: log), status: 2)
         }
-        return process.terminationReason == .uncaughtSignal ? 128 + process.terminationStatus : process.terminationStatus
+        return process.terminationReason == .uncaughtSignal
+            ? 128 + process.terminationStatus : process.terminationStatus
     }
 
     /// The last lines of a log, indented, for an error message.

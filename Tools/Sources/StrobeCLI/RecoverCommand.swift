@@ -26,7 +26,8 @@ struct RecoverCommand: ParsableCommand {
         let target = output ?? crashFile + ".pftrace"
         // A file that is not a crash file is bad input: exit status 2.
         let outcome = try CrashRecovery.recover(crashFile: crashFile, writingTo: target)
-        var line = "\(target): \(outcome.events) events on \(outcome.threads) threads of process \(outcome.processID); "
+        var line =
+            "\(target): \(outcome.events) events on \(outcome.threads) threads of process \(outcome.processID); "
             + "\(outcome.signalName) on thread \(outcome.threadID) at 0x\(String(outcome.faultAddress, radix: 16))"
         if outcome.lostEvents > 0 { line += "; \(outcome.lostEvents) events lost" }
         if outcome.invalidRecords > 0 { line += "; \(outcome.invalidRecords) unreadable records" }

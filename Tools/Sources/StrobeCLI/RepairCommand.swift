@@ -25,8 +25,9 @@ struct RepairCommand: ParsableCommand {
         let outcome = try TraceRepair.repair(file: trace, writingTo: output)
         let target = output ?? trace
         if let problem = outcome.problem {
-            print("\(target): kept \(outcome.keptBytes) bytes (\(outcome.packets) packets); "
-                + "dropped \(outcome.droppedBytes) bytes from byte \(problem.offset): \(problem.problem)")
+            print(
+                "\(target): kept \(outcome.keptBytes) bytes (\(outcome.packets) packets); "
+                    + "dropped \(outcome.droppedBytes) bytes from byte \(problem.offset): \(problem.problem)")
         } else {
             print("\(target): complete, \(outcome.keptBytes) bytes (\(outcome.packets) packets); dropped 0 bytes")
         }

@@ -73,13 +73,15 @@ struct RunCommand: ParsableCommand {
         var tagValues = try PerfSuiteOptions.parseTags(tags)
         if tagValues["build"] == nil, let build = tagValues["build_configuration"] { tagValues["build"] = build }
         var metadata = RunMetadata.current(
-            suite: options.name, buildConfiguration: tagValues["build_configuration"] ?? "", tags: tagValues, round: round)
+            suite: options.name, buildConfiguration: tagValues["build_configuration"] ?? "", tags: tagValues,
+            round: round)
         metadata.samplesAreLaunches = true
         let run = PerfRun(metadata: metadata, tests: [result])
         do {
             try FileManager.default.createDirectory(atPath: output, withIntermediateDirectories: true)
         } catch {
-            throw CommandFailure.badInput("--output \(output): cannot create the directory: \(error.localizedDescription)")
+            throw CommandFailure.badInput(
+                "--output \(output): cannot create the directory: \(error.localizedDescription)")
         }
         let stamp = ISO8601DateFormatter().string(from: Date()).replacingOccurrences(of: ":", with: "")
         let path = "\(output)/\(options.name)-\(stamp)-\(getpid()).\(ResultsFile.fileExtension)"

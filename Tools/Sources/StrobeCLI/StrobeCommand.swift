@@ -12,8 +12,10 @@ struct StrobeCommand: AsyncParsableCommand {
             2 bad input: a flag, or a file that cannot be read or holds the wrong thing.
             """,
         subcommands: [
-            SummarizeCommand.self, ExportCommand.self, RepairCommand.self, RecoverCommand.self, RunCommand.self, ResultsCommand.self, DiffCommand.self,
-            CompareCommand.self, TrendCommand.self, HistoryCommand.self, IngestCommand.self, FleetCommand.self, ServeCommand.self,
+            SummarizeCommand.self, ExportCommand.self, RepairCommand.self, RecoverCommand.self, RunCommand.self,
+            ResultsCommand.self, DiffCommand.self,
+            CompareCommand.self, TrendCommand.self, HistoryCommand.self, IngestCommand.self, FleetCommand.self,
+            ServeCommand.self,
         ]
     )
 

@@ -32,7 +32,8 @@ struct SummarizeCommand: ParsableCommand {
 
     @Option(
         name: .customLong("category"),
-        help: "Only intervals and instants in these categories (a name or a glob with *, -PATTERN excludes); repeatable.")
+        help:
+            "Only intervals and instants in these categories (a name or a glob with *, -PATTERN excludes); repeatable.")
     var categories: [String] = []
 
     func validate() throws {

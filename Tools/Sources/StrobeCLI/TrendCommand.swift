@@ -39,13 +39,16 @@ struct TrendCommand: AsyncParsableCommand {
     @Option(name: .customLong("history"), help: "The store: a path (SQLite) or a postgres:// URL.")
     var store: String?
 
-    @Option(name: .customLong("password-file"), help: "With a postgres:// --history, a file whose first line is the password.")
+    @Option(
+        name: .customLong("password-file"),
+        help: "With a postgres:// --history, a file whose first line is the password.")
     var passwordFile: String?
 
     @Option(help: "Only runs of this branch (their branch tag).")
     var branch: String?
 
-    @Option(name: .customLong("where"), help: "KEY=VALUE: only runs whose suite, branch, host, commit or tag KEY is VALUE.")
+    @Option(
+        name: .customLong("where"), help: "KEY=VALUE: only runs whose suite, branch, host, commit or tag KEY is VALUE.")
     var filters: [String] = []
 
     @Option(help: "Only metrics whose TEST/METRIC matches this regular expression.")
@@ -72,10 +75,13 @@ struct TrendCommand: AsyncParsableCommand {
     @Option(name: .customLong("min-effect"), help: "Smallest change reported, in percent (default 2).")
     var minEffect = 2.0
 
-    @Option(name: .customLong("build-command"), help: "How a commit's worktree is built, in the confirm commands ({suite}: the suite).")
+    @Option(
+        name: .customLong("build-command"),
+        help: "How a commit's worktree is built, in the confirm commands ({suite}: the suite).")
     var buildCommand = "swift build -c release"
 
-    @Option(name: .customLong("suite-executable"), help: "The suite's executable in a built worktree ({suite}: the suite).")
+    @Option(
+        name: .customLong("suite-executable"), help: "The suite's executable in a built worktree ({suite}: the suite).")
     var suiteExecutable = ".build/release/{suite}"
 
     @Option(name: .customLong("max-commits"), help: "Commits listed per change (default 10).")
@@ -91,15 +97,24 @@ struct TrendCommand: AsyncParsableCommand {
         }
         for filter in filters + (reference.map { [$0] } ?? []) {
             do { _ = try HistoryFilter(parsing: filter) } catch {
-                return error.message.replacingOccurrences(of: "--where \(filter)", with: (filter == reference ? "--reference " : "--where ") + filter)
+                return error.message.replacingOccurrences(
+                    of: "--where \(filter)", with: (filter == reference ? "--reference " : "--where ") + filter)
             }
         }
-        if let metric, (try? Regex(metric)) == nil { return "--metric: \"\(metric)\" is not a valid regular expression" }
-        if let by, by.split(separator: ",", omittingEmptySubsequences: false).contains(where: { $0.trimmingCharacters(in: .whitespaces).isEmpty }) {
+        if let metric, (try? Regex(metric)) == nil {
+            return "--metric: \"\(metric)\" is not a valid regular expression"
+        }
+        if let by,
+            by.split(separator: ",", omittingEmptySubsequences: false).contains(where: {
+                $0.trimmingCharacters(in: .whitespaces).isEmpty
+            })
+        {
             return "--by \(by): a key is empty; write e.g. host or host,device"
         }
         guard alpha > 0 && alpha < 1 else { return "--alpha must be between 0 and 1, not \(alpha)" }
-        guard minEffect >= 0 && minEffect < 100 else { return "--min-effect is a percentage from 0 to 100, not \(minEffect)" }
+        guard minEffect >= 0 && minEffect < 100 else {
+            return "--min-effect is a percentage from 0 to 100, not \(minEffect)"
+        }
         guard maxCommits >= 0 else { return "--max-commits must be zero or more, not \(maxCommits)" }
         return nil
     }
@@ -148,7 +163,8 @@ struct TrendCommand: AsyncParsableCommand {
         if let git, report.order == "commit" {
             for index in report.changes.indices {
                 let change = report.changes[index]
-                let listed = git.commits(from: change.lastBefore.commit, to: change.firstAfter.commit, limit: maxCommits)
+                let listed = git.commits(
+                    from: change.lastBefore.commit, to: change.firstAfter.commit, limit: maxCommits)
                 report.changes[index].commits = listed.commits
                 report.changes[index].moreCommits = listed.more
             }
@@ -205,7 +221,8 @@ struct TrendCommand: AsyncParsableCommand {
                 throw CommandFailure.badInput(
                     total == 0
                         ? "\(location): the store holds no runs (add some with `strobe history add`)"
-                        : "\(location): none of its \(total) runs match " + filters.map(\.description).joined(separator: " and "))
+                        : "\(location): none of its \(total) runs match "
+                            + filters.map(\.description).joined(separator: " and "))
             }
             return (runs, marks, location.description)
         } catch let error as StrobeHistory.HistoryError {

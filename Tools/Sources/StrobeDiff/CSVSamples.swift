@@ -21,8 +21,10 @@ enum CSVSamples {
         let rows = try records(text, file: file)
         guard let header = rows.first else { throw DiffError(file: file, problem: "empty CSV file") }
         let columns = header.fields.map { $0.trimmingCharacters(in: .whitespaces).lowercased() }
-        guard let metricColumn = columns.firstIndex(of: "metric"), let valueColumn = columns.firstIndex(of: "value") else {
-            throw DiffError(file: file, problem: "line 1: the header needs `metric` and `value` columns, found \(header.fields)")
+        guard let metricColumn = columns.firstIndex(of: "metric"), let valueColumn = columns.firstIndex(of: "value")
+        else {
+            throw DiffError(
+                file: file, problem: "line 1: the header needs `metric` and `value` columns, found \(header.fields)")
         }
         let unitColumn = columns.firstIndex(of: "unit")
         let betterColumn = columns.firstIndex(of: "better")
@@ -43,12 +45,17 @@ enum CSVSamples {
         var grouped: [Key: SampleSet.Series] = [:]
         for row in rows.dropFirst() {
             guard row.fields.count == columns.count else {
-                throw DiffError(file: file, problem: "line \(row.line): \(row.fields.count) fields, the header has \(columns.count)")
+                throw DiffError(
+                    file: file, problem: "line \(row.line): \(row.fields.count) fields, the header has \(columns.count)"
+                )
             }
             let metric = row.fields[metricColumn]
             guard !metric.isEmpty else { throw DiffError(file: file, problem: "line \(row.line): empty metric name") }
-            guard let value = Double(row.fields[valueColumn].trimmingCharacters(in: .whitespaces)), value.isFinite else {
-                throw DiffError(file: file, problem: "line \(row.line), column value: \"\(row.fields[valueColumn])\" is not a number")
+            guard let value = Double(row.fields[valueColumn].trimmingCharacters(in: .whitespaces)), value.isFinite
+            else {
+                throw DiffError(
+                    file: file,
+                    problem: "line \(row.line), column value: \"\(row.fields[valueColumn])\" is not a number")
             }
             let unit = unitColumn.map { row.fields[$0] } ?? ""
             var lowerIsBetter = true
@@ -57,7 +64,9 @@ enum CSVSamples {
                 case "lower", "": lowerIsBetter = true
                 case "higher": lowerIsBetter = false
                 case let other:
-                    throw DiffError(file: file, problem: "line \(row.line), column better: \"\(other)\" is neither lower nor higher")
+                    throw DiffError(
+                        file: file, problem: "line \(row.line), column better: \"\(other)\" is neither lower nor higher"
+                    )
                 }
             }
             var dimensions: [String: String] = [:]
@@ -68,15 +77,21 @@ enum CSVSamples {
                 let text = row.fields[roundColumn].trimmingCharacters(in: .whitespaces)
                 if !text.isEmpty {
                     guard let value = Int(text), value >= 0 else {
-                        throw DiffError(file: file, problem: "line \(row.line), column round: \"\(text)\" is not a round number (0 or more)")
+                        throw DiffError(
+                            file: file,
+                            problem: "line \(row.line), column round: \"\(text)\" is not a round number (0 or more)")
                     }
                     round = value
                 }
             }
-            let key = Key(metric: metric, dimensions: dimensions, run: runField.isEmpty ? file : "\(file)#\(runField)", round: round)
+            let key = Key(
+                metric: metric, dimensions: dimensions, run: runField.isEmpty ? file : "\(file)#\(runField)",
+                round: round)
             if var existing = grouped[key] {
                 guard existing.unit == unit else {
-                    throw DiffError(file: file, problem: "line \(row.line): metric \(metric) has unit \(unit) here and \(existing.unit) before")
+                    throw DiffError(
+                        file: file,
+                        problem: "line \(row.line): metric \(metric) has unit \(unit) here and \(existing.unit) before")
                 }
                 existing.samples.append(value)
                 grouped[key] = existing

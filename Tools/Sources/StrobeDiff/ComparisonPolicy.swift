@@ -83,7 +83,9 @@ public struct ComparisonPolicy: Sendable {
     /// `options` with the policy's alpha and default floor, unless the
     /// command line gave them (`alpha`, `minimumEffect` as a fraction), which
     /// win over the file.
-    public func options(overriding options: ComparisonOptions, alpha: Double?, minimumEffect: Double?) -> ComparisonOptions {
+    public func options(overriding options: ComparisonOptions, alpha: Double?, minimumEffect: Double?)
+        -> ComparisonOptions
+    {
         var resolved = options
         resolved.alpha = alpha ?? self.alpha ?? options.alpha
         resolved.minimumEffect = minimumEffect ?? relativeFloor ?? options.minimumEffect
@@ -129,7 +131,11 @@ public struct ComparisonPolicy: Sendable {
         var policy = ComparisonPolicy()
         guard let root else { return policy }
         guard let mapping = root.mapping else {
-            throw DiffError(file: file, problem: "\(where_(root)): the policy must be a mapping with `metrics:` and optional `alpha:`, `relative-floor:`")
+            throw DiffError(
+                file: file,
+                problem:
+                    "\(location(root)): the policy must be a mapping with `metrics:` and optional `alpha:`, `relative-floor:`"
+            )
         }
         for (keyNode, value) in mapping {
             let key = keyNode.string ?? ""
@@ -137,20 +143,21 @@ public struct ComparisonPolicy: Sendable {
             case "alpha":
                 let alpha = try number(value, key: key, file: file)
                 guard alpha > 0, alpha < 1 else {
-                    throw DiffError(file: file, problem: "\(where_(value)): alpha must be between 0 and 1, not \(alpha)")
+                    throw DiffError(
+                        file: file, problem: "\(location(value)): alpha must be between 0 and 1, not \(alpha)")
                 }
                 policy.alpha = alpha
             case "relative-floor":
                 policy.relativeFloor = try fraction(value, key: key, file: file)
             case "metrics":
                 guard let sequence = value.sequence else {
-                    throw DiffError(file: file, problem: "\(where_(value)): `metrics` must be a list of rules")
+                    throw DiffError(file: file, problem: "\(location(value)): `metrics` must be a list of rules")
                 }
                 for item in sequence { policy.rules.append(try rule(item, file: file)) }
             default:
                 throw DiffError(
                     file: file,
-                    problem: "\(where_(keyNode)): unknown key `\(key)` (expected alpha, relative-floor or metrics)")
+                    problem: "\(location(keyNode)): unknown key `\(key)` (expected alpha, relative-floor or metrics)")
             }
         }
         return policy
@@ -158,7 +165,7 @@ public struct ComparisonPolicy: Sendable {
 
     private static func rule(_ node: Node, file: String) throws(DiffError) -> Rule {
         guard let mapping = node.mapping else {
-            throw DiffError(file: file, problem: "\(where_(node)): a rule must be a mapping with at least `match:`")
+            throw DiffError(file: file, problem: "\(location(node)): a rule must be a mapping with at least `match:`")
         }
         var pattern: String?
         var lowerIsBetter: Bool?
@@ -171,7 +178,8 @@ public struct ComparisonPolicy: Sendable {
             switch key {
             case "match":
                 guard let text = value.string, !text.isEmpty else {
-                    throw DiffError(file: file, problem: "\(where_(value)): `match` must be a non-empty regular expression")
+                    throw DiffError(
+                        file: file, problem: "\(location(value)): `match` must be a non-empty regular expression")
                 }
                 pattern = text
             case "better":
@@ -179,50 +187,61 @@ public struct ComparisonPolicy: Sendable {
                 case "lower": lowerIsBetter = true
                 case "higher": lowerIsBetter = false
                 default:
-                    throw DiffError(file: file, problem: "\(where_(value)): `better` must be lower or higher, not \(value.string ?? "?")")
+                    throw DiffError(
+                        file: file,
+                        problem: "\(location(value)): `better` must be lower or higher, not \(value.string ?? "?")")
                 }
             case "relative-floor":
                 relativeFloor = try fraction(value, key: key, file: file)
             case "absolute-floor":
                 let floor = try number(value, key: key, file: file)
                 guard floor >= 0 else {
-                    throw DiffError(file: file, problem: "\(where_(value)): `absolute-floor` must be zero or more, not \(floor)")
+                    throw DiffError(
+                        file: file, problem: "\(location(value)): `absolute-floor` must be zero or more, not \(floor)")
                 }
                 absoluteFloor = floor
             case "gate":
                 guard let flag = value.bool else {
-                    throw DiffError(file: file, problem: "\(where_(value)): `gate` must be true or false")
+                    throw DiffError(file: file, problem: "\(location(value)): `gate` must be true or false")
                 }
                 gates = flag
             case "summary":
                 guard let text = value.string, let kind = ReplicateSummary(rawValue: text.lowercased()) else {
-                    throw DiffError(file: file, problem: "\(where_(value)): `summary` must be median or minimum, not \(value.string ?? "?")")
+                    throw DiffError(
+                        file: file,
+                        problem: "\(location(value)): `summary` must be median or minimum, not \(value.string ?? "?")")
                 }
                 summary = kind
             default:
                 throw DiffError(
                     file: file,
-                    problem: "\(where_(keyNode)): unknown key `\(key)` in a rule (expected match, better, relative-floor, absolute-floor, gate or summary)")
+                    problem:
+                        "\(location(keyNode)): unknown key `\(key)` in a rule (expected match, better, relative-floor, absolute-floor, gate or summary)"
+                )
             }
         }
-        guard let pattern else { throw DiffError(file: file, problem: "\(where_(node)): a rule without `match`") }
+        guard let pattern else { throw DiffError(file: file, problem: "\(location(node)): a rule without `match`") }
         do {
             _ = try Regex(pattern)
         } catch {
-            throw DiffError(file: file, problem: "\(where_(node)): `match` \"\(pattern)\" is not a valid regular expression")
+            throw DiffError(
+                file: file, problem: "\(location(node)): `match` \"\(pattern)\" is not a valid regular expression")
         }
         return Rule(
             pattern: pattern, lowerIsBetter: lowerIsBetter, relativeFloor: relativeFloor, absoluteFloor: absoluteFloor,
             gates: gates, summary: summary)
     }
 
-    private static func where_(_ node: Node) -> String {
+    private static func location(_ node: Node) -> String {
         node.mark.map { "line \($0.line)" } ?? "top level"
     }
 
     private static func number(_ node: Node, key: String, file: String) throws(DiffError) -> Double {
-        guard let text = node.string, let value = Double(text.trimmingCharacters(in: .whitespaces)), value.isFinite else {
-            throw DiffError(file: file, problem: "\(where_(node)): `\(key)` must be a number, not \(node.string ?? "a collection")")
+        guard let text = node.string, let value = Double(text.trimmingCharacters(in: .whitespaces)), value.isFinite
+        else {
+            throw DiffError(
+                file: file,
+                problem: "\(location(node)): `\(key)` must be a number, not \(node.string ?? "a collection")")
         }
         return value
     }
@@ -237,7 +256,10 @@ public struct ComparisonPolicy: Sendable {
             value = Double(text)
         }
         guard let value, value.isFinite, value >= 0, value < 1 else {
-            throw DiffError(file: file, problem: "\(where_(node)): `\(key)` must be a percentage like 2% or a fraction like 0.02, not \(text)")
+            throw DiffError(
+                file: file,
+                problem: "\(location(node)): `\(key)` must be a percentage like 2% or a fraction like 0.02, not \(text)"
+            )
         }
         return value
     }

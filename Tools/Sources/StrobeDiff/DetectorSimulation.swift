@@ -102,8 +102,14 @@ public struct DetectorSimulation: Sendable {
                     let base = (0..<baselineCount).map { _ in Self.sample(noise, &generator) }
                     let cand = (0..<candidateCount).map { _ in Self.sample(noise, &generator) * factor }
                     let name = "metric \(metric)"
-                    baseline.series.append(.init(metric: name, unit: "ns", lowerIsBetter: true, samples: base, dimensions: [:], source: "baseline"))
-                    candidate.series.append(.init(metric: name, unit: "ns", lowerIsBetter: true, samples: cand, dimensions: [:], source: "candidate"))
+                    baseline.series.append(
+                        .init(
+                            metric: name, unit: "ns", lowerIsBetter: true, samples: base, dimensions: [:],
+                            source: "baseline"))
+                    candidate.series.append(
+                        .init(
+                            metric: name, unit: "ns", lowerIsBetter: true, samples: cand, dimensions: [:],
+                            source: "candidate"))
                     let test = Self.welchOnLogs(base, cand)
                     oraclePValues.append(test.pValue)
                     oracleDirections.append(test.candidateLarger)
@@ -117,10 +123,14 @@ public struct DetectorSimulation: Sendable {
                         let processFactor = exp(processSigma * generator.normal())
                         for metric in 0..<metricsPerSuite {
                             let factor = side == 1 && metric == 0 ? 1 + slowdown : 1
-                            let samples = (0..<iterations).map { _ in Self.sample(noise, &generator) * processFactor * factor }
+                            let samples = (0..<iterations).map { _ in
+                                Self.sample(noise, &generator) * processFactor * factor
+                            }
                             let series = SampleSet.Series(
-                                metric: "metric \(metric)", unit: "ns", lowerIsBetter: true, samples: samples, dimensions: [:],
-                                source: side == 0 ? "baseline" : "candidate", run: poolIterations ? "\(side)" : "\(side)-\(process)",
+                                metric: "metric \(metric)", unit: "ns", lowerIsBetter: true, samples: samples,
+                                dimensions: [:],
+                                source: side == 0 ? "baseline" : "candidate",
+                                run: poolIterations ? "\(side)" : "\(side)-\(process)",
                                 round: paired && !poolIterations ? process : nil)
                             let meanLog = samples.map { log($0) }.reduce(0, +) / Double(samples.count)
                             if side == 0 {
@@ -141,7 +151,9 @@ public struct DetectorSimulation: Sendable {
                     oracleDirections.append(test.candidateLarger)
                 }
             }
-            guard let report = try? DiffEngine.diff(baseline: baseline, candidate: candidate, options: options) else { continue }
+            guard let report = try? DiffEngine.diff(baseline: baseline, candidate: candidate, options: options) else {
+                continue
+            }
             let regressions = Set(report.rows.filter { $0.verdict == .regression }.map(\.name))
             if regressions.contains(where: { $0 != "metric 0" }) || (slowdown == 0 && !regressions.isEmpty) {
                 outcome.suitesWithFalseAlarm += 1
@@ -200,7 +212,8 @@ public struct DetectorSimulation: Sendable {
     ) -> SequentialOutcome {
         var generator = SeededGenerator(seed: seed)
         var outcome = SequentialOutcome(
-            suites: suites, suitesWithFalseAlarm: 0, detections: 0, stoppingRounds: [], detectionRounds: [], undecided: 0)
+            suites: suites, suitesWithFalseAlarm: 0, detections: 0, stoppingRounds: [], detectionRounds: [],
+            undecided: 0)
         for _ in 0..<suites {
             var current = design
             var baseline = SampleSet()
@@ -220,7 +233,8 @@ public struct DetectorSimulation: Sendable {
                             1_000_000 * processFactor * factor * exp(iterationSigma * generator.normal())
                         }
                         let series = SampleSet.Series(
-                            metric: "metric \(metric)", unit: "ns", lowerIsBetter: true, samples: samples, dimensions: [:],
+                            metric: "metric \(metric)", unit: "ns", lowerIsBetter: true, samples: samples,
+                            dimensions: [:],
                             source: side == 0 ? "baseline" : "candidate", run: "\(side)-\(round)", round: round)
                         if side == 0 { baseline.series.append(series) } else { candidate.series.append(series) }
                     }
@@ -228,7 +242,9 @@ public struct DetectorSimulation: Sendable {
                 guard current.looks(afterRound: round) else { continue }
                 lookNumber += 1
                 let look = current.look(number: lookNumber, rounds: round, final: round >= current.plannedRounds)
-                guard let report = try? DiffEngine.diff(baseline: baseline, candidate: candidate, options: options, look: look)
+                guard
+                    let report = try? DiffEngine.diff(
+                        baseline: baseline, candidate: candidate, options: options, look: look)
                 else { break }
                 last = report
                 let regressions = Set(report.rows.filter { $0.verdict == .regression }.map(\.name))
@@ -239,7 +255,8 @@ public struct DetectorSimulation: Sendable {
                 if report.undecided.isEmpty || look.isFinal { break }
             }
             if falseAlarm { outcome.suitesWithFalseAlarm += 1 }
-            if slowdown != 0, last?.rows.contains(where: { $0.name == "metric 0" && $0.verdict == .regression }) == true {
+            if slowdown != 0, last?.rows.contains(where: { $0.name == "metric 0" && $0.verdict == .regression }) == true
+            {
                 outcome.detections += 1
             }
             if last?.undecided.isEmpty == false { outcome.undecided += 1 }
@@ -250,7 +267,8 @@ public struct DetectorSimulation: Sendable {
     }
 
     /// The smallest slowdown caught with `power` (searched on a 0.5% grid).
-    public func minimumDetectableSlowdown(noise: Noise, power: Double = 0.8, suites: Int = 200, seed: UInt64) -> Double {
+    public func minimumDetectableSlowdown(noise: Noise, power: Double = 0.8, suites: Int = 200, seed: UInt64) -> Double
+    {
         var low = 0.0
         var high = 0.5
         while high - low > 0.005 {
@@ -313,7 +331,8 @@ public struct DetectorSimulation: Sendable {
         let t = (meanB - meanA) / error
         let termA = varianceA / Double(a.count)
         let termB = varianceB / Double(b.count)
-        let degrees = (termA + termB) * (termA + termB)
+        let degrees =
+            (termA + termB) * (termA + termB)
             / (termA * termA / Double(a.count - 1) + termB * termB / Double(b.count - 1))
         return (2 * StudentDistribution.survival(abs(t), degreesOfFreedom: degrees), t > 0)
     }

@@ -21,14 +21,17 @@ extension DiffReport {
         html += "<p>\(HTMLText.escape(metricCounts))</p>"
         if let foldedLine { html += "<p>\(HTMLText.escape(foldedLine))</p>" }
         for warning in warnings { html += "<p class=\"warn\">&#9888; \(HTMLText.escape(warning))</p>" }
-        html += "<table><tr><th>test</th><th>metric</th><th>runs</th><th>n</th><th>median</th><th>p90</th><th>change [CI]</th><th>p (adj.)</th><th>verdict</th></tr>"
+        html +=
+            "<table><tr><th>test</th><th>metric</th><th>runs</th><th>n</th><th>median</th><th>p90</th><th>change [CI]</th><th>p (adj.)</th><th>verdict</th></tr>"
         for (row, test) in zip(rows, Self.testColumn(rows)) {
             let metric = MetricDefaults.metricPart(of: row.name) + (row.group.isEmpty ? "" : " [\(row.group)]")
             html += "<tr><td>\(HTMLText.escape(test))</td><td class=\"metric\">\(HTMLText.escape(metric))</td>"
             html += "<td>\(HTMLText.escape(Self.replicatesText(row)))</td>"
             html += "<td>\(row.baseline.count) / \(row.candidate.count)</td>"
-            html += "<td>\(HTMLText.escape(Self.value(row.baseline.median, unit: row.unit))) → \(HTMLText.escape(Self.value(row.candidate.median, unit: row.unit)))</td>"
-            html += "<td>\(HTMLText.escape(Self.value(row.baseline.p90, unit: row.unit))) → \(HTMLText.escape(Self.value(row.candidate.p90, unit: row.unit)))</td>"
+            html +=
+                "<td>\(HTMLText.escape(Self.value(row.baseline.median, unit: row.unit))) → \(HTMLText.escape(Self.value(row.candidate.median, unit: row.unit)))</td>"
+            html +=
+                "<td>\(HTMLText.escape(Self.value(row.baseline.p90, unit: row.unit))) → \(HTMLText.escape(Self.value(row.candidate.p90, unit: row.unit)))</td>"
             html += "<td>\(HTMLText.escape(Self.change(row)))</td><td>\(Self.pValue(row.adjustedPValue))</td>"
             html += "<td class=\"\(row.verdict.rawValue)\">\(HTMLText.escape(Self.verdictText(row)))</td></tr>"
         }
@@ -45,7 +48,8 @@ extension DiffReport {
             let key = Self.sampleKey(row.name, row.group)
             guard let values = samples[key] else { continue }
             let title = row.group.isEmpty ? row.name : "\(row.name) [\(row.group)]"
-            html += "<div class=\"plot\"><h2>\(HTMLText.escape(title)) — <span class=\"\(row.verdict.rawValue)\">\(row.verdict.rawValue)</span> \(HTMLText.escape(Self.change(row)))</h2>"
+            html +=
+                "<div class=\"plot\"><h2>\(HTMLText.escape(title)) — <span class=\"\(row.verdict.rawValue)\">\(row.verdict.rawValue)</span> \(HTMLText.escape(Self.change(row)))</h2>"
             html += Self.plot(baseline: values.baseline, candidate: values.candidate, unit: row.unit)
             html += "</div>"
         }
@@ -75,7 +79,9 @@ extension DiffReport {
         }
         var svg = "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"\(Int(width))\" height=\"150\" role=\"img\">"
         var generator = JitterGenerator(seed: UInt64(all.count))
-        for (index, (label, values, colour)) in [("baseline", baseline, "#1565c0"), ("candidate", candidate, "#e65100")].enumerated() {
+        for (index, (label, values, colour)) in [
+            ("baseline", baseline, "#1565c0"), ("candidate", candidate, "#e65100"),
+        ].enumerated() {
             let center = 35.0 + Double(index) * 55
             svg += "<text x=\"0\" y=\"\(Int(center + 4))\" font-size=\"12\">\(label)</text>"
             let sorted = values.sorted()
@@ -83,12 +89,15 @@ extension DiffReport {
                 let q1 = position(Quantiles.quantile(sorted: sorted, 0.25))
                 let q3 = position(Quantiles.quantile(sorted: sorted, 0.75))
                 let median = position(Quantiles.median(sorted: sorted))
-                svg += "<rect x=\"\(f(q1))\" y=\"\(f(center - 14))\" width=\"\(f(max(q3 - q1, 1)))\" height=\"28\" fill=\"\(colour)\" fill-opacity=\"0.12\" stroke=\"\(colour)\"/>"
-                svg += "<line x1=\"\(f(median))\" x2=\"\(f(median))\" y1=\"\(f(center - 16))\" y2=\"\(f(center + 16))\" stroke=\"\(colour)\" stroke-width=\"2.5\"/>"
+                svg +=
+                    "<rect x=\"\(f(q1))\" y=\"\(f(center - 14))\" width=\"\(f(max(q3 - q1, 1)))\" height=\"28\" fill=\"\(colour)\" fill-opacity=\"0.12\" stroke=\"\(colour)\"/>"
+                svg +=
+                    "<line x1=\"\(f(median))\" x2=\"\(f(median))\" y1=\"\(f(center - 16))\" y2=\"\(f(center + 16))\" stroke=\"\(colour)\" stroke-width=\"2.5\"/>"
             }
             for value in values where value.isFinite {
                 let y = center + (generator.next() - 0.5) * 22
-                svg += "<circle cx=\"\(f(position(value)))\" cy=\"\(f(y))\" r=\"2.6\" fill=\"\(colour)\" fill-opacity=\"0.55\"/>"
+                svg +=
+                    "<circle cx=\"\(f(position(value)))\" cy=\"\(f(y))\" r=\"2.6\" fill=\"\(colour)\" fill-opacity=\"0.55\"/>"
             }
         }
         svg += "<line x1=\"\(Int(left))\" x2=\"\(Int(width - right))\" y1=\"128\" y2=\"128\" stroke=\"#999\"/>"
@@ -96,7 +105,8 @@ extension DiffReport {
             let fraction = Double(tick) / 4
             let value = useLog ? exp(log(low) + fraction * (log(high) - log(low))) : low + fraction * (high - low)
             let x = position(value)
-            svg += "<text x=\"\(f(x))\" y=\"144\" font-size=\"11\" text-anchor=\"middle\">\(HTMLText.escape(DiffReport.value(value, unit: unit)))</text>"
+            svg +=
+                "<text x=\"\(f(x))\" y=\"144\" font-size=\"11\" text-anchor=\"middle\">\(HTMLText.escape(DiffReport.value(value, unit: unit)))</text>"
         }
         return svg + "</svg>"
     }

@@ -57,21 +57,25 @@ extension DiffReport {
             seen = "\(change(row)) (\(confidence)% interval) reaches past the ±\(floor)% floor"
         } else {
             let absolute = row.absoluteFloor > 0 ? "±" + value(row.absoluteFloor, unit: row.unit) : "zero"
-            seen = "a difference of \(signed(row.difference, unit: row.unit)) "
+            seen =
+                "a difference of \(signed(row.difference, unit: row.unit)) "
                 + "[\(signed(row.differenceLower, unit: row.unit)), \(signed(row.differenceUpper, unit: row.unit))] "
                 + "reaches past the \(absolute) floor"
         }
         var facts: [String] = []
         if row.test.logScale, row.test.method == .pairedRounds || row.test.method == .processes {
             let noise = (exp(row.test.replicateSpread) - 1) * 100
-            facts.append("noise ±\(HumanFormat.format(noise, decimals: noise >= 10 ? 0 : 1))% per \(row.test.method == .pairedRounds ? "round" : "process")")
+            facts.append(
+                "noise ±\(HumanFormat.format(noise, decimals: noise >= 10 ? 0 : 1))% per \(row.test.method == .pairedRounds ? "round" : "process")"
+            )
         }
         if row.test.method != .iterations { facts.append("\(rounds) \(unit)") }
         if !facts.isEmpty { seen += " (" + facts.joined(separator: ", ") + ")" }
         let advice = row.advice.map { item -> String in
             switch item {
             case .moreIterations:
-                let share = row.iterationNoiseShare.map { " (they make \(Int(($0 * 100).rounded()))% of the noise)" } ?? ""
+                let share =
+                    row.iterationNoiseShare.map { " (they make \(Int(($0 * 100).rounded()))% of the noise)" } ?? ""
                 return "more iterations per process (--iterations)\(share)"
             case .longerBudget:
                 guard let needed = row.roundsNeeded, rounds > 0 else { return "a longer --max-time" }
@@ -132,9 +136,11 @@ extension DiffReport {
     /// are the process.* ones"; nil when no test was folded.
     var foldedLine: String? {
         guard !foldedTests.isEmpty else { return nil }
-        let names = foldedTests.count == 1
+        let names =
+            foldedTests.count == 1
             ? foldedTests[0] : foldedTests.dropLast().joined(separator: ", ") + " and " + foldedTests.last!
-        return "\(names) ran on one thread: \(foldedTests.count == 1 ? "its" : "their") thread.* metrics are shown as the process.* ones"
+        return
+            "\(names) ran on one thread: \(foldedTests.count == 1 ? "its" : "their") thread.* metrics are shown as the process.* ones"
     }
 
     /// The test column of a row: its test's name on the first row of that
@@ -170,8 +176,10 @@ extension DiffReport {
             if groupBy != nil { cells.append(row.group) }
             cells += [Self.replicatesText(row), String(row.baseline.count), String(row.candidate.count)]
             for key in percentileKeys {
-                cells += [Self.value(row.baseline.percentiles[key] ?? .nan, unit: row.unit),
-                          Self.value(row.candidate.percentiles[key] ?? .nan, unit: row.unit)]
+                cells += [
+                    Self.value(row.baseline.percentiles[key] ?? .nan, unit: row.unit),
+                    Self.value(row.candidate.percentiles[key] ?? .nan, unit: row.unit),
+                ]
             }
             cells += [Self.change(row), Self.pValue(row.adjustedPValue), Self.verdictText(row)]
             table.rows.append(cells)
@@ -180,9 +188,13 @@ extension DiffReport {
         if colour {
             // Only the verdict, the last cell, is coloured: a log that shows
             // the escape codes raw keeps its columns.
-            let colours: [Verdict: String] = [.regression: "\u{1B}[31m", .improvement: "\u{1B}[32m", .inconclusive: "\u{1B}[33m"]
+            let colours: [Verdict: String] = [
+                .regression: "\u{1B}[31m", .improvement: "\u{1B}[32m", .inconclusive: "\u{1B}[33m",
+            ]
             text = text.split(separator: "\n", omittingEmptySubsequences: false).enumerated().map { index, line in
-                guard index >= 2, index - 2 < shown.count, let code = colours[shown[index - 2].verdict] else { return String(line) }
+                guard index >= 2, index - 2 < shown.count, let code = colours[shown[index - 2].verdict] else {
+                    return String(line)
+                }
                 let verdict = Self.verdictText(shown[index - 2])
                 guard line.hasSuffix(verdict) else { return String(line) }
                 return line.dropLast(verdict.count) + code + verdict + "\u{1B}[0m"
@@ -192,7 +204,8 @@ extension DiffReport {
         if let quietRowsLine { output += quietRowsLine + "\n" }
         let undecided = undecidedLines
         if !undecided.isEmpty {
-            output += "\nundecided:\n" + undecided.map { "  \($0.metric): \($0.explanation)" }.joined(separator: "\n") + "\n"
+            output +=
+                "\nundecided:\n" + undecided.map { "  \($0.metric): \($0.explanation)" }.joined(separator: "\n") + "\n"
         }
         var notes: [String] = []
         if let foldedLine { notes.append("note: " + foldedLine) }
@@ -206,7 +219,8 @@ extension DiffReport {
     public func renderMarkdown() -> String {
         let regressions = gatedRegressions.count
         var lines: [String] = []
-        lines.append(regressions > 0 ? "### :red_circle: Strobe: \(headline)" : "### :green_circle: Strobe: \(headline)")
+        lines.append(
+            regressions > 0 ? "### :red_circle: Strobe: \(headline)" : "### :green_circle: Strobe: \(headline)")
         lines.append("")
         lines.append(metricCounts)
         lines.append("")
@@ -214,7 +228,9 @@ extension DiffReport {
         for row in flagged {
             let group = row.group.isEmpty ? "" : " (\(row.group))"
             let only = row.gates ? "" : " (report only)"
-            lines.append("- **\(row.verdict.rawValue)**\(only) `\(row.name)`\(group): \(Self.change(row)), median \(Self.value(row.baseline.median, unit: row.unit)) → \(Self.value(row.candidate.median, unit: row.unit))")
+            lines.append(
+                "- **\(row.verdict.rawValue)**\(only) `\(row.name)`\(group): \(Self.change(row)), median \(Self.value(row.baseline.median, unit: row.unit)) → \(Self.value(row.candidate.median, unit: row.unit))"
+            )
         }
         if !flagged.isEmpty { lines.append("") }
         var header = ["test", "metric"]
@@ -229,8 +245,11 @@ extension DiffReport {
             if groupBy != nil { cells.append(row.group) }
             cells.append(Self.replicatesText(row))
             cells.append("\(row.baseline.count) / \(row.candidate.count)")
-            cells.append("\(Self.value(row.baseline.median, unit: row.unit)) → \(Self.value(row.candidate.median, unit: row.unit))")
-            cells.append("\(Self.value(row.baseline.p90, unit: row.unit)) → \(Self.value(row.candidate.p90, unit: row.unit))")
+            cells.append(
+                "\(Self.value(row.baseline.median, unit: row.unit)) → \(Self.value(row.candidate.median, unit: row.unit))"
+            )
+            cells.append(
+                "\(Self.value(row.baseline.p90, unit: row.unit)) → \(Self.value(row.candidate.p90, unit: row.unit))")
             cells.append(Self.change(row))
             cells.append(Self.pValue(row.adjustedPValue))
             cells.append(Self.verdictText(row, markdown: true))
@@ -259,7 +278,8 @@ extension DiffReport {
     /// One sentence on how the verdicts were reached.
     public var methodNote: String {
         let gated = rows.filter(\.gates).count
-        var note = "Each process (run) is a replicate: its iterations are summarised by their median (or minimum, "
+        var note =
+            "Each process (run) is a replicate: its iterations are summarised by their median (or minimum, "
             + "where the policy says so), and processes "
             + "are compared by a t-test on log values, paired by round when rounds are given. Benjamini–Hochberg across "
             + "\(gated) gated metrics at \(HumanFormat.format(rows.first?.level ?? options.alpha, decimals: 5)), noise floor "
@@ -267,7 +287,8 @@ extension DiffReport {
             + "means the equivalence interval lies inside the floors; resource counts are reported, not gated, unless "
             + "the policy gates them."
         if let look {
-            note += " Sequential look \(look.number) after \(look.rounds) rounds (alpha spent over the looks, Lan–DeMets)."
+            note +=
+                " Sequential look \(look.number) after \(look.rounds) rounds (alpha spent over the looks, Lan–DeMets)."
         }
         return note
     }
@@ -276,7 +297,8 @@ extension DiffReport {
     public func renderJSON() -> String {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .prettyPrinted]
-        encoder.nonConformingFloatEncodingStrategy = .convertToString(positiveInfinity: "inf", negativeInfinity: "-inf", nan: "nan")
+        encoder.nonConformingFloatEncodingStrategy = .convertToString(
+            positiveInfinity: "inf", negativeInfinity: "-inf", nan: "nan")
         guard let data = try? encoder.encode(self) else { return "{}\n" }
         return String(decoding: data, as: UTF8.self) + "\n"
     }

@@ -81,7 +81,8 @@ public struct DiffReport: Sendable, Codable {
         }
         let undecided = tests.filter { $0.outcome == .undecided }
         if !undecided.isEmpty {
-            parts.append("\(undecided.count) \(plural(undecided.count)) undecided: " + listed(undecided.map(\.displayName)))
+            parts.append(
+                "\(undecided.count) \(plural(undecided.count)) undecided: " + listed(undecided.map(\.displayName)))
         }
         let unchanged = tests.filter { $0.outcome == .unchanged }.count
         if unchanged > 0 { parts.append("\(unchanged) \(plural(unchanged)) unchanged") }
@@ -93,11 +94,12 @@ public struct DiffReport: Sendable, Codable {
     public var metricCounts: String {
         func plural(_ count: Int, _ word: String, _ words: String) -> String { "\(count) \(count == 1 ? word : words)" }
         let reported = rows.filter { !$0.gates }.count
-        return "gated metrics: " + [
-            plural(gatedCount(.regression), "regression", "regressions"),
-            plural(gatedCount(.improvement), "improvement", "improvements"),
-            "\(gatedCount(.unchanged)) unchanged", "\(gatedCount(.inconclusive)) inconclusive",
-        ].joined(separator: ", ") + (reported > 0 ? "; \(reported) reported only" : "")
+        return "gated metrics: "
+            + [
+                plural(gatedCount(.regression), "regression", "regressions"),
+                plural(gatedCount(.improvement), "improvement", "improvements"),
+                "\(gatedCount(.unchanged)) unchanged", "\(gatedCount(.inconclusive)) inconclusive",
+            ].joined(separator: ", ") + (reported > 0 ? "; \(reported) reported only" : "")
     }
 }
 
@@ -150,7 +152,9 @@ public enum DiffEngine {
                     guard existing.unit == series.unit else {
                         throw DiffError(
                             file: series.source,
-                            problem: "metric \(series.metric) is in \(series.unit) here but in \(existing.unit) in \(existing.source)")
+                            problem:
+                                "metric \(series.metric) is in \(series.unit) here but in \(existing.unit) in \(existing.source)"
+                        )
                     }
                     existing.add(series)
                     pools[key] = existing
@@ -174,13 +178,18 @@ public enum DiffEngine {
             }
             guard b.unit == c.unit else {
                 throw DiffError(
-                    file: c.source, problem: "metric \(key.metric) is in \(c.unit) in the candidate but in \(b.unit) in the baseline (\(b.source))")
+                    file: c.source,
+                    problem:
+                        "metric \(key.metric) is in \(c.unit) in the candidate but in \(b.unit) in the baseline (\(b.source))"
+                )
             }
             let settings = policy.settings(for: key.metric, unit: b.unit)
-            inputs.append(ComparisonEngine.Input(
-                name: key.metric, group: key.group, unit: b.unit, lowerIsBetter: settings.lowerIsBetter ?? b.lowerIsBetter,
-                baseline: b.replicates, candidate: c.replicates, relativeFloor: settings.relativeFloor,
-                absoluteFloor: settings.absoluteFloor, gates: settings.gates, summary: settings.summary))
+            inputs.append(
+                ComparisonEngine.Input(
+                    name: key.metric, group: key.group, unit: b.unit,
+                    lowerIsBetter: settings.lowerIsBetter ?? b.lowerIsBetter,
+                    baseline: b.replicates, candidate: c.replicates, relativeFloor: settings.relativeFloor,
+                    absoluteFloor: settings.absoluteFloor, gates: settings.gates, summary: settings.summary))
         }
         guard !inputs.isEmpty else {
             throw DiffError(file: "", problem: "the baseline and the candidate have no metric in common")
@@ -190,8 +199,11 @@ public enum DiffEngine {
             let left = Set(baseline.series.compactMap { $0.dimensions[dimension] }.filter { !$0.isEmpty })
             let right = Set(candidate.series.compactMap { $0.dimensions[dimension] }.filter { !$0.isEmpty })
             if !left.isEmpty, !right.isEmpty, left != right, dimension != groupBy {
-                warnings.append(.init(
-                    caveat: "baseline and candidate differ in \(dimension): \(left.sorted().joined(separator: ", ")) vs \(right.sorted().joined(separator: ", "))"))
+                warnings.append(
+                    .init(
+                        caveat:
+                            "baseline and candidate differ in \(dimension): \(left.sorted().joined(separator: ", ")) vs \(right.sorted().joined(separator: ", "))"
+                    ))
             }
         }
         let rows = TestVerdict.ordered(ComparisonEngine.compare(inputs, options: options, look: look))

@@ -68,13 +68,15 @@ public struct ProcessSuiteSimulation: Sendable {
     /// for a `seed`.
     public func run(suites: Int, slowdown: Double, seed: UInt64) -> DetectorSimulation.Outcome {
         var generator = SeededGenerator(seed: seed)
-        var outcome = DetectorSimulation.Outcome(suites: suites, suitesWithFalseAlarm: 0, detections: 0, oracleDetections: 0)
+        var outcome = DetectorSimulation.Outcome(
+            suites: suites, suitesWithFalseAlarm: 0, detections: 0, oracleDetections: 0)
         let metrics = max(metricsPerSuite, 1)
         for _ in 0..<suites {
             let sigmas = (0..<metrics).map { metric in
                 metric == 0
                     ? slowedMetricProcessSigma
-                    : processSigmas.lowerBound + (processSigmas.upperBound - processSigmas.lowerBound) * generator.uniform()
+                    : processSigmas.lowerBound + (processSigmas.upperBound - processSigmas.lowerBound)
+                        * generator.uniform()
             }
             // Per side, per metric, each process's mean log: what the oracle tests.
             var meanLogs = [[[Double]]](repeating: [[Double]](repeating: [], count: metrics), count: 2)
@@ -116,7 +118,9 @@ public struct ProcessSuiteSimulation: Sendable {
             let adjusted = MultipleComparisons.benjaminiHochberg(oracle.map(\.pValue))
             if slowdown != 0, adjusted[0] <= options.alpha, oracle[0].candidateLarger { outcome.oracleDetections += 1 }
             if paired {
-                let pairedOracle = (0..<metrics).map { metric in DetectorSimulation.pairedT(meanLogs[0][metric], meanLogs[1][metric]) }
+                let pairedOracle = (0..<metrics).map { metric in
+                    DetectorSimulation.pairedT(meanLogs[0][metric], meanLogs[1][metric])
+                }
                 let pairedAdjusted = MultipleComparisons.benjaminiHochberg(pairedOracle.map(\.pValue))
                 if slowdown != 0, pairedAdjusted[0] <= options.alpha, pairedOracle[0].candidateLarger {
                     outcome.pairedOracleDetections += 1
@@ -136,7 +140,8 @@ public struct ProcessSuiteSimulation: Sendable {
             return set
         }
         return try DiffEngine.diff(
-            baseline: set(baseline, file: "baseline.csv"), candidate: set(candidate, file: "candidate.csv"), options: options,
+            baseline: set(baseline, file: "baseline.csv"), candidate: set(candidate, file: "candidate.csv"),
+            options: options,
             policy: ComparisonPolicy())
     }
 }

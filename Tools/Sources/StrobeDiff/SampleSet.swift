@@ -1,5 +1,5 @@
-import StrobeFormatting
 import Foundation
+import StrobeFormatting
 import StrobeResults
 
 /// Why samples could not be loaded or compared; `strobe diff` exits with
@@ -88,7 +88,8 @@ public struct SampleSet: Sendable {
                     .filter { $0.hasSuffix("." + ResultsFile.fileExtension) || $0.hasSuffix(".csv") }
                     .sorted()
                 guard !files.isEmpty else {
-                    throw DiffError(file: path, problem: "directory holds no .\(ResultsFile.fileExtension) or .csv files")
+                    throw DiffError(
+                        file: path, problem: "directory holds no .\(ResultsFile.fileExtension) or .csv files")
                 }
                 for file in files { try set.add(file: path + "/" + file) }
             } else {
@@ -147,14 +148,19 @@ public struct SampleSet: Sendable {
                 if run.metadata.samplesAreLaunches {
                     // Each launch is a process of its own: a replicate per sample.
                     for (index, sample) in metric.samples.enumerated() {
-                        series.append(Series(
-                            metric: name, unit: metric.unit, lowerIsBetter: metric.better == .lower, samples: [sample],
-                            dimensions: dimensions, source: file, run: "\(runID)#\(index)", round: run.metadata.round))
+                        series.append(
+                            Series(
+                                metric: name, unit: metric.unit, lowerIsBetter: metric.better == .lower,
+                                samples: [sample],
+                                dimensions: dimensions, source: file, run: "\(runID)#\(index)",
+                                round: run.metadata.round))
                     }
                 } else {
-                    series.append(Series(
-                        metric: name, unit: metric.unit, lowerIsBetter: metric.better == .lower, samples: metric.samples,
-                        dimensions: dimensions, source: file, run: runID, round: run.metadata.round))
+                    series.append(
+                        Series(
+                            metric: name, unit: metric.unit, lowerIsBetter: metric.better == .lower,
+                            samples: metric.samples,
+                            dimensions: dimensions, source: file, run: runID, round: run.metadata.round))
                 }
             }
         }

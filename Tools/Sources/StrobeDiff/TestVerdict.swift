@@ -78,7 +78,8 @@ public struct TestVerdict: Sendable, Hashable, Codable {
                 deciding = gated
             }
             let quoted = deciding.first { MetricDefaults.metricPart(of: $0.name) == "wall" } ?? deciding[0]
-            return TestVerdict(test: key.test, group: key.group, outcome: outcome, metric: quoted.name, shift: quoted.shift)
+            return TestVerdict(
+                test: key.test, group: key.group, outcome: outcome, metric: quoted.name, shift: quoted.shift)
         }
     }
 

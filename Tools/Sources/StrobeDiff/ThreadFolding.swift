@@ -27,9 +27,14 @@ enum ThreadFolding {
         var folded: [String] = []
         for (key, metrics) in byKey {
             func total(_ prefix: String) -> Double? {
-                guard let user = metrics["\(prefix).cpu.user"], let system = metrics["\(prefix).cpu.system"] else { return nil }
+                guard let user = metrics["\(prefix).cpu.user"], let system = metrics["\(prefix).cpu.system"] else {
+                    return nil
+                }
                 return [user, system].reduce(0.0) { sum, index in
-                    sum + (inputs[index].baseline + inputs[index].candidate).reduce(0.0) { $0 + $1.samples.reduce(0, +) }
+                    sum
+                        + (inputs[index].baseline + inputs[index].candidate).reduce(0.0) {
+                            $0 + $1.samples.reduce(0, +)
+                        }
                 }
             }
             guard let thread = total("thread"), let process = total("process"), thread >= singleThreadShare * process

@@ -51,9 +51,10 @@ enum WarningGroups {
                 return "\(caveat): \(metric)\(concerned[0].group.isEmpty ? "" : " [\(concerned[0].group)]")"
             }
             let names = unique(concerned.compactMap { $0.metric.map(MetricDefaults.metricPart(of:)) })
-            let tests = unique(concerned.compactMap { item in
-                item.metric.map { MetricDefaults.testPart(of: $0) + (item.group.isEmpty ? "" : " [\(item.group)]") }
-            })
+            let tests = unique(
+                concerned.compactMap { item in
+                    item.metric.map { MetricDefaults.testPart(of: $0) + (item.group.isEmpty ? "" : " [\(item.group)]") }
+                })
             let metricText = listed(names, noun: "metrics")
             if tests.count == 1, tests[0] == names.first, names.count == 1 { return "\(caveat): \(metricText)" }
             return "\(caveat): \(concerned.count) metrics (\(metricText)) of \(listed(tests, noun: "tests"))"

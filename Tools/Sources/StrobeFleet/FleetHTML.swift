@@ -33,7 +33,8 @@ extension FleetReport {
             """
         var subtitle = "95% confidence intervals treat the session as the unit."
         if let compared {
-            subtitle += " \(compared[1]) against \(compared[0]) by \(versionKey); verdicts at α \(alpha), "
+            subtitle +=
+                " \(compared[1]) against \(compared[0]) by \(versionKey); verdicts at α \(alpha), "
                 + "Benjamini–Hochberg across the report."
         }
         if !filters.isEmpty { subtitle += " Only sessions where \(Self.describe(filters))." }
@@ -41,9 +42,11 @@ extension FleetReport {
         for metric in metrics {
             html += "<h2>\(HTMLText.escape((metric.kind == "counter" ? "counter " : "") + metric.name))</h2>\n"
             let series = seriesNames(metric)
-            html += "<div class=\"legend\">" + series.enumerated().map { index, name in
-                "<span><i style=\"background:\(Self.palette[index % Self.palette.count])\"></i>\(HTMLText.escape(name))</span>"
-            }.joined() + "</div>\n<div class=\"plots\">\n"
+            html +=
+                "<div class=\"legend\">"
+                + series.enumerated().map { index, name in
+                    "<span><i style=\"background:\(Self.palette[index % Self.palette.count])\"></i>\(HTMLText.escape(name))</span>"
+                }.joined() + "</div>\n<div class=\"plots\">\n"
             for index in (metric.groups.first?.percentiles ?? []).indices {
                 html += plot(metric, percentile: index, series: series)
             }
@@ -64,7 +67,9 @@ extension FleetReport {
 
     private func seriesNames(_ metric: Metric) -> [String] {
         var names: [String] = []
-        for group in metric.groups where !names.contains(placement(group).series) { names.append(placement(group).series) }
+        for group in metric.groups where !names.contains(placement(group).series) {
+            names.append(placement(group).series)
+        }
         return names
     }
 
@@ -73,7 +78,12 @@ extension FleetReport {
     }
 
     private func plot(_ metric: Metric, percentile index: Int, series: [String]) -> String {
-        let width = 300.0, height = 220.0, left = 64.0, right = 14.0, top = 10.0, bottom = 28.0
+        let width = 300.0
+        let height = 220.0
+        let left = 64.0
+        let right = 14.0
+        let top = 10.0
+        let bottom = 28.0
         let points = metric.groups.map { ($0, placement($0), $0.percentiles[index]) }
         let xs = compared ?? [""]
         var low = points.map(\.2.lower).min() ?? 0
@@ -87,33 +97,43 @@ extension FleetReport {
             let slot = (width - left - right) / Double(xs.count)
             let base = left + slot * (Double(xs.firstIndex(of: label) ?? 0) + 0.5)
             // Groups side by side, so their intervals do not hide each other.
-            return base + (Double(seriesIndex) - Double(series.count - 1) / 2) * min(10, slot / Double(series.count + 1))
+            return base + (Double(seriesIndex) - Double(series.count - 1) / 2)
+                * min(10, slot / Double(series.count + 1))
         }
         func y(_ value: Double) -> Double { top + (high - value) / (high - low) * (height - top - bottom) }
         let name = "P" + String(Int((metric.groups.first?.percentiles[index].probability ?? 0) * 100))
         var svg = "<div class=\"plot\"><h3>\(name)</h3>"
-        svg += "<svg class=\"fleet-plot\" width=\"\(Int(width))\" height=\"\(Int(height))\" viewBox=\"0 0 \(Int(width)) \(Int(height))\" role=\"img\" aria-label=\"\(HTMLText.escape(metric.name)) \(name)\">"
+        svg +=
+            "<svg class=\"fleet-plot\" width=\"\(Int(width))\" height=\"\(Int(height))\" viewBox=\"0 0 \(Int(width)) \(Int(height))\" role=\"img\" aria-label=\"\(HTMLText.escape(metric.name)) \(name)\">"
         svg += "<line class=\"axis\" x1=\"\(left)\" y1=\"\(top)\" x2=\"\(left)\" y2=\"\(height - bottom)\"/>"
-        svg += "<line class=\"axis\" x1=\"\(left)\" y1=\"\(height - bottom)\" x2=\"\(width - right)\" y2=\"\(height - bottom)\"/>"
+        svg +=
+            "<line class=\"axis\" x1=\"\(left)\" y1=\"\(height - bottom)\" x2=\"\(width - right)\" y2=\"\(height - bottom)\"/>"
         for tick in 0...3 {
             let value = low + (high - low) * Double(tick) / 3
-            svg += "<text x=\"\(left - 6)\" y=\"\(Self.format(y(value) + 4))\" text-anchor=\"end\">\(HTMLText.escape(self.value(value, metric)))</text>"
+            svg +=
+                "<text x=\"\(left - 6)\" y=\"\(Self.format(y(value) + 4))\" text-anchor=\"end\">\(HTMLText.escape(self.value(value, metric)))</text>"
         }
         for label in xs where !label.isEmpty {
-            svg += "<text x=\"\(Self.format(x(label, (series.count - 1) / 2)))\" y=\"\(height - 10)\" text-anchor=\"middle\">\(HTMLText.escape(label))</text>"
+            svg +=
+                "<text x=\"\(Self.format(x(label, (series.count - 1) / 2)))\" y=\"\(height - 10)\" text-anchor=\"middle\">\(HTMLText.escape(label))</text>"
         }
         for (seriesIndex, seriesName) in series.enumerated() {
             let color = Self.palette[seriesIndex % Self.palette.count]
             let mine = points.filter { $0.1.series == seriesName }
             if mine.count > 1 {
-                let line = mine.map { "\(Self.format(x($0.1.x, seriesIndex))),\(Self.format(y($0.2.estimate)))" }.joined(separator: " ")
-                svg += "<polyline class=\"series\" fill=\"none\" stroke=\"\(color)\" stroke-width=\"1.5\" points=\"\(line)\"/>"
+                let line = mine.map { "\(Self.format(x($0.1.x, seriesIndex))),\(Self.format(y($0.2.estimate)))" }
+                    .joined(separator: " ")
+                svg +=
+                    "<polyline class=\"series\" fill=\"none\" stroke=\"\(color)\" stroke-width=\"1.5\" points=\"\(line)\"/>"
             }
             for (group, place, estimate) in mine {
                 let px = Self.format(x(place.x, seriesIndex))
-                svg += "<line class=\"ci\" x1=\"\(px)\" y1=\"\(Self.format(y(estimate.lower)))\" x2=\"\(px)\" y2=\"\(Self.format(y(estimate.upper)))\" stroke=\"\(color)\" stroke-width=\"2\"/>"
-                svg += "<circle class=\"point\" cx=\"\(px)\" cy=\"\(Self.format(y(estimate.estimate)))\" r=\"4\" fill=\"\(color)\" data-series=\"\(HTMLText.escape(seriesName))\">"
-                svg += "<title>\(HTMLText.escape("\(seriesName) \(place.x): \(value(estimate.estimate, metric)) [\(value(estimate.lower, metric)), \(value(estimate.upper, metric))], \(group.sessions) sessions"))</title></circle>"
+                svg +=
+                    "<line class=\"ci\" x1=\"\(px)\" y1=\"\(Self.format(y(estimate.lower)))\" x2=\"\(px)\" y2=\"\(Self.format(y(estimate.upper)))\" stroke=\"\(color)\" stroke-width=\"2\"/>"
+                svg +=
+                    "<circle class=\"point\" cx=\"\(px)\" cy=\"\(Self.format(y(estimate.estimate)))\" r=\"4\" fill=\"\(color)\" data-series=\"\(HTMLText.escape(seriesName))\">"
+                svg +=
+                    "<title>\(HTMLText.escape("\(seriesName) \(place.x): \(value(estimate.estimate, metric)) [\(value(estimate.lower, metric)), \(value(estimate.upper, metric))], \(group.sessions) sessions"))</title></circle>"
             }
         }
         return svg + "</svg></div>\n"
@@ -130,15 +150,18 @@ extension FleetReport {
         for group in metric.groups {
             html += "<tr>" + group.values.map { "<td>\(HTMLText.escape($0))</td>" }.joined()
             html += "<td class=\"num\">\(group.sessions)</td><td class=\"num\">\(group.events)</td>"
-            html += group.percentiles.map {
-                "<td class=\"num\">\(HTMLText.escape("\(value($0.estimate, metric)) [\(value($0.lower, metric)), \(value($0.upper, metric))]"))</td>"
-            }.joined() + "</tr>\n"
+            html +=
+                group.percentiles.map {
+                    "<td class=\"num\">\(HTMLText.escape("\(value($0.estimate, metric)) [\(value($0.lower, metric)), \(value($0.upper, metric))]"))</td>"
+                }.joined() + "</tr>\n"
         }
         html += "</table>\n"
         guard let changes = metric.changes else { return html }
-        html += "<table class=\"changes\"><tr>" + (by + names.map { "\($0) change [95% CI]" } + ["verdict"]).map {
-            "<th>\(HTMLText.escape($0))</th>"
-        }.joined() + "</tr>\n"
+        html +=
+            "<table class=\"changes\"><tr>"
+            + (by + names.map { "\($0) change [95% CI]" } + ["verdict"]).map {
+                "<th>\(HTMLText.escape($0))</th>"
+            }.joined() + "</tr>\n"
         for group in changes {
             html += "<tr>" + group.values.map { "<td>\(HTMLText.escape($0))</td>" }.joined()
             if group.changes.isEmpty {
@@ -146,7 +169,8 @@ extension FleetReport {
                 continue
             }
             for change in group.changes {
-                let text = "\(Self.percent(change.shift.change)) [\(Self.percent(change.shift.lower - 1)), \(Self.percent(change.shift.upper - 1))]"
+                let text =
+                    "\(Self.percent(change.shift.change)) [\(Self.percent(change.shift.lower - 1)), \(Self.percent(change.shift.upper - 1))]"
                 html += "<td class=\"num \(change.verdict.rawValue)\">\(HTMLText.escape(text))</td>"
             }
             let overall = Self.overall(group.changes)

@@ -47,7 +47,10 @@ public enum FleetIngestion {
             var found: [String] = []
             while let url = enumerator?.nextObject() as? URL {
                 if (try? url.resourceValues(forKeys: [.isRegularFileKey]).isRegularFile) == true {
-                    found.append(path.hasSuffix("/") ? path + url.path.dropFirst(base.path.count + 1) : path + "/" + url.path.dropFirst(base.path.count + 1))
+                    found.append(
+                        path.hasSuffix("/")
+                            ? path + url.path.dropFirst(base.path.count + 1)
+                            : path + "/" + url.path.dropFirst(base.path.count + 1))
                 }
             }
             files += found.sorted()

@@ -14,11 +14,16 @@ extension FleetReport {
             header += ["sessions", "events"] + percentileNames.map { "\($0) [95% CI]" }
             var rows: [[String]] = []
             for group in metric.groups {
-                rows.append(group.values + [String(group.sessions), String(group.events)] + group.percentiles.map {
-                    "\(value($0.estimate, metric)) [\(value($0.lower, metric)), \(value($0.upper, metric))]"
-                })
+                rows.append(
+                    group.values + [String(group.sessions), String(group.events)]
+                        + group.percentiles.map {
+                            "\(value($0.estimate, metric)) [\(value($0.lower, metric)), \(value($0.upper, metric))]"
+                        })
             }
-            sections.append(table(title: title, header: header, rows: rows, markdown: markdown, numeric: by.count + (compared == nil ? 0 : 1)))
+            sections.append(
+                table(
+                    title: title, header: header, rows: rows, markdown: markdown,
+                    numeric: by.count + (compared == nil ? 0 : 1)))
             if let changes = metric.changes, let compared {
                 var changeHeader = by
                 changeHeader += percentileNames.map { "\($0) change [95% CI]" } + ["verdict"]
@@ -30,13 +35,16 @@ extension FleetReport {
                     }
                     let cells = group.changes.map { change in
                         "\(Self.percent(change.shift.change)) [\(Self.percent(change.shift.lower - 1)), \(Self.percent(change.shift.upper - 1))]"
-                            + (change.verdict == .unchanged || change.verdict == .inconclusive ? "" : " \(change.verdict.rawValue)")
+                            + (change.verdict == .unchanged || change.verdict == .inconclusive
+                                ? "" : " \(change.verdict.rawValue)")
                     }
                     changeRows.append(group.values + cells + [Self.overall(group.changes)])
                 }
-                sections.append(table(
-                    title: "\(metric.name): \(compared[1]) against \(compared[0]) (α \(alpha), Benjamini–Hochberg across the report)",
-                    header: changeHeader, rows: changeRows, markdown: markdown, numeric: by.count))
+                sections.append(
+                    table(
+                        title:
+                            "\(metric.name): \(compared[1]) against \(compared[0]) (α \(alpha), Benjamini–Hochberg across the report)",
+                        header: changeHeader, rows: changeRows, markdown: markdown, numeric: by.count))
             }
         }
         return sections.joined(separator: "\n\n") + "\n"
@@ -67,7 +75,8 @@ extension FleetReport {
     /// The worst verdict of a group: regression, else improvement, else
     /// inconclusive, else unchanged.
     static func overall(_ changes: [SessionQuantileChange]) -> String {
-        for verdict in [Verdict.regression, .improvement, .inconclusive] where changes.contains(where: { $0.verdict == verdict }) {
+        for verdict in [Verdict.regression, .improvement, .inconclusive]
+        where changes.contains(where: { $0.verdict == verdict }) {
             return verdict.rawValue
         }
         return Verdict.unchanged.rawValue

@@ -113,7 +113,9 @@ public struct FleetReport: Sendable, Codable {
                     known
                         ? "no session of \(metric) matches the filters \(describe(options.filters))"
                         : "no trace holds the metric \(metric); stored: "
-                            + (stored.isEmpty ? "none" : stored.prefix(20).map { "\($0.kind.rawValue):\($0.name)" }.joined(separator: ", ")))
+                            + (stored.isEmpty
+                                ? "none"
+                                : stored.prefix(20).map { "\($0.kind.rawValue):\($0.name)" }.joined(separator: ", ")))
             }
             loaded.append((name, resolved, sessions))
         }
@@ -129,7 +131,8 @@ public struct FleetReport: Sendable, Codable {
     }
 
     static func describe(_ filters: [String: String]) -> String {
-        filters.isEmpty ? "(none)" : filters.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: ", ")
+        filters.isEmpty
+            ? "(none)" : filters.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: ", ")
     }
 
     /// The report of sessions already read.
@@ -148,19 +151,25 @@ public struct FleetReport: Sendable, Codable {
                 do {
                     let sketch = try QuantileSketch(serialized: session.sketch)
                     guard sketch.relativeAccuracy == QuantileSketch.defaultRelativeAccuracy else {
-                        throw FleetReportError("trace \(session.trace), \(name): a sketch of accuracy \(sketch.relativeAccuracy), this strobe merges \(QuantileSketch.defaultRelativeAccuracy)")
+                        throw FleetReportError(
+                            "trace \(session.trace), \(name): a sketch of accuracy \(sketch.relativeAccuracy), this strobe merges \(QuantileSketch.defaultRelativeAccuracy)"
+                        )
                     }
                     sketches.append((session, sketch))
                 } catch let error as QuantileSketchError {
                     throw FleetReportError("trace \(session.trace), \(name): \(error)")
                 }
             }
-            func key(_ session: FleetSession, _ keys: [String]) -> [String] { keys.map { session.metadata[$0] ?? "(none)" } }
+            func key(_ session: FleetSession, _ keys: [String]) -> [String] {
+                keys.map { session.metadata[$0] ?? "(none)" }
+            }
             func group(_ members: [(session: FleetSession, sketch: QuantileSketch)], values: [String]) -> Group {
                 let estimates = SessionQuantiles.estimate(
-                    sessions: members.map(\.sketch), probabilities: options.probabilities, confidence: options.confidence)
+                    sessions: members.map(\.sketch), probabilities: options.probabilities,
+                    confidence: options.confidence)
                 return Group(
-                    values: values, percentiles: estimates, sessions: members.count, events: estimates.first?.events ?? 0,
+                    values: values, percentiles: estimates, sessions: members.count,
+                    events: estimates.first?.events ?? 0,
                     samplingProbabilities: Set(members.map(\.session.samplingProbability)).sorted())
             }
             var metric = Metric(name: name, kind: kind.rawValue, groups: [], changes: nil)
@@ -171,16 +180,18 @@ public struct FleetReport: Sendable, Codable {
                     let members = byGroup[values]!
                     let baseline = members.filter { $0.session.metadata[options.versionKey] == compare.baseline }
                     let candidate = members.filter { $0.session.metadata[options.versionKey] == compare.candidate }
-                    for (version, side) in [(compare.baseline, baseline), (compare.candidate, candidate)] where !side.isEmpty {
+                    for (version, side) in [(compare.baseline, baseline), (compare.candidate, candidate)]
+                    where !side.isEmpty {
                         metric.groups.append(group(side, values: values + [version]))
                     }
                     guard baseline.count >= 2, candidate.count >= 2 else { continue }
                     let a = metric.groups[metric.groups.count - 2].percentiles
                     let b = metric.groups[metric.groups.count - 1].percentiles
                     for (pa, pb) in zip(a, b) {
-                        comparisons.append(SessionQuantiles.Comparison(
-                            baseline: pa, candidate: pb, lowerIsBetter: true, relativeFloor: options.relativeFloor,
-                            absoluteFloor: kind == .interval ? MetricDefaults.absoluteFloor(name, unit: "ns") : 0))
+                        comparisons.append(
+                            SessionQuantiles.Comparison(
+                                baseline: pa, candidate: pb, lowerIsBetter: true, relativeFloor: options.relativeFloor,
+                                absoluteFloor: kind == .interval ? MetricDefaults.absoluteFloor(name, unit: "ns") : 0))
                         slots.append((metrics.count, changes.count))
                     }
                     changes.append(GroupChange(values: values, changes: []))

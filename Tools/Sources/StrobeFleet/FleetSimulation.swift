@@ -35,7 +35,10 @@ public struct FleetSimulation: Sendable {
 
     /// The population's `p` percentile.
     public func trueQuantile(_ p: Double) -> Double {
-        median * exp(NormalDistribution.quantile(p) * (sessionSpread * sessionSpread + eventSpread * eventSpread).squareRoot())
+        median
+            * exp(
+                NormalDistribution.quantile(p)
+                    * (sessionSpread * sessionSpread + eventSpread * eventSpread).squareRoot())
     }
 
     /// One side's sessions, every duration multiplied by `factor`.
@@ -109,7 +112,8 @@ public struct FleetSimulation: Sendable {
             if let firstP90, changes[firstP90].verdict == .regression { detected += 1 }
         }
         return ReportRates(
-            falseRegressionReports: Double(falseReports) / Double(trials), detectedP90: Double(detected) / Double(trials),
+            falseRegressionReports: Double(falseReports) / Double(trials),
+            detectedP90: Double(detected) / Double(trials),
             comparisonsPerReport: perReport)
     }
 }

@@ -20,23 +20,29 @@ public enum FleetTraceExtraction {
         guard !bytes.isEmpty else { return .failure(FleetTraceRefusal(source: source, reason: "empty file")) }
         let trace = TraceReader.read(bytes: bytes, source: source)
         if let truncation = trace.truncation {
-            return .failure(FleetTraceRefusal(source: source, reason: "cut short: byte \(truncation.offset): \(truncation.problem)"))
+            return .failure(
+                FleetTraceRefusal(source: source, reason: "cut short: byte \(truncation.offset): \(truncation.problem)")
+            )
         }
         if let issue = trace.issues.first {
             let more = trace.issues.count > 1 ? " (and \(trace.issues.count - 1) more problems)" : ""
-            return .failure(FleetTraceRefusal(source: source, reason: "damaged: byte \(issue.offset): \(issue.problem)\(more)"))
+            return .failure(
+                FleetTraceRefusal(source: source, reason: "damaged: byte \(issue.offset): \(issue.problem)\(more)"))
         }
         guard trace.decodedPacketCount > 0, trace.process != nil || !trace.threads.isEmpty else {
-            return .failure(FleetTraceRefusal(source: source, reason: "not a Strobe or Perfetto trace: no process or thread in it"))
+            return .failure(
+                FleetTraceRefusal(source: source, reason: "not a Strobe or Perfetto trace: no process or thread in it"))
         }
         let origin = trace.origin
         let probability = origin?.samplingProbability ?? 1
         guard probability > 0, probability <= 1 else {
-            return .failure(FleetTraceRefusal(source: source, reason: "sampling probability \(probability) is not in (0, 1]"))
+            return .failure(
+                FleetTraceRefusal(source: source, reason: "sampling probability \(probability) is not in (0, 1]"))
         }
-        return .success(FleetTraceRecord(
-            id: FleetTraceRecord.identity(of: bytes), source: source, metadata: origin?.values ?? [:],
-            samplingProbability: probability, metrics: metrics(of: trace)))
+        return .success(
+            FleetTraceRecord(
+                id: FleetTraceRecord.identity(of: bytes), source: source, metadata: origin?.values ?? [:],
+                samplingProbability: probability, metrics: metrics(of: trace)))
     }
 
     /// Per interval name, the ended intervals' durations; per counter name,
@@ -55,8 +61,11 @@ public enum FleetTraceExtraction {
         }
         func rows(_ sketches: [String: QuantileSketch], _ kind: FleetMetricRecord.Kind) -> [FleetMetricRecord] {
             sketches.sorted { $0.key < $1.key }.compactMap { name, sketch in
-                sketch.isEmpty ? nil : FleetMetricRecord(
-                    kind: kind, name: name, count: Int64(sketch.count), total: sketch.sum, sketch: sketch.serialized())
+                sketch.isEmpty
+                    ? nil
+                    : FleetMetricRecord(
+                        kind: kind, name: name, count: Int64(sketch.count), total: sketch.sum,
+                        sketch: sketch.serialized())
             }
         }
         return rows(intervals, .interval) + rows(counters, .counter)

@@ -16,8 +16,8 @@
 import Foundation
 import StrobeCrashRecovery
 import StrobeDiff
-import StrobeResults
 import StrobeReader
+import StrobeResults
 
 enum FuzzTarget: String, CaseIterable {
     case reader, results, csv, recover
@@ -49,10 +49,12 @@ let csvPath = NSTemporaryDirectory() + "strobe-fuzz-\(getpid()).csv"
 /// removed before libFuzzer reads its flags.
 @_cdecl("LLVMFuzzerInitialize")
 public func fuzzerInitialize(
-    _ argc: UnsafeMutablePointer<Int32>, _ argv: UnsafeMutablePointer<UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>>
+    _ argc: UnsafeMutablePointer<Int32>,
+    _ argv: UnsafeMutablePointer<UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>>
 ) -> Int32 {
     guard argc.pointee >= 2, let name = argv.pointee[1], let chosen = FuzzTarget(rawValue: String(cString: name)) else {
-        FileHandle.standardError.write(Data("usage: StrobeFuzz reader|results|csv|recover [libFuzzer flags] [corpus]\n".utf8))
+        FileHandle.standardError.write(
+            Data("usage: StrobeFuzz reader|results|csv|recover [libFuzzer flags] [corpus]\n".utf8))
         exit(2)
     }
     target = chosen
@@ -74,7 +76,8 @@ enum StrobeFuzz {
     static func main() {
         var arguments = CommandLine.arguments
         guard arguments.count >= 2, let chosen = FuzzTarget(rawValue: arguments[1]) else {
-            FileHandle.standardError.write(Data("usage: StrobeFuzz reader|results|csv|recover [libFuzzer flags] [corpus]\n".utf8))
+            FileHandle.standardError.write(
+                Data("usage: StrobeFuzz reader|results|csv|recover [libFuzzer flags] [corpus]\n".utf8))
             exit(2)
         }
         target = chosen

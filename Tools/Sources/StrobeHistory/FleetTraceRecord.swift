@@ -17,7 +17,8 @@ public struct FleetTraceRecord: Sendable, Hashable {
 
     /// A record with these values.
     public init(
-        id: String, source: String, metadata: [String: String], samplingProbability: Double, metrics: [FleetMetricRecord]
+        id: String, source: String, metadata: [String: String], samplingProbability: Double,
+        metrics: [FleetMetricRecord]
     ) {
         self.id = id
         self.source = source
@@ -81,7 +82,8 @@ public struct FleetSession: Sendable, Hashable {
 
     /// A session with these values.
     public init(
-        trace: String, metadata: [String: String], samplingProbability: Double, count: Int64, total: Double, sketch: [UInt8]
+        trace: String, metadata: [String: String], samplingProbability: Double, count: Int64, total: Double,
+        sketch: [UInt8]
     ) {
         self.trace = trace
         self.metadata = metadata

@@ -33,7 +33,9 @@ actor PostgresFleetStore: FleetStore {
         }
     }
 
-    private func run<Result>(_ what: String, _ body: (PostgresConnection) throws -> Result) throws(HistoryError) -> Result {
+    private func run<Result>(_ what: String, _ body: (PostgresConnection) throws -> Result) throws(HistoryError)
+        -> Result
+    {
         guard let connection else { throw HistoryError(.database, "\(name): the store is closed") }
         do {
             try connection.execute("BEGIN")
@@ -65,7 +67,9 @@ actor PostgresFleetStore: FleetStore {
             var added = Set<String>()
             for row in 0..<inserted.rowCount { added.insert(try inserted.value(row, 0, as: String.self)) }
             let fresh = records.filter { added.contains($0.id) }
-            let metadata = fresh.flatMap { record in record.metadata.sorted { $0.key < $1.key }.map { (record.id, $0.key, $0.value) } }
+            let metadata = fresh.flatMap { record in
+                record.metadata.sorted { $0.key < $1.key }.map { (record.id, $0.key, $0.value) }
+            }
             try connection.execute(
                 """
                 INSERT INTO strobe_fleet_trace_metadata (trace, key, value)
@@ -90,12 +94,15 @@ actor PostgresFleetStore: FleetStore {
         }
     }
 
-    func sessions(metric metricName: String, kind: FleetMetricRecord.Kind, filters: [String: String]) throws -> [FleetSession] {
+    func sessions(metric metricName: String, kind: FleetMetricRecord.Kind, filters: [String: String]) throws
+        -> [FleetSession]
+    {
         let filters = filters.sorted { $0.key < $1.key }
         var filterSQL = ""
         var parameters: [any PostgresParameter] = [metricName, kind.rawValue]
         for (key, value) in filters {
-            filterSQL += " AND m.trace IN (SELECT trace FROM strobe_fleet_trace_metadata WHERE key = $\(parameters.count + 1) AND value = $\(parameters.count + 2))"
+            filterSQL +=
+                " AND m.trace IN (SELECT trace FROM strobe_fleet_trace_metadata WHERE key = $\(parameters.count + 1) AND value = $\(parameters.count + 2))"
             parameters += [key, value]
         }
         return try run("read the sessions of \(metricName)") { connection in
@@ -113,15 +120,19 @@ actor PostgresFleetStore: FleetStore {
                 """, parameters)
             var triples: [(String, String, String)] = []
             for row in 0..<metadataRows.rowCount {
-                triples.append((
-                    try metadataRows.value(row, 0, as: String.self), try metadataRows.value(row, 1, as: String.self),
-                    try metadataRows.value(row, 2, as: String.self)))
+                triples.append(
+                    (
+                        try metadataRows.value(row, 0, as: String.self),
+                        try metadataRows.value(row, 1, as: String.self),
+                        try metadataRows.value(row, 2, as: String.self)
+                    ))
             }
             let metadata = Self.metadataByTrace(triples)
             return try (0..<rows.rowCount).map { row in
                 let trace = try rows.value(row, 0, as: String.self)
                 return FleetSession(
-                    trace: trace, metadata: metadata[trace] ?? [:], samplingProbability: try rows.value(row, 1, as: Double.self),
+                    trace: trace, metadata: metadata[trace] ?? [:],
+                    samplingProbability: try rows.value(row, 1, as: Double.self),
                     count: try rows.value(row, 2, as: Int64.self), total: try rows.value(row, 3, as: Double.self),
                     sketch: try rows.value(row, 4, as: [UInt8].self))
             }
@@ -130,7 +141,8 @@ actor PostgresFleetStore: FleetStore {
 
     func metricNames() throws -> [(kind: FleetMetricRecord.Kind, name: String)] {
         try run("list the metrics") { connection in
-            let rows = try connection.execute("SELECT DISTINCT kind, name FROM strobe_fleet_metrics ORDER BY kind, name")
+            let rows = try connection.execute(
+                "SELECT DISTINCT kind, name FROM strobe_fleet_metrics ORDER BY kind, name")
             var names: [(kind: FleetMetricRecord.Kind, name: String)] = []
             for row in 0..<rows.rowCount {
                 if let kind = FleetMetricRecord.Kind(rawValue: try rows.value(row, 0, as: String.self)) {

@@ -18,7 +18,8 @@ final class SQLiteFleetStore: FleetStore {
         do {
             queue = try DatabaseQueue(path: path, configuration: configuration)
         } catch {
-            throw HistoryError(.badLocation, "\(path): cannot open it as an SQLite database: \(SQLiteHistoryStore.describe(error))")
+            throw HistoryError(
+                .badLocation, "\(path): cannot open it as an SQLite database: \(SQLiteHistoryStore.describe(error))")
         }
     }
 
@@ -36,7 +37,9 @@ final class SQLiteFleetStore: FleetStore {
                     let metadata = try db.cachedStatement(
                         sql: "INSERT INTO strobe_fleet_trace_metadata (trace, key, value) VALUES (?, ?, ?)")
                     let metric = try db.cachedStatement(
-                        sql: "INSERT INTO strobe_fleet_metrics (trace, kind, name, count, total, sketch) VALUES (?, ?, ?, ?, ?, ?)")
+                        sql:
+                            "INSERT INTO strobe_fleet_metrics (trace, kind, name, count, total, sketch) VALUES (?, ?, ?, ?, ?, ?)"
+                    )
                     for record in records {
                         try trace.execute(arguments: [record.id, record.source, record.samplingProbability, now])
                         guard db.changesCount > 0 else {
@@ -58,11 +61,14 @@ final class SQLiteFleetStore: FleetStore {
                 return counts
             }
         } catch {
-            throw HistoryError(.database, "\(path): cannot add \(records.count) traces: \(SQLiteHistoryStore.describe(error))")
+            throw HistoryError(
+                .database, "\(path): cannot add \(records.count) traces: \(SQLiteHistoryStore.describe(error))")
         }
     }
 
-    func sessions(metric name: String, kind: FleetMetricRecord.Kind, filters: [String: String]) async throws -> [FleetSession] {
+    func sessions(metric name: String, kind: FleetMetricRecord.Kind, filters: [String: String]) async throws
+        -> [FleetSession]
+    {
         let filters = filters.sorted { $0.key < $1.key }
         let filterSQL = filters.map { _ in
             " AND m.trace IN (SELECT trace FROM strobe_fleet_trace_metadata WHERE key = ? AND value = ?)"
@@ -97,16 +103,18 @@ final class SQLiteFleetStore: FleetStore {
                 }
             }
         } catch {
-            throw HistoryError(.database, "\(path): cannot read the sessions of \(name): \(SQLiteHistoryStore.describe(error))")
+            throw HistoryError(
+                .database, "\(path): cannot read the sessions of \(name): \(SQLiteHistoryStore.describe(error))")
         }
     }
 
     func metricNames() async throws -> [(kind: FleetMetricRecord.Kind, name: String)] {
         do {
             return try queue.inDatabase { db in
-                try Row.fetchAll(db, sql: "SELECT DISTINCT kind, name FROM strobe_fleet_metrics ORDER BY kind, name").compactMap { row in
-                    FleetMetricRecord.Kind(rawValue: row[0]).map { (kind: $0, name: row[1]) }
-                }
+                try Row.fetchAll(db, sql: "SELECT DISTINCT kind, name FROM strobe_fleet_metrics ORDER BY kind, name")
+                    .compactMap { row in
+                        FleetMetricRecord.Kind(rawValue: row[0]).map { (kind: $0, name: row[1]) }
+                    }
             }
         } catch {
             throw HistoryError(.database, "\(path): cannot list the metrics: \(SQLiteHistoryStore.describe(error))")
@@ -115,7 +123,9 @@ final class SQLiteFleetStore: FleetStore {
 
     func traceCount() async throws -> Int {
         do {
-            return try queue.inDatabase { db in try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM strobe_fleet_traces") ?? 0 }
+            return try queue.inDatabase { db in
+                try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM strobe_fleet_traces") ?? 0
+            }
         } catch {
             throw HistoryError(.database, "\(path): cannot count the traces: \(SQLiteHistoryStore.describe(error))")
         }

@@ -145,7 +145,8 @@ public final class IngestServer: Sendable {
     /// An upload's name as stored and logged: printable characters only,
     /// at most 200 of them.
     static func safeName(_ name: String) -> String {
-        String(String.UnicodeScalarView(name.unicodeScalars.filter { $0.value >= 0x20 && $0.value != 0x7F }).prefix(200))
+        String(
+            String.UnicodeScalarView(name.unicodeScalars.filter { $0.value >= 0x20 && $0.value != 0x7F }).prefix(200))
     }
 
     private static func json(
@@ -154,6 +155,7 @@ public final class IngestServer: Sendable {
         var headers = extra
         headers[.contentType] = "application/json"
         let data = (try? JSONSerialization.data(withJSONObject: fields, options: [.sortedKeys])) ?? Data("{}".utf8)
-        return Response(status: status, headers: headers, body: ResponseBody(byteBuffer: ByteBuffer(bytes: data + [0x0A])))
+        return Response(
+            status: status, headers: headers, body: ResponseBody(byteBuffer: ByteBuffer(bytes: data + [0x0A])))
     }
 }

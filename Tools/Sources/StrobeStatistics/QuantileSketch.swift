@@ -201,7 +201,8 @@ public struct QuantileSketch: Sendable, Hashable {
         positive = try BucketStore(reading: &reader)
         negative = try BucketStore(reading: &reader)
         guard reader.offset == reader.bytes.count else {
-            throw QuantileSketchError(offset: reader.offset, problem: "\(reader.bytes.count - reader.offset) bytes after the sketch")
+            throw QuantileSketchError(
+                offset: reader.offset, problem: "\(reader.bytes.count - reader.offset) bytes after the sketch")
         }
         guard zeroCount &+ positive.total &+ negative.total == count else {
             throw QuantileSketchError(offset: 0, problem: "bucket counts do not add up to the count \(count)")
@@ -296,7 +297,8 @@ private struct BucketStore: Sendable, Hashable {
         let start = reader.offset
         let used = try reader.varint("a bucket count")
         guard used <= UInt64(reader.bytes.count - reader.offset) else {
-            throw QuantileSketchError(offset: start, problem: "\(used) buckets in \(reader.bytes.count - reader.offset) bytes")
+            throw QuantileSketchError(
+                offset: start, problem: "\(used) buckets in \(reader.bytes.count - reader.offset) bytes")
         }
         var previous: Int64 = 0
         var first = true
@@ -331,7 +333,9 @@ private struct SketchByteReader {
     }
 
     mutating func fixed(_ what: String) throws(QuantileSketchError) -> UInt64 {
-        guard offset + 8 <= bytes.count else { throw QuantileSketchError(offset: offset, problem: "truncated in \(what)") }
+        guard offset + 8 <= bytes.count else {
+            throw QuantileSketchError(offset: offset, problem: "truncated in \(what)")
+        }
         var value: UInt64 = 0
         for index in 0..<8 { value |= UInt64(bytes[offset + index]) << (8 * UInt64(index)) }
         offset += 8
@@ -343,10 +347,14 @@ private struct SketchByteReader {
         var value: UInt64 = 0
         var shift: UInt64 = 0
         while true {
-            guard offset < bytes.count else { throw QuantileSketchError(offset: start, problem: "truncated in \(what)") }
+            guard offset < bytes.count else {
+                throw QuantileSketchError(offset: start, problem: "truncated in \(what)")
+            }
             let byte = bytes[offset]
             offset += 1
-            guard shift < 64 else { throw QuantileSketchError(offset: start, problem: "\(what) is longer than 64 bits") }
+            guard shift < 64 else {
+                throw QuantileSketchError(offset: start, problem: "\(what) is longer than 64 bits")
+            }
             value |= UInt64(byte & 0x7f) << shift
             if byte & 0x80 == 0 { return value }
             shift += 7

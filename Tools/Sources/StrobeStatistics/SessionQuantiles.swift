@@ -22,7 +22,8 @@ public struct SessionQuantileEstimate: Sendable, Hashable, Codable {
 
     /// An estimate with these values.
     public init(
-        probability: Double, estimate: Double, lower: Double, upper: Double, confidence: Double, logStandardError: Double,
+        probability: Double, estimate: Double, lower: Double, upper: Double, confidence: Double,
+        logStandardError: Double,
         sessions: Int, events: UInt64
     ) {
         self.probability = probability
@@ -58,7 +59,8 @@ public enum SessionQuantiles {
     public static func estimate(
         sessions: [QuantileSketch], probabilities: [Double], confidence: Double = 0.95
     ) -> [SessionQuantileEstimate] {
-        var pooled = QuantileSketch(relativeAccuracy: sessions.first?.relativeAccuracy ?? QuantileSketch.defaultRelativeAccuracy)
+        var pooled = QuantileSketch(
+            relativeAccuracy: sessions.first?.relativeAccuracy ?? QuantileSketch.defaultRelativeAccuracy)
         for session in sessions { pooled.merge(session) }
         return estimate(sessions: sessions, pooled: pooled, probabilities: probabilities, confidence: confidence)
     }
@@ -171,15 +173,19 @@ extension SessionQuantiles {
         return zip(comparisons, zip(tests, adjusted)).map { comparison, pair in
             let (test, adjustedP) = pair
             let shift = ShiftEstimate(
-                ratio: exp(test.d), lower: exp(test.d - z * test.error), upper: exp(test.d + z * test.error), confidence: 0.95)
+                ratio: exp(test.d), lower: exp(test.d - z * test.error), upper: exp(test.d + z * test.error),
+                confidence: 0.95)
             let result = ReplicateTestResult(
                 method: .processes, logScale: true, estimate: test.d, standardError: test.error,
                 degreesOfFreedom: .infinity, statistic: test.error > 0 ? test.d / test.error : 0, pValue: test.p,
                 baselineReplicates: comparison.baseline.sessions, candidateReplicates: comparison.candidate.sessions,
-                replicateSpread: test.error * Double(max(1, min(comparison.baseline.sessions, comparison.candidate.sessions))).squareRoot())
+                replicateSpread: test.error
+                    * Double(max(1, min(comparison.baseline.sessions, comparison.candidate.sessions))).squareRoot())
             let base = comparison.baseline.estimate
             let difference = comparison.candidate.estimate - base
-            let equivalence = (lower: exp(test.d - zEquivalence * test.error), upper: exp(test.d + zEquivalence * test.error))
+            let equivalence = (
+                lower: exp(test.d - zEquivalence * test.error), upper: exp(test.d + zEquivalence * test.error)
+            )
             let verdict = ComparisonEngine.decide(
                 test: result, shift: shift, difference: difference, equivalenceRatio: equivalence,
                 equivalenceDifference: (base * (equivalence.lower - 1), base * (equivalence.upper - 1)),

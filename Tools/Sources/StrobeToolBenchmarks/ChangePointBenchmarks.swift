@@ -1,7 +1,7 @@
 import Foundation
-import StrobeTestSupport
 import StrobeDiff
 import StrobeStatistics
+import StrobeTestSupport
 
 /// The quality and speed of `StepDetector` and `StepAttribution` on
 /// synthetic performance histories: 60 runs, each run a process with its own
@@ -33,8 +33,8 @@ enum ChangePointBenchmarks {
     static func printMachine() {
         var model = "unknown"
         if let info = try? String(contentsOfFile: "/proc/cpuinfo", encoding: .utf8),
-           let line = info.split(separator: "\n").first(where: { $0.hasPrefix("model name") }),
-           let colon = line.firstIndex(of: ":")
+            let line = info.split(separator: "\n").first(where: { $0.hasPrefix("model name") }),
+            let colon = line.firstIndex(of: ":")
         {
             model = line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces)
         }
@@ -75,7 +75,8 @@ enum ChangePointBenchmarks {
             var series: [Double] = []
             series.reserveCapacity(runs)
             for run in 0..<runs {
-                let process = exp(processSigma * generator.normal()) * (generator.uniform() < slowShare ? slowFactor : 1)
+                let process =
+                    exp(processSigma * generator.normal()) * (generator.uniform() < slowShare ? slowFactor : 1)
                 var iterations = (0..<9).map { _ in exp(0.03 * generator.normal()) }
                 iterations.sort()
                 series.append(base * level(metric, run) * process * iterations[4])
@@ -87,7 +88,9 @@ enum ChangePointBenchmarks {
     }
 
     static func histories(_ suite: Suite, prefix: String = "m") -> [MetricHistory] {
-        suite.values.enumerated().map { MetricHistory(name: String(format: "%@%02d", prefix, $0.offset), values: $0.element) }
+        suite.values.enumerated().map {
+            MetricHistory(name: String(format: "%@%02d", prefix, $0.offset), values: $0.element)
+        }
     }
 
     // MARK: Flat histories
@@ -155,8 +158,10 @@ enum ChangePointBenchmarks {
         Figure(
             name: "10% step in \(kind), process σ 5%, found", value: Double(found) / Double(stepSuites) * 100,
             unit: "% of suites", baselineName: "target", baselineValue: 90, target: bimodal ? nil : "value >= 90",
-            extra: ["suites": Double(stepSuites), "other_metrics_with_a_step": Double(otherSteps),
-                    "found_as_possible": Double(possible), "extra_steps_in_the_stepped_metric": Double(extraSteps)]
+            extra: [
+                "suites": Double(stepSuites), "other_metrics_with_a_step": Double(otherSteps),
+                "found_as_possible": Double(possible), "extra_steps_in_the_stepped_metric": Double(extraSteps),
+            ]
         ).printLine()
         Figure(
             name: "10% step in \(kind), process σ 5%, placed within one run of the truth",
@@ -231,9 +236,11 @@ enum ChangePointBenchmarks {
             name: "5% shift of every metric with the reference (\(what)) moving too, reported as the machine's",
             value: Double(machineSuites) / Double(Self.machineSuites) * 100, unit: "% of suites",
             baselineName: "target", baselineValue: 95, target: referenceSeries == 1 ? nil : "value >= 95",
-            extra: ["suites": Double(Self.machineSuites), "suites_with_no_step_found": Double(missed),
-                    "suite_steps_of_the_machine": Double(suiteMachine),
-                    "metric_steps_at_the_shift": Double(steps), "of_which_machine": Double(machineSteps)]
+            extra: [
+                "suites": Double(Self.machineSuites), "suites_with_no_step_found": Double(missed),
+                "suite_steps_of_the_machine": Double(suiteMachine),
+                "metric_steps_at_the_shift": Double(steps), "of_which_machine": Double(machineSteps),
+            ]
         ).printLine()
     }
 
@@ -251,9 +258,10 @@ enum ChangePointBenchmarks {
             let hosts = (0..<3).map { host in
                 HostHistory(
                     host: "host\(host)",
-                    metrics: histories(suite(
-                        seed: generator.next(), sigma: { $0 == stepped ? 0.05 : nil },
-                        level: { metric, run in metric == stepped && run >= at ? 1.10 : 1 })),
+                    metrics: histories(
+                        suite(
+                            seed: generator.next(), sigma: { $0 == stepped ? 0.05 : nil },
+                            level: { metric, run in metric == stepped && run >= at ? 1.10 : 1 })),
                     reference: histories(suite(seed: generator.next())))
             }
             let attributed = try! StepAttribution.attribute(hosts).steps.filter { abs($0.step.firstAfter - at) <= 1 }
@@ -263,7 +271,8 @@ enum ChangePointBenchmarks {
         }
         Figure(
             name: "10% step of one metric on all 3 hosts, references still, reported as the code's",
-            value: Double(codeSuites) / Double(suites) * 100, unit: "% of suites", baselineName: "steps reported as the code's",
+            value: Double(codeSuites) / Double(suites) * 100, unit: "% of suites",
+            baselineName: "steps reported as the code's",
             baselineValue: Double(codeSteps) / Double(max(steps, 1)) * 100, extra: ["suites": Double(suites)]
         ).printLine()
     }
@@ -315,11 +324,14 @@ enum ChangePointBenchmarks {
     }
 
     static func write(_ rows: [String], to directory: String, name: String) {
-        let header = name == "step-truth.csv" ? [] : ["history,run," + (0..<metrics).map { String(format: "m%02d", $0) }.joined(separator: ",")]
+        let header =
+            name == "step-truth.csv"
+            ? [] : ["history,run," + (0..<metrics).map { String(format: "m%02d", $0) }.joined(separator: ",")]
         let url = URL(fileURLWithPath: directory).appendingPathComponent(name)
         do {
             try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
-            try (header + rows).joined(separator: "\n").appending("\n").write(to: url, atomically: true, encoding: .utf8)
+            try (header + rows).joined(separator: "\n").appending("\n").write(
+                to: url, atomically: true, encoding: .utf8)
         } catch {
             FileHandle.standardError.write(Data("ChangePointBenchmarks: cannot write \(url.path): \(error)\n".utf8))
             exit(2)

@@ -1,7 +1,7 @@
-import StrobeTestSupport
 import Foundation
 import StrobeDiff
 import StrobeStatistics
+import StrobeTestSupport
 
 /// The quality of `strobe diff`, measured on synthetic suites of 20 metrics.
 /// The baseline of the power figures is the oracle: a t-test on log values
@@ -9,8 +9,10 @@ import StrobeStatistics
 enum DetectorBenchmarks {
     static func run() {
         let simulation = DetectorSimulation()
-        for noise: DetectorSimulation.Noise in [.logNormal(sigma: 0.05), .logNormal(sigma: 0.10), .bimodal(sigma: 0.05),
-                                                 .outliers(sigma: 0.05), .rounded(sigma: 0.05)] {
+        for noise: DetectorSimulation.Noise in [
+            .logNormal(sigma: 0.05), .logNormal(sigma: 0.10), .bimodal(sigma: 0.05),
+            .outliers(sigma: 0.05), .rounded(sigma: 0.05),
+        ] {
             let outcome = simulation.run(suites: 1000, noise: noise, slowdown: 0, seed: 1)
             Figure(
                 name: "A/A false alarms, \(noise)", value: outcome.falseAlarmRate * 100, unit: "% of suites",
@@ -41,9 +43,11 @@ enum DetectorBenchmarks {
                 var sized = simulation
                 sized.baselineCount = n
                 sized.candidateCount = n
-                let slowdown = sized.minimumDetectableSlowdown(noise: .logNormal(sigma: sigma), suites: n == 100 ? 100 : 200, seed: 4)
+                let slowdown = sized.minimumDetectableSlowdown(
+                    noise: .logNormal(sigma: sigma), suites: n == 100 ? 100 : 200, seed: 4)
                 Figure(
-                    name: "minimum slowdown caught with 80% power, n=\(n), log-normal σ=\(sigma)", value: slowdown * 100,
+                    name: "minimum slowdown caught with 80% power, n=\(n), log-normal σ=\(sigma)",
+                    value: slowdown * 100,
                     unit: "%", baselineName: "noise floor", baselineValue: simulation.options.minimumEffect * 100
                 ).printLine()
             }
@@ -60,8 +64,10 @@ enum DetectorBenchmarks {
                 aa.replication = .processes(count: 5, iterations: 6, processSigma: processSigma, paired: paired)
                 let outcome = aa.run(suites: 1000, noise: .logNormal(sigma: 0.05), slowdown: 0, seed: 11)
                 Figure(
-                    name: "A/A false alarms, 5 processes × 6 iterations per side, process σ=\(processSigma)\(paired ? ", paired" : "")",
-                    value: outcome.falseAlarmRate * 100, unit: "% of suites", baselineName: "allowed (1%)", baselineValue: 1,
+                    name:
+                        "A/A false alarms, 5 processes × 6 iterations per side, process σ=\(processSigma)\(paired ? ", paired" : "")",
+                    value: outcome.falseAlarmRate * 100, unit: "% of suites", baselineName: "allowed (1%)",
+                    baselineValue: 1,
                     target: "value <= 1", extra: ["suites": 1000, "metrics_per_suite": 20]
                 ).printLine()
             }
@@ -69,9 +75,11 @@ enum DetectorBenchmarks {
             power.replication = .processes(count: 10, iterations: 6, processSigma: 0.05, paired: paired)
             let outcome = power.run(suites: 1000, noise: .logNormal(sigma: 0.05), slowdown: 0.10, seed: 12)
             Figure(
-                name: "power, 10% slowdown, 10 processes × 6 iterations per side, process σ=0.05, iteration σ=0.05\(paired ? ", paired" : "")",
+                name:
+                    "power, 10% slowdown, 10 processes × 6 iterations per side, process σ=0.05, iteration σ=0.05\(paired ? ", paired" : "")",
                 value: outcome.power * 100, unit: "% of suites",
-                baselineName: "oracle: Welch t on process mean logs, same FDR control", baselineValue: outcome.oraclePower * 100,
+                baselineName: "oracle: Welch t on process mean logs, same FDR control",
+                baselineValue: outcome.oraclePower * 100,
                 target: "value >= 95", extra: ["false_alarm_suites_percent": outcome.falseAlarmRate * 100]
             ).printLine()
         }
@@ -122,13 +130,16 @@ enum DetectorBenchmarks {
                 suites: 1000, processSigma: sigma, slowdown: 0, design: design(.fractionOfPlan), seed: 21)
             Figure(
                 name: "sequential A/A false alarms, 6 metrics, process σ=\(sigma), geometric looks",
-                value: after.falseAlarmRate * 100, unit: "% of comparisons", baselineName: "allowed (1%)", baselineValue: 1,
+                value: after.falseAlarmRate * 100, unit: "% of comparisons", baselineName: "allowed (1%)",
+                baselineValue: 1,
                 target: "value <= 1",
-                extra: ["suites": 1000, "before_percent": before.falseAlarmRate * 100,
-                        "median_rounds_to_stop": after.medianStoppingRounds,
-                        "median_rounds_to_stop_before": before.medianStoppingRounds,
-                        "undecided_percent": Double(after.undecided) / 10,
-                        "undecided_percent_before": Double(before.undecided) / 10]
+                extra: [
+                    "suites": 1000, "before_percent": before.falseAlarmRate * 100,
+                    "median_rounds_to_stop": after.medianStoppingRounds,
+                    "median_rounds_to_stop_before": before.medianStoppingRounds,
+                    "undecided_percent": Double(after.undecided) / 10,
+                    "undecided_percent_before": Double(before.undecided) / 10,
+                ]
             ).printLine()
         }
         for sigma in [0.02, 0.05] {
@@ -142,10 +153,12 @@ enum DetectorBenchmarks {
                     value: after.medianDetectionRounds, unit: "rounds",
                     baselineName: "previous looks (every fifth of the plan, O'Brien–Fleming)",
                     baselineValue: before.medianDetectionRounds, target: "ratio <= 1",
-                    extra: ["caught_percent": after.power * 100, "caught_percent_before": before.power * 100,
-                            "median_rounds_to_stop": after.medianStoppingRounds,
-                            "median_rounds_to_stop_before": before.medianStoppingRounds,
-                            "false_alarm_percent": after.falseAlarmRate * 100]
+                    extra: [
+                        "caught_percent": after.power * 100, "caught_percent_before": before.power * 100,
+                        "median_rounds_to_stop": after.medianStoppingRounds,
+                        "median_rounds_to_stop_before": before.medianStoppingRounds,
+                        "false_alarm_percent": after.falseAlarmRate * 100,
+                    ]
                 ).printLine()
             }
         }

@@ -21,10 +21,13 @@ enum FleetBenchmarks {
     }
 
     static func measure() async throws {
-        print("{\"section\":\"fleet\",\"cpu\":\"\(HistoryBenchmarks.cpuModel())\",\"cores\":\(ProcessInfo.processInfo.activeProcessorCount)}")
+        print(
+            "{\"section\":\"fleet\",\"cpu\":\"\(HistoryBenchmarks.cpuModel())\",\"cores\":\(ProcessInfo.processInfo.activeProcessorCount)}"
+        )
         simulation()
         if ProcessInfo.processInfo.environment["STROBE_BENCH_FLEET_SIMULATION_ONLY"] == "1" { return }
-        let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("strobe-fleet-bench-\(getpid())").path
+        let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("strobe-fleet-bench-\(getpid())")
+            .path
         try FileManager.default.createDirectory(atPath: scratch, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(atPath: scratch) }
         let files = try writeTraces(count: 400, in: scratch + "/traces")
@@ -42,20 +45,25 @@ enum FleetBenchmarks {
                 name: "95% CI covers the true P\(Int(p * 100)), 500 sessions of 20–60 events (\(trials) trials)",
                 value: rate * 100, unit: "% of trials", baselineName: "nominal", baselineValue: 95,
                 target: "93 <= value <= 97",
-                extra: ["session_sigma": simulation.sessionSpread, "event_sigma": simulation.eventSpread])
-                .printLine()
+                extra: ["session_sigma": simulation.sessionSpread, "event_sigma": simulation.eventSpread]
+            )
+            .printLine()
         }
         let aa = simulation.reports(trials: trials, slowdown: 0, seed: 2027)
         Figure(
             name: "A/A: reports with a false regression (2 metrics × 3 groups × 3 percentiles, 500 sessions a side)",
             value: aa.falseRegressionReports * 100, unit: "% of reports", baselineName: "allowed", baselineValue: 1,
-            target: "value <= 1", extra: ["reports": Double(trials), "comparisons_per_report": Double(aa.comparisonsPerReport)]
+            target: "value <= 1",
+            extra: ["reports": Double(trials), "comparisons_per_report": Double(aa.comparisonsPerReport)]
         ).printLine()
         let ab = simulation.reports(trials: 500, slowdown: 0.1, seed: 2028)
         Figure(
             name: "10% slowdown, 500 sessions a version: P90 regression found", value: ab.detectedP90 * 100,
             unit: "% of reports", baselineName: "required", baselineValue: 90, target: "value >= 90",
-            extra: ["reports": 500, "false_regression_reports_pct": ab.falseRegressionReports * 100, "session_sigma": simulation.sessionSpread]
+            extra: [
+                "reports": 500, "false_regression_reports_pct": ab.falseRegressionReports * 100,
+                "session_sigma": simulation.sessionSpread,
+            ]
         ).printLine()
         // The power depends on how much sessions differ within a group: the
         // same with sessions' speeds spread by σ 0.2 rather than 0.3.
@@ -63,9 +71,13 @@ enum FleetBenchmarks {
         tighter.sessionSpread = 0.2
         let tight = tighter.reports(trials: 500, slowdown: 0.1, seed: 2029)
         Figure(
-            name: "10% slowdown, 500 sessions a version, session σ 0.2: P90 regression found", value: tight.detectedP90 * 100,
+            name: "10% slowdown, 500 sessions a version, session σ 0.2: P90 regression found",
+            value: tight.detectedP90 * 100,
             unit: "% of reports", baselineName: "required", baselineValue: 90, target: "value >= 90",
-            extra: ["reports": 500, "false_regression_reports_pct": tight.falseRegressionReports * 100, "session_sigma": 0.2]
+            extra: [
+                "reports": 500, "false_regression_reports_pct": tight.falseRegressionReports * 100,
+                "session_sigma": 0.2,
+            ]
         ).printLine()
         let tightAA = tighter.reports(trials: trials, slowdown: 0, seed: 2030)
         Figure(
@@ -75,7 +87,8 @@ enum FleetBenchmarks {
         ).printLine()
         let tightCoverage = tighter.coverage(trials: trials, seed: 2031)
         Figure(
-            name: "95% CI covers the true P90, session σ 0.2 (\(trials) trials)", value: (tightCoverage[0.9] ?? 0) * 100,
+            name: "95% CI covers the true P90, session σ 0.2 (\(trials) trials)",
+            value: (tightCoverage[0.9] ?? 0) * 100,
             unit: "% of trials", baselineName: "nominal", baselineValue: 95, target: "93 <= value <= 97"
         ).printLine()
     }
@@ -111,10 +124,15 @@ enum FleetBenchmarks {
     /// Ingest speed: SQLite and PostgreSQL, against extracting alone.
     static func ingest(_ files: [String], scratch: String) async throws {
         let extractStart = DispatchTime.now().uptimeNanoseconds
-        let extracted = files.map { FleetTraceExtraction.record(of: [UInt8](FileManager.default.contents(atPath: $0)!), source: $0) }
+        let extracted = files.map {
+            FleetTraceExtraction.record(of: [UInt8](FileManager.default.contents(atPath: $0)!), source: $0)
+        }
         let extractSeconds = Double(DispatchTime.now().uptimeNanoseconds - extractStart) / 1e9
-        guard extracted.allSatisfy({ (try? $0.get()) != nil }) else { throw BenchmarkFailure("a written trace was refused") }
-        let intervals = (try? extracted[0].get())?.metrics.filter { $0.kind == .interval }.reduce(0) { $0 + $1.count } ?? 0
+        guard extracted.allSatisfy({ (try? $0.get()) != nil }) else {
+            throw BenchmarkFailure("a written trace was refused")
+        }
+        let intervals =
+            (try? extracted[0].get())?.metrics.filter { $0.kind == .interval }.reduce(0) { $0 + $1.count } ?? 0
 
         let sqlite = try await FleetStores.open(.sqlite(path: scratch + "/fleet.sqlite"))
         let start = DispatchTime.now().uptimeNanoseconds
@@ -123,8 +141,10 @@ enum FleetBenchmarks {
         await sqlite.close()
         guard summary.added == files.count else { throw BenchmarkFailure("SQLite ingest: \(summary)") }
         Figure(
-            name: "ingest \(files.count) traces of \(intervals) intervals into SQLite, both cores", value: Double(files.count) / seconds,
-            unit: "traces/s", baselineName: "extract them on one core, no store", baselineValue: Double(files.count) / extractSeconds,
+            name: "ingest \(files.count) traces of \(intervals) intervals into SQLite, both cores",
+            value: Double(files.count) / seconds,
+            unit: "traces/s", baselineName: "extract them on one core, no store",
+            baselineValue: Double(files.count) / extractSeconds,
             target: "value >= 200"
         ).printLine()
 
@@ -143,7 +163,8 @@ enum FleetBenchmarks {
         }
         Figure(
             name: "ingest \(files.count) traces of \(intervals) intervals into PostgreSQL, both cores",
-            value: Double(files.count) / pgSeconds, unit: "traces/s", baselineName: "extract them on one core, no store",
+            value: Double(files.count) / pgSeconds, unit: "traces/s",
+            baselineName: "extract them on one core, no store",
             baselineValue: Double(files.count) / extractSeconds, target: "value >= 200"
         ).printLine()
     }
@@ -161,11 +182,18 @@ enum FleetBenchmarks {
             for device in ["low", "mid", "high"] {
                 for sketch in simulation.sessionSketches(factor: version == "5.2" ? 1.1 : 1, generator: &generator) {
                     index += 1
-                    records.append(FleetTraceRecord(
-                        id: "sha256:\(index)", source: "simulated-\(index)",
-                        metadata: ["app.version": version, "device.class": device, "device.model": "m\(index % 40)"],
-                        samplingProbability: 0.01,
-                        metrics: [FleetMetricRecord(kind: .interval, name: "lens apply", count: Int64(sketch.count), total: sketch.sum, sketch: sketch.serialized())]))
+                    records.append(
+                        FleetTraceRecord(
+                            id: "sha256:\(index)", source: "simulated-\(index)",
+                            metadata: [
+                                "app.version": version, "device.class": device, "device.model": "m\(index % 40)",
+                            ],
+                            samplingProbability: 0.01,
+                            metrics: [
+                                FleetMetricRecord(
+                                    kind: .interval, name: "lens apply", count: Int64(sketch.count), total: sketch.sum,
+                                    sketch: sketch.serialized())
+                            ]))
                 }
             }
         }
@@ -188,7 +216,8 @@ enum FleetBenchmarks {
         }
         await store.close()
         Figure(
-            name: "fleet report of \(records.count) traces, 3 groups × 2 versions, P50/P90/P99 with CIs and verdicts (median of 3)",
+            name:
+                "fleet report of \(records.count) traces, 3 groups × 2 versions, P50/P90/P99 with CIs and verdicts (median of 3)",
             value: HistoryBenchmarks.median(reportSeconds), unit: "s", baselineName: "read the sessions' rows only",
             baselineValue: HistoryBenchmarks.median(readSeconds), target: "value <= 5",
             extra: ["groups_with_p90_regression_of_3": Double(regressions)]

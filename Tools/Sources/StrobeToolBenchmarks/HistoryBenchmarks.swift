@@ -20,7 +20,8 @@ enum HistoryBenchmarks {
     static func measure() async throws {
         let cpu = cpuModel()
         print("{\"section\":\"history\",\"cpu\":\"\(cpu)\",\"cores\":\(ProcessInfo.processInfo.activeProcessorCount)}")
-        let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("strobe-history-bench-\(getpid())").path
+        let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("strobe-history-bench-\(getpid())")
+            .path
         try FileManager.default.createDirectory(atPath: scratch, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(atPath: scratch) }
         let server = try PostgresServer.start(in: scratch + "/postgres")
@@ -56,7 +57,8 @@ enum HistoryBenchmarks {
             writes.append(Double(DispatchTime.now().uptimeNanoseconds - start) / 1e6)
         }
         Figure(
-            name: "add one run of 50 metrics × 10 iterations to SQLite (median of 101)", value: median(adds), unit: "ms",
+            name: "add one run of 50 metrics × 10 iterations to SQLite (median of 101)", value: median(adds),
+            unit: "ms",
             baselineName: "write the run as a results file", baselineValue: median(writes), target: "value <= 50",
             extra: ["p90_ms": quantile(adds, 0.9)]
         ).printLine()
@@ -70,7 +72,9 @@ enum HistoryBenchmarks {
         let writers = 8
         let perWriter = 200
         let records = (0..<writers).map { writer in
-            (0..<perWriter).map { RunRecord(run: sampleRun(id: "w\(writer)-\($0)", time: Int64(writer * perWriter + $0))) }
+            (0..<perWriter).map {
+                RunRecord(run: sampleRun(id: "w\(writer)-\($0)", time: Int64(writer * perWriter + $0)))
+            }
         }
         // Migrate first, so that the timing is of adding.
         await (try HistoryStores.open(location)).close()
@@ -109,7 +113,8 @@ enum HistoryBenchmarks {
             counts.alreadyStored == writers * 20
         else {
             throw BenchmarkFailure(
-                "concurrent writers: \(stored) stored (\(distinct) distinct), \(counts) — expected \(writers * perWriter) added, \(writers * 20) already stored")
+                "concurrent writers: \(stored) stored (\(distinct) distinct), \(counts) — expected \(writers * perWriter) added, \(writers * 20) already stored"
+            )
         }
         // Baseline: one writer adding 200 runs alone.
         let alone = try PostgresServer.createDatabase(database + "_alone", url: url)
@@ -122,8 +127,10 @@ enum HistoryBenchmarks {
             name: "8 writers × 200 runs (+20 duplicates each) into one PostgreSQL: runs added per second",
             value: Double(stored) / seconds, unit: "runs/s", baselineName: "one writer alone, 200 runs",
             baselineValue: Double(perWriter) / singleSeconds,
-            extra: ["seconds": seconds, "runs_stored": Double(stored), "lost": Double(writers * perWriter - distinct),
-                    "doubled": Double(stored - distinct), "duplicates_refused": Double(counts.alreadyStored)]
+            extra: [
+                "seconds": seconds, "runs_stored": Double(stored), "lost": Double(writers * perWriter - distinct),
+                "doubled": Double(stored - distinct), "duplicates_refused": Double(counts.alreadyStored),
+            ]
         ).printLine()
     }
 
@@ -134,11 +141,14 @@ enum HistoryBenchmarks {
         let files = scratch + "/files"
         try FileManager.default.createDirectory(atPath: files, withIntermediateDirectories: true)
         let sqlite = try await HistoryStores.open(.sqlite(path: scratch + "/load.sqlite"))
-        let postgresLocation = try HistoryLocation.parse(try PostgresServer.createDatabase("bench_load", url: server.url))
+        let postgresLocation = try HistoryLocation.parse(
+            try PostgresServer.createDatabase("bench_load", url: server.url))
         let postgresWriters = 4
         let stores = try await (0..<postgresWriters).asyncMap { _ in try await HistoryStores.open(postgresLocation) }
         for batch in stride(from: 0, to: count, by: 500) {
-            let records = (batch..<min(batch + 500, count)).map { RunRecord(run: sampleRun(id: "load-\($0)", time: Int64($0))) }
+            let records = (batch..<min(batch + 500, count)).map {
+                RunRecord(run: sampleRun(id: "load-\($0)", time: Int64($0)))
+            }
             for record in records {
                 _ = try await sqlite.add(record)
                 try ResultsFile.write(record.run, to: files + "/\(record.key).strobe-results")
@@ -168,7 +178,9 @@ enum HistoryBenchmarks {
             for name in names { metrics += try ResultsFile.read(files + "/" + name).tests.flatMap(\.metrics).count }
             return metrics
         }
-        for (name, location) in [("SQLite", HistoryLocation.sqlite(path: scratch + "/load.sqlite")), ("PostgreSQL", postgresLocation)] {
+        for (name, location) in [
+            ("SQLite", HistoryLocation.sqlite(path: scratch + "/load.sqlite")), ("PostgreSQL", postgresLocation),
+        ] {
             let store = try await HistoryStores.open(location)
             let loaded = try await time {
                 try await store.runs(HistoryQuery()).reduce(0) { $0 + $1.tests.flatMap(\.metrics).count }
@@ -180,7 +192,8 @@ enum HistoryBenchmarks {
             }
             await store.close()
             guard loaded.metrics == count * 50, fromFiles.metrics == count * 50 else {
-                throw BenchmarkFailure("\(name): loaded \(loaded.metrics) metrics, files \(fromFiles.metrics), expected \(count * 50)")
+                throw BenchmarkFailure(
+                    "\(name): loaded \(loaded.metrics) metrics, files \(fromFiles.metrics), expected \(count * 50)")
             }
             Figure(
                 name: "load 10,000 runs × 50 metrics (summaries) from \(name)", value: loaded.seconds, unit: "s",
@@ -216,7 +229,9 @@ enum HistoryBenchmarks {
     static func cpuModel() -> String {
         let info = (try? String(contentsOfFile: "/proc/cpuinfo", encoding: .utf8)) ?? ""
         let line = info.split(separator: "\n").first { $0.hasPrefix("model name") }
-        return line.flatMap { $0.split(separator: ":", maxSplits: 1).last }.map { $0.trimmingCharacters(in: .whitespaces) } ?? "unknown"
+        return line.flatMap { $0.split(separator: ":", maxSplits: 1).last }.map {
+            $0.trimmingCharacters(in: .whitespaces)
+        } ?? "unknown"
     }
 }
 
@@ -235,7 +250,8 @@ struct PostgresServer {
         if let url = ProcessInfo.processInfo.environment["STROBE_BENCH_POSTGRES_URL"] {
             return PostgresServer(url: url, directory: nil)
         }
-        let url = try shell(["bash", "scripts/postgres.sh", "start", directory]).trimmingCharacters(in: .whitespacesAndNewlines)
+        let url = try shell(["bash", "scripts/postgres.sh", "start", directory]).trimmingCharacters(
+            in: .whitespacesAndNewlines)
         return PostgresServer(url: url, directory: directory)
     }
 
@@ -249,11 +265,13 @@ struct PostgresServer {
             throw BenchmarkFailure("\(url) is not a postgres URL")
         }
         let host = components.queryItems?.first { $0.name == "host" }?.value ?? components.host ?? "localhost"
-        let port = components.queryItems?.first { $0.name == "port" }?.value ?? components.port.map(String.init) ?? "5432"
+        let port =
+            components.queryItems?.first { $0.name == "port" }?.value ?? components.port.map(String.init) ?? "5432"
         let database = String(components.path.dropFirst())
         for statement in ["DROP DATABASE IF EXISTS \(name)", "CREATE DATABASE \(name)"] {
             _ = try shell([
-                "psql", "-q", "-h", host, "-p", port, "-U", user, "-d", database, "-c", "SET client_min_messages = warning",
+                "psql", "-q", "-h", host, "-p", port, "-U", user, "-d", database, "-c",
+                "SET client_min_messages = warning",
                 "-c", statement,
             ])
         }
@@ -267,7 +285,8 @@ struct PostgresServer {
     /// (popen, not Process: waiting for a Process from async code can hang
     /// on Linux once the server it started keeps running.)
     static func shell(_ arguments: [String]) throws -> String {
-        let command = arguments.map { "'" + $0.replacingOccurrences(of: "'", with: "'\\''") + "'" }.joined(separator: " ")
+        let command = arguments.map { "'" + $0.replacingOccurrences(of: "'", with: "'\\''") + "'" }.joined(
+            separator: " ")
         guard let pipe = popen(command, "r") else { throw BenchmarkFailure("cannot run \(command)") }
         var output = [UInt8]()
         var buffer = [UInt8](repeating: 0, count: 4096)

@@ -1,7 +1,7 @@
-import StrobeTestSupport
 import Foundation
 import StrobeDiff
 import StrobeStatistics
+import StrobeTestSupport
 
 /// `strobe diff` on suites of process-tagged CSV samples: 20 metrics, each
 /// process its own log-normal factor (σ drawn per metric between 3% and
@@ -52,8 +52,10 @@ enum ProcessSuiteBenchmarks {
             name: "A/A false alarms, CSV process suites, \(label), process σ 3–10%",
             value: outcome.falseAlarmRate * 100, unit: "% of suites", baselineName: "allowed (1%)", baselineValue: 1,
             target: "value <= 1",
-            extra: ["suites": Double(falseAlarmSuites), "suites_with_false_alarm": Double(outcome.suitesWithFalseAlarm),
-                    "metrics_per_suite": Double(simulation.metricsPerSuite)]
+            extra: [
+                "suites": Double(falseAlarmSuites), "suites_with_false_alarm": Double(outcome.suitesWithFalseAlarm),
+                "metrics_per_suite": Double(simulation.metricsPerSuite),
+            ]
         ).printLine()
     }
 

@@ -7,7 +7,9 @@ import StrobeTestSupport
 /// sessions' sketches, its size, and its speed against sorting every value.
 enum SketchBenchmarks {
     static func run() {
-        print("{\"section\":\"sketch\",\"cpu\":\"\(HistoryBenchmarks.cpuModel())\",\"cores\":\(ProcessInfo.processInfo.activeProcessorCount)}")
+        print(
+            "{\"section\":\"sketch\",\"cpu\":\"\(HistoryBenchmarks.cpuModel())\",\"cores\":\(ProcessInfo.processInfo.activeProcessorCount)}"
+        )
         // 10^7 events in 1,000 sessions of 10^4, each session with its own
         // speed: log-normal durations around 20 ms.
         let sessions = 1_000
@@ -49,12 +51,15 @@ enum SketchBenchmarks {
         }
         let sizes = serialized.map { Double($0.count) }
         Figure(
-            name: "serialized sketch of one session (10^4 events), mean", value: sizes.reduce(0, +) / Double(sizes.count),
-            unit: "bytes", baselineName: "the session's durations as 8-byte values", baselineValue: Double(perSession * 8),
+            name: "serialized sketch of one session (10^4 events), mean",
+            value: sizes.reduce(0, +) / Double(sizes.count),
+            unit: "bytes", baselineName: "the session's durations as 8-byte values",
+            baselineValue: Double(perSession * 8),
             extra: ["max_bytes": sizes.max() ?? 0, "merged_bytes": Double(merged.serialized().count)]
         ).printLine()
         Figure(
-            name: "sketch 10^7 events in 1,000 sessions, serialize, read back, merge, 3 quantiles", value: sketchSeconds,
+            name: "sketch 10^7 events in 1,000 sessions, serialize, read back, merge, 3 quantiles",
+            value: sketchSeconds,
             unit: "s", baselineName: "sort the 10^7 values for exact quantiles", baselineValue: sortSeconds
         ).printLine()
     }

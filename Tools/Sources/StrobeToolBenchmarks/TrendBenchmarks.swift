@@ -30,14 +30,19 @@ enum TrendBenchmarks {
     }
 
     static func measure() async throws {
-        let strobe = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("strobe").path
+        let strobe = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent(
+            "strobe"
+        ).path
         guard FileManager.default.isExecutableFile(atPath: strobe) else {
-            throw BenchmarkFailure("\(strobe): no strobe command beside the benchmark; build it first (swift build -c release --product strobe)")
+            throw BenchmarkFailure(
+                "\(strobe): no strobe command beside the benchmark; build it first (swift build -c release --product strobe)"
+            )
         }
         print(
             "{\"section\":\"trend\",\"cpu\":\"\(HistoryBenchmarks.cpuModel())\",\"cores\":\(ProcessInfo.processInfo.activeProcessorCount),"
                 + "\"load_average\":\"\(loadAverage())\"}")
-        let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("strobe-trend-bench-\(getpid())").path
+        let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("strobe-trend-bench-\(getpid())")
+            .path
         try FileManager.default.createDirectory(atPath: scratch, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(atPath: scratch) }
         let server = try PostgresServer.start(in: scratch + "/postgres")
@@ -89,18 +94,23 @@ enum TrendBenchmarks {
             print("{\"section\":\"trend\",\"store\":\"\(name)\",\"load_average\":\"\(loadAverage())\"}")
             Figure(
                 name: "strobe trend over 10,000 runs × 50 metrics (4 hosts × 2,500 commits) in \(name), end to end",
-                value: commandSeconds, unit: "s", baselineName: "load the runs alone, in process", baselineValue: loadSeconds,
+                value: commandSeconds, unit: "s", baselineName: "load the runs alone, in process",
+                baselineValue: loadSeconds,
                 target: "value <= 10",
                 extra: [
                     "load_s": loadSeconds, "analysis_s": analysisSeconds, "changes": Double(report.changes.count),
-                    "stepped_metrics_found": Double(found.intersection(Set((0..<steppedMetrics).map { "metric.\($0)" })).count),
+                    "stepped_metrics_found": Double(
+                        found.intersection(Set((0..<steppedMetrics).map { "metric.\($0)" })).count),
                 ]
             ).printLine()
             let written = (try? String(contentsOfFile: output, encoding: .utf8)) ?? ""
             guard written.contains(report.headline) else {
-                throw BenchmarkFailure("\(name): strobe trend wrote a report without the headline \"\(report.headline)\"")
+                throw BenchmarkFailure(
+                    "\(name): strobe trend wrote a report without the headline \"\(report.headline)\"")
             }
-            print("{\"section\":\"trend\",\"store\":\"\(name)\",\"headline\":\"\(report.headline.replacingOccurrences(of: "\"", with: "'"))\"}")
+            print(
+                "{\"section\":\"trend\",\"store\":\"\(name)\",\"headline\":\"\(report.headline.replacingOccurrences(of: "\"", with: "'"))\"}"
+            )
         }
     }
 
@@ -122,7 +132,8 @@ enum TrendBenchmarks {
                 let time = Int64(commit) * 86_400_000_000_000 + Int64(host) * 1_000_000_000
                 let run = PerfRun(
                     metadata: RunMetadata(
-                        suite: "nightly", gitCommit: String(format: "%040x", commit + 1), host: "runner-\(host)", os: "Linux",
+                        suite: "nightly", gitCommit: String(format: "%040x", commit + 1), host: "runner-\(host)",
+                        os: "Linux",
                         cpuModel: "bench", coreCount: 2, buildConfiguration: "release", timestamp: time,
                         tags: ["branch": "main"], runID: "trend-\(commit)-\(host)"),
                     tests: [PerfTestResult(name: "suite", metrics: metrics, warmupIterations: 1)])

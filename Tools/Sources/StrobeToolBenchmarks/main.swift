@@ -14,7 +14,8 @@ let sections = ["statistics", "changepoints", "history", "trend", "sketch", "fle
 let arguments = Set(CommandLine.arguments.dropFirst())
 let unknown = arguments.subtracting(sections).sorted()
 if !unknown.isEmpty {
-    let message = "StrobeToolBenchmarks: unknown section \(unknown.joined(separator: ", ")); "
+    let message =
+        "StrobeToolBenchmarks: unknown section \(unknown.joined(separator: ", ")); "
         + "sections: \(sections.joined(separator: " "))\n"
     _ = message.withCString { write(2, $0, strlen($0)) }
     exit(2)

@@ -124,7 +124,9 @@ import Testing
         #expect(cut.output.contains("\(repaired): kept"), "\(cut.output)")
         let kept = try Data(contentsOf: URL(fileURLWithPath: repaired))
         #expect(kept.count < whole.count - 3)
-        #expect(cut.output.contains("dropped \(whole.count - 3 - kept.count) bytes from byte \(kept.count)"), "\(cut.output)")
+        #expect(
+            cut.output.contains("dropped \(whole.count - 3 - kept.count) bytes from byte \(kept.count)"),
+            "\(cut.output)")
         #expect(try TraceReader.read(contentsOf: repaired).isComplete)
 
         let missing = try Self.strobe("repair", folder + "/missing.pftrace")
@@ -148,12 +150,16 @@ import Testing
         #expect(files.count == 1)
         let run = try ResultsFile.read(folder + "/ok/" + files[0])
         #expect(run.tests.first?.metric("wall")?.samples.count == 2)
-        #expect(run.tests.first?.metrics.contains { $0.name.contains("load") } == true, "\(run.tests.first?.metrics.map(\.name) ?? [])")
+        #expect(
+            run.tests.first?.metrics.contains { $0.name.contains("load") } == true,
+            "\(run.tests.first?.metrics.map(\.name) ?? [])")
 
         let failing = try Self.strobe(
             "run", "--iterations", "2", "--output", folder + "/fail", "--name", "child", "--", Self.traceChild, "fail")
         #expect(failing.status == 1)
-        #expect(failing.errors.contains("strobe: child: iteration 0 (warm-up): the child exited with status 3"), "\(failing.errors)")
+        #expect(
+            failing.errors.contains("strobe: child: iteration 0 (warm-up): the child exited with status 3"),
+            "\(failing.errors)")
 
         let badFlag = try Self.strobe("run", "--iterations", "0", "--", "true")
         #expect(badFlag.status == 2)
@@ -237,8 +243,14 @@ import Testing
         let folder = try Self.scratch()
         defer { try? FileManager.default.removeItem(atPath: folder) }
         let cases: [([String], String)] = [
-            (["--baseline", "true", "--candidate", "true", "--max-time", "soon"], "--max-time: \"soon\" is not a duration"),
-            (["--baseline", "true", "--candidate", "true", "--min-rounds", "1"], "--min-rounds must be at least 2, not 1"),
+            (
+                ["--baseline", "true", "--candidate", "true", "--max-time", "soon"],
+                "--max-time: \"soon\" is not a duration"
+            ),
+            (
+                ["--baseline", "true", "--candidate", "true", "--min-rounds", "1"],
+                "--min-rounds must be at least 2, not 1"
+            ),
             (["--candidate", "true"], "give the baseline's command with --baseline CMD"),
         ]
         for (arguments, message) in cases {
@@ -256,7 +268,8 @@ import Testing
             let level: Double = index < 8 ? 100 : 150
             let wall = (0..<8).map { level + Double($0) * 0.5 + Double(index % 3) }
             try Self.writeResults(
-                folder + "/run\(index).strobe-results", wall: wall, run: "r\(index)", timestamp: Int64(index + 1) * 1_000_000_000)
+                folder + "/run\(index).strobe-results", wall: wall, run: "r\(index)",
+                timestamp: Int64(index + 1) * 1_000_000_000)
         }
         let trend = try Self.strobe("trend", folder)
         #expect(trend.status == 0, "\(trend.errors)")

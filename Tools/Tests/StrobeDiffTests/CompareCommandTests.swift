@@ -22,11 +22,13 @@ import Testing
         defer { try? FileManager.default.removeItem(atPath: output) }
         let report = output + ".json"
         defer { try? FileManager.default.removeItem(atPath: report) }
-        let outcome = try runProgram(Self.strobe, [
-            "compare", "--process", "--name", "sleeper", "--baseline", "sleep 0.02", "--candidate", "sleep 0.06",
-            "--metric", "wall", "--min-rounds", "4", "--max-time", "20s", "--output", output, "--format", "json",
-            "--report", report,
-        ], environment: ["CI": "true"])
+        let outcome = try runProgram(
+            Self.strobe,
+            [
+                "compare", "--process", "--name", "sleeper", "--baseline", "sleep 0.02", "--candidate", "sleep 0.06",
+                "--metric", "wall", "--min-rounds", "4", "--max-time", "20s", "--output", output, "--format", "json",
+                "--report", report,
+            ], environment: ["CI": "true"])
         #expect(outcome.status == 1, "\(outcome.errors)")
         #expect(outcome.errors.contains("compare: round 4"))
         let data = try Data(contentsOf: URL(fileURLWithPath: report))
@@ -41,9 +43,11 @@ import Testing
         let run = try ResultsFile.read(output + "/baseline/" + files.sorted()[0])
         #expect(run.metadata.round != nil && !run.metadata.runID.isEmpty)
         // strobe diff re-judges them, paired by round.
-        let diff = try runProgram(Self.strobe, [
-            "diff", "--baseline", output + "/baseline", "--candidate", output + "/candidate", "--metric", "wall",
-        ])
+        let diff = try runProgram(
+            Self.strobe,
+            [
+                "diff", "--baseline", output + "/baseline", "--candidate", output + "/candidate", "--metric", "wall",
+            ])
         #expect(diff.status == 1)
         #expect(diff.output.contains("pairs") && diff.output.contains("regression"))
     }
@@ -51,10 +55,12 @@ import Testing
     @Test func theSameProgramOnBothSidesRaisesNothing() throws {
         let output = Self.scratch("same")
         defer { try? FileManager.default.removeItem(atPath: output) }
-        let outcome = try runProgram(Self.strobe, [
-            "compare", "--process", "--baseline", "sleep 0.01", "--candidate", "sleep 0.01", "--metric", "wall",
-            "--max-time", "4s", "--output", output,
-        ], environment: ["CI": "true"])
+        let outcome = try runProgram(
+            Self.strobe,
+            [
+                "compare", "--process", "--baseline", "sleep 0.01", "--candidate", "sleep 0.01", "--metric", "wall",
+                "--max-time", "4s", "--output", output,
+            ], environment: ["CI": "true"])
         #expect(outcome.status == 0, "\(outcome.output)\(outcome.errors)")
         #expect(!outcome.output.contains("regression "))
     }
@@ -63,10 +69,12 @@ import Testing
         let output = Self.scratch("progress")
         defer { try? FileManager.default.removeItem(atPath: output) }
         let start = Date()
-        let outcome = try runProgram(Self.strobe, [
-            "compare", "--process", "--baseline", "sleep 0.005", "--candidate", "sleep 0.005", "--metric", "wall",
-            "--max-time", "6s", "--min-effect", "50", "--output", output,
-        ], environment: ["CI": "true"])
+        let outcome = try runProgram(
+            Self.strobe,
+            [
+                "compare", "--process", "--baseline", "sleep 0.005", "--candidate", "sleep 0.005", "--metric", "wall",
+                "--max-time", "6s", "--min-effect", "50", "--output", output,
+            ], environment: ["CI": "true"])
         let seconds = Date().timeIntervalSince(start)
         #expect(outcome.status == 0, "\(outcome.errors)")
         let lines = outcome.errors.split(separator: "\n").filter { $0.hasPrefix("compare: round") }
@@ -95,8 +103,14 @@ import Testing
         defer { try? FileManager.default.removeItem(atPath: output) }
         let cases: [([String], String)] = [
             (["compare", "--candidate", "true"], "give the baseline's command with --baseline CMD"),
-            (["compare", "--baseline", "true", "--candidate", "true", "--max-time", "soon"], "--max-time: \"soon\" is not a duration"),
-            (["compare", "--baseline", "true", "--candidate", "true", "--min-rounds", "1"], "--min-rounds must be at least 2"),
+            (
+                ["compare", "--baseline", "true", "--candidate", "true", "--max-time", "soon"],
+                "--max-time: \"soon\" is not a duration"
+            ),
+            (
+                ["compare", "--baseline", "true", "--candidate", "true", "--min-rounds", "1"],
+                "--min-rounds must be at least 2"
+            ),
             (["compare", "--baseline", "exit 3", "--candidate", "true", "--output", output], "exited with status 3"),
         ]
         for (arguments, message) in cases {
@@ -108,10 +122,12 @@ import Testing
         // An output directory that already holds results is refused.
         try FileManager.default.createDirectory(atPath: output + "/baseline", withIntermediateDirectories: true)
         #expect(FileManager.default.createFile(atPath: output + "/baseline/old.strobe-results", contents: Data([1])))
-        let refused = try runProgram(Self.strobe, ["compare", "--baseline", "true", "--candidate", "true", "--output", output])
+        let refused = try runProgram(
+            Self.strobe, ["compare", "--baseline", "true", "--candidate", "true", "--output", output])
         #expect(refused.status == 2)
         #expect(refused.errors.contains("already holds results"))
-        let policy = try runProgram(Self.strobe, ["diff", "--baseline", output, "--candidate", output, "--policy", "/nonexistent.yml"])
+        let policy = try runProgram(
+            Self.strobe, ["diff", "--baseline", output, "--candidate", output, "--policy", "/nonexistent.yml"])
         #expect(policy.status == 2)
         #expect(policy.errors.contains("/nonexistent.yml: cannot read the policy"))
     }

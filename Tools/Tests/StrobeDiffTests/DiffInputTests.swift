@@ -8,10 +8,13 @@ import Testing
     @Test func csvWithQuotesDimensionsAndErrors() throws {
         let text = "metric,value,unit,better,device\r\n\"lens, apply\",10,ns,lower,a\n\nlens, apply\",11,ns,lower,a\n"
         #expect(throws: DiffError.self) { try CSVSamples.parse(text: text, file: "bad.csv") }
-        let good = "metric,value,unit,better,device\r\n\"lens, apply\",10,ns,lower,a\n\n\"lens, apply\",11,ns,lower,a\nfps,60,count,higher,b\n"
+        let good =
+            "metric,value,unit,better,device\r\n\"lens, apply\",10,ns,lower,a\n\n\"lens, apply\",11,ns,lower,a\nfps,60,count,higher,b\n"
         let series = try CSVSamples.parse(text: good, file: "good.csv")
         #expect(series.count == 2)
-        #expect(series[0].metric == "lens, apply" && series[0].samples == [10, 11] && series[0].dimensions == ["device": "a"])
+        #expect(
+            series[0].metric == "lens, apply" && series[0].samples == [10, 11]
+                && series[0].dimensions == ["device": "a"])
         #expect(series[1].lowerIsBetter == false)
         do {
             _ = try CSVSamples.parse(text: "metric,value\nx,abc\n", file: "numbers.csv")
@@ -22,18 +25,27 @@ import Testing
         #expect(throws: DiffError.self) { try CSVSamples.parse(text: "name,value\nx,1\n", file: "header.csv") }
     }
 
-    static func set(_ metric: String, unit: String, samples: [Double], dimensions: [String: String] = [:]) -> SampleSet {
+    static func set(_ metric: String, unit: String, samples: [Double], dimensions: [String: String] = [:]) -> SampleSet
+    {
         var set = SampleSet()
-        set.series = [.init(metric: metric, unit: unit, lowerIsBetter: true, samples: samples, dimensions: dimensions, source: "\(metric).csv")]
+        set.series = [
+            .init(
+                metric: metric, unit: unit, lowerIsBetter: true, samples: samples, dimensions: dimensions,
+                source: "\(metric).csv")
+        ]
         return set
     }
 
     @Test func mismatchedUnitsAndNoCommonMetricsAreErrors() {
         #expect(throws: DiffError.self) {
-            try DiffEngine.diff(baseline: Self.set("a", unit: "ns", samples: [1, 2]), candidate: Self.set("a", unit: "bytes", samples: [1, 2]))
+            try DiffEngine.diff(
+                baseline: Self.set("a", unit: "ns", samples: [1, 2]),
+                candidate: Self.set("a", unit: "bytes", samples: [1, 2]))
         }
         #expect(throws: DiffError.self) {
-            try DiffEngine.diff(baseline: Self.set("a", unit: "ns", samples: [1, 2]), candidate: Self.set("b", unit: "ns", samples: [1, 2]))
+            try DiffEngine.diff(
+                baseline: Self.set("a", unit: "ns", samples: [1, 2]),
+                candidate: Self.set("b", unit: "ns", samples: [1, 2]))
         }
     }
 
@@ -65,16 +77,21 @@ import Testing
     @Test func falseAlarmsStayUnderOnePercentOfSuites() {
         let simulation = DetectorSimulation()
         let aa = simulation.run(suites: 1000, noise: .logNormal(sigma: 0.05), slowdown: 0, seed: 101)
-        print("A/A, 1000 suites x 20 metrics, n=30, log-normal 0.05: \(aa.falseAlarmRate * 100)% of suites with a false regression")
+        print(
+            "A/A, 1000 suites x 20 metrics, n=30, log-normal 0.05: \(aa.falseAlarmRate * 100)% of suites with a false regression"
+        )
         #expect(aa.falseAlarmRate <= 0.01)
-        for noise: DetectorSimulation.Noise in [.logNormal(sigma: 0.10), .bimodal(sigma: 0.05), .outliers(sigma: 0.05), .rounded(sigma: 0.05)] {
+        for noise: DetectorSimulation.Noise in [
+            .logNormal(sigma: 0.10), .bimodal(sigma: 0.05), .outliers(sigma: 0.05), .rounded(sigma: 0.05),
+        ] {
             let outcome = simulation.run(suites: 250, noise: noise, slowdown: 0, seed: 102)
             #expect(outcome.suitesWithFalseAlarm <= 3, "\(noise): \(outcome.suitesWithFalseAlarm) of 250 suites")
         }
         var unequal = simulation
         unequal.baselineCount = 20
         unequal.candidateCount = 45
-        #expect(unequal.run(suites: 250, noise: .logNormal(sigma: 0.05), slowdown: 0, seed: 103).suitesWithFalseAlarm <= 3)
+        #expect(
+            unequal.run(suites: 250, noise: .logNormal(sigma: 0.05), slowdown: 0, seed: 103).suitesWithFalseAlarm <= 3)
     }
 
     @Test func catchesTenPercentSlowdowns() {
@@ -82,7 +99,9 @@ import Testing
         let easy = simulation.run(suites: 300, noise: .logNormal(sigma: 0.05), slowdown: 0.10, seed: 201)
         #expect(easy.power >= 0.95)
         let hard = simulation.run(suites: 1000, noise: .logNormal(sigma: 0.10), slowdown: 0.10, seed: 202)
-        print("power at sigma 0.10: ours \(hard.power), oracle \(hard.oraclePower), ratio \(hard.power / hard.oraclePower)")
+        print(
+            "power at sigma 0.10: ours \(hard.power), oracle \(hard.oraclePower), ratio \(hard.power / hard.oraclePower)"
+        )
         #expect(hard.power >= 0.85 * hard.oraclePower)
         #expect(hard.falseAlarmRate <= 0.02)
     }

@@ -1,14 +1,16 @@
 import Foundation
+import StrobePerf
 import Testing
 
 @testable import StrobeDiff
-import StrobePerf
 @testable import StrobeStatistics
 
 /// The rules of the process-level gate, each on a small fixed input.
 @Suite struct ProcessLevelTests {
     /// Replicates whose iterations sit tightly around the given medians.
-    static func replicates(_ medians: [Double], rounds: Bool = false, spread: Double = 0.001, seed: UInt64 = 1) -> [Replicate] {
+    static func replicates(_ medians: [Double], rounds: Bool = false, spread: Double = 0.001, seed: UInt64 = 1)
+        -> [Replicate]
+    {
         var generator = SeededGenerator(seed: seed)
         return medians.enumerated().map { index, median in
             Replicate(
@@ -24,7 +26,9 @@ import StrobePerf
         let cand = Self.replicates([106, 99, 112, 104, 108], seed: 2)
         let pooled = RankTests.mannWhitney(base.flatMap(\.samples), cand.flatMap(\.samples))
         #expect(pooled.pValue < 0.05)
-        let row = ComparisonEngine.compare([.init(name: "wall", unit: "ns", lowerIsBetter: true, baseline: base, candidate: cand)])[0]
+        let row = ComparisonEngine.compare([
+            .init(name: "wall", unit: "ns", lowerIsBetter: true, baseline: base, candidate: cand)
+        ])[0]
         #expect(row.test.method == .processes)
         #expect(row.test.baselineReplicates == 5)
         #expect(row.verdict == .inconclusive)
@@ -39,14 +43,19 @@ import StrobePerf
         let noise = [0.002, -0.003, 0.001, 0.0, -0.002, 0.003, -0.001, 0.002]
         let base = Self.replicates(drift.map { 100 * $0 }, rounds: true, seed: 3)
         let cand = Self.replicates(zip(drift, noise).map { 105 * $0 * (1 + $1) }, rounds: true, seed: 4)
-        let paired = ComparisonEngine.compare([.init(name: "wall", unit: "ns", lowerIsBetter: true, baseline: base, candidate: cand)])[0]
+        let paired = ComparisonEngine.compare([
+            .init(name: "wall", unit: "ns", lowerIsBetter: true, baseline: base, candidate: cand)
+        ])[0]
         #expect(paired.test.method == .pairedRounds)
         #expect(paired.verdict == .regression)
         #expect(abs((paired.shift?.ratio ?? 0) - 1.05) < 0.005)
         // The same processes without rounds: the drift is noise again.
-        let unpaired = ComparisonEngine.compare([.init(
-            name: "wall", unit: "ns", lowerIsBetter: true, baseline: base.map { Replicate(id: $0.id, samples: $0.samples) },
-            candidate: cand.map { Replicate(id: $0.id, samples: $0.samples) })])[0]
+        let unpaired = ComparisonEngine.compare([
+            .init(
+                name: "wall", unit: "ns", lowerIsBetter: true,
+                baseline: base.map { Replicate(id: $0.id, samples: $0.samples) },
+                candidate: cand.map { Replicate(id: $0.id, samples: $0.samples) })
+        ])[0]
         #expect(unpaired.test.method == .processes)
         #expect(unpaired.verdict == .inconclusive)
     }
@@ -56,15 +65,22 @@ import StrobePerf
         // alone; interference adds 20–120% to a third of the iterations.
         var generator = SeededGenerator(seed: 21)
         func process(_ id: String, _ base: Double, round: Int) -> Replicate {
-            Replicate(id: id, round: round, samples: (0..<5).map { _ in
-                base * exp(0.002 * generator.normal()) * (generator.uniform() < 0.33 ? 1.2 + generator.uniform() : 1)
-            })
+            Replicate(
+                id: id, round: round,
+                samples: (0..<5).map { _ in
+                    base * exp(0.002 * generator.normal())
+                        * (generator.uniform() < 0.33 ? 1.2 + generator.uniform() : 1)
+                })
         }
         let base = (0..<12).map { process("b\($0)", 100, round: $0) }
         let cand = (0..<12).map { process("c\($0)", 104, round: $0) }
-        let median = ComparisonEngine.compare([.init(name: "wall", unit: "ns", lowerIsBetter: true, baseline: base, candidate: cand)])[0]
-        let minimum = ComparisonEngine.compare([.init(
-            name: "wall", unit: "ns", lowerIsBetter: true, baseline: base, candidate: cand, summary: .minimum)])[0]
+        let median = ComparisonEngine.compare([
+            .init(name: "wall", unit: "ns", lowerIsBetter: true, baseline: base, candidate: cand)
+        ])[0]
+        let minimum = ComparisonEngine.compare([
+            .init(
+                name: "wall", unit: "ns", lowerIsBetter: true, baseline: base, candidate: cand, summary: .minimum)
+        ])[0]
         #expect(minimum.verdict == .regression)
         #expect(abs((minimum.shift?.ratio ?? 0) - 1.04) < 0.01)
         #expect(minimum.test.replicateSpread < median.test.replicateSpread / 3)
@@ -74,27 +90,38 @@ import StrobePerf
     @Test func directionIsHonoured() {
         let base = Self.replicates([60, 61, 59, 60, 60.5], seed: 5)
         let cand = Self.replicates([50, 50.5, 49.5, 50.2, 49.8], seed: 6)
-        let lower = ComparisonEngine.compare([.init(name: "fps", unit: "count", lowerIsBetter: true, baseline: base, candidate: cand)])[0]
+        let lower = ComparisonEngine.compare([
+            .init(name: "fps", unit: "count", lowerIsBetter: true, baseline: base, candidate: cand)
+        ])[0]
         #expect(lower.verdict == .improvement)
-        let higher = ComparisonEngine.compare([.init(name: "fps", unit: "count", lowerIsBetter: false, baseline: base, candidate: cand)])[0]
+        let higher = ComparisonEngine.compare([
+            .init(name: "fps", unit: "count", lowerIsBetter: false, baseline: base, candidate: cand)
+        ])[0]
         #expect(higher.verdict == .regression)
     }
 
     @Test func aChangeFromZeroIsJudgedByItsAbsoluteSize() {
         let zeros = (0..<4).map { Replicate(id: "b\($0)", samples: [0, 0, 0]) }
         let fives = (0..<4).map { Replicate(id: "c\($0)", samples: [5, 5, 5]) }
-        let flagged = ComparisonEngine.compare([.init(name: "faults.major", unit: "count", lowerIsBetter: true, baseline: zeros, candidate: fives)])[0]
+        let flagged = ComparisonEngine.compare([
+            .init(name: "faults.major", unit: "count", lowerIsBetter: true, baseline: zeros, candidate: fives)
+        ])[0]
         #expect(flagged.test.method == .exact)
         #expect(flagged.shift == nil || flagged.verdict == .regression)
         #expect(flagged.verdict == .regression)
         #expect(flagged.difference == 5)
-        let tolerated = ComparisonEngine.compare([.init(
-            name: "faults.major", unit: "count", lowerIsBetter: true, baseline: zeros, candidate: fives, absoluteFloor: 10)])[0]
+        let tolerated = ComparisonEngine.compare([
+            .init(
+                name: "faults.major", unit: "count", lowerIsBetter: true, baseline: zeros, candidate: fives,
+                absoluteFloor: 10)
+        ])[0]
         #expect(tolerated.verdict == .unchanged)
         // With spread: 0 on every baseline run, 3–7 on the candidate's.
         let noisy = (0..<6).map { Replicate(id: "c\($0)", samples: [3 + Double($0 % 5), 4 + Double($0 % 3)]) }
         let zeroBaseline = (0..<6).map { Replicate(id: "b\($0)", samples: [0, 0]) }
-        let row = ComparisonEngine.compare([.init(name: "faults.major", unit: "count", lowerIsBetter: true, baseline: zeroBaseline, candidate: noisy)])[0]
+        let row = ComparisonEngine.compare([
+            .init(name: "faults.major", unit: "count", lowerIsBetter: true, baseline: zeroBaseline, candidate: noisy)
+        ])[0]
         #expect(row.shift == nil)
         #expect(row.verdict == .regression)
     }
@@ -102,10 +129,14 @@ import StrobePerf
     @Test func deterministicCountsIgnoreTheRelativeFloor() {
         let base = (0..<3).map { Replicate(id: "b\($0)", samples: [1000, 1000]) }
         let cand = (0..<3).map { Replicate(id: "c\($0)", samples: [1015, 1015]) }
-        let row = ComparisonEngine.compare([.init(name: "allocations", unit: "count", lowerIsBetter: true, baseline: base, candidate: cand)])[0]
+        let row = ComparisonEngine.compare([
+            .init(name: "allocations", unit: "count", lowerIsBetter: true, baseline: base, candidate: cand)
+        ])[0]
         #expect(row.test.method == .exact)
         #expect(row.verdict == .regression)
-        let same = ComparisonEngine.compare([.init(name: "allocations", unit: "count", lowerIsBetter: true, baseline: base, candidate: base)])[0]
+        let same = ComparisonEngine.compare([
+            .init(name: "allocations", unit: "count", lowerIsBetter: true, baseline: base, candidate: base)
+        ])[0]
         #expect(same.verdict == .unchanged)
     }
 
@@ -113,7 +144,9 @@ import StrobePerf
         var generator = SeededGenerator(seed: 9)
         let base = (0..<30).map { _ in 100 * exp(0.03 * generator.normal()) }
         let cand = (0..<30).map { _ in 115 * exp(0.03 * generator.normal()) }
-        let row = ComparisonEngine.compare([.init(name: "wall", unit: "ns", lowerIsBetter: true, baseline: base, candidate: cand)])[0]
+        let row = ComparisonEngine.compare([
+            .init(name: "wall", unit: "ns", lowerIsBetter: true, baseline: base, candidate: cand)
+        ])[0]
         #expect(row.test.method == .iterations)
         #expect(row.verdict == .regression)
         #expect(row.warnings.contains { $0.contains("single process") })
@@ -124,12 +157,15 @@ import StrobePerf
         // a budget gives, so the advice is a quieter machine.
         let base = Self.replicates([100, 108, 93, 104], rounds: true, seed: 10)
         let cand = Self.replicates([103, 96, 110, 99], rounds: true, seed: 11)
-        let row = ComparisonEngine.compare([.init(name: "t/wall", unit: "ns", lowerIsBetter: true, baseline: base, candidate: cand)])[0]
+        let row = ComparisonEngine.compare([
+            .init(name: "t/wall", unit: "ns", lowerIsBetter: true, baseline: base, candidate: cand)
+        ])[0]
         #expect(row.verdict == .inconclusive)
         #expect((row.roundsNeeded ?? 0) >= 10)
         #expect(row.advice == [.quieterMachine])
         let report = DiffReport(
-            options: ComparisonOptions(), groupBy: nil, rows: [row], baselineSources: [], candidateSources: [], warnings: [],
+            options: ComparisonOptions(), groupBy: nil, rows: [row], baselineSources: [], candidateSources: [],
+            warnings: [],
             samples: [:])
         let text = report.renderText()
         #expect(!text.contains("more rounds"))
@@ -140,16 +176,20 @@ import StrobePerf
         let differences = [0.03, -0.01, 0.025, 0.0, 0.02, -0.005, 0.015, 0.01]
         let closeBase = Self.replicates(Array(repeating: 100, count: 8), rounds: true, seed: 13)
         let closeCand = Self.replicates(differences.map { 100 * exp($0) }, rounds: true, seed: 14)
-        let close = ComparisonEngine.compare([.init(
-            name: "t/wall", unit: "ns", lowerIsBetter: true, baseline: closeBase, candidate: closeCand)])[0]
+        let close = ComparisonEngine.compare([
+            .init(
+                name: "t/wall", unit: "ns", lowerIsBetter: true, baseline: closeBase, candidate: closeCand)
+        ])[0]
         #expect(close.verdict == .inconclusive)
         #expect(close.advice == [.longerBudget])
         #expect(DiffReport.undecidedExplanation(close).contains("a longer --max-time (about "))
         // Processes whose own iterations are the noise: more iterations.
         let noisyBase = Self.replicates(Array(repeating: 100, count: 6), rounds: true, spread: 0.05, seed: 15)
         let noisyCand = Self.replicates(Array(repeating: 100, count: 6), rounds: true, spread: 0.05, seed: 16)
-        let noisy = ComparisonEngine.compare([.init(
-            name: "t/wall", unit: "ns", lowerIsBetter: true, baseline: noisyBase, candidate: noisyCand)])[0]
+        let noisy = ComparisonEngine.compare([
+            .init(
+                name: "t/wall", unit: "ns", lowerIsBetter: true, baseline: noisyBase, candidate: noisyCand)
+        ])[0]
         #expect(noisy.verdict == .inconclusive)
         #expect(noisy.advice.first == .moreIterations)
         #expect((noisy.iterationNoiseShare ?? 0) > 0.5)
@@ -211,12 +251,16 @@ import StrobePerf
         var baseline = SampleSet()
         var candidate = SampleSet()
         for process in 0..<4 {
-            baseline.series.append(.init(
-                metric: "t/faults.minor", unit: "count", lowerIsBetter: true, samples: [10, 10], dimensions: [:], source: "b",
-                run: "b\(process)"))
-            candidate.series.append(.init(
-                metric: "t/faults.minor", unit: "count", lowerIsBetter: true, samples: [20, 20], dimensions: [:], source: "c",
-                run: "c\(process)"))
+            baseline.series.append(
+                .init(
+                    metric: "t/faults.minor", unit: "count", lowerIsBetter: true, samples: [10, 10], dimensions: [:],
+                    source: "b",
+                    run: "b\(process)"))
+            candidate.series.append(
+                .init(
+                    metric: "t/faults.minor", unit: "count", lowerIsBetter: true, samples: [20, 20], dimensions: [:],
+                    source: "c",
+                    run: "c\(process)"))
         }
         let report = try DiffEngine.diff(baseline: baseline, candidate: candidate, policy: policy)
         #expect(report.rows[0].verdict == .regression)
@@ -237,7 +281,9 @@ import StrobePerf
         #expect(series.allSatisfy { $0.samples.count == 3 })
         #expect(series.map(\.round) == [0, 1, 2, 3])
         #expect(Set(series.map(\.run)).count == 4)
-        #expect(throws: DiffError.self) { try CSVSamples.parse(text: "metric,value,round\nwall,1,x\n", file: "bad.csv") }
+        #expect(throws: DiffError.self) {
+            try CSVSamples.parse(text: "metric,value,round\nwall,1,x\n", file: "bad.csv")
+        }
         // Without a run column the file is one run.
         let single = try CSVSamples.parse(text: "metric,value\nwall,1\nwall,2\n", file: "one.csv")
         #expect(single.count == 1 && single[0].run == "one.csv")
@@ -246,7 +292,9 @@ import StrobePerf
     @Test func resultsFilesKeepTheirRunAndRound() throws {
         var metadata = RunMetadata(suite: "s", runID: "host-1-2-ab", round: 3)
         metadata.samplesAreLaunches = false
-        let run = PerfRun(metadata: metadata, tests: [PerfTestResult(name: "t", metrics: [PerfMetric(name: "wall", unit: "ns", samples: [1, 2, 3])])])
+        let run = PerfRun(
+            metadata: metadata,
+            tests: [PerfTestResult(name: "t", metrics: [PerfMetric(name: "wall", unit: "ns", samples: [1, 2, 3])])])
         let decoded = try ResultsFile.decode(ResultsFile.encode(run), path: "x")
         #expect(decoded.metadata.runID == "host-1-2-ab")
         #expect(decoded.metadata.round == 3)
@@ -272,7 +320,10 @@ import StrobePerf
         // 20, 26 and the planned 30 rounds, an equal share of alpha each.
         var design = SequentialDesign(alpha: 0.01, confidence: 0.95, plannedRounds: 30)
         #expect(design.plannedLooks == [4, 6, 9, 14, 20, 26, 30])
-        #expect(SequentialDesign(alpha: 0.01, confidence: 0.95, plannedRounds: 100).plannedLooks == [4, 6, 9, 14, 21, 32, 48, 68, 88, 100])
+        #expect(
+            SequentialDesign(alpha: 0.01, confidence: 0.95, plannedRounds: 100).plannedLooks == [
+                4, 6, 9, 14, 21, 32, 48, 68, 88, 100,
+            ])
         var spent = 0.0
         var looks: [SequentialDesign.Look] = []
         for rounds in 1...30 where design.looks(afterRound: rounds) {
@@ -334,7 +385,8 @@ import StrobePerf
                     for metric in ["wall", "process.cpu"] {
                         let series = SampleSet.Series(
                             metric: "\(test)/\(metric)", unit: "ns", lowerIsBetter: true,
-                            samples: (0..<5).map { _ in 1e8 * factor * exp(0.01 * generator.normal()) }, dimensions: [:],
+                            samples: (0..<5).map { _ in 1e8 * factor * exp(0.01 * generator.normal()) },
+                            dimensions: [:],
                             source: "s", run: "\(side)-\(round)", round: round)
                         if side == 0 { baseline.series.append(series) } else { candidate.series.append(series) }
                     }
@@ -380,7 +432,8 @@ import StrobePerf
                     for metric in 0..<5 {
                         let series = SampleSet.Series(
                             metric: "m\(metric)", unit: "ns", lowerIsBetter: true,
-                            samples: (0..<4).map { _ in 100 * factor * exp(0.03 * generator.normal()) }, dimensions: [:],
+                            samples: (0..<4).map { _ in 100 * factor * exp(0.03 * generator.normal()) },
+                            dimensions: [:],
                             source: "s", run: "\(side)-\(round)", round: round)
                         if side == 0 { baseline.series.append(series) } else { candidate.series.append(series) }
                     }
@@ -406,12 +459,14 @@ import StrobePerf
             var simulation = DetectorSimulation()
             simulation.replication = .processes(count: 5, iterations: 6, processSigma: 0.10, paired: paired)
             let outcome = simulation.run(suites: 300, noise: .logNormal(sigma: 0.05), slowdown: 0, seed: 301)
-            #expect(outcome.suitesWithFalseAlarm <= 3, "paired \(paired): \(outcome.suitesWithFalseAlarm) of 300 suites")
+            #expect(
+                outcome.suitesWithFalseAlarm <= 3, "paired \(paired): \(outcome.suitesWithFalseAlarm) of 300 suites")
         }
         // What pooling did: the same data judged as independent iterations.
         var pooled = DetectorSimulation()
         pooled.replication = .processes(count: 5, iterations: 6, processSigma: 0.10, paired: false)
         pooled.poolIterations = true
-        #expect(pooled.run(suites: 100, noise: .logNormal(sigma: 0.05), slowdown: 0, seed: 302).suitesWithFalseAlarm >= 10)
+        #expect(
+            pooled.run(suites: 100, noise: .logNormal(sigma: 0.05), slowdown: 0, seed: 302).suitesWithFalseAlarm >= 10)
     }
 }

@@ -26,7 +26,9 @@ import Testing
         var slowed = simulation
         slowed.slowedProcess = .init(candidate: true, factor: 1.3)
         let neighbour = slowed.run(suites: 300, slowdown: 0, seed: 402)
-        #expect(neighbour.suitesWithFalseAlarm <= 3, "\(neighbour.suitesWithFalseAlarm) of 300 suites with a slowed process")
+        #expect(
+            neighbour.suitesWithFalseAlarm <= 3, "\(neighbour.suitesWithFalseAlarm) of 300 suites with a slowed process"
+        )
         for noise: DetectorSimulation.Noise in [.bimodal(sigma: 0.05), .outliers(sigma: 0.05)] {
             var noisy = simulation
             noisy.iterationNoise = noise
@@ -37,7 +39,9 @@ import Testing
 
     @Test func powerIsNearTheOracles() {
         let outcome = ProcessSuiteSimulation().run(suites: 300, slowdown: 0.10, seed: 404)
-        print("10% slowdown, 10 x 6 per side: caught in \(outcome.detections) of 300 suites, oracle \(outcome.oracleDetections)")
+        print(
+            "10% slowdown, 10 x 6 per side: caught in \(outcome.detections) of 300 suites, oracle \(outcome.oracleDetections)"
+        )
         #expect(outcome.oracleDetections >= 60, "the oracle itself caught \(outcome.oracleDetections)")
         #expect(Double(outcome.detections) >= 0.85 * Double(outcome.oracleDetections))
         #expect(outcome.suitesWithFalseAlarm <= 3)
@@ -49,7 +53,9 @@ import Testing
         var simulation = ProcessSuiteSimulation()
         simulation.slowedProcess = .init(candidate: false, factor: 1.3)
         let outcome = simulation.run(suites: 200, slowdown: 0.10, seed: 405)
-        print("10% slowdown, a baseline process 30% slow: caught in \(outcome.detections) of 200, oracle \(outcome.oracleDetections)")
+        print(
+            "10% slowdown, a baseline process 30% slow: caught in \(outcome.detections) of 200, oracle \(outcome.oracleDetections)"
+        )
         #expect(outcome.detections >= 12)
         #expect(outcome.detections >= 4 * outcome.oracleDetections)
     }

@@ -12,24 +12,27 @@ import Testing
     /// One process's metrics of a single-threaded test, as the runner
     /// writes them: `slowdown` multiplies its times.
     static func suiteProcess(
-        _ test: String, wall: Double, threadShare: Double = 1, switches: [Double] = [1, 1, 1], generator: inout SeededGenerator
+        _ test: String, wall: Double, threadShare: Double = 1, switches: [Double] = [1, 1, 1],
+        generator: inout SeededGenerator
     ) -> PerfTestResult {
         let noise = { (generator: inout SeededGenerator) in exp(0.01 * generator.normal()) }
         let walls = (0..<3).map { _ in wall * noise(&generator) }
         let user = walls.map { $0 * 0.97 }
         let system = walls.map { _ in 0.0 }
-        return PerfTestResult(name: test, metrics: [
-            PerfMetric(name: "wall", unit: "ns", samples: walls),
-            PerfMetric(name: "process.cpu.user", unit: "ns", samples: user),
-            PerfMetric(name: "process.cpu.system", unit: "ns", samples: system),
-            PerfMetric(name: "process.context_switches.voluntary", unit: "count", samples: switches),
-            PerfMetric(name: "process.faults.minor", unit: "count", samples: [0, 0, 0]),
-            PerfMetric(name: "thread.cpu.user", unit: "ns", samples: user.map { $0 * threadShare }),
-            PerfMetric(name: "thread.cpu.system", unit: "ns", samples: system),
-            PerfMetric(name: "thread.context_switches.voluntary", unit: "count", samples: switches),
-            PerfMetric(name: "thread.faults.minor", unit: "count", samples: [0, 0, 0]),
-            PerfMetric(name: "interval:parse:sum", unit: "ns", samples: walls.map { $0 * 0.9 }),
-        ])
+        return PerfTestResult(
+            name: test,
+            metrics: [
+                PerfMetric(name: "wall", unit: "ns", samples: walls),
+                PerfMetric(name: "process.cpu.user", unit: "ns", samples: user),
+                PerfMetric(name: "process.cpu.system", unit: "ns", samples: system),
+                PerfMetric(name: "process.context_switches.voluntary", unit: "count", samples: switches),
+                PerfMetric(name: "process.faults.minor", unit: "count", samples: [0, 0, 0]),
+                PerfMetric(name: "thread.cpu.user", unit: "ns", samples: user.map { $0 * threadShare }),
+                PerfMetric(name: "thread.cpu.system", unit: "ns", samples: system),
+                PerfMetric(name: "thread.context_switches.voluntary", unit: "count", samples: switches),
+                PerfMetric(name: "thread.faults.minor", unit: "count", samples: [0, 0, 0]),
+                PerfMetric(name: "interval:parse:sum", unit: "ns", samples: walls.map { $0 * 0.9 }),
+            ])
     }
 
     /// Writes `rounds` rounds of a suite of three tests per side into a
@@ -49,7 +52,8 @@ import Testing
         for round in 1...rounds {
             for side in ["baseline", "candidate"] {
                 let processFactor = exp(0.02 * generator.normal())
-                let tests = ["decode": 7e7, "encode": 1.2e8, "load": 2.6e8].sorted { $0.key < $1.key }.map { test, wall in
+                let tests = ["decode": 7e7, "encode": 1.2e8, "load": 2.6e8].sorted { $0.key < $1.key }.map {
+                    test, wall in
                     let factor = side == "candidate" && slowed.contains(test) ? 1 + slowdown : 1
                     return suiteProcess(
                         test, wall: wall * processFactor * factor, threadShare: threadShare,
@@ -57,7 +61,8 @@ import Testing
                 }
                 var metadata = RunMetadata(suite: "yaml", runID: "\(side)-\(round)", round: round)
                 metadata.samplesAreLaunches = false
-                try ResultsFile.write(PerfRun(metadata: metadata, tests: tests), to: "\(root)/\(side)/round-\(round).strobe-results")
+                try ResultsFile.write(
+                    PerfRun(metadata: metadata, tests: tests), to: "\(root)/\(side)/round-\(round).strobe-results")
             }
         }
         return (try SampleSet.load(["\(root)/baseline"]), try SampleSet.load(["\(root)/candidate"]))
@@ -68,7 +73,12 @@ import Testing
         let (baseline, candidate) = try Self.suite(rounds: 6, slowdown: 0, candidateSwitches: [2, 2, 2], seed: 1)
         let report = try DiffEngine.diff(baseline: baseline, candidate: candidate)
         let gated = Set(report.rows.filter(\.gates).map(\.name))
-        #expect(gated == Set(["decode", "encode", "load"].flatMap { ["\($0)/wall", "\($0)/process.cpu", "\($0)/interval:parse:sum"] }))
+        #expect(
+            gated
+                == Set(
+                    ["decode", "encode", "load"].flatMap {
+                        ["\($0)/wall", "\($0)/process.cpu", "\($0)/interval:parse:sum"]
+                    }))
         let switches = try #require(report.rows.first { $0.name == "decode/process.context_switches.voluntary" })
         #expect(!switches.gates)
         #expect(switches.absoluteFloor == 1)
@@ -77,7 +87,8 @@ import Testing
         let cpu = try #require(report.rows.first { $0.name == "load/process.cpu" })
         #expect(abs(cpu.baseline.median / 2.6e8 - 0.97) < 0.05)
         // A policy may still gate a resource count.
-        let policy = try ComparisonPolicy.parse("metrics:\n  - match: context_switches\n    gate: true\n", file: "p.yml")
+        let policy = try ComparisonPolicy.parse(
+            "metrics:\n  - match: context_switches\n    gate: true\n", file: "p.yml")
         let gating = try DiffEngine.diff(baseline: baseline, candidate: candidate, policy: policy)
         #expect(gating.rows.contains { $0.name == "decode/process.context_switches.voluntary" && $0.gates })
     }
@@ -86,7 +97,9 @@ import Testing
         // Minor faults and system time: zero in most processes, a blip in a
         // few, on both sides alike.
         func replicates(_ blips: Set<Int>, value: Double) -> [Replicate] {
-            (0..<8).map { Replicate(id: "p\($0)", round: $0, samples: blips.contains($0) ? [0, value, 0] : [0, 0, 0]) }
+            (0..<8).map {
+                Replicate(id: "p\($0)", round: $0, samples: blips.contains($0) ? [0, value, 0] : [0, 0, 0])
+            }
         }
         let faults = ComparisonPolicy().settings(for: "decode/process.faults.minor", unit: "count")
         let system = ComparisonPolicy().settings(for: "decode/process.cpu.system", unit: "ns")
@@ -95,17 +108,22 @@ import Testing
         #expect(ComparisonPolicy().settings(for: "decode/wall", unit: "ns") == .init(absoluteFloor: 0, gates: true))
         let rows = ComparisonEngine.compare([
             .init(
-                name: "decode/process.faults.minor", unit: "count", lowerIsBetter: true, baseline: replicates([2], value: 1),
+                name: "decode/process.faults.minor", unit: "count", lowerIsBetter: true,
+                baseline: replicates([2], value: 1),
                 candidate: replicates([5], value: 1), absoluteFloor: faults.absoluteFloor, gates: false),
             .init(
-                name: "decode/process.cpu.system", unit: "ns", lowerIsBetter: true, baseline: replicates([1, 6], value: 4e6),
+                name: "decode/process.cpu.system", unit: "ns", lowerIsBetter: true,
+                baseline: replicates([1, 6], value: 4e6),
                 candidate: replicates([3], value: 4e6), absoluteFloor: system.absoluteFloor, gates: false),
         ])
         #expect(rows.map(\.verdict) == [.unchanged, .unchanged])
         // With no floor they could not be anything but inconclusive.
-        let bare = ComparisonEngine.compare([.init(
-            name: "decode/process.faults.minor", unit: "count", lowerIsBetter: true, baseline: replicates([2, 4], value: 1),
-            candidate: replicates([5], value: 1), gates: false)])
+        let bare = ComparisonEngine.compare([
+            .init(
+                name: "decode/process.faults.minor", unit: "count", lowerIsBetter: true,
+                baseline: replicates([2, 4], value: 1),
+                candidate: replicates([5], value: 1), gates: false)
+        ])
         #expect(bare[0].verdict == .inconclusive)
     }
 
@@ -115,7 +133,8 @@ import Testing
         #expect(report.headline.hasPrefix("3 tests slower: decode +6"), "\(report.headline)")
         #expect(report.headline.contains(", encode +6") && report.headline.contains(", load +6"))
         #expect(report.tests.map(\.outcome) == [.slower, .slower, .slower])
-        #expect(report.metricCounts.hasPrefix("gated metrics: 9 regressions, 0 improvements, 0 unchanged, 0 inconclusive"))
+        #expect(
+            report.metricCounts.hasPrefix("gated metrics: 9 regressions, 0 improvements, 0 unchanged, 0 inconclusive"))
         // The thread's copies of the process's numbers are folded away.
         #expect(report.foldedTests == ["decode", "encode", "load"])
         #expect(!report.rows.contains { $0.name.contains("/thread.") })
@@ -153,19 +172,27 @@ import Testing
         var generator = SeededGenerator(seed: 8)
         for test in ["decode", "encode", "load"] {
             for metric in ["wall", "process.cpu", "a", "b", "c", "d"].prefix(test == "load" ? 4 : 6) {
-                let samples = { (generator: inout SeededGenerator) in (0..<10).map { _ in 100 * exp(0.02 * generator.normal()) } }
-                baseline.series.append(.init(
-                    metric: "\(test)/\(metric)", unit: "ns", lowerIsBetter: true, samples: samples(&generator), dimensions: [:],
-                    source: "b"))
-                candidate.series.append(.init(
-                    metric: "\(test)/\(metric)", unit: "ns", lowerIsBetter: true, samples: samples(&generator), dimensions: [:],
-                    source: "c"))
+                let samples = { (generator: inout SeededGenerator) in
+                    (0..<10).map { _ in 100 * exp(0.02 * generator.normal()) }
+                }
+                baseline.series.append(
+                    .init(
+                        metric: "\(test)/\(metric)", unit: "ns", lowerIsBetter: true, samples: samples(&generator),
+                        dimensions: [:],
+                        source: "b"))
+                candidate.series.append(
+                    .init(
+                        metric: "\(test)/\(metric)", unit: "ns", lowerIsBetter: true, samples: samples(&generator),
+                        dimensions: [:],
+                        source: "c"))
             }
         }
         let report = try? DiffEngine.diff(baseline: baseline, candidate: candidate)
         let warnings = report?.warnings ?? []
         #expect(warnings.count == 1, "\(warnings)")
-        #expect(warnings.first?.contains("16 metrics (wall, process.cpu, a and 3 more metrics) of decode, encode, load") == true, "\(warnings)")
+        #expect(
+            warnings.first?.contains("16 metrics (wall, process.cpu, a and 3 more metrics) of decode, encode, load")
+                == true, "\(warnings)")
     }
 
     @Test func tablesStayAlignedWithWideNamesAndColour() throws {

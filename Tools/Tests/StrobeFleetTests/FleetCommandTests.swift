@@ -27,7 +27,8 @@ struct FleetCommandTests {
     }
 
     @Test func ingestThenReportFindsTheSlowerVersionInEveryGroup() throws {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("strobe-fleet-cli-\(getpid())").path
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("strobe-fleet-cli-\(getpid())")
+            .path
         defer { try? FileManager.default.removeItem(atPath: directory) }
         try Self.writeFleet(in: directory + "/traces", sessions: 8)
         try Data("not a trace".utf8).write(to: URL(fileURLWithPath: directory + "/traces/junk.pftrace"))
@@ -41,7 +42,8 @@ struct FleetCommandTests {
         #expect(again.output.hasPrefix("33 traces: 0 added, 32 already stored, 1 skipped"), "\(again.output)")
 
         let report = try runProgram(
-            Self.strobe, ["fleet", "--history", store, "--metric", "work", "--by", "device.class", "--compare", "5.1", "5.2"])
+            Self.strobe,
+            ["fleet", "--history", store, "--metric", "work", "--by", "device.class", "--compare", "5.1", "5.2"])
         #expect(report.status == 1, "a regression: \(report.output) \(report.errors)")
         #expect(report.output.contains("work: 5.2 against 5.1"))
         let verdictLines = report.output.split(separator: "\n").filter { $0.hasPrefix("high ") || $0.hasPrefix("mid ") }
@@ -57,15 +59,20 @@ struct FleetCommandTests {
         #expect(groups?.map { $0["sessions"] as? Int } == [16, 16])
 
         let same = try runProgram(
-            Self.strobe, ["fleet", "--history", store, "--metric", "work", "--where", "app.version=5.1", "--by", "device.class",
-                          "--format", "markdown"])
+            Self.strobe,
+            [
+                "fleet", "--history", store, "--metric", "work", "--where", "app.version=5.1", "--by", "device.class",
+                "--format", "markdown",
+            ])
         #expect(same.status == 0)
         #expect(same.output.contains("### work where app.version=5.1"))
         #expect(same.output.contains("| mid | 8 | 320 |"), "\(same.output)")
 
         let missing = try runProgram(Self.strobe, ["fleet", "--history", store, "--metric", "lens apply"])
         #expect(missing.status == 2)
-        #expect(missing.errors.contains("no trace holds the metric lens apply; stored: counter:queue, interval:work"), "\(missing.errors)")
+        #expect(
+            missing.errors.contains("no trace holds the metric lens apply; stored: counter:queue, interval:work"),
+            "\(missing.errors)")
     }
 
     /// The HTML page, rendered by headless Chromium: a plot per
@@ -76,20 +83,24 @@ struct FleetCommandTests {
             ["/usr/bin/chromium", "/usr/bin/chromium-browser", "/usr/bin/google-chrome"].first {
                 FileManager.default.isExecutableFile(atPath: $0)
             }, "the page test needs headless Chromium: apt-get install -y chromium (scripts/setup.sh installs it)")
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("strobe-fleet-html-\(getpid())").path
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("strobe-fleet-html-\(getpid())")
+            .path
         defer { try? FileManager.default.removeItem(atPath: directory) }
         try Self.writeFleet(in: directory + "/traces", sessions: 6)
         let store = directory + "/history.sqlite"
         #expect(try runProgram(Self.strobe, ["ingest", directory + "/traces", "--history", store]).status == 0)
         let page = directory + "/fleet.html"
-        let report = try runProgram(Self.strobe, [
-            "fleet", "--history", store, "--metric", "work", "--by", "device.class", "--compare", "5.1", "5.2",
-            "--format", "html", "--output", page,
-        ])
+        let report = try runProgram(
+            Self.strobe,
+            [
+                "fleet", "--history", store, "--metric", "work", "--by", "device.class", "--compare", "5.1", "5.2",
+                "--format", "html", "--output", page,
+            ])
         #expect(report.status == 1, "a regression: \(report.errors)")
         let html = try String(contentsOfFile: page, encoding: .utf8)
         #expect(!html.contains("<script") && !html.contains("http://") && !html.contains("https://"))
-        let dom = try runProgram(browser, ["--headless", "--no-sandbox", "--disable-gpu", "--dump-dom", "file://" + page])
+        let dom = try runProgram(
+            browser, ["--headless", "--no-sandbox", "--disable-gpu", "--dump-dom", "file://" + page])
         #expect(dom.status == 0)
         func count(_ needle: String) -> Int { dom.output.components(separatedBy: needle).count - 1 }
         #expect(count("<svg class=\"fleet-plot\"") == 3, "\(dom.output.prefix(300))")
@@ -100,10 +111,12 @@ struct FleetCommandTests {
         #expect(count("<td class=\"regression\">regression</td>") == 2)
         #expect(dom.output.contains("5.2 against 5.1 by app.version"))
         if let keep = ProcessInfo.processInfo.environment["STROBE_FLEET_SCREENSHOT"] {
-            _ = try runProgram(browser, [
-                "--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars", "--window-size=1000,900",
-                "--screenshot=" + keep, "file://" + page,
-            ])
+            _ = try runProgram(
+                browser,
+                [
+                    "--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars", "--window-size=1000,900",
+                    "--screenshot=" + keep, "file://" + page,
+                ])
         }
     }
 
@@ -116,7 +129,8 @@ struct FleetCommandTests {
         (["ingest", ".", "--batch", "0"], "--batch must be at least 1"),
     ])
     func badFlagsAreNamed(arguments: [String], problem: String) throws {
-        let outcome = try runProgram(Self.strobe, arguments + ["--history", "/tmp/strobe-fleet-unused-\(getpid()).sqlite"])
+        let outcome = try runProgram(
+            Self.strobe, arguments + ["--history", "/tmp/strobe-fleet-unused-\(getpid()).sqlite"])
         #expect(outcome.status == 2)
         #expect(outcome.errors.contains(problem), "\(outcome.errors)")
     }

@@ -40,16 +40,21 @@ struct FleetScratch {
             let path = directory + "/history.sqlite"
             scratch = FleetScratch(directory: directory, store: path, location: .sqlite(path: path))
         case .postgres:
-            guard let base = ProcessInfo.processInfo.environment["STROBE_TEST_POSTGRES_URL"] else { throw NoFleetTestServer() }
-            let name = "strobe_fleet_" + UUID().uuidString.prefix(12).lowercased().replacingOccurrences(of: "-", with: "")
+            guard let base = ProcessInfo.processInfo.environment["STROBE_TEST_POSTGRES_URL"] else {
+                throw NoFleetTestServer()
+            }
+            let name =
+                "strobe_fleet_" + UUID().uuidString.prefix(12).lowercased().replacingOccurrences(of: "-", with: "")
             _ = try PostgresConnection(try PostgresLocation(url: base)).execute("CREATE DATABASE \(name)")
             let text = base.replacingOccurrences(of: "/strobe_test?", with: "/\(name)?")
-            scratch = FleetScratch(directory: directory, store: text, location: try HistoryLocation.parse(text), database: name)
+            scratch = FleetScratch(
+                directory: directory, store: text, location: try HistoryLocation.parse(text), database: name)
         }
         defer {
             try? FileManager.default.removeItem(atPath: directory)
             if let name = scratch.database, let base = ProcessInfo.processInfo.environment["STROBE_TEST_POSTGRES_URL"] {
-                _ = try? PostgresConnection(try PostgresLocation(url: base)).execute("DROP DATABASE IF EXISTS \(name) WITH (FORCE)")
+                _ = try? PostgresConnection(try PostgresLocation(url: base)).execute(
+                    "DROP DATABASE IF EXISTS \(name) WITH (FORCE)")
             }
         }
         try await body(scratch)
@@ -91,7 +96,7 @@ enum SDKTraces {
         var offset = 0
         while offset < bytes.count {
             let field = offset
-            offset += 1  // the tag 0x0a
+            offset += 1 // the tag 0x0a
             var length = 0
             var shift = 0
             while bytes[offset] & 0x80 != 0 {

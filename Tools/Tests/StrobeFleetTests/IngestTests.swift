@@ -22,8 +22,10 @@ struct IngestTests {
         for (index, (version, device)) in versions.flatMap({ v in devices.map { (v, $0) } }).enumerated() {
             let path = directory + "/fleet/\(index < 3 ? "" : "nested/")trace-\(index).pftrace"
             try SDKTraces.write(
-                path, metadata: TraceMetadata(appName: "Lens", appVersion: version, deviceModel: "model-\(device)",
-                                              dimensions: ["device.class": device]))
+                path,
+                metadata: TraceMetadata(
+                    appName: "Lens", appVersion: version, deviceModel: "model-\(device)",
+                    dimensions: ["device.class": device]))
             good.append([UInt8](try Data(contentsOf: URL(fileURLWithPath: path))))
         }
         var damaged: [String: [UInt8]] = [:]
@@ -33,10 +35,10 @@ struct IngestTests {
         damaged["cut-inside-a-packet.pftrace"] = Array(trace.prefix((largest.payload + largest.end) / 2))
         damaged["cut-inside-a-length.pftrace"] = Array(trace.prefix(packets[1].field + 1))
         var tag = trace
-        tag[packets[2].field] = 0x0b  // field 1 as a start-group: not a Trace packet
+        tag[packets[2].field] = 0x0b // field 1 as a start-group: not a Trace packet
         damaged["flipped-tag.pftrace"] = tag
         var length = trace
-        length[packets[0].field + 1] ^= 0x40  // the first packet claims more bytes than it has
+        length[packets[0].field + 1] ^= 0x40 // the first packet claims more bytes than it has
         damaged["flipped-length.pftrace"] = length
         damaged["empty.pftrace"] = []
         damaged["notes.txt"] = Array("these are not the traces you are looking for\n".utf8)
@@ -60,7 +62,8 @@ struct IngestTests {
             #expect(first.added == 6)
             #expect(first.alreadyStored == 0)
             #expect(first.refused.map { ($0.source as NSString).lastPathComponent }.sorted() == damaged)
-            #expect(first.description == "\(6 + damaged.count) traces: 6 added, 0 already stored, \(damaged.count) skipped")
+            #expect(
+                first.description == "\(6 + damaged.count) traces: 6 added, 0 already stored, \(damaged.count) skipped")
             let again = try await FleetIngestion.ingest(files: files, into: store, batchSize: 5)
             #expect(again.added == 0 && again.alreadyStored == 6 && again.refused.count == damaged.count)
             #expect(try await store.traceCount() == 6)
@@ -87,7 +90,8 @@ struct IngestTests {
     }
 
     @Test func refusalsSayWhatIsWrongAndWhere() throws {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("strobe-refusals-\(getpid())").path
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("strobe-refusals-\(getpid())")
+            .path
         defer { try? FileManager.default.removeItem(atPath: directory) }
         _ = try Self.makeFleet(in: directory)
         func reason(_ name: String) throws -> String {

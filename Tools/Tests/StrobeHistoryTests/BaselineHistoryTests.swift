@@ -41,20 +41,26 @@ import Testing
         // though all 30 runs, a's older level among them, were allowed.
         let same = try Self.candidate(history, in: directory, seed: 1) { $0 == "a" ? 1.10 : 1 }
         let unchanged = try StrobeBinary.run([
-            "diff", "--baseline-history", store, "--where", "branch=main", "--last", "30", "--candidate", same, "--format", "json",
+            "diff", "--baseline-history", store, "--where", "branch=main", "--last", "30", "--candidate", same,
+            "--format", "json",
         ])
         #expect(unchanged.status == 0, "\(unchanged.output)\n\(unchanged.errors)")
-        #expect((14...16).contains { unchanged.errors.contains("baseline: the newest \($0) of 30 runs") }, "\(unchanged.errors)")
+        #expect(
+            (14...16).contains { unchanged.errors.contains("baseline: the newest \($0) of 30 runs") },
+            "\(unchanged.errors)")
         // The step (night 16) placed within a night of the truth.
         #expect(
-            history.commits[14...16].contains { unchanged.errors.contains("since the change at commit \($0.prefix(10)) (a/wall +") },
+            history.commits[14...16].contains {
+                unchanged.errors.contains("since the change at commit \($0.prefix(10)) (a/wall +")
+            },
             "\(unchanged.errors)")
         let rows = try Self.rows(unchanged.output)
         #expect(rows["a/wall"] != "regression", "\(rows)")
         // b 20% slower than main: a regression, and only b.
         let slower = try Self.candidate(history, in: directory, seed: 2) { $0 == "a" ? 1.10 : $0 == "b" ? 1.20 : 1 }
         let regressed = try StrobeBinary.run([
-            "diff", "--baseline-history", store, "--where", "branch=main", "--last", "12", "--candidate", slower, "--format", "json",
+            "diff", "--baseline-history", store, "--where", "branch=main", "--last", "12", "--candidate", slower,
+            "--format", "json",
         ])
         #expect(regressed.status == 1, "\(regressed.output)\n\(regressed.errors)")
         #expect(regressed.errors.contains("baseline: the newest 12 of 30 runs"), "\(regressed.errors)")
@@ -69,12 +75,18 @@ import Testing
         let (store, history) = try await Self.steppedStore(in: directory)
         let candidate = try Self.candidate(history, in: directory, seed: 3) { _ in 1 }
         let cases: [([String], String)] = [
-            (["--baseline", candidate, "--baseline-history", store], "give either --baseline PATH or --baseline-history STORE, not both"),
+            (
+                ["--baseline", candidate, "--baseline-history", store],
+                "give either --baseline PATH or --baseline-history STORE, not both"
+            ),
             (["--baseline-history", store, "--last", "0"], "--last must be 1 or more, not 0"),
             (["--baseline", candidate, "--where", "branch=main"], "--where goes with --baseline-history"),
             (["--baseline-history", directory + "/missing.sqlite"], "missing.sqlite: no such store"),
             (["--baseline-history", store, "--where", "branch"], "--where branch: write KEY=VALUE"),
-            (["--baseline-history", store, "--where", "branch=release"], "none of its 0 runs matching the --where conditions is like the candidate's"),
+            (
+                ["--baseline-history", store, "--where", "branch=release"],
+                "none of its 0 runs matching the --where conditions is like the candidate's"
+            ),
         ]
         for (arguments, message) in cases {
             let outcome = try StrobeBinary.run(["diff", "--candidate", candidate] + arguments)
@@ -88,8 +100,9 @@ import Testing
     static func rows(_ json: String) throws -> [String: String] {
         let object = try JSONSerialization.jsonObject(with: Data(json.utf8)) as? [String: Any]
         let rows = object?["rows"] as? [[String: Any]] ?? []
-        return Dictionary(rows.compactMap { row in
-            (row["name"] as? String).flatMap { name in (row["verdict"] as? String).map { (name, $0) } }
-        }, uniquingKeysWith: { first, _ in first })
+        return Dictionary(
+            rows.compactMap { row in
+                (row["name"] as? String).flatMap { name in (row["verdict"] as? String).map { (name, $0) } }
+            }, uniquingKeysWith: { first, _ in first })
     }
 }

@@ -11,13 +11,17 @@ import Testing
             // The writers open the new store together: they migrate it once.
             let writers = 8
             let own = 12
-            let shared = (0..<6).map { RunRecord(run: SampleRuns.run(id: "shared-\($0)", time: Int64(1000 + $0), metrics: 20)) }
+            let shared = (0..<6).map {
+                RunRecord(run: SampleRuns.run(id: "shared-\($0)", time: Int64(1000 + $0), metrics: 20))
+            }
             let counts = try await withThrowingTaskGroup(of: HistoryWriter.Counts.self) { group in
                 for writer in 0..<writers {
                     group.addTask {
                         let store = try await test.open()
                         var records = (0..<own).map {
-                            RunRecord(run: SampleRuns.run(id: "w\(writer)-\($0)", time: Int64(writer * 100 + $0), metrics: 20))
+                            RunRecord(
+                                run: SampleRuns.run(id: "w\(writer)-\($0)", time: Int64(writer * 100 + $0), metrics: 20)
+                            )
                         }
                         records += shared
                         var generator = SystemRandomNumberGenerator()
@@ -67,7 +71,8 @@ import Testing
             let process = Process()
             process.executableURL = URL(fileURLWithPath: StrobeBinary.path)
             process.arguments = ["history", "add", file, "--history", test.text]
-            process.environment = ProcessInfo.processInfo.environment.merging(["STROBE_HISTORY_TEST_PAUSE_FILE": pause]) { $1 }
+            process.environment = ProcessInfo.processInfo.environment.merging(["STROBE_HISTORY_TEST_PAUSE_FILE": pause])
+            { $1 }
             process.standardOutput = FileHandle.nullDevice
             process.standardError = FileHandle.nullDevice
             try process.run()

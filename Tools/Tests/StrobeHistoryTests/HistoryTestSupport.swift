@@ -51,12 +51,16 @@ struct TestStore: Sendable {
             let path = directory + "/history.sqlite"
             return TestStore(text: path, location: .sqlite(path: path), directory: directory, backend: backend)
         case .postgres:
-            guard let base = ProcessInfo.processInfo.environment["STROBE_TEST_POSTGRES_URL"] else { throw NoTestServer() }
-            let name = "strobe_test_" + UUID().uuidString.prefix(12).lowercased().replacingOccurrences(of: "-", with: "")
+            guard let base = ProcessInfo.processInfo.environment["STROBE_TEST_POSTGRES_URL"] else {
+                throw NoTestServer()
+            }
+            let name =
+                "strobe_test_" + UUID().uuidString.prefix(12).lowercased().replacingOccurrences(of: "-", with: "")
             try TestServer.execute("CREATE DATABASE \(name)", url: base)
             let text = base.replacingOccurrences(of: "/strobe_test?", with: "/\(name)?")
             return TestStore(
-                text: text, location: try HistoryLocation.parse(text), directory: directory, backend: backend, databaseName: name)
+                text: text, location: try HistoryLocation.parse(text), directory: directory, backend: backend,
+                databaseName: name)
         }
     }
 
@@ -108,11 +112,14 @@ struct TestStore: Sendable {
         case .postgres:
             var parts: [String] = []
             for table in try TestServer.rows(
-                "SELECT table_name::text FROM information_schema.tables WHERE table_schema = 'public' ORDER BY 1", url: text)
+                "SELECT table_name::text FROM information_schema.tables WHERE table_schema = 'public' ORDER BY 1",
+                url: text)
             {
-                parts.append(table + ":" + (try TestServer.rows("SELECT COUNT(*)::text FROM \(table)", url: text)).joined())
+                parts.append(
+                    table + ":" + (try TestServer.rows("SELECT COUNT(*)::text FROM \(table)", url: text)).joined())
             }
-            parts.append("version " + (try TestServer.rows("SELECT version::text FROM strobe_schema", url: text)).joined())
+            parts.append(
+                "version " + (try TestServer.rows("SELECT version::text FROM strobe_schema", url: text)).joined())
             return parts.joined(separator: ", ")
         }
     }
@@ -139,17 +146,20 @@ enum SampleRuns {
     /// A run of `suite` with `metrics` metrics of one test (`wall`, then
     /// `m1`...) and `iterations` samples each, at `time` seconds.
     static func run(
-        id: String, suite: String = "suite", time: Int64 = 1, metrics: Int = 3, iterations: Int = 5, unit: String = "ns",
+        id: String, suite: String = "suite", time: Int64 = 1, metrics: Int = 3, iterations: Int = 5,
+        unit: String = "ns",
         tags: [String: String] = ["branch": "main", "device": "ci"], launches: Bool = false, round: Int? = nil
     ) -> PerfRun {
         let values = (0..<metrics).map { index in
             PerfMetric(
-                name: index == 0 ? "wall" : "m\(index)", unit: index == 0 ? unit : "bytes", better: index % 3 != 2 ? .lower : .higher,
+                name: index == 0 ? "wall" : "m\(index)", unit: index == 0 ? unit : "bytes",
+                better: index % 3 != 2 ? .lower : .higher,
                 samples: (0..<iterations).map { 1000 + Double(index * 7 + $0 * 3) + Double(time % 97) / 8 })
         }
         return PerfRun(
             metadata: RunMetadata(
-                suite: suite, gitCommit: "c\(time)", host: "host-\(time % 3)", os: "Linux", cpuModel: "AMD EPYC", coreCount: 2,
+                suite: suite, gitCommit: "c\(time)", host: "host-\(time % 3)", os: "Linux", cpuModel: "AMD EPYC",
+                coreCount: 2,
                 buildConfiguration: "release", timestamp: time * 1_000_000_000, tags: tags, runID: id, round: round,
                 samplesAreLaunches: launches),
             tests: [PerfTestResult(name: "parse", metrics: values, warmupIterations: 1)])
@@ -159,12 +169,16 @@ enum SampleRuns {
     /// a run of launches in a round: every field a file holds.
     static var varied: [PerfRun] {
         var first = run(id: "run-a", time: 10)
-        first.tests.append(PerfTestResult(
-            name: "render \"quoted\", comma", metrics: [PerfMetric(name: "fps", unit: "count/s", better: .higher, samples: [59.5, 60, 58.25])],
-            error: "iteration 3: timed out", warmupIterations: 2, tracePaths: ["/tmp/a.strobe", "/tmp/b c.strobe"]))
+        first.tests.append(
+            PerfTestResult(
+                name: "render \"quoted\", comma",
+                metrics: [PerfMetric(name: "fps", unit: "count/s", better: .higher, samples: [59.5, 60, 58.25])],
+                error: "iteration 3: timed out", warmupIterations: 2, tracePaths: ["/tmp/a.strobe", "/tmp/b c.strobe"]))
         first.tests.append(PerfTestResult(name: "empty", metrics: [PerfMetric(name: "none", unit: "ns", samples: [])]))
         let anonymous = run(id: "", time: 5, tags: [:])
-        let launches = run(id: "run-l", time: 20, metrics: 2, iterations: 4, tags: ["branch": "feature/x", "device": "pixel 7"], launches: true, round: 3)
+        let launches = run(
+            id: "run-l", time: 20, metrics: 2, iterations: 4, tags: ["branch": "feature/x", "device": "pixel 7"],
+            launches: true, round: 3)
         return [first, anonymous, launches]
     }
 
@@ -172,7 +186,9 @@ enum SampleRuns {
     @discardableResult
     static func write(_ run: PerfRun, to directory: String, name: String? = nil) throws -> String {
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
-        let path = directory + "/" + (name ?? (run.metadata.runID.isEmpty ? "anonymous" : run.metadata.runID)) + ".strobe-results"
+        let path =
+            directory + "/" + (name ?? (run.metadata.runID.isEmpty ? "anonymous" : run.metadata.runID))
+            + ".strobe-results"
         try ResultsFile.write(run, to: path)
         return path
     }
@@ -186,7 +202,9 @@ enum StrobeBinary {
 
     /// Runs `strobe` with `arguments` and the given extra environment;
     /// returns its exit status, output and errors.
-    static func run(_ arguments: [String], environment: [String: String] = [:]) throws -> (status: Int32, output: String, errors: String) {
+    static func run(_ arguments: [String], environment: [String: String] = [:]) throws -> (
+        status: Int32, output: String, errors: String
+    ) {
         guard FileManager.default.isExecutableFile(atPath: path) else {
             throw StrobeNotBuilt(path: path)
         }

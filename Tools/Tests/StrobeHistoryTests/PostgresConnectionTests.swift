@@ -15,14 +15,16 @@ struct PostgresConnectionTests {
     @Test func textAndTextArraysComeBackExactly() throws {
         let connection = try connect()
         let awkward: [String?] = [
-            "plain", "", "NULL", "null", nil, "a,b", "{braces}", "\"quoted\"", "back\\slash", "\\x00", "  spaced  ", "tab\tand\nnewline",
+            "plain", "", "NULL", "null", nil, "a,b", "{braces}", "\"quoted\"", "back\\slash", "\\x00", "  spaced  ",
+            "tab\tand\nnewline",
             "'); DROP TABLE strobe_runs; --", "ünïcödé ✓ 𝄞", "$1", "ends with backslash\\",
         ]
         for value in awkward {
             let single = try connection.execute("SELECT $1::text", [value])
             #expect(try single.value(0, 0, as: String?.self) == value, "\(String(describing: value))")
         }
-        let rows = try connection.execute("SELECT x FROM unnest($1::text[]) WITH ORDINALITY AS u(x, o) ORDER BY o", [awkward])
+        let rows = try connection.execute(
+            "SELECT x FROM unnest($1::text[]) WITH ORDINALITY AS u(x, o) ORDER BY o", [awkward])
         #expect(try (0..<rows.rowCount).map { try rows.value($0, 0, as: String?.self) } == awkward)
         let empty = try connection.execute("SELECT cardinality($1::text[])", [[String]()])
         #expect(try empty.value(0, 0, as: Int.self) == 0)
@@ -31,14 +33,18 @@ struct PostgresConnectionTests {
     @Test func numbersBooleansAndBytesComeBackExactly() throws {
         let connection = try connect()
         let doubles: [Double?] = [
-            0, -0.0, 1, -1, 0.1, 1e-300, .leastNonzeroMagnitude, .greatestFiniteMagnitude, -.greatestFiniteMagnitude, .pi, .infinity, -.infinity,
+            0, -0.0, 1, -1, 0.1, 1e-300, .leastNonzeroMagnitude, .greatestFiniteMagnitude, -.greatestFiniteMagnitude,
+            .pi, .infinity, -.infinity,
             .nan, nil, 1_000_000.123456789,
         ]
-        let read = try connection.execute("SELECT x FROM unnest($1::float8[]) WITH ORDINALITY AS u(x, o) ORDER BY o", [doubles])
+        let read = try connection.execute(
+            "SELECT x FROM unnest($1::float8[]) WITH ORDINALITY AS u(x, o) ORDER BY o", [doubles])
         let back = try (0..<read.rowCount).map { try read.value($0, 0, as: Double?.self) }
         #expect(back.count == doubles.count)
         for (sent, received) in zip(doubles, back) {
-            #expect(sent.map { $0.isNaN ? Double.nan.bitPattern : $0.bitPattern } == received.map { $0.isNaN ? Double.nan.bitPattern : $0.bitPattern })
+            #expect(
+                sent.map { $0.isNaN ? Double.nan.bitPattern : $0.bitPattern }
+                    == received.map { $0.isNaN ? Double.nan.bitPattern : $0.bitPattern })
         }
         let integers = try connection.execute(
             "SELECT $1::int8, $2::int4, $3::int2, $4::bool, $5::bool",
@@ -48,8 +54,11 @@ struct PostgresConnectionTests {
         #expect(try integers.value(0, 2, as: Int.self) == -32768)
         #expect(try integers.value(0, 3, as: Bool.self) && !(try integers.value(0, 4, as: Bool.self)))
 
-        let blobs: [PostgresBytes] = [PostgresBytes([]), PostgresBytes(Array(0...255)), PostgresBytes(Array("\\\"{},".utf8))]
-        let bytes = try connection.execute("SELECT x FROM unnest($1::bytea[]) WITH ORDINALITY AS u(x, o) ORDER BY o", [blobs])
+        let blobs: [PostgresBytes] = [
+            PostgresBytes([]), PostgresBytes(Array(0...255)), PostgresBytes(Array("\\\"{},".utf8)),
+        ]
+        let bytes = try connection.execute(
+            "SELECT x FROM unnest($1::bytea[]) WITH ORDINALITY AS u(x, o) ORDER BY o", [blobs])
         #expect(try (0..<bytes.rowCount).map { try bytes.value($0, 0, as: [UInt8].self) } == blobs.map(\.bytes))
     }
 
@@ -85,7 +94,8 @@ struct PostgresConnectionTests {
 
     @Test func aColumnIsReadOnlyAsItsTypeAndNULLOnlyAsOptional() throws {
         let connection = try connect()
-        let result = try connection.execute("SELECT 5000000000::int8 AS big, NULL::text AS nothing, 'x'::text AS letter")
+        let result = try connection.execute(
+            "SELECT 5000000000::int8 AS big, NULL::text AS nothing, 'x'::text AS letter")
         #expect(try result.value(0, 0, as: Int64.self) == 5_000_000_000)
         #expect(throws: PostgresError.self) { try result.value(0, 0, as: Int32.self) }
         #expect(throws: PostgresError.self) { try result.value(0, 2, as: Int.self) }

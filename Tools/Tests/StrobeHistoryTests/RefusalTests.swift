@@ -30,7 +30,8 @@ import Testing
     func aMetricWhoseUnitChangedIsRefusedNamingBothUnitsAndRuns(_ backend: Backend) async throws {
         try await TestStore.with(backend) { test in
             let store = try await test.open()
-            _ = try await HistoryWriter.add([RunRecord(run: SampleRuns.run(id: "in-ns", time: 1, unit: "ns"))], to: store)
+            _ = try await HistoryWriter.add(
+                [RunRecord(run: SampleRuns.run(id: "in-ns", time: 1, unit: "ns"))], to: store)
             let changed = RunRecord(run: SampleRuns.run(id: "in-ms", time: 2, unit: "ms"))
             let other = RunRecord(run: SampleRuns.run(id: "fine", time: 3))
             do {
@@ -38,7 +39,9 @@ import Testing
                 Issue.record("a changed unit was accepted")
             } catch let error as HistoryError {
                 #expect(error.kind == .unitChanged)
-                for part in ["parse/wall", "ms", "ns", "in-ms", "in-ns"] { #expect(error.message.contains(part), "\(error)") }
+                for part in ["parse/wall", "ms", "ns", "in-ms", "in-ns"] {
+                    #expect(error.message.contains(part), "\(error)")
+                }
             }
             // Nothing of that call was stored, not even the run that was fine.
             #expect(try await store.count() == 1)
@@ -97,7 +100,10 @@ import Testing
         let cases: [(url: String, says: [String])] = [
             ("postgres://strobe@127.0.0.1:\(closedPort)/db?sslmode=disable", ["cannot connect", "refused"]),
             ("postgres://strobe@/db?host=/nonexistent/socket/dir", ["cannot connect", "/nonexistent/socket/dir"]),
-            ("postgres://strobe@127.0.0.1:\(silent.port)/db?connect_timeout=2&sslmode=disable", ["cannot connect", "timeout"]),
+            (
+                "postgres://strobe@127.0.0.1:\(silent.port)/db?connect_timeout=2&sslmode=disable",
+                ["cannot connect", "timeout"]
+            ),
         ]
         for (url, says) in cases {
             let start = Date()
@@ -114,8 +120,10 @@ import Testing
         }
         // Locations refused before any connection.
         let bad = [
-            "postgres://strobe:secret@host/db", "postgres://@host/db", "postgres://strobe@host/", "mysql://strobe@host/db",
-            "postgres://strobe@host/db?port=0", "postgres://strobe@host/db?sslmode=maybe", "postgres://strobe@host/db?host=relative",
+            "postgres://strobe:secret@host/db", "postgres://@host/db", "postgres://strobe@host/",
+            "mysql://strobe@host/db",
+            "postgres://strobe@host/db?port=0", "postgres://strobe@host/db?sslmode=maybe",
+            "postgres://strobe@host/db?host=relative",
         ]
         for text in bad {
             #expect(throws: HistoryError.self, "\(text)") { try HistoryLocation.parse(text) }
@@ -126,9 +134,15 @@ import Testing
         } catch {
             #expect(!error.message.contains("hunter2") && error.message.contains("PGPASSWORD"), "\(error)")
         }
-        let socket = try HistoryLocation.parse("postgres://me@/db?host=/run/pg&port=6000", environment: ["PGPASSWORD": "pw"])
-        guard case .postgres(let location) = socket else { Issue.record("not postgres"); return }
-        #expect(location.endpoint.socketPath == "/run/pg/.s.PGSQL.6000" && location.password == "pw" && location.database == "db")
+        let socket = try HistoryLocation.parse(
+            "postgres://me@/db?host=/run/pg&port=6000", environment: ["PGPASSWORD": "pw"])
+        guard case .postgres(let location) = socket else {
+            Issue.record("not postgres")
+            return
+        }
+        #expect(
+            location.endpoint.socketPath == "/run/pg/.s.PGSQL.6000" && location.password == "pw"
+                && location.database == "db")
     }
 
     /// PostgreSQL only. The password part runs when `make test-history`
@@ -152,7 +166,8 @@ import Testing
         #expect(try await store.count() >= 0)
         await store.close()
         do {
-            let wrong = try await HistoryStores.open(try HistoryLocation.parse(tcp, environment: ["PGPASSWORD": "wrong"]))
+            let wrong = try await HistoryStores.open(
+                try HistoryLocation.parse(tcp, environment: ["PGPASSWORD": "wrong"]))
             await wrong.close()
             Issue.record("a wrong password was accepted")
         } catch let error as HistoryError {

@@ -32,14 +32,18 @@ import Testing
 
             // Without samples, the summaries alone.
             let light = try await store.runs(HistoryQuery())
-            #expect(light.map { $0.tests.flatMap(\.metrics).map(\.summary) } == read.map { $0.tests.flatMap(\.metrics).map(\.summary) })
+            #expect(
+                light.map { $0.tests.flatMap(\.metrics).map(\.summary) }
+                    == read.map { $0.tests.flatMap(\.metrics).map(\.summary) })
             #expect(light.allSatisfy { $0.tests.flatMap(\.metrics).allSatisfy(\.samples.isEmpty) })
             await store.close()
         }
     }
 
     @Test func aRunWithoutARunIDIsKeyedByTheSHA256OfItsFile() throws {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("strobe-key-\(UUID().uuidString.prefix(8))").path
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "strobe-key-\(UUID().uuidString.prefix(8))"
+        ).path
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let run = SampleRuns.run(id: "", time: 7)
         let path = try SampleRuns.write(run, to: directory)
@@ -88,9 +92,10 @@ import Testing
             let store = try await test.open()
             var runs: [PerfRun] = []
             for index in 0..<12 {
-                runs.append(SampleRuns.run(
-                    id: "r\(index)", suite: index % 2 == 0 ? "even" : "odd", time: Int64(100 - index),
-                    tags: ["branch": index < 6 ? "main" : "dev", "device": "d\(index % 3)"]))
+                runs.append(
+                    SampleRuns.run(
+                        id: "r\(index)", suite: index % 2 == 0 ? "even" : "odd", time: Int64(100 - index),
+                        tags: ["branch": index < 6 ? "main" : "dev", "device": "d\(index % 3)"]))
             }
             _ = try await HistoryWriter.add(runs.map { RunRecord(run: $0) }, to: store)
             func keys(_ filters: [String]) async throws -> [String] {
@@ -98,7 +103,11 @@ import Testing
             }
             #expect(try await keys(["suite=even"]) == ["r10", "r8", "r6", "r4", "r2", "r0"])
             #expect(try await keys(["branch=main", "device=d1"]) == ["r4", "r1"])
-            #expect(try await keys(["host=host-1"]) == runs.filter { $0.metadata.host == "host-1" }.sorted { $0.metadata.timestamp < $1.metadata.timestamp }.map(\.metadata.runID))
+            #expect(
+                try await keys(["host=host-1"])
+                    == runs.filter { $0.metadata.host == "host-1" }.sorted {
+                        $0.metadata.timestamp < $1.metadata.timestamp
+                    }.map(\.metadata.runID))
             #expect(try await keys(["commit=c95"]) == ["r5"])
             #expect(try await keys(["device=none"]).isEmpty)
             // The value may hold `=`; the key may not be empty.
@@ -114,12 +123,18 @@ import Testing
             let input = test.directory + "/input"
             for run in SampleRuns.varied { try SampleRuns.write(run, to: input) }
             let added = try StrobeBinary.run(["history", "add", input, "--history", test.text])
-            #expect(added.status == 0 && added.output.contains("3 added, 0 already stored"), "\(added.output)\(added.errors)")
+            #expect(
+                added.status == 0 && added.output.contains("3 added, 0 already stored"),
+                "\(added.output)\(added.errors)")
 
             let exported = test.directory + "/exported"
-            let export = try StrobeBinary.run(["history", "export", "--history", test.text, "--format", "results", "--output", exported])
+            let export = try StrobeBinary.run([
+                "history", "export", "--history", test.text, "--format", "results", "--output", exported,
+            ])
             #expect(export.status == 0, "\(export.errors)")
-            let files = try FileManager.default.contentsOfDirectory(atPath: exported).filter { $0.hasSuffix(".strobe-results") }
+            let files = try FileManager.default.contentsOfDirectory(atPath: exported).filter {
+                $0.hasSuffix(".strobe-results")
+            }
             #expect(files.count == 3)
             // Every file is the run it was, field for field.
             let original = Set(SampleRuns.varied)
@@ -143,11 +158,14 @@ import Testing
             // Filtered CSV: a row per sample of the runs kept.
             let csvPath = test.directory + "/main.csv"
             let csv = try StrobeBinary.run([
-                "history", "export", "--history", test.text, "--where", "branch=main", "--format", "csv", "--output", csvPath,
+                "history", "export", "--history", test.text, "--where", "branch=main", "--format", "csv", "--output",
+                csvPath,
             ])
             #expect(csv.status == 0, "\(csv.errors)")
             let lines = try String(contentsOfFile: csvPath, encoding: .utf8).split(separator: "\n")
-            #expect(lines.first == "suite,test,metric,unit,better,run,round,iteration,value,commit,branch,timestamp_ns,device")
+            #expect(
+                lines.first
+                    == "suite,test,metric,unit,better,run,round,iteration,value,commit,branch,timestamp_ns,device")
             let mainSamples = SampleRuns.varied.filter { $0.metadata.tags["branch"] == "main" }
                 .flatMap(\.tests).flatMap(\.metrics).map(\.samples.count).reduce(0, +)
             #expect(lines.count == 1 + mainSamples)

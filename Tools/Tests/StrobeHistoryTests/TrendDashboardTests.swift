@@ -49,9 +49,10 @@ import Testing
         var runs: [PerfRun] = []
         for night in 0..<30 {
             for host in ["ci-1", "ci-2"] {
-                runs.append(history.run(night: night, host: host, build: "candidate", noise: &noise) { test, night in
-                    test == "b" && night >= 15 ? 1.15 : 1
-                })
+                runs.append(
+                    history.run(night: night, host: host, build: "candidate", noise: &noise) { test, night in
+                        test == "b" && night >= 15 ? 1.15 : 1
+                    })
                 runs.append(history.run(night: night, host: host, build: "reference", noise: &noise))
             }
         }
@@ -65,7 +66,8 @@ import Testing
         let html = try String(contentsOfFile: page, encoding: .utf8)
         #expect(!html.contains("<script") && !html.contains("http://") && !html.contains("https://"))
 
-        let dom = try Self.run(browser, ["--headless", "--no-sandbox", "--disable-gpu", "--dump-dom", "file://" + page])
+        let dom = try Self.run(
+            browser, ["--headless", "--no-sandbox", "--disable-gpu", "--dump-dom", "file://" + page])
         #expect(dom.status == 0)
         // 4 tests, one plot each; 30 nights × 2 hosts analysed runs and as
         // many reference runs per plot.
@@ -83,10 +85,12 @@ import Testing
         #expect(dom.output.contains("wall (ns)"))
 
         let screenshot = directory + "/trend.png"
-        let shot = try Self.run(browser, [
-            "--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars", "--window-size=1100,1500",
-            "--screenshot=" + screenshot, "file://" + page,
-        ])
+        let shot = try Self.run(
+            browser,
+            [
+                "--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars", "--window-size=1100,1500",
+                "--screenshot=" + screenshot, "file://" + page,
+            ])
         #expect(shot.status == 0)
         let size = (try? FileManager.default.attributesOfItem(atPath: screenshot)[.size] as? Int) ?? 0
         #expect(size > 20_000, "the screenshot holds \(size) bytes")

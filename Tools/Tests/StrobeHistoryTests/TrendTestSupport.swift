@@ -33,10 +33,13 @@ struct NightlyHistory {
         try FileManager.default.createDirectory(atPath: repository, withIntermediateDirectories: true)
         try git(["init", "-q", repository])
         for night in 1...nights {
-            try git(["-C", repository, "-c", "user.name=Nightly", "-c", "user.email=nightly@example.com",
-                     "commit", "-q", "--allow-empty", "-m", "night \(night)"])
+            try git([
+                "-C", repository, "-c", "user.name=Nightly", "-c", "user.email=nightly@example.com",
+                "commit", "-q", "--allow-empty", "-m", "night \(night)",
+            ])
         }
-        let commits = try git(["-C", repository, "rev-list", "--reverse", "HEAD"]).split(separator: "\n").map(String.init)
+        let commits = try git(["-C", repository, "rev-list", "--reverse", "HEAD"]).split(separator: "\n").map(
+            String.init)
         return NightlyHistory(repository: repository, commits: commits)
     }
 
@@ -77,8 +80,10 @@ struct NightlyHistory {
         }
         return PerfRun(
             metadata: RunMetadata(
-                suite: "nightly", gitCommit: commits[night], host: host, os: "Linux", cpuModel: "AMD EPYC", coreCount: 2,
-                buildConfiguration: "release", timestamp: (1_700_000_000 + Int64(night) * 86_400) * 1_000_000_000
+                suite: "nightly", gitCommit: commits[night], host: host, os: "Linux", cpuModel: "AMD EPYC",
+                coreCount: 2,
+                buildConfiguration: "release",
+                timestamp: (1_700_000_000 + Int64(night) * 86_400) * 1_000_000_000
                     + (build == "reference" ? 60_000_000_000 : 0),
                 tags: tags, runID: "\(host)-\(build ?? "build")-night\(night + 1)"),
             tests: results)

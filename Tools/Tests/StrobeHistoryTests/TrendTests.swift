@@ -59,9 +59,10 @@ import Testing
         var noise = TrendNoise(state: 12)
         var runs: [PerfRun] = []
         for night in 0..<30 {
-            runs.append(history.run(night: night, build: "candidate", noise: &noise) { test, night in
-                (test == "a" || test == "b") && night >= 15 ? 1.15 : 1
-            })
+            runs.append(
+                history.run(night: night, build: "candidate", noise: &noise) { test, night in
+                    (test == "a" || test == "b") && night >= 15 ? 1.15 : 1
+                })
             runs.append(history.run(night: night, build: "reference", noise: &noise))
         }
         // Added in shuffled order: the store's order is by time, the trend's by commit.
@@ -75,14 +76,23 @@ import Testing
         for change in report.changes {
             #expect(change.lastBefore.commit == history.commits[14])
             #expect(change.firstAfter.commit == history.commits[15])
-            #expect(change.lastBefore.run == "ci-1-candidate-night15" && change.firstAfter.run == "ci-1-candidate-night16")
+            #expect(
+                change.lastBefore.run == "ci-1-candidate-night15" && change.firstAfter.run == "ci-1-candidate-night16")
             #expect(change.range == "\(history.commits[14])..\(history.commits[15])")
             #expect(change.direction == .regression && change.status == "confirmed")
             #expect(change.change.lower > 1.08 && change.change.upper < 1.22, "\(change.change)")
             #expect(change.cause == .code, "\(change.reason)")
             #expect(change.commits.count == 1 && change.commits[0].hasSuffix("night 16"), "\(change.commits)")
-            #expect(change.confirm.contains { $0.contains("worktree add --detach /tmp/strobe-confirm-\(history.commits[14].prefix(10)) \(history.commits[14])") })
-            #expect(change.confirm.contains { $0.contains("(cd /tmp/strobe-confirm-\(history.commits[15].prefix(10)) && make perf)") })
+            #expect(
+                change.confirm.contains {
+                    $0.contains(
+                        "worktree add --detach /tmp/strobe-confirm-\(history.commits[14].prefix(10)) \(history.commits[14])"
+                    )
+                })
+            #expect(
+                change.confirm.contains {
+                    $0.contains("(cd /tmp/strobe-confirm-\(history.commits[15].prefix(10)) && make perf)")
+                })
             #expect(change.confirm.last?.hasPrefix("strobe compare --baseline \"/tmp/strobe-confirm-") == true)
             #expect(change.confirm.last?.contains("--filter '^\(change.test)\\$'\"") == true, "\(change.confirm)")
         }
@@ -100,9 +110,10 @@ import Testing
         var runs: [PerfRun] = []
         for night in 0..<30 {
             runs.append(history.run(night: night, host: "ci-1", noise: &noise))
-            runs.append(history.run(night: night, host: "ci-2", noise: &noise) { test, night in
-                test == "a" && night >= 12 ? 1.2 : 1
-            })
+            runs.append(
+                history.run(night: night, host: "ci-2", noise: &noise) { test, night in
+                    test == "a" && night >= 12 ? 1.2 : 1
+                })
         }
         let store = try await Self.store(runs, in: directory)
         let report = try Self.trend(["--history", store, "--repository", history.repository])
@@ -127,7 +138,9 @@ import Testing
             runs.append(history.run(night: night, build: "reference", noise: &noise, factor: slower))
         }
         let store = try await Self.store(runs, in: directory)
-        let report = try Self.trend(["--history", store, "--repository", history.repository, "--reference", "build=reference"])
+        let report = try Self.trend([
+            "--history", store, "--repository", history.repository, "--reference", "build=reference",
+        ])
         let change = try #require(report.changes.first, "\(report)")
         #expect(report.changes.count == 1)
         #expect(change.test == "a" && change.firstAfter.slot == 18)
@@ -167,7 +180,8 @@ import Testing
         let report = try Self.trend([directory, "--repository", history.repository])
         let change = try #require(report.changes.first, "\(report)")
         #expect(report.changes.count == 1 && report.runCount == 24)
-        #expect(change.test == "d" && change.direction == .improvement && change.firstAfter.commit == history.commits[10])
+        #expect(
+            change.test == "d" && change.direction == .improvement && change.firstAfter.commit == history.commits[10])
         let one = try StrobeBinary.run(["trend", directory + "/night0.strobe-results"])
         #expect(one.status == 2 && one.errors.contains("a trend needs at least two runs, found 1"), "\(one.errors)")
     }
@@ -182,20 +196,32 @@ import Testing
         }
         let store = try await Self.store(runs, in: directory)
         let range = "\(history.commits[14].prefix(8))..\(history.commits[15].prefix(8))"
-        let mark = try StrobeBinary.run(["history", "mark", range, "--series", "b/wall", "--confirmed", "--note", "longer loop", "--history", store])
+        let mark = try StrobeBinary.run([
+            "history", "mark", range, "--series", "b/wall", "--confirmed", "--note", "longer loop", "--history", store,
+        ])
         #expect(mark.status == 0, "\(mark.errors)")
         let report = try Self.trend(["--history", store, "--repository", history.repository])
         let change = try #require(report.changes.first)
         #expect(change.mark?.verdict == .confirmed && change.mark?.note == "longer loop", "\(change)")
-        let text = try StrobeBinary.run(["trend", "--history", store, "--repository", history.repository, "--format", "markdown"])
-        #expect(text.output.contains("confirmed (confirmed on") || text.output.contains("marked confirmed"), "\(text.output)")
-        let again = try StrobeBinary.run(["history", "mark", range, "--series", "b/wall", "--dismissed", "--history", store])
+        let text = try StrobeBinary.run([
+            "trend", "--history", store, "--repository", history.repository, "--format", "markdown",
+        ])
+        #expect(
+            text.output.contains("confirmed (confirmed on") || text.output.contains("marked confirmed"),
+            "\(text.output)")
+        let again = try StrobeBinary.run([
+            "history", "mark", range, "--series", "b/wall", "--dismissed", "--history", store,
+        ])
         #expect(again.status == 0)
         #expect(try Self.trend(["--history", store]).changes.first?.mark?.verdict == .dismissed)
         let unknown = try StrobeBinary.run(["history", "mark", "deadbeef..cafe", "--confirmed", "--history", store])
-        #expect(unknown.status == 2 && unknown.errors.contains("no run has the commit or run id \"deadbeef\""), "\(unknown.errors)")
+        #expect(
+            unknown.status == 2 && unknown.errors.contains("no run has the commit or run id \"deadbeef\""),
+            "\(unknown.errors)")
         let neither = try StrobeBinary.run(["history", "mark", range, "--history", store])
-        #expect(neither.status == 2 && neither.errors.contains("give one of --confirmed and --dismissed"), "\(neither.errors)")
+        #expect(
+            neither.status == 2 && neither.errors.contains("give one of --confirmed and --dismissed"),
+            "\(neither.errors)")
     }
 
     @Test func badInputIsNamedWithExitStatusTwo() async throws {
@@ -247,7 +273,8 @@ import Testing
             #expect(marks == [HistoryMark(target: range, verdict: .confirmed, note: "second", markedAt: 2)])
             var options = TrendOptions()
             options.commitOrder = history.commits
-            let report = try TrendAnalysis.analyze(try await store.runs(HistoryQuery()), source: test.text, marks: marks, options: options)
+            let report = try TrendAnalysis.analyze(
+                try await store.runs(HistoryQuery()), source: test.text, marks: marks, options: options)
             await store.close()
             let change = try #require(report.changes.first)
             #expect(report.changes.count == 1 && change.test == "a" && change.range == range)

@@ -71,7 +71,8 @@ import Testing
             let server = try Self.server(store: store)
             try await server.application().test(.router) { client in
                 #expect(try await Self.upload(client, trace, token: nil).0 == .unauthorized)
-                #expect(try await Self.upload(client, trace, token: "a-token-of-thirty-two-characterZ").0 == .unauthorized)
+                #expect(
+                    try await Self.upload(client, trace, token: "a-token-of-thirty-two-characterZ").0 == .unauthorized)
                 #expect(try await Self.upload(client, trace, token: "short").0 == .unauthorized)
                 try await client.execute(
                     uri: IngestServer.uploadPath, method: .post, headers: [.authorization: "Basic \(Self.token)"],

@@ -41,7 +41,8 @@ struct ServerScratch {
             try await body(ServerScratch(directory: directory, location: .sqlite(path: directory + "/history.sqlite")))
         case .postgres:
             guard let base else { throw NoServerTestDatabase() }
-            let name = "strobe_serve_" + UUID().uuidString.prefix(12).lowercased().replacingOccurrences(of: "-", with: "")
+            let name =
+                "strobe_serve_" + UUID().uuidString.prefix(12).lowercased().replacingOccurrences(of: "-", with: "")
             _ = try PostgresConnection(try PostgresLocation(url: base)).execute("CREATE DATABASE \(name)")
             database = name
             let url = base.replacingOccurrences(of: "/strobe_test?", with: "/\(name)?")

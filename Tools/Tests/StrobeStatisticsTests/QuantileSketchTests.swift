@@ -95,9 +95,11 @@ import Testing
         }
         var wrongVersion = bytes
         wrongVersion[0] = 9
-        #expect { try QuantileSketch(serialized: wrongVersion) } throws: { "\($0)".contains("byte 0: format version 9") }
+        #expect { try QuantileSketch(serialized: wrongVersion) } throws: {
+            "\($0)".contains("byte 0: format version 9")
+        }
         var flipped = bytes
-        flipped[45] ^= 0x01  // the count no longer adds up, or a bucket moves
+        flipped[45] ^= 0x01 // the count no longer adds up, or a bucket moves
         #expect(throws: QuantileSketchError.self) { try QuantileSketch(serialized: flipped) }
         #expect { try QuantileSketch(serialized: bytes + [0]) } throws: { "\($0)".contains("1 bytes after the sketch") }
     }

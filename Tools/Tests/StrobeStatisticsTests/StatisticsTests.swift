@@ -18,7 +18,8 @@ import Testing
     }
 
     @Test func kolmogorovSmirnovStatisticIsExact() {
-        let result = RankTests.kolmogorovSmirnov([1.1, 2.3, 0.7, 4.5, 3.3, 2.2, 1.9, 5.1], [3.4, 4.4, 5.9, 2.8, 6.1, 4.9, 7.2, 3.9, 5.5])
+        let result = RankTests.kolmogorovSmirnov(
+            [1.1, 2.3, 0.7, 4.5, 3.3, 2.2, 1.9, 5.1], [3.4, 4.4, 5.9, 2.8, 6.1, 4.9, 7.2, 3.9, 5.5])
         #expect(abs(result.statistic - 0.6388888888888888) < 1e-12)
         #expect(result.pValue > 0.01 && result.pValue < 0.08)
         #expect(RankTests.kolmogorovSmirnov([1, 2, 3], [1, 2, 3]).pValue == 1)

@@ -64,18 +64,22 @@ import Testing
         // alone at σ 3%, plain in the suite's index.
         let machine: (Int, Int) -> Double = { _, night in night >= 20 ? 1.04 : 1 }
         let host = HostHistory(
-            host: "ci-1", metrics: suite("m", seed: 40, shift: machine), reference: suite("m", seed: 41, shift: machine))
+            host: "ci-1", metrics: suite("m", seed: 40, shift: machine), reference: suite("m", seed: 41, shift: machine)
+        )
         let report = try StepAttribution.attribute([host])
         let suiteStep = try #require(report.suiteSteps.first)
         #expect(report.suiteSteps.count == 1)
         #expect(abs(suiteStep.firstAfter - 20) <= 1)
         #expect(suiteStep.cause == .machine)
-        #expect(suiteStep.reason == "every metric of ci-1 moved at run \(suiteStep.firstAfter) and the reference moved with them")
+        #expect(
+            suiteStep.reason
+                == "every metric of ci-1 moved at run \(suiteStep.firstAfter) and the reference moved with them")
         #expect(abs(suiteStep.medianChange - 0.04) < 0.02)
         #expect(report.steps.count >= 5)
         #expect(report.steps.allSatisfy { $0.cause == .machine && abs($0.step.firstAfter - 20) <= 5 })
         // The same shift with a reference that stayed put is the code's.
-        let still = HostHistory(host: "ci-1", metrics: suite("m", seed: 40, shift: machine), reference: suite("m", seed: 41))
+        let still = HostHistory(
+            host: "ci-1", metrics: suite("m", seed: 40, shift: machine), reference: suite("m", seed: 41))
         let code = try StepAttribution.attribute([still])
         #expect(code.suiteSteps.map(\.cause) == [.code])
         #expect(code.steps.allSatisfy { $0.cause == .code })
@@ -85,9 +89,11 @@ import Testing
         // Throughputs (higher is better) 6% lower from night 25 on, the
         // reference's with them: a slower machine, whatever the direction.
         let slower: (Int, Int) -> Double = { _, night in night >= 25 ? 0.94 : 1 }
-        let rates = { (metrics: [MetricHistory]) in metrics.map { metric in
-            MetricHistory(name: metric.name, values: metric.values, lowerIsBetter: false)
-        } }
+        let rates = { (metrics: [MetricHistory]) in
+            metrics.map { metric in
+                MetricHistory(name: metric.name, values: metric.values, lowerIsBetter: false)
+            }
+        }
         let host = HostHistory(
             host: "ci-2", metrics: rates(suite("fps", seed: 60, shift: slower)),
             reference: rates(suite("calibration", seed: 61, shift: slower)))
@@ -110,7 +116,8 @@ import Testing
 
     @Test func oneHostIsJudgedByItsReferenceAlone() throws {
         let codeStep: (Int, Int) -> Double = { metric, night in metric == 0 && night >= 25 ? 1.15 : 1 }
-        let still = HostHistory(host: "a", metrics: suite("m", seed: 50, shift: codeStep), reference: suite("m", seed: 51))
+        let still = HostHistory(
+            host: "a", metrics: suite("m", seed: 50, shift: codeStep), reference: suite("m", seed: 51))
         let stillSteps = try StepAttribution.attribute([still]).steps
         #expect(stillSteps.map(\.cause) == [.code])
         #expect(stillSteps.first?.reason == "the reference did not move at run 25 ± 1")
@@ -131,7 +138,10 @@ import Testing
             try StepAttribution.attribute([long, short])
         }
         #expect(throws: SeriesAnalysisError.duplicateHost("a")) { try StepAttribution.attribute([long, long]) }
-        let bad = HostHistory(host: "c", metrics: [], reference: [MetricHistory(name: "calibration", values: [1, .infinity])])
-        #expect(throws: SeriesAnalysisError.notFinite(metric: "calibration", run: 1)) { try StepAttribution.attribute([bad]) }
+        let bad = HostHistory(
+            host: "c", metrics: [], reference: [MetricHistory(name: "calibration", values: [1, .infinity])])
+        #expect(throws: SeriesAnalysisError.notFinite(metric: "calibration", run: 1)) {
+            try StepAttribution.attribute([bad])
+        }
     }
 }

@@ -62,9 +62,10 @@ func processHistory(
             MetricHistory(name: "time down", values: down, lowerIsBetter: true),
             MetricHistory(name: "rate down", values: down, lowerIsBetter: false),
         ])
-        #expect(report.series.map { $0.steps.map(\.direction) } == [
-            [.regression], [.improvement], [.improvement], [.regression],
-        ])
+        #expect(
+            report.series.map { $0.steps.map(\.direction) } == [
+                [.regression], [.improvement], [.improvement], [.regression],
+            ])
     }
 
     @Test func aStepInTheLastRunsIsPossibleUntilConfirmed() throws {
@@ -127,7 +128,8 @@ func processHistory(
 
     @Test func aDeterministicCountThatStepsIsFound() throws {
         let values = (0..<30).map { $0 < 18 ? 1000.0 : 1015.0 }
-        let step = try #require(try StepDetector.detect([MetricHistory(name: "allocations", values: values)]).steps.first)
+        let step = try #require(
+            try StepDetector.detect([MetricHistory(name: "allocations", values: values)]).steps.first)
         #expect(step.firstAfter == 18)
         #expect(abs(step.change.ratio - 1.015) < 1e-9)
     }
@@ -154,7 +156,9 @@ func processHistory(
             try StepDetector.detect([MetricHistory(name: "m", values: [1, 2])], options: options)
         }
         let error = SeriesAnalysisError.notPositive(metric: "zero", run: 1, value: 0)
-        #expect(error.description == "metric \"zero\", run 1: the value 0.0 is not positive (changes are ratios, taken on logs)")
+        #expect(
+            error.description
+                == "metric \"zero\", run 1: the value 0.0 is not positive (changes are ratios, taken on logs)")
     }
 
     @Test func shortAndEmptyFamiliesReportNothing() throws {

@@ -22,7 +22,8 @@ struct ServerTracing {
 
     static func main() async throws {
         InstrumentationSystem.bootstrap(StrobeTracer())
-        let path = CommandLine.arguments.dropFirst().first
+        let path =
+            CommandLine.arguments.dropFirst().first
             ?? NSTemporaryDirectory() + "strobe-server-tracing-\(getpid()).pftrace"
         var configuration = TraceConfiguration(outputPath: path)
         configuration.processSamplingInterval = .zero
@@ -84,7 +85,9 @@ struct ServerTracing {
         let problems = verify(trace)
         print(summary(trace, path: path))
         if problems.isEmpty {
-            print("verified: every client request has its server span as a child, across the traceparent header, linked by a flow")
+            print(
+                "verified: every client request has its server span as a child, across the traceparent header, linked by a flow"
+            )
         } else {
             for problem in problems { print("FAILED: \(problem)") }
             exit(1)
@@ -110,19 +113,31 @@ struct ServerTracing {
         let clients = spans.filter { argument($0, "span.kind") == "client" }
         let servers = spans.filter { argument($0, "span.kind") == "server" }
         guard let root = spans.first(where: { $0.name == "fetch photos" }) else { return ["no span \"fetch photos\""] }
-        if clients.count != photoIDs.count + 1 { problems.append("\(clients.count) client spans, expected \(photoIDs.count + 1)") }
-        if servers.count != photoIDs.count + 1 { problems.append("\(servers.count) server spans, expected \(photoIDs.count + 1)") }
+        if clients.count != photoIDs.count + 1 {
+            problems.append("\(clients.count) client spans, expected \(photoIDs.count + 1)")
+        }
+        if servers.count != photoIDs.count + 1 {
+            problems.append("\(servers.count) server spans, expected \(photoIDs.count + 1)")
+        }
         for span in spans where span.duration == nil { problems.append("span \(span.name) never ended") }
         for client in clients {
-            if trace.tracks[client.track]?.parent != root.track { problems.append("client span not under the root's track") }
-            if client.arguments["trace_id"] != root.arguments["trace_id"] { problems.append("client span in another trace") }
+            if trace.tracks[client.track]?.parent != root.track {
+                problems.append("client span not under the root's track")
+            }
+            if client.arguments["trace_id"] != root.arguments["trace_id"] {
+                problems.append("client span in another trace")
+            }
             let children = servers.filter { $0.arguments["parent_span_id"] == client.arguments["span_id"] }
             guard children.count == 1, let server = children.first else {
                 problems.append("client span \(argument(client, "span_id") ?? "?") has \(children.count) server spans")
                 continue
             }
-            if server.arguments["trace_id"] != client.arguments["trace_id"] { problems.append("server span in another trace") }
-            if server.arguments["http.request.header.traceparent"] == nil { problems.append("server saw no traceparent") }
+            if server.arguments["trace_id"] != client.arguments["trace_id"] {
+                problems.append("server span in another trace")
+            }
+            if server.arguments["http.request.header.traceparent"] == nil {
+                problems.append("server saw no traceparent")
+            }
             // The flow that Perfetto draws as an arrow from caller to callee.
             let clientID = argument(client, "span_id").flatMap { UInt64($0, radix: 16) }
             if clientID == nil || client.flowIDs != [clientID!] || server.terminatingFlowIDs != [clientID!] {
@@ -137,7 +152,9 @@ struct ServerTracing {
             }
         }
         let photos = servers.filter { argument($0, "http.route") == "/photos/{id}" }
-        if photos.count != photoIDs.count { problems.append("\(photos.count) spans for /photos/{id}, expected \(photoIDs.count)") }
+        if photos.count != photoIDs.count {
+            problems.append("\(photos.count) spans for /photos/{id}, expected \(photoIDs.count)")
+        }
         // The middleware names a span after its route once routing is done,
         // after the span started: the interval and its track carry that name.
         for photo in photos where photo.name != "/photos/{id}" || trace.tracks[photo.track]?.name != photo.name {
@@ -151,12 +168,18 @@ struct ServerTracing {
         if loads.count != photoIDs.count || loadParents != Set(photos.map(\.track)) {
             problems.append("\"load photo\" spans not one under each photo request")
         }
-        if Set(loads.compactMap { argument($0, "photo.id") }) != Set(photoIDs) { problems.append("photo ids not recorded") }
+        if Set(loads.compactMap { argument($0, "photo.id") }) != Set(photoIDs) {
+            problems.append("photo ids not recorded")
+        }
         if let broken = servers.first(where: { argument($0, "url.path") == "/broken" }) {
             if broken.name != "/broken" { problems.append("server span \(broken.name) not named after its route") }
             if argument(broken, "status") != "error" { problems.append("/broken span without status error") }
-            if argument(broken, "http.response.status_code") != "500" { problems.append("/broken span without status 500") }
-            if argument(broken, "error.type")?.contains("HTTPError") != true { problems.append("/broken span without its error") }
+            if argument(broken, "http.response.status_code") != "500" {
+                problems.append("/broken span without status 500")
+            }
+            if argument(broken, "error.type")?.contains("HTTPError") != true {
+                problems.append("/broken span without its error")
+            }
         } else {
             problems.append("no server span for /broken")
         }
@@ -180,8 +203,10 @@ struct ServerTracing {
             if let status = argument(span, "http.response.status_code") { detail += " status=\(status)" }
             if let status = argument(span, "status") { detail += " span.status=\(status)" }
             lines.append(
-                String(repeating: "  ", count: depth + 1) + "\(name) [\(kind)] +\(String(format: "%.2f", start)) ms, \(duration)"
-                    + " span \(argument(span, "span_id") ?? "?") parent \(argument(span, "parent_span_id") ?? "-")" + detail)
+                String(repeating: "  ", count: depth + 1)
+                    + "\(name) [\(kind)] +\(String(format: "%.2f", start)) ms, \(duration)"
+                    + " span \(argument(span, "span_id") ?? "?") parent \(argument(span, "parent_span_id") ?? "-")"
+                    + detail)
         }
         return lines.joined(separator: "\n")
     }

@@ -59,7 +59,9 @@ extension String: PostgresColumnValue {
 
     /// The UTF-8 text (the connection's client encoding).
     package static func decode(_ bytes: UnsafeRawBufferPointer, type: UInt32) -> String? {
-        guard [PostgresType.text, PostgresType.varchar, PostgresType.bpchar, PostgresType.name].contains(type) else { return nil }
+        guard [PostgresType.text, PostgresType.varchar, PostgresType.bpchar, PostgresType.name].contains(type) else {
+            return nil
+        }
         return String(decoding: bytes, as: UTF8.self)
     }
 }
@@ -113,8 +115,10 @@ extension Double: PostgresColumnValue {
     /// The number.
     package static func decode(_ bytes: UnsafeRawBufferPointer, type: UInt32) -> Double? {
         switch (type, bytes.count) {
-        case (PostgresType.float8, 8): return Double(bitPattern: UInt64(bigEndian: bytes.loadUnaligned(as: UInt64.self)))
-        case (PostgresType.float4, 4): return Double(Float(bitPattern: UInt32(bigEndian: bytes.loadUnaligned(as: UInt32.self))))
+        case (PostgresType.float8, 8):
+            return Double(bitPattern: UInt64(bigEndian: bytes.loadUnaligned(as: UInt64.self)))
+        case (PostgresType.float4, 4):
+            return Double(Float(bitPattern: UInt32(bigEndian: bytes.loadUnaligned(as: UInt32.self))))
         default: return nil
         }
     }

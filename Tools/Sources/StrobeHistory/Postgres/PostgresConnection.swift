@@ -75,7 +75,9 @@ package final class PostgresConnection {
     ///   holds a NUL character (which PostgreSQL's text cannot) is refused
     ///   before anything is sent.
     @discardableResult
-    package func execute(_ sql: String, _ parameters: [any PostgresParameter] = []) throws(PostgresError) -> PostgresResult {
+    package func execute(_ sql: String, _ parameters: [any PostgresParameter] = []) throws(PostgresError)
+        -> PostgresResult
+    {
         let texts = parameters.map(\.postgresText)
         for (index, text) in texts.enumerated() where text?.utf8.contains(0) == true {
             throw PostgresError("parameter $\(index + 1) contains a NUL character, which PostgreSQL text cannot hold")

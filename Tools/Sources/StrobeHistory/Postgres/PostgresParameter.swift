@@ -74,7 +74,8 @@ extension Array: PostgresParameter where Element: PostgresParameter {
     /// double quotes with `"` and `\` escaped, NULL unquoted. Bind it with a
     /// cast to the array type (`$1::text[]`).
     package var postgresText: String? {
-        let quote = UInt8(ascii: "\""), backslash = UInt8(ascii: "\\")
+        let quote = UInt8(ascii: "\"")
+        let backslash = UInt8(ascii: "\\")
         var text: [UInt8] = [UInt8(ascii: "{")]
         for (index, element) in enumerated() {
             if index > 0 { text.append(UInt8(ascii: ",")) }

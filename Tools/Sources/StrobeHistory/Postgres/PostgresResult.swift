@@ -34,7 +34,8 @@ package final class PostgresResult {
         _ row: Int, _ column: Int, as type: Value.Type = Value.self
     ) throws(PostgresError) -> Value {
         guard (0..<rowCount).contains(row), (0..<columnCount).contains(column) else {
-            throw PostgresError("no row \(row), column \(column) in a result of \(rowCount) rows and \(columnCount) columns")
+            throw PostgresError(
+                "no row \(row), column \(column) in a result of \(rowCount) rows and \(columnCount) columns")
         }
         let (row32, column32) = (Int32(row), Int32(column))
         if PQgetisnull(result, row32, column32) != 0 {
@@ -44,10 +45,12 @@ package final class PostgresResult {
             return null
         }
         let columnType = PQftype(result, column32)
-        let bytes = UnsafeRawBufferPointer(start: PQgetvalue(result, row32, column32), count: Int(PQgetlength(result, row32, column32)))
+        let bytes = UnsafeRawBufferPointer(
+            start: PQgetvalue(result, row32, column32), count: Int(PQgetlength(result, row32, column32)))
         guard let value = Value.decode(bytes, type: columnType) else {
             throw PostgresError(
-                "column \(column) (\(columnName(column))) is of type OID \(columnType) with \(bytes.count) bytes, not \(Value.postgresTypes)")
+                "column \(column) (\(columnName(column))) is of type OID \(columnType) with \(bytes.count) bytes, not \(Value.postgresTypes)"
+            )
         }
         return value
     }

@@ -11,7 +11,8 @@ public enum HistoryExport {
         do {
             try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         } catch {
-            throw HistoryError(.badArgument, "--output \(directory): cannot create the directory: \(error.localizedDescription)")
+            throw HistoryError(
+                .badArgument, "--output \(directory): cannot create the directory: \(error.localizedDescription)")
         }
         var files: [String] = []
         var used: Set<String> = []
@@ -39,7 +40,10 @@ public enum HistoryExport {
     /// `strobe results export` writes them, then `commit`, `branch`,
     /// `timestamp_ns`, and a column per tag key any run has.
     public static func csv(_ runs: [HistoryRun]) -> String {
-        let fixed = ["suite", "test", "metric", "unit", "better", "run", "round", "iteration", "value", "commit", "branch", "timestamp_ns"]
+        let fixed = [
+            "suite", "test", "metric", "unit", "better", "run", "round", "iteration", "value", "commit", "branch",
+            "timestamp_ns",
+        ]
         let tagKeys = Set(runs.flatMap(\.metadata.tags.keys)).subtracting(fixed).sorted()
         var lines = [(fixed + tagKeys).map(CSVField.escape).joined(separator: ",")]
         for run in runs {
@@ -51,10 +55,12 @@ public enum HistoryExport {
                 for metric in test.metrics {
                     for (iteration, sample) in metric.samples.enumerated() {
                         let cells = [
-                            CSVField.escape(metadata.suite), CSVField.escape(test.name), CSVField.escape("\(test.name)/\(metric.name)"),
+                            CSVField.escape(metadata.suite), CSVField.escape(test.name),
+                            CSVField.escape("\(test.name)/\(metric.name)"),
                             CSVField.escape(metric.unit), metric.lowerIsBetter ? "lower" : "higher",
                             CSVField.escape(metadata.samplesAreLaunches ? "\(runID)#\(iteration)" : runID), round,
-                            String(iteration), String(sample), CSVField.escape(metadata.gitCommit), CSVField.escape(run.branch),
+                            String(iteration), String(sample), CSVField.escape(metadata.gitCommit),
+                            CSVField.escape(run.branch),
                             String(metadata.timestamp),
                         ]
                         lines.append((cells + tags).joined(separator: ","))

@@ -66,7 +66,9 @@ public enum HistoryInput {
             let root = (parent as NSString).deletingLastPathComponent
             var isDirectory: ObjCBool = false
             let other = root + "/" + (side == "baseline" ? "candidate" : "baseline")
-            guard FileManager.default.fileExists(atPath: other, isDirectory: &isDirectory), isDirectory.boolValue else { continue }
+            guard FileManager.default.fileExists(atPath: other, isDirectory: &isDirectory), isDirectory.boolValue else {
+                continue
+            }
             entries[index].record.side = side
             members[root, default: []].append(index)
         }

@@ -47,7 +47,9 @@ public struct HistoryMark: Sendable, Hashable, Codable {
         let (before, after) = sides
         guard !after.isEmpty, before.map({ !$0.isEmpty }) ?? true, !after.contains("..") else {
             throw HistoryError(
-                .badArgument, "mark \(target): write A..B (the last commit or run id before the change and the first after) or one commit or run id")
+                .badArgument,
+                "mark \(target): write A..B (the last commit or run id before the change and the first after) or one commit or run id"
+            )
         }
         if !series.isEmpty, series.split(separator: "/", omittingEmptySubsequences: false).contains(where: \.isEmpty) {
             throw HistoryError(.badArgument, "--series \(series): write SUITE/TEST/METRIC or TEST/METRIC")
@@ -56,7 +58,9 @@ public struct HistoryMark: Sendable, Hashable, Codable {
 
     /// Whether this mark is about the change from `before` to `after` (each
     /// a commit and a run id) of `series` (`SUITE/TEST/METRIC`).
-    public func matches(before: (commit: String, run: String), after: (commit: String, run: String), series name: String) -> Bool {
+    public func matches(
+        before: (commit: String, run: String), after: (commit: String, run: String), series name: String
+    ) -> Bool {
         func names(_ text: String, _ side: (commit: String, run: String)) -> Bool {
             text == side.run || (!side.commit.isEmpty && text.count >= 4 && side.commit.hasPrefix(text))
         }

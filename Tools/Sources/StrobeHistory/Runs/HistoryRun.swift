@@ -35,9 +35,12 @@ public struct HistoryRun: Sendable, Hashable {
             side: record.side,
             tests: zip(record.run.tests, record.summaries).map { test, summaries in
                 HistoryTest(
-                    name: test.name, error: test.error, warmupIterations: test.warmupIterations, tracePaths: test.tracePaths,
+                    name: test.name, error: test.error, warmupIterations: test.warmupIterations,
+                    tracePaths: test.tracePaths,
                     metrics: zip(test.metrics, summaries).map { metric, summary in
-                        HistoryMetric(name: metric.name, unit: metric.unit, lowerIsBetter: metric.better == .lower, summary: summary)
+                        HistoryMetric(
+                            name: metric.name, unit: metric.unit, lowerIsBetter: metric.better == .lower,
+                            summary: summary)
                     })
             })
     }
@@ -51,7 +54,9 @@ public struct HistoryRun: Sendable, Hashable {
                 PerfTestResult(
                     name: test.name,
                     metrics: test.metrics.map {
-                        PerfMetric(name: $0.name, unit: $0.unit, better: $0.lowerIsBetter ? .lower : .higher, samples: $0.samples)
+                        PerfMetric(
+                            name: $0.name, unit: $0.unit, better: $0.lowerIsBetter ? .lower : .higher,
+                            samples: $0.samples)
                     },
                     error: test.error, warmupIterations: test.warmupIterations, tracePaths: test.tracePaths)
             })
@@ -72,7 +77,10 @@ public struct HistoryTest: Sendable, Hashable {
     public var metrics: [HistoryMetric]
 
     /// A test.
-    public init(name: String, error: String? = nil, warmupIterations: Int = 0, tracePaths: [String] = [], metrics: [HistoryMetric] = []) {
+    public init(
+        name: String, error: String? = nil, warmupIterations: Int = 0, tracePaths: [String] = [],
+        metrics: [HistoryMetric] = []
+    ) {
         self.name = name
         self.error = error
         self.warmupIterations = warmupIterations

@@ -22,7 +22,8 @@ enum FloatArrayEncoding {
         let copied: Bool? = bytes.withContiguousStorageIfAvailable { source in
             let raw = UnsafeRawBufferPointer(source)
             for index in values.indices {
-                values[index] = Double(bitPattern: UInt64(littleEndian: raw.loadUnaligned(fromByteOffset: index * 8, as: UInt64.self)))
+                values[index] = Double(
+                    bitPattern: UInt64(littleEndian: raw.loadUnaligned(fromByteOffset: index * 8, as: UInt64.self)))
             }
             return true
         }

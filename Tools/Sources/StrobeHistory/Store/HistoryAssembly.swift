@@ -48,8 +48,11 @@ struct HistoryAssembly {
         let metadata = RunMetadata(
             suite: row.suite, gitCommit: row.gitCommit, host: row.host, os: row.os, cpuModel: row.cpuModel,
             coreCount: row.coreCount, buildConfiguration: row.buildConfiguration, timestamp: row.timestamp, tags: [:],
-            strobeVersion: row.strobeVersion, runID: row.runID, round: row.round, samplesAreLaunches: row.samplesAreLaunches)
-        runs.append(HistoryRun(key: row.key, metadata: metadata, branch: row.branch, comparison: row.comparison, side: row.side))
+            strobeVersion: row.strobeVersion, runID: row.runID, round: row.round,
+            samplesAreLaunches: row.samplesAreLaunches)
+        runs.append(
+            HistoryRun(key: row.key, metadata: metadata, branch: row.branch, comparison: row.comparison, side: row.side)
+        )
     }
 
     /// Adds a tag of a run added before.
@@ -88,7 +91,8 @@ struct HistoryAssembly {
             let tests = result[runPosition].tests
             result[runPosition].tests = order.map { offset in
                 var test = tests[offset]
-                test.metrics = (metrics[key]?[positions[offset]] ?? []).sorted { $0.position < $1.position }.map(\.metric)
+                test.metrics = (metrics[key]?[positions[offset]] ?? []).sorted { $0.position < $1.position }.map(
+                    \.metric)
                 return test
             }
         }
@@ -102,6 +106,7 @@ struct HistoryAssembly {
 
     /// The error for a column of `table` whose bytes are not an array of doubles.
     static func badArray(_ column: String, run: String) -> HistoryError {
-        HistoryError(.database, "run \(run): \(column) holds a byte count that is not a multiple of 8, not an array of doubles")
+        HistoryError(
+            .database, "run \(run): \(column) holds a byte count that is not a multiple of 8, not an array of doubles")
     }
 }

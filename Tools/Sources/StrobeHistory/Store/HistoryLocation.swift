@@ -30,10 +30,12 @@ public enum HistoryLocation: Sendable, Hashable, CustomStringConvertible {
             if text.contains("://") {
                 throw HistoryError(
                     .badLocation,
-                    "\(text): not a store this knows; give a file path (SQLite) or a postgres://USER@HOST:PORT/DATABASE URL")
+                    "\(text): not a store this knows; give a file path (SQLite) or a postgres://USER@HOST:PORT/DATABASE URL"
+                )
             }
             if passwordFile != nil {
-                throw HistoryError(.badLocation, "--password-file is for a PostgreSQL store, and \(text) is an SQLite file")
+                throw HistoryError(
+                    .badLocation, "--password-file is for a PostgreSQL store, and \(text) is an SQLite file")
             }
             return .sqlite(path: text)
         }
@@ -104,7 +106,9 @@ public struct PostgresLocation: Sendable, Hashable, CustomStringConvertible {
             throw bad("not a URL; write postgres://USER@HOST:PORT/DATABASE")
         }
         if components.password != nil {
-            throw bad("a password in the URL would show in process lists and logs; put it in PGPASSWORD or a file given with --password-file")
+            throw bad(
+                "a password in the URL would show in process lists and logs; put it in PGPASSWORD or a file given with --password-file"
+            )
         }
         guard let user = components.user, !user.isEmpty else {
             throw bad("no user; write postgres://USER@HOST:PORT/DATABASE")
@@ -150,7 +154,8 @@ public struct PostgresLocation: Sendable, Hashable, CustomStringConvertible {
             endpoint = .unixSocket(directory: socketDirectory, port: port)
         } else {
             guard let host = components.host, !host.isEmpty else {
-                throw bad("no host; write postgres://USER@HOST:PORT/DATABASE, or ?host=/SOCKET/DIRECTORY for a Unix socket")
+                throw bad(
+                    "no host; write postgres://USER@HOST:PORT/DATABASE, or ?host=/SOCKET/DIRECTORY for a Unix socket")
             }
             endpoint = .tcp(host: host, port: port)
         }
@@ -159,9 +164,11 @@ public struct PostgresLocation: Sendable, Hashable, CustomStringConvertible {
         if let passwordFile {
             do {
                 let contents = try String(contentsOfFile: passwordFile, encoding: .utf8)
-                password = contents.split(separator: "\n", omittingEmptySubsequences: false).first.map(String.init) ?? ""
+                password =
+                    contents.split(separator: "\n", omittingEmptySubsequences: false).first.map(String.init) ?? ""
             } catch {
-                throw HistoryError(.badLocation, "--password-file \(passwordFile): cannot read it: \(error.localizedDescription)")
+                throw HistoryError(
+                    .badLocation, "--password-file \(passwordFile): cannot read it: \(error.localizedDescription)")
             }
         } else {
             password = environment["PGPASSWORD"]
@@ -180,7 +187,8 @@ public struct PostgresLocation: Sendable, Hashable, CustomStringConvertible {
     /// `text` with anything between `://` and `@` after a colon masked, so
     /// that an error never repeats a password.
     static func redacted(_ text: String) -> String {
-        guard let scheme = text.range(of: "://"), let at = text.range(of: "@", range: scheme.upperBound..<text.endIndex),
+        guard let scheme = text.range(of: "://"),
+            let at = text.range(of: "@", range: scheme.upperBound..<text.endIndex),
             let colon = text.range(of: ":", range: scheme.upperBound..<at.lowerBound)
         else { return text }
         return String(text[..<colon.upperBound]) + "***" + String(text[at.lowerBound...])

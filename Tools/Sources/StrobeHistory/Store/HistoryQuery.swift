@@ -86,7 +86,8 @@ public struct HistoryFilter: Sendable, Hashable, CustomStringConvertible {
                 let keyPlaceholder = next()
                 values.append(key)
                 clauses.append(
-                    "EXISTS (SELECT 1 FROM strobe_run_tags t WHERE t.run = r.id AND t.key = \(keyPlaceholder) AND t.value = \(next()))")
+                    "EXISTS (SELECT 1 FROM strobe_run_tags t WHERE t.run = r.id AND t.key = \(keyPlaceholder) AND t.value = \(next()))"
+                )
             }
             values.append(filter.value)
         }

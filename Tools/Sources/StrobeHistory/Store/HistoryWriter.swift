@@ -44,9 +44,12 @@ public enum HistoryWriter {
                     throw stored.conflict(with: record, unit: unit.unit)
                 }
                 if let earlier = seen[suite]?[name] {
-                    if earlier.unit != unit.unit { throw earlier.conflict(with: record, unit: unit.unit, stored: false) }
+                    if earlier.unit != unit.unit {
+                        throw earlier.conflict(with: record, unit: unit.unit, stored: false)
+                    }
                 } else {
-                    seen[suite, default: [:]][name] = StoredUnit(test: unit.test, metric: unit.metric, unit: unit.unit, firstRun: record.key)
+                    seen[suite, default: [:]][name] = StoredUnit(
+                        test: unit.test, metric: unit.metric, unit: unit.unit, firstRun: record.key)
                 }
             }
         }

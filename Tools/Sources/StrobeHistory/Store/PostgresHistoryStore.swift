@@ -62,7 +62,8 @@ actor PostgresHistoryStore: HistoryStore {
         try transaction("open the history") { connection in
             try connection.execute("SELECT pg_advisory_xact_lock($1)", [Self.migrationLock])
             try connection.execute("CREATE TABLE IF NOT EXISTS strobe_schema (version INTEGER NOT NULL)")
-            let version = try connection.execute("SELECT MAX(version) FROM strobe_schema").value(0, 0, as: Int?.self) ?? 0
+            let version =
+                try connection.execute("SELECT MAX(version) FROM strobe_schema").value(0, 0, as: Int?.self) ?? 0
             if version > HistorySchema.currentVersion { throw HistorySchema.newer(version, store: self.name) }
             guard version < HistorySchema.currentVersion else { return }
             for migration in HistorySchema.migrations(.postgres)[version...] {
@@ -88,7 +89,8 @@ actor PostgresHistoryStore: HistoryStore {
                 ON CONFLICT (id) DO NOTHING RETURNING id
                 """,
                 [
-                    key, metadata.runID, metadata.timestamp, metadata.suite, metadata.gitCommit, record.branch, metadata.host,
+                    key, metadata.runID, metadata.timestamp, metadata.suite, metadata.gitCommit, record.branch,
+                    metadata.host,
                     metadata.os, metadata.cpuModel, Int32(clamping: metadata.coreCount), metadata.buildConfiguration,
                     metadata.strobeVersion, metadata.round.map { Int32(clamping: $0) }, metadata.samplesAreLaunches,
                     record.comparison, record.side, Int64(Date().timeIntervalSince1970 * 1e9),
@@ -109,7 +111,8 @@ actor PostgresHistoryStore: HistoryStore {
                 """,
                 [
                     key, tests.indices.map { Int32($0) }, tests.map(\.name), tests.map(\.error),
-                    tests.map { Int32(clamping: $0.warmupIterations) }, tests.map { HistoryAssembly.encodeTracePaths($0.tracePaths) },
+                    tests.map { Int32(clamping: $0.warmupIterations) },
+                    tests.map { HistoryAssembly.encodeTracePaths($0.tracePaths) },
                 ])
             TestPause.pauseIfAsked()
 
@@ -146,7 +149,8 @@ actor PostgresHistoryStore: HistoryStore {
                 WHERE suite = $1 AND (test, metric) IN (SELECT * FROM unnest($2::text[], $3::text[]))
                 """,
                 [metadata.suite, units.map(\.test), units.map(\.metric)])
-            let mine = Dictionary(units.map { (MetricName(test: $0.test, metric: $0.metric), $0.unit) }, uniquingKeysWith: { a, _ in a })
+            let mine = Dictionary(
+                units.map { (MetricName(test: $0.test, metric: $0.metric), $0.unit) }, uniquingKeysWith: { a, _ in a })
             for row in 0..<stored.rowCount {
                 let existing = StoredUnit(
                     test: try stored.value(row, 0), metric: try stored.value(row, 1), unit: try stored.value(row, 2),
@@ -166,7 +170,8 @@ actor PostgresHistoryStore: HistoryStore {
         let connection = try open()
         do {
             let rows = try connection.execute(
-                "SELECT test, metric, unit, first_run FROM strobe_metric_units WHERE suite = $1 ORDER BY test, metric", [suite])
+                "SELECT test, metric, unit, first_run FROM strobe_metric_units WHERE suite = $1 ORDER BY test, metric",
+                [suite])
             return try (0..<rows.rowCount).map { (row) throws(PostgresError) in
                 StoredUnit(
                     test: try rows.value(row, 0), metric: try rows.value(row, 1), unit: try rows.value(row, 2),
@@ -217,13 +222,15 @@ actor PostgresHistoryStore: HistoryStore {
             FROM strobe_runs r WHERE \(condition.sql) ORDER BY r.timestamp_ns, r.id
             """, condition.values)
         for row in 0..<runs.rowCount {
-            assembly.add(HistoryAssembly.RunRow(
-                key: try runs.value(row, 0), runID: try runs.value(row, 1), timestamp: try runs.value(row, 2),
-                suite: try runs.value(row, 3), gitCommit: try runs.value(row, 4), branch: try runs.value(row, 5),
-                host: try runs.value(row, 6), os: try runs.value(row, 7), cpuModel: try runs.value(row, 8),
-                coreCount: try runs.value(row, 9), buildConfiguration: try runs.value(row, 10),
-                strobeVersion: try runs.value(row, 11), round: try runs.value(row, 12),
-                samplesAreLaunches: try runs.value(row, 13), comparison: try runs.value(row, 14), side: try runs.value(row, 15)))
+            assembly.add(
+                HistoryAssembly.RunRow(
+                    key: try runs.value(row, 0), runID: try runs.value(row, 1), timestamp: try runs.value(row, 2),
+                    suite: try runs.value(row, 3), gitCommit: try runs.value(row, 4), branch: try runs.value(row, 5),
+                    host: try runs.value(row, 6), os: try runs.value(row, 7), cpuModel: try runs.value(row, 8),
+                    coreCount: try runs.value(row, 9), buildConfiguration: try runs.value(row, 10),
+                    strobeVersion: try runs.value(row, 11), round: try runs.value(row, 12),
+                    samplesAreLaunches: try runs.value(row, 13), comparison: try runs.value(row, 14),
+                    side: try runs.value(row, 15)))
         }
         let tags = try connection.execute(
             "SELECT g.run, g.key, g.value FROM strobe_run_tags g JOIN strobe_runs r ON r.id = g.run WHERE \(condition.sql)",
@@ -239,7 +246,8 @@ actor PostgresHistoryStore: HistoryStore {
         for row in 0..<tests.rowCount {
             try assembly.addTest(
                 run: try tests.value(row, 0), position: try tests.value(row, 1), name: try tests.value(row, 2),
-                error: try tests.value(row, 3), warmupIterations: try tests.value(row, 4), tracePaths: try tests.value(row, 5))
+                error: try tests.value(row, 3), warmupIterations: try tests.value(row, 4),
+                tracePaths: try tests.value(row, 5))
         }
         let samples = includeSamples ? "m.samples" : "NULL::bytea"
         let metrics = try connection.execute(
@@ -252,14 +260,18 @@ actor PostgresHistoryStore: HistoryStore {
             let run: String = try metrics.value(row, 0)
             func floats(_ column: Int, _ name: String) throws -> [Double] {
                 guard let bytes = try metrics.value(row, column, as: [UInt8]?.self) else { return [] }
-                guard let values = FloatArrayEncoding.decode(bytes) else { throw HistoryAssembly.badArray(name, run: run) }
+                guard let values = FloatArrayEncoding.decode(bytes) else {
+                    throw HistoryAssembly.badArray(name, run: run)
+                }
                 return values
             }
-            assembly.addMetric(HistoryAssembly.MetricRow(
-                run: run, testPosition: try metrics.value(row, 1), position: try metrics.value(row, 2),
-                name: try metrics.value(row, 3), unit: try metrics.value(row, 4), lowerIsBetter: try metrics.value(row, 5),
-                samples: try floats(8, "samples"), medians: try floats(6, "replicate_medians"),
-                minimums: try floats(7, "replicate_minimums")))
+            assembly.addMetric(
+                HistoryAssembly.MetricRow(
+                    run: run, testPosition: try metrics.value(row, 1), position: try metrics.value(row, 2),
+                    name: try metrics.value(row, 3), unit: try metrics.value(row, 4),
+                    lowerIsBetter: try metrics.value(row, 5),
+                    samples: try floats(8, "samples"), medians: try floats(6, "replicate_medians"),
+                    minimums: try floats(7, "replicate_minimums")))
         }
     }
 
@@ -338,7 +350,8 @@ extension PostgresHistoryStore {
         let rows: PostgresResult
         do {
             rows = try connection.execute(
-                "SELECT target, series, verdict, note, marked_at_ns FROM strobe_marks ORDER BY marked_at_ns, target, series")
+                "SELECT target, series, verdict, note, marked_at_ns FROM strobe_marks ORDER BY marked_at_ns, target, series"
+            )
         } catch {
             throw HistoryError(.database, "\(name): cannot read marks: \(error)")
         }
@@ -349,7 +362,8 @@ extension PostgresHistoryStore {
                 let verdict: String = try rows.value(row, 2)
                 guard let parsed = HistoryMark.Verdict(rawValue: verdict) else {
                     throw HistoryError(
-                        .database, "\(name): the mark of \(target) has the verdict \"\(verdict)\", not confirmed or dismissed")
+                        .database,
+                        "\(name): the mark of \(target) has the verdict \"\(verdict)\", not confirmed or dismissed")
                 }
                 marks.append(
                     HistoryMark(

@@ -50,7 +50,8 @@ final class SQLiteHistoryStore: HistoryStore {
                     }
                     try db.execute(sql: "DELETE FROM strobe_schema")
                     try db.execute(
-                        sql: "INSERT INTO strobe_schema (version) VALUES (?)", arguments: [HistorySchema.currentVersion])
+                        sql: "INSERT INTO strobe_schema (version) VALUES (?)", arguments: [HistorySchema.currentVersion]
+                    )
                     return .commit
                 }
                 try db.execute(sql: "PRAGMA journal_mode = WAL")
@@ -79,18 +80,24 @@ final class SQLiteHistoryStore: HistoryStore {
                             ON CONFLICT (id) DO NOTHING
                             """,
                         arguments: [
-                            record.key, metadata.runID, metadata.timestamp, metadata.suite, metadata.gitCommit, record.branch,
-                            metadata.host, metadata.os, metadata.cpuModel, metadata.coreCount, metadata.buildConfiguration,
-                            metadata.strobeVersion, metadata.round, metadata.samplesAreLaunches, record.comparison, record.side,
+                            record.key, metadata.runID, metadata.timestamp, metadata.suite, metadata.gitCommit,
+                            record.branch,
+                            metadata.host, metadata.os, metadata.cpuModel, metadata.coreCount,
+                            metadata.buildConfiguration,
+                            metadata.strobeVersion, metadata.round, metadata.samplesAreLaunches, record.comparison,
+                            record.side,
                             Int64(Date().timeIntervalSince1970 * 1e9),
                         ])
                     guard db.changesCount > 0 else { return .rollback }
-                    let tag = try db.cachedStatement(sql: "INSERT INTO strobe_run_tags (run, key, value) VALUES (?, ?, ?)")
+                    let tag = try db.cachedStatement(
+                        sql: "INSERT INTO strobe_run_tags (run, key, value) VALUES (?, ?, ?)")
                     for (key, value) in metadata.tags.sorted(by: { $0.key < $1.key }) {
                         try tag.execute(arguments: [record.key, key, value])
                     }
                     let test = try db.cachedStatement(
-                        sql: "INSERT INTO strobe_tests (run, position, name, error, warmup_iterations, trace_paths) VALUES (?, ?, ?, ?, ?, ?)")
+                        sql:
+                            "INSERT INTO strobe_tests (run, position, name, error, warmup_iterations, trace_paths) VALUES (?, ?, ?, ?, ?, ?)"
+                    )
                     for (position, result) in record.run.tests.enumerated() {
                         try test.execute(arguments: [
                             record.key, position, result.name, result.error, result.warmupIterations,
@@ -113,13 +120,18 @@ final class SQLiteHistoryStore: HistoryStore {
                         ])
                     }
                     let claim = try db.cachedStatement(
-                        sql: "INSERT INTO strobe_metric_units (suite, test, metric, unit, first_run) VALUES (?, ?, ?, ?, ?) ON CONFLICT DO NOTHING")
+                        sql:
+                            "INSERT INTO strobe_metric_units (suite, test, metric, unit, first_run) VALUES (?, ?, ?, ?, ?) ON CONFLICT DO NOTHING"
+                    )
                     let stored = try db.cachedStatement(
-                        sql: "SELECT unit, first_run FROM strobe_metric_units WHERE suite = ? AND test = ? AND metric = ?")
+                        sql:
+                            "SELECT unit, first_run FROM strobe_metric_units WHERE suite = ? AND test = ? AND metric = ?"
+                    )
                     for unit in record.units {
                         try claim.execute(arguments: [metadata.suite, unit.test, unit.metric, unit.unit, record.key])
                         if let row = try Row.fetchOne(stored, arguments: [metadata.suite, unit.test, unit.metric]) {
-                            let existing = StoredUnit(test: unit.test, metric: unit.metric, unit: row[0], firstRun: row[1])
+                            let existing = StoredUnit(
+                                test: unit.test, metric: unit.metric, unit: row[0], firstRun: row[1])
                             if existing.unit != unit.unit { throw existing.conflict(with: record, unit: unit.unit) }
                         }
                     }
@@ -139,7 +151,9 @@ final class SQLiteHistoryStore: HistoryStore {
         do {
             return try queue.inDatabase { db in
                 try Row.fetchAll(
-                    db, sql: "SELECT test, metric, unit, first_run FROM strobe_metric_units WHERE suite = ? ORDER BY test, metric",
+                    db,
+                    sql:
+                        "SELECT test, metric, unit, first_run FROM strobe_metric_units WHERE suite = ? ORDER BY test, metric",
                     arguments: [suite]
                 ).map { StoredUnit(test: $0[0], metric: $0[1], unit: $0[2], firstRun: $0[3]) }
             }
@@ -177,13 +191,18 @@ final class SQLiteHistoryStore: HistoryStore {
         do {
             let rows = try queue.inDatabase { db in
                 try Row.fetchAll(
-                    db, sql: "SELECT target, series, verdict, note, marked_at_ns FROM strobe_marks ORDER BY marked_at_ns, target, series")
+                    db,
+                    sql:
+                        "SELECT target, series, verdict, note, marked_at_ns FROM strobe_marks ORDER BY marked_at_ns, target, series"
+                )
             }
             return try rows.map { row throws(HistoryError) in
                 let target: String = row[0]
                 let verdict: String = row[2]
                 guard let parsed = HistoryMark.Verdict(rawValue: verdict) else {
-                    throw HistoryError(.database, "\(path): the mark of \(target) has the verdict \"\(verdict)\", not confirmed or dismissed")
+                    throw HistoryError(
+                        .database,
+                        "\(path): the mark of \(target) has the verdict \"\(verdict)\", not confirmed or dismissed")
                 }
                 return HistoryMark(target: target, series: row[1], verdict: parsed, note: row[3], markedAt: row[4])
             }
@@ -213,14 +232,20 @@ final class SQLiteHistoryStore: HistoryStore {
                             """,
                         arguments: arguments)
                     while let row = try runs.next() {
-                        assembly.add(HistoryAssembly.RunRow(
-                            key: row[0], runID: row[1], timestamp: row[2], suite: row[3], gitCommit: row[4], branch: row[5],
-                            host: row[6], os: row[7], cpuModel: row[8], coreCount: row[9], buildConfiguration: row[10],
-                            strobeVersion: row[11], round: row[12], samplesAreLaunches: row[13], comparison: row[14],
-                            side: row[15]))
+                        assembly.add(
+                            HistoryAssembly.RunRow(
+                                key: row[0], runID: row[1], timestamp: row[2], suite: row[3], gitCommit: row[4],
+                                branch: row[5],
+                                host: row[6], os: row[7], cpuModel: row[8], coreCount: row[9],
+                                buildConfiguration: row[10],
+                                strobeVersion: row[11], round: row[12], samplesAreLaunches: row[13],
+                                comparison: row[14],
+                                side: row[15]))
                     }
                     let tags = try Row.fetchCursor(
-                        db, sql: "SELECT g.run, g.key, g.value FROM strobe_run_tags g JOIN strobe_runs r ON r.id = g.run WHERE \(condition.sql)",
+                        db,
+                        sql:
+                            "SELECT g.run, g.key, g.value FROM strobe_run_tags g JOIN strobe_runs r ON r.id = g.run WHERE \(condition.sql)",
                         arguments: arguments)
                     while let row = try tags.next() { assembly.addTag(run: row[0], key: row[1], value: row[2]) }
                     let tests = try Row.fetchCursor(
@@ -253,10 +278,12 @@ final class SQLiteHistoryStore: HistoryStore {
                             }
                             return values
                         }
-                        assembly.addMetric(HistoryAssembly.MetricRow(
-                            run: run, testPosition: row[1], position: row[2], name: row[3], unit: row[4],
-                            lowerIsBetter: row[5], samples: try floats(8, "samples"), medians: try floats(6, "replicate_medians"),
-                            minimums: try floats(7, "replicate_minimums")))
+                        assembly.addMetric(
+                            HistoryAssembly.MetricRow(
+                                run: run, testPosition: row[1], position: row[2], name: row[3], unit: row[4],
+                                lowerIsBetter: row[5], samples: try floats(8, "samples"),
+                                medians: try floats(6, "replicate_medians"),
+                                minimums: try floats(7, "replicate_minimums")))
                     }
                     return .commit
                 }

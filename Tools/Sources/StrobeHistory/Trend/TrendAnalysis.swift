@@ -30,10 +30,12 @@ public enum TrendAnalysis {
         do {
             pattern = try options.metricPattern.map { try Regex($0) }
         } catch {
-            throw HistoryError(.badArgument, "--metric \"\(options.metricPattern ?? "")\": not a regular expression: \(error)")
+            throw HistoryError(
+                .badArgument, "--metric \"\(options.metricPattern ?? "")\": not a regular expression: \(error)")
         }
         if let keys = options.groupBy, keys.contains(where: \.isEmpty) {
-            throw HistoryError(.badArgument, "--by \(keys.joined(separator: ",")): a key is empty; write e.g. host or host,device")
+            throw HistoryError(
+                .badArgument, "--by \(keys.joined(separator: ",")): a key is empty; write e.g. host or host,device")
         }
         let reference = runs.filter { run in options.reference.map { $0.matches(run) } ?? false }
         let analysed = runs.filter { run in !(options.reference.map { $0.matches(run) } ?? false) }
@@ -48,17 +50,25 @@ public enum TrendAnalysis {
         if options.commitOrder != nil, !unknown.isEmpty {
             let example = unknown.sorted().first.map { $0.isEmpty ? "(none)" : String($0.prefix(12)) } ?? ""
             notes.append(
-                "ordered by time: \(unknown.count) commit\(unknown.count == 1 ? " is" : "s are") not in the repository (e.g. \(example))")
+                "ordered by time: \(unknown.count) commit\(unknown.count == 1 ? " is" : "s are") not in the repository (e.g. \(example))"
+            )
         }
         var report = TrendReport(
-            source: source, order: byCommit ? "commit" : "time", runCount: analysed.count, referenceRunCount: reference.count,
-            reference: options.reference?.description, alpha: options.detection.alpha, relativeFloor: options.relativeFloor,
+            source: source, order: byCommit ? "commit" : "time", runCount: analysed.count,
+            referenceRunCount: reference.count,
+            reference: options.reference?.description, alpha: options.detection.alpha,
+            relativeFloor: options.relativeFloor,
             series: [], changes: [], suiteChanges: [], notes: notes)
-        let suites = analysed.reduce(into: [String]()) { if !$0.contains($1.metadata.suite) { $0.append($1.metadata.suite) } }
+        let suites = analysed.reduce(into: [String]()) {
+            if !$0.contains($1.metadata.suite) { $0.append($1.metadata.suite) }
+        }
         for suite in suites.sorted() {
             let suiteRuns = analysed.filter { $0.metadata.suite == suite }
             let suiteReference = reference.filter { $0.metadata.suite == suite }
-            for cohort in cohorts(suiteRuns, suite: suite, keys: keys, order: byCommit ? order : nil, options: options, notes: &report.notes) {
+            for cohort in cohorts(
+                suiteRuns, suite: suite, keys: keys, order: byCommit ? order : nil, options: options,
+                notes: &report.notes)
+            {
                 try analyze(
                     cohort, suite: suite, reference: suiteReference, keys: keys, pattern: pattern, marks: marks,
                     options: options, into: &report)
@@ -81,7 +91,8 @@ public enum TrendAnalysis {
     /// The cohorts of a suite's runs: one when the groups share enough
     /// commits (or there is one group), else one per group.
     static func cohorts(
-        _ runs: [HistoryRun], suite: String, keys: [String], order: CommitOrder?, options: TrendOptions, notes: inout [String]
+        _ runs: [HistoryRun], suite: String, keys: [String], order: CommitOrder?, options: TrendOptions,
+        notes: inout [String]
     ) -> [Cohort] {
         var groups: [String] = []
         var byGroup: [String: [HistoryRun]] = [:]
@@ -105,7 +116,9 @@ public enum TrendAnalysis {
             first[key] = (run.metadata.timestamp, run.metadata.gitCommit)
         }
         let ordered = first.keys.sorted { a, b in
-            if let order, let pa = order.position(of: first[a]!.commit), let pb = order.position(of: first[b]!.commit), pa != pb {
+            if let order, let pa = order.position(of: first[a]!.commit), let pb = order.position(of: first[b]!.commit),
+                pa != pb
+            {
                 return pa < pb
             }
             return (first[a]!.time, a) < (first[b]!.time, b)
@@ -117,10 +130,13 @@ public enum TrendAnalysis {
                 for run in byGroup[group] ?? [] {
                     if let slot = index[slotKey(run)] { table[g][slot].append(run) }
                 }
-                for slot in table[g].indices { table[g][slot].sort { ($0.metadata.timestamp, $0.key) < ($1.metadata.timestamp, $1.key) } }
+                for slot in table[g].indices {
+                    table[g][slot].sort { ($0.metadata.timestamp, $0.key) < ($1.metadata.timestamp, $1.key) }
+                }
             }
             return Cohort(
-                slots: slots.map { TrendSlot(commit: first[$0]!.commit, time: first[$0]!.time) }, groups: members, runs: table)
+                slots: slots.map { TrendSlot(commit: first[$0]!.commit, time: first[$0]!.time) }, groups: members,
+                runs: table)
         }
         guard groups.count > 1 else { return [cohort(groups, slots: ordered)] }
         let slotsOf = byGroup.mapValues { Set($0.map(slotKey)) }
@@ -130,12 +146,14 @@ public enum TrendAnalysis {
             let left = runs.filter { !sharedKeys.contains(slotKey($0)) }.count
             if left > 0 {
                 notes.append(
-                    "\(suite): \(left) run\(left == 1 ? "" : "s") at commits not measured by every one of \(groups.joined(separator: ", ")) left out (series are aligned commit by commit)")
+                    "\(suite): \(left) run\(left == 1 ? "" : "s") at commits not measured by every one of \(groups.joined(separator: ", ")) left out (series are aligned commit by commit)"
+                )
             }
             return [cohort(groups, slots: shared)]
         }
         notes.append(
-            "\(suite): \(groups.joined(separator: ", ")) share \(shared.count) commit\(shared.count == 1 ? "" : "s"); each is analysed alone, so no step is compared across them")
+            "\(suite): \(groups.joined(separator: ", ")) share \(shared.count) commit\(shared.count == 1 ? "" : "s"); each is analysed alone, so no step is compared across them"
+        )
         return groups.map { group in
             cohort([group], slots: ordered.filter { slotsOf[group]!.contains($0) })
         }
@@ -217,7 +235,9 @@ public enum TrendAnalysis {
     ) throws(HistoryError) {
         let label = cohort.groups.count == 1 && !cohort.groups[0].isEmpty ? "\(suite) on \(cohort.groups[0])" : suite
         guard cohort.slots.count >= 2 else {
-            report.notes.append("\(label): \(cohort.slots.count) commit\(cohort.slots.count == 1 ? "" : "s"): a trend needs at least two")
+            report.notes.append(
+                "\(label): \(cohort.slots.count) commit\(cohort.slots.count == 1 ? "" : "s"): a trend needs at least two"
+            )
             return
         }
         // The metrics, in the order the runs list them.
@@ -257,15 +277,18 @@ public enum TrendAnalysis {
                 notPositive.append(full)
                 continue
             }
-            series.append(Series(
-                test: name.test, metric: name.metric, unit: name.unit, lowerIsBetter: name.lowerIsBetter, column: column, values: flat))
+            series.append(
+                Series(
+                    test: name.test, metric: name.metric, unit: name.unit, lowerIsBetter: name.lowerIsBetter,
+                    column: column, values: flat))
         }
         if !partial.isEmpty {
             report.notes.append("\(label): not measured at every commit, left out: " + partial.joined(separator: ", "))
         }
         if !notPositive.isEmpty {
             report.notes.append(
-                "\(label): a value of zero or less (changes are ratios), left out: " + notPositive.joined(separator: ", "))
+                "\(label): a value of zero or less (changes are ratios), left out: "
+                    + notPositive.joined(separator: ", "))
         }
         guard !series.isEmpty else { return }
         // The reference runs of each group, matched to the slots: those of
@@ -274,24 +297,33 @@ public enum TrendAnalysis {
         for group in cohort.groups {
             let own = reference.filter { groupName($0, keys: keys) == group }
             let ownByCommit = Dictionary(grouping: own, by: \.metadata.gitCommit)
-            referenceRuns.append(cohort.slots.enumerated().map { index, slot in
-                guard !own.isEmpty else { return [] }
-                if !slot.commit.isEmpty, let same = ownByCommit[slot.commit] { return same }
-                let time = cohort.runs.flatMap { $0[index] }.map(\.metadata.timestamp).min() ?? slot.time
-                let nearest = own.min { abs($0.metadata.timestamp - time) < abs($1.metadata.timestamp - time) }!
-                return [nearest]
-            })
+            referenceRuns.append(
+                cohort.slots.enumerated().map { index, slot in
+                    guard !own.isEmpty else { return [] }
+                    if !slot.commit.isEmpty, let same = ownByCommit[slot.commit] { return same }
+                    let time = cohort.runs.flatMap { $0[index] }.map(\.metadata.timestamp).min() ?? slot.time
+                    let nearest = own.min { abs($0.metadata.timestamp - time) < abs($1.metadata.timestamp - time) }!
+                    return [nearest]
+                })
         }
         let floor = options.relativeFloor
         let hosts = cohort.groups.indices.map { g in
             let metrics = series.map {
-                MetricHistory(name: $0.name, values: $0.values[g], lowerIsBetter: $0.lowerIsBetter, relativeFloor: floor)
+                MetricHistory(
+                    name: $0.name, values: $0.values[g], lowerIsBetter: $0.lowerIsBetter, relativeFloor: floor)
             }
-            let references: [MetricHistory] = referenceRuns[g].allSatisfy(\.isEmpty) ? [] : series.compactMap { item in
-                let values = referenceRuns[g].map { runs in median(runs.map { table.value($0, column: item.column) }) }
-                guard values.allSatisfy({ $0 != nil && $0!.isFinite && $0! > 0 }) else { return nil }
-                return MetricHistory(name: item.name, values: values.map { $0! }, lowerIsBetter: item.lowerIsBetter, relativeFloor: floor)
-            }
+            let references: [MetricHistory] =
+                referenceRuns[g].allSatisfy(\.isEmpty)
+                ? []
+                : series.compactMap { item in
+                    let values = referenceRuns[g].map { runs in
+                        median(runs.map { table.value($0, column: item.column) })
+                    }
+                    guard values.allSatisfy({ $0 != nil && $0!.isFinite && $0! > 0 }) else { return nil }
+                    return MetricHistory(
+                        name: item.name, values: values.map { $0! }, lowerIsBetter: item.lowerIsBetter,
+                        relativeFloor: floor)
+                }
             return HostHistory(host: cohort.groups[g], metrics: metrics, reference: references)
         }
         let attribution: AttributionReport
@@ -307,27 +339,33 @@ public enum TrendAnalysis {
                 for (slot, runs) in cohort.runs[g].enumerated() {
                     for run in runs {
                         if let value = table.value(run, column: item.column) {
-                            points.append(TrendPoint(slot: slot, group: group, value: value, run: run.key, reference: false))
+                            points.append(
+                                TrendPoint(slot: slot, group: group, value: value, run: run.key, reference: false))
                         }
                     }
                     for run in referenceRuns[g][slot] {
                         if let value = table.value(run, column: item.column) {
-                            points.append(TrendPoint(slot: slot, group: group, value: value, run: run.key, reference: true))
+                            points.append(
+                                TrendPoint(slot: slot, group: group, value: value, run: run.key, reference: true))
                         }
                     }
                 }
             }
-            report.series.append(TrendSeries(
-                suite: suite, test: item.test, metric: item.metric, unit: item.unit, lowerIsBetter: item.lowerIsBetter,
-                groups: cohort.groups, slots: cohort.slots, points: points))
+            report.series.append(
+                TrendSeries(
+                    suite: suite, test: item.test, metric: item.metric, unit: item.unit,
+                    lowerIsBetter: item.lowerIsBetter,
+                    groups: cohort.groups, slots: cohort.slots, points: points))
         }
         func runs(group: String, before: Int, after: Int) -> (TrendRunReference, TrendRunReference) {
             let g = cohort.groups.firstIndex(of: group) ?? 0
             let last = cohort.runs[g][before].last!
             let first = cohort.runs[g][after].first!
             return (
-                TrendRunReference(run: last.key, commit: last.metadata.gitCommit, time: last.metadata.timestamp, slot: before),
-                TrendRunReference(run: first.key, commit: first.metadata.gitCommit, time: first.metadata.timestamp, slot: after)
+                TrendRunReference(
+                    run: last.key, commit: last.metadata.gitCommit, time: last.metadata.timestamp, slot: before),
+                TrendRunReference(
+                    run: first.key, commit: first.metadata.gitCommit, time: first.metadata.timestamp, slot: after)
             )
         }
         func runsToConfirm(_ status: StepStatus) -> Int {
@@ -338,27 +376,37 @@ public enum TrendAnalysis {
             guard let item = series.first(where: { $0.name == found.step.metric }) else { continue }
             let (before, after) = runs(group: found.host, before: found.step.lastBefore, after: found.step.firstAfter)
             let name = "\(suite)/\(item.test)/\(item.metric)"
-            let mark = marks.last { mark in
-                !mark.series.isEmpty
-                    && mark.matches(before: (before.commit, before.run), after: (after.commit, after.run), series: name)
-            } ?? marks.last { mark in
-                mark.series.isEmpty
-                    && mark.matches(before: (before.commit, before.run), after: (after.commit, after.run), series: name)
-            }
-            report.changes.append(TrendChange(
-                suite: suite, test: item.test, metric: item.metric, unit: item.unit, group: found.host, lastBefore: before,
-                firstAfter: after, change: found.step.change, pValue: found.step.pValue, direction: found.step.direction,
-                status: found.step.status.description, runsToConfirm: runsToConfirm(found.step.status), cause: found.cause,
-                reason: found.reason, commits: [], moreCommits: 0,
-                confirm: options.confirm.lines(
-                    suite: suite, test: item.test, metric: item.metric, before: before.commit, after: after.commit),
-                mark: mark))
+            let mark =
+                marks.last { mark in
+                    !mark.series.isEmpty
+                        && mark.matches(
+                            before: (before.commit, before.run), after: (after.commit, after.run), series: name)
+                }
+                ?? marks.last { mark in
+                    mark.series.isEmpty
+                        && mark.matches(
+                            before: (before.commit, before.run), after: (after.commit, after.run), series: name)
+                }
+            report.changes.append(
+                TrendChange(
+                    suite: suite, test: item.test, metric: item.metric, unit: item.unit, group: found.host,
+                    lastBefore: before,
+                    firstAfter: after, change: found.step.change, pValue: found.step.pValue,
+                    direction: found.step.direction,
+                    status: found.step.status.description, runsToConfirm: runsToConfirm(found.step.status),
+                    cause: found.cause,
+                    reason: found.reason, commits: [], moreCommits: 0,
+                    confirm: options.confirm.lines(
+                        suite: suite, test: item.test, metric: item.metric, before: before.commit, after: after.commit),
+                    mark: mark))
         }
         for found in attribution.suiteSteps {
             let (before, after) = runs(group: found.host, before: found.lastBefore, after: found.firstAfter)
-            report.suiteChanges.append(TrendSuiteChange(
-                suite: suite, group: found.host, lastBefore: before, firstAfter: after, medianChange: found.medianChange,
-                status: found.status.description, cause: found.cause, reason: found.reason))
+            report.suiteChanges.append(
+                TrendSuiteChange(
+                    suite: suite, group: found.host, lastBefore: before, firstAfter: after,
+                    medianChange: found.medianChange,
+                    status: found.status.description, cause: found.cause, reason: found.reason))
         }
     }
 }

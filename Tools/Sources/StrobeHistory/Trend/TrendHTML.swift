@@ -4,7 +4,9 @@ import StrobeStatistics
 
 extension TrendReport {
     /// The colours of the groups, in order (Tableau 10).
-    static let palette = ["#4e79a7", "#f28e2b", "#59a14f", "#b07aa1", "#76b7b2", "#edc948", "#9c755f", "#ff9da7", "#bab0ac", "#e15759"]
+    static let palette = [
+        "#4e79a7", "#f28e2b", "#59a14f", "#b07aa1", "#76b7b2", "#edc948", "#9c755f", "#ff9da7", "#bab0ac", "#e15759",
+    ]
 
     /// The colour of a change by its cause and direction.
     static func colour(_ change: TrendChange) -> String {
@@ -55,29 +57,40 @@ extension TrendReport {
             """
         html += "<h1>Performance history</h1>"
         html += "<p class=\"sub\">\(HTMLText.escape(source)) · \(runCount) runs"
-        if let reference { html += " · reference: <code>\(HTMLText.escape(reference))</code> (\(referenceRunCount) runs)" }
+        if let reference {
+            html += " · reference: <code>\(HTMLText.escape(reference))</code> (\(referenceRunCount) runs)"
+        }
         html += " · \(order) order</p>"
         let code = changes.filter { $0.cause == .code }
         html += "<div class=\"cards\">"
         html += "<div class=\"card\"><b>\(series.count)</b><span>series</span></div>"
-        html += "<div class=\"card\"><b class=\"regression\">\(code.filter { $0.direction == .regression }.count)</b><span>code regressions</span></div>"
-        html += "<div class=\"card\"><b class=\"improvement\">\(code.filter { $0.direction == .improvement }.count)</b><span>code improvements</span></div>"
-        html += "<div class=\"card\"><b>\(changes.filter { $0.cause == .machine }.count)</b><span>machine's</span></div>"
-        html += "<div class=\"card\"><b>\(changes.filter { $0.cause == .undetermined }.count)</b><span>undetermined</span></div>"
+        html +=
+            "<div class=\"card\"><b class=\"regression\">\(code.filter { $0.direction == .regression }.count)</b><span>code regressions</span></div>"
+        html +=
+            "<div class=\"card\"><b class=\"improvement\">\(code.filter { $0.direction == .improvement }.count)</b><span>code improvements</span></div>"
+        html +=
+            "<div class=\"card\"><b>\(changes.filter { $0.cause == .machine }.count)</b><span>machine's</span></div>"
+        html +=
+            "<div class=\"card\"><b>\(changes.filter { $0.cause == .undetermined }.count)</b><span>undetermined</span></div>"
         html += "</div>"
         html += "<h2>Changes</h2>"
         if changes.isEmpty {
             html += "<p>No series changed.</p>"
         } else {
-            html += "<table class=\"changes\"><tr><th>series</th><th>where</th><th>change [95% CI]</th><th>p</th><th>status</th><th>cause</th><th>commits</th></tr>"
+            html +=
+                "<table class=\"changes\"><tr><th>series</th><th>where</th><th>change [95% CI]</th><th>p</th><th>status</th><th>cause</th><th>commits</th></tr>"
             for (index, change) in changes.enumerated() {
-                html += "<tr class=\"change\"><td><a href=\"#plot-\(plotIndex(change))\">\(HTMLText.escape(change.series))</a></td>"
+                html +=
+                    "<tr class=\"change\"><td><a href=\"#plot-\(plotIndex(change))\">\(HTMLText.escape(change.series))</a></td>"
                 html += "<td>\(HTMLText.escape(change.group.isEmpty ? "—" : change.group))</td>"
-                html += "<td class=\"num \(change.direction.rawValue)\">\(HTMLText.escape(Self.changeText(change.change)))</td>"
+                html +=
+                    "<td class=\"num \(change.direction.rawValue)\">\(HTMLText.escape(Self.changeText(change.change)))</td>"
                 html += "<td class=\"num\">\(Self.pValue(change.pValue))</td><td>\(HTMLText.escape(change.status))"
                 if let mark = change.mark { html += "<br><small>\(HTMLText.escape(Self.markText(mark)))</small>" }
-                html += "</td><td><span class=\"tag\" style=\"background:\(Self.colour(change))\">\(change.cause.rawValue)</span></td>"
-                html += "<td><a href=\"#change-\(index)\"><code>\(HTMLText.escape(change.shortRange))</code></a></td></tr>"
+                html +=
+                    "</td><td><span class=\"tag\" style=\"background:\(Self.colour(change))\">\(change.cause.rawValue)</span></td>"
+                html +=
+                    "<td><a href=\"#change-\(index)\"><code>\(HTMLText.escape(change.shortRange))</code></a></td></tr>"
             }
             html += "</table>"
         }
@@ -98,9 +111,12 @@ extension TrendReport {
         if !changes.isEmpty {
             html += "<h2>Each change</h2>"
             for (index, change) in changes.enumerated() {
-                html += "<details id=\"change-\(index)\"><summary>\(HTMLText.escape(change.series)) <code>\(HTMLText.escape(change.shortRange))</code>: "
-                html += "<span class=\"\(change.direction.rawValue)\">\(change.direction.rawValue)</span>, the \(change.cause.rawValue)'s</summary>"
-                html += "<p>\(HTMLText.escape(Self.runsLine(change)))</p><p>Cause: \(HTMLText.escape(change.reason))</p>"
+                html +=
+                    "<details id=\"change-\(index)\"><summary>\(HTMLText.escape(change.series)) <code>\(HTMLText.escape(change.shortRange))</code>: "
+                html +=
+                    "<span class=\"\(change.direction.rawValue)\">\(change.direction.rawValue)</span>, the \(change.cause.rawValue)'s</summary>"
+                html +=
+                    "<p>\(HTMLText.escape(Self.runsLine(change)))</p><p>Cause: \(HTMLText.escape(change.reason))</p>"
                 if !change.commits.isEmpty {
                     html += "<p>Commits:</p><pre>\(HTMLText.escape(change.commits.joined(separator: "\n")))"
                     html += change.moreCommits > 0 ? "\n… and \(change.moreCommits) more</pre>" : "</pre>"
@@ -112,7 +128,9 @@ extension TrendReport {
             }
         }
         if !notes.isEmpty {
-            html += "<h2>Notes</h2><ul class=\"notes\">" + notes.map { "<li>\(HTMLText.escape($0))</li>" }.joined() + "</ul>"
+            html +=
+                "<h2>Notes</h2><ul class=\"notes\">" + notes.map { "<li>\(HTMLText.escape($0))</li>" }.joined()
+                + "</ul>"
         }
         html += "<p class=\"sub\"><small>\(HTMLText.escape(methodLine))</small></p>"
         return html + "</main></body></html>\n"
@@ -147,34 +165,46 @@ extension TrendReport {
         func f(_ value: Double) -> String { String(format: "%.1f", value) }
         let unitName = item.unit.isEmpty ? "" : " (\(item.unit))"
         var html = "<section class=\"plot\" id=\"plot-\(index)\" data-series=\"\(HTMLText.escape(item.name))\">"
-        html += "<h3>\(HTMLText.escape(item.suite)) · \(HTMLText.escape(item.test)) · \(HTMLText.escape(item.metric))\(HTMLText.escape(unitName))</h3>"
-        html += "<p>\(item.lowerIsBetter ? "lower is better" : "higher is better") · \(item.slots.count) \(order == "commit" ? "commits" : "positions")"
+        html +=
+            "<h3>\(HTMLText.escape(item.suite)) · \(HTMLText.escape(item.test)) · \(HTMLText.escape(item.metric))\(HTMLText.escape(unitName))</h3>"
+        html +=
+            "<p>\(item.lowerIsBetter ? "lower is better" : "higher is better") · \(item.slots.count) \(order == "commit" ? "commits" : "positions")"
         html += own.isEmpty ? " · no change</p>" : " · \(own.count) change\(own.count == 1 ? "" : "s")</p>"
         html += "<div class=\"legend\">"
         for (g, group) in item.groups.enumerated() {
-            html += "<span><i style=\"background:\(Self.palette[g % Self.palette.count])\"></i>\(HTMLText.escape(group.isEmpty ? "runs" : group))</span>"
+            html +=
+                "<span><i style=\"background:\(Self.palette[g % Self.palette.count])\"></i>\(HTMLText.escape(group.isEmpty ? "runs" : group))</span>"
         }
         if item.points.contains(where: \.reference) { html += "<span><i class=\"hollow\"></i>reference runs</span>" }
         if !own.isEmpty { html += "<span><i class=\"line\"></i>change (commit range · cause)</span>" }
         html += "</div>"
-        html += "<svg class=\"trend-plot\" viewBox=\"0 0 \(Int(width)) \(Int(height))\" width=\"100%\" role=\"img\" aria-label=\"\(HTMLText.escape(item.name))\">"
+        html +=
+            "<svg class=\"trend-plot\" viewBox=\"0 0 \(Int(width)) \(Int(height))\" width=\"100%\" role=\"img\" aria-label=\"\(HTMLText.escape(item.name))\">"
         // The value axis and its grid.
         for tick in ticks {
-            html += "<line class=\"grid\" x1=\"\(f(left))\" x2=\"\(f(width - right))\" y1=\"\(f(y(tick)))\" y2=\"\(f(y(tick)))\"/>"
-            html += "<text x=\"\(f(left - 6))\" y=\"\(f(y(tick) + 4))\" text-anchor=\"end\">\(HTMLText.escape(HumanFormat.value(tick, unit: item.unit)))</text>"
+            html +=
+                "<line class=\"grid\" x1=\"\(f(left))\" x2=\"\(f(width - right))\" y1=\"\(f(y(tick)))\" y2=\"\(f(y(tick)))\"/>"
+            html +=
+                "<text x=\"\(f(left - 6))\" y=\"\(f(y(tick) + 4))\" text-anchor=\"end\">\(HTMLText.escape(HumanFormat.value(tick, unit: item.unit)))</text>"
         }
-        html += "<line class=\"axis\" x1=\"\(f(left))\" x2=\"\(f(left))\" y1=\"\(f(top))\" y2=\"\(f(top + plotHeight))\"/>"
-        html += "<line class=\"axis\" x1=\"\(f(left))\" x2=\"\(f(width - right))\" y1=\"\(f(top + plotHeight))\" y2=\"\(f(top + plotHeight))\"/>"
-        html += "<text transform=\"translate(14 \(f(top + plotHeight / 2))) rotate(-90)\" text-anchor=\"middle\">\(HTMLText.escape(item.metric + unitName))</text>"
+        html +=
+            "<line class=\"axis\" x1=\"\(f(left))\" x2=\"\(f(left))\" y1=\"\(f(top))\" y2=\"\(f(top + plotHeight))\"/>"
+        html +=
+            "<line class=\"axis\" x1=\"\(f(left))\" x2=\"\(f(width - right))\" y1=\"\(f(top + plotHeight))\" y2=\"\(f(top + plotHeight))\"/>"
+        html +=
+            "<text transform=\"translate(14 \(f(top + plotHeight / 2))) rotate(-90)\" text-anchor=\"middle\">\(HTMLText.escape(item.metric + unitName))</text>"
         // The position axis: commits (or dates), about ten labels.
         let every = max(1, Int((Double(item.slots.count) / 10).rounded(.up)))
         for (slot, position) in item.slots.enumerated() where slot % every == 0 || slot == item.slots.count - 1 {
             if slot == item.slots.count - 1, slot % every != 0, slot % every < every / 2 + 1 { continue }
             let label = position.commit.isEmpty ? Self.day(position.time) : String(position.commit.prefix(7))
-            html += "<line class=\"axis\" x1=\"\(f(x(Double(slot))))\" x2=\"\(f(x(Double(slot))))\" y1=\"\(f(top + plotHeight))\" y2=\"\(f(top + plotHeight + 4))\"/>"
-            html += "<text x=\"\(f(x(Double(slot))))\" y=\"\(f(top + plotHeight + 16))\" text-anchor=\"middle\">\(HTMLText.escape(label))</text>"
+            html +=
+                "<line class=\"axis\" x1=\"\(f(x(Double(slot))))\" x2=\"\(f(x(Double(slot))))\" y1=\"\(f(top + plotHeight))\" y2=\"\(f(top + plotHeight + 4))\"/>"
+            html +=
+                "<text x=\"\(f(x(Double(slot))))\" y=\"\(f(top + plotHeight + 16))\" text-anchor=\"middle\">\(HTMLText.escape(label))</text>"
         }
-        html += "<text x=\"\(f(left + plotWidth / 2))\" y=\"\(f(height - 6))\" text-anchor=\"middle\">\(order == "commit" ? "commit (oldest first, git order)" : "run (oldest first)")</text>"
+        html +=
+            "<text x=\"\(f(left + plotWidth / 2))\" y=\"\(f(height - 6))\" text-anchor=\"middle\">\(order == "commit" ? "commit (oldest first, git order)" : "run (oldest first)")</text>"
         // The levels on either side of each change, per group.
         for (g, group) in item.groups.enumerated() {
             let groupChanges = own.filter { $0.group == group }.sorted { $0.firstAfter.slot < $1.firstAfter.slot }
@@ -182,11 +212,15 @@ extension TrendReport {
             var bounds = [0] + groupChanges.map(\.firstAfter.slot) + [item.slots.count]
             bounds = Array(Set(bounds)).sorted()
             for (start, end) in zip(bounds, bounds.dropFirst()) where end > start {
-                let segment = item.points.filter { !$0.reference && $0.group == group && $0.slot >= start && $0.slot < end }.map(\.value)
+                let segment = item.points.filter {
+                    !$0.reference && $0.group == group && $0.slot >= start && $0.slot < end
+                }.map(\.value)
                 guard !segment.isEmpty else { continue }
                 let level = Quantiles.median(sorted: segment.sorted())
-                html += "<line class=\"level\" stroke=\"\(Self.palette[g % Self.palette.count])\" stroke-width=\"2\" stroke-opacity=\".55\" "
-                html += "x1=\"\(f(x(Double(start)) - slotWidth / 2))\" x2=\"\(f(x(Double(end - 1)) + slotWidth / 2))\" y1=\"\(f(y(level)))\" y2=\"\(f(y(level)))\"/>"
+                html +=
+                    "<line class=\"level\" stroke=\"\(Self.palette[g % Self.palette.count])\" stroke-width=\"2\" stroke-opacity=\".55\" "
+                html +=
+                    "x1=\"\(f(x(Double(start)) - slotWidth / 2))\" x2=\"\(f(x(Double(end - 1)) + slotWidth / 2))\" y1=\"\(f(y(level)))\" y2=\"\(f(y(level)))\"/>"
             }
         }
         // The runs.
@@ -195,24 +229,31 @@ extension TrendReport {
             let g = item.groups.firstIndex(of: point.group) ?? 0
             let colour = Self.palette[g % Self.palette.count]
             let slot = item.slots[point.slot]
-            let where_ = slot.commit.isEmpty ? Self.time(slot.time) : "commit \(slot.commit.prefix(10))"
-            let title = "\(point.reference ? "reference " : "")run \(point.run)\(point.group.isEmpty ? "" : " on \(point.group)"), \(where_): \(HumanFormat.value(point.value, unit: item.unit))"
+            let place = slot.commit.isEmpty ? Self.time(slot.time) : "commit \(slot.commit.prefix(10))"
+            let title =
+                "\(point.reference ? "reference " : "")run \(point.run)\(point.group.isEmpty ? "" : " on \(point.group)"), \(place): \(HumanFormat.value(point.value, unit: item.unit))"
             if point.reference {
-                html += "<circle class=\"point reference\" data-group=\"\(HTMLText.escape(point.group))\" cx=\"\(f(x(Double(point.slot))))\" cy=\"\(f(y(point.value)))\" r=\"\(f(radius))\" fill=\"#fff\" stroke=\"\(colour)\" stroke-width=\"1.5\" opacity=\".8\"><title>\(HTMLText.escape(title))</title></circle>"
+                html +=
+                    "<circle class=\"point reference\" data-group=\"\(HTMLText.escape(point.group))\" cx=\"\(f(x(Double(point.slot))))\" cy=\"\(f(y(point.value)))\" r=\"\(f(radius))\" fill=\"#fff\" stroke=\"\(colour)\" stroke-width=\"1.5\" opacity=\".8\"><title>\(HTMLText.escape(title))</title></circle>"
             } else {
-                html += "<circle class=\"point\" data-group=\"\(HTMLText.escape(point.group))\" cx=\"\(f(x(Double(point.slot))))\" cy=\"\(f(y(point.value)))\" r=\"\(f(radius))\" fill=\"\(colour)\"><title>\(HTMLText.escape(title))</title></circle>"
+                html +=
+                    "<circle class=\"point\" data-group=\"\(HTMLText.escape(point.group))\" cx=\"\(f(x(Double(point.slot))))\" cy=\"\(f(y(point.value)))\" r=\"\(f(radius))\" fill=\"\(colour)\"><title>\(HTMLText.escape(title))</title></circle>"
             }
         }
         // The changes: a dashed line between the two commits, labelled.
         for (number, change) in own.enumerated() {
             let position = x(Double(change.firstAfter.slot) - 0.5)
             let colour = Self.colour(change)
-            let label = "\(change.shortRange.split(separator: ".").map { String($0.prefix(7)) }.joined(separator: "..")) · \(change.cause.rawValue) · \(Self.changeText(change.change).split(separator: " ").first ?? "")"
+            let label =
+                "\(change.shortRange.split(separator: ".").map { String($0.prefix(7)) }.joined(separator: "..")) · \(change.cause.rawValue) · \(Self.changeText(change.change).split(separator: " ").first ?? "")"
             let anchor = position > left + plotWidth * 0.6 ? "end" : "start"
             let offset = anchor == "end" ? -5.0 : 5.0
-            html += "<g class=\"change-point\" data-cause=\"\(change.cause.rawValue)\" data-range=\"\(HTMLText.escape(change.range))\">"
-            html += "<line x1=\"\(f(position))\" x2=\"\(f(position))\" y1=\"\(f(top - 4))\" y2=\"\(f(top + plotHeight))\" stroke=\"\(colour)\" stroke-width=\"1.5\" stroke-dasharray=\"5 4\"/>"
-            html += "<text class=\"change-label\" x=\"\(f(position + offset))\" y=\"\(f(top - 8 - Double(number % 2) * 13))\" text-anchor=\"\(anchor)\" style=\"fill:\(colour);font-weight:600\">\(HTMLText.escape(label))</text>"
+            html +=
+                "<g class=\"change-point\" data-cause=\"\(change.cause.rawValue)\" data-range=\"\(HTMLText.escape(change.range))\">"
+            html +=
+                "<line x1=\"\(f(position))\" x2=\"\(f(position))\" y1=\"\(f(top - 4))\" y2=\"\(f(top + plotHeight))\" stroke=\"\(colour)\" stroke-width=\"1.5\" stroke-dasharray=\"5 4\"/>"
+            html +=
+                "<text class=\"change-label\" x=\"\(f(position + offset))\" y=\"\(f(top - 8 - Double(number % 2) * 13))\" text-anchor=\"\(anchor)\" style=\"fill:\(colour);font-weight:600\">\(HTMLText.escape(label))</text>"
             html += "</g>"
         }
         html += "</svg></section>"

@@ -54,18 +54,22 @@ extension TrendReport {
 
     /// The report as Markdown, for a bot's comment.
     public func renderMarkdown() -> String {
-        var text = "### Performance history\n\n**\(Self.markdownEscape(headline))** (\(Self.markdownEscape(source)))\n\n"
+        var text =
+            "### Performance history\n\n**\(Self.markdownEscape(headline))** (\(Self.markdownEscape(source)))\n\n"
         if !changes.isEmpty {
-            text += "| | series | where | change [95% CI] | p | status | cause | commits |\n|---|---|---|---|---|---|---|---|\n"
+            text +=
+                "| | series | where | change [95% CI] | p | status | cause | commits |\n|---|---|---|---|---|---|---|---|\n"
             for change in changes {
                 let icon = change.direction == .regression ? "🔴" : "🟢"
                 let mark = change.mark.map { " (\($0.verdict.rawValue))" } ?? ""
-                text += "| \(icon) | `\(Self.markdownEscape(change.series))` | \(Self.markdownEscape(change.group.isEmpty ? "—" : change.group)) "
+                text +=
+                    "| \(icon) | `\(Self.markdownEscape(change.series))` | \(Self.markdownEscape(change.group.isEmpty ? "—" : change.group)) "
                 text += "| \(Self.changeText(change.change)) | \(Self.pValue(change.pValue)) | \(change.status)\(mark) "
                 text += "| **\(change.cause.rawValue)** | `\(change.shortRange)` |\n"
             }
             for change in changes {
-                text += "\n<details><summary>\(HTMLText.escape(change.series)) \(HTMLText.escape(change.shortRange)): \(change.direction.rawValue), the \(change.cause.rawValue)'s</summary>\n\n"
+                text +=
+                    "\n<details><summary>\(HTMLText.escape(change.series)) \(HTMLText.escape(change.shortRange)): \(change.direction.rawValue), the \(change.cause.rawValue)'s</summary>\n\n"
                 text += "- " + Self.markdownEscape(Self.runsLine(change)) + "\n"
                 text += "- cause: " + Self.markdownEscape(change.reason) + "\n"
                 if let mark = change.mark { text += "- marked " + Self.markdownEscape(Self.markText(mark)) + "\n" }
@@ -80,7 +84,9 @@ extension TrendReport {
             }
         }
         if !suiteChanges.isEmpty {
-            text += "\n**Whole suites:**\n\n" + suiteChanges.map { "- " + Self.markdownEscape(Self.suiteLine($0)) + "\n" }.joined()
+            text +=
+                "\n**Whole suites:**\n\n"
+                + suiteChanges.map { "- " + Self.markdownEscape(Self.suiteLine($0)) + "\n" }.joined()
         }
         if !notes.isEmpty {
             text += "\n**Notes:**\n\n" + notes.map { "- " + Self.markdownEscape($0) + "\n" }.joined()
@@ -111,15 +117,19 @@ extension TrendReport {
             if !run.commit.isEmpty { text += ", commit \(run.commit.prefix(10))" }
             return text
         }
-        return "between \(describe(change.lastBefore)) (position \(change.lastBefore.slot + 1)) and \(describe(change.firstAfter)) (position \(change.firstAfter.slot + 1))"
+        return
+            "between \(describe(change.lastBefore)) (position \(change.lastBefore.slot + 1)) and \(describe(change.firstAfter)) (position \(change.firstAfter.slot + 1))"
     }
 
     /// A suite step in a line.
     static func suiteLine(_ change: TrendSuiteChange) -> String {
-        let before = change.lastBefore.commit.isEmpty ? change.lastBefore.run : String(change.lastBefore.commit.prefix(10))
-        let after = change.firstAfter.commit.isEmpty ? change.firstAfter.run : String(change.firstAfter.commit.prefix(10))
+        let before =
+            change.lastBefore.commit.isEmpty ? change.lastBefore.run : String(change.lastBefore.commit.prefix(10))
+        let after =
+            change.firstAfter.commit.isEmpty ? change.firstAfter.run : String(change.firstAfter.commit.prefix(10))
         let sign = change.medianChange >= 0 ? "+" : ""
-        return "\(change.suite)\(change.group.isEmpty ? "" : " on \(change.group)") at \(before)..\(after): median \(sign)\(HumanFormat.format(change.medianChange * 100, decimals: 1))% (worse when positive), \(change.status); the \(change.cause.rawValue)'s: \(change.reason)"
+        return
+            "\(change.suite)\(change.group.isEmpty ? "" : " on \(change.group)") at \(before)..\(after): median \(sign)\(HumanFormat.format(change.medianChange * 100, decimals: 1))% (worse when positive), \(change.status); the \(change.cause.rawValue)'s: \(change.reason)"
     }
 
     /// The command that marks the change.

@@ -31,7 +31,9 @@ public struct MetricHistory: Sendable, Hashable, Codable {
             guard value.isFinite else { throw .notFinite(metric: name, run: run) }
             guard value > 0 else { throw .notPositive(metric: name, run: run, value: value) }
         }
-        guard relativeFloor.isFinite, relativeFloor >= 0 else { throw .invalidFloor(metric: name, floor: relativeFloor) }
+        guard relativeFloor.isFinite, relativeFloor >= 0 else {
+            throw .invalidFloor(metric: name, floor: relativeFloor)
+        }
     }
 }
 

@@ -47,9 +47,10 @@ struct SeededScan: Sendable, Hashable {
                 let start = values.startIndex + Int((Double(interval) * stride).rounded())
                 let interval = values[start..<(start + length)]
                 guard let scan = RankScan.scan(interval, minimumSegment: minimumSegment, pValue: false),
-                      abs(scan.z) >= smallestInterestingZ
+                    abs(scan.z) >= smallestInterestingZ
                 else { continue }
-                let p = min(1, weight * ScanNullDistribution.pValue(abs(scan.z), count: length, minimumSegment: minimumSegment))
+                let p = min(
+                    1, weight * ScanNullDistribution.pValue(abs(scan.z), count: length, minimumSegment: minimumSegment))
                 if p < best.pValue { best = SeededScan(split: start + scan.split, pValue: p) }
             }
         }

@@ -129,8 +129,10 @@ public enum StepAttribution {
         let suites = hosts.map { host in
             HostHistory(
                 host: host.host,
-                metrics: host.metrics.count >= 2 ? [MetricHistory(name: suiteName, values: suiteIndex(host.metrics))] : [],
-                reference: host.reference.isEmpty ? [] : [MetricHistory(name: suiteName, values: suiteIndex(host.reference))])
+                metrics: host.metrics.count >= 2
+                    ? [MetricHistory(name: suiteName, values: suiteIndex(host.metrics))] : [],
+                reference: host.reference.isEmpty
+                    ? [] : [MetricHistory(name: suiteName, values: suiteIndex(host.reference))])
         }
         let family = hosts.flatMap(\.metrics) + suites.flatMap(\.metrics)
         let report = try StepDetector.detect(family, options: options)
@@ -145,13 +147,14 @@ public enum StepAttribution {
                 && abs(medianChange(hosts[hostIndex].metrics, step: step)) > floor
             {
                 let (cause, reason) = classify(step, metric: 0, host: hostIndex, hosts: suites, alpha: options.alpha)
-                suiteSteps.append(SuiteStep(
-                    host: suite.host, lastBefore: step.lastBefore, firstAfter: step.firstAfter,
-                    medianChange: medianChange(hosts[hostIndex].metrics, step: step), pValue: step.pValue,
-                    status: step.status, cause: cause,
-                    reason: cause == .machine && reason.hasPrefix("the reference")
-                        ? "every metric of \(suite.host) moved at run \(step.firstAfter) and the reference moved with them"
-                        : "the whole suite: " + reason))
+                suiteSteps.append(
+                    SuiteStep(
+                        host: suite.host, lastBefore: step.lastBefore, firstAfter: step.firstAfter,
+                        medianChange: medianChange(hosts[hostIndex].metrics, step: step), pValue: step.pValue,
+                        status: step.status, cause: cause,
+                        reason: cause == .machine && reason.hasPrefix("the reference")
+                            ? "every metric of \(suite.host) moved at run \(step.firstAfter) and the reference moved with them"
+                            : "the whole suite: " + reason))
             }
             offset += 1
         }
@@ -174,9 +177,12 @@ public enum StepAttribution {
                     let values = host.metrics[metricIndex].values
                     if let suite = suiteSteps.first(where: {
                         $0.host == host.host && $0.cause == .machine && span.contains($0.firstAfter)
-                            && pooledTest([values], at: $0.firstAfter, span: span, up: step.change.ratio > 1) <= options.alpha
+                            && pooledTest([values], at: $0.firstAfter, span: span, up: step.change.ratio > 1)
+                                <= options.alpha
                     }) {
-                        let reason = suite.reason + "; this metric moved there too (its own step placed at run \(step.firstAfter))"
+                        let reason =
+                            suite.reason
+                            + "; this metric moved there too (its own step placed at run \(step.firstAfter))"
                         steps.append(AttributedStep(host: host.host, step: step, cause: .machine, reason: reason))
                         continue
                     }
@@ -221,8 +227,9 @@ public enum StepAttribution {
         let before = (step.firstAfter - step.runsBefore)..<step.firstAfter
         let after = step.firstAfter..<(step.firstAfter + step.runsAfter)
         let changes = metrics.compactMap { metric -> Double? in
-            guard let shift = ShiftEstimate.hodgesLehmann(
-                baseline: Array(metric.values[before]), candidate: Array(metric.values[after]))
+            guard
+                let shift = ShiftEstimate.hodgesLehmann(
+                    baseline: Array(metric.values[before]), candidate: Array(metric.values[after]))
             else { return nil }
             return metric.lowerIsBetter ? shift.ratio - 1 : 1 / shift.ratio - 1
         }
@@ -258,7 +265,10 @@ public enum StepAttribution {
                 return (.code, "on every host at run \(night) ± 1\(still)")
             }
             if moved.isEmpty {
-                return (.machine, "on \(home.host) only; \(others.count) other host\(others.count == 1 ? "" : "s") did not move")
+                return (
+                    .machine,
+                    "on \(home.host) only; \(others.count) other host\(others.count == 1 ? "" : "s") did not move"
+                )
             }
             return (.undetermined, "on \(moved.count + 1) of \(others.count + 1) hosts")
         }
@@ -295,7 +305,8 @@ public enum StepAttribution {
             for series in host.metrics + host.reference {
                 try series.validate()
                 if let nights, series.values.count != nights {
-                    throw .lengthMismatch(host: host.host, metric: series.name, expected: nights, found: series.values.count)
+                    throw .lengthMismatch(
+                        host: host.host, metric: series.name, expected: nights, found: series.values.count)
                 }
                 nights = nights ?? series.values.count
             }

@@ -52,7 +52,8 @@ public enum StepDetector {
                 steps = segment(history, level: level, options: options)
             }
             series.append(
-                SeriesSteps(metric: history.name, pValue: pValues[index], adjustedPValue: adjusted[index], steps: steps))
+                SeriesSteps(metric: history.name, pValue: pValues[index], adjustedPValue: adjusted[index], steps: steps)
+            )
         }
         return HistoryReport(series: series, options: options)
     }
@@ -61,7 +62,9 @@ public enum StepDetector {
     static let scanWeight = 0.75
 
     /// The whole-series scan and end test of one series.
-    static func firstLook(_ values: ArraySlice<Double>, options: StepDetectionOptions) -> (scan: SeededScan?, end: EndTest?) {
+    static func firstLook(_ values: ArraySlice<Double>, options: StepDetectionOptions) -> (
+        scan: SeededScan?, end: EndTest?
+    ) {
         (SeededScan.best(values, minimumSegment: options.minimumSegment), EndTest.test(values, options: options))
     }
 
@@ -80,7 +83,7 @@ public enum StepDetector {
         var pending = [0..<values.count]
         while let range = pending.popLast() {
             guard let scan = SeededScan.best(values[range], minimumSegment: options.minimumSegment),
-                  scan.pValue <= scanLevel
+                scan.pValue <= scanLevel
             else { continue }
             let split = scan.split
             boundaries.append(Boundary(index: split, pValue: scan.pValue))
@@ -135,11 +138,14 @@ public enum StepDetector {
     /// level and can pull the rank scan's split a run or two early. The
     /// absolute deviations see the size of the gap, and medians keep one slow
     /// process from moving the split.
-    static func place(_ values: [Double], near split: Int, lower: Int, upper: Int, options: StepDetectionOptions) -> Int {
+    static func place(_ values: [Double], near split: Int, lower: Int, upper: Int, options: StepDetectionOptions) -> Int
+    {
         let first = max(lower + options.minimumSegment, split - placementReach)
         let last = min(upper - options.minimumSegment, split + placementReach)
         guard first < last else { return split }
-        let logs = values[max(lower, split - options.estimateWindow)..<min(upper, split + options.estimateWindow)].map { log($0) }
+        let logs = values[max(lower, split - options.estimateWindow)..<min(upper, split + options.estimateWindow)].map {
+            log($0)
+        }
         let offset = max(lower, split - options.estimateWindow)
         func deviation(_ side: ArraySlice<Double>) -> Double {
             let center = Quantiles.median(sorted: side.sorted())
@@ -166,8 +172,10 @@ public enum StepDetector {
     ) -> HistoryStep? {
         let before = Array(history.values[max(lower, index - options.estimateWindow)..<index])
         let after = Array(history.values[index..<min(upper, index + options.estimateWindow)])
-        guard let change = ShiftEstimate.hodgesLehmann(baseline: before, candidate: after, confidence: options.confidence),
-              abs(change.change) > history.relativeFloor, change.ratio != 1
+        guard
+            let change = ShiftEstimate.hodgesLehmann(
+                baseline: before, candidate: after, confidence: options.confidence),
+            abs(change.change) > history.relativeFloor, change.ratio != 1
         else { return nil }
         let worse = history.lowerIsBetter ? change.ratio > 1 : change.ratio < 1
         return HistoryStep(
@@ -201,7 +209,9 @@ struct EndTest: Sendable, Hashable {
     static func test(_ values: ArraySlice<Double>, options: StepDetectionOptions) -> EndTest? {
         let longest = options.minimumSegment - 1
         let window = values.suffix(options.estimateWindow)
-        let lengths = (shortest...max(shortest, longest)).filter { $0 <= longest && window.count - $0 >= options.minimumSegment }
+        let lengths = (shortest...max(shortest, longest)).filter {
+            $0 <= longest && window.count - $0 >= options.minimumSegment
+        }
         guard let largest = lengths.last else { return nil }
         let midRanks = MidRanks(window)
         let scores = midRanks.ranks.map { Int(($0 * 2).rounded()) }

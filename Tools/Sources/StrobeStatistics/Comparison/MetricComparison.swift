@@ -189,7 +189,9 @@ public enum ComparisonEngine {
         }
 
         /// An input whose sides are one process each.
-        public init(name: String, group: String = "", unit: String, lowerIsBetter: Bool, baseline: [Double], candidate: [Double]) {
+        public init(
+            name: String, group: String = "", unit: String, lowerIsBetter: Bool, baseline: [Double], candidate: [Double]
+        ) {
             self.init(
                 name: name, group: group, unit: unit, lowerIsBetter: lowerIsBetter,
                 baseline: [Replicate(id: "baseline", samples: baseline)],
@@ -206,7 +208,9 @@ public enum ComparisonEngine {
     ) -> [MetricComparison] {
         let level = look?.alpha ?? options.alpha
         let confidence = look?.confidence ?? options.confidence
-        let tests = inputs.map { ReplicateTest.compare(baseline: $0.baseline, candidate: $0.candidate, summary: $0.summary) }
+        let tests = inputs.map {
+            ReplicateTest.compare(baseline: $0.baseline, candidate: $0.candidate, summary: $0.summary)
+        }
         // Gated and report-only metrics are separate families, so metrics
         // that only inform do not dilute the gate's error control.
         var adjusted = [Double](repeating: 1, count: inputs.count)
@@ -276,14 +280,19 @@ public enum ComparisonEngine {
             var equivalenceDifference = (lower: equivalence.lower, upper: equivalence.upper)
             if test.logScale {
                 equivalenceRatio = (exp(equivalence.lower), exp(equivalence.upper))
-                equivalenceDifference = (baseCenter * (exp(equivalence.lower) - 1), baseCenter * (exp(equivalence.upper) - 1))
+                equivalenceDifference = (
+                    baseCenter * (exp(equivalence.lower) - 1), baseCenter * (exp(equivalence.upper) - 1)
+                )
             } else if baseCenter > 0 {
                 equivalenceRatio = (1 + equivalence.lower / baseCenter, 1 + equivalence.upper / baseCenter)
             }
-            let verdict = enough ? decide(
-                test: test, shift: shift, difference: candCenter - baseCenter, equivalenceRatio: equivalenceRatio,
-                equivalenceDifference: equivalenceDifference, adjustedPValue: adjusted[index], level: level,
-                lowerIsBetter: input.lowerIsBetter, relativeFloor: floor, absoluteFloor: input.absoluteFloor) : .inconclusive
+            let verdict =
+                enough
+                ? decide(
+                    test: test, shift: shift, difference: candCenter - baseCenter, equivalenceRatio: equivalenceRatio,
+                    equivalenceDifference: equivalenceDifference, adjustedPValue: adjusted[index], level: level,
+                    lowerIsBetter: input.lowerIsBetter, relativeFloor: floor, absoluteFloor: input.absoluteFloor)
+                : .inconclusive
             // A change is shown with the interval of the test that found it:
             // at an early sequential look the intervals' own confidence is
             // far higher than the look's level (their miss rate is spent
@@ -322,7 +331,8 @@ public enum ComparisonEngine {
     /// - a longer budget, when at most three times the rounds run so far
     ///   would decide a change the size of the floor;
     /// - otherwise a quieter machine (or a wider floor).
-    static func advice(test: ReplicateTestResult, roundsNeeded: Int?, iterationNoiseShare: Double?) -> [DecisionAdvice] {
+    static func advice(test: ReplicateTestResult, roundsNeeded: Int?, iterationNoiseShare: Double?) -> [DecisionAdvice]
+    {
         // A single process on a side has its own caveat: run more processes.
         guard test.method == .pairedRounds || test.method == .processes else { return [] }
         var advice: [DecisionAdvice] = []
@@ -361,7 +371,8 @@ public enum ComparisonEngine {
         // The variance of a median of k values is about π/2 times that of
         // their mean; a paired difference holds two summaries.
         let summaryVariance = (withinSum / weight) * Double.pi / 2 / perProcess
-        let replicateVariance = test.replicateSpread * test.replicateSpread
+        let replicateVariance =
+            test.replicateSpread * test.replicateSpread
             / (test.method == .pairedRounds ? 2 : 1)
         guard replicateVariance > 0 else { return nil }
         return min(summaryVariance / replicateVariance, 1)
@@ -396,7 +407,9 @@ public enum ComparisonEngine {
         if let ratio = equivalenceRatio, ratio.lower >= 1 - relativeFloor, ratio.upper <= 1 + relativeFloor {
             return .unchanged
         }
-        if absoluteFloor > 0, equivalenceDifference.lower >= -absoluteFloor, equivalenceDifference.upper <= absoluteFloor {
+        if absoluteFloor > 0, equivalenceDifference.lower >= -absoluteFloor,
+            equivalenceDifference.upper <= absoluteFloor
+        {
             return .unchanged
         }
         return .inconclusive

@@ -172,14 +172,17 @@ public enum ReplicateTest {
         }
         let baseRounds = byRound(base)
         let candRounds = byRound(cand)
-        let differences = baseRounds.keys.sorted().compactMap { round in candRounds[round].map { $0 - baseRounds[round]! } }
+        let differences = baseRounds.keys.sorted().compactMap { round in
+            candRounds[round].map { $0 - baseRounds[round]! }
+        }
         guard differences.count >= 2 else { return nil }
         let trimmed = TrimmedMean(differences, trimming: standsApart(differences) ? trimming : 0)
         let mean = trimmed.mean
         let error = trimmed.standardError
         let degrees = trimmed.degreesOfFreedom
         let t = error > 0 ? mean / error : (mean == 0 ? 0 : (mean > 0 ? .infinity : -.infinity))
-        let pValue = error > 0 ? 2 * StudentDistribution.survival(abs(t), degreesOfFreedom: degrees) : (mean == 0 ? 1 : 0)
+        let pValue =
+            error > 0 ? 2 * StudentDistribution.survival(abs(t), degreesOfFreedom: degrees) : (mean == 0 ? 1 : 0)
         return ReplicateTestResult(
             method: .pairedRounds, logScale: logScale, estimate: mean, standardError: error, degreesOfFreedom: degrees,
             statistic: t, pValue: pValue, baselineReplicates: differences.count, candidateReplicates: differences.count,
@@ -197,7 +200,9 @@ public enum ReplicateTest {
     /// Yuen's test: Welch's t-test on trimmed means with winsorized
     /// variances (with no trimming, or below 7 replicates, it is Welch's
     /// test).
-    static func yuen(_ base: [Double], _ cand: [Double], logScale: Bool, trimming: Double = trimming) -> ReplicateTestResult {
+    static func yuen(_ base: [Double], _ cand: [Double], logScale: Bool, trimming: Double = trimming)
+        -> ReplicateTestResult
+    {
         let b = TrimmedMean(base, trimming: trimming)
         let c = TrimmedMean(cand, trimming: trimming)
         let trimmed = b.trimmedPerEnd > 0 || c.trimmedPerEnd > 0
@@ -213,7 +218,8 @@ public enum ReplicateTest {
                 statistic: estimate == 0 ? 0 : .infinity, pValue: estimate == 0 ? 1 : 0, baselineReplicates: base.count,
                 candidateReplicates: cand.count, replicateSpread: pooled, trimmed: trimmed)
         }
-        let degrees = (termB + termC) * (termB + termC)
+        let degrees =
+            (termB + termC) * (termB + termC)
             / (termB * termB / max(b.degreesOfFreedom, 1) + termC * termC / max(c.degreesOfFreedom, 1))
         let t = estimate / error
         return ReplicateTestResult(
@@ -237,15 +243,18 @@ public enum ReplicateTest {
         for x in c { for y in b { differences.append(x - y) } }
         differences.sort()
         let estimate = differences.isEmpty ? 0 : Quantiles.median(sorted: differences)
-        let spread = Quantiles.scaledMAD(b.map { $0 - Quantiles.median(sorted: b.sorted()) }
-            + c.map { $0 - Quantiles.median(sorted: c.sorted()) })
+        let spread = Quantiles.scaledMAD(
+            b.map { $0 - Quantiles.median(sorted: b.sorted()) }
+                + c.map { $0 - Quantiles.median(sorted: c.sorted()) })
         // The rank test's efficiency against the t-test is 3/π; its
         // interval is that of a t-test on (π/3)·n effective samples.
         let error = spread * (Double.pi / 3 * (1 / Double(max(b.count, 1)) + 1 / Double(max(c.count, 1)))).squareRoot()
         let degrees = Double(max(b.count + c.count - 2, 1))
         return ReplicateTestResult(
-            method: .iterations, logScale: logScale, estimate: estimate, standardError: error, degreesOfFreedom: degrees,
-            statistic: test.statistic, pValue: test.pValue, baselineReplicates: baseCount, candidateReplicates: candCount,
+            method: .iterations, logScale: logScale, estimate: estimate, standardError: error,
+            degreesOfFreedom: degrees,
+            statistic: test.statistic, pValue: test.pValue, baselineReplicates: baseCount,
+            candidateReplicates: candCount,
             replicateSpread: spread)
     }
 

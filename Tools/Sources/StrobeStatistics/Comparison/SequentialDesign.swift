@@ -63,7 +63,9 @@ public struct SequentialDesign: Sendable, Hashable, Codable {
 
     /// A design spending `alpha` (and `1 − confidence` for intervals) over
     /// `plannedRounds` rounds, looking first after `firstLook` rounds.
-    public init(alpha: Double, confidence: Double, plannedRounds: Int, firstLook: Int = 4, schedule: Schedule = .geometric) {
+    public init(
+        alpha: Double, confidence: Double, plannedRounds: Int, firstLook: Int = 4, schedule: Schedule = .geometric
+    ) {
         self.alpha = alpha
         intervalMiss = 1 - confidence
         self.firstLook = max(firstLook, 1)
@@ -159,7 +161,8 @@ public struct SequentialDesign: Sendable, Hashable, Codable {
         case .geometric: level = alpha * (alphaFraction - spentFraction)
         case .fractionOfPlan: level = Self.spending(alpha, at: alphaFraction) - Self.spending(alpha, at: spentFraction)
         }
-        let miss = Self.spending(intervalMiss, at: roundsFraction) - Self.spending(intervalMiss, at: spentRoundsFraction)
+        let miss =
+            Self.spending(intervalMiss, at: roundsFraction) - Self.spending(intervalMiss, at: spentRoundsFraction)
         spentFraction = max(spentFraction, alphaFraction)
         spentRoundsFraction = max(spentRoundsFraction, roundsFraction)
         lastLookRounds = rounds

@@ -24,7 +24,9 @@ public struct ShiftEstimate: Sendable, Hashable, Codable {
     /// When some values are zero or negative (counts that can be zero), the
     /// shift is estimated on the values themselves and expressed relative to
     /// the baseline's median; it is undefined when that median is not positive.
-    public static func hodgesLehmann(baseline: [Double], candidate: [Double], confidence: Double = 0.95) -> ShiftEstimate? {
+    public static func hodgesLehmann(baseline: [Double], candidate: [Double], confidence: Double = 0.95)
+        -> ShiftEstimate?
+    {
         guard !baseline.isEmpty, !candidate.isEmpty else { return nil }
         if baseline.allSatisfy({ $0 > 0 }) && candidate.allSatisfy({ $0 > 0 }) {
             return shift(baseline.map { log($0) }, candidate.map { log($0) }, confidence: confidence) { exp($0) }
