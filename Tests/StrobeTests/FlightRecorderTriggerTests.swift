@@ -400,9 +400,17 @@ struct FlightRecorderTriggerTests {
         let done = DispatchSemaphore(value: 0)
         let started = DispatchSemaphore(value: 0)
         let recorded = Atomic<Int>(0)
+        // With the large ring the run records a bounded number of events,
+        // which it holds whole however long a loaded machine takes to write
+        // the dump; the small ring records until the end, and overwrites.
+        let limit = bufferSize >= 16 << 20 ? 300_000 : Int.max
         Thread {
             var index = 0
             while phase.load(ordering: .relaxed) < 2 {
+                guard index < limit else {
+                    usleep(1_000)
+                    continue
+                }
                 Trace.counter("sequence", index)
                 index += 1
                 if index == 20_000 { started.signal() }

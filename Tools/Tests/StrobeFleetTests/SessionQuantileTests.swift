@@ -62,4 +62,30 @@ import Testing
         #expect(changes[0].shift.lower < 1.2 && changes[0].shift.upper > 1.2)
         #expect(changes[0].adjustedPValue >= changes[0].pValue)
     }
+
+    /// A percentile that few events reach is not judged: P99 of 30 events
+    /// (one per session) is their largest, and its interval means nothing.
+    @Test func aTailThatFewEventsReachIsNotJudged() {
+        func estimate(_ value: Double, probability: Double, events: UInt64) -> SessionQuantileEstimate {
+            SessionQuantileEstimate(
+                probability: probability, estimate: value, lower: value * exp(-1.96 * 0.05),
+                upper: value * exp(1.96 * 0.05), confidence: 0.95, logStandardError: 0.05, sessions: 30, events: events)
+        }
+        let changes = SessionQuantiles.compare([
+            .init(
+                baseline: estimate(100, probability: 0.99, events: 30),
+                candidate: estimate(60, probability: 0.99, events: 30)),
+            .init(
+                baseline: estimate(100, probability: 0.9, events: 30),
+                candidate: estimate(60, probability: 0.9, events: 30)),
+            .init(
+                baseline: estimate(100, probability: 0.5, events: 30),
+                candidate: estimate(60, probability: 0.5, events: 30)),
+            .init(
+                baseline: estimate(100, probability: 0.99, events: 5_000),
+                candidate: estimate(60, probability: 0.99, events: 5_000)),
+        ])
+        #expect(changes.map(\.verdict) == [.inconclusive, .inconclusive, .improvement, .improvement])
+        #expect(changes[0].adjustedPValue == 1 && changes[1].adjustedPValue == 1)
+    }
 }

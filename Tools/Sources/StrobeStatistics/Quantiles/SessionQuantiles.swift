@@ -143,6 +143,10 @@ extension SessionQuantiles {
         }
     }
 
+    /// The events each side needs beyond a percentile (below it and above
+    /// it) for its change to be judged: 10.
+    public static let minimumTailEvents = 10.0
+
     /// Judges every comparison of a report together: each change of a
     /// percentile is a log ratio with the standard error of both sides'
     /// intervals (a z-test), the p-values are adjusted by Benjamini–Hochberg
@@ -151,6 +155,13 @@ extension SessionQuantiles {
     /// in the worse direction is a regression; an interval at confidence
     /// 1 − 2·alpha inside the relative floor is unchanged; anything else
     /// is inconclusive.
+    ///
+    /// A percentile is judged only where each side has at least
+    /// ``minimumTailEvents`` events on each side of it (the interval rests
+    /// on a normal approximation of the share of events below the
+    /// percentile, which fails in a tail that few events reach: P99 of 30
+    /// events is their largest). Other changes are inconclusive and stay out
+    /// of the Benjamini–Hochberg family.
     public static func compare(_ comparisons: [Comparison], alpha: Double = 0.01) -> [SessionQuantileChange] {
         let z = NormalDistribution.quantile(1 - (1 - 0.95) / 2)
         let zEquivalence = NormalDistribution.quantile(1 - alpha)
@@ -158,18 +169,27 @@ extension SessionQuantiles {
             var d: Double
             var error: Double
             var p: Double
+            var judged = true
         }
         let tests: [Test] = comparisons.map { comparison in
             let a = comparison.baseline
             let b = comparison.candidate
-            guard a.estimate > 0, b.estimate > 0 else { return Test(d: 0, error: 0, p: 1) }
+            guard a.estimate > 0, b.estimate > 0 else { return Test(d: 0, error: 0, p: 1, judged: false) }
+            let judged = [a, b].allSatisfy { side in
+                let tail = min(side.probability, 1 - side.probability) * Double(side.events)
+                return tail >= minimumTailEvents
+            }
             let d = log(b.estimate / a.estimate)
             // No interval is narrower than the sketch's resolution.
             let floor = QuantileSketch.defaultRelativeAccuracy
             let error = (pow(max(a.logStandardError, floor), 2) + pow(max(b.logStandardError, floor), 2)).squareRoot()
-            return Test(d: d, error: error, p: 2 * NormalDistribution.survival(abs(d) / error))
+            return Test(d: d, error: error, p: 2 * NormalDistribution.survival(abs(d) / error), judged: judged)
         }
-        let adjusted = MultipleComparisons.benjaminiHochberg(tests.map(\.p))
+        var adjusted = [Double](repeating: 1, count: tests.count)
+        let family = tests.indices.filter { tests[$0].judged }
+        for (index, value) in zip(family, MultipleComparisons.benjaminiHochberg(family.map { tests[$0].p })) {
+            adjusted[index] = value
+        }
         return zip(comparisons, zip(tests, adjusted)).map { comparison, pair in
             let (test, adjustedP) = pair
             let shift = ShiftEstimate(
@@ -186,11 +206,14 @@ extension SessionQuantiles {
             let equivalence = (
                 lower: exp(test.d - zEquivalence * test.error), upper: exp(test.d + zEquivalence * test.error)
             )
-            let verdict = ComparisonEngine.decide(
-                test: result, shift: shift, difference: difference, equivalenceRatio: equivalence,
-                equivalenceDifference: (base * (equivalence.lower - 1), base * (equivalence.upper - 1)),
-                adjustedPValue: adjustedP, level: alpha, lowerIsBetter: comparison.lowerIsBetter,
-                relativeFloor: comparison.relativeFloor, absoluteFloor: comparison.absoluteFloor)
+            let verdict =
+                !test.judged
+                ? .inconclusive
+                : ComparisonEngine.decide(
+                    test: result, shift: shift, difference: difference, equivalenceRatio: equivalence,
+                    equivalenceDifference: (base * (equivalence.lower - 1), base * (equivalence.upper - 1)),
+                    adjustedPValue: adjustedP, level: alpha, lowerIsBetter: comparison.lowerIsBetter,
+                    relativeFloor: comparison.relativeFloor, absoluteFloor: comparison.absoluteFloor)
             return SessionQuantileChange(
                 baseline: comparison.baseline, candidate: comparison.candidate, shift: shift, pValue: test.p,
                 adjustedPValue: adjustedP, verdict: verdict)
