@@ -12,19 +12,19 @@ enum CSVSamples {
         do {
             text = try String(contentsOfFile: file, encoding: .utf8)
         } catch {
-            throw DiffError(file: file, problem: "cannot read as UTF-8 text: \(error.localizedDescription)")
+            throw DiffError(path: file, problem: "cannot read as UTF-8 text: \(error.localizedDescription)")
         }
         return try parse(text: text, file: file)
     }
 
     static func parse(text: String, file: String) throws(DiffError) -> [SampleSet.Series] {
         let rows = try records(text, file: file)
-        guard let header = rows.first else { throw DiffError(file: file, problem: "empty CSV file") }
+        guard let header = rows.first else { throw DiffError(path: file, problem: "empty CSV file") }
         let columns = header.fields.map { $0.trimmingCharacters(in: .whitespaces).lowercased() }
         guard let metricColumn = columns.firstIndex(of: "metric"), let valueColumn = columns.firstIndex(of: "value")
         else {
             throw DiffError(
-                file: file, problem: "line 1: the header needs `metric` and `value` columns, found \(header.fields)")
+                path: file, problem: "line 1: the header needs `metric` and `value` columns, found \(header.fields)")
         }
         let unitColumn = columns.firstIndex(of: "unit")
         let betterColumn = columns.firstIndex(of: "better")
@@ -46,15 +46,15 @@ enum CSVSamples {
         for row in rows.dropFirst() {
             guard row.fields.count == columns.count else {
                 throw DiffError(
-                    file: file, problem: "line \(row.line): \(row.fields.count) fields, the header has \(columns.count)"
+                    path: file, problem: "line \(row.line): \(row.fields.count) fields, the header has \(columns.count)"
                 )
             }
             let metric = row.fields[metricColumn]
-            guard !metric.isEmpty else { throw DiffError(file: file, problem: "line \(row.line): empty metric name") }
+            guard !metric.isEmpty else { throw DiffError(path: file, problem: "line \(row.line): empty metric name") }
             guard let value = Double(row.fields[valueColumn].trimmingCharacters(in: .whitespaces)), value.isFinite
             else {
                 throw DiffError(
-                    file: file,
+                    path: file,
                     problem: "line \(row.line), column value: \"\(row.fields[valueColumn])\" is not a number")
             }
             let unit = unitColumn.map { row.fields[$0] } ?? ""
@@ -65,7 +65,7 @@ enum CSVSamples {
                 case "higher": lowerIsBetter = false
                 case let other:
                     throw DiffError(
-                        file: file, problem: "line \(row.line), column better: \"\(other)\" is neither lower nor higher"
+                        path: file, problem: "line \(row.line), column better: \"\(other)\" is neither lower nor higher"
                     )
                 }
             }
@@ -78,7 +78,7 @@ enum CSVSamples {
                 if !text.isEmpty {
                     guard let value = Int(text), value >= 0 else {
                         throw DiffError(
-                            file: file,
+                            path: file,
                             problem: "line \(row.line), column round: \"\(text)\" is not a round number (0 or more)")
                     }
                     round = value
@@ -90,7 +90,7 @@ enum CSVSamples {
             if var existing = grouped[key] {
                 guard existing.unit == unit else {
                     throw DiffError(
-                        file: file,
+                        path: file,
                         problem: "line \(row.line): metric \(metric) has unit \(unit) here and \(existing.unit) before")
                 }
                 existing.samples.append(value)
@@ -146,7 +146,7 @@ enum CSVSamples {
                 switch character {
                 case "\"":
                     guard field.isEmpty else {
-                        throw DiffError(file: file, problem: "line \(line): a quote inside an unquoted field")
+                        throw DiffError(path: file, problem: "line \(line): a quote inside an unquoted field")
                     }
                     inQuotes = true
                 case ",":
@@ -164,7 +164,7 @@ enum CSVSamples {
             }
             index += 1
         }
-        if inQuotes { throw DiffError(file: file, problem: "line \(recordLine): a quoted field is never closed") }
+        if inQuotes { throw DiffError(path: file, problem: "line \(recordLine): a quoted field is never closed") }
         if !field.isEmpty || !fields.isEmpty { endRecord() }
         return records
     }

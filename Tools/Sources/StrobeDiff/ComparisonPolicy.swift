@@ -115,7 +115,7 @@ public struct ComparisonPolicy: Sendable {
         do {
             text = try String(contentsOfFile: path, encoding: .utf8)
         } catch {
-            throw DiffError(file: path, problem: "cannot read the policy: \(error.localizedDescription)")
+            throw DiffError(path: path, problem: "cannot read the policy: \(error.localizedDescription)")
         }
         return try parse(text, file: path)
     }
@@ -126,13 +126,13 @@ public struct ComparisonPolicy: Sendable {
         do {
             root = try Yams.compose(yaml: text)
         } catch {
-            throw DiffError(file: file, problem: "not valid YAML: \(error)")
+            throw DiffError(path: file, problem: "not valid YAML: \(error)")
         }
         var policy = ComparisonPolicy()
         guard let root else { return policy }
         guard let mapping = root.mapping else {
             throw DiffError(
-                file: file,
+                path: file,
                 problem:
                     "\(location(root)): the policy must be a mapping with `metrics:` and optional `alpha:`, `relative-floor:`"
             )
@@ -144,19 +144,19 @@ public struct ComparisonPolicy: Sendable {
                 let alpha = try number(value, key: key, file: file)
                 guard alpha > 0, alpha < 1 else {
                     throw DiffError(
-                        file: file, problem: "\(location(value)): alpha must be between 0 and 1, not \(alpha)")
+                        path: file, problem: "\(location(value)): alpha must be between 0 and 1, not \(alpha)")
                 }
                 policy.alpha = alpha
             case "relative-floor":
                 policy.relativeFloor = try fraction(value, key: key, file: file)
             case "metrics":
                 guard let sequence = value.sequence else {
-                    throw DiffError(file: file, problem: "\(location(value)): `metrics` must be a list of rules")
+                    throw DiffError(path: file, problem: "\(location(value)): `metrics` must be a list of rules")
                 }
                 for item in sequence { policy.rules.append(try rule(item, file: file)) }
             default:
                 throw DiffError(
-                    file: file,
+                    path: file,
                     problem: "\(location(keyNode)): unknown key `\(key)` (expected alpha, relative-floor or metrics)")
             }
         }
@@ -165,7 +165,7 @@ public struct ComparisonPolicy: Sendable {
 
     private static func rule(_ node: Node, file: String) throws(DiffError) -> Rule {
         guard let mapping = node.mapping else {
-            throw DiffError(file: file, problem: "\(location(node)): a rule must be a mapping with at least `match:`")
+            throw DiffError(path: file, problem: "\(location(node)): a rule must be a mapping with at least `match:`")
         }
         var pattern: String?
         var lowerIsBetter: Bool?
@@ -179,7 +179,7 @@ public struct ComparisonPolicy: Sendable {
             case "match":
                 guard let text = value.string, !text.isEmpty else {
                     throw DiffError(
-                        file: file, problem: "\(location(value)): `match` must be a non-empty regular expression")
+                        path: file, problem: "\(location(value)): `match` must be a non-empty regular expression")
                 }
                 pattern = text
             case "better":
@@ -188,7 +188,7 @@ public struct ComparisonPolicy: Sendable {
                 case "higher": lowerIsBetter = false
                 default:
                     throw DiffError(
-                        file: file,
+                        path: file,
                         problem: "\(location(value)): `better` must be lower or higher, not \(value.string ?? "?")")
                 }
             case "relative-floor":
@@ -197,35 +197,35 @@ public struct ComparisonPolicy: Sendable {
                 let floor = try number(value, key: key, file: file)
                 guard floor >= 0 else {
                     throw DiffError(
-                        file: file, problem: "\(location(value)): `absolute-floor` must be zero or more, not \(floor)")
+                        path: file, problem: "\(location(value)): `absolute-floor` must be zero or more, not \(floor)")
                 }
                 absoluteFloor = floor
             case "gate":
                 guard let flag = value.bool else {
-                    throw DiffError(file: file, problem: "\(location(value)): `gate` must be true or false")
+                    throw DiffError(path: file, problem: "\(location(value)): `gate` must be true or false")
                 }
                 gates = flag
             case "summary":
                 guard let text = value.string, let kind = ReplicateSummary(rawValue: text.lowercased()) else {
                     throw DiffError(
-                        file: file,
+                        path: file,
                         problem: "\(location(value)): `summary` must be median or minimum, not \(value.string ?? "?")")
                 }
                 summary = kind
             default:
                 throw DiffError(
-                    file: file,
+                    path: file,
                     problem:
                         "\(location(keyNode)): unknown key `\(key)` in a rule (expected match, better, relative-floor, absolute-floor, gate or summary)"
                 )
             }
         }
-        guard let pattern else { throw DiffError(file: file, problem: "\(location(node)): a rule without `match`") }
+        guard let pattern else { throw DiffError(path: file, problem: "\(location(node)): a rule without `match`") }
         do {
             _ = try Regex(pattern)
         } catch {
             throw DiffError(
-                file: file, problem: "\(location(node)): `match` \"\(pattern)\" is not a valid regular expression")
+                path: file, problem: "\(location(node)): `match` \"\(pattern)\" is not a valid regular expression")
         }
         return Rule(
             pattern: pattern, lowerIsBetter: lowerIsBetter, relativeFloor: relativeFloor, absoluteFloor: absoluteFloor,
@@ -240,7 +240,7 @@ public struct ComparisonPolicy: Sendable {
         guard let text = node.string, let value = Double(text.trimmingCharacters(in: .whitespaces)), value.isFinite
         else {
             throw DiffError(
-                file: file,
+                path: file,
                 problem: "\(location(node)): `\(key)` must be a number, not \(node.string ?? "a collection")")
         }
         return value
@@ -257,7 +257,7 @@ public struct ComparisonPolicy: Sendable {
         }
         guard let value, value.isFinite, value >= 0, value < 1 else {
             throw DiffError(
-                file: file,
+                path: file,
                 problem: "\(location(node)): `\(key)` must be a percentage like 2% or a fraction like 0.02, not \(text)"
             )
         }

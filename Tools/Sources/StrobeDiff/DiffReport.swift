@@ -151,7 +151,7 @@ public enum DiffEngine {
                 if var existing = pools[key] {
                     guard existing.unit == series.unit else {
                         throw DiffError(
-                            file: series.source,
+                            path: series.source,
                             problem:
                                 "metric \(series.metric) is in \(series.unit) here but in \(existing.unit) in \(existing.source)"
                         )
@@ -178,7 +178,7 @@ public enum DiffEngine {
             }
             guard b.unit == c.unit else {
                 throw DiffError(
-                    file: c.source,
+                    path: c.source,
                     problem:
                         "metric \(key.metric) is in \(c.unit) in the candidate but in \(b.unit) in the baseline (\(b.source))"
                 )
@@ -192,7 +192,7 @@ public enum DiffEngine {
                     absoluteFloor: settings.absoluteFloor, gates: settings.gates, summary: settings.summary))
         }
         guard !inputs.isEmpty else {
-            throw DiffError(file: "", problem: "the baseline and the candidate have no metric in common")
+            throw DiffError(path: "", problem: "the baseline and the candidate have no metric in common")
         }
         let folded = ThreadFolding.fold(&inputs)
         for dimension in ["host", "cpu_model", "build_configuration", "os"] {

@@ -2,31 +2,6 @@ import Foundation
 import StrobeFormatting
 import StrobeResults
 
-/// Why samples could not be loaded or compared; `strobe diff` exits with
-/// status 2 on these.
-public struct DiffError: Error, Sendable, Hashable, CustomStringConvertible {
-    /// The file involved, or "" when the problem is not one file's.
-    public var file: String
-    /// What is wrong.
-    public var problem: String
-    /// The `errno` of the system call that failed reading the file, when one
-    /// did.
-    public var errno: Int32?
-
-    /// A problem with `file` ("" when it is not one file's).
-    public init(file: String, problem: String, errno: Int32? = nil) {
-        self.file = file
-        self.problem = problem
-        self.errno = errno
-    }
-
-    /// `FILE: PROBLEM`, or the problem alone, then ` (errno N)` when a system
-    /// call failed.
-    public var description: String {
-        (file.isEmpty ? problem : "\(file): \(problem)") + ErrnoText.suffix(errno)
-    }
-}
-
 /// Samples pooled from results files and CSV files, each with the
 /// dimensions of where it came from.
 public struct SampleSet: Sendable {
@@ -81,7 +56,7 @@ public struct SampleSet: Sendable {
         for path in paths {
             var isDirectory: ObjCBool = false
             guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) else {
-                throw DiffError(file: path, problem: "no such file or directory")
+                throw DiffError(path: path, problem: "no such file or directory")
             }
             if isDirectory.boolValue {
                 let files = (FileManager.default.enumerator(atPath: path)?.allObjects as? [String] ?? [])
@@ -89,7 +64,7 @@ public struct SampleSet: Sendable {
                     .sorted()
                 guard !files.isEmpty else {
                     throw DiffError(
-                        file: path, problem: "directory holds no .\(ResultsFile.fileExtension) or .csv files")
+                        path: path, problem: "directory holds no .\(ResultsFile.fileExtension) or .csv files")
                 }
                 for file in files { try set.add(file: path + "/" + file) }
             } else {
@@ -124,7 +99,7 @@ public struct SampleSet: Sendable {
         do {
             run = try ResultsFile.read(file)
         } catch {
-            throw DiffError(file: file, problem: error.problem, errno: error.errno)
+            throw DiffError(path: file, problem: error.problem, errno: error.errno)
         }
         add(run, source: file)
     }
