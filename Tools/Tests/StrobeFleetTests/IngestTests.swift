@@ -89,6 +89,81 @@ struct IngestTests {
         }
     }
 
+    /// A hundred damaged files mixed into an ingest, made at random (seeded)
+    /// from the SDK's traces and from foreign bytes: each is named and
+    /// skipped, and every good trace is stored.
+    @Test func aHundredDamagedFilesAreEachNamedAndSkipped() async throws {
+        try await FleetScratch.with(.sqlite) { scratch in
+            _ = try Self.makeFleet(in: scratch.directory)
+            let folder = scratch.directory + "/fleet"
+            let good = try (0..<6).map { index in
+                [UInt8](
+                    try Data(
+                        contentsOf: URL(
+                            fileURLWithPath: folder + "/\(index < 3 ? "" : "nested/")trace-\(index).pftrace")))
+            }
+            try FileManager.default.removeItem(atPath: folder + "/nested")
+            try FileManager.default.createDirectory(atPath: folder + "/nested", withIntermediateDirectories: true)
+            for index in 3..<6 {
+                try Data(good[index]).write(to: URL(fileURLWithPath: folder + "/nested/trace-\(index).pftrace"))
+            }
+            var generator = SeededGenerator(seed: 2026)
+            func below(_ bound: Int) -> Int { Int(generator.next() % UInt64(bound)) }
+            var damaged: [String] = []
+            for index in 0..<100 {
+                let trace = good[below(good.count)]
+                let packets = SDKTraces.packets(trace)
+                var bytes: [UInt8]
+                let kind: String
+                switch index % 5 {
+                case 0: // cut inside a packet's payload
+                    let sized = packets.filter { $0.end - $0.payload >= 2 }
+                    let packet = sized[below(sized.count)]
+                    bytes = Array(trace.prefix(packet.payload + 1 + below(packet.end - packet.payload - 1)))
+                    kind = "cut-payload"
+                case 1: // cut inside a length of two or more bytes
+                    let long = packets.filter { $0.payload - $0.field >= 3 }
+                    let packet = long[below(long.count)]
+                    bytes = Array(trace.prefix(packet.field + 2))
+                    kind = "cut-length"
+                case 2: // a packet's tag made a group or a reserved wire type
+                    bytes = trace
+                    bytes[packets[below(packets.count)].field] = [0x0b, 0x0c, 0x0e, 0x0f][below(4)]
+                    kind = "tag"
+                case 3: // the end of the last packet lost
+                    let last = packets[packets.count - 1]
+                    bytes = Array(trace.dropLast(1 + below(max(1, last.end - last.payload - 1))))
+                    kind = "cut-end"
+                default: // foreign: random bytes, text, an image header, nothing
+                    switch below(4) {
+                    case 0: bytes = [0] + (0..<below(8192)).map { _ in UInt8(truncatingIfNeeded: generator.next()) }
+                    case 1: bytes = Array("line \(index) of a log, not a trace\n".utf8)
+                    case 2:
+                        bytes =
+                            [0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a] + Array(repeating: 0, count: below(512))
+                    default: bytes = []
+                    }
+                    kind = "foreign"
+                }
+                let name = "damaged-\(index)-\(kind).pftrace"
+                try Data(bytes).write(to: URL(fileURLWithPath: folder + "/nested/" + name))
+                damaged.append(name)
+            }
+            let files = try FleetIngestion.traceFiles(in: [folder])
+            #expect(files.count == 106)
+            let store = try await FleetStores.open(scratch.location)
+            let summary = try await FleetIngestion.ingest(files: files, into: store, batchSize: 16)
+            await store.close()
+            #expect(summary.added == 6)
+            #expect(summary.refused.count == 100)
+            #expect(summary.refused.map { ($0.source as NSString).lastPathComponent }.sorted() == damaged.sorted())
+            #expect(summary.description == "106 traces: 6 added, 0 already stored, 100 skipped")
+            for refusal in summary.refused where !refusal.source.hasSuffix("foreign.pftrace") {
+                #expect(refusal.reason.contains("byte "), "\(refusal)")
+            }
+        }
+    }
+
     @Test func refusalsSayWhatIsWrongAndWhere() throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("strobe-refusals-\(getpid())")
             .path
