@@ -103,7 +103,9 @@ fuzz: setup
 # package's StrobeToolBenchmarks.
 SDK_BENCH_SECTIONS = core crash triggers categories async session format reader bridges signposts runner instructions
 TOOL_BENCH_SECTIONS = statistics changepoints history trend sketch fleet
-BENCH_SECTIONS = $(SDK_BENCH_SECTIONS) $(TOOL_BENCH_SECTIONS)
+# strobe serve over HTTP, by a script (scripts/measure-serve.sh).
+SCRIPT_BENCH_SECTIONS = serve
+BENCH_SECTIONS = $(SDK_BENCH_SECTIONS) $(TOOL_BENCH_SECTIONS) $(SCRIPT_BENCH_SECTIONS)
 BENCH_ASKED = $(filter $(BENCH_SECTIONS),$(MAKECMDGOALS))
 bench: setup
 	@if [ -z "$(BENCH_ASKED)" ] || [ -n "$(filter $(SDK_BENCH_SECTIONS),$(BENCH_ASKED))" ]; then \
@@ -114,6 +116,9 @@ bench: setup
 		$(SWIFT) build $(RELEASE_FLAGS) $(TOOLS) --product StrobeToolBenchmarks && \
 		$(SWIFT) build $(RELEASE_FLAGS) $(TOOLS) --product strobe && \
 		Tools/.build/release/StrobeToolBenchmarks $(filter $(TOOL_BENCH_SECTIONS),$(BENCH_ASKED)) || exit 1; \
+	fi
+	@if [ -z "$(BENCH_ASKED)" ] || [ -n "$(filter serve,$(BENCH_ASKED))" ]; then \
+		bash scripts/measure-serve.sh || exit 1; \
 	fi
 
 ifneq ($(filter bench,$(MAKECMDGOALS)),)
