@@ -18,6 +18,7 @@
 # (default 0.5), FLEET_FRAMES frames each (default 8).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+source scripts/serve-common.sh
 
 if [ $# -ne 3 ]; then
     echo "usage: scripts/demo-fleet.sh APP_BIN_DIR STROBE_BIN_DIR OUT_DIR" >&2
@@ -66,21 +67,11 @@ traced=$(find "$out/traces" -name '*.pftrace' | wc -l)
 echo "demo-fleet: the sessions ran in $(( $(date +%s) - started )) s; $traced of $total were sampled and traced"
 
 # The analysis service: devices upload their traces over HTTP.
-head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n' > "$out/token"
-"$tools_bin/strobe" serve --history "$store" --listen 127.0.0.1:0 --token-file "$out/token" > "$out/serve.log" 2>&1 &
-serve_pid=$!
-trap 'kill "$serve_pid" 2>/dev/null || true' EXIT
-port=""
-for _ in $(seq 1 100); do
-    port=$(sed -n 's/^strobe serve: listening on [^:]*:\([0-9]*\),.*/\1/p' "$out/serve.log")
-    [ -n "$port" ] && break
-    kill -0 "$serve_pid" 2>/dev/null || { cat "$out/serve.log" >&2; exit 1; }
-    sleep 0.1
-done
-[ -n "$port" ] || { echo "demo-fleet: strobe serve did not start" >&2; cat "$out/serve.log" >&2; exit 1; }
-python3 scripts/serve-load.py --url "http://127.0.0.1:$port" --token-file "$out/token" --connections 4 "$out/traces"
-kill -TERM "$serve_pid"
-wait "$serve_pid" || true
+serve_token "$out/token"
+trap 'kill "${serve_pid:-0}" 2>/dev/null || true' EXIT
+serve_start "$tools_bin/strobe" "$store" "$out/token" "$out/serve.log"
+python3 scripts/serve-load.py --url "http://127.0.0.1:$serve_port" --token-file "$out/token" --connections 4 "$out/traces"
+serve_stop
 trap - EXIT
 tail -n 1 "$out/serve.log"
 # Ingesting the same files again changes nothing: each trace is stored once.

@@ -11,6 +11,7 @@
 # whether the store holds each trace exactly once. Exits 1 if it does not.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+source scripts/serve-common.sh
 count=${1:-200}
 if [ "${STROBE_MEASURE_SERVE_INNER:-}" != 1 ]; then
     swift build -c release --product LensPipeline
@@ -27,7 +28,7 @@ for i in $(seq 1 "$count"); do
     "$bin/LensPipeline" --frames 240 --size 64x48 --app-version "5.$((i % 2 + 1))" \
         --device-class "c$((i % 3))" --trace "$work/traces/session-$i.pftrace" > /dev/null
 done
-head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n' > "$work/token"
+serve_token "$work/token"
 
 stored_once() {  # STORE: whether the store holds every trace exactly once
     "$strobe" ingest "$work/traces" --history "$1" | grep -q "^$count traces: 0 added, $count already stored, 0 skipped"
@@ -46,19 +47,10 @@ for backend in sqlite postgres; do
             served=${STROBE_TEST_POSTGRES_URL/\/strobe_test\?/\/served_$n?}
             ingested=${STROBE_TEST_POSTGRES_URL/\/strobe_test\?/\/ingested_$n?}
         fi
-        "$strobe" serve --history "$served" --listen 127.0.0.1:0 --token-file "$work/token" > "$work/serve.log" 2>&1 &
-        serve_pid=$!
-        port=""
-        for _ in $(seq 1 100); do
-            port=$(sed -n 's/^strobe serve: listening on [^:]*:\([0-9]*\),.*/\1/p' "$work/serve.log")
-            [ -n "$port" ] && break
-            sleep 0.1
-        done
-        [ -n "$port" ] || { cat "$work/serve.log" >&2; exit 1; }
-        load=$(python3 scripts/serve-load.py --url "http://127.0.0.1:$port" --token-file "$work/token" \
+        serve_start "$strobe" "$served" "$work/token" "$work/serve.log"
+        load=$(python3 scripts/serve-load.py --url "http://127.0.0.1:$serve_port" --token-file "$work/token" \
             --connections "$connections" "$work/traces")
-        kill -TERM "$serve_pid"
-        wait "$serve_pid" || true
+        serve_stop
         serve_rate=$(echo "$load" | sed -n 's/.* \([0-9]*\) traces\/s over.*/\1/p')
         start=$(date +%s.%N)
         "$strobe" ingest "$work/traces" --history "$ingested" > /dev/null
