@@ -20,6 +20,11 @@ struct KillSafetyTests {
         trace.counters.filter { $0.name == "flood index" }.map { Int($0.value) }.sorted()
     }
 
+    /// The size of the file at `path`, 0 while it does not exist.
+    static func fileSize(_ path: String) -> Int {
+        (try? FileManager.default.attributesOfItem(atPath: path)[.size] as? Int) ?? 0
+    }
+
     @Test(.enabled(if: FileManager.default.isExecutableFile(atPath: traceChild) && OfficialDecoder.isUsable))
     func randomKillsLeaveTracesTheOfficialSchemaDecodesAfterRepair() throws {
         var repaired = 0
@@ -64,11 +69,17 @@ struct KillSafetyTests {
         child.arguments = ["flood", "20"]
         child.environment = ProcessInfo.processInfo.environment.merging(["STROBE_TRACE_OUTPUT": path]) { $1 }
         try child.run()
-        usleep(300_000)
+        // Kill once the writer has appended a few pages: on a loaded
+        // machine 300 ms can pass before the child writes anything.
+        let deadline = Date().addingTimeInterval(20)
+        repeat {
+            usleep(100_000)
+        } while Self.fileSize(path) < 16_384 && Date() < deadline
         kill(child.processIdentifier, SIGKILL)
         child.waitUntilExit()
         _ = try TraceRepair.repair(file: path)
         let whole = try [UInt8](Data(contentsOf: URL(fileURLWithPath: path)))
+        try #require(whole.count >= 2, "the child wrote \(whole.count) bytes before it was killed")
         let complete = TraceRepair.scan(whole)
         #expect(complete.problem == nil && complete.keptBytes == whole.count)
 

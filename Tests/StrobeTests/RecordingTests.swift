@@ -189,9 +189,11 @@ struct RecordingTests {
         defer { try? FileManager.default.removeItem(atPath: path) }
         _ = try Self.record(Self.configuration(path)) {
             Trace.interval("spin", capturing: .resourceUsage) {
-                let deadline = Date().addingTimeInterval(0.03)
+                // Spin for 30 ms of this thread's CPU time, however long
+                // a loaded machine makes that in wall time.
+                let start = Self.threadCPUNanoseconds()
                 var x = 0.0
-                while Date() < deadline { x += sin(x) }
+                while Self.threadCPUNanoseconds() - start < 30_000_000 { x += sin(x) }
                 #expect(x.isFinite)
             }
             Trace.interval("sleep", capturing: .resourceUsage) { usleep(30_000) }
@@ -201,9 +203,17 @@ struct RecordingTests {
         let sleep = try #require(trace.slices(named: "sleep").first)
         let spinCPU = try #require(spin.thread_dur)
         let sleepCPU = try #require(sleep.thread_dur)
-        // Busy: most of the wall time on CPU. Blocked: almost none.
-        #expect(Double(spinCPU) > 0.5 * Double(spin.dur ?? 0))
+        // Busy: the 30 ms of CPU it spun for (rusage counts in
+        // microseconds). Blocked: almost none of its wall time.
+        #expect(spinCPU >= 29_000_000, "spin: \(spinCPU) ns on CPU")
         #expect(Double(sleepCPU) < 0.3 * Double(sleep.dur ?? 1))
+    }
+
+    /// The calling thread's CPU time, in nanoseconds.
+    static func threadCPUNanoseconds() -> Int64 {
+        var now = timespec()
+        clock_gettime(CLOCK_THREAD_CPUTIME_ID, &now)
+        return Int64(now.tv_sec) * 1_000_000_000 + Int64(now.tv_nsec)
     }
 
     /// Sleeps until the background writer has appended to the file (at most
