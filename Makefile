@@ -64,16 +64,15 @@ test-history: setup
 test-adoption:
 	bash scripts/check-adoption.sh
 
-# The recording, session and reader tests under ThreadSanitizer, in a build
-# directory of their own; the first report fails the run. Resident-memory
-# checks skip themselves under the sanitizer, and one test that compares CPU
-# time with wall time is left out (the sanitizer slows threads unevenly).
-TSAN_SUITES = RecordingTests|QuiescenceTests|RingBoundTests|StressTests|StrobeReaderTests|FlightRecorderTriggerTests
+# The recording, session, reader, flight-recorder and crash-capture tests
+# under ThreadSanitizer, in a build directory of their own; the first report
+# fails the run. Resident-memory checks skip themselves under the sanitizer.
+# Crashing children are told to leave fatal signals to crash capture.
+TSAN_SUITES = RecordingTests|QuiescenceTests|RingBoundTests|StressTests|StrobeReaderTests|FlightRecorder|CrashCaptureTests|CrashSafetyTests
 tsan: setup
 	$(SWIFT) build --build-tests --sanitize=thread --build-path .build/tsan $(SDK_TRAITS)
 	TSAN_OPTIONS="halt_on_error=1 abort_on_error=1 $(TSAN_OPTIONS)" $(SWIFT) test --skip-build --no-parallel \
-		--sanitize=thread --build-path .build/tsan $(SDK_TRAITS) --filter '$(TSAN_SUITES)' \
-		--skip resourceUsageShowsAsThreadTimeAndArguments
+		--sanitize=thread --build-path .build/tsan $(SDK_TRAITS) --filter '$(TSAN_SUITES)'
 
 # Coverage-guided fuzzing (libFuzzer, with AddressSanitizer) of the readers
 # of untrusted files: traces (TraceReader and TraceSummary), results files,

@@ -38,6 +38,16 @@ import Testing
         ("trap", SIGTRAP), ("fatal", fatalErrorSignal), ("overflow", SIGSEGV),
     ]
 
+    /// ThreadSanitizer's options for a crashing child when the tests run
+    /// under `make tsan`: the sanitizer leaves the fatal signals to the
+    /// program's handlers (by default it reports them itself and aborts
+    /// before crash capture runs). Ignored by children built without it.
+    static var childSanitizerOptions: String {
+        let inherited = ProcessInfo.processInfo.environment["TSAN_OPTIONS"] ?? ""
+        let signals = ["segv", "sigbus", "sigill", "abort", "sigfpe", "sigtrap"].map { "handle_\($0)=0" }
+        return ([inherited] + signals + ["allow_user_segv_handler=1"]).filter { !$0.isEmpty }.joined(separator: " ")
+    }
+
     /// Runs the child until it dies as `how` says; returns its outcome and
     /// the crash file's path.
     static func crashChild(_ how: String, marker: String? = nil) throws -> (ProgramOutcome, String) {
@@ -46,7 +56,7 @@ import Testing
             traceChild, ["crash-capture", how, crashFile] + (marker.map { [$0] } ?? []),
             // The runtime's backtracer (chained to, as any earlier handler)
             // symbolicates for seconds; the marker test covers chaining.
-            environment: ["SWIFT_BACKTRACE": "enable=no"])
+            environment: ["SWIFT_BACKTRACE": "enable=no", "TSAN_OPTIONS": childSanitizerOptions])
         return (outcome, crashFile)
     }
 

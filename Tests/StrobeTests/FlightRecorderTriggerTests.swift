@@ -338,7 +338,12 @@ struct FlightRecorderTriggerTests {
             Issue.record("sample \(index) holds \(sample.value): events missing")
             break
         }
-        #expect(values.contains { $0.time < mark.time } && values.contains { $0.time > mark.time + 150_000_000 })
+        // Events on both sides of the mark, reaching well into the window
+        // after it (the thread can be descheduled for tens of milliseconds
+        // on a loaded machine or under a sanitizer, so not to its very end).
+        #expect(values.contains { $0.time < mark.time })
+        let reach = Int64(values.last?.time ?? 0) - Int64(mark.time)
+        #expect(reach > 100_000_000, "the dump reaches \(reach / 1_000_000) ms past the mark of a 150 ms window")
     }
 
     /// With a ring far smaller than what a thread records through the
