@@ -88,6 +88,6 @@ for kind in regression self; do
 done
 echo
 echo "on $cpu; load average at the end $(cut -d' ' -f1-3 /proc/loadavg)"
-echo "lens-apply regression (LENS_KERNEL=$regression) caught: $caught of $runs"
-echo "comparisons flagging an unchanged test:       $wrong_regression of $runs"
-echo "self-comparisons raising any change:          $wrong_self of $runs"
+printf '%-48s %s of %s\n' "lens-apply regression ($regression) caught:" "$caught" "$runs" \
+    "comparisons flagging an unchanged test:" "$wrong_regression" "$runs" \
+    "self-comparisons raising any change:" "$wrong_self" "$runs"
