@@ -16,7 +16,7 @@ extension FleetReport {
             body{font:14px/1.45 -apple-system,"Segoe UI",Helvetica,Arial,sans-serif;margin:0;color:#1d1d1f;background:#f6f6f8}
             main{max-width:1000px;margin:0 auto;padding:28px 24px 48px}
             h1{font-size:22px;margin:0 0 4px}h2{font-size:16px;margin:28px 0 10px}
-            .sub{color:#6e6e73;margin:0 0 18px}
+            .sub{color:#6e6e73;margin:0 0 18px}.note{color:#6e6e73;font-size:12px;margin:-4px 0 12px}
             .plots{display:flex;flex-wrap:wrap;gap:12px}
             .plot{background:#fff;border:1px solid #e3e3e8;border-radius:10px;padding:10px 12px 4px}
             .plot h3{font-size:14px;margin:0 0 4px}
@@ -133,7 +133,7 @@ extension FleetReport {
                 svg +=
                     "<circle class=\"point\" cx=\"\(px)\" cy=\"\(Self.format(y(estimate.estimate)))\" r=\"4\" fill=\"\(color)\" data-series=\"\(HTMLText.escape(seriesName))\">"
                 svg +=
-                    "<title>\(HTMLText.escape("\(seriesName) \(place.x): \(value(estimate.estimate, metric)) [\(value(estimate.lower, metric)), \(value(estimate.upper, metric))], \(group.sessions) sessions"))</title></circle>"
+                    "<title>\(HTMLText.escape("\(seriesName) \(place.x): \(value(estimate.estimate, metric)) [\(value(estimate.lower, metric)), \(value(estimate.upper, metric))], \(group.sessions) sessions\(group.weighted ? ", weighted by 1/sampling probability" : "")"))</title></circle>"
             }
         }
         return svg + "</svg></div>\n"
@@ -156,6 +156,7 @@ extension FleetReport {
                 }.joined() + "</tr>\n"
         }
         html += "</table>\n"
+        if let note = weightingNote(metric) { html += "<p class=\"note weighted\">\(HTMLText.escape(note))</p>\n" }
         guard let changes = metric.changes else { return html }
         html +=
             "<table class=\"changes\"><tr>"

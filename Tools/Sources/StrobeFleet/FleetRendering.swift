@@ -23,7 +23,8 @@ extension FleetReport {
             sections.append(
                 table(
                     title: title, header: header, rows: rows, markdown: markdown,
-                    numeric: by.count + (compared == nil ? 0 : 1)))
+                    numeric: by.count + (compared == nil ? 0 : 1))
+                    + (weightingNote(metric).map { (markdown ? "\n\n" : "") + $0 } ?? ""))
             if let changes = metric.changes, let compared {
                 var changeHeader = by
                 changeHeader += percentileNames.map { "\($0) change [95% CI]" } + ["verdict"]
@@ -55,6 +56,21 @@ extension FleetReport {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
         return String(decoding: try encoder.encode(self), as: UTF8.self) + "\n"
+    }
+
+    /// A sentence naming the groups whose percentiles are weighted by the
+    /// inverse of the sessions' sampling probabilities, or nil when none is.
+    func weightingNote(_ metric: Metric) -> String? {
+        let weighted = metric.groups.filter(\.weighted)
+        guard !weighted.isEmpty else { return nil }
+        let names = weighted.map { group in
+            let name = group.values.isEmpty ? "all sessions" : group.values.joined(separator: " ")
+            let low = group.samplingProbabilities.first ?? 0
+            let high = group.samplingProbabilities.last ?? 0
+            return "\(name) (π \(String(format: "%g", low)) to \(String(format: "%g", high)))"
+        }
+        return "Weighted percentiles: each session counts 1/π, the inverse of the probability π that sampled it "
+            + "(Horvitz–Thompson), where a group's probabilities differ: \(names.joined(separator: ", "))."
     }
 
     private var percentileNames: [String] {

@@ -8,7 +8,9 @@ import StrobeStatistics
 /// (``StrobeStatistics/SessionQuantiles``); between two versions, the
 /// change of each percentile with its interval and a verdict, the p-values
 /// adjusted by Benjamini–Hochberg across every metric, group and percentile
-/// of the report.
+/// of the report. Where a group's sessions were sampled with different
+/// probabilities, each counts the inverse of its probability
+/// (``Group/weighted``).
 public struct FleetReport: Sendable, Codable {
     /// What to report.
     public struct Options: Sendable {
@@ -50,6 +52,11 @@ public struct FleetReport: Sendable, Codable {
         public var events: UInt64
         /// The sampling probabilities its sessions were recorded with.
         public var samplingProbabilities: [Double]
+        /// Whether its percentiles weight each session by the inverse of its
+        /// sampling probability (Horvitz–Thompson), which they do when the
+        /// probabilities differ: the percentiles then describe the
+        /// population rather than the sample.
+        public var weighted: Bool
     }
 
     /// One group's change between the versions.
@@ -148,6 +155,11 @@ public struct FleetReport: Sendable, Codable {
             var sketches: [(session: FleetSession, sketch: QuantileSketch)] = []
             sketches.reserveCapacity(sessions.count)
             for session in sessions {
+                guard session.samplingProbability > 0, session.samplingProbability <= 1 else {
+                    throw FleetReportError(
+                        "trace \(session.trace), \(name): sampling probability \(session.samplingProbability) is not in (0, 1]"
+                    )
+                }
                 do {
                     let sketch = try QuantileSketch(serialized: session.sketch)
                     guard sketch.relativeAccuracy == QuantileSketch.defaultRelativeAccuracy else {
@@ -164,13 +176,14 @@ public struct FleetReport: Sendable, Codable {
                 keys.map { session.metadata[$0] ?? "(none)" }
             }
             func group(_ members: [(session: FleetSession, sketch: QuantileSketch)], values: [String]) -> Group {
+                let probabilities = members.map(\.session.samplingProbability)
                 let estimates = SessionQuantiles.estimate(
-                    sessions: members.map(\.sketch), probabilities: options.probabilities,
-                    confidence: options.confidence)
+                    sessions: members.map(\.sketch), samplingProbabilities: probabilities,
+                    probabilities: options.probabilities, confidence: options.confidence)
+                let distinct = Set(probabilities).sorted()
                 return Group(
                     values: values, percentiles: estimates, sessions: members.count,
-                    events: estimates.first?.events ?? 0,
-                    samplingProbabilities: Set(members.map(\.session.samplingProbability)).sorted())
+                    events: estimates.first?.events ?? 0, samplingProbabilities: distinct, weighted: distinct.count > 1)
             }
             var metric = Metric(name: name, kind: kind.rawValue, groups: [], changes: nil)
             if let compare = options.compare {

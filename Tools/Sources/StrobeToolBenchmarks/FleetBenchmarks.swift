@@ -35,62 +35,87 @@ enum FleetBenchmarks {
         try await report(scratch: scratch)
     }
 
-    /// Coverage, A/A false regressions and power, over seeded trials.
+    /// Power and false alarms of the method against an oracle on the same
+    /// seeded reports, at four spreads of sessions; coverage and the
+    /// intervals' claimed against true spread; Woodruff's intervals against
+    /// a bootstrap over sessions.
     static func simulation() {
-        let simulation = FleetSimulation()
-        let trials = 1_000
-        let coverage = simulation.coverage(trials: trials, seed: 2026)
-        for (p, rate) in coverage.sorted(by: { $0.key < $1.key }) {
+        let base = FleetSimulation()
+        for (index, sigma) in [0.1, 0.2, 0.25, 0.3].enumerated() {
+            var simulation = base
+            simulation.sessionSpread = sigma
+            let study = simulation.study(reports: 300, slowdown: 0.1, seed: 2028 + UInt64(index))
             Figure(
-                name: "95% CI covers the true P\(Int(p * 100)), 500 sessions of 20–60 events (\(trials) trials)",
-                value: rate * 100, unit: "% of trials", baselineName: "nominal", baselineValue: 95,
-                target: "93 <= value <= 97",
-                extra: ["session_sigma": simulation.sessionSpread, "event_sigma": simulation.eventSpread]
-            )
-            .printLine()
+                name:
+                    "10% slowdown, 500 sessions a version, session σ \(sigma): P90 regressions found (\(study.reports) reports × 3 groups), method against oracle",
+                value: study.methodPower * 100, unit: "% of slowed P90s",
+                baselineName: "oracle: exact pooled P90, its true standard error, same BH family and floors",
+                baselineValue: study.oraclePower * 100, target: "value >= 90",
+                extra: [
+                    "session_sigma": sigma,
+                    "false_regression_reports_pct": study.methodFalseRegressionReports * 100,
+                    "oracle_false_regression_reports_pct": study.oracleFalseRegressionReports * 100,
+                    "p90_claimed_log_se_pct": (study.claimedLogError[0.9] ?? 0) * 100,
+                    "p90_method_log_sd_pct": (study.methodLogSpread[0.9] ?? 0) * 100,
+                    "p90_exact_log_sd_pct": (study.exactLogSpread[0.9] ?? 0) * 100,
+                    "p90_sketch_vs_exact_log_rms_pct": (study.sketchLogError[0.9] ?? 0) * 100,
+                    "p90_coverage_pct": (study.coverage[0.9] ?? 0) * 100,
+                ]
+            ).printLine()
         }
-        let aa = simulation.reports(trials: trials, slowdown: 0, seed: 2027)
+        // What it takes at session σ 0.3: more sessions a version.
+        var larger = base
+        larger.sessions = 600
+        let more = larger.study(reports: 200, slowdown: 0.1, seed: 2035)
         Figure(
-            name: "A/A: reports with a false regression (2 metrics × 3 groups × 3 percentiles, 500 sessions a side)",
-            value: aa.falseRegressionReports * 100, unit: "% of reports", baselineName: "allowed", baselineValue: 1,
-            target: "value <= 1",
-            extra: ["reports": Double(trials), "comparisons_per_report": Double(aa.comparisonsPerReport)]
+            name:
+                "10% slowdown, 600 sessions a version, session σ 0.3: P90 regressions found (\(more.reports) reports × 3 groups), method against oracle",
+            value: more.methodPower * 100, unit: "% of slowed P90s", baselineName: "oracle",
+            baselineValue: more.oraclePower * 100, target: "value >= 90",
+            extra: ["false_regression_reports_pct": more.methodFalseRegressionReports * 100]
         ).printLine()
-        let ab = simulation.reports(trials: 500, slowdown: 0.1, seed: 2028)
-        Figure(
-            name: "10% slowdown, 500 sessions a version: P90 regression found", value: ab.detectedP90 * 100,
-            unit: "% of reports", baselineName: "required", baselineValue: 90, target: "value >= 90",
-            extra: [
-                "reports": 500, "false_regression_reports_pct": ab.falseRegressionReports * 100,
-                "session_sigma": simulation.sessionSpread,
-            ]
-        ).printLine()
-        // The power depends on how much sessions differ within a group: the
-        // same with sessions' speeds spread by σ 0.2 rather than 0.3.
-        var tighter = simulation
-        tighter.sessionSpread = 0.2
-        let tight = tighter.reports(trials: 500, slowdown: 0.1, seed: 2029)
-        Figure(
-            name: "10% slowdown, 500 sessions a version, session σ 0.2: P90 regression found",
-            value: tight.detectedP90 * 100,
-            unit: "% of reports", baselineName: "required", baselineValue: 90, target: "value >= 90",
-            extra: [
-                "reports": 500, "false_regression_reports_pct": tight.falseRegressionReports * 100,
-                "session_sigma": 0.2,
-            ]
-        ).printLine()
-        let tightAA = tighter.reports(trials: trials, slowdown: 0, seed: 2030)
-        Figure(
-            name: "A/A, session σ 0.2: reports with a false regression", value: tightAA.falseRegressionReports * 100,
-            unit: "% of reports", baselineName: "allowed", baselineValue: 1, target: "value <= 1",
-            extra: ["reports": Double(trials)]
-        ).printLine()
-        let tightCoverage = tighter.coverage(trials: trials, seed: 2031)
-        Figure(
-            name: "95% CI covers the true P90, session σ 0.2 (\(trials) trials)",
-            value: (tightCoverage[0.9] ?? 0) * 100,
-            unit: "% of trials", baselineName: "nominal", baselineValue: 95, target: "93 <= value <= 97"
-        ).printLine()
+        for (index, sigma) in [0.2, 0.3].enumerated() {
+            var simulation = base
+            simulation.sessionSpread = sigma
+            let study = simulation.study(reports: 500, slowdown: 0, seed: 2040 + UInt64(index))
+            Figure(
+                name:
+                    "A/A, session σ \(sigma): reports with a false regression (\(study.reports) reports of 2 metrics × 3 groups × 3 percentiles, 500 sessions a side)",
+                value: study.methodFalseRegressionReports * 100, unit: "% of reports",
+                baselineName: "oracle", baselineValue: study.oracleFalseRegressionReports * 100,
+                target: "value <= 1",
+                extra: ["comparisons_per_report": Double(study.comparisonsPerReport), "session_sigma": sigma]
+            ).printLine()
+            for p in simulation.probabilities {
+                Figure(
+                    name:
+                        "session σ \(sigma): 95% CI covers the true P\(Int(p * 100)) (\(study.reports * simulation.metrics * simulation.groups * 2) sides of 500 sessions)",
+                    value: (study.coverage[p] ?? 0) * 100, unit: "% of sides", baselineName: "nominal",
+                    baselineValue: 95, target: "93 <= value <= 97",
+                    extra: [
+                        "claimed_log_se_pct": (study.claimedLogError[p] ?? 0) * 100,
+                        "method_log_sd_pct": (study.methodLogSpread[p] ?? 0) * 100,
+                        "exact_log_sd_pct": (study.exactLogSpread[p] ?? 0) * 100,
+                        "sketch_vs_exact_log_rms_pct": (study.sketchLogError[p] ?? 0) * 100,
+                    ]
+                ).printLine()
+            }
+        }
+        var simulation = base
+        simulation.sessionSpread = 0.3
+        let check = simulation.intervalCheck(sides: 300, resamples: 200, seed: 2050)
+        for p in simulation.probabilities {
+            Figure(
+                name:
+                    "session σ 0.3, P\(Int(p * 100)): Woodruff's 95% CI covers the truth, against a bootstrap over sessions (\(check.sides) sides, \(check.resamples) resamples)",
+                value: (check.woodruffCoverage[p] ?? 0) * 100, unit: "% of sides",
+                baselineName: "bootstrap over sessions", baselineValue: (check.bootstrapCoverage[p] ?? 0) * 100,
+                extra: [
+                    "woodruff_width_pct": (check.woodruffWidth[p] ?? 0) * 100,
+                    "bootstrap_width_pct": (check.bootstrapWidth[p] ?? 0) * 100,
+                ]
+            ).printLine()
+        }
     }
 
     /// `count` traces of about 5,000 intervals each (1,000 frames of four
@@ -170,7 +195,9 @@ enum FleetBenchmarks {
     }
 
     /// A report of 10,000 traces (two versions × three device classes, with
-    /// the simulation's sessions) from SQLite.
+    /// the simulation's sessions) from SQLite; half the sessions sampled at
+    /// 0.01 and half at 0.05, so that every group's percentiles are
+    /// weighted.
     static func report(scratch: String) async throws {
         let store = try await FleetStores.open(.sqlite(path: scratch + "/report.sqlite"))
         var generator = SeededGenerator(seed: 99)
@@ -188,7 +215,7 @@ enum FleetBenchmarks {
                             metadata: [
                                 "app.version": version, "device.class": device, "device.model": "m\(index % 40)",
                             ],
-                            samplingProbability: 0.01,
+                            samplingProbability: index % 2 == 0 ? 0.01 : 0.05,
                             metrics: [
                                 FleetMetricRecord(
                                     kind: .interval, name: "lens apply", count: Int64(sketch.count), total: sketch.sum,
@@ -204,12 +231,14 @@ enum FleetBenchmarks {
         var reportSeconds: [Double] = []
         var readSeconds: [Double] = []
         var regressions = 0
+        var weightedGroups = 0
         for _ in 0..<3 {
             let start = DispatchTime.now().uptimeNanoseconds
             let report = try await FleetReport.build(from: store, options: options)
             _ = report.render()
             reportSeconds.append(Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9)
             regressions = report.metrics[0].changes?.filter { $0.changes[1].verdict == .regression }.count ?? 0
+            weightedGroups = report.metrics[0].groups.filter(\.weighted).count
             let readStart = DispatchTime.now().uptimeNanoseconds
             _ = try await store.sessions(metric: "lens apply", kind: .interval, filters: [:])
             readSeconds.append(Double(DispatchTime.now().uptimeNanoseconds - readStart) / 1e9)
@@ -217,10 +246,13 @@ enum FleetBenchmarks {
         await store.close()
         Figure(
             name:
-                "fleet report of \(records.count) traces, 3 groups × 2 versions, P50/P90/P99 with CIs and verdicts (median of 3)",
+                "fleet report of \(records.count) traces, 3 groups × 2 versions, P50/P90/P99 with CIs and verdicts, sessions sampled at 0.01 and 0.05 (median of 3)",
             value: HistoryBenchmarks.median(reportSeconds), unit: "s", baselineName: "read the sessions' rows only",
             baselineValue: HistoryBenchmarks.median(readSeconds), target: "value <= 5",
-            extra: ["groups_with_p90_regression_of_3": Double(regressions)]
+            extra: [
+                "groups_with_p90_regression_of_3": Double(regressions),
+                "weighted_groups_of_6": Double(weightedGroups),
+            ]
         ).printLine()
     }
 }

@@ -36,12 +36,34 @@ import Testing
     @Test func reportsRaiseFewFalseRegressionsAndFindARealOne() {
         var simulation = FleetSimulation()
         simulation.sessions = 300
-        let aa = simulation.reports(trials: 60, slowdown: 0, seed: 7)
-        #expect(aa.falseRegressionReports <= 0.05)
+        let aa = simulation.study(reports: 60, slowdown: 0, seed: 7)
+        #expect(aa.methodFalseRegressionReports <= 0.05)
+        #expect(aa.oracleFalseRegressionReports <= 0.05)
         #expect(aa.comparisonsPerReport == 18)
-        let ab = simulation.reports(trials: 40, slowdown: 0.15, seed: 8)
-        #expect(ab.detectedP90 >= 0.8, "\(ab.detectedP90)")
-        #expect(ab.falseRegressionReports <= 0.05)
+        #expect(aa.methodPower == 0 && aa.oraclePower == 0)
+        let ab = simulation.study(reports: 40, slowdown: 0.15, seed: 8)
+        #expect(ab.methodPower >= 0.8, "\(ab.methodPower)")
+        #expect(ab.methodFalseRegressionReports <= 0.05)
+    }
+
+    /// The oracle reads the exact pooled percentile and knows its true
+    /// standard error: the method's intervals claim about that spread, its
+    /// estimates spread about as much, and it finds about as many
+    /// regressions.
+    @Test func theMethodIsCloseToTheOracleOnTheSameData() {
+        var simulation = FleetSimulation()
+        simulation.sessions = 300
+        let study = simulation.study(reports: 60, slowdown: 0.1, seed: 9)
+        for p in simulation.probabilities {
+            let claimed = study.claimedLogError[p] ?? 0
+            let exact = study.exactLogSpread[p] ?? 0
+            let method = study.methodLogSpread[p] ?? 0
+            #expect(claimed > 0.8 * exact && claimed < 1.25 * exact, "P\(Int(p * 100)): \(claimed) against \(exact)")
+            #expect(method > 0.8 * exact && method < 1.25 * exact, "P\(Int(p * 100)): \(method) against \(exact)")
+            #expect((study.sketchLogError[p] ?? 1) < 0.01)
+        }
+        #expect(study.oraclePower > 0.3 && study.oraclePower < 1, "\(study.oraclePower)")
+        #expect(abs(study.methodPower - study.oraclePower) < 0.15, "\(study.methodPower) against \(study.oraclePower)")
     }
 
     @Test func verdictsFollowDiffsRules() {

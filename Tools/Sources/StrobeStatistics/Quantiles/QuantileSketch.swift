@@ -31,12 +31,12 @@ public struct QuantileSketch: Sendable, Hashable {
     /// The largest value added (−∞ when empty).
     public private(set) var maximum: Double = -.infinity
 
-    private let gamma: Double
+    let gamma: Double
     private let inverseLogGamma: Double
     /// Buckets of positive values, and of the magnitudes of negative ones.
-    private var positive = BucketStore()
-    private var negative = BucketStore()
-    private var zeroCount: UInt64 = 0
+    private(set) var positive = BucketStore()
+    private(set) var negative = BucketStore()
+    private(set) var zeroCount: UInt64 = 0
 
     /// The default accuracy: quantiles within 0.5% of the order statistic.
     public static let defaultRelativeAccuracy = 0.005
@@ -151,11 +151,11 @@ public struct QuantileSketch: Sendable, Hashable {
 
     private func clamp(_ value: Double) -> Double { Swift.min(Swift.max(value, minimum), maximum) }
 
-    private func index(of magnitude: Double) -> Int32 {
+    func index(of magnitude: Double) -> Int32 {
         Int32((Foundation.log(magnitude) * inverseLogGamma).rounded(.up))
     }
 
-    private func value(ofBucket index: Int32) -> Double {
+    func value(ofBucket index: Int32) -> Double {
         2 * Foundation.pow(gamma, Double(index)) / (gamma + 1)
     }
 
@@ -228,7 +228,7 @@ public struct QuantileSketchError: Error, Sendable, Hashable, CustomStringConver
 }
 
 /// Counts by bucket index, dense from the smallest index in use.
-private struct BucketStore: Sendable, Hashable {
+struct BucketStore: Sendable, Hashable {
     var offset: Int32 = 0
     var counts: [UInt64] = []
 
@@ -293,7 +293,7 @@ private struct BucketStore: Sendable, Hashable {
 
     init() {}
 
-    init(reading reader: inout SketchByteReader) throws(QuantileSketchError) {
+    fileprivate init(reading reader: inout SketchByteReader) throws(QuantileSketchError) {
         let start = reader.offset
         let used = try reader.varint("a bucket count")
         guard used <= UInt64(reader.bytes.count - reader.offset) else {
