@@ -1,6 +1,7 @@
 import Foundation
 import StrobeHistory
 import StrobeResults
+import StrobeStoreTestSupport
 import Testing
 
 /// `strobe trend` over stores made here: where each change is, its commit
@@ -255,8 +256,8 @@ import Testing
 
     /// The same analysis on runs read back from each backend: PostgreSQL
     /// gives the runs and marks SQLite gives.
-    @Test(arguments: Backend.tested) func eachBackendGivesTheSameTrend(_ backend: Backend) async throws {
-        try await TestStore.with(backend) { test in
+    @Test(arguments: StoreBackend.tested) func eachBackendGivesTheSameTrend(_ backend: StoreBackend) async throws {
+        try await ScratchStore.with(backend) { test in
             let directory = try Self.scratch("backend\(backend.rawValue)")
             defer { try? FileManager.default.removeItem(atPath: directory) }
             let history = try NightlyHistory.make(nights: 30, in: directory)
