@@ -23,19 +23,32 @@ struct FleetStoreConcurrencyTests {
         }
     }
 
-    /// On PostgreSQL both ingesters wait behind a lock on the traces table
-    /// and are let go together, so that they insert the same keys from
-    /// opposite ends, each waiting on the other's uncommitted rows: the
-    /// server aborts one for a deadlock, and the store must run it again.
+    /// On PostgreSQL the test database gets a trigger that waits 0.1 s
+    /// before each trace is inserted, and both ingesters wait behind a lock
+    /// on the table and are let go together: inserting the same ten keys
+    /// from opposite ends, each comes to a key the other holds uncommitted
+    /// while the other waits on one of its own, whatever the scheduling
+    /// (unless one starts 0.9 s late). The server aborts one for a deadlock,
+    /// and the store must run it again.
     @Test(arguments: StoreBackend.tested)
     func twoIngestersAddingTheSameTracesInOppositeOrdersStoreEachOnce(backend: StoreBackend) async throws {
         try await ScratchStore.with(backend) { scratch in
-            let records = Self.records(5_000)
+            let records = Self.records(backend == .postgres ? 10 : 2_000)
             let first = try await FleetStores.open(scratch.location)
             let second = try await FleetStores.open(scratch.location)
             var gate: PostgresConnection?
             if backend == .postgres {
                 let connection = try PostgresConnection(try PostgresLocation(url: scratch.text))
+                try connection.execute(
+                    """
+                    CREATE FUNCTION strobe_test_slow_insert() RETURNS trigger LANGUAGE plpgsql
+                    AS $$ BEGIN PERFORM pg_sleep(0.1); RETURN NEW; END $$
+                    """)
+                try connection.execute(
+                    """
+                    CREATE TRIGGER strobe_test_slow_insert BEFORE INSERT ON strobe_fleet_traces
+                    FOR EACH ROW EXECUTE FUNCTION strobe_test_slow_insert()
+                    """)
                 try connection.execute("BEGIN")
                 try connection.execute("LOCK TABLE strobe_fleet_traces IN SHARE MODE")
                 gate = connection
