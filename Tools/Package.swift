@@ -38,7 +38,14 @@ let package = Package(
         // The statistics and the diff are compiled with optimization even in
         // debug builds: their tests simulate thousands of suites (the
         // false-alarm and power bars), which take minutes unoptimized.
-        .target(name: "StrobeStatistics", swiftSettings: optimizedInDebug),
+        // Judges the metrics of results files, so it takes their model's
+        // MetricDirection (StrobeResults adds only StrobeProtos, CProtobufC
+        // and StrobeFormatting, which every other module here links).
+        .target(
+            name: "StrobeStatistics",
+            dependencies: [.product(name: "StrobeResults", package: "strobe")],
+            swiftSettings: optimizedInDebug
+        ),
         .target(
             name: "StrobeDiff",
             dependencies: [

@@ -248,7 +248,7 @@ actor PostgresHistoryStore: HistoryStore, FleetStore {
                 HistoryAssembly.MetricRow(
                     run: run, testPosition: try metrics.value(row, 1), position: try metrics.value(row, 2),
                     name: try metrics.value(row, 3), unit: try metrics.value(row, 4),
-                    lowerIsBetter: try metrics.value(row, 5),
+                    better: try metrics.value(row, 5, as: Bool.self) ? .lower : .higher,
                     samples: try floats(8, "samples"), medians: try floats(6, "replicate_medians"),
                     minimums: try floats(7, "replicate_minimums")))
         }

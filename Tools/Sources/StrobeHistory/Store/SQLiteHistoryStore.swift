@@ -246,7 +246,7 @@ final class SQLiteHistoryStore: HistoryStore, FleetStore {
                 assembly.addMetric(
                     HistoryAssembly.MetricRow(
                         run: run, testPosition: row[1], position: row[2], name: row[3], unit: row[4],
-                        lowerIsBetter: row[5], samples: try floats(8, "samples"),
+                        better: row[5] as Bool ? .lower : .higher, samples: try floats(8, "samples"),
                         medians: try floats(6, "replicate_medians"),
                         minimums: try floats(7, "replicate_minimums")))
             }
