@@ -38,7 +38,14 @@ let package = Package(
         // The statistics and the diff are compiled with optimization even in
         // debug builds: their tests simulate thousands of suites (the
         // false-alarm and power bars), which take minutes unoptimized.
-        .target(name: "StrobeStatistics", swiftSettings: optimizedInDebug),
+        // Judges the metrics of results files, so it takes their model's
+        // MetricDirection (StrobeResults adds only StrobeProtos, CProtobufC
+        // and StrobeFormatting, which every other module here links).
+        .target(
+            name: "StrobeStatistics",
+            dependencies: [.product(name: "StrobeResults", package: "strobe")],
+            swiftSettings: optimizedInDebug
+        ),
         .target(
             name: "StrobeDiff",
             dependencies: [
@@ -126,6 +133,9 @@ let package = Package(
 
         // MARK: Tests
 
+        // A scratch store of either backend for the store, fleet and server
+        // tests.
+        .target(name: "StrobeStoreTestSupport", dependencies: ["StrobeHistory"], path: "Tests/StrobeStoreTestSupport"),
         .testTarget(name: "StrobeStatisticsTests", dependencies: ["StrobeStatistics", "StrobeDiff"]),
         .testTarget(
             name: "StrobeDiffTests",
@@ -140,7 +150,7 @@ let package = Package(
         .testTarget(
             name: "StrobeHistoryTests",
             dependencies: [
-                "StrobeHistory", "StrobeStatistics", "StrobeCLI",
+                "StrobeHistory", "StrobeStatistics", "StrobeCLI", "StrobeStoreTestSupport",
                 .product(name: "StrobeResults", package: "strobe"),
                 .product(name: "StrobeTestSupport", package: "strobe"),
                 .product(name: "GRDB", package: "GRDB.swift"),
@@ -150,7 +160,7 @@ let package = Package(
         .testTarget(
             name: "StrobeServerTests",
             dependencies: [
-                "StrobeServer", "StrobeFleet", "StrobeHistory",
+                "StrobeServer", "StrobeFleet", "StrobeHistory", "StrobeStoreTestSupport",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
@@ -162,7 +172,7 @@ let package = Package(
         .testTarget(
             name: "StrobeFleetTests",
             dependencies: [
-                "StrobeFleet", "StrobeHistory", "StrobeStatistics", "StrobeDiff", "StrobeCLI",
+                "StrobeFleet", "StrobeHistory", "StrobeStatistics", "StrobeDiff", "StrobeCLI", "StrobeStoreTestSupport",
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "Strobe", package: "strobe"),
                 .product(name: "StrobeReader", package: "strobe"),

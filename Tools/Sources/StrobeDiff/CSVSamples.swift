@@ -1,4 +1,5 @@
 import Foundation
+import StrobeResults
 
 /// Samples measured elsewhere, as CSV: a header with at least `metric` and
 /// `value`, optionally `unit`, `better` (`lower` or `higher`), `run` (the
@@ -58,11 +59,11 @@ enum CSVSamples {
                     problem: "line \(row.line), column value: \"\(row.fields[valueColumn])\" is not a number")
             }
             let unit = unitColumn.map { row.fields[$0] } ?? ""
-            var lowerIsBetter = true
+            var better = MetricDirection.lower
             if let betterColumn {
                 switch row.fields[betterColumn].lowercased() {
-                case "lower", "": lowerIsBetter = true
-                case "higher": lowerIsBetter = false
+                case "lower", "": better = .lower
+                case "higher": better = .higher
                 case let other:
                     throw DiffError(
                         path: file, problem: "line \(row.line), column better: \"\(other)\" is neither lower nor higher"
@@ -98,7 +99,7 @@ enum CSVSamples {
             } else {
                 order.append(key)
                 grouped[key] = SampleSet.Series(
-                    metric: metric, unit: unit, lowerIsBetter: lowerIsBetter, samples: [value], dimensions: dimensions,
+                    metric: metric, unit: unit, better: better, samples: [value], dimensions: dimensions,
                     source: file, run: key.run, round: round)
             }
         }

@@ -1,4 +1,5 @@
 import Foundation
+import StrobeResults
 import StrobeStatistics
 import Yams
 
@@ -34,8 +35,8 @@ public struct ComparisonPolicy: Sendable {
     public struct Rule: Sendable {
         /// The pattern as written.
         public var pattern: String
-        /// Sets the direction: true for lower is better.
-        public var lowerIsBetter: Bool?
+        /// Sets which way the metric gets better.
+        public var better: MetricDirection?
         /// Sets the relative floor (0.02 = 2%).
         public var relativeFloor: Double?
         /// Sets the absolute floor, in the metric's unit.
@@ -44,6 +45,14 @@ public struct ComparisonPolicy: Sendable {
         public var gates: Bool?
         /// Sets how each process's iterations are summarised.
         public var summary: ReplicateSummary?
+
+        /// Whether the rule says lower is better; nil when it leaves the
+        /// direction alone.
+        @available(*, deprecated, renamed: "better")
+        public var lowerIsBetter: Bool? {
+            get { better.map { $0 == .lower } }
+            set { better = newValue.map { $0 ? .lower : .higher } }
+        }
 
         /// Whether the rule applies to `metric`.
         public func matches(_ metric: String) -> Bool {
@@ -56,7 +65,7 @@ public struct ComparisonPolicy: Sendable {
     /// What the rules say for one metric; nil fields keep the defaults.
     public struct Settings: Sendable, Hashable {
         /// The direction, if a rule set it.
-        public var lowerIsBetter: Bool?
+        public var better: MetricDirection?
         /// The relative floor, if set.
         public var relativeFloor: Double?
         /// The absolute floor: the rules', else the metric's default
@@ -68,6 +77,14 @@ public struct ComparisonPolicy: Sendable {
         /// How each process's iterations are summarised; the median unless
         /// a rule says otherwise.
         public var summary = ReplicateSummary.median
+
+        /// Whether a rule said lower is better; nil when none set the
+        /// direction.
+        @available(*, deprecated, renamed: "better")
+        public var lowerIsBetter: Bool? {
+            get { better.map { $0 == .lower } }
+            set { better = newValue.map { $0 ? .lower : .higher } }
+        }
     }
 
     /// The false-alarm rate, if the file sets it.
@@ -100,7 +117,7 @@ public struct ComparisonPolicy: Sendable {
         settings.gates = MetricDefaults.gates(metric)
         settings.absoluteFloor = MetricDefaults.absoluteFloor(metric, unit: unit)
         for rule in rules where rule.matches(metric) {
-            if let value = rule.lowerIsBetter { settings.lowerIsBetter = value }
+            if let value = rule.better { settings.better = value }
             if let value = rule.relativeFloor { settings.relativeFloor = value }
             if let value = rule.absoluteFloor { settings.absoluteFloor = value }
             if let value = rule.gates { settings.gates = value }
@@ -168,7 +185,7 @@ public struct ComparisonPolicy: Sendable {
             throw DiffError(path: file, problem: "\(location(node)): a rule must be a mapping with at least `match:`")
         }
         var pattern: String?
-        var lowerIsBetter: Bool?
+        var better: MetricDirection?
         var relativeFloor: Double?
         var absoluteFloor: Double?
         var gates: Bool?
@@ -183,10 +200,9 @@ public struct ComparisonPolicy: Sendable {
                 }
                 pattern = text
             case "better":
-                switch value.string?.lowercased() {
-                case "lower": lowerIsBetter = true
-                case "higher": lowerIsBetter = false
-                default:
+                switch value.string.flatMap({ MetricDirection(rawValue: $0.lowercased()) }) {
+                case .some(let direction): better = direction
+                case .none:
                     throw DiffError(
                         path: file,
                         problem: "\(location(value)): `better` must be lower or higher, not \(value.string ?? "?")")
@@ -228,7 +244,7 @@ public struct ComparisonPolicy: Sendable {
                 path: file, problem: "\(location(node)): `match` \"\(pattern)\" is not a valid regular expression")
         }
         return Rule(
-            pattern: pattern, lowerIsBetter: lowerIsBetter, relativeFloor: relativeFloor, absoluteFloor: absoluteFloor,
+            pattern: pattern, better: better, relativeFloor: relativeFloor, absoluteFloor: absoluteFloor,
             gates: gates, summary: summary)
     }
 

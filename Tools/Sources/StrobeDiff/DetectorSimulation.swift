@@ -104,11 +104,11 @@ public struct DetectorSimulation: Sendable {
                     let name = "metric \(metric)"
                     baseline.series.append(
                         .init(
-                            metric: name, unit: "ns", lowerIsBetter: true, samples: base, dimensions: [:],
+                            metric: name, unit: "ns", better: .lower, samples: base, dimensions: [:],
                             source: "baseline"))
                     candidate.series.append(
                         .init(
-                            metric: name, unit: "ns", lowerIsBetter: true, samples: cand, dimensions: [:],
+                            metric: name, unit: "ns", better: .lower, samples: cand, dimensions: [:],
                             source: "candidate"))
                     let test = Self.welchOnLogs(base, cand)
                     oraclePValues.append(test.pValue)
@@ -127,7 +127,7 @@ public struct DetectorSimulation: Sendable {
                                 Self.sample(noise, &generator) * processFactor * factor
                             }
                             let series = SampleSet.Series(
-                                metric: "metric \(metric)", unit: "ns", lowerIsBetter: true, samples: samples,
+                                metric: "metric \(metric)", unit: "ns", better: .lower, samples: samples,
                                 dimensions: [:],
                                 source: side == 0 ? "baseline" : "candidate",
                                 run: poolIterations ? "\(side)" : "\(side)-\(process)",
@@ -233,7 +233,7 @@ public struct DetectorSimulation: Sendable {
                             1_000_000 * processFactor * factor * exp(iterationSigma * generator.normal())
                         }
                         let series = SampleSet.Series(
-                            metric: "metric \(metric)", unit: "ns", lowerIsBetter: true, samples: samples,
+                            metric: "metric \(metric)", unit: "ns", better: .lower, samples: samples,
                             dimensions: [:],
                             source: side == 0 ? "baseline" : "candidate", run: "\(side)-\(round)", round: round)
                         if side == 0 { baseline.series.append(series) } else { candidate.series.append(series) }

@@ -1,4 +1,5 @@
 import Foundation
+import StrobeResults
 import StrobeStatistics
 
 /// The comparison of a baseline with a candidate: one row per metric (and
@@ -128,7 +129,7 @@ public enum DiffEngine {
         }
         struct Pool {
             var unit: String
-            var lowerIsBetter: Bool
+            var better: MetricDirection
             var replicates: [Replicate] = []
             var replicateIndex: [String: Int] = [:]
             var source: String
@@ -159,7 +160,7 @@ public enum DiffEngine {
                     existing.add(series)
                     pools[key] = existing
                 } else {
-                    var pool = Pool(unit: series.unit, lowerIsBetter: series.lowerIsBetter, source: series.source)
+                    var pool = Pool(unit: series.unit, better: series.better, source: series.source)
                     pool.add(series)
                     pools[key] = pool
                 }
@@ -187,7 +188,7 @@ public enum DiffEngine {
             inputs.append(
                 ComparisonEngine.Input(
                     name: key.metric, group: key.group, unit: b.unit,
-                    lowerIsBetter: settings.lowerIsBetter ?? b.lowerIsBetter,
+                    better: settings.better ?? b.better,
                     baseline: b.replicates, candidate: c.replicates, relativeFloor: settings.relativeFloor,
                     absoluteFloor: settings.absoluteFloor, gates: settings.gates, summary: settings.summary))
         }

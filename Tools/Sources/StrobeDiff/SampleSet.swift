@@ -11,8 +11,8 @@ public struct SampleSet: Sendable {
         public var metric: String
         /// Its unit.
         public var unit: String
-        /// Whether smaller is better.
-        public var lowerIsBetter: Bool
+        /// Which way the metric gets better.
+        public var better: MetricDirection
         /// The samples.
         public var samples: [Double]
         /// Where they came from: tags, host, OS, CPU, build configuration.
@@ -27,17 +27,35 @@ public struct SampleSet: Sendable {
 
         /// A series.
         public init(
-            metric: String, unit: String, lowerIsBetter: Bool, samples: [Double], dimensions: [String: String],
+            metric: String, unit: String, better: MetricDirection, samples: [Double], dimensions: [String: String],
             source: String, run: String? = nil, round: Int? = nil
         ) {
             self.metric = metric
             self.unit = unit
-            self.lowerIsBetter = lowerIsBetter
+            self.better = better
             self.samples = samples
             self.dimensions = dimensions
             self.source = source
             self.run = run ?? source
             self.round = round
+        }
+
+        /// A series, its direction given as a flag.
+        @available(*, deprecated, renamed: "init(metric:unit:better:samples:dimensions:source:run:round:)")
+        public init(
+            metric: String, unit: String, lowerIsBetter: Bool, samples: [Double], dimensions: [String: String],
+            source: String, run: String? = nil, round: Int? = nil
+        ) {
+            self.init(
+                metric: metric, unit: unit, better: lowerIsBetter ? .lower : .higher, samples: samples,
+                dimensions: dimensions, source: source, run: run, round: round)
+        }
+
+        /// Whether smaller is better.
+        @available(*, deprecated, renamed: "better")
+        public var lowerIsBetter: Bool {
+            get { better == .lower }
+            set { better = newValue ? .lower : .higher }
         }
     }
 
@@ -125,7 +143,7 @@ public struct SampleSet: Sendable {
                     for (index, sample) in metric.samples.enumerated() {
                         series.append(
                             Series(
-                                metric: name, unit: metric.unit, lowerIsBetter: metric.better == .lower,
+                                metric: name, unit: metric.unit, better: metric.better,
                                 samples: [sample],
                                 dimensions: dimensions, source: file, run: "\(runID)#\(index)",
                                 round: run.metadata.round))
@@ -133,7 +151,7 @@ public struct SampleSet: Sendable {
                 } else {
                     series.append(
                         Series(
-                            metric: name, unit: metric.unit, lowerIsBetter: metric.better == .lower,
+                            metric: name, unit: metric.unit, better: metric.better,
                             samples: metric.samples,
                             dimensions: dimensions, source: file, run: runID, round: run.metadata.round))
                 }

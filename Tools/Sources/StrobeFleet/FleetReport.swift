@@ -203,7 +203,7 @@ public struct FleetReport: Sendable, Codable {
                     for (pa, pb) in zip(a, b) {
                         comparisons.append(
                             SessionQuantiles.Comparison(
-                                baseline: pa, candidate: pb, lowerIsBetter: true, relativeFloor: options.relativeFloor,
+                                baseline: pa, candidate: pb, better: .lower, relativeFloor: options.relativeFloor,
                                 absoluteFloor: kind == .interval ? MetricDefaults.absoluteFloor(name, unit: "ns") : 0))
                         slots.append((metrics.count, changes.count))
                     }

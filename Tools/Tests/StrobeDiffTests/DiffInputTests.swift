@@ -15,7 +15,7 @@ import Testing
         #expect(
             series[0].metric == "lens, apply" && series[0].samples == [10, 11]
                 && series[0].dimensions == ["device": "a"])
-        #expect(series[1].lowerIsBetter == false)
+        #expect(series[1].better == .higher)
         do {
             _ = try CSVSamples.parse(text: "metric,value\nx,abc\n", file: "numbers.csv")
             Issue.record("parsed a non-number")
@@ -30,7 +30,7 @@ import Testing
         var set = SampleSet()
         set.series = [
             .init(
-                metric: metric, unit: unit, lowerIsBetter: true, samples: samples, dimensions: dimensions,
+                metric: metric, unit: unit, better: .lower, samples: samples, dimensions: dimensions,
                 source: "\(metric).csv")
         ]
         return set

@@ -27,7 +27,7 @@ import Testing
         let pooled = RankTests.mannWhitney(base.flatMap(\.samples), cand.flatMap(\.samples))
         #expect(pooled.pValue < 0.05)
         let row = ComparisonEngine.compare([
-            .init(name: "wall", unit: "ns", lowerIsBetter: true, baseline: base, candidate: cand)
+            .init(name: "wall", unit: "ns", better: .lower, baseline: base, candidate: cand)
         ])[0]
         #expect(row.test.method == .processes)
         #expect(row.test.baselineReplicates == 5)
@@ -44,7 +44,7 @@ import Testing
         let base = Self.replicates(drift.map { 100 * $0 }, rounds: true, seed: 3)
         let cand = Self.replicates(zip(drift, noise).map { 105 * $0 * (1 + $1) }, rounds: true, seed: 4)
         let paired = ComparisonEngine.compare([
-            .init(name: "wall", unit: "ns", lowerIsBetter: true, baseline: base, candidate: cand)
+            .init(name: "wall", unit: "ns", better: .lower, baseline: base, candidate: cand)
         ])[0]
         #expect(paired.test.method == .pairedRounds)
         #expect(paired.verdict == .regression)
@@ -52,7 +52,7 @@ import Testing
         // The same processes without rounds: the drift is noise again.
         let unpaired = ComparisonEngine.compare([
             .init(
-                name: "wall", unit: "ns", lowerIsBetter: true,
+                name: "wall", unit: "ns", better: .lower,
                 baseline: base.map { Replicate(id: $0.id, samples: $0.samples) },
                 candidate: cand.map { Replicate(id: $0.id, samples: $0.samples) })
         ])[0]
@@ -75,11 +75,11 @@ import Testing
         let base = (0..<12).map { process("b\($0)", 100, round: $0) }
         let cand = (0..<12).map { process("c\($0)", 104, round: $0) }
         let median = ComparisonEngine.compare([
-            .init(name: "wall", unit: "ns", lowerIsBetter: true, baseline: base, candidate: cand)
+            .init(name: "wall", unit: "ns", better: .lower, baseline: base, candidate: cand)
         ])[0]
         let minimum = ComparisonEngine.compare([
             .init(
-                name: "wall", unit: "ns", lowerIsBetter: true, baseline: base, candidate: cand, summary: .minimum)
+                name: "wall", unit: "ns", better: .lower, baseline: base, candidate: cand, summary: .minimum)
         ])[0]
         #expect(minimum.verdict == .regression)
         #expect(abs((minimum.shift?.ratio ?? 0) - 1.04) < 0.01)
@@ -91,11 +91,11 @@ import Testing
         let base = Self.replicates([60, 61, 59, 60, 60.5], seed: 5)
         let cand = Self.replicates([50, 50.5, 49.5, 50.2, 49.8], seed: 6)
         let lower = ComparisonEngine.compare([
-            .init(name: "fps", unit: "count", lowerIsBetter: true, baseline: base, candidate: cand)
+            .init(name: "fps", unit: "count", better: .lower, baseline: base, candidate: cand)
         ])[0]
         #expect(lower.verdict == .improvement)
         let higher = ComparisonEngine.compare([
-            .init(name: "fps", unit: "count", lowerIsBetter: false, baseline: base, candidate: cand)
+            .init(name: "fps", unit: "count", better: .higher, baseline: base, candidate: cand)
         ])[0]
         #expect(higher.verdict == .regression)
     }
@@ -104,7 +104,7 @@ import Testing
         let zeros = (0..<4).map { Replicate(id: "b\($0)", samples: [0, 0, 0]) }
         let fives = (0..<4).map { Replicate(id: "c\($0)", samples: [5, 5, 5]) }
         let flagged = ComparisonEngine.compare([
-            .init(name: "faults.major", unit: "count", lowerIsBetter: true, baseline: zeros, candidate: fives)
+            .init(name: "faults.major", unit: "count", better: .lower, baseline: zeros, candidate: fives)
         ])[0]
         #expect(flagged.test.method == .exact)
         #expect(flagged.shift == nil || flagged.verdict == .regression)
@@ -112,7 +112,7 @@ import Testing
         #expect(flagged.difference == 5)
         let tolerated = ComparisonEngine.compare([
             .init(
-                name: "faults.major", unit: "count", lowerIsBetter: true, baseline: zeros, candidate: fives,
+                name: "faults.major", unit: "count", better: .lower, baseline: zeros, candidate: fives,
                 absoluteFloor: 10)
         ])[0]
         #expect(tolerated.verdict == .unchanged)
@@ -120,7 +120,7 @@ import Testing
         let noisy = (0..<6).map { Replicate(id: "c\($0)", samples: [3 + Double($0 % 5), 4 + Double($0 % 3)]) }
         let zeroBaseline = (0..<6).map { Replicate(id: "b\($0)", samples: [0, 0]) }
         let row = ComparisonEngine.compare([
-            .init(name: "faults.major", unit: "count", lowerIsBetter: true, baseline: zeroBaseline, candidate: noisy)
+            .init(name: "faults.major", unit: "count", better: .lower, baseline: zeroBaseline, candidate: noisy)
         ])[0]
         #expect(row.shift == nil)
         #expect(row.verdict == .regression)
@@ -130,12 +130,12 @@ import Testing
         let base = (0..<3).map { Replicate(id: "b\($0)", samples: [1000, 1000]) }
         let cand = (0..<3).map { Replicate(id: "c\($0)", samples: [1015, 1015]) }
         let row = ComparisonEngine.compare([
-            .init(name: "allocations", unit: "count", lowerIsBetter: true, baseline: base, candidate: cand)
+            .init(name: "allocations", unit: "count", better: .lower, baseline: base, candidate: cand)
         ])[0]
         #expect(row.test.method == .exact)
         #expect(row.verdict == .regression)
         let same = ComparisonEngine.compare([
-            .init(name: "allocations", unit: "count", lowerIsBetter: true, baseline: base, candidate: base)
+            .init(name: "allocations", unit: "count", better: .lower, baseline: base, candidate: base)
         ])[0]
         #expect(same.verdict == .unchanged)
     }
@@ -145,7 +145,7 @@ import Testing
         let base = (0..<30).map { _ in 100 * exp(0.03 * generator.normal()) }
         let cand = (0..<30).map { _ in 115 * exp(0.03 * generator.normal()) }
         let row = ComparisonEngine.compare([
-            .init(name: "wall", unit: "ns", lowerIsBetter: true, baseline: base, candidate: cand)
+            .init(name: "wall", unit: "ns", better: .lower, baseline: base, candidate: cand)
         ])[0]
         #expect(row.test.method == .iterations)
         #expect(row.verdict == .regression)
@@ -158,7 +158,7 @@ import Testing
         let base = Self.replicates([100, 108, 93, 104], rounds: true, seed: 10)
         let cand = Self.replicates([103, 96, 110, 99], rounds: true, seed: 11)
         let row = ComparisonEngine.compare([
-            .init(name: "t/wall", unit: "ns", lowerIsBetter: true, baseline: base, candidate: cand)
+            .init(name: "t/wall", unit: "ns", better: .lower, baseline: base, candidate: cand)
         ])[0]
         #expect(row.verdict == .inconclusive)
         #expect((row.roundsNeeded ?? 0) >= 10)
@@ -178,7 +178,7 @@ import Testing
         let closeCand = Self.replicates(differences.map { 100 * exp($0) }, rounds: true, seed: 14)
         let close = ComparisonEngine.compare([
             .init(
-                name: "t/wall", unit: "ns", lowerIsBetter: true, baseline: closeBase, candidate: closeCand)
+                name: "t/wall", unit: "ns", better: .lower, baseline: closeBase, candidate: closeCand)
         ])[0]
         #expect(close.verdict == .inconclusive)
         #expect(close.advice == [.longerBudget])
@@ -188,7 +188,7 @@ import Testing
         let noisyCand = Self.replicates(Array(repeating: 100, count: 6), rounds: true, spread: 0.05, seed: 16)
         let noisy = ComparisonEngine.compare([
             .init(
-                name: "t/wall", unit: "ns", lowerIsBetter: true, baseline: noisyBase, candidate: noisyCand)
+                name: "t/wall", unit: "ns", better: .lower, baseline: noisyBase, candidate: noisyCand)
         ])[0]
         #expect(noisy.verdict == .inconclusive)
         #expect(noisy.advice.first == .moreIterations)
@@ -219,7 +219,7 @@ import Testing
         #expect(policy.settings(for: "apply lens/wall").relativeFloor == 0.05)
         #expect(policy.settings(for: "apply lens/wall").summary == .minimum)
         #expect(policy.settings(for: "apply lens/cpu").summary == .median)
-        #expect(policy.settings(for: "game/fps").lowerIsBetter == false)
+        #expect(policy.settings(for: "game/fps").better == .higher)
         #expect(policy.settings(for: "apply lens/faults.major") == .init(absoluteFloor: 2, gates: false))
         #expect(policy.settings(for: "other") == .init())
         let options = policy.options(overriding: ComparisonOptions(), alpha: nil, minimumEffect: 0.01)
@@ -253,12 +253,12 @@ import Testing
         for process in 0..<4 {
             baseline.series.append(
                 .init(
-                    metric: "t/faults.minor", unit: "count", lowerIsBetter: true, samples: [10, 10], dimensions: [:],
+                    metric: "t/faults.minor", unit: "count", better: .lower, samples: [10, 10], dimensions: [:],
                     source: "b",
                     run: "b\(process)"))
             candidate.series.append(
                 .init(
-                    metric: "t/faults.minor", unit: "count", lowerIsBetter: true, samples: [20, 20], dimensions: [:],
+                    metric: "t/faults.minor", unit: "count", better: .lower, samples: [20, 20], dimensions: [:],
                     source: "c",
                     run: "c\(process)"))
         }
@@ -358,7 +358,7 @@ import Testing
         let look = design.look(number: 1, rounds: 4, final: false)
         #expect(look.confidence > 0.9999)
         let input = ComparisonEngine.Input(
-            name: "apply lens", unit: "ns", lowerIsBetter: true,
+            name: "apply lens", unit: "ns", better: .lower,
             baseline: ProcessLevelTests.replicates([100, 104, 97, 101], seed: 3),
             candidate: ProcessLevelTests.replicates([128, 135, 122, 131], seed: 4))
         let row = try #require(ComparisonEngine.compare([input], look: look).first)
@@ -384,7 +384,7 @@ import Testing
                 for test in ["decode", "encode", "load"] {
                     for metric in ["wall", "process.cpu"] {
                         let series = SampleSet.Series(
-                            metric: "\(test)/\(metric)", unit: "ns", lowerIsBetter: true,
+                            metric: "\(test)/\(metric)", unit: "ns", better: .lower,
                             samples: (0..<5).map { _ in 1e8 * factor * exp(0.01 * generator.normal()) },
                             dimensions: [:],
                             source: "s", run: "\(side)-\(round)", round: round)
@@ -431,7 +431,7 @@ import Testing
                     let factor = exp(0.08 * generator.normal())
                     for metric in 0..<5 {
                         let series = SampleSet.Series(
-                            metric: "m\(metric)", unit: "ns", lowerIsBetter: true,
+                            metric: "m\(metric)", unit: "ns", better: .lower,
                             samples: (0..<4).map { _ in 100 * factor * exp(0.03 * generator.normal()) },
                             dimensions: [:],
                             source: "s", run: "\(side)-\(round)", round: round)

@@ -108,11 +108,11 @@ import Testing
         #expect(ComparisonPolicy().settings(for: "decode/wall", unit: "ns") == .init(absoluteFloor: 0, gates: true))
         let rows = ComparisonEngine.compare([
             .init(
-                name: "decode/process.faults.minor", unit: "count", lowerIsBetter: true,
+                name: "decode/process.faults.minor", unit: "count", better: .lower,
                 baseline: replicates([2], value: 1),
                 candidate: replicates([5], value: 1), absoluteFloor: faults.absoluteFloor, gates: false),
             .init(
-                name: "decode/process.cpu.system", unit: "ns", lowerIsBetter: true,
+                name: "decode/process.cpu.system", unit: "ns", better: .lower,
                 baseline: replicates([1, 6], value: 4e6),
                 candidate: replicates([3], value: 4e6), absoluteFloor: system.absoluteFloor, gates: false),
         ])
@@ -120,7 +120,7 @@ import Testing
         // With no floor they could not be anything but inconclusive.
         let bare = ComparisonEngine.compare([
             .init(
-                name: "decode/process.faults.minor", unit: "count", lowerIsBetter: true,
+                name: "decode/process.faults.minor", unit: "count", better: .lower,
                 baseline: replicates([2, 4], value: 1),
                 candidate: replicates([5], value: 1), gates: false)
         ])
@@ -177,12 +177,12 @@ import Testing
                 }
                 baseline.series.append(
                     .init(
-                        metric: "\(test)/\(metric)", unit: "ns", lowerIsBetter: true, samples: samples(&generator),
+                        metric: "\(test)/\(metric)", unit: "ns", better: .lower, samples: samples(&generator),
                         dimensions: [:],
                         source: "b"))
                 candidate.series.append(
                     .init(
-                        metric: "\(test)/\(metric)", unit: "ns", lowerIsBetter: true, samples: samples(&generator),
+                        metric: "\(test)/\(metric)", unit: "ns", better: .lower, samples: samples(&generator),
                         dimensions: [:],
                         source: "c"))
             }
@@ -203,7 +203,7 @@ import Testing
             for round in 0..<4 {
                 for (side, factor) in [(0, 1.0), (1, 1.3)] {
                     let series = SampleSet.Series(
-                        metric: "\(test)/wall", unit: "ns", lowerIsBetter: true,
+                        metric: "\(test)/wall", unit: "ns", better: .lower,
                         samples: (0..<3).map { _ in wall * factor * exp(0.01 * generator.normal()) }, dimensions: [:],
                         source: "s", run: "\(side)-\(round)", round: round)
                     if side == 0 { baseline.series.append(series) } else { candidate.series.append(series) }

@@ -4,6 +4,7 @@ import StrobeDiff
 import StrobeFleet
 import StrobeHistory
 import StrobeStatistics
+import StrobeStoreTestSupport
 import StrobeTestSupport
 import Testing
 
@@ -51,9 +52,9 @@ struct IngestTests {
         return damaged.keys.sorted()
     }
 
-    @Test(arguments: FleetBackend.tested)
-    func tracesAreStoredOnceAndDamagedOnesAreNamedAndSkipped(backend: FleetBackend) async throws {
-        try await FleetScratch.with(backend) { scratch in
+    @Test(arguments: StoreBackend.tested)
+    func tracesAreStoredOnceAndDamagedOnesAreNamedAndSkipped(backend: StoreBackend) async throws {
+        try await ScratchStore.with(backend) { scratch in
             let damaged = try Self.makeFleet(in: scratch.directory)
             let files = try FleetIngestion.traceFiles(in: [scratch.directory + "/fleet"])
             #expect(files.count == 6 + damaged.count)
@@ -93,7 +94,7 @@ struct IngestTests {
     /// from the SDK's traces and from foreign bytes: each is named and
     /// skipped, and every good trace is stored.
     @Test func aHundredDamagedFilesAreEachNamedAndSkipped() async throws {
-        try await FleetScratch.with(.sqlite) { scratch in
+        try await ScratchStore.with(.sqlite) { scratch in
             _ = try Self.makeFleet(in: scratch.directory)
             let folder = scratch.directory + "/fleet"
             let good = try (0..<6).map { index in

@@ -77,7 +77,7 @@ import Testing
             .init(baseline: estimate(100, error: 0.01), candidate: estimate(80, error: 0.01)),
             .init(baseline: estimate(100, error: 0.002), candidate: estimate(100.2, error: 0.002)),
             .init(baseline: estimate(100, error: 0.2), candidate: estimate(110, error: 0.2)),
-            .init(baseline: estimate(100, error: 0.01), candidate: estimate(80, error: 0.01), lowerIsBetter: false),
+            .init(baseline: estimate(100, error: 0.01), candidate: estimate(80, error: 0.01), better: .higher),
         ])
         #expect(changes.map(\.verdict) == [.regression, .improvement, .unchanged, .inconclusive, .regression])
         #expect(abs(changes[0].shift.ratio - 1.2) < 1e-9)

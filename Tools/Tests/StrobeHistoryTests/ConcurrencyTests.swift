@@ -1,13 +1,14 @@
 import Foundation
 import StrobeHistory
 import StrobeResults
+import StrobeStoreTestSupport
 import Testing
 
 /// Many writers at once, and a writer killed in the middle of a run.
 @Suite struct ConcurrencyTests {
-    @Test(arguments: Backend.tested)
-    func eightWritersLoseNothingAndDoubleNothing(_ backend: Backend) async throws {
-        try await TestStore.with(backend) { test in
+    @Test(arguments: StoreBackend.tested)
+    func eightWritersLoseNothingAndDoubleNothing(_ backend: StoreBackend) async throws {
+        try await ScratchStore.with(backend) { test in
             // The writers open the new store together: they migrate it once.
             let writers = 8
             let own = 12
@@ -55,9 +56,9 @@ import Testing
         }
     }
 
-    @Test(arguments: Backend.tested)
-    func aWriterKilledInsideItsTransactionLeavesNoPartOfTheRun(_ backend: Backend) async throws {
-        try await TestStore.with(backend) { test in
+    @Test(arguments: StoreBackend.tested)
+    func aWriterKilledInsideItsTransactionLeavesNoPartOfTheRun(_ backend: StoreBackend) async throws {
+        try await ScratchStore.with(backend) { test in
             let setup = try await test.open()
             _ = try await setup.add(RunRecord(run: SampleRuns.run(id: "before", time: 1)))
             await setup.close()

@@ -2,90 +2,15 @@ import Foundation
 import GRDB
 import StrobeHistory
 import StrobeResults
+import StrobeStoreTestSupport
 import StrobeTestSupport
 import Testing
 
-/// The stores the tests run against.
-enum Backend: String, CaseIterable, CustomTestStringConvertible, Sendable {
-    case sqlite, postgres
-
-    var testDescription: String { rawValue }
-
-    /// Both, unless `STROBE_TEST_SKIP_POSTGRES=1` says to leave PostgreSQL out.
-    static var tested: [Backend] {
-        ProcessInfo.processInfo.environment["STROBE_TEST_SKIP_POSTGRES"] == "1" ? [.sqlite] : allCases
-    }
-}
-
-/// Why a PostgreSQL test cannot run: no server was given.
-struct NoTestServer: Error, CustomStringConvertible {
-    var description: String {
-        """
-        STROBE_TEST_POSTGRES_URL is not set, so the PostgreSQL tests cannot run. Run them with \
-        `make test-history` (it starts a throwaway server with scripts/postgres.sh), or set \
-        STROBE_TEST_POSTGRES_URL=postgres://USER@/DATABASE?host=SOCKETDIR yourself; set \
-        STROBE_TEST_SKIP_POSTGRES=1 to test only SQLite.
-        """
-    }
-}
-
-/// A store of its own for one test: a new SQLite file, or a new database on
-/// the test server.
-struct TestStore: Sendable {
-    /// What `--history` takes.
-    var text: String
-    /// The parsed location.
-    var location: HistoryLocation
-    /// A directory for the test's files, removed by ``remove()``.
-    var directory: String
-    var backend: Backend
-    var databaseName: String?
-
-    /// A fresh, empty store.
-    static func make(_ backend: Backend) async throws -> TestStore {
-        let directory = FileManager.default.temporaryDirectory
-            .appendingPathComponent("strobe-history-\(UUID().uuidString.prefix(8))").path
-        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
-        switch backend {
-        case .sqlite:
-            let path = directory + "/history.sqlite"
-            return TestStore(text: path, location: .sqlite(path: path), directory: directory, backend: backend)
-        case .postgres:
-            guard let base = ProcessInfo.processInfo.environment["STROBE_TEST_POSTGRES_URL"] else {
-                throw NoTestServer()
-            }
-            let name =
-                "strobe_test_" + UUID().uuidString.prefix(12).lowercased().replacingOccurrences(of: "-", with: "")
-            try TestServer.execute("CREATE DATABASE \(name)", url: base)
-            let text = base.replacingOccurrences(of: "/strobe_test?", with: "/\(name)?")
-            return TestStore(
-                text: text, location: try HistoryLocation.parse(text), directory: directory, backend: backend,
-                databaseName: name)
-        }
-    }
-
+// The scratch stores of StrobeStoreTestSupport, with what only these tests
+// ask of them.
+extension ScratchStore {
     /// Opens the store.
     func open() async throws -> any HistoryStore { try await HistoryStores.open(location) }
-
-    /// Removes the files and drops the database.
-    func remove() async {
-        try? FileManager.default.removeItem(atPath: directory)
-        if let databaseName, let base = ProcessInfo.processInfo.environment["STROBE_TEST_POSTGRES_URL"] {
-            try? TestServer.execute("DROP DATABASE IF EXISTS \(databaseName) WITH (FORCE)", url: base)
-        }
-    }
-
-    /// Runs `body` on a fresh store and removes it after.
-    static func with(_ backend: Backend, _ body: (TestStore) async throws -> Void) async throws {
-        let store = try await make(backend)
-        do {
-            try await body(store)
-        } catch {
-            await store.remove()
-            throw error
-        }
-        await store.remove()
-    }
 
     /// Sets the schema version the store records, as a newer Strobe would.
     func setSchemaVersion(_ version: Int) async throws {
@@ -122,22 +47,6 @@ struct TestStore: Sendable {
                 "version " + (try TestServer.rows("SELECT version::text FROM strobe_schema", url: text)).joined())
             return parts.joined(separator: ", ")
         }
-    }
-}
-
-/// Statements on the test server, outside the code under test, each on a
-/// connection of its own. (They block their thread briefly: a local
-/// server on a Unix socket.)
-enum TestServer {
-    static func execute(_ sql: String, url: String) throws {
-        _ = try rows(sql, url: url)
-    }
-
-    /// The first column of every row, as text.
-    static func rows(_ sql: String, url: String) throws -> [String] {
-        let connection = try PostgresConnection(try PostgresLocation(url: url))
-        let result = try connection.execute(sql)
-        return try (0..<result.rowCount).map { row in try result.value(row, 0, as: String?.self) ?? "" }
     }
 }
 

@@ -1,14 +1,15 @@
 import Foundation
 import StrobeHistory
+import StrobeStoreTestSupport
 import Testing
 
 /// The libpq connection under the PostgreSQL store: values bound as
 /// parameters come back exactly, whatever they hold; errors carry the
 /// server's SQLSTATE; columns are read only as their type.
-@Suite(.enabled(if: Backend.tested.contains(.postgres)))
+@Suite(.enabled(if: StoreBackend.tested.contains(.postgres)))
 struct PostgresConnectionTests {
     func connect() throws -> PostgresConnection {
-        guard let url = ProcessInfo.processInfo.environment["STROBE_TEST_POSTGRES_URL"] else { throw NoTestServer() }
+        let url = try StoreBackend.serverURL()
         return try PostgresConnection(try PostgresLocation(url: url))
     }
 

@@ -1,13 +1,14 @@
 import Foundation
 import StrobeHistory
 import StrobeResults
+import StrobeStoreTestSupport
 import Testing
 
 /// Input the history refuses, clearly and without storing part of it.
 @Suite struct RefusalTests {
-    @Test(arguments: Backend.tested)
-    func aFileThatDoesNotParseStoresNothingOfTheCommand(_ backend: Backend) async throws {
-        try await TestStore.with(backend) { test in
+    @Test(arguments: StoreBackend.tested)
+    func aFileThatDoesNotParseStoresNothingOfTheCommand(_ backend: StoreBackend) async throws {
+        try await ScratchStore.with(backend) { test in
             let directory = test.directory + "/results"
             try SampleRuns.write(SampleRuns.run(id: "good", time: 1), to: directory, name: "a-good")
             let bad = directory + "/b-bad.strobe-results"
@@ -26,9 +27,9 @@ import Testing
         }
     }
 
-    @Test(arguments: Backend.tested)
-    func aMetricWhoseUnitChangedIsRefusedNamingBothUnitsAndRuns(_ backend: Backend) async throws {
-        try await TestStore.with(backend) { test in
+    @Test(arguments: StoreBackend.tested)
+    func aMetricWhoseUnitChangedIsRefusedNamingBothUnitsAndRuns(_ backend: StoreBackend) async throws {
+        try await ScratchStore.with(backend) { test in
             let store = try await test.open()
             _ = try await HistoryWriter.add(
                 [RunRecord(run: SampleRuns.run(id: "in-ns", time: 1, unit: "ns"))], to: store)
@@ -62,9 +63,9 @@ import Testing
         }
     }
 
-    @Test(arguments: Backend.tested)
-    func aStoreOfANewerSchemaIsRefusedAndLeftUnchanged(_ backend: Backend) async throws {
-        try await TestStore.with(backend) { test in
+    @Test(arguments: StoreBackend.tested)
+    func aStoreOfANewerSchemaIsRefusedAndLeftUnchanged(_ backend: StoreBackend) async throws {
+        try await ScratchStore.with(backend) { test in
             let store = try await test.open()
             _ = try await HistoryWriter.add([RunRecord(run: SampleRuns.run(id: "kept", time: 1))], to: store)
             await store.close()
@@ -147,9 +148,9 @@ import Testing
 
     /// PostgreSQL only. The password part runs when `make test-history`
     /// gives the server's loopback URL and password file.
-    @Test(.enabled(if: Backend.tested.contains(.postgres)))
+    @Test(.enabled(if: StoreBackend.tested.contains(.postgres)))
     func aWrongDatabaseOrPasswordIsNamed() async throws {
-        guard let base = ProcessInfo.processInfo.environment["STROBE_TEST_POSTGRES_URL"] else { throw NoTestServer() }
+        let base = try StoreBackend.serverURL()
         let missing = base.replacingOccurrences(of: "/strobe_test?", with: "/no_such_database?")
         do {
             let store = try await HistoryStores.open(try HistoryLocation.parse(missing))

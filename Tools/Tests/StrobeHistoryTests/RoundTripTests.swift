@@ -2,13 +2,14 @@ import Foundation
 import StrobeHistory
 import StrobeResults
 import StrobeStatistics
+import StrobeStoreTestSupport
 import Testing
 
 /// Runs go in and come back out unchanged, once each.
 @Suite struct RoundTripTests {
-    @Test(arguments: Backend.tested)
-    func addedRunsReadBackAsTheyWereWithTheirSummaries(_ backend: Backend) async throws {
-        try await TestStore.with(backend) { test in
+    @Test(arguments: StoreBackend.tested)
+    func addedRunsReadBackAsTheyWereWithTheirSummaries(_ backend: StoreBackend) async throws {
+        try await ScratchStore.with(backend) { test in
             let store = try await test.open()
             let runs = SampleRuns.varied
             let counts = try await HistoryWriter.add(runs.map { RunRecord(run: $0) }, to: store)
@@ -63,9 +64,9 @@ import Testing
         #expect(RunRecord(run: SampleRuns.run(id: "", time: 8)).key != "sha256:" + digest)
     }
 
-    @Test(arguments: Backend.tested)
-    func addingARunTwiceStoresItOnce(_ backend: Backend) async throws {
-        try await TestStore.with(backend) { test in
+    @Test(arguments: StoreBackend.tested)
+    func addingARunTwiceStoresItOnce(_ backend: StoreBackend) async throws {
+        try await ScratchStore.with(backend) { test in
             let store = try await test.open()
             let records = SampleRuns.varied.map { RunRecord(run: $0) }
             let first = try await HistoryWriter.add(records, to: store)
@@ -86,9 +87,9 @@ import Testing
         }
     }
 
-    @Test(arguments: Backend.tested)
-    func filtersSelectByColumnAndTag(_ backend: Backend) async throws {
-        try await TestStore.with(backend) { test in
+    @Test(arguments: StoreBackend.tested)
+    func filtersSelectByColumnAndTag(_ backend: StoreBackend) async throws {
+        try await ScratchStore.with(backend) { test in
             let store = try await test.open()
             var runs: [PerfRun] = []
             for index in 0..<12 {
@@ -117,9 +118,9 @@ import Testing
         }
     }
 
-    @Test(arguments: Backend.tested)
-    func exportedResultsAddBackAsTheSameRuns(_ backend: Backend) async throws {
-        try await TestStore.with(backend) { test in
+    @Test(arguments: StoreBackend.tested)
+    func exportedResultsAddBackAsTheSameRuns(_ backend: StoreBackend) async throws {
+        try await ScratchStore.with(backend) { test in
             let input = test.directory + "/input"
             for run in SampleRuns.varied { try SampleRuns.write(run, to: input) }
             let added = try StrobeBinary.run(["history", "add", input, "--history", test.text])
@@ -144,7 +145,7 @@ import Testing
             #expect(readd.output.contains("0 added, 3 already stored"), "\(readd.output)\(readd.errors)")
 
             // Into a new store: the same runs, the same keys.
-            let other = try await TestStore.make(.sqlite)
+            let other = try await ScratchStore.make(.sqlite)
             defer { Task { await other.remove() } }
             let copied = try StrobeBinary.run(["history", "add", exported, "--history", other.text])
             #expect(copied.status == 0)

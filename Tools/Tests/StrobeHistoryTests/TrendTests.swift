@@ -1,6 +1,7 @@
 import Foundation
 import StrobeHistory
 import StrobeResults
+import StrobeStoreTestSupport
 import Testing
 
 /// `strobe trend` over stores made here: where each change is, its commit
@@ -50,6 +51,29 @@ import Testing
         let text = try StrobeBinary.run(["trend", "--history", store, "--repository", history.repository])
         #expect(text.status == 0)
         #expect(text.output.contains("30 runs, 4 series, in commit order: no change"), "\(text.output)")
+    }
+
+    @Test func theJSONReportWritesBetterAndOlderReportsWithTheFlagStillDecode() async throws {
+        let directory = try Self.scratch()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let history = try NightlyHistory.make(nights: 12, in: directory)
+        var noise = TrendNoise(state: 5)
+        let store = try await Self.store((0..<12).map { history.run(night: $0, noise: &noise) }, in: directory)
+        let outcome = try StrobeBinary.run([
+            "trend", "--format", "json", "--history", store, "--repository", history.repository,
+        ])
+        #expect(outcome.status == 0, "\(outcome.errors)")
+        let json = outcome.output
+        let report = try JSONDecoder().decode(TrendReport.self, from: Data(json.utf8))
+        #expect(!report.series.isEmpty && report.series.allSatisfy { $0.better == .lower })
+        #expect(!json.contains("lowerIsBetter"))
+        // As an older strobe wrote it; and a series made higher-is-better.
+        let older = json.replacing(#/"better"\s*:\s*"lower"/#, with: #""lowerIsBetter" : true"#)
+        #expect(!older.contains(#""better""#))
+        #expect(try JSONDecoder().decode(TrendReport.self, from: Data(older.utf8)) == report)
+        let flipped = older.replacing(#/"lowerIsBetter" : true/#, with: #""lowerIsBetter" : false"#)
+        let higher = try JSONDecoder().decode(TrendReport.self, from: Data(flipped.utf8))
+        #expect(higher.series.allSatisfy { $0.better == .higher })
     }
 
     @Test func aStepInTwoTestsIsPinnedToItsCommitsAndIsTheCodes() async throws {
@@ -255,8 +279,8 @@ import Testing
 
     /// The same analysis on runs read back from each backend: PostgreSQL
     /// gives the runs and marks SQLite gives.
-    @Test(arguments: Backend.tested) func eachBackendGivesTheSameTrend(_ backend: Backend) async throws {
-        try await TestStore.with(backend) { test in
+    @Test(arguments: StoreBackend.tested) func eachBackendGivesTheSameTrend(_ backend: StoreBackend) async throws {
+        try await ScratchStore.with(backend) { test in
             let directory = try Self.scratch("backend\(backend.rawValue)")
             defer { try? FileManager.default.removeItem(atPath: directory) }
             let history = try NightlyHistory.make(nights: 30, in: directory)

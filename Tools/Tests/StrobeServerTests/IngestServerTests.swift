@@ -6,6 +6,7 @@ import Strobe
 import StrobeFleet
 import StrobeHistory
 import StrobeServer
+import StrobeStoreTestSupport
 import Testing
 
 /// `strobe serve`'s endpoint, through Hummingbird's router and over real
@@ -37,9 +38,9 @@ import Testing
         }
     }
 
-    @Test(arguments: ServerBackend.tested)
-    func aTraceIsStoredOnceAndItsRepeatIsAnsweredAsAlreadyStored(backend: ServerBackend) async throws {
-        try await ServerScratch.with(backend) { scratch in
+    @Test(arguments: StoreBackend.tested)
+    func aTraceIsStoredOnceAndItsRepeatIsAnsweredAsAlreadyStored(backend: StoreBackend) async throws {
+        try await ScratchStore.with(backend) { scratch in
             let traces = try ServerTraces.write(count: 2, in: scratch.directory)
             let store = try await FleetStores.open(scratch.location)
             let server = try Self.server(store: store)
@@ -65,7 +66,7 @@ import Testing
     }
 
     @Test func uploadsWithoutTheTokenAreRefusedAndNothingIsStored() async throws {
-        try await ServerScratch.with(.sqlite) { scratch in
+        try await ScratchStore.with(.sqlite) { scratch in
             let trace = try ServerTraces.write(count: 1, in: scratch.directory)[0]
             let store = try await FleetStores.open(scratch.location)
             let server = try Self.server(store: store)
@@ -89,7 +90,7 @@ import Testing
     }
 
     @Test func anUploadOverTheLimitIsRefusedWith413() async throws {
-        try await ServerScratch.with(.sqlite) { scratch in
+        try await ScratchStore.with(.sqlite) { scratch in
             let trace = try ServerTraces.write(count: 1, in: scratch.directory)[0]
             let store = try await FleetStores.open(scratch.location)
             let server = try Self.server(store: store, limit: trace.count - 1)
@@ -106,7 +107,7 @@ import Testing
     }
 
     @Test func damagedAndForeignUploadsAreRefusedWithTheirReason() async throws {
-        try await ServerScratch.with(.sqlite) { scratch in
+        try await ScratchStore.with(.sqlite) { scratch in
             let trace = try ServerTraces.write(count: 1, in: scratch.directory)[0]
             let store = try await FleetStores.open(scratch.location)
             let server = try Self.server(store: store)
@@ -125,9 +126,9 @@ import Testing
         }
     }
 
-    @Test(arguments: ServerBackend.tested)
-    func twoServersOnOneStoreCountEveryTraceOnce(backend: ServerBackend) async throws {
-        try await ServerScratch.with(backend) { scratch in
+    @Test(arguments: StoreBackend.tested)
+    func twoServersOnOneStoreCountEveryTraceOnce(backend: StoreBackend) async throws {
+        try await ScratchStore.with(backend) { scratch in
             let traces = try ServerTraces.write(count: 12, in: scratch.directory)
             let stores = [try await FleetStores.open(scratch.location), try await FleetStores.open(scratch.location)]
             let servers = try stores.map { try Self.server(store: $0) }

@@ -91,7 +91,7 @@ import Testing
         let slower: (Int, Int) -> Double = { _, night in night >= 25 ? 0.94 : 1 }
         let rates = { (metrics: [MetricHistory]) in
             metrics.map { metric in
-                MetricHistory(name: metric.name, values: metric.values, lowerIsBetter: false)
+                MetricHistory(name: metric.name, values: metric.values, better: .higher)
             }
         }
         let host = HostHistory(

@@ -57,10 +57,10 @@ func processHistory(
         let up = processHistory(runs: 40, sigma: 0.02, seed: 4) { $0 < 20 ? 1 : 1.15 }
         let down = processHistory(runs: 40, sigma: 0.02, seed: 5) { $0 < 20 ? 1 : 0.85 }
         let report = try StepDetector.detect([
-            MetricHistory(name: "time up", values: up, lowerIsBetter: true),
-            MetricHistory(name: "rate up", values: up, lowerIsBetter: false),
-            MetricHistory(name: "time down", values: down, lowerIsBetter: true),
-            MetricHistory(name: "rate down", values: down, lowerIsBetter: false),
+            MetricHistory(name: "time up", values: up, better: .lower),
+            MetricHistory(name: "rate up", values: up, better: .higher),
+            MetricHistory(name: "time down", values: down, better: .lower),
+            MetricHistory(name: "rate down", values: down, better: .higher),
         ])
         #expect(
             report.series.map { $0.steps.map(\.direction) } == [

@@ -30,15 +30,10 @@ public protocol FleetStore: Sendable {
 
 /// Opens fleet stores.
 public enum FleetStores {
-    /// Opens the store at `location`, creating and migrating it as
-    /// ``HistoryStores/open(_:)`` does.
+    /// Opens the store at `location`, creating and migrating it: the store
+    /// ``HistoryStores/open(_:)`` opens, seen as a fleet's.
     public static func open(_ location: HistoryLocation) async throws -> any FleetStore {
-        // The history store migrates (under its lock on PostgreSQL).
-        await (try await HistoryStores.open(location)).close()
-        switch location {
-        case .sqlite(let path): return try SQLiteFleetStore(path: path)
-        case .postgres(let postgres): return try await PostgresFleetStore.connect(postgres)
-        }
+        try await HistoryStores.open(location)
     }
 }
 

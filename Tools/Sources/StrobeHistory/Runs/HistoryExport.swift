@@ -57,7 +57,7 @@ public enum HistoryExport {
                         let cells = [
                             CSVField.escape(metadata.suite), CSVField.escape(test.name),
                             CSVField.escape("\(test.name)/\(metric.name)"),
-                            CSVField.escape(metric.unit), metric.lowerIsBetter ? "lower" : "higher",
+                            CSVField.escape(metric.unit), metric.better.rawValue,
                             CSVField.escape(metadata.samplesAreLaunches ? "\(runID)#\(iteration)" : runID), round,
                             String(iteration), String(sample), CSVField.escape(metadata.gitCommit),
                             CSVField.escape(run.branch),

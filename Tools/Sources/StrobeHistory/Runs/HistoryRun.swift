@@ -39,7 +39,7 @@ public struct HistoryRun: Sendable, Hashable {
                     tracePaths: test.tracePaths,
                     metrics: zip(test.metrics, summaries).map { metric, summary in
                         HistoryMetric(
-                            name: metric.name, unit: metric.unit, lowerIsBetter: metric.better == .lower,
+                            name: metric.name, unit: metric.unit, better: metric.better,
                             summary: summary)
                     })
             })
@@ -55,7 +55,7 @@ public struct HistoryRun: Sendable, Hashable {
                     name: test.name,
                     metrics: test.metrics.map {
                         PerfMetric(
-                            name: $0.name, unit: $0.unit, better: $0.lowerIsBetter ? .lower : .higher,
+                            name: $0.name, unit: $0.unit, better: $0.better,
                             samples: $0.samples)
                     },
                     error: test.error, warmupIterations: test.warmupIterations, tracePaths: test.tracePaths)
@@ -96,19 +96,33 @@ public struct HistoryMetric: Sendable, Hashable {
     public var name: String
     /// Its unit.
     public var unit: String
-    /// Whether smaller is better.
-    public var lowerIsBetter: Bool
+    /// Which way the metric gets better.
+    public var better: MetricDirection
     /// Every iteration's value; empty unless the query included samples.
     public var samples: [Double]
     /// Each process's median and minimum: what the statistics compare.
     public var summary: MetricSummary
 
     /// A metric.
-    public init(name: String, unit: String, lowerIsBetter: Bool, samples: [Double] = [], summary: MetricSummary) {
+    public init(name: String, unit: String, better: MetricDirection, samples: [Double] = [], summary: MetricSummary) {
         self.name = name
         self.unit = unit
-        self.lowerIsBetter = lowerIsBetter
+        self.better = better
         self.samples = samples
         self.summary = summary
+    }
+
+    /// A metric, its direction given as a flag.
+    @available(*, deprecated, renamed: "init(name:unit:better:samples:summary:)")
+    public init(name: String, unit: String, lowerIsBetter: Bool, samples: [Double] = [], summary: MetricSummary) {
+        self.init(
+            name: name, unit: unit, better: lowerIsBetter ? .lower : .higher, samples: samples, summary: summary)
+    }
+
+    /// Whether smaller is better.
+    @available(*, deprecated, renamed: "better")
+    public var lowerIsBetter: Bool {
+        get { better == .lower }
+        set { better = newValue ? .lower : .higher }
     }
 }

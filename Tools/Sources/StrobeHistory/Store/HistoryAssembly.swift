@@ -31,7 +31,8 @@ struct HistoryAssembly {
         var position: Int
         var name: String
         var unit: String
-        var lowerIsBetter: Bool
+        /// The direction; the `lower_is_better` column stores it as a flag.
+        var better: MetricDirection
         var samples: [Double]
         var medians: [Double]
         var minimums: [Double]
@@ -77,7 +78,7 @@ struct HistoryAssembly {
     /// Adds a metric of a test added before.
     mutating func addMetric(_ row: MetricRow) {
         let metric = HistoryMetric(
-            name: row.name, unit: row.unit, lowerIsBetter: row.lowerIsBetter, samples: row.samples,
+            name: row.name, unit: row.unit, better: row.better, samples: row.samples,
             summary: MetricSummary(medians: row.medians, minimums: row.minimums))
         metrics[row.run, default: [:]][row.testPosition, default: []].append((row.position, metric))
     }

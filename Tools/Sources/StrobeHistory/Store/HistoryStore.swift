@@ -83,12 +83,13 @@ public struct StoredUnit: Sendable, Hashable {
 /// Opens stores.
 public enum HistoryStores {
     /// Opens (creating when needed) the store at `location` and brings its
-    /// tables to ``HistorySchema/currentVersion``.
+    /// tables to ``HistorySchema/currentVersion``: one connection that holds
+    /// both the run history and a fleet's traces.
     ///
     /// - Throws: ``HistoryError``: a server that cannot be reached (within
     ///   the location's connect timeout) or refuses the login, a store of a
     ///   newer schema version, a file that is not an SQLite database.
-    public static func open(_ location: HistoryLocation) async throws -> any HistoryStore {
+    public static func open(_ location: HistoryLocation) async throws -> any HistoryStore & FleetStore {
         switch location {
         case .sqlite(let path): return try SQLiteHistoryStore(path: path)
         case .postgres(let postgres): return try await PostgresHistoryStore.connect(postgres)

@@ -1,18 +1,20 @@
 import Foundation
 import StrobeResults
 
-/// A run history in a PostgreSQL database, over one libpq connection.
+/// A run history and a fleet's traces in a PostgreSQL database, over one
+/// libpq connection (the fleet's methods are in
+/// `PostgresHistoryStore+Fleet.swift`).
 ///
-/// Runs are added in READ COMMITTED transactions: a second writer adding
-/// the same run waits on the first's row and then finds it stored; writers
-/// claim new metric units in one order so that they never deadlock, and a
-/// transaction the server still aborts (a serialization failure, a
-/// deadlock) is retried.
+/// Runs and traces are added in READ COMMITTED transactions: a second
+/// writer adding the same run or trace waits on the first's row and then
+/// finds it stored; writers claim new metric units in one order so that
+/// they never deadlock, and a transaction the server still aborts (a
+/// serialization failure, a deadlock) is retried.
 ///
 /// libpq blocks until the server answers, so the actor runs on a dispatch
 /// queue of its own rather than on Swift's cooperative pool; its methods
 /// never suspend, so one call finishes before the next begins.
-actor PostgresHistoryStore: HistoryStore {
+actor PostgresHistoryStore: HistoryStore, FleetStore {
     nonisolated let location: HistoryLocation
     private let name: String
     private let executor: DispatchQueueExecutor
@@ -47,12 +49,6 @@ actor PostgresHistoryStore: HistoryStore {
             connection = nil
             throw error
         }
-    }
-
-    /// The open connection.
-    private func open() throws(HistoryError) -> PostgresConnection {
-        guard let connection else { throw HistoryError(.database, "\(name): the store is closed") }
-        return connection
     }
 
     /// Brings the tables to the current version in one transaction, under
@@ -95,7 +91,8 @@ actor PostgresHistoryStore: HistoryStore {
                     metadata.strobeVersion, metadata.round.map { Int32(clamping: $0) }, metadata.samplesAreLaunches,
                     record.comparison, record.side, Int64(Date().timeIntervalSince1970 * 1e9),
                 ])
-            guard inserted.rowCount > 0 else { throw AlreadyStored() }
+            // Nothing is written yet: committing changes nothing.
+            guard inserted.rowCount > 0 else { return .alreadyStored }
 
             let tags = metadata.tags.sorted { $0.key < $1.key }
             try connection.execute(
@@ -159,16 +156,12 @@ actor PostgresHistoryStore: HistoryStore {
                     throw existing.conflict(with: record, unit: own)
                 }
             }
-        } alreadyStored: {
-            .alreadyStored
-        } added: {
-            .added
+            return .added
         }
     }
 
     func units(suite: String) throws -> [StoredUnit] {
-        let connection = try open()
-        do {
+        try transaction("read units", .read) { connection in
             let rows = try connection.execute(
                 "SELECT test, metric, unit, first_run FROM strobe_metric_units WHERE suite = $1 ORDER BY test, metric",
                 [suite])
@@ -177,37 +170,23 @@ actor PostgresHistoryStore: HistoryStore {
                     test: try rows.value(row, 0), metric: try rows.value(row, 1), unit: try rows.value(row, 2),
                     firstRun: try rows.value(row, 3))
             }
-        } catch {
-            throw HistoryError(.database, "\(name): cannot read units: \(error)")
         }
     }
 
     func count() throws -> Int {
-        let connection = try open()
-        do {
-            return try connection.execute("SELECT COUNT(*) FROM strobe_runs").value(0, 0)
-        } catch {
-            throw HistoryError(.database, "\(name): cannot count runs: \(error)")
+        try transaction("count runs", .read) { connection in
+            try connection.execute("SELECT COUNT(*) FROM strobe_runs").value(0, 0)
         }
     }
 
     func runs(_ query: HistoryQuery) throws -> [HistoryRun] {
-        let connection = try open()
         let condition = HistoryFilter.condition(query.filters) { "$\($0)" }
-        var assembly = HistoryAssembly()
-        do {
-            // One snapshot for the four queries.
-            try connection.execute("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
+        // One snapshot for the four queries.
+        return try transaction("read runs", .read) { connection in
+            var assembly = HistoryAssembly()
             try read(connection, condition: condition, includeSamples: query.includeSamples, into: &assembly)
-            try connection.execute("COMMIT")
-        } catch let error as HistoryError {
-            _ = try? connection.execute("ROLLBACK")
-            throw error
-        } catch {
-            _ = try? connection.execute("ROLLBACK")
-            throw HistoryError(.database, "\(name): cannot read runs: \(error)")
+            return assembly.finish()
         }
-        return assembly.finish()
     }
 
     /// Reads the four tables' rows for the runs that meet `condition`.
@@ -269,7 +248,7 @@ actor PostgresHistoryStore: HistoryStore {
                 HistoryAssembly.MetricRow(
                     run: run, testPosition: try metrics.value(row, 1), position: try metrics.value(row, 2),
                     name: try metrics.value(row, 3), unit: try metrics.value(row, 4),
-                    lowerIsBetter: try metrics.value(row, 5),
+                    better: try metrics.value(row, 5, as: Bool.self) ? .lower : .higher,
                     samples: try floats(8, "samples"), medians: try floats(6, "replicate_medians"),
                     minimums: try floats(7, "replicate_minimums")))
         }
@@ -279,38 +258,37 @@ actor PostgresHistoryStore: HistoryStore {
         connection = nil
     }
 
-    /// Thrown inside a transaction to roll it back because the run is stored already.
-    private struct AlreadyStored: Error {}
-
     /// The SQLSTATEs of a transaction the server aborted that may succeed
     /// when run again: a serialization failure, a deadlock, and a unique
     /// conflict with a transaction that committed meanwhile.
     private static let retriedStates: Set<String> = ["40001", "40P01", "23505"]
 
-    /// Runs `body` in a transaction and commits it, retrying (up to 50
-    /// times, after a short random wait) when the server aborts it for a
-    /// serialization failure, a deadlock or a unique conflict; rolls back
-    /// on any other error and rethrows it as a ``HistoryError``.
-    private func transaction(_ what: String, _ body: (PostgresConnection) throws -> Void) throws(HistoryError) {
-        _ = try transaction(what, body, alreadyStored: { () }, added: { () })
-    }
-
-    private func transaction<Result>(
-        _ what: String, _ body: (PostgresConnection) throws -> Void, alreadyStored: () -> Result, added: () -> Result
+    /// Runs `body` in one transaction and commits it, returning what it
+    /// returns. When the server aborts it for a serialization failure, a
+    /// deadlock or a unique conflict, runs it again (up to 50 times, after a
+    /// short random wait); on any other error rolls back and rethrows it, as
+    /// a ``HistoryError`` naming `what` unless it is one already.
+    ///
+    /// A write transaction is READ COMMITTED; a read one is REPEATABLE READ
+    /// and READ ONLY, so that its statements see one snapshot.
+    func transaction<Result>(
+        _ what: String, _ access: TransactionAccess = .write, _ body: (PostgresConnection) throws -> Result
     ) throws(HistoryError) -> Result {
-        let connection = try open()
+        guard let connection else { throw HistoryError(.database, "\(name): the store is closed") }
+        let begin =
+            switch access {
+            case .write: "BEGIN"
+            case .read: "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY"
+            }
         var attempt = 0
         while true {
             attempt += 1
             do {
-                try connection.execute("BEGIN")
+                try connection.execute(begin)
                 do {
-                    try body(connection)
+                    let result = try body(connection)
                     try connection.execute("COMMIT")
-                    return added()
-                } catch is AlreadyStored {
-                    try connection.execute("ROLLBACK")
-                    return alreadyStored()
+                    return result
                 } catch {
                     _ = try? connection.execute("ROLLBACK")
                     throw error
@@ -335,7 +313,7 @@ actor PostgresHistoryStore: HistoryStore {
 extension PostgresHistoryStore {
     func addMark(_ mark: HistoryMark) throws {
         try transaction("store the mark of \(mark.target)") { connection in
-            try connection.execute(
+            _ = try connection.execute(
                 """
                 INSERT INTO strobe_marks (target, series, verdict, note, marked_at_ns)
                 VALUES ($1, $2, $3, $4, $5)
@@ -346,18 +324,11 @@ extension PostgresHistoryStore {
     }
 
     func marks() throws -> [HistoryMark] {
-        let connection = try open()
-        let rows: PostgresResult
-        do {
-            rows = try connection.execute(
+        try transaction("read marks", .read) { connection in
+            let rows = try connection.execute(
                 "SELECT target, series, verdict, note, marked_at_ns FROM strobe_marks ORDER BY marked_at_ns, target, series"
             )
-        } catch {
-            throw HistoryError(.database, "\(name): cannot read marks: \(error)")
-        }
-        var marks: [HistoryMark] = []
-        for row in 0..<rows.rowCount {
-            do {
+            return try (0..<rows.rowCount).map { row in
                 let target: String = try rows.value(row, 0)
                 let verdict: String = try rows.value(row, 2)
                 guard let parsed = HistoryMark.Verdict(rawValue: verdict) else {
@@ -365,16 +336,10 @@ extension PostgresHistoryStore {
                         .database,
                         "\(name): the mark of \(target) has the verdict \"\(verdict)\", not confirmed or dismissed")
                 }
-                marks.append(
-                    HistoryMark(
-                        target: target, series: try rows.value(row, 1), verdict: parsed, note: try rows.value(row, 3),
-                        markedAt: try rows.value(row, 4)))
-            } catch let error as HistoryError {
-                throw error
-            } catch {
-                throw HistoryError(.database, "\(name): cannot read marks: \(error)")
+                return HistoryMark(
+                    target: target, series: try rows.value(row, 1), verdict: parsed, note: try rows.value(row, 3),
+                    markedAt: try rows.value(row, 4))
             }
         }
-        return marks
     }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import StrobeResults
 import StrobeStatistics
 
 /// Finds the changes in a history of runs: one series per suite, test,
@@ -181,7 +182,7 @@ public enum TrendAnalysis {
         var test: String
         var metric: String
         var unit: String
-        var lowerIsBetter: Bool
+        var better: MetricDirection
         /// Its column in the cohort's ``ValueTable``.
         var column: Int
         var values: [[Double]]
@@ -241,14 +242,14 @@ public enum TrendAnalysis {
             return
         }
         // The metrics, in the order the runs list them.
-        var names: [(test: String, metric: String, unit: String, lowerIsBetter: Bool)] = []
+        var names: [(test: String, metric: String, unit: String, better: MetricDirection)] = []
         var seen = Set<String>()
         for group in cohort.runs {
             for runs in group {
                 for run in runs {
                     for test in run.tests {
                         for metric in test.metrics where seen.insert("\(test.name)/\(metric.name)").inserted {
-                            names.append((test.name, metric.name, metric.unit, metric.lowerIsBetter))
+                            names.append((test.name, metric.name, metric.unit, metric.better))
                         }
                     }
                 }
@@ -279,7 +280,7 @@ public enum TrendAnalysis {
             }
             series.append(
                 Series(
-                    test: name.test, metric: name.metric, unit: name.unit, lowerIsBetter: name.lowerIsBetter,
+                    test: name.test, metric: name.metric, unit: name.unit, better: name.better,
                     column: column, values: flat))
         }
         if !partial.isEmpty {
@@ -310,7 +311,7 @@ public enum TrendAnalysis {
         let hosts = cohort.groups.indices.map { g in
             let metrics = series.map {
                 MetricHistory(
-                    name: $0.name, values: $0.values[g], lowerIsBetter: $0.lowerIsBetter, relativeFloor: floor)
+                    name: $0.name, values: $0.values[g], better: $0.better, relativeFloor: floor)
             }
             let references: [MetricHistory] =
                 referenceRuns[g].allSatisfy(\.isEmpty)
@@ -321,7 +322,7 @@ public enum TrendAnalysis {
                     }
                     guard values.allSatisfy({ $0 != nil && $0!.isFinite && $0! > 0 }) else { return nil }
                     return MetricHistory(
-                        name: item.name, values: values.map { $0! }, lowerIsBetter: item.lowerIsBetter,
+                        name: item.name, values: values.map { $0! }, better: item.better,
                         relativeFloor: floor)
                 }
             return HostHistory(host: cohort.groups[g], metrics: metrics, reference: references)
@@ -354,7 +355,7 @@ public enum TrendAnalysis {
             report.series.append(
                 TrendSeries(
                     suite: suite, test: item.test, metric: item.metric, unit: item.unit,
-                    lowerIsBetter: item.lowerIsBetter,
+                    better: item.better,
                     groups: cohort.groups, slots: cohort.slots, points: points))
         }
         func runs(group: String, before: Int, after: Int) -> (TrendRunReference, TrendRunReference) {

@@ -168,7 +168,7 @@ extension TrendReport {
         html +=
             "<h3>\(HTMLText.escape(item.suite)) · \(HTMLText.escape(item.test)) · \(HTMLText.escape(item.metric))\(HTMLText.escape(unitName))</h3>"
         html +=
-            "<p>\(item.lowerIsBetter ? "lower is better" : "higher is better") · \(item.slots.count) \(order == "commit" ? "commits" : "positions")"
+            "<p>\(item.better.rawValue) is better · \(item.slots.count) \(order == "commit" ? "commits" : "positions")"
         html += own.isEmpty ? " · no change</p>" : " · \(own.count) change\(own.count == 1 ? "" : "s")</p>"
         html += "<div class=\"legend\">"
         for (g, group) in item.groups.enumerated() {

@@ -1,3 +1,4 @@
+import StrobeResults
 import StrobeStatistics
 
 /// What a trend found in a history: every series analysed, with its runs
@@ -63,8 +64,8 @@ public struct TrendSeries: Sendable, Hashable, Codable {
     public var metric: String
     /// Its unit.
     public var unit: String
-    /// Whether smaller is better.
-    public var lowerIsBetter: Bool
+    /// Which way the metric gets better.
+    public var better: MetricDirection
     /// Its groups, in the order of their colours.
     public var groups: [String]
     /// Its positions, oldest first.
@@ -74,6 +75,34 @@ public struct TrendSeries: Sendable, Hashable, Codable {
 
     /// `SUITE/TEST/METRIC`.
     public var name: String { "\(suite)/\(test)/\(metric)" }
+
+    /// Whether smaller is better.
+    @available(*, deprecated, renamed: "better")
+    public var lowerIsBetter: Bool {
+        get { better == .lower }
+        set { better = newValue ? .lower : .higher }
+    }
+
+    private enum CodingKeys: String, CodingKey {
+        case suite, test, metric, unit, better, groups, slots, points
+    }
+}
+
+// In an extension, so that the memberwise initializer stays.
+extension TrendSeries {
+    /// Reads a series, its direction as `better` or, from JSON written
+    /// before it, the `lowerIsBetter` flag.
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        suite = try container.decode(String.self, forKey: .suite)
+        test = try container.decode(String.self, forKey: .test)
+        metric = try container.decode(String.self, forKey: .metric)
+        unit = try container.decode(String.self, forKey: .unit)
+        better = try MetricDirection(decodingEitherKeyFrom: decoder)
+        groups = try container.decode([String].self, forKey: .groups)
+        slots = try container.decode([TrendSlot].self, forKey: .slots)
+        points = try container.decode([TrendPoint].self, forKey: .points)
+    }
 }
 
 /// A run next to a change.

@@ -1,3 +1,5 @@
+import StrobeResults
+
 /// One metric's history: one value per run, runs in commit order.
 ///
 /// A run is one process, and its value is that process's summary of the
@@ -9,18 +11,46 @@ public struct MetricHistory: Sendable, Hashable, Codable {
     /// One value per run, oldest first. Every value must be finite and
     /// positive (changes are ratios, estimated on logs).
     public var values: [Double]
-    /// Whether a smaller value is better (times, bytes) or worse (rates).
-    public var lowerIsBetter: Bool
+    /// Which way the metric gets better: `.lower` for times and bytes,
+    /// `.higher` for rates.
+    public var better: MetricDirection
     /// The smallest relative change worth reporting (0.02 = 2%): a step no
     /// larger than this is never reported, however significant.
     public var relativeFloor: Double
 
     /// A history of `values`, one per run, oldest first.
-    public init(name: String, values: [Double], lowerIsBetter: Bool = true, relativeFloor: Double = 0) {
+    public init(name: String, values: [Double], better: MetricDirection = .lower, relativeFloor: Double = 0) {
         self.name = name
         self.values = values
-        self.lowerIsBetter = lowerIsBetter
+        self.better = better
         self.relativeFloor = relativeFloor
+    }
+
+    /// A history of `values`, its direction given as a flag.
+    @available(*, deprecated, renamed: "init(name:values:better:relativeFloor:)")
+    public init(name: String, values: [Double], lowerIsBetter: Bool, relativeFloor: Double = 0) {
+        self.init(name: name, values: values, better: lowerIsBetter ? .lower : .higher, relativeFloor: relativeFloor)
+    }
+
+    /// Whether a smaller value is better.
+    @available(*, deprecated, renamed: "better")
+    public var lowerIsBetter: Bool {
+        get { better == .lower }
+        set { better = newValue ? .lower : .higher }
+    }
+
+    private enum CodingKeys: String, CodingKey {
+        case name, values, better, relativeFloor
+    }
+
+    /// Reads a history, its direction as `better` or, from older JSON, the
+    /// `lowerIsBetter` flag.
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        name = try container.decode(String.self, forKey: .name)
+        values = try container.decode([Double].self, forKey: .values)
+        better = try MetricDirection(decodingEitherKeyFrom: decoder)
+        relativeFloor = try container.decode(Double.self, forKey: .relativeFloor)
     }
 
     /// Throws when the history cannot be analysed: no runs, a value that is

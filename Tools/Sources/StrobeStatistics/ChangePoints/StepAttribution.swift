@@ -202,7 +202,7 @@ public enum StepAttribution {
     static func suiteIndex(_ metrics: [MetricHistory]) -> [Double] {
         guard let nights = metrics.first?.values.count else { return [] }
         let ranks = metrics.map { metric in
-            MidRanks(metric.values).ranks.map { metric.lowerIsBetter ? $0 : Double(nights + 1) - $0 }
+            MidRanks(metric.values).ranks.map { metric.better == .lower ? $0 : Double(nights + 1) - $0 }
         }
         return (0..<nights).map { night in
             Quantiles.median(sorted: ranks.map { $0[night] }.sorted()) / Double(nights + 1)
@@ -216,7 +216,7 @@ public enum StepAttribution {
         let worse = step.change.ratio > 1
         let moved = metrics.filter { metric in
             let z = RankScan.splitStatistic(metric.values[span], split: step.firstAfter - span.lowerBound)
-            return (metric.lowerIsBetter == worse) ? z > 0 : z < 0
+            return ((metric.better == .lower) == worse) ? z > 0 : z < 0
         }
         return Double(moved.count) / Double(max(metrics.count, 1))
     }
@@ -231,7 +231,7 @@ public enum StepAttribution {
                 let shift = ShiftEstimate.hodgesLehmann(
                     baseline: Array(metric.values[before]), candidate: Array(metric.values[after]))
             else { return nil }
-            return metric.lowerIsBetter ? shift.ratio - 1 : 1 / shift.ratio - 1
+            return metric.better == .lower ? shift.ratio - 1 : 1 / shift.ratio - 1
         }
         return Quantiles.median(sorted: changes.sorted())
     }

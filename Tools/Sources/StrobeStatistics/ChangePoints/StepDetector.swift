@@ -177,7 +177,7 @@ public enum StepDetector {
                 baseline: before, candidate: after, confidence: options.confidence),
             abs(change.change) > history.relativeFloor, change.ratio != 1
         else { return nil }
-        let worse = history.lowerIsBetter ? change.ratio > 1 : change.ratio < 1
+        let worse = history.better == .lower ? change.ratio > 1 : change.ratio < 1
         return HistoryStep(
             metric: history.name, lastBefore: index - 1, firstAfter: index, change: change, pValue: pValue,
             level: level, direction: worse ? .regression : .improvement, status: status,

@@ -1,4 +1,5 @@
 import Foundation
+import StrobeResults
 
 /// What a comparison concluded about one metric.
 public enum Verdict: String, Sendable, Hashable, Codable, CaseIterable {
@@ -87,8 +88,8 @@ public struct MetricComparison: Sendable, Hashable, Codable {
     public var group: String
     /// Its unit.
     public var unit: String
-    /// Whether smaller is better.
-    public var lowerIsBetter: Bool
+    /// Which way the metric gets better.
+    public var better: MetricDirection
     /// Whether its verdict gates (a regression fails the comparison) or is
     /// only reported.
     public var gates: Bool
@@ -142,6 +143,52 @@ public struct MetricComparison: Sendable, Hashable, Codable {
     public var iterationNoiseShare: Double?
     /// Caveats, e.g. a single process on a side.
     public var warnings: [String]
+
+    /// Whether smaller is better.
+    @available(*, deprecated, renamed: "better")
+    public var lowerIsBetter: Bool {
+        get { better == .lower }
+        set { better = newValue ? .lower : .higher }
+    }
+
+    private enum CodingKeys: String, CodingKey {
+        case name, group, unit, better, gates, relativeFloor, absoluteFloor, summary, baseline, candidate, test, shift
+        case difference, differenceLower, differenceUpper, mannWhitney, kolmogorovSmirnov, adjustedPValue, level
+        case verdict, roundsNeeded, advice, iterationNoiseShare, warnings
+    }
+}
+
+// In an extension, so that the memberwise initializer stays.
+extension MetricComparison {
+    /// Reads a comparison, its direction as `better` or, from JSON written
+    /// before it, the `lowerIsBetter` flag.
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        name = try container.decode(String.self, forKey: .name)
+        group = try container.decode(String.self, forKey: .group)
+        unit = try container.decode(String.self, forKey: .unit)
+        better = try MetricDirection(decodingEitherKeyFrom: decoder)
+        gates = try container.decode(Bool.self, forKey: .gates)
+        relativeFloor = try container.decode(Double.self, forKey: .relativeFloor)
+        absoluteFloor = try container.decode(Double.self, forKey: .absoluteFloor)
+        summary = try container.decode(ReplicateSummary.self, forKey: .summary)
+        baseline = try container.decode(SampleSummary.self, forKey: .baseline)
+        candidate = try container.decode(SampleSummary.self, forKey: .candidate)
+        test = try container.decode(ReplicateTestResult.self, forKey: .test)
+        shift = try container.decodeIfPresent(ShiftEstimate.self, forKey: .shift)
+        difference = try container.decode(Double.self, forKey: .difference)
+        differenceLower = try container.decode(Double.self, forKey: .differenceLower)
+        differenceUpper = try container.decode(Double.self, forKey: .differenceUpper)
+        mannWhitney = try container.decode(TestResult.self, forKey: .mannWhitney)
+        kolmogorovSmirnov = try container.decode(TestResult.self, forKey: .kolmogorovSmirnov)
+        adjustedPValue = try container.decode(Double.self, forKey: .adjustedPValue)
+        level = try container.decode(Double.self, forKey: .level)
+        verdict = try container.decode(Verdict.self, forKey: .verdict)
+        roundsNeeded = try container.decodeIfPresent(Int.self, forKey: .roundsNeeded)
+        advice = try container.decode([DecisionAdvice].self, forKey: .advice)
+        iterationNoiseShare = try container.decodeIfPresent(Double.self, forKey: .iterationNoiseShare)
+        warnings = try container.decode([String].self, forKey: .warnings)
+    }
 }
 
 /// Compares metrics between two sets of replicates.
@@ -154,8 +201,8 @@ public enum ComparisonEngine {
         public var group: String
         /// Its unit.
         public var unit: String
-        /// Whether smaller is better.
-        public var lowerIsBetter: Bool
+        /// Which way the metric gets better.
+        public var better: MetricDirection
         /// Baseline replicates (processes).
         public var baseline: [Replicate]
         /// Candidate replicates (processes).
@@ -172,14 +219,14 @@ public enum ComparisonEngine {
 
         /// An input of replicates.
         public init(
-            name: String, group: String = "", unit: String, lowerIsBetter: Bool, baseline: [Replicate],
+            name: String, group: String = "", unit: String, better: MetricDirection, baseline: [Replicate],
             candidate: [Replicate], relativeFloor: Double? = nil, absoluteFloor: Double = 0, gates: Bool = true,
             summary: ReplicateSummary = .median
         ) {
             self.name = name
             self.group = group
             self.unit = unit
-            self.lowerIsBetter = lowerIsBetter
+            self.better = better
             self.baseline = baseline
             self.candidate = candidate
             self.relativeFloor = relativeFloor
@@ -190,12 +237,47 @@ public enum ComparisonEngine {
 
         /// An input whose sides are one process each.
         public init(
+            name: String, group: String = "", unit: String, better: MetricDirection, baseline: [Double],
+            candidate: [Double]
+        ) {
+            self.init(
+                name: name, group: group, unit: unit, better: better,
+                baseline: [Replicate(id: "baseline", samples: baseline)],
+                candidate: [Replicate(id: "candidate", samples: candidate)])
+        }
+
+        /// An input of replicates, its direction given as a flag.
+        @available(
+            *, deprecated,
+            renamed: "init(name:group:unit:better:baseline:candidate:relativeFloor:absoluteFloor:gates:summary:)"
+        )
+        public init(
+            name: String, group: String = "", unit: String, lowerIsBetter: Bool, baseline: [Replicate],
+            candidate: [Replicate], relativeFloor: Double? = nil, absoluteFloor: Double = 0, gates: Bool = true,
+            summary: ReplicateSummary = .median
+        ) {
+            self.init(
+                name: name, group: group, unit: unit, better: lowerIsBetter ? .lower : .higher, baseline: baseline,
+                candidate: candidate, relativeFloor: relativeFloor, absoluteFloor: absoluteFloor, gates: gates,
+                summary: summary)
+        }
+
+        /// An input whose sides are one process each, its direction given
+        /// as a flag.
+        @available(*, deprecated, renamed: "init(name:group:unit:better:baseline:candidate:)")
+        public init(
             name: String, group: String = "", unit: String, lowerIsBetter: Bool, baseline: [Double], candidate: [Double]
         ) {
             self.init(
-                name: name, group: group, unit: unit, lowerIsBetter: lowerIsBetter,
-                baseline: [Replicate(id: "baseline", samples: baseline)],
-                candidate: [Replicate(id: "candidate", samples: candidate)])
+                name: name, group: group, unit: unit, better: lowerIsBetter ? .lower : .higher, baseline: baseline,
+                candidate: candidate)
+        }
+
+        /// Whether smaller is better.
+        @available(*, deprecated, renamed: "better")
+        public var lowerIsBetter: Bool {
+            get { better == .lower }
+            set { better = newValue ? .lower : .higher }
         }
     }
 
@@ -291,7 +373,7 @@ public enum ComparisonEngine {
                 ? decide(
                     test: test, shift: shift, difference: candCenter - baseCenter, equivalenceRatio: equivalenceRatio,
                     equivalenceDifference: equivalenceDifference, adjustedPValue: adjusted[index], level: level,
-                    lowerIsBetter: input.lowerIsBetter, relativeFloor: floor, absoluteFloor: input.absoluteFloor)
+                    better: input.better, relativeFloor: floor, absoluteFloor: input.absoluteFloor)
                 : .inconclusive
             // A change is shown with the interval of the test that found it:
             // at an early sequential look the intervals' own confidence is
@@ -312,7 +394,7 @@ public enum ComparisonEngine {
                 advice = Self.advice(test: test, roundsNeeded: needed, iterationNoiseShare: iterationShare)
             }
             return MetricComparison(
-                name: input.name, group: input.group, unit: input.unit, lowerIsBetter: input.lowerIsBetter,
+                name: input.name, group: input.group, unit: input.unit, better: input.better,
                 gates: input.gates, relativeFloor: floor, absoluteFloor: input.absoluteFloor, summary: input.summary,
                 baseline: SampleSummary(pooledBase, percentiles: options.percentiles),
                 candidate: SampleSummary(pooledCand, percentiles: options.percentiles),
@@ -390,9 +472,9 @@ public enum ComparisonEngine {
     static func decide(
         test: ReplicateTestResult, shift: ShiftEstimate?, difference: Double,
         equivalenceRatio: (lower: Double, upper: Double)?, equivalenceDifference: (lower: Double, upper: Double),
-        adjustedPValue: Double, level: Double, lowerIsBetter: Bool, relativeFloor: Double, absoluteFloor: Double
+        adjustedPValue: Double, level: Double, better: MetricDirection, relativeFloor: Double, absoluteFloor: Double
     ) -> Verdict {
-        let worse = lowerIsBetter ? difference > 0 : difference < 0
+        let worse = better == .lower ? difference > 0 : difference < 0
         if test.method == .exact {
             guard abs(difference) > absoluteFloor else { return .unchanged }
             return worse ? .regression : .improvement
@@ -401,7 +483,7 @@ public enum ComparisonEngine {
         if adjustedPValue <= level {
             let exceedsRelative = shift.map { abs($0.change) > relativeFloor } ?? true
             guard exceedsRelative, exceedsAbsolute else { return .unchanged }
-            let direction = shift.map { lowerIsBetter ? $0.change > 0 : $0.change < 0 } ?? worse
+            let direction = shift.map { better == .lower ? $0.change > 0 : $0.change < 0 } ?? worse
             return direction ? .regression : .improvement
         }
         if let ratio = equivalenceRatio, ratio.lower >= 1 - relativeFloor, ratio.upper <= 1 + relativeFloor {

@@ -1,4 +1,5 @@
 import Foundation
+import StrobeResults
 
 /// A percentile of events pooled over sessions, with a confidence interval
 /// that treats the session as the unit.
@@ -170,8 +171,8 @@ extension SessionQuantiles {
         public var baseline: SessionQuantileEstimate
         /// The candidate's estimate.
         public var candidate: SessionQuantileEstimate
-        /// Whether lower values are better (durations are).
-        public var lowerIsBetter: Bool
+        /// Which way the metric gets better (durations: `.lower`).
+        public var better: MetricDirection
         /// Changes up to this fraction never count (0.02 = 2%).
         public var relativeFloor: Double
         /// Changes up to this, in the metric's unit, never count.
@@ -179,14 +180,32 @@ extension SessionQuantiles {
 
         /// A comparison with these values.
         public init(
-            baseline: SessionQuantileEstimate, candidate: SessionQuantileEstimate, lowerIsBetter: Bool = true,
+            baseline: SessionQuantileEstimate, candidate: SessionQuantileEstimate, better: MetricDirection = .lower,
             relativeFloor: Double = ComparisonOptions().minimumEffect, absoluteFloor: Double = 0
         ) {
             self.baseline = baseline
             self.candidate = candidate
-            self.lowerIsBetter = lowerIsBetter
+            self.better = better
             self.relativeFloor = relativeFloor
             self.absoluteFloor = absoluteFloor
+        }
+
+        /// A comparison with these values, its direction given as a flag.
+        @available(*, deprecated, renamed: "init(baseline:candidate:better:relativeFloor:absoluteFloor:)")
+        public init(
+            baseline: SessionQuantileEstimate, candidate: SessionQuantileEstimate, lowerIsBetter: Bool,
+            relativeFloor: Double = ComparisonOptions().minimumEffect, absoluteFloor: Double = 0
+        ) {
+            self.init(
+                baseline: baseline, candidate: candidate, better: lowerIsBetter ? .lower : .higher,
+                relativeFloor: relativeFloor, absoluteFloor: absoluteFloor)
+        }
+
+        /// Whether lower values are better.
+        @available(*, deprecated, renamed: "better")
+        public var lowerIsBetter: Bool {
+            get { better == .lower }
+            set { better = newValue ? .lower : .higher }
         }
     }
 
@@ -259,7 +278,7 @@ extension SessionQuantiles {
                 : ComparisonEngine.decide(
                     test: result, shift: shift, difference: difference, equivalenceRatio: equivalence,
                     equivalenceDifference: (base * (equivalence.lower - 1), base * (equivalence.upper - 1)),
-                    adjustedPValue: adjustedP, level: alpha, lowerIsBetter: comparison.lowerIsBetter,
+                    adjustedPValue: adjustedP, level: alpha, better: comparison.better,
                     relativeFloor: comparison.relativeFloor, absoluteFloor: comparison.absoluteFloor)
             return SessionQuantileChange(
                 baseline: comparison.baseline, candidate: comparison.candidate, shift: shift, pValue: test.p,

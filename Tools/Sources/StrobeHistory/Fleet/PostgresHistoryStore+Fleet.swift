@@ -1,61 +1,12 @@
 import Foundation
 
-/// A fleet's traces in the run history's PostgreSQL database, over one
-/// libpq connection on a dispatch queue of its own (as
-/// `PostgresHistoryStore`). Several ingesters may add at once: a trace is
-/// inserted with `ON CONFLICT DO NOTHING`, so each is stored once.
-actor PostgresFleetStore: FleetStore {
-    nonisolated let location: HistoryLocation
-    private let name: String
-    private let executor: DispatchQueueExecutor
-    private var connection: PostgresConnection?
-
-    nonisolated var unownedExecutor: UnownedSerialExecutor { executor.asUnownedSerialExecutor() }
-
-    private init(location: PostgresLocation) {
-        self.location = .postgres(location)
-        name = location.description
-        executor = DispatchQueueExecutor(label: "strobe.fleet.postgres")
-    }
-
-    /// Connects to a database ``FleetStores/open(_:)`` has migrated.
-    static func connect(_ location: PostgresLocation) async throws(HistoryError) -> PostgresFleetStore {
-        let store = PostgresFleetStore(location: location)
-        try await store.open(location)
-        return store
-    }
-
-    private func open(_ location: PostgresLocation) throws(HistoryError) {
-        do {
-            connection = try PostgresConnection(location)
-        } catch {
-            throw HistoryError(.unreachable, "\(location): cannot connect: \(error)")
-        }
-    }
-
-    private func run<Result>(_ what: String, _ body: (PostgresConnection) throws -> Result) throws(HistoryError)
-        -> Result
-    {
-        guard let connection else { throw HistoryError(.database, "\(name): the store is closed") }
-        do {
-            try connection.execute("BEGIN")
-            do {
-                let result = try body(connection)
-                try connection.execute("COMMIT")
-                return result
-            } catch {
-                _ = try? connection.execute("ROLLBACK")
-                throw error
-            }
-        } catch let error as HistoryError {
-            throw error
-        } catch {
-            throw HistoryError(.database, "\(name): cannot \(what): \(error)")
-        }
-    }
-
+// A fleet's traces, in the tables of schema version 3 (``FleetSchema``),
+// over the history store's connection and its transactions, retried as
+// runs are. Several ingesters may add at once: a trace is inserted with
+// `ON CONFLICT DO NOTHING`, so each is stored once.
+extension PostgresHistoryStore {
     func add(_ records: [FleetTraceRecord]) throws -> FleetAddCounts {
-        try run("add \(records.count) traces") { connection in
+        try transaction("add \(records.count) traces") { connection in
             let now = Int64(Date().timeIntervalSince1970 * 1e9)
             let inserted = try connection.execute(
                 """
@@ -105,7 +56,8 @@ actor PostgresFleetStore: FleetStore {
                 " AND m.trace IN (SELECT trace FROM strobe_fleet_trace_metadata WHERE key = $\(parameters.count + 1) AND value = $\(parameters.count + 2))"
             parameters += [key, value]
         }
-        return try run("read the sessions of \(metricName)") { connection in
+        // One read transaction: both queries see one snapshot.
+        return try transaction("read the sessions of \(metricName)", .read) { connection in
             let rows = try connection.execute(
                 """
                 SELECT m.trace, t.sampling_probability, m.count, m.total, m.sketch
@@ -140,7 +92,7 @@ actor PostgresFleetStore: FleetStore {
     }
 
     func metricNames() throws -> [(kind: FleetMetricRecord.Kind, name: String)] {
-        try run("list the metrics") { connection in
+        try transaction("list the metrics", .read) { connection in
             let rows = try connection.execute(
                 "SELECT DISTINCT kind, name FROM strobe_fleet_metrics ORDER BY kind, name")
             var names: [(kind: FleetMetricRecord.Kind, name: String)] = []
@@ -154,12 +106,8 @@ actor PostgresFleetStore: FleetStore {
     }
 
     func traceCount() throws -> Int {
-        try run("count the traces") { connection in
+        try transaction("count the traces", .read) { connection in
             try connection.execute("SELECT COUNT(*) FROM strobe_fleet_traces").value(0, 0, as: Int.self)
         }
-    }
-
-    func close() {
-        connection = nil
     }
 }
