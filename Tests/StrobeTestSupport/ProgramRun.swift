@@ -9,9 +9,13 @@ public struct ProgramOutcome {
 
 /// Runs `executable` to completion with `arguments`, the test's environment
 /// plus `environment`, and collects its output.
-public func runProgram(_ executable: String, _ arguments: [String], environment: [String: String] = [:]) throws
-    -> ProgramOutcome
-{
+///
+/// A program still running after `timeLimit` seconds is killed (SIGKILL),
+/// and its outcome says so in `errors`, so a hung child fails its test
+/// instead of hanging the run.
+public func runProgram(
+    _ executable: String, _ arguments: [String], environment: [String: String] = [:], timeLimit: Double = 300
+) throws -> ProgramOutcome {
     let process = Process()
     process.executableURL = URL(fileURLWithPath: executable)
     process.arguments = arguments
@@ -21,12 +25,40 @@ public func runProgram(_ executable: String, _ arguments: [String], environment:
     process.standardOutput = output
     process.standardError = errors
     try process.run()
+    let killed = WatchdogFlag()
+    let watchdog = DispatchWorkItem { [process] in
+        if process.isRunning {
+            killed.set()
+            kill(process.processIdentifier, SIGKILL)
+        }
+    }
+    DispatchQueue.global().asyncAfter(deadline: .now() + timeLimit, execute: watchdog)
+    // Both pipes are drained at once: a child that fills one while the
+    // other is read would otherwise block forever.
+    let errorReader = DispatchGroup()
+    nonisolated(unsafe) var errorData = Data()
+    DispatchQueue.global().async(group: errorReader) {
+        errorData = errors.fileHandleForReading.readDataToEndOfFile()
+    }
     let outputData = output.fileHandleForReading.readDataToEndOfFile()
-    let errorData = errors.fileHandleForReading.readDataToEndOfFile()
+    errorReader.wait()
     process.waitUntilExit()
+    watchdog.cancel()
+    var errorText = String(decoding: errorData, as: UTF8.self)
+    if killed.isSet { errorText += "\n[killed: still running after \(timeLimit) s]" }
     return ProgramOutcome(
-        status: process.terminationStatus, output: String(decoding: outputData, as: UTF8.self),
-        errors: String(decoding: errorData, as: UTF8.self))
+        status: process.terminationStatus, output: String(decoding: outputData, as: UTF8.self), errors: errorText)
+}
+
+/// Whether the watchdog of ``runProgram(_:_:environment:timeLimit:)`` killed
+/// its program.
+private final class WatchdogFlag: @unchecked Sendable {
+    private let lock = NSLock()
+    private var value = false
+
+    func set() { lock.withLock { value = true } }
+
+    var isSet: Bool { lock.withLock { value } }
 }
 
 /// Runs `body` on a new thread and returns when it has finished, so that
