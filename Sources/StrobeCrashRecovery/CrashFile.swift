@@ -1,5 +1,5 @@
-import CStrobe
-import Strobe
+import CStrobeLayout
+import StrobeEncoding
 
 /// A crash file written by the fatal-signal handler (`CStrobeCrash.c`),
 /// read back and checked.

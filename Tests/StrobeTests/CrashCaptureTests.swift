@@ -5,6 +5,7 @@ import StrobeTestSupport
 import Testing
 
 @testable import Strobe
+@testable import StrobeEncoding
 
 /// Crash capture: a child that dies of each fatal signal leaves a crash file
 /// that `strobe recover` turns into a trace holding its last moments, with

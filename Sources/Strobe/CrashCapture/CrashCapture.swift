@@ -1,4 +1,5 @@
 import CStrobe
+import StrobeEncoding
 import StrobeFormatting
 
 #if canImport(Glibc)

@@ -1,4 +1,4 @@
-import CStrobe
+import CStrobeLayout
 
 /// The binary layout of records in a thread's buffer.
 ///
