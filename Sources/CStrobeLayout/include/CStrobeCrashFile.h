@@ -14,8 +14,13 @@ extern "C" {
 
 /// The crash file's first eight bytes.
 #define CSTROBE_CRASH_MAGIC "STRBCRSH"
-/// The version of the crash file's layout.
-#define CSTROBE_CRASH_VERSION 1
+/// The version of a crash file with only the sections of the first layout
+/// (THREAD, CHUNK, NAME, CATEGORY, END): readers of every version read it.
+#define CSTROBE_CRASH_VERSION_FIRST 1
+/// The version of a crash file that carries a section the first layout does
+/// not have (METADATA): a reader of version 1 says the file is newer than it
+/// reads. The newest version written and read.
+#define CSTROBE_CRASH_VERSION 2
 
 /// Section tags: each section is a 16-byte header (tag, 0, payload bytes)
 /// and a payload padded to whole 8-byte words.
