@@ -51,7 +51,8 @@ extension Trace {
         public static let maximumLength = 4096
 
         @usableFromInline static let maximumStaticLength: UInt64 = 0xFFF0
-        static let internedTag = NameWord.internedTag
+        /// ``NameWord/internedTag``, as a constant of this module.
+        static let internedTag: UInt64 = 0xFFFF << 48
 
         /// The name's text.
         public var text: String { NameTable.shared.text(of: word) }
