@@ -46,7 +46,10 @@ let package = Package(
             providers: [.apt(["libprotobuf-c-dev"]), .brew(["protobuf-c"])]
         ),
         .target(name: "StrobeProtos", dependencies: ["CProtobufC"]),
-        .target(name: "CStrobe"),
+        // The record and crash-file layouts, headers only: what the runtime
+        // writes and the encoder and crash recovery read.
+        .target(name: "CStrobeLayout"),
+        .target(name: "CStrobe", dependencies: ["CStrobeLayout"]),
         // USDT probes; `sys/sdt.h` comes from Debian's systemtap-sdt-dev.
         .target(name: "CStrobeProbes"),
         // The category glob matcher, shared by the SDK and the reader.
@@ -57,17 +60,21 @@ let package = Package(
 
         // MARK: The SDK
 
+        // Records to Perfetto packets: the record layout, the trace encoder
+        // and the trace file, with none of the recording runtime, so that
+        // crash recovery encodes without linking it.
+        .target(name: "StrobeEncoding", dependencies: ["CStrobeLayout", "PerfettoWire", "StrobeProtos", "CProtobufC"]),
         .target(
             name: "Strobe",
             dependencies: [
                 "CStrobe", "CStrobeProbes", "PerfettoWire", "StrobeCategoryPattern", "StrobeProtos", "CProtobufC",
-                "StrobeFormatting",
+                "StrobeEncoding", "StrobeFormatting",
             ]
         ),
 
         // The offline half of crash capture: reads a crash file and writes the
-        // trace, with the SDK's encoder (`strobe recover`).
-        .target(name: "StrobeCrashRecovery", dependencies: ["Strobe", "CStrobe", "StrobeFormatting"]),
+        // trace with the encoder (`strobe recover`), without the SDK.
+        .target(name: "StrobeCrashRecovery", dependencies: ["StrobeEncoding", "CStrobeLayout", "StrobeFormatting"]),
 
         // MARK: Bridges (each behind the package trait of its name)
 
@@ -149,8 +156,8 @@ let package = Package(
         .testTarget(
             name: "StrobeTests",
             dependencies: [
-                "Strobe", "StrobeCrashRecovery", "StrobeReader", "StrobeProtos", "CProtobufC", "CStrobe",
-                "StrobeTestSupport",
+                "Strobe", "StrobeCrashRecovery", "StrobeEncoding", "StrobeReader", "StrobeProtos", "CProtobufC",
+                "CStrobe", "StrobeTestSupport",
                 "LensPipeline", "TraceChild",
             ]
         ),

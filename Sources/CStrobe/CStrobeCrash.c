@@ -512,7 +512,9 @@ int cstrobe_crash_install(const cstrobe_crash_config *config) {
     memset(scratch, 0, scratch_words * 8);
     memset(output, 0, output_capacity);
     memset(&header_template, 0, sizeof(header_template));
-    header_template.version = CSTROBE_CRASH_VERSION;
+    // Version 2 only when the file carries the METADATA section, so that a
+    // reader of version 1 still reads a file without it.
+    header_template.version = metadata_length > 0 ? CSTROBE_CRASH_VERSION : CSTROBE_CRASH_VERSION_FIRST;
     header_template.header_bytes = sizeof(header_template);
     header_template.process_id = (uint64_t)getpid();
     header_template.timestamp_is_tsc = (uint64_t)__atomic_load_n((int *)&cstrobe_timestamp_source_is_tsc, __ATOMIC_RELAXED);

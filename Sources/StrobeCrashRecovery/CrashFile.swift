@@ -1,5 +1,5 @@
-import CStrobe
-import Strobe
+import CStrobeLayout
+import StrobeEncoding
 
 /// A crash file written by the fatal-signal handler (`CStrobeCrash.c`),
 /// read back and checked.
@@ -12,7 +12,9 @@ import Strobe
 /// sections give the text of a name word (the word, the length, the text),
 /// CATEGORY sections the name of a category index, a METADATA section (laid
 /// out as a NAME section) the session's metadata; an END section (the
-/// number of threads) closes a complete file.
+/// number of threads) closes a complete file. The header's version is 1 for
+/// a file with only those first sections, 2 for one with a METADATA
+/// section, so that a reader of version 1 reads every file without it.
 struct CrashFile {
     struct BufferChunk {
         var firstEvent: UInt64
@@ -31,6 +33,9 @@ struct CrashFile {
         var chunks: [BufferChunk] = []
     }
 
+    /// The layout's version: ``oldestVersion`` for a file with only the
+    /// first layout's sections, up to ``newestVersion``.
+    var version: UInt64 = 0
     var processID: UInt64 = 0
     var threadID: UInt64 = 0
     var signal: Int32 = 0
@@ -55,6 +60,12 @@ struct CrashFile {
     /// The largest section accepted: a chunk of 64 KiB and its three words.
     static let maximumSectionBytes: UInt64 = 1 << 20
     static let magic = Array("STRBCRSH".utf8)
+    /// The first layout's version; every later reader reads it.
+    static let oldestVersion = UInt64(CSTROBE_CRASH_VERSION_FIRST)
+    /// The newest version this reader reads: version 2 adds the METADATA
+    /// section (files of version 1 written before the version changed may
+    /// hold it too, and are read).
+    static let newestVersion = UInt64(CSTROBE_CRASH_VERSION)
     static let headerWords = MemoryLayout<cstrobe_crash_header>.size / 8
 
     /// Parses `bytes`, read from `path`.
@@ -69,11 +80,17 @@ struct CrashFile {
             throw CrashRecoveryError(path: path, offset: 0, problem: "not a Strobe crash file: wrong magic")
         }
         reader.offset = 8
-        let version = try reader.word("the version")
-        guard version == UInt64(CSTROBE_CRASH_VERSION) else {
+        version = try reader.word("the version")
+        guard version >= Self.oldestVersion else {
+            throw CrashRecoveryError(path: path, offset: 8, problem: "not a valid crash file: version \(version)")
+        }
+        guard version <= Self.newestVersion else {
             throw CrashRecoveryError(
                 path: path, offset: 8,
-                problem: "crash file version \(version), this strobe reads version \(CSTROBE_CRASH_VERSION)")
+                problem:
+                    "crash file version \(version) is newer than this strobe reads (versions \(Self.oldestVersion) "
+                    + "to \(Self.newestVersion)): recover it with the strobe of the Strobe release that wrote it, "
+                    + "or a newer one")
         }
         let headerBytes = try reader.word("the header size")
         guard headerBytes >= UInt64(Self.headerWords * 8), headerBytes % 8 == 0, headerBytes <= 4096 else {

@@ -1,4 +1,4 @@
-import Strobe
+import StrobeEncoding
 import StrobeFormatting
 
 #if canImport(Glibc)
@@ -7,8 +7,9 @@ import Glibc
 import Darwin
 #endif
 
-/// Turns a crash file (see ``TraceConfiguration/CrashCapture``) into a
-/// trace, with the session's own encoder: each thread's events as its own
+/// Turns a crash file (written by a session with crash capture, see
+/// `TraceConfiguration.CrashCapture` in Strobe) into a trace, with the
+/// session's own encoder: each thread's events as its own
 /// packet sequence, and an instant named `crash` on the thread that received
 /// the signal, with the signal's name, its code and the fault address as
 /// arguments.
@@ -52,10 +53,10 @@ public enum CrashRecovery {
     public static func recover(crashFile path: String, writingTo output: String) throws(CrashRecoveryError) -> Outcome {
         let bytes = try readAll(path)
         let (trace, outcome) = try trace(fromCrashFile: bytes, path: path)
-        do throws(TraceSessionError) {
+        do throws(TraceFileError) {
             let file = try TraceFile(creating: output)
-            let failure = trace.withUnsafeBytes { bytes -> TraceSessionError? in
-                do throws(TraceSessionError) {
+            let failure = trace.withUnsafeBytes { bytes -> TraceFileError? in
+                do throws(TraceFileError) {
                     try file.append(bytes)
                     return nil
                 } catch {
@@ -66,7 +67,8 @@ public enum CrashRecovery {
             try file.close()
         } catch {
             throw CrashRecoveryError(
-                path: output, offset: nil, errno: error.errno, problem: "cannot write the trace: " + error.problem)
+                path: output, offset: nil, errno: error.errno,
+                problem: "cannot write the trace: " + ErrnoText.message(error.errno))
         }
         return outcome
     }
@@ -80,8 +82,9 @@ public enum CrashRecovery {
         trace: [UInt8], outcome: Outcome
     ) {
         let file = try CrashFile(bytes: bytes, path: path)
-        var translator = NameTranslator(file: file)
-        var harvests: [(serial: UInt64, threadID: UInt64, harvest: ThreadBuffer.Harvest)] = []
+        let names = RecoveredNames()
+        var translator = NameTranslator(file: file, names: names)
+        var harvests: [(serial: UInt64, threadID: UInt64, harvest: RecordHarvest)] = []
         var events: UInt64 = 0
         var lost: UInt64 = 0
         for thread in file.threads {
@@ -101,7 +104,7 @@ public enum CrashRecovery {
             harvests.append(
                 (
                     thread.serial, thread.threadID,
-                    ThreadBuffer.Harvest(
+                    RecordHarvest(
                         chunks: chunks, current: nil, currentEnd: 0, name: thread.name, recorded: thread.recorded,
                         discarded: thread.discarded &+ thread.lost, overwritten: thread.overwritten, unmatchedEnds: 0,
                         exited: false)
@@ -110,26 +113,26 @@ public enum CrashRecovery {
 
         // The crash itself, as an instant on the thread that received it.
         let crashTime = file.crashRaw > file.baseRaw ? file.crashRaw - file.baseRaw : 0
-        let marker = crashMarker(file, at: crashTime)
+        let marker = crashMarker(file, at: crashTime, names: names)
         if let index = harvests.firstIndex(where: { $0.threadID == file.threadID }) {
             harvests[index].harvest.chunks.append(marker)
         } else {
             harvests.append(
                 (
                     UInt64.max, file.threadID,
-                    ThreadBuffer.Harvest(
+                    RecordHarvest(
                         chunks: [marker], current: nil, currentEnd: 0, name: file.threadName, recorded: 0, discarded: 0,
                         overwritten: 0, unmatchedEnds: 0, exited: false)
                 ))
         }
 
-        var points = [ClockCalibration.Point(raw: 0, boottime: file.baseBoottime)]
+        var points = [ClockPoint(raw: 0, boottime: file.baseBoottime)]
         if crashTime > 0, file.crashBoottime > file.baseBoottime {
-            points.append(ClockCalibration.Point(raw: crashTime, boottime: file.crashBoottime))
+            points.append(ClockPoint(raw: crashTime, boottime: file.crashBoottime))
         }
         let encoder = TraceEncoder(
             processID: Int32(truncatingIfNeeded: file.processID),
-            processName: file.processName.isEmpty ? "process \(file.processID)" : file.processName)
+            processName: file.processName.isEmpty ? "process \(file.processID)" : file.processName, names: names)
         encoder.metadata = file.metadata
         encoder.updateCalibration(points)
         encoder.noteAsyncBegins(in: harvests.map(\.harvest))
@@ -160,19 +163,24 @@ public enum CrashRecovery {
     }
 
     /// The instant that marks the crash, as a chunk of one record.
-    private static func crashMarker(_ file: CrashFile, at time: UInt64) -> BufferChunk {
-        let arguments = [
-            Trace.Argument(Trace.Name("signal"), .string(signalName(file.signal))),
-            Trace.Argument(Trace.Name("signal code"), .int(file.signalCode)),
-            Trace.Argument(Trace.Name("fault address"), .string("0x" + String(file.faultAddress, radix: 16))),
-        ]
-        let argumentWords = ArgumentEncoding.words(for: arguments)
+    private static func crashMarker(_ file: CrashFile, at time: UInt64, names: RecoveredNames) -> BufferChunk {
+        let signal = Array(signalName(file.signal).utf8)
+        let address = Array(("0x" + String(file.faultAddress, radix: 16)).utf8)
+        let argumentWords =
+            ArgumentEncoding.textWords(signal.count) + 3 + ArgumentEncoding.textWords(address.count)
         let chunk = BufferChunk(capacity: 3 + argumentWords)
         chunk.base[0] = RecordLayout.header(kind: RecordLayout.instant | RecordLayout.withArguments, timestamp: time)
-        chunk.base[1] = Trace.Name("crash").word
+        chunk.base[1] = names.intern("crash")
         chunk.base[2] = UInt64(argumentWords)
-        _ = ArgumentEncoding.write(arguments, to: chunk.base + 3)
-        chunk.usedWords = 3 + argumentWords
+        var offset = 3
+        offset += signal.withUnsafeBytes {
+            ArgumentEncoding.writeText(key: names.intern("signal"), $0, to: chunk.base + offset)
+        }
+        offset += ArgumentEncoding.writeInt(key: names.intern("signal code"), file.signalCode, to: chunk.base + offset)
+        offset += address.withUnsafeBytes {
+            ArgumentEncoding.writeText(key: names.intern("fault address"), $0, to: chunk.base + offset)
+        }
+        chunk.usedWords = offset
         return chunk
     }
 
@@ -232,12 +240,15 @@ public struct CrashRecoveryError: Error, Sendable, Hashable, CustomStringConvert
 /// crashed process, as names of this process with the same text.
 struct NameTranslator {
     let file: CrashFile
+    /// The names the translated words stand for.
+    let table: RecoveredNames
     private var names: [UInt64: UInt64] = [:]
     private var categories: [UInt64: UInt64] = [:]
     private(set) var unknownNames = 0
 
-    init(file: CrashFile) {
+    init(file: CrashFile, names: RecoveredNames) {
         self.file = file
+        self.table = names
     }
 
     /// This process's word for the crashed process's name word `word`, of
@@ -266,7 +277,7 @@ struct NameTranslator {
             unknownNames += 1
             text = "<unknown name>"
         }
-        let translated = NameTable.shared.intern(text)
+        let translated = table.intern(text)
         names[word] = translated
         return translated
     }
@@ -278,7 +289,7 @@ struct NameTranslator {
         if let known = categories[payload] { return known }
         var word = RecordLayout.header(kind: RecordLayout.categoryPrefix, timestamp: 1)
         if let text = file.categories[payload - 1] {
-            word = RecordLayout.categoryWord(CategoryRegistry.shared.index(of: text))
+            word = RecordLayout.categoryWord(table.categoryIndex(text))
         } else {
             unknownNames += 1
         }

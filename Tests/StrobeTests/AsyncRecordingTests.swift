@@ -4,6 +4,7 @@ import StrobeTestSupport
 import Testing
 
 @testable import Strobe
+@testable import StrobeEncoding
 
 /// Async intervals: across threads, with late names and past starts. Every
 /// test starts a session, so the suite runs its tests one at a time.

@@ -1,6 +1,7 @@
 import Testing
 
 @testable import Strobe
+@testable import StrobeEncoding
 
 @Suite struct ClockConversionTests {
     /// The fixed-point conversion matches exact 128-bit arithmetic to within

@@ -1,10 +1,12 @@
 import CStrobe
 import Foundation
 import StrobeCrashRecovery
+import StrobeReader
 import StrobeTestSupport
 import Testing
 
 @testable import Strobe
+@testable import StrobeEncoding
 
 /// Crash capture: a child that dies of each fatal signal leaves a crash file
 /// that `strobe recover` turns into a trace holding its last moments, with
@@ -274,11 +276,13 @@ import Testing
 
     // MARK: - Bad input
 
-    /// A small, complete crash file written in this process.
-    static func sampleCrashFile() throws -> [UInt8] {
+    /// A small, complete crash file written in this process, by a session
+    /// with `metadata`.
+    static func sampleCrashFile(metadata: TraceMetadata = TraceMetadata()) throws -> [UInt8] {
         let path = temporaryTracePath("sample") + ".strobe-crash"
         defer { try? FileManager.default.removeItem(atPath: path) }
         var configuration = TraceConfiguration()
+        configuration.metadata = metadata
         configuration.whenBufferFull = .overwriteOldest
         configuration.bufferSizePerThread = 16 << 10
         configuration.processSamplingInterval = .zero
@@ -314,6 +318,77 @@ import Testing
             }
             _ = try? CrashRecovery.trace(fromCrashFile: damaged, path: "damaged")
         }
+    }
+
+    // MARK: - Versions
+
+    /// The version word of a crash file.
+    static func version(of bytes: [UInt8]) -> UInt64 {
+        (0..<8).reduce(0) { $0 | UInt64(bytes[8 + $1]) << (8 * UInt64($1)) }
+    }
+
+    /// `bytes` with its version word set to `version`.
+    static func replacingVersion(of bytes: [UInt8], with version: UInt64) -> [UInt8] {
+        var bytes = bytes
+        for index in 0..<8 { bytes[8 + index] = UInt8(truncatingIfNeeded: version >> (8 * UInt64(index))) }
+        return bytes
+    }
+
+    /// A file with only the first layout's sections keeps version 1, which
+    /// every reader reads; a file with a METADATA section is version 2, and
+    /// this reader reads both.
+    @Test func onlyAFileWithANewSectionHasTheNewVersion() throws {
+        let plain = try Self.sampleCrashFile()
+        #expect(Self.version(of: plain) == UInt64(CSTROBE_CRASH_VERSION_FIRST))
+        #expect(!Self.sections(of: plain).contains(UInt64(CSTROBE_CRASH_SECTION_METADATA)))
+        let plainTrace = try CrashRecovery.trace(fromCrashFile: plain, path: "plain").trace
+        #expect(TraceReader.read(bytes: plainTrace).origin == nil)
+
+        let tagged = try Self.sampleCrashFile(metadata: TraceMetadata(appVersion: "4.2"))
+        #expect(Self.version(of: tagged) == UInt64(CSTROBE_CRASH_VERSION))
+        #expect(Self.version(of: tagged) == 2)
+        #expect(Self.sections(of: tagged).contains(UInt64(CSTROBE_CRASH_SECTION_METADATA)))
+        let taggedTrace = try CrashRecovery.trace(fromCrashFile: tagged, path: "tagged").trace
+        #expect(TraceReader.read(bytes: taggedTrace).origin?.values["app.version"] == "4.2")
+
+        // Files written before the version changed carry METADATA as
+        // version 1; they are still read.
+        let older = Self.replacingVersion(of: tagged, with: 1)
+        let olderTrace = try CrashRecovery.trace(fromCrashFile: older, path: "older").trace
+        #expect(TraceReader.read(bytes: olderTrace).origin?.values["app.version"] == "4.2")
+    }
+
+    /// A file newer than this reader is refused as newer, naming the file,
+    /// the version it has and the versions this reader reads, not as a
+    /// damaged file; version 0 was never written.
+    @Test func aNewerFileIsRefusedAsNewer() throws {
+        let newer = Self.replacingVersion(of: try Self.sampleCrashFile(), with: UInt64(CSTROBE_CRASH_VERSION) + 1)
+        let error = try #require(throws: CrashRecoveryError.self) {
+            try CrashRecovery.trace(fromCrashFile: newer, path: "app.strobe-crash")
+        }
+        #expect(error.offset == 8)
+        #expect(
+            error.description.hasPrefix(
+                "app.strobe-crash: byte 8: crash file version 3 is newer than this strobe reads (versions 1 to 2)"))
+        let zero = Self.replacingVersion(of: newer, with: 0)
+        let refused = try #require(throws: CrashRecoveryError.self) {
+            try CrashRecovery.trace(fromCrashFile: zero, path: "zero")
+        }
+        #expect(refused.description == "zero: byte 8: not a valid crash file: version 0")
+    }
+
+    /// The section tags of `bytes`, in order.
+    static func sections(of bytes: [UInt8]) -> [UInt64] {
+        func word(_ offset: Int) -> UInt64 {
+            (0..<8).reduce(0) { $0 | UInt64(bytes[offset + $1]) << (8 * UInt64($1)) }
+        }
+        var tags: [UInt64] = []
+        var offset = 8 + Int(word(16))
+        while offset + 16 <= bytes.count {
+            tags.append(word(offset))
+            offset += 16 + Int(word(offset + 8))
+        }
+        return tags
     }
 
     /// The byte offset of the first record of the first chunk in `bytes`.

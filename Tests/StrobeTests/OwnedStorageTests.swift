@@ -1,6 +1,7 @@
 import Testing
 
 @testable import Strobe
+@testable import StrobeEncoding
 
 /// The encoder's buffers and intern tables own their memory, freed with the
 /// last value that uses it; a copied intern table is a value of its own.

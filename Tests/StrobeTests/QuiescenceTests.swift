@@ -5,6 +5,7 @@ import StrobeTestSupport
 import Testing
 
 @testable import Strobe
+@testable import StrobeEncoding
 
 /// A stopping session waits for the writes in flight, exactly.
 @Suite(.serialized)

@@ -6,6 +6,7 @@ import StrobeTestSupport
 import Testing
 
 @testable import Strobe
+@testable import StrobeEncoding
 
 /// The session's metadata and sampling probability reach the trace, a
 /// flight-recorder dump and a crash file, as Perfetto's official schema and

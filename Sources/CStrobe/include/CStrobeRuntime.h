@@ -13,6 +13,7 @@
 #include <time.h>
 
 #include "CStrobeCategories.h"
+#include "CStrobeResourceUsage.h"
 
 #if defined(__x86_64__) || defined(__i386__)
 #include <x86intrin.h>
@@ -251,16 +252,6 @@ uint64_t cstrobe_thread_id(void);
 /// The process id.
 uint64_t cstrobe_process_id(void);
 
-/// Resource usage of the calling thread (RUSAGE_THREAD) or process (RUSAGE_SELF).
-typedef struct cstrobe_rusage {
-    uint64_t user_ns;
-    uint64_t system_ns;
-    uint64_t voluntary_switches;
-    uint64_t involuntary_switches;
-    uint64_t minor_faults;
-    uint64_t major_faults;
-    uint64_t max_rss_bytes;
-} cstrobe_rusage;
 
 /// Fills `out` for the calling thread; returns 0 on success. Where the
 /// system has no per-thread rusage it fills in the whole process's.

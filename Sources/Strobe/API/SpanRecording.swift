@@ -1,4 +1,5 @@
 import CStrobe
+import StrobeEncoding
 
 /// Recording for tracing bridges (StrobeTracing's spans): async intervals
 /// whose name, argument keys and identifiers are written into the record as

@@ -1,4 +1,5 @@
 import CStrobe
+import StrobeEncoding
 
 /// Marks intervals, instants and counters in the running trace session.
 ///

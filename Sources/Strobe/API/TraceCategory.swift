@@ -1,5 +1,6 @@
 import CStrobe
 internal import StrobeCategoryPattern
+import StrobeEncoding
 import Synchronization
 
 extension Trace {

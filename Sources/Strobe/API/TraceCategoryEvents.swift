@@ -1,4 +1,5 @@
 import CStrobe
+import StrobeEncoding
 
 /// The calls of ``Trace`` for events in a ``Trace/Category``.
 ///

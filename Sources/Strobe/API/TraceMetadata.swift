@@ -1,5 +1,6 @@
 import CProtobufC
 import PerfettoWire
+import StrobeEncoding
 import StrobeProtos
 
 /// Where a trace comes from: the app, its version and build, the device and
@@ -60,9 +61,9 @@ public struct TraceMetadata: Sendable, Hashable {
     }
 
     /// The name of the instant event that carries the metadata.
-    public static let eventName = "strobe.metadata"
+    public static let eventName = SessionMetadata.eventName
     /// The annotation that carries the sampling probability.
-    public static let samplingProbabilityName = "sampling.probability"
+    public static let samplingProbabilityName = SessionMetadata.samplingProbabilityName
     /// The names the fixed fields and the sampling probability are written
     /// under, which ``dimensions`` may not use.
     public static let reservedNames: Set<String> = [

@@ -1,4 +1,5 @@
 import CStrobe
+import StrobeEncoding
 import Synchronization
 
 extension Trace {
@@ -50,6 +51,7 @@ extension Trace {
         public static let maximumLength = 4096
 
         @usableFromInline static let maximumStaticLength: UInt64 = 0xFFF0
+        /// ``NameWord/internedTag``, as a constant of this module.
         static let internedTag: UInt64 = 0xFFFF << 48
 
         /// The name's text.
@@ -129,12 +131,7 @@ package final class NameTable: Sendable {
 
     /// The bytes of a literal's name word, or nil for an interned name.
     private static func literalBytes(of word: UInt64) -> UnsafeBufferPointer<UInt8>? {
-        guard word & Trace.Name.internedTag != Trace.Name.internedTag else { return nil }
-        let length = Int(word >> 48)
-        guard length > 0, let start = UnsafePointer<UInt8>(bitPattern: UInt(word & 0xFFFF_FFFF_FFFF)) else {
-            return UnsafeBufferPointer(start: nil, count: 0)
-        }
-        return UnsafeBufferPointer(start: start, count: length)
+        NameWord.literalBytes(of: word)
     }
 
     /// The UTF-8 bytes of a name word, at an address that stays valid for the

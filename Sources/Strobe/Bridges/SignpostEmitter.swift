@@ -1,4 +1,5 @@
 import CStrobeProbes
+import StrobeEncoding
 import Synchronization
 
 /// A destination for signposts: USDT probes, the ftrace marker or

@@ -1,4 +1,5 @@
 import CStrobe
+import StrobeEncoding
 import StrobeFormatting
 
 #if canImport(Glibc)
@@ -98,7 +99,10 @@ enum CrashHandler {
     static func install(_ capture: TraceConfiguration.CrashCapture, for core: SessionWriter) throws(TraceSessionError) {
         let first = core.calibration.snapshot().first
         let processName = SessionWriter.processName()
-        let metadata = SessionMetadata(core.configuration).serialized
+        // A session without metadata writes no METADATA section, so its
+        // crash file keeps the first layout's version.
+        let sessionMetadata = SessionMetadata(core.configuration)
+        let metadata = sessionMetadata.isDefault ? [] : sessionMetadata.serialized
         let result = capture.path.withCString { path in
             processName.withCString { name in
                 metadata.withUnsafeBufferPointer { metadata in

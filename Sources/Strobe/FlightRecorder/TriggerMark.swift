@@ -1,4 +1,5 @@
 import PerfettoWire
+import StrobeEncoding
 
 /// A trigger that fired: why, when, on which thread, and what it saw.
 struct FiredTrigger: Sendable {

@@ -1,4 +1,5 @@
 import CStrobe
+import StrobeEncoding
 
 /// Finds the records that meet a trigger's condition, in the background
 /// writer, as it looks through what each thread recorded since its last look.

@@ -1,4 +1,5 @@
 import CStrobe
+import StrobeEncoding
 import Synchronization
 
 #if canImport(Glibc)
@@ -360,7 +361,7 @@ final class TriggeredDumps: @unchecked Sendable {
         for (recorder, harvest) in harvests { encoder.encode(harvest, of: recorder, now: now) }
         let thread = capture.trigger.threadID
         let track =
-            thread.flatMap { id in harvests.contains { $0.0.threadID == id } ? SequenceState.threadTrackUUID(id) : nil }
+            thread.flatMap { id in harvests.contains { $0.0.threadID == id } ? TraceEncoder.threadTrackUUID(id) : nil }
             ?? encoder.processUUID
         TriggerMark.append(
             capture.trigger, track: track, sequenceID: TraceEncoder.metadataSequenceID,
@@ -377,13 +378,17 @@ final class TriggeredDumps: @unchecked Sendable {
         let path = TriggerDirectory.freshPath(
             directory: settings.directory, realtime: realtime, reason: capture.trigger.reason)
         let partial = path + ".partial"
-        let file = try TraceFile(creating: partial)
-        do throws(TraceSessionError) {
-            try encoder.buffer.withBytes { bytes throws(TraceSessionError) in try file.append(bytes) }
-            try file.close()
+        do throws(TraceFileError) {
+            let file = try TraceFile(creating: partial)
+            do throws(TraceFileError) {
+                try encoder.buffer.withBytes { bytes throws(TraceFileError) in try file.append(bytes) }
+                try file.close()
+            } catch {
+                unlink(partial)
+                throw error
+            }
         } catch {
-            unlink(partial)
-            throw error
+            throw TraceSessionError(error)
         }
         guard rename(partial, path) == 0 else {
             let failure = errno

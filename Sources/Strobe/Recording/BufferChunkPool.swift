@@ -1,3 +1,4 @@
+import StrobeEncoding
 import Synchronization
 
 /// Chunks that have been drained and can be reused. Reusing warm memory keeps

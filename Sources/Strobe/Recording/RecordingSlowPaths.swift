@@ -1,4 +1,5 @@
 import CStrobe
+import StrobeEncoding
 
 /// The out-of-line paths behind ``Trace``: first use on a thread, full chunks,
 /// discarded events, rusage, flows and arguments.

@@ -1,4 +1,5 @@
 import CStrobe
+import StrobeEncoding
 import Synchronization
 
 /// One thread's recording state: its buffer chunks, its identity and its loss
@@ -445,32 +446,7 @@ package final class ThreadBuffer: @unchecked Sendable {
     // MARK: - Draining
 
     /// What a drain takes from the recorder.
-    package struct Harvest {
-        package var chunks: [BufferChunk]
-        var current: BufferChunk?
-        var currentEnd: Int
-        var name: String
-        var recorded: UInt64
-        var discarded: UInt64
-        var overwritten: UInt64
-        var unmatchedEnds: UInt64
-        var exited: Bool
-
-        package init(
-            chunks: [BufferChunk], current: BufferChunk?, currentEnd: Int, name: String, recorded: UInt64,
-            discarded: UInt64, overwritten: UInt64, unmatchedEnds: UInt64, exited: Bool
-        ) {
-            self.chunks = chunks
-            self.current = current
-            self.currentEnd = currentEnd
-            self.name = name
-            self.recorded = recorded
-            self.discarded = discarded
-            self.overwritten = overwritten
-            self.unmatchedEnds = unmatchedEnds
-            self.exited = exited
-        }
-    }
+    package typealias Harvest = RecordHarvest
 
     /// Takes the sealed chunks and notes how far the current chunk is valid.
     /// With `keep`, sealed chunks stay (a flight-recorder snapshot).

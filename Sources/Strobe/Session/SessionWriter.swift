@@ -1,4 +1,5 @@
 import CStrobe
+import StrobeEncoding
 import Synchronization
 
 #if canImport(Glibc)
@@ -98,7 +99,11 @@ final class SessionWriter: @unchecked Sendable {
         state.encoder?.metadata = SessionMetadata(configuration)
         if let capture = configuration.crashCapture { try CrashHandler.validate(capture) }
         if let path = configuration.outputPath, configuration.whenBufferFull == .discardNewest {
-            state.file = try TraceFile(creating: path)
+            do throws(TraceFileError) {
+                state.file = try TraceFile(creating: path)
+            } catch {
+                throw TraceSessionError(error)
+            }
         }
         writerLock = SanitizedMutex(state)
         if let capture = configuration.crashCapture { try CrashHandler.install(capture, for: self) }
@@ -305,11 +310,11 @@ final class SessionWriter: @unchecked Sendable {
         guard let encoder = state.encoder else { return }
         defer { encoder.buffer.removeAll() }
         guard let file = state.file, state.error == nil else { return }
-        do throws(TraceSessionError) {
-            try encoder.buffer.withBytes { bytes throws(TraceSessionError) in try file.append(bytes) }
+        do throws(TraceFileError) {
+            try encoder.buffer.withBytes { bytes throws(TraceFileError) in try file.append(bytes) }
             state.bytesWritten += UInt64(encoder.buffer.count)
         } catch {
-            state.error = error
+            state.error = TraceSessionError(error)
         }
     }
 
@@ -318,10 +323,10 @@ final class SessionWriter: @unchecked Sendable {
         encoder.finish(bufferSize: bufferSize)
         flush(state: &state)
         if let file = state.file {
-            do throws(TraceSessionError) {
+            do throws(TraceFileError) {
                 try file.close()
             } catch {
-                state.error = state.error ?? error
+                state.error = state.error ?? TraceSessionError(error)
             }
         }
         state.file = nil
@@ -332,7 +337,12 @@ final class SessionWriter: @unchecked Sendable {
     /// Writes what the threads' rings hold now to a new file at `path`.
     func writeSnapshot(to path: String, recorders: [ThreadBuffer]? = nil) throws(TraceSessionError) {
         let recorders = recorders ?? registry.withLock { $0.recorders }
-        let file = try TraceFile(creating: path)
+        let file: TraceFile
+        do throws(TraceFileError) {
+            file = try TraceFile(creating: path)
+        } catch {
+            throw TraceSessionError(error)
+        }
         let harvests = recorders.map { ($0, $0.harvest(keep: true)) }
         calibration.mark()
         let points = calibration.snapshot()
@@ -346,8 +356,12 @@ final class SessionWriter: @unchecked Sendable {
             encoder.encode(harvest, of: recorder, now: now)
         }
         encoder.finish(bufferSize: bufferSize)
-        try encoder.buffer.withBytes { bytes throws(TraceSessionError) in try file.append(bytes) }
-        try file.close()
+        do throws(TraceFileError) {
+            try encoder.buffer.withBytes { bytes throws(TraceFileError) in try file.append(bytes) }
+            try file.close()
+        } catch {
+            throw TraceSessionError(error)
+        }
     }
 
     /// Statistics of the session so far.

@@ -1,3 +1,4 @@
+import StrobeEncoding
 import StrobeFormatting
 
 #if canImport(Glibc)
@@ -86,6 +87,14 @@ public struct TraceSessionError: Error, Sendable, Hashable, CustomStringConverti
     /// `path` could not be created; `errno` says why.
     package static func cannotCreateFile(path: String, errno: Int32) -> TraceSessionError {
         TraceSessionError(kind: .cannotCreateFile, path: path, errno: errno, problem: ErrnoText.message(errno))
+    }
+
+    /// The error of a trace file that could not be created or written.
+    package init(_ error: TraceFileError) {
+        switch error.operation {
+        case .create: self = .cannotCreateFile(path: error.path, errno: error.errno)
+        case .write: self = .writeFailed(path: error.path, errno: error.errno)
+        }
     }
 
     /// Writing `path` failed; `errno` says why.

@@ -5,7 +5,8 @@ import Testing
 
 extension StrobeCLITests {
     /// `strobe recover` on the crash file of a child that died of SIGSEGV,
-    /// then on a file that is not a crash file and on one cut short.
+    /// then on a file that is not a crash file, on one cut short and on one
+    /// of a newer version.
     @Test func recoverTurnsACrashFileIntoATraceAndRefusesOthers() throws {
         let folder = try Self.scratch()
         defer { try? FileManager.default.removeItem(atPath: folder) }
@@ -37,6 +38,19 @@ extension StrobeCLITests {
         #expect(cut.status == 2)
         #expect(cut.errors.contains("\(folder)/cut: byte "), "\(cut.errors)")
         #expect(cut.errors.contains("truncated"), "\(cut.errors)")
+
+        // A session without metadata writes version 1, which every strobe
+        // reads; a version this strobe does not know is named as newer.
+        #expect(bytes[8] == 1)
+        var newer = bytes
+        newer[8] = 3
+        try newer.write(to: URL(fileURLWithPath: folder + "/newer"))
+        let refused = try Self.strobe("recover", folder + "/newer")
+        #expect(refused.status == 2)
+        #expect(
+            refused.errors.contains(
+                "\(folder)/newer: byte 8: crash file version 3 is newer than this strobe reads (versions 1 to 2)"),
+            "\(refused.errors)")
 
         let missing = try Self.strobe("recover", folder + "/missing")
         #expect(missing.status == 2)

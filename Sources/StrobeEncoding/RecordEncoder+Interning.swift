@@ -38,19 +38,19 @@ extension RecordEncoder {
             let entry = out.beginMessage(PerfettoWire.InternedData.eventCategories)
             out.appendVarintField(PerfettoWire.InternedData.iid, category.iid)
             out.appendStringField(
-                PerfettoWire.InternedData.name, CategoryRegistry.shared.name(of: UInt32(category.category - 1)))
+                PerfettoWire.InternedData.name, names.categoryName(UInt32(category.category - 1)))
             out.endMessage(entry)
         }
         if let name = interning.newEventName {
             let entry = out.beginMessage(PerfettoWire.InternedData.eventNames)
             out.appendVarintField(PerfettoWire.InternedData.iid, name.iid)
-            out.appendStringField(PerfettoWire.InternedData.name, NameTable.shared.text(of: name.word))
+            out.appendStringField(PerfettoWire.InternedData.name, names.text(of: name.word))
             out.endMessage(entry)
         }
         for name in interning.newAnnotationNames {
             let entry = out.beginMessage(PerfettoWire.InternedData.debugAnnotationNames)
             out.appendVarintField(PerfettoWire.InternedData.iid, name.iid)
-            out.appendStringField(PerfettoWire.InternedData.name, ResourceUsageKeys.annotationText(name.word))
+            out.appendStringField(PerfettoWire.InternedData.name, ResourceUsageKeys.annotationText(name.word, names))
             out.endMessage(entry)
         }
         out.endMessage(data)

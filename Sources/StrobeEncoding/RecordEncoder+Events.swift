@@ -1,4 +1,4 @@
-import CStrobe
+import CStrobeLayout
 import PerfettoWire
 
 /// Slices, instants, counters and the tracks they need.
@@ -120,8 +120,8 @@ extension RecordEncoder {
         _ record: UnsafePointer<UInt64>, kind: UInt64, timestamp: UInt64, category: UInt64
     ) {
         let unitBits = UInt8((kind >> 4) & 0x3)
-        let unit = Trace.CounterUnit(rawValue: unitBits) ?? .unspecified
-        let key = record[1] ^ (UInt64(unit.rawValue) << 62)
+        let unit = unitBits
+        let key = record[1] ^ (UInt64(unit) << 62)
         let track: UInt64
         if key == state.counterCacheWord {
             track = state.counterCacheUUID
@@ -157,7 +157,7 @@ extension RecordEncoder {
             state.lossTrack = track
             PacketBuilder.appendTrack(
                 uuid: track, parent: state.threadUUID,
-                kind: .counter(name: "strobe.lost_events", unit: .count, threadTime: false),
+                kind: .counter(name: "strobe.lost_events", unit: PacketBuilder.counterUnitCount, threadTime: false),
                 sequenceID: state.sequenceID, to: &out)
         }
         let timestamp = max(now, state.lastTimestamp)
@@ -171,10 +171,12 @@ extension RecordEncoder {
         endPacket(packet)
     }
 
-    mutating func counterTrack(word: UInt64, unit: Trace.CounterUnit, key: UInt64) -> UInt64 {
+    /// The track of the counter named `word` in `unit` (a counter unit of
+    /// Perfetto's, 0 for none).
+    mutating func counterTrack(word: UInt64, unit: UInt8, key: UInt64) -> UInt64 {
         if let uuid = shared.counterTracks[key] { return uuid }
-        let name = NameTable.shared.text(of: word)
-        let textKey = "\(unit.rawValue):\(name)"
+        let name = names.text(of: word)
+        let textKey = "\(unit):\(name)"
         if let uuid = shared.counterTracksByName[textKey] {
             shared.counterTracks[key] = uuid
             return uuid
@@ -194,7 +196,7 @@ extension RecordEncoder {
         state.threadTimeTrack = uuid
         PacketBuilder.appendTrack(
             uuid: uuid, parent: state.threadUUID,
-            kind: .counter(name: "thread_time", unit: .nanoseconds, threadTime: true),
+            kind: .counter(name: "thread_time", unit: PacketBuilder.counterUnitNanoseconds, threadTime: true),
             sequenceID: state.sequenceID, to: &out)
     }
 }

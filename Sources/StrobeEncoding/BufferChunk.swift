@@ -9,7 +9,7 @@ package final class BufferChunk: @unchecked Sendable {
     /// The first word of the chunk.
     package let base: UnsafeMutablePointer<UInt64>
     /// Capacity in words.
-    let capacity: Int
+    package let capacity: Int
     /// Words holding complete records; set when the chunk is sealed.
     package var usedWords = 0
     /// The thread's recorded-event count when the chunk became current.
@@ -27,10 +27,10 @@ package final class BufferChunk: @unchecked Sendable {
     deinit { UnsafeMutableRawPointer(base).deallocate() }
 
     /// One past the last usable word.
-    var limit: UnsafeMutablePointer<UInt64> { base + capacity }
+    package var limit: UnsafeMutablePointer<UInt64> { base + capacity }
 
     /// A sealed copy of the first `words` words.
-    func copy(words: Int) -> BufferChunk {
+    package func copy(words: Int) -> BufferChunk {
         let copy = BufferChunk(capacity: max(words, 1))
         copy.base.update(from: base, count: words)
         copy.usedWords = words

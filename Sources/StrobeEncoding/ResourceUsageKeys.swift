@@ -1,4 +1,4 @@
-import CStrobe
+import CStrobeLayout
 import PerfettoWire
 
 /// The rusage attachment: loading it and the argument keys of its deltas.
@@ -22,11 +22,11 @@ enum ResourceUsageKeys {
 
     /// The text of an argument key's name word: a reserved rusage key or a
     /// name.
-    static func annotationText(_ word: UInt64) -> String {
+    static func annotationText(_ word: UInt64, _ names: any RecordNames) -> String {
         if word & 0xFFFF_0000_0000_0000 == 0xFFFE_0000_0000_0000 {
             return ResourceUsageArgument(rawValue: Int(word & 0xFFFF))?.name ?? ""
         }
-        return NameTable.shared.text(of: word)
+        return names.text(of: word)
     }
 
     static func deltas(begin: cstrobe_rusage, end: cstrobe_rusage) -> [(UInt64, Int64)] {

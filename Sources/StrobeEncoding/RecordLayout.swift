@@ -1,4 +1,4 @@
-import CStrobe
+import CStrobeLayout
 
 /// The binary layout of records in a thread's buffer.
 ///
@@ -110,6 +110,7 @@ package enum RecordLayout {
     }
 
     /// Words in the fixed part of a record of `kind`, header included.
+    @inlinable
     package static func fixedWords(kind: UInt64) -> Int {
         switch event(of: kind) {
         case begin, instant, asyncEnd, dropMarker: return 2

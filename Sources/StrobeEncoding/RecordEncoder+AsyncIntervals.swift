@@ -65,7 +65,7 @@ extension RecordEncoder {
             // in this trace; a track under an unknown parent would be lost.
             var parent = shared.processUUID
             if parentID != 0, shared.beginIsInTrace(parentID) { parent = SharedTracks.asyncTrackUUID(parentID) }
-            name.withUTF8 { text in
+            name.withUTF8(names) { text in
                 PacketBuilder.appendAsyncTrack(
                     uuid: track, parent: parent, name: text, sequenceID: state.sequenceID, to: &out)
             }
@@ -120,7 +120,7 @@ extension RecordEncoder {
             var offset = RecordLayout.fixedWords(kind: kind)
             annotations = collectAnnotations(record, kind: kind, offset: &offset, &interning)
         }
-        let lateNameKey = lateName.map { _ in annotationNameIID(Self.nameKey.word, &interning) }
+        let lateNameKey = lateName.map { _ in annotationNameIID(Self.nameKey, &interning) }
         // An end in the past takes an absolute time, as a held begin does.
         let absolute = endedAgo > 0
         let packet = absolute ? beginAbsolutePacket(boottime: ended) : beginPacket(timestamp: timestamp)
@@ -129,7 +129,7 @@ extension RecordEncoder {
         if let lateName, let lateNameKey {
             let annotation = out.beginMessage(PerfettoWire.TrackEvent.debugAnnotations)
             out.appendVarintField(PerfettoWire.DebugAnnotation.nameIID, lateNameKey)
-            out.appendStringField(PerfettoWire.DebugAnnotation.stringValue, lateName.text)
+            out.appendStringField(PerfettoWire.DebugAnnotation.stringValue, lateName.text(names))
             out.endMessage(annotation)
         }
         out.appendVarintField(PerfettoWire.TrackEvent.type, PerfettoWire.EventType.sliceEnd)
@@ -140,5 +140,5 @@ extension RecordEncoder {
     }
 
     /// The argument key of a name that came too late for its begin.
-    static let nameKey = Trace.Name("name")
+    static let nameKey = NameWord.literal("name")
 }

@@ -5,19 +5,26 @@ import StrobeProtos
 /// The metadata a session writes: the app's values and the sampling
 /// probability, in a form the crash handler can hold as bytes.
 package struct SessionMetadata: Sendable {
-    var entries: [(name: String, value: String)]
-    var samplingProbability: Double
+    /// The app's names and values, in order.
+    package var entries: [(name: String, value: String)]
+    /// The probability that the session was recorded at all.
+    package var samplingProbability: Double
 
-    init(_ configuration: TraceConfiguration) {
-        entries = configuration.metadata.entries
-        samplingProbability = configuration.samplingProbability
+    /// The name of the instant that carries the metadata in a trace.
+    package static let eventName = "strobe.metadata"
+    /// The name under which the sampling probability is written.
+    package static let samplingProbabilityName = "sampling.probability"
+
+    package init(entries: [(name: String, value: String)], samplingProbability: Double) {
+        self.entries = entries
+        self.samplingProbability = samplingProbability
     }
 
     /// NUL-terminated name and value pairs, the sampling probability first
     /// under its own name: the crash file's METADATA section.
-    var serialized: [UInt8] {
+    package var serialized: [UInt8] {
         var bytes: [UInt8] = []
-        for (name, value) in [(TraceMetadata.samplingProbabilityName, "\(samplingProbability)")] + entries {
+        for (name, value) in [(Self.samplingProbabilityName, "\(samplingProbability)")] + entries {
             bytes += Array(name.utf8) + [0] + Array(value.utf8) + [0]
         }
         return bytes
@@ -30,7 +37,7 @@ package struct SessionMetadata: Sendable {
         }
         guard fields.last == "" else { return nil }
         fields.removeLast()
-        guard fields.count >= 2, fields.count % 2 == 0, fields[0] == TraceMetadata.samplingProbabilityName,
+        guard fields.count >= 2, fields.count % 2 == 0, fields[0] == Self.samplingProbabilityName,
             let probability = Double(fields[1])
         else { return nil }
         samplingProbability = probability
@@ -39,7 +46,7 @@ package struct SessionMetadata: Sendable {
 
     /// Whether this is what a trace without metadata means: no values and a
     /// session recorded with probability 1.
-    var isDefault: Bool { entries.isEmpty && samplingProbability >= 1 }
+    package var isDefault: Bool { entries.isEmpty && samplingProbability >= 1 }
 
     /// Appends the `strobe.metadata` instant on the process track `track`, at
     /// `boottime`, on the metadata sequence; nothing when ``isDefault``, so a
@@ -53,7 +60,7 @@ package struct SessionMetadata: Sendable {
             perfetto__protos__debug_annotation__init(&annotations[index])
             annotations[index].name_field_case = PERFETTO__PROTOS__DEBUG_ANNOTATION__NAME_FIELD_NAME
         }
-        annotations[0].name = strings.make(TraceMetadata.samplingProbabilityName)
+        annotations[0].name = strings.make(Self.samplingProbabilityName)
         annotations[0].value_case = PERFETTO__PROTOS__DEBUG_ANNOTATION__VALUE_DOUBLE_VALUE
         annotations[0].double_value = samplingProbability
         for (index, entry) in entries.enumerated() {
@@ -68,7 +75,7 @@ package struct SessionMetadata: Sendable {
         event.has_track_uuid = 1
         event.track_uuid = track
         event.name_field_case = PERFETTO__PROTOS__TRACK_EVENT__NAME_FIELD_NAME
-        event.name = strings.make(TraceMetadata.eventName)
+        event.name = strings.make(Self.eventName)
         var packet = Perfetto__Protos__TracePacket()
         perfetto__protos__trace_packet__init(&packet)
         packet.has_trusted_packet_sequence_id = 1

@@ -112,11 +112,18 @@ enum PacketBuilder {
         }
     }
 
+    /// Perfetto's `CounterDescriptor.Unit` for nanoseconds.
+    static let counterUnitNanoseconds: UInt8 = 1
+    /// Perfetto's `CounterDescriptor.Unit` for a count.
+    static let counterUnitCount: UInt8 = 2
+
     /// What a track descriptor describes.
     enum TrackKind {
         case process(pid: Int32, name: String)
         case thread(pid: Int32, tid: Int64, name: String)
-        case counter(name: String, unit: Trace.CounterUnit, threadTime: Bool)
+        /// `unit` is Perfetto's `CounterDescriptor.Unit` (the raw value of
+        /// Strobe's `Trace.CounterUnit`), 0 for none.
+        case counter(name: String, unit: UInt8, threadTime: Bool)
         case async(name: String)
     }
 
@@ -185,10 +192,9 @@ enum PacketBuilder {
                             counter.pointee.type =
                                 PERFETTO__PROTOS__COUNTER_DESCRIPTOR__BUILTIN_COUNTER_TYPE__COUNTER_THREAD_TIME_NS
                         }
-                        if unit != .unspecified {
+                        if unit != 0 {
                             counter.pointee.has_unit = 1
-                            counter.pointee.unit = Perfetto__Protos__CounterDescriptor__Unit(
-                                rawValue: UInt32(unit.rawValue))
+                            counter.pointee.unit = Perfetto__Protos__CounterDescriptor__Unit(rawValue: UInt32(unit))
                         }
                         track.counter = counter
                     case .async(let name):

@@ -1,8 +1,10 @@
-import CStrobe
+import CStrobeLayout
 import PerfettoWire
 
 /// Encodes the records of one thread into packets; lives for one harvest.
 struct RecordEncoder {
+    /// The text of names and categories.
+    let names: any RecordNames
     var state: SequenceState
     var shared: SharedTracks
     var out: ProtoBuffer

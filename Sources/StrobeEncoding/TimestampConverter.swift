@@ -1,63 +1,17 @@
-import CStrobe
-import Synchronization
+/// A reading of a session's raw timestamp source beside CLOCK_BOOTTIME:
+/// `raw` relative to the session's base.
+package struct ClockPoint: Sendable {
+    package var raw: UInt64
+    package var boottime: UInt64
+    /// CLOCK_REALTIME less CLOCK_BOOTTIME at the reading, in
+    /// nanoseconds; 0 when unknown (a crash file's points).
+    package var realtimeOffset: UInt64 = 0
 
-/// Maps raw timestamps (TSC ticks or CLOCK_MONOTONIC nanoseconds, relative to
-/// the session's base) to CLOCK_BOOTTIME nanoseconds.
-///
-/// The session reads the raw source and CLOCK_BOOTTIME together at its start,
-/// at every drain and at its stop. Between two such readings a timestamp is
-/// placed by linear interpolation, so the mapping is continuous and monotonic
-/// and needs no frequency guess.
-///
-/// Each reading also notes how far CLOCK_REALTIME is ahead of CLOCK_BOOTTIME,
-/// so that records holding a wall-clock instant (spans of tracing bridges,
-/// whose instants are wall-clock times) can be placed without the recording
-/// thread reading a second clock.
-package final class ClockCalibration: Sendable {
-    package struct Point: Sendable {
-        var raw: UInt64
-        var boottime: UInt64
-        /// CLOCK_REALTIME less CLOCK_BOOTTIME at the reading, in
-        /// nanoseconds; 0 when unknown (a crash file's points).
-        var realtimeOffset: UInt64 = 0
-
-        package init(raw: UInt64, boottime: UInt64, realtimeOffset: UInt64 = 0) {
-            self.raw = raw
-            self.boottime = boottime
-            self.realtimeOffset = realtimeOffset
-        }
+    package init(raw: UInt64, boottime: UInt64, realtimeOffset: UInt64 = 0) {
+        self.raw = raw
+        self.boottime = boottime
+        self.realtimeOffset = realtimeOffset
     }
-
-    let base: UInt64
-    private let points: SanitizedMutex<[Point]>
-
-    init() {
-        let pair = cstrobe_read_clock_pair()
-        base = pair.raw
-        points = SanitizedMutex([Point(raw: 0, boottime: pair.boottime_ns, realtimeOffset: Self.realtimeOffset())])
-    }
-
-    /// Takes a new reading; every timestamp recorded before this call is
-    /// covered by the mapping afterwards.
-    func mark() {
-        let pair = cstrobe_read_clock_pair()
-        let raw = pair.raw &- base
-        let offset = Self.realtimeOffset()
-        points.withLock { points in
-            guard let last = points.last, raw > last.raw, pair.boottime_ns >= last.boottime else { return }
-            points.append(Point(raw: raw, boottime: pair.boottime_ns, realtimeOffset: offset))
-        }
-    }
-
-    /// CLOCK_REALTIME less CLOCK_BOOTTIME now, read back to back.
-    static func realtimeOffset() -> UInt64 {
-        let boottime = cstrobe_boottime_ns()
-        let realtime = cstrobe_realtime_ns()
-        return realtime > boottime ? realtime - boottime : 0
-    }
-
-    /// The readings so far.
-    func snapshot() -> [Point] { points.withLock { $0 } }
 }
 
 /// Converts raw timestamps, mostly in ascending order, for one sequence.
@@ -66,8 +20,8 @@ package final class ClockCalibration: Sendable {
 /// 32.32 fixed-point scale, computed once per segment; the rounding error is
 /// under a nanosecond for segments shorter than four seconds of raw ticks,
 /// and the writer takes a reading every flush interval.
-struct TimestampConverter {
-    typealias Point = ClockCalibration.Point
+package struct TimestampConverter {
+    package typealias Point = ClockPoint
 
     private var points: [Point]
     private var segment = -1
@@ -84,21 +38,21 @@ struct TimestampConverter {
     /// record's own time. Slewing moves both clocks alike.
     static let realtimeStepLimit: UInt64 = 10_000
 
-    init(points: [Point]) {
+    package init(points: [Point]) {
         self.points = points
     }
 
     /// CLOCK_BOOTTIME at the latest reading.
-    var lastBoottime: UInt64 { points.last?.boottime ?? 0 }
+    package var lastBoottime: UInt64 { points.last?.boottime ?? 0 }
 
-    mutating func update(points: [Point]) {
+    package mutating func update(points: [Point]) {
         if points.count != self.points.count { segment = -1 }
         self.points = points
     }
 
     /// CLOCK_BOOTTIME nanoseconds for a raw timestamp.
     @inline(__always)
-    mutating func boottime(raw: UInt64) -> UInt64 {
+    package mutating func boottime(raw: UInt64) -> UInt64 {
         if segment >= 0, raw >= segmentStart, raw < segmentEnd {
             let product = (raw - segmentStart).multipliedFullWidth(by: scale)
             return segmentBoottime &+ ((product.high << 32) | (product.low >> 32))
@@ -158,7 +112,7 @@ struct TimestampConverter {
     /// the record less the instant, 0 when within a microsecond or later.
     /// Call it right after ``boottime(raw:)`` of the record's own
     /// timestamp, whose segment tells the wall clock's offset.
-    func lead(of word: UInt64, at boottime: UInt64) -> UInt64 {
+    package func lead(of word: UInt64, at boottime: UInt64) -> UInt64 {
         guard word & RecordLayout.wallClockInstant != 0 else { return word }
         guard segmentRealtimeOffset != 0 else { return 0 }
         let instant = word & ~RecordLayout.wallClockInstant

@@ -15,17 +15,18 @@ enum EventName {
         }
     }
 
-    var text: String {
+    /// The name's text, a name word's from `names`.
+    func text(_ names: any RecordNames) -> String {
         switch self {
-        case .word(let word): return NameTable.shared.text(of: word)
+        case .word(let word): return names.text(of: word)
         case .text(let bytes): return String(decoding: bytes, as: UTF8.self)
         }
     }
 
     /// Calls `body` with the name's UTF-8 bytes.
-    func withUTF8<Result>(_ body: (UnsafeRawBufferPointer) -> Result) -> Result {
+    func withUTF8<Result>(_ names: any RecordNames, _ body: (UnsafeRawBufferPointer) -> Result) -> Result {
         switch self {
-        case .word(let word): return body(UnsafeRawBufferPointer(NameTable.shared.utf8(of: word)))
+        case .word(let word): return body(UnsafeRawBufferPointer(names.utf8(of: word)))
         case .text(let bytes): return bytes.withUnsafeBytes(body)
         }
     }

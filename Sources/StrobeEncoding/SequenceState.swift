@@ -1,4 +1,4 @@
-import CStrobe
+import CStrobeLayout
 
 /// One thread's encoding state.
 struct SequenceState {

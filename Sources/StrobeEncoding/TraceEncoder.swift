@@ -1,4 +1,4 @@
-import CStrobe
+import CStrobeLayout
 
 /// Turns the records in thread buffers into Perfetto trace packets.
 ///
@@ -18,7 +18,9 @@ package final class TraceEncoder {
     package var buffer = ProtoBuffer()
 
     let processID: Int32
-    let processUUID: UInt64
+    package let processUUID: UInt64
+    /// The text of the records' names and categories.
+    private let names: any RecordNames
     private let processName: String
     /// Per-thread state, by recorder serial.
     private var sequences: [UInt64: SequenceState] = [:]
@@ -27,7 +29,7 @@ package final class TraceEncoder {
     private var retiredLosses: [PacketBuilder.ThreadLoss] = []
     private var tracks = SharedTracks()
     private var nextSequenceID: UInt32 = 2
-    private var points: [ClockCalibration.Point] = []
+    private var points: [ClockPoint] = []
     private var started = false
     /// The app's metadata and the sampling probability, written once at the
     /// start on the metadata sequence; nil writes none.
@@ -36,12 +38,17 @@ package final class TraceEncoder {
     /// Records that could not be parsed (a corrupt buffer); counted in stats.
     package var invalidRecords: UInt64 { tracks.invalidRecords }
 
+    /// The uuid of the track of thread `threadID`.
+    package static func threadTrackUUID(_ threadID: UInt64) -> UInt64 { SequenceState.threadTrackUUID(threadID) }
+
     /// The metadata sequence: process descriptor, counters, statistics.
-    static let metadataSequenceID: UInt32 = 1
+    package static let metadataSequenceID: UInt32 = 1
 
     /// An encoder for a session whose async intervals have identifiers from
-    /// `firstIdentifier` on; their begins all reach this encoder.
-    package init(processID: Int32, processName: String, firstIdentifier: UInt64 = 0) {
+    /// `firstIdentifier` on; their begins all reach this encoder. `names`
+    /// gives the text of the records' names and categories.
+    package init(processID: Int32, processName: String, firstIdentifier: UInt64 = 0, names: any RecordNames) {
+        self.names = names
         self.processID = processID
         self.processName = processName
         processUUID = (1 << 62) | UInt64(UInt32(bitPattern: processID))
@@ -51,7 +58,7 @@ package final class TraceEncoder {
 
     /// For a snapshot of rings, where begins may have been overwritten: notes
     /// which async intervals begin in `harvests`, before encoding them.
-    package func noteAsyncBegins(in harvests: [ThreadBuffer.Harvest]) {
+    package func noteAsyncBegins(in harvests: [RecordHarvest]) {
         var begins = Set<UInt64>()
         func scan(_ base: UnsafeMutablePointer<UInt64>, to end: Int) {
             var index = 0
@@ -75,7 +82,7 @@ package final class TraceEncoder {
     }
 
     /// Sets the clock readings that map raw timestamps to CLOCK_BOOTTIME.
-    package func updateCalibration(_ points: [ClockCalibration.Point]) {
+    package func updateCalibration(_ points: [ClockPoint]) {
         self.points = points
     }
 
@@ -109,7 +116,7 @@ package final class TraceEncoder {
     private func withRecordEncoder(
         _ state: consuming SequenceState, key: UInt64, _ body: (inout RecordEncoder) -> Void
     ) {
-        var encoder = RecordEncoder(state: state, shared: tracks, out: buffer)
+        var encoder = RecordEncoder(names: names, state: state, shared: tracks, out: buffer)
         buffer = ProtoBuffer(capacity: 0)
         tracks = SharedTracks()
         body(&encoder)
@@ -132,8 +139,7 @@ package final class TraceEncoder {
     /// going do not grow the writer's memory. A thread whose renamable
     /// begins are still held keeps its state: they are written on its
     /// sequence.
-    func retire(_ recorder: ThreadBuffer) {
-        let key = recorder.serial
+    package func retire(serial key: UInt64) {
         guard let state = sequences[key], state.partialChunk == nil,
             !tracks.heldBegins.values.contains(where: { $0.sequenceID == state.sequenceID })
         else { return }
@@ -143,14 +149,10 @@ package final class TraceEncoder {
 
     // MARK: - Encoding a harvest
 
-    /// Encodes what a drain took from one thread.
-    func encode(_ harvest: ThreadBuffer.Harvest, of recorder: ThreadBuffer, now: UInt64) {
-        encode(harvest, serial: recorder.serial, threadID: recorder.threadID, now: now)
-    }
-
-    /// Encodes records of thread `threadID`, whose recorder had `serial`
-    /// (records recovered from a crash file have no recorder here).
-    package func encode(_ harvest: ThreadBuffer.Harvest, serial key: UInt64, threadID: UInt64, now: UInt64) {
+    /// Encodes records of thread `threadID`, whose recorder has `serial`
+    /// (unique in the process; records recovered from a crash file keep the
+    /// crashed process's).
+    package func encode(_ harvest: RecordHarvest, serial key: UInt64, threadID: UInt64, now: UInt64) {
         var state =
             sequences.removeValue(forKey: key)
             ?? SequenceState(sequenceID: nextSequenceID, threadID: threadID)
@@ -170,7 +172,7 @@ package final class TraceEncoder {
         }
     }
 
-    private func encode(_ harvest: ThreadBuffer.Harvest, with encoder: inout RecordEncoder, now: UInt64) {
+    private func encode(_ harvest: RecordHarvest, with encoder: inout RecordEncoder, now: UInt64) {
         for chunk in harvest.chunks {
             var from = 0
             if let partial = encoder.state.partialChunk, partial === chunk {

@@ -30,12 +30,12 @@ package struct ProtoBuffer {
 
     private var storage: Storage
     private(set) var bytes: UnsafeMutablePointer<UInt8>
-    private(set) var count = 0
+    package private(set) var count = 0
     private var capacity: Int
 
     /// An empty buffer with room for `capacity` bytes; 0 allocates almost
     /// nothing (for a buffer that stands in while the real one is lent out).
-    init(capacity: Int = 1 << 16) {
+    package init(capacity: Int = 1 << 16) {
         storage = Storage(capacity: max(capacity, 0))
         bytes = storage.bytes
         self.capacity = storage.capacity
@@ -45,7 +45,7 @@ package struct ProtoBuffer {
 
     /// Makes room for `extra` more bytes.
     @inline(__always)
-    mutating func reserve(_ extra: Int) {
+    package mutating func reserve(_ extra: Int) {
         assert(isKnownUniquelyReferenced(&storage), "a ProtoBuffer is written while a copy shares its memory")
         if count + extra > capacity { grow(toHold: count + extra) }
     }
@@ -62,7 +62,7 @@ package struct ProtoBuffer {
     }
 
     @inline(__always)
-    mutating func appendVarint(_ value: UInt64) {
+    package mutating func appendVarint(_ value: UInt64) {
         reserve(10)
         var value = value
         while value >= 0x80 {
@@ -75,7 +75,7 @@ package struct ProtoBuffer {
     }
 
     @inline(__always)
-    mutating func appendFixed64(_ value: UInt64) {
+    package mutating func appendFixed64(_ value: UInt64) {
         reserve(8)
         var little = value.littleEndian
         withUnsafeBytes(of: &little) { raw in
@@ -85,11 +85,11 @@ package struct ProtoBuffer {
     }
 
     /// Counts `written` bytes stored directly after `reserve`.
-    mutating func advance(by written: Int) {
+    package mutating func advance(by written: Int) {
         count += written
     }
 
-    mutating func append(_ source: UnsafeRawBufferPointer) {
+    package mutating func append(_ source: UnsafeRawBufferPointer) {
         guard source.count > 0 else { return }
         reserve(source.count)
         UnsafeMutableRawPointer(bytes + count).copyMemory(from: source.baseAddress!, byteCount: source.count)
@@ -99,23 +99,23 @@ package struct ProtoBuffer {
     // MARK: Fields
 
     @inline(__always)
-    mutating func appendTag(field: UInt32, wireType: UInt8) {
+    package mutating func appendTag(field: UInt32, wireType: UInt8) {
         appendVarint(PerfettoWire.WireType.tag(field, wireType))
     }
 
     @inline(__always)
-    mutating func appendVarintField(_ field: UInt32, _ value: UInt64) {
+    package mutating func appendVarintField(_ field: UInt32, _ value: UInt64) {
         appendTag(field: field, wireType: PerfettoWire.WireType.varint)
         appendVarint(value)
     }
 
     @inline(__always)
-    mutating func appendFixed64Field(_ field: UInt32, _ value: UInt64) {
+    package mutating func appendFixed64Field(_ field: UInt32, _ value: UInt64) {
         appendTag(field: field, wireType: PerfettoWire.WireType.fixed64)
         appendFixed64(value)
     }
 
-    mutating func appendStringField(_ field: UInt32, _ text: String) {
+    package mutating func appendStringField(_ field: UInt32, _ text: String) {
         var text = text
         text.withUTF8 { utf8 in
             appendTag(field: field, wireType: PerfettoWire.WireType.lengthDelimited)
@@ -124,7 +124,7 @@ package struct ProtoBuffer {
         }
     }
 
-    mutating func appendBytesField(_ field: UInt32, _ source: UnsafeRawBufferPointer) {
+    package mutating func appendBytesField(_ field: UInt32, _ source: UnsafeRawBufferPointer) {
         appendTag(field: field, wireType: PerfettoWire.WireType.lengthDelimited)
         appendVarint(UInt64(source.count))
         append(source)
@@ -134,7 +134,7 @@ package struct ProtoBuffer {
     /// One byte is reserved for the length, which suits the short messages the
     /// encoder writes; longer ones are moved up once at the end.
     @inline(__always)
-    mutating func beginMessage(_ field: UInt32) -> Int {
+    package mutating func beginMessage(_ field: UInt32) -> Int {
         appendTag(field: field, wireType: PerfettoWire.WireType.lengthDelimited)
         reserve(1)
         count += 1
@@ -142,7 +142,7 @@ package struct ProtoBuffer {
     }
 
     @inline(__always)
-    mutating func endMessage(_ start: Int) {
+    package mutating func endMessage(_ start: Int) {
         reserve(0)
         let length = count - start
         if length < 0x80 {
