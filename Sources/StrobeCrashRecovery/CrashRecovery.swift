@@ -111,21 +111,19 @@ public enum CrashRecovery {
                 ))
         }
 
-        // The crash itself, as an instant on the thread that received it.
-        let crashTime = file.crashRaw > file.baseRaw ? file.crashRaw - file.baseRaw : 0
-        let marker = crashMarker(file, at: crashTime, names: names)
-        if let index = harvests.firstIndex(where: { $0.threadID == file.threadID }) {
-            harvests[index].harvest.chunks.append(marker)
-        } else {
+        // The thread that received the signal has a track even when it
+        // recorded nothing, for the crash mark to go on.
+        if !harvests.contains(where: { $0.threadID == file.threadID }) {
             harvests.append(
                 (
                     UInt64.max, file.threadID,
                     RecordHarvest(
-                        chunks: [marker], current: nil, currentEnd: 0, name: file.threadName, recorded: 0, discarded: 0,
+                        chunks: [], current: nil, currentEnd: 0, name: file.threadName, recorded: 0, discarded: 0,
                         overwritten: 0, unmatchedEnds: 0, exited: false)
                 ))
         }
 
+        let crashTime = file.crashRaw > file.baseRaw ? file.crashRaw - file.baseRaw : 0
         var points = [ClockPoint(raw: 0, boottime: file.baseBoottime)]
         if crashTime > 0, file.crashBoottime > file.baseBoottime {
             points.append(ClockPoint(raw: crashTime, boottime: file.crashBoottime))
@@ -139,6 +137,8 @@ public enum CrashRecovery {
         for (serial, threadID, harvest) in harvests {
             encoder.encode(harvest, serial: serial, threadID: threadID, now: file.crashBoottime)
         }
+        encoder.append(
+            crashMark(file, at: encoder.boottime(raw: crashTime), track: encoder.markTrack(thread: file.threadID)))
         encoder.finish(bufferSize: file.bufferBytes)
         let trace = encoder.buffer.withBytes { Array($0) }
         encoder.buffer.removeAll()
@@ -162,26 +162,15 @@ public enum CrashRecovery {
         }
     }
 
-    /// The instant that marks the crash, as a chunk of one record.
-    private static func crashMarker(_ file: CrashFile, at time: UInt64, names: RecoveredNames) -> BufferChunk {
-        let signal = Array(signalName(file.signal).utf8)
-        let address = Array(("0x" + String(file.faultAddress, radix: 16)).utf8)
-        let argumentWords =
-            ArgumentEncoding.textWords(signal.count) + 3 + ArgumentEncoding.textWords(address.count)
-        let chunk = BufferChunk(capacity: 3 + argumentWords)
-        chunk.base[0] = RecordLayout.header(kind: RecordLayout.instant | RecordLayout.withArguments, timestamp: time)
-        chunk.base[1] = names.intern("crash")
-        chunk.base[2] = UInt64(argumentWords)
-        var offset = 3
-        offset += signal.withUnsafeBytes {
-            ArgumentEncoding.writeText(key: names.intern("signal"), $0, to: chunk.base + offset)
-        }
-        offset += ArgumentEncoding.writeInt(key: names.intern("signal code"), file.signalCode, to: chunk.base + offset)
-        offset += address.withUnsafeBytes {
-            ArgumentEncoding.writeText(key: names.intern("fault address"), $0, to: chunk.base + offset)
-        }
-        chunk.usedWords = offset
-        return chunk
+    /// The instant that marks the crash, at `boottime` on `track`: the
+    /// signal's name, its code and the fault address.
+    private static func crashMark(_ file: CrashFile, at boottime: UInt64, track: UInt64) -> TraceMark {
+        TraceMark(
+            name: "crash", boottime: boottime, track: track,
+            annotations: [
+                ("signal", .string(signalName(file.signal))), ("signal code", .int(file.signalCode)),
+                ("fault address", .string("0x" + String(file.faultAddress, radix: 16))),
+            ])
     }
 
     private static func readAll(_ path: String) throws(CrashRecoveryError) -> [UInt8] {

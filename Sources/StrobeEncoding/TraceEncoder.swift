@@ -38,9 +38,6 @@ package final class TraceEncoder {
     /// Records that could not be parsed (a corrupt buffer); counted in stats.
     package var invalidRecords: UInt64 { tracks.invalidRecords }
 
-    /// The uuid of the track of thread `threadID`.
-    package static func threadTrackUUID(_ threadID: UInt64) -> UInt64 { SequenceState.threadTrackUUID(threadID) }
-
     /// The metadata sequence: process descriptor, counters, statistics.
     package static let metadataSequenceID: UInt32 = 1
 
@@ -84,6 +81,28 @@ package final class TraceEncoder {
     /// Sets the clock readings that map raw timestamps to CLOCK_BOOTTIME.
     package func updateCalibration(_ points: [ClockPoint]) {
         self.points = points
+    }
+
+    /// CLOCK_BOOTTIME nanoseconds for the raw timestamp `raw`, under the
+    /// calibration the records are encoded with.
+    package func boottime(raw: UInt64) -> UInt64 {
+        var converter = TimestampConverter(points: points)
+        return converter.boottime(raw: raw)
+    }
+
+    /// The track for a mark about thread `threadID`: the thread's track when
+    /// this encoder has written it (and not retired it), else the
+    /// process's.
+    package func markTrack(thread threadID: UInt64?) -> UInt64 {
+        guard let threadID, sequences.values.contains(where: { $0.threadID == threadID }) else { return processUUID }
+        return SequenceState.threadTrackUUID(threadID)
+    }
+
+    /// Appends `mark` on the metadata sequence: its packet carries its own
+    /// clock and spells its names out, so it needs no sequence's state.
+    package func append(_ mark: TraceMark) {
+        startIfNeeded(&buffer)
+        mark.append(sequenceID: Self.metadataSequenceID, to: &buffer)
     }
 
     private func startIfNeeded(_ out: inout ProtoBuffer) {

@@ -67,6 +67,11 @@ public struct OfficialDecoder {
         public var categories: [String]
         public var ts: UInt64
         public var args: [String: Value]
+        /// The packet's sequence.
+        public var sequence: UInt32
+        /// The clock of the packet's timestamp: its own, else the
+        /// sequence's default; 0 when in trace time.
+        public var clock: UInt32?
     }
 
     public struct Decoded: Decodable {

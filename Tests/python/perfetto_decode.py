@@ -14,7 +14,8 @@ object to stdout:
                              "counter_unit"}},
     "slices":    [{"track", "name", "categories", "ts", "dur", "depth", "args",
                    "thread_dur", "flow_ids", "terminating_flow_ids"}],
-    "instants":  [{"track", "name", "categories", "ts", "args"}],
+    "instants":  [{"track", "name", "categories", "ts", "args", "sequence",
+                   "clock"}],
     "counters":  [{"track", "name", "ts", "value"}],
     "stats":     {name: value},
     "errors":    [code, ...]
@@ -63,6 +64,10 @@ Events
   events, become counter samples. Counter values are multiplied by the
   track's unit_multiplier and, on is_incremental tracks, accumulated per
   sequence. Slices are sorted by (ts, track).
+  Each instant also gives the packet's trusted_packet_sequence_id as
+  "sequence" and the id of the clock its timestamp was on as "clock" (the
+  packet's timestamp_clock_id, else the sequence default's, else 0; null
+  without a timestamp).
 
 Tracks
   kind is "counter", "thread" or "process" when the descriptor has that
@@ -356,6 +361,7 @@ class Decoder:
         self.tokenize(packet, seq_id, seq.generation, at_eof=False)
 
     def tokenize(self, packet, seq_id, generation, at_eof):
+        clock_id = None
         if packet.HasField("timestamp"):
             defaults = generation.defaults
             if packet.HasField("timestamp_clock_id"):
@@ -386,6 +392,8 @@ class Decoder:
         if packet.HasField("track_event"):
             event = self.resolve_event(packet.track_event, seq_id, generation)
             if event is not None:
+                event["sequence"] = seq_id
+                event["clock"] = clock_id
                 self.events.append((ts, len(self.events), event))
 
     def finish_tokenizing(self):
@@ -589,7 +597,9 @@ class Decoder:
             elif kind == TYPE_INSTANT:
                 instants.append({"track": track, "name": ev["name"], "ts": ts,
                                  "categories": ev["categories"],
-                                 "args": dict(ev["args"])})
+                                 "args": dict(ev["args"]),
+                                 "sequence": ev["sequence"],
+                                 "clock": ev["clock"]})
             elif kind == TYPE_COUNTER:
                 sample(track, ts, ev["value"])
 

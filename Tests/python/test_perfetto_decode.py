@@ -198,8 +198,9 @@ EXPECTED = {
     ],
     "instants": [
         {"track": WORKER, "name": "tick", "categories": [], "ts": 5_026_000,
-         "args": {"ptr": "0xbeef", "ratio": 0.5}},
-        {"track": ORPHAN, "name": "orphan", "categories": [], "ts": 5_033_000, "args": {}},
+         "args": {"ptr": "0xbeef", "ratio": 0.5}, "sequence": 3, "clock": pb.BUILTIN_CLOCK_MONOTONIC},
+        {"track": ORPHAN, "name": "orphan", "categories": [], "ts": 5_033_000, "args": {},
+         "sequence": 3, "clock": 0},
     ],
     "counters": [
         {"track": HEAP, "name": "heap", "ts": 5_030_000, "value": 4096},
@@ -302,7 +303,8 @@ def test_state_rules():
     check_equal(result["slices"], [
         {"track": 7, "name": "first", "categories": [], "ts": 100, "dur": 300, "depth": 0, "args": {},
          "thread_dur": None, "flow_ids": [], "terminating_flow_ids": []}])
-    check_equal(result["instants"], [{"track": 8, "name": None, "categories": [], "ts": 200, "args": {}}])
+    check_equal(result["instants"], [{"track": 8, "name": None, "categories": [], "ts": 200, "args": {},
+                                        "sequence": 6, "clock": 0}])
     check_equal(result["errors"], ["unknown_name_iid", "event_without_track"])
     check_equal(result["stats"], {"tokenizer_skipped_packets": 0, "packets_dropped_marks": 0})
 
@@ -320,7 +322,8 @@ def test_clock_snapshot_after_use():
     p.clock_snapshot.clocks.add(clock_id=3, timestamp=0)
     p.clock_snapshot.clocks.add(clock_id=6, timestamp=1_000_000)
     result = perfetto_decode.decode_trace(t)
-    check_equal(result["instants"], [{"track": 1, "name": "late", "categories": [], "ts": 1_000_050, "args": {}}])
+    check_equal(result["instants"], [{"track": 1, "name": "late", "categories": [], "ts": 1_000_050, "args": {},
+                                        "sequence": 9, "clock": pb.BUILTIN_CLOCK_MONOTONIC}])
     check_equal(result["errors"], ["clock_sync_failure"])
 
 

@@ -359,19 +359,15 @@ final class TriggeredDumps: @unchecked Sendable {
         encoder.noteAsyncBegins(in: harvests.map(\.1))
         let now = converter.lastBoottime
         for (recorder, harvest) in harvests { encoder.encode(harvest, of: recorder, now: now) }
-        let thread = capture.trigger.threadID
-        let track =
-            thread.flatMap { id in harvests.contains { $0.0.threadID == id } ? TraceEncoder.threadTrackUUID(id) : nil }
-            ?? encoder.processUUID
-        TriggerMark.append(
-            capture.trigger, track: track, sequenceID: TraceEncoder.metadataSequenceID,
-            extra: [
-                ("before_ns", .int(Int64(clamping: Trace.nanoseconds(settings.before)))),
-                ("after_ns", .int(Int64(clamping: Trace.nanoseconds(settings.after)))),
-                ("recorded_until_ns", .int(Int64(clamping: capture.recordedUntil))),
-                ("suppressed_triggers", .int(Int64(clamping: capture.suppressed))),
-            ],
-            to: &encoder.buffer)
+        encoder.append(
+            TriggerMark.mark(
+                capture.trigger, track: encoder.markTrack(thread: capture.trigger.threadID),
+                extra: [
+                    ("before_ns", .int(Int64(clamping: Trace.nanoseconds(settings.before)))),
+                    ("after_ns", .int(Int64(clamping: Trace.nanoseconds(settings.after)))),
+                    ("recorded_until_ns", .int(Int64(clamping: capture.recordedUntil))),
+                    ("suppressed_triggers", .int(Int64(clamping: capture.suppressed))),
+                ]))
         encoder.finish(bufferSize: core.bufferSize)
 
         let realtime = Self.realtime(ofBoottime: capture.trigger.boottime)
