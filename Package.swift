@@ -19,6 +19,7 @@ let package = Package(
         .library(name: "StrobeReader", targets: ["StrobeReader"]),
         .library(name: "StrobeResults", targets: ["StrobeResults"]),
         .library(name: "StrobePerf", targets: ["StrobePerf"]),
+        .library(name: "StrobeProcessRunner", targets: ["StrobeProcessRunner"]),
         .library(name: "StrobeCrashRecovery", targets: ["StrobeCrashRecovery"]),
         .library(name: "StrobeMetrics", targets: ["StrobeMetrics"]),
         .library(name: "StrobeTracing", targets: ["StrobeTracing"]),
@@ -107,9 +108,19 @@ let package = Package(
 
         // MARK: The perf-test runner
 
+        // Runs suites as child processes and reads what they wrote; it links
+        // no recording runtime, so the `strobe` CLI uses it for `run` and
+        // `compare`. StrobePerf re-exports it.
+        .target(name: "CStrobeProcess"),
+        .target(
+            name: "StrobeProcessRunner",
+            dependencies: ["CStrobeProcess", "StrobeReader", "StrobeResults", "StrobeFormatting"]
+        ),
+        // Suites that run in the process: setup and measure blocks traced by
+        // the SDK.
         .target(
             name: "StrobePerf",
-            dependencies: ["Strobe", "StrobeReader", "StrobeResults", "StrobeFormatting"]
+            dependencies: ["Strobe", "StrobeProcessRunner", "StrobeReader", "StrobeResults", "StrobeFormatting"]
         ),
 
         // MARK: Benchmarks of the SDK (`make bench`)
@@ -178,7 +189,8 @@ let package = Package(
         ),
         .testTarget(name: "StrobeReaderTests", dependencies: ["Strobe", "StrobeReader"]),
         .testTarget(
-            name: "StrobePerfTests", dependencies: ["StrobePerf", "Strobe", "StrobeReader", "LensKit", "TraceChild"]),
+            name: "StrobePerfTests",
+            dependencies: ["StrobePerf", "StrobeProcessRunner", "Strobe", "StrobeReader", "LensKit", "TraceChild"]),
     ]
 )
 

@@ -100,7 +100,7 @@ let package = Package(
                 "StrobeStatistics", "StrobeDiff", "StrobeHistory", "StrobeFleet", "StrobeServer",
                 .product(name: "StrobeCrashRecovery", package: "strobe"),
                 .product(name: "StrobeReader", package: "strobe"),
-                .product(name: "StrobePerf", package: "strobe"),
+                .product(name: "StrobeProcessRunner", package: "strobe"),
                 .product(name: "StrobeResults", package: "strobe"),
                 .product(name: "StrobeFormatting", package: "strobe"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
@@ -141,7 +141,7 @@ let package = Package(
             name: "StrobeDiffTests",
             dependencies: [
                 "StrobeDiff", "StrobeStatistics", "StrobeCLI",
-                .product(name: "StrobePerf", package: "strobe"),
+                .product(name: "StrobeProcessRunner", package: "strobe"),
                 .product(name: "StrobeTestSupport", package: "strobe"),
             ]
         ),

@@ -254,15 +254,6 @@ uint64_t cstrobe_thread_cpu_ns(pthread_t thread) {
 #endif
 }
 
-int cstrobe_process_exit_descriptor(int pid) {
-#if defined(__linux__) && defined(SYS_pidfd_open)
-    return (int)syscall(SYS_pidfd_open, (pid_t)pid, 0);
-#else
-    (void)pid;
-    return -1;
-#endif
-}
-
 static pthread_key_t exit_key;
 static pthread_once_t exit_key_once = PTHREAD_ONCE_INIT;
 

@@ -97,20 +97,8 @@ public struct PerfRunner: Sendable {
         return result
     }
 
-    /// Where iterations' traces are written before they are read: a memory
-    /// file system (`/dev/shm`) when it has a gigabyte free, so the runner's
-    /// file work never waits for a disk; the temporary directory otherwise.
-    static let scratchBase: String = {
-        #if os(Linux)
-        var stats = statvfs()
-        if statvfs("/dev/shm", &stats) == 0, UInt64(stats.f_bavail) * UInt64(stats.f_frsize) >= 1 << 30,
-            access("/dev/shm", W_OK) == 0
-        {
-            return "/dev/shm"
-        }
-        #endif
-        return String(NSTemporaryDirectory().reversed().drop { $0 == "/" }.reversed())
-    }()
+    /// Where iterations' traces are written before they are read.
+    static var scratchBase: String { ScratchFiles.base }
 
     static func plannedCount(_ rule: StopRule) -> Int? {
         if case .iterations(let count) = rule { return count }
@@ -118,10 +106,7 @@ public struct PerfRunner: Sendable {
     }
 
     /// What one iteration measured.
-    struct Sample {
-        var wall: Double
-        var values: [PerfMetric]
-    }
+    typealias Sample = IterationSample
 
     /// Runs one iteration; with no `tracePath` the session records as usual
     /// (its writer encodes every event) but writes no file.
@@ -285,28 +270,5 @@ public struct PerfRunner: Sendable {
         return (try? FileManager.default.moveItem(atPath: path, toPath: destination)) != nil ? destination : nil
     }
 
-    static func fileSafe(_ name: String) -> String {
-        String(name.map { $0.isLetter || $0.isNumber || $0 == "-" || $0 == "_" || $0 == "." ? $0 : "-" })
-    }
-}
-
-/// Per-iteration values collected into metrics, in first-seen order.
-struct MetricTable {
-    private(set) var metrics: [PerfMetric] = []
-    private var index: [String: Int] = [:]
-
-    mutating func add(_ sample: PerfRunner.Sample) {
-        for value in sample.values {
-            if let position = index[value.name] {
-                metrics[position].samples += value.samples
-            } else {
-                index[value.name] = metrics.count
-                metrics.append(value)
-            }
-        }
-    }
-
-    func samples(of name: String) -> [Double] {
-        index[name].map { metrics[$0].samples } ?? []
-    }
+    static func fileSafe(_ name: String) -> String { ScratchFiles.fileSafe(name) }
 }

@@ -1,4 +1,6 @@
 import Foundation
+import Strobe
+import StrobeProcessRunner
 import Testing
 
 @testable import StrobePerf
@@ -56,6 +58,12 @@ import Testing
     @Test(.enabled(if: FileManager.default.isExecutableFile(atPath: child)))
     func childWithoutTraceIsReported() {
         #expect(Self.run("no-trace").error?.contains("wrote no trace") == true)
+    }
+
+    /// The runner spells the variable that names a child's trace itself (it
+    /// links no recording runtime); it must be the one the SDK reads.
+    @Test func theRunnerNamesTheVariableTheSDKReads() {
+        #expect(ProcessRunner.traceOutputVariable == TraceSession.outputEnvironmentVariable)
     }
 
     @Test func missingCommandIsReported() {

@@ -267,10 +267,6 @@ int cstrobe_process_rusage(cstrobe_rusage *out);
 /// `thread` must not have been joined.
 uint64_t cstrobe_thread_cpu_ns(pthread_t thread);
 
-/// A file descriptor that becomes readable when the child process `pid`
-/// exits (a Linux pidfd), or -1 where the system offers none.
-int cstrobe_process_exit_descriptor(int pid);
-
 /// Registers a destructor that runs `callback(context)` when the calling
 /// thread exits. Only one per thread; later calls replace the context.
 void cstrobe_on_thread_exit(void (*callback)(void *), void *context);

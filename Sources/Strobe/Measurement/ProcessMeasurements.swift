@@ -15,12 +15,6 @@ package enum ProcessMeasurements {
     package static var threadUsageIsPerThread: Bool {
         cstrobe_thread_rusage_is_per_thread() != 0
     }
-
-    /// A file descriptor that becomes readable when the child process `pid`
-    /// exits (a Linux pidfd), or -1 where the system offers none.
-    package static func exitDescriptor(ofProcess pid: Int32) -> Int32 {
-        cstrobe_process_exit_descriptor(pid)
-    }
 }
 
 /// One reading of rusage: CPU time, context switches and page faults.

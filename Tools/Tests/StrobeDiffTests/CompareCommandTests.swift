@@ -1,6 +1,7 @@
 import Foundation
 import StrobeDiff
-import StrobePerf
+import StrobeProcessRunner
+import StrobeResults
 import StrobeStatistics
 import StrobeTestSupport
 import Testing

@@ -1,5 +1,6 @@
 import Foundation
-import StrobePerf
+import StrobeProcessRunner
+import StrobeResults
 import Testing
 
 @testable import StrobeDiff

@@ -1,6 +1,7 @@
 import Foundation
 import StrobeFormatting
-import StrobePerf
+import StrobeProcessRunner
+import StrobeResults
 import Testing
 
 @testable import StrobeDiff

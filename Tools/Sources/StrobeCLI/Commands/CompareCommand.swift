@@ -1,7 +1,8 @@
 import ArgumentParser
 import Foundation
 import StrobeDiff
-import StrobePerf
+import StrobeProcessRunner
+import StrobeResults
 import StrobeStatistics
 
 /// `strobe compare`: runs a baseline and a candidate in interleaved rounds

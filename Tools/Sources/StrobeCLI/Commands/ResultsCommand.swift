@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
-import StrobePerf
+import StrobeProcessRunner
+import StrobeResults
 
 /// `strobe results export FILE --format json|csv`.
 struct ResultsCommand: ParsableCommand {

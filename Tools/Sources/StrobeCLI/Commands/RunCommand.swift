@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
-import StrobePerf
+import StrobeProcessRunner
+import StrobeResults
 
 /// `strobe run -- COMMAND ARGS...`: process-level perf tests.
 struct RunCommand: ParsableCommand {

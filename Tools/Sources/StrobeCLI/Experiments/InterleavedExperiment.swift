@@ -1,6 +1,7 @@
 import Foundation
 import StrobeDiff
-import StrobePerf
+import StrobeProcessRunner
+import StrobeResults
 import StrobeStatistics
 
 /// The processes of a `strobe compare`: a results directory per side, and

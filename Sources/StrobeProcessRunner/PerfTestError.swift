@@ -80,7 +80,7 @@ public struct PerfTestError: Error, Sendable, Hashable, CustomStringConvertible 
     /// The text ``PerfTestResult/error`` records for `error`, thrown by
     /// `iteration`: a ``PerfTestError`` with the iteration set, or any other
     /// error described the same way.
-    static func describing(_ error: any Error, iteration: Int, warmup: Bool) -> String {
+    package static func describing(_ error: any Error, iteration: Int, warmup: Bool) -> String {
         var failure = error as? PerfTestError ?? PerfTestError(kind: .blockFailed, problem: "\(error)")
         failure.iteration = iteration
         failure.isWarmup = warmup
@@ -118,7 +118,7 @@ public struct PerfTestError: Error, Sendable, Hashable, CustomStringConvertible 
     }
 
     /// A test's `phase` block (setup, measure, teardown) threw `error`.
-    static func blockFailed(_ phase: String, _ error: any Error) -> PerfTestError {
+    package static func blockFailed(_ phase: String, _ error: any Error) -> PerfTestError {
         PerfTestError(kind: .blockFailed, problem: "\(phase) failed: \(error)")
     }
 }

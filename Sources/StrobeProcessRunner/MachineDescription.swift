@@ -1,4 +1,5 @@
 import Foundation
+import StrobeResults
 
 extension RunMetadata {
     /// Metadata of a run starting now on this machine, for `suite`.
@@ -23,7 +24,7 @@ extension RunMetadata {
 }
 
 /// Facts about the machine and the checkout, for run metadata.
-enum MachineDescription {
+package enum MachineDescription {
     /// `GITHUB_SHA`, else `git rev-parse HEAD` in the working directory, else "".
     static func gitCommit() -> String {
         if let sha = ProcessInfo.processInfo.environment["GITHUB_SHA"], !sha.isEmpty { return sha }

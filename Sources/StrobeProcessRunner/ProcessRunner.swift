@@ -1,7 +1,8 @@
+import CStrobeProcess
 import Foundation
-import Strobe
 import StrobeFormatting
 import StrobeReader
+import StrobeResults
 
 #if canImport(Glibc)
 import Glibc
@@ -46,7 +47,7 @@ public struct ProcessRunner: Sendable {
     public func run(_ command: [String]) -> PerfTestResult {
         var result = PerfTestResult(name: options.name, warmupIterations: options.warmupIterations)
         var metrics = MetricTable()
-        let scratch = PerfRunner.scratchBase + "/strobe-run-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
+        let scratch = ScratchFiles.base + "/strobe-run-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
         try? FileManager.default.createDirectory(atPath: scratch, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(atPath: scratch) }
         for iteration in 0..<(options.warmupIterations + options.iterations) {
@@ -57,7 +58,7 @@ public struct ProcessRunner: Sendable {
                 if measured >= 0 {
                     metrics.add(sample)
                     if let directory = options.traceDirectory {
-                        let folder = "\(directory)/\(PerfRunner.fileSafe(options.name))"
+                        let folder = "\(directory)/\(ScratchFiles.fileSafe(options.name))"
                         try? FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
                         let destination =
                             folder + String(format: "/iter-%03d-%.2fms.pftrace", measured, sample.wall / 1e6)
@@ -77,15 +78,15 @@ public struct ProcessRunner: Sendable {
         return result
     }
 
-    private func runOnce(_ command: [String], tracePath: String) throws -> PerfRunner.Sample {
+    private func runOnce(_ command: [String], tracePath: String) throws -> IterationSample {
         var environment = ProcessInfo.processInfo.environment
-        environment[TraceSession.outputEnvironmentVariable] = tracePath
+        environment[Self.traceOutputVariable] = tracePath
         let pid = try spawn(command, environment: environment)
-        let start = ProcessMeasurements.monotonicNanoseconds()
+        let start = Self.monotonicNanoseconds()
         var status: Int32 = 0
         var usage = rusage()
         let termSent = try waitForExit(pid, command: command[0], start: start, status: &status, usage: &usage)
-        let wall = Double(ProcessMeasurements.monotonicNanoseconds() - start)
+        let wall = Double(Self.monotonicNanoseconds() - start)
         if termSent { throw PerfTestError.timedOut(seconds: options.timeout) }
         if status & 0x7F != 0 { throw PerfTestError.crashed(signal: status & 0x7F) }
         let exitStatus = (status >> 8) & 0xFF
@@ -109,11 +110,11 @@ public struct ProcessRunner: Sendable {
             (attributes[.size] as? Int ?? 0) > 0
         else {
             if options.requiresTrace { throw PerfTestError.noTrace(path: tracePath) }
-            return PerfRunner.Sample(wall: wall, values: values)
+            return IterationSample(wall: wall, values: values)
         }
         let trace = try TraceReader.read(contentsOf: tracePath)
         values += Self.traceMetrics(trace)
-        return PerfRunner.Sample(wall: wall, values: values)
+        return IterationSample(wall: wall, values: values)
     }
 
     /// Waits for `pid` to exit and reaps it; past the timeout sends SIGTERM,
@@ -126,7 +127,7 @@ public struct ProcessRunner: Sendable {
         _ pid: pid_t, command: String, start: UInt64, status: inout Int32, usage: inout rusage
     ) throws -> Bool {
         var termSent = false
-        let descriptor = ProcessMeasurements.exitDescriptor(ofProcess: pid)
+        let descriptor = cstrobe_process_exit_descriptor(pid)
         defer { if descriptor >= 0 { close(descriptor) } }
         while true {
             let waited = wait4(pid, &status, WNOHANG, &usage)
@@ -136,7 +137,7 @@ public struct ProcessRunner: Sendable {
                 throw PerfTestError.cannotStart(
                     command: command, errno: code, reason: "wait4 failed: \(ErrnoText.message(code))")
             }
-            let elapsed = Double(ProcessMeasurements.monotonicNanoseconds() - start) / 1e9
+            let elapsed = Double(Self.monotonicNanoseconds() - start) / 1e9
             let deadline: Double
             if termSent {
                 if elapsed > options.timeout + 2 { kill(pid, SIGKILL) }
@@ -197,5 +198,18 @@ public struct ProcessRunner: Sendable {
             throw PerfTestError.cannotStart(command: program, errno: result, reason: ErrnoText.message(result))
         }
         return pid
+    }
+
+    /// The variable that tells a child where to write its trace; the SDK
+    /// reads the same name (`TraceSession.outputEnvironmentVariable`, which a
+    /// test holds equal to this one). Spelled here so that the runner does
+    /// not link the recording runtime.
+    package static let traceOutputVariable = "STROBE_TRACE_OUTPUT"
+
+    /// CLOCK_MONOTONIC in nanoseconds.
+    static func monotonicNanoseconds() -> UInt64 {
+        var now = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &now)
+        return UInt64(now.tv_sec) * 1_000_000_000 + UInt64(now.tv_nsec)
     }
 }

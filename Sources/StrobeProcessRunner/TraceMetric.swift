@@ -1,4 +1,5 @@
 import StrobeReader
+import StrobeResults
 
 /// A metric a perf test takes from each iteration's trace.
 public struct TraceMetric: Sendable, Hashable {
@@ -62,7 +63,7 @@ public struct TraceMetric: Sendable, Hashable {
     }
 
     /// The unit of its values.
-    func unit(in trace: ParsedTrace) -> String {
+    package func unit(in trace: ParsedTrace) -> String {
         switch source {
         case .interval(_, let aggregate): return aggregate == .count ? "count" : "ns"
         case .counter(let name, _): return trace.counter(named: name)?.unit ?? "count"
@@ -70,7 +71,7 @@ public struct TraceMetric: Sendable, Hashable {
     }
 
     /// The value in `trace`, or nil when the trace has nothing to measure.
-    func value(in trace: ParsedTrace) -> Double? {
+    package func value(in trace: ParsedTrace) -> Double? {
         switch source {
         case .interval(let name, let aggregate):
             let intervals = trace.intervals(named: name)
