@@ -190,7 +190,10 @@ let package = Package(
         .testTarget(name: "StrobeReaderTests", dependencies: ["Strobe", "StrobeReader"]),
         .testTarget(
             name: "StrobePerfTests",
-            dependencies: ["StrobePerf", "StrobeProcessRunner", "Strobe", "StrobeReader", "LensKit", "TraceChild"]),
+            dependencies: [
+                "StrobePerf", "StrobeProcessRunner", "Strobe", "StrobeReader", "StrobeTestSupport", "LensKit",
+                "TraceChild",
+            ]),
     ]
 )
 

@@ -1,5 +1,6 @@
 import Foundation
 import Strobe
+import StrobeTestSupport
 import Testing
 
 @testable import StrobePerf
@@ -12,25 +13,6 @@ import Glibc
 /// work, never Strobe's own writer; and the direction each metric carries.
 @Suite(.serialized)
 struct ResourceMetricTests {
-    /// The calling thread's CPU time in nanoseconds.
-    static func threadCPU() -> UInt64 {
-        var time = timespec()
-        clock_gettime(CLOCK_THREAD_CPUTIME_ID, &time)
-        return UInt64(time.tv_sec) * 1_000_000_000 + UInt64(time.tv_nsec)
-    }
-
-    /// Keeps the calling thread busy in user code until it has used
-    /// `milliseconds` of CPU time (not wall time, so a loaded machine only
-    /// makes it slower).
-    static func burn(milliseconds: Double) {
-        let start = threadCPU()
-        var accumulator: UInt64 = 1
-        while Double(threadCPU() - start) < milliseconds * 1e6 {
-            for index in 0..<20_000 { accumulator = accumulator &* 6_364_136_223_846_793_005 &+ UInt64(index) }
-        }
-        withExtendedLifetime(accumulator) {}
-    }
-
     /// Runs `count` threads that each burn `milliseconds` of CPU, and waits
     /// for all of them to exit.
     static func burnOnThreads(_ count: Int, milliseconds: Double) {
@@ -42,7 +24,7 @@ struct ResourceMetricTests {
                 &thread, nil,
                 { context in
                     let milliseconds = Unmanaged<NSNumber>.fromOpaque(context!).takeRetainedValue().doubleValue
-                    ResourceMetricTests.burn(milliseconds: milliseconds)
+                    burnThreadCPU(milliseconds: milliseconds)
                     return nil
                 }, box)
             precondition(created == 0, "pthread_create failed")
@@ -68,7 +50,7 @@ struct ResourceMetricTests {
         // workers: the process figure must hold all 140 ms, the thread
         // figure only its own 20.
         let test = PerfTest("workers") { _ in
-            Self.burn(milliseconds: 20)
+            burnThreadCPU(milliseconds: 20)
             Self.burnOnThreads(2, milliseconds: 60)
         }
         let result = await Self.runner().run(test)

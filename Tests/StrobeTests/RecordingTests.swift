@@ -191,10 +191,7 @@ struct RecordingTests {
             Trace.interval("spin", capturing: .resourceUsage) {
                 // Spin for 30 ms of this thread's CPU time, however long
                 // a loaded machine makes that in wall time.
-                let start = Self.threadCPUNanoseconds()
-                var x = 0.0
-                while Self.threadCPUNanoseconds() - start < 30_000_000 { x += sin(x) }
-                #expect(x.isFinite)
+                burnThreadCPU(milliseconds: 30)
             }
             Trace.interval("sleep", capturing: .resourceUsage) { usleep(30_000) }
         }
@@ -207,13 +204,6 @@ struct RecordingTests {
         // microseconds). Blocked: almost none of its wall time.
         #expect(spinCPU >= 29_000_000, "spin: \(spinCPU) ns on CPU")
         #expect(Double(sleepCPU) < 0.3 * Double(sleep.dur ?? 1))
-    }
-
-    /// The calling thread's CPU time, in nanoseconds.
-    static func threadCPUNanoseconds() -> Int64 {
-        var now = timespec()
-        clock_gettime(CLOCK_THREAD_CPUTIME_ID, &now)
-        return Int64(now.tv_sec) * 1_000_000_000 + Int64(now.tv_nsec)
     }
 
     /// Sleeps until the background writer has appended to the file (at most
