@@ -1,5 +1,6 @@
 import Foundation
 import Strobe
+import StrobeProcessRunner
 import StrobeReader
 
 /// Runs perf tests: warm-up iterations, then measured ones until the stop
@@ -53,14 +54,14 @@ public struct PerfRunner: Sendable {
         // file is removed once read: on ext4, rewriting a truncated file
         // starts its writeback at close, which a fresh file does not.
         let keptFolder = options.traceDirectory.map { directory in
-            "\(directory)/\(Self.fileSafe(options.suite))/\(Self.fileSafe(test.name))"
+            "\(directory)/\(ScratchFiles.fileSafe(options.suite))/\(ScratchFiles.fileSafe(test.name))"
         }
         if let keptFolder {
             try? FileManager.default.createDirectory(atPath: keptFolder, withIntermediateDirectories: true)
         }
         var scratch: String?
         if !test.metrics.isEmpty || keptFolder != nil {
-            let directory = Self.scratchBase + "/strobe-perf-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
+            let directory = ScratchFiles.base + "/strobe-perf-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
             try? FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
             scratch = directory
         }
@@ -97,22 +98,16 @@ public struct PerfRunner: Sendable {
         return result
     }
 
-    /// Where iterations' traces are written before they are read.
-    static var scratchBase: String { ScratchFiles.base }
-
     static func plannedCount(_ rule: StopRule) -> Int? {
         if case .iterations(let count) = rule { return count }
         return nil
     }
 
-    /// What one iteration measured.
-    typealias Sample = IterationSample
-
     /// Runs one iteration; with no `tracePath` the session records as usual
     /// (its writer encodes every event) but writes no file.
     private func runIteration(_ test: PerfTest, _ blocks: PerfTest.Blocks, iteration: Int, tracePath: String?)
         async throws
-        -> Sample
+        -> IterationSample
     {
         if let setup = blocks.setup {
             do { try await setup() } catch { throw PerfTestError.blockFailed("setup", error) }
@@ -163,7 +158,7 @@ public struct PerfRunner: Sendable {
             }
         }
         values += context.values
-        return Sample(wall: Double(wall), values: values)
+        return IterationSample(wall: Double(wall), values: values)
     }
 
     /// Runs a synchronous measure block outside any actor.
@@ -270,5 +265,4 @@ public struct PerfRunner: Sendable {
         return (try? FileManager.default.moveItem(atPath: path, toPath: destination)) != nil ? destination : nil
     }
 
-    static func fileSafe(_ name: String) -> String { ScratchFiles.fileSafe(name) }
 }

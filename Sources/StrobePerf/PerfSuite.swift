@@ -1,4 +1,5 @@
 import Foundation
+import StrobeProcessRunner
 import Synchronization
 
 /// A perf-test suite: an executable that runs its tests and writes a
@@ -114,7 +115,7 @@ public struct PerfSuite: Sendable {
         }
         try FileManager.default.createDirectory(atPath: options.output, withIntermediateDirectories: true)
         let stamp = ISO8601DateFormatter().string(from: Date()).replacingOccurrences(of: ":", with: "")
-        let path = "\(options.output)/\(PerfRunner.fileSafe(name))-\(stamp)-\(getpid()).\(ResultsFile.fileExtension)"
+        let path = "\(options.output)/\(ScratchFiles.fileSafe(name))-\(stamp)-\(getpid()).\(ResultsFile.fileExtension)"
         try ResultsFile.write(run, to: path)
         print("results: \(path)")
         return run
