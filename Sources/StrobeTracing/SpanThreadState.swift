@@ -83,17 +83,25 @@ final class SpanThreadState {
     func record(
         identity: StrobeSpanContext, interval: Trace.AsyncInterval, operationName: String, ownsContext: Bool
     ) -> SpanRecord {
-        var index = records.count - 1
-        let lowest = max(0, records.count - 4)
-        while index >= lowest {
-            if isKnownUniquelyReferenced(&records[index]) {
-                records.swapAt(index, records.count - 1)
-                let candidate = records.removeLast()
-                candidate.reset(
-                    identity: identity, interval: interval, operationName: operationName, ownsContext: ownsContext)
-                return candidate
+        // Searched and reordered through one pointer to the array's
+        // storage, so each step checks neither uniqueness nor bounds twice.
+        let found = records.withUnsafeMutableBufferPointer { kept in
+            var index = kept.count - 1
+            let lowest = max(0, kept.count - 4)
+            while index >= lowest {
+                if isKnownUniquelyReferenced(&kept[index]) {
+                    kept.swapAt(index, kept.count - 1)
+                    return true
+                }
+                index -= 1
             }
-            index -= 1
+            return false
+        }
+        if found {
+            let candidate = records.removeLast()
+            candidate.reset(
+                identity: identity, interval: interval, operationName: operationName, ownsContext: ownsContext)
+            return candidate
         }
         return SpanRecord(
             identity: identity, interval: interval, operationName: operationName, ownsContext: ownsContext)

@@ -60,6 +60,21 @@ public struct StrobeSpan: Span {
     public var attributes: SpanAttributes {
         get { record?.withLock { $0.attributes } ?? [:] }
         nonmutating set { record?.update { $0.attributes = newValue } }
+        // `span.attributes[key] = value` changes the record's attributes in
+        // place, rather than copying them out and back.
+        // One coroutine, not two nested ones, so its frame is on the stack.
+        nonmutating _modify {
+            guard let record, record.lockUnlessEnded() else {
+                // No record, or a span that ended: the change is dropped,
+                // as `update` drops it.
+                var discarded = record?.withLock { $0.attributes } ?? [:]
+                yield &discarded
+                return
+            }
+            defer { record.unlock() }
+            record.state.changed = true
+            yield &record.state.attributes
+        }
     }
 
     /// Whether the span records: a session was running when it started and
@@ -150,7 +165,7 @@ final class SpanRecord: @unchecked Sendable {
         var links: [StrobeSpanContext] = []
         var ended = false
         /// Whether anything changed after the start: a reused record is
-        /// reset whole only then, and an end writes arguments or a new name
+        /// reset field by field only then, and an end writes arguments or a new name
         /// only then.
         var changed = false
     }
@@ -169,7 +184,7 @@ final class SpanRecord: @unchecked Sendable {
     /// so it spins (yielding) instead of sleeping, and costs one atomic
     /// exchange to take.
     private let locked = Atomic<Bool>(false)
-    @exclusivity(unchecked) private var state: State
+    @exclusivity(unchecked) fileprivate var state: State
 
     init(identity: StrobeSpanContext, interval: Trace.AsyncInterval?, operationName: String, ownsContext: Bool = true) {
         self.identity = identity
@@ -194,21 +209,47 @@ final class SpanRecord: @unchecked Sendable {
         self.interval = interval
         initialName = operationName
         self.ownsContext = ownsContext
-        if state.changed {
-            state = State(operationName: operationName)
-        } else {
-            state.operationName = operationName
-            state.ended = false
+        state.operationName = operationName
+        state.ended = false
+        guard state.changed else { return }
+        // Field by field: only what a span changed is let go.
+        if !state.attributes.isEmpty { state.attributes = [:] }
+        state.status = nil
+        if state.errorCount > 0 {
+            state.errorCount = 0
+            state.errorType = nil
+            state.errorMessage = nil
         }
+        if !state.links.isEmpty { state.links.removeAll(keepingCapacity: true) }
+        state.changed = false
     }
 
     /// Runs `body` on the state under the record's lock.
     func withLock<Result>(_ body: (inout State) -> Result) -> Result {
+        lock()
+        defer { unlock() }
+        return body(&state)
+    }
+
+    private func lock() {
         while !locked.compareExchange(expected: false, desired: true, ordering: .acquiring).exchanged {
             sched_yield()
         }
-        defer { locked.store(false, ordering: .releasing) }
-        return body(&state)
+    }
+
+    func unlock() {
+        locked.store(false, ordering: .releasing)
+    }
+
+    /// Takes the lock and returns true unless the span ended, in which case
+    /// it leaves the lock free and returns false.
+    func lockUnlessEnded() -> Bool {
+        lock()
+        if state.ended {
+            unlock()
+            return false
+        }
+        return true
     }
 
     /// The span's id as the arguments spell it.
@@ -246,34 +287,49 @@ final class SpanRecord: @unchecked Sendable {
                 state.attributes.count + (state.status == nil ? 0 : 2) + (state.errorCount == 0 ? 0 : 3)
                 + 2 * state.links.count
             withUnsafeTemporaryAllocation(of: Trace.TextArgument.self, capacity: capacity) { buffer in
-                var count = 0
-                func append(_ argument: Trace.TextArgument) {
-                    buffer.initializeElement(at: count, to: argument)
-                    count += 1
-                }
+                // A counter in a struct the closures borrow, not a variable a
+                // nested function captures: that one would be boxed on the
+                // heap and each access to it checked at run time.
+                var arguments = ArgumentList(buffer: buffer)
                 state.attributes.forEach { key, attribute in
-                    append(Trace.TextArgument(key, Self.argumentValue(attribute)))
+                    arguments.append(Trace.TextArgument(key, Self.argumentValue(attribute)))
                 }
                 if let status = state.status {
-                    append(Trace.TextArgument("status", .string(status.code == .ok ? "ok" : "error")))
-                    if let message = status.message { append(Trace.TextArgument("status.message", .string(message))) }
+                    arguments.append(Trace.TextArgument("status", .string(status.code == .ok ? "ok" : "error")))
+                    if let message = status.message {
+                        arguments.append(Trace.TextArgument("status.message", .string(message)))
+                    }
                 }
                 if state.errorCount > 0 {
-                    append(Trace.TextArgument("error.count", .int(Int64(state.errorCount))))
-                    if let type = state.errorType { append(Trace.TextArgument("error.type", .string(type))) }
+                    arguments.append(Trace.TextArgument("error.count", .int(Int64(state.errorCount))))
+                    if let type = state.errorType { arguments.append(Trace.TextArgument("error.type", .string(type))) }
                     if let message = state.errorMessage {
-                        append(Trace.TextArgument("error.message", .string(message)))
+                        arguments.append(Trace.TextArgument("error.message", .string(message)))
                     }
                 }
                 for (index, link) in state.links.enumerated() {
-                    append(Trace.TextArgument("link.\(index).trace_id", .string(link.traceID.description)))
-                    append(Trace.TextArgument("link.\(index).span_id", .string(link.spanIDString)))
+                    arguments.append(Trace.TextArgument("link.\(index).trace_id", .string(link.traceID.description)))
+                    arguments.append(Trace.TextArgument("link.\(index).span_id", .string(link.spanIDString)))
                 }
-                let arguments = UnsafeMutableBufferPointer(rebasing: buffer[..<count])
-                interval.endSpan(renamedTo: renamed, endedAt: instant, arguments: UnsafeBufferPointer(arguments))
-                arguments.deinitialize()
+                let written = UnsafeMutableBufferPointer(rebasing: buffer[..<arguments.count])
+                interval.endSpan(renamedTo: renamed, endedAt: instant, arguments: UnsafeBufferPointer(written))
+                written.deinitialize()
             }
             return true
+        }
+    }
+
+    /// The arguments of an ending span, initialized one after another in
+    /// stack memory.
+    private struct ArgumentList {
+        let buffer: UnsafeMutableBufferPointer<Trace.TextArgument>
+        private(set) var count = 0
+
+        init(buffer: UnsafeMutableBufferPointer<Trace.TextArgument>) { self.buffer = buffer }
+
+        mutating func append(_ argument: Trace.TextArgument) {
+            buffer.initializeElement(at: count, to: argument)
+            count += 1
         }
     }
 

@@ -100,6 +100,65 @@ struct StrobeTracingTests {
         #expect(query.arguments["status"] == nil)
     }
 
+    @Test func aSpanStartsCleanAfterARecordIsReusedAndDropsChangesAfterItsEnd() async throws {
+        let path = Self.path()
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        let trace = try await Self.record(path) {
+            let tracer = InstrumentationSystem.tracer
+            // Spans of one thread, one after another, reuse the records of
+            // ended ones: each changed one is followed by a plain one.
+            for round in 0..<8 {
+                let earlier = tracer.startSpan("earlier \(round)")
+                earlier.end()
+                let changed = tracer.startSpan("changed \(round)")
+                changed.attributes["round"] = round
+                changed.attributes["http.method"] = "GET"
+                changed.setStatus(SpanStatus(code: .error, message: "down"))
+                changed.recordError(PhotoError.unavailable(shard: round))
+                changed.addLink(SpanLink(context: earlier.context, attributes: [:]))
+                changed.operationName = "renamed \(round)"
+                changed.end()
+                // Changes after the end are dropped, in place or whole.
+                changed.attributes["late"] = true
+                changed.attributes = ["replaced": true]
+                #expect(changed.attributes["late"] == nil)
+                tracer.withSpan("plain \(round)") { _ in }
+                // Spans that change something of their own write all they
+                // hold: nothing of an earlier span's.
+                for index in 0..<3 {
+                    tracer.withSpan("next \(round).\(index)") { span in span.attributes["own"] = index }
+                }
+            }
+        }
+        #expect(trace.loss.unmatchedEnds == 0)
+        for round in 0..<8 {
+            let renamed = try #require(trace.intervals(named: "renamed \(round)").first)
+            #expect(renamed.arguments["round"] == .int(Int64(round)))
+            #expect(renamed.arguments["http.method"] == .string("GET"))
+            #expect(renamed.arguments["status"] == .string("error"))
+            #expect(renamed.arguments["error.count"] == .int(1))
+            #expect(renamed.arguments["link.0.span_id"] != nil)
+            #expect(renamed.arguments["late"] == nil)
+            #expect(renamed.arguments["replaced"] == nil)
+            let plain = try #require(trace.intervals(named: "plain \(round)").first)
+            let earlier = try #require(trace.intervals(named: "earlier \(round)").first)
+            var clean = [plain, earlier]
+            for index in 0..<3 {
+                let next = try #require(trace.intervals(named: "next \(round).\(index)").first)
+                #expect(next.arguments["own"] == .int(Int64(index)))
+                clean.append(next)
+            }
+            for interval in clean {
+                for key in [
+                    "round", "http.method", "status", "status.message", "error.count", "error.type", "link.0.span_id",
+                    "late", "replaced",
+                ] {
+                    #expect(interval.arguments[key] == nil, "\(interval.name) carries \(key)")
+                }
+            }
+        }
+    }
+
     @Test func eventsLinksAndRenamesAreRecorded() async throws {
         let path = Self.path()
         defer { try? FileManager.default.removeItem(atPath: path) }
