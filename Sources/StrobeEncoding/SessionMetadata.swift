@@ -1,7 +1,3 @@
-import CProtobufC
-import PerfettoWire
-import StrobeProtos
-
 /// The metadata a session writes: the app's values and the sampling
 /// probability, in a form the crash handler can hold as bytes.
 package struct SessionMetadata: Sendable {
@@ -53,49 +49,9 @@ package struct SessionMetadata: Sendable {
     /// session configured without metadata writes the trace it always did.
     func appendPacket(track: UInt64, boottime: UInt64, sequenceID: UInt32, to buffer: inout ProtoBuffer) {
         guard !isDefault else { return }
-        let strings = CStrings()
-        var annotations = [Perfetto__Protos__DebugAnnotation](
-            repeating: Perfetto__Protos__DebugAnnotation(), count: entries.count + 1)
-        for index in annotations.indices {
-            perfetto__protos__debug_annotation__init(&annotations[index])
-            annotations[index].name_field_case = PERFETTO__PROTOS__DEBUG_ANNOTATION__NAME_FIELD_NAME
-        }
-        annotations[0].name = strings.make(Self.samplingProbabilityName)
-        annotations[0].value_case = PERFETTO__PROTOS__DEBUG_ANNOTATION__VALUE_DOUBLE_VALUE
-        annotations[0].double_value = samplingProbability
-        for (index, entry) in entries.enumerated() {
-            annotations[index + 1].name = strings.make(entry.name)
-            annotations[index + 1].value_case = PERFETTO__PROTOS__DEBUG_ANNOTATION__VALUE_STRING_VALUE
-            annotations[index + 1].string_value = strings.make(entry.value)
-        }
-        var event = Perfetto__Protos__TrackEvent()
-        perfetto__protos__track_event__init(&event)
-        event.has_type = 1
-        event.type = PERFETTO__PROTOS__TRACK_EVENT__TYPE__TYPE_INSTANT
-        event.has_track_uuid = 1
-        event.track_uuid = track
-        event.name_field_case = PERFETTO__PROTOS__TRACK_EVENT__NAME_FIELD_NAME
-        event.name = strings.make(Self.eventName)
-        var packet = Perfetto__Protos__TracePacket()
-        perfetto__protos__trace_packet__init(&packet)
-        packet.has_trusted_packet_sequence_id = 1
-        packet.trusted_packet_sequence_id = sequenceID
-        packet.has_timestamp = 1
-        packet.timestamp = boottime
-        packet.has_timestamp_clock_id = 1
-        packet.timestamp_clock_id = PerfettoWire.Clock.boottime
-        annotations.withUnsafeMutableBufferPointer { annotations in
-            var pointers = (0..<annotations.count).map { Optional(annotations.baseAddress! + $0) }
-            pointers.withUnsafeMutableBufferPointer { pointers in
-                event.n_debug_annotations = pointers.count
-                event.debug_annotations = pointers.baseAddress
-                withUnsafeMutablePointer(to: &event) { event in
-                    packet.data_case = PERFETTO__PROTOS__TRACE_PACKET__DATA_TRACK_EVENT
-                    packet.track_event = event
-                    PacketBuilder.append(&packet, to: &buffer)
-                }
-            }
-        }
-        withExtendedLifetime(strings) {}
+        let annotations: [(key: String, value: TraceMark.Value)] =
+            [(Self.samplingProbabilityName, .double(samplingProbability))] + entries.map { ($0.name, .string($0.value)) }
+        TraceMark(name: Self.eventName, boottime: boottime, track: track, annotations: annotations)
+            .append(sequenceID: sequenceID, to: &buffer)
     }
 }

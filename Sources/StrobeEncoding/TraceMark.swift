@@ -1,8 +1,9 @@
 import PerfettoWire
 
 /// An instant that marks a moment in a trace rather than an event a thread
-/// recorded: a flight-recorder dump's trigger (`strobe.trigger`) and a
-/// recovered crash (`crash`) are both written as one.
+/// recorded: a flight-recorder dump's trigger (`strobe.trigger`), a
+/// recovered crash (`crash`) and the session's metadata (`strobe.metadata`)
+/// are all written as one.
 ///
 /// It goes out as a packet of its own: an absolute CLOCK_BOOTTIME time, the
 /// name and the annotation keys spelled out (nothing interned, so it needs
