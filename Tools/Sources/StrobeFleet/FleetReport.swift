@@ -69,9 +69,10 @@ public struct FleetReport: Sendable, Codable {
         public var weighted: Bool
         /// For a weighted group, per percentile, the effective number of
         /// events beyond it (Kish's, on the side with fewer;
-        /// ``TailEvents/effective(beyond:sessions:weights:)``), which stands
-        /// in for the count when deciding whether a change can be judged;
-        /// nil for an unweighted group.
+        /// ``TailEvents/effective(beyond:sessions:weights:)``), which must
+        /// reach ``StrobeStatistics/SessionQuantiles/minimumTailEvents`` as
+        /// well as the count for a change to be judged; nil for an
+        /// unweighted group.
         public var effectiveTailEvents: [Double]?
 
         /// Whether the tail beyond percentile `index` is large enough for a
