@@ -79,6 +79,7 @@ let package = Package(
             dependencies: [
                 "StrobeStatistics", "StrobeDiff", "StrobeHistory",
                 .product(name: "StrobeReader", package: "strobe"),
+                .product(name: "StrobeResults", package: "strobe"),
                 .product(name: "StrobeFormatting", package: "strobe"),
             ],
             swiftSettings: optimizedInDebug
@@ -176,6 +177,7 @@ let package = Package(
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "Strobe", package: "strobe"),
                 .product(name: "StrobeReader", package: "strobe"),
+                .product(name: "StrobeResults", package: "strobe"),
                 .product(name: "StrobeTestSupport", package: "strobe"),
             ]
         ),

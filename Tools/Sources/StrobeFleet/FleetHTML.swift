@@ -41,6 +41,9 @@ extension FleetReport {
         html += "<p class=\"sub\">\(HTMLText.escape(subtitle))</p>\n"
         for metric in metrics {
             html += "<h2>\(HTMLText.escape((metric.kind == "counter" ? "counter " : "") + metric.name))</h2>\n"
+            let direction = Self.direction(metric)
+            html +=
+                "<p class=\"note direction\">\(HTMLText.escape(direction.prefix(1).uppercased() + direction.dropFirst())).</p>\n"
             let series = seriesNames(metric)
             html +=
                 "<div class=\"legend\">"
@@ -157,6 +160,7 @@ extension FleetReport {
         }
         html += "</table>\n"
         if let note = weightingNote(metric) { html += "<p class=\"note weighted\">\(HTMLText.escape(note))</p>\n" }
+        if let note = thinTailNote(metric) { html += "<p class=\"note thin-tail\">\(HTMLText.escape(note))</p>\n" }
         guard let changes = metric.changes else { return html }
         html +=
             "<table class=\"changes\"><tr>"

@@ -8,7 +8,8 @@ extension FleetReport {
         var sections: [String] = []
         let filterLine = filters.isEmpty ? "" : " where " + Self.describe(filters)
         for metric in metrics {
-            let title = "\(metric.kind == "counter" ? "counter " : "")\(metric.name)\(filterLine)"
+            let title =
+                "\(metric.kind == "counter" ? "counter " : "")\(metric.name)\(filterLine) (\(Self.direction(metric)))"
             var header = by
             if compared != nil { header.append(versionKey) }
             header += ["sessions", "events"] + percentileNames.map { "\($0) [95% CI]" }
@@ -24,7 +25,9 @@ extension FleetReport {
                 table(
                     title: title, header: header, rows: rows, markdown: markdown,
                     numeric: by.count + (compared == nil ? 0 : 1))
-                    + (weightingNote(metric).map { (markdown ? "\n\n" : "") + $0 } ?? ""))
+                    + [weightingNote(metric), thinTailNote(metric)].compactMap { $0 }.map {
+                        (markdown ? "\n\n" : "\n") + $0
+                    }.joined())
             if let changes = metric.changes, let compared {
                 var changeHeader = by
                 changeHeader += percentileNames.map { "\($0) change [95% CI]" } + ["verdict"]
@@ -73,11 +76,41 @@ extension FleetReport {
             + "(Horvitz–Thompson), where a group's probabilities differ: \(names.joined(separator: ", "))."
     }
 
-    private var percentileNames: [String] {
-        (metrics.first?.groups.first?.percentiles ?? []).map { percentile in
-            let value = percentile.probability * 100
-            return "P" + (value == value.rounded() ? String(Int(value)) : HumanFormat.fixed(value))
+    /// Which way the metric gets better and what said so:
+    /// `higher is better by policy rule "fps"`, `lower is better by default`.
+    static func direction(_ metric: Metric) -> String {
+        "\(metric.better.rawValue) is better " + (metric.betterRule.map { "by policy rule \"\($0)\"" } ?? "by default")
+    }
+
+    /// When comparing, a sentence naming the weighted groups' percentiles
+    /// whose changes were not judged because their effective events beyond
+    /// the percentile (``Group/effectiveTailEvents``) are too few; nil when
+    /// there are none.
+    func thinTailNote(_ metric: Metric) -> String? {
+        guard compared != nil else { return nil }
+        var thin: [String] = []
+        for group in metric.groups {
+            for (index, percentile) in group.percentiles.enumerated() where !group.weightedTailSuffices(index) {
+                let name = group.values.isEmpty ? "all sessions" : group.values.joined(separator: " ")
+                let effective = group.effectiveTailEvents?[index] ?? 0
+                thin.append(
+                    "\(name) \(Self.percentileName(percentile.probability)) (\(String(format: "%.1f", effective)))")
+            }
         }
+        guard !thin.isEmpty else { return nil }
+        return
+            "Not judged, fewer than \(Int(SessionQuantiles.minimumTailEvents)) effective events beyond the percentile "
+            + "(Kish's (Σw)²/Σw² over the weighted events beyond it): \(thin.joined(separator: ", "))."
+    }
+
+    private var percentileNames: [String] {
+        (metrics.first?.groups.first?.percentiles ?? []).map { Self.percentileName($0.probability) }
+    }
+
+    /// `P90` for 0.9, `P99.9` for 0.999.
+    static func percentileName(_ probability: Double) -> String {
+        let value = probability * 100
+        return "P" + (value == value.rounded() ? String(Int(value)) : HumanFormat.fixed(value))
     }
 
     private func value(_ value: Double, _ metric: Metric) -> String {

@@ -1,6 +1,7 @@
 import Foundation
 import StrobeDiff
 import StrobeHistory
+import StrobeResults
 import StrobeStatistics
 
 /// What `strobe fleet` reports: per metric and group, sessions, events and
@@ -10,7 +11,9 @@ import StrobeStatistics
 /// adjusted by Benjamini–Hochberg across every metric, group and percentile
 /// of the report. Where a group's sessions were sampled with different
 /// probabilities, each counts the inverse of its probability
-/// (``Group/weighted``).
+/// (``Group/weighted``). Which way each metric gets better, and its floors,
+/// come from a `strobe diff` policy (``Options/policy``); without a rule a
+/// metric is lower-is-better.
 public struct FleetReport: Sendable, Codable {
     /// What to report.
     public struct Options: Sendable {
@@ -31,8 +34,15 @@ public struct FleetReport: Sendable, Codable {
         public var confidence = 0.95
         /// The false-alarm rate of the comparison, after Benjamini–Hochberg.
         public var alpha = ComparisonOptions().alpha
-        /// Changes up to this fraction never count.
+        /// Changes up to this fraction never count, unless a policy rule
+        /// sets the metric's own.
         public var relativeFloor = ComparisonOptions().minimumEffect
+        /// The rules that set each metric's direction (`better: higher`) and
+        /// floors, matched on the metric's name (without `counter:`) by
+        /// ``StrobeDiff/ComparisonPolicy/settings(for:unit:)``, as
+        /// `strobe diff` matches them. A rule's `gate` and `summary` do not
+        /// apply to a fleet. Without a rule a metric is lower-is-better.
+        public var policy = ComparisonPolicy()
 
         /// Options for `metrics`.
         public init(metrics: [String]) {
@@ -57,6 +67,23 @@ public struct FleetReport: Sendable, Codable {
         /// probabilities differ: the percentiles then describe the
         /// population rather than the sample.
         public var weighted: Bool
+        /// For a weighted group, per percentile, the effective number of
+        /// events beyond it (Kish's, on the side with fewer;
+        /// ``TailEvents/effective(beyond:sessions:weights:)``), which must
+        /// reach ``StrobeStatistics/SessionQuantiles/minimumTailEvents`` as
+        /// well as the count for a change to be judged; nil for an
+        /// unweighted group.
+        public var effectiveTailEvents: [Double]?
+
+        /// Whether the tail beyond percentile `index` is large enough for a
+        /// change of it to be judged, as far as the weights go: always for
+        /// an unweighted group (``StrobeStatistics/SessionQuantiles/compare(_:alpha:)``
+        /// counts its events), else when its effective events reach
+        /// ``StrobeStatistics/SessionQuantiles/minimumTailEvents``.
+        func weightedTailSuffices(_ index: Int) -> Bool {
+            guard let effective = effectiveTailEvents else { return true }
+            return effective[index] >= SessionQuantiles.minimumTailEvents
+        }
     }
 
     /// One group's change between the versions.
@@ -73,6 +100,13 @@ public struct FleetReport: Sendable, Codable {
         public var name: String
         /// `interval` (durations in nanoseconds) or `counter`.
         public var kind: String
+        /// Which way it gets better, which its verdicts follow: a policy
+        /// rule's `better`, else lower.
+        public var better: MetricDirection = .lower
+        /// The pattern of the policy rule that set ``better`` (the last
+        /// matching rule that sets it), or nil when none did and lower is
+        /// better by default.
+        public var betterRule: String?
         /// The groups, by their values.
         public var groups: [Group]
         /// The groups' changes when comparing versions.
@@ -151,6 +185,9 @@ public struct FleetReport: Sendable, Codable {
         // Every comparison of the report, judged together at the end.
         var comparisons: [SessionQuantiles.Comparison] = []
         var slots: [(metric: Int, group: Int)] = []
+        // Whether a weighted side has too few effective events beyond the
+        // percentile for its change to be judged.
+        var thinTails: [Bool] = []
         for (name, kind, sessions) in loaded {
             var sketches: [(session: FleetSession, sketch: QuantileSketch)] = []
             sketches.reserveCapacity(sessions.count)
@@ -177,15 +214,30 @@ public struct FleetReport: Sendable, Codable {
             }
             func group(_ members: [(session: FleetSession, sketch: QuantileSketch)], values: [String]) -> Group {
                 let probabilities = members.map(\.session.samplingProbability)
+                let sessions = members.map(\.sketch)
                 let estimates = SessionQuantiles.estimate(
-                    sessions: members.map(\.sketch), samplingProbabilities: probabilities,
+                    sessions: sessions, samplingProbabilities: probabilities,
                     probabilities: options.probabilities, confidence: options.confidence)
                 let distinct = Set(probabilities).sorted()
+                let weighted = distinct.count > 1
+                var tails: [Double]?
+                if weighted {
+                    let weights = SessionQuantiles.weights(samplingProbabilities: probabilities, sessions: sessions)
+                    tails = estimates.map {
+                        TailEvents.effective(beyond: $0.estimate, sessions: sessions, weights: weights)
+                    }
+                }
                 return Group(
                     values: values, percentiles: estimates, sessions: members.count,
-                    events: estimates.first?.events ?? 0, samplingProbabilities: distinct, weighted: distinct.count > 1)
+                    events: estimates.first?.events ?? 0, samplingProbabilities: distinct, weighted: weighted,
+                    effectiveTailEvents: tails)
             }
-            var metric = Metric(name: name, kind: kind.rawValue, groups: [], changes: nil)
+            let unit = kind == .interval ? "ns" : ""
+            let settings = options.policy.settings(for: name, unit: unit)
+            var metric = Metric(
+                name: name, kind: kind.rawValue, better: settings.better ?? .lower,
+                betterRule: options.policy.rules.last { $0.better != nil && $0.matches(name) }?.pattern, groups: [],
+                changes: nil)
             if let compare = options.compare {
                 let byGroup = Dictionary(grouping: sketches) { key($0.session, groupKeys) }
                 var changes: [GroupChange] = []
@@ -198,14 +250,16 @@ public struct FleetReport: Sendable, Codable {
                         metric.groups.append(group(side, values: values + [version]))
                     }
                     guard baseline.count >= 2, candidate.count >= 2 else { continue }
-                    let a = metric.groups[metric.groups.count - 2].percentiles
-                    let b = metric.groups[metric.groups.count - 1].percentiles
-                    for (pa, pb) in zip(a, b) {
+                    let a = metric.groups[metric.groups.count - 2]
+                    let b = metric.groups[metric.groups.count - 1]
+                    for (index, (pa, pb)) in zip(a.percentiles, b.percentiles).enumerated() {
                         comparisons.append(
                             SessionQuantiles.Comparison(
-                                baseline: pa, candidate: pb, better: .lower, relativeFloor: options.relativeFloor,
-                                absoluteFloor: kind == .interval ? MetricDefaults.absoluteFloor(name, unit: "ns") : 0))
+                                baseline: pa, candidate: pb, better: metric.better,
+                                relativeFloor: settings.relativeFloor ?? options.relativeFloor,
+                                absoluteFloor: settings.absoluteFloor))
                         slots.append((metrics.count, changes.count))
+                        thinTails.append(!(a.weightedTailSuffices(index) && b.weightedTailSuffices(index)))
                     }
                     changes.append(GroupChange(values: values, changes: []))
                 }
@@ -222,12 +276,54 @@ public struct FleetReport: Sendable, Codable {
             }
             metrics.append(metric)
         }
-        for (slot, change) in zip(slots, SessionQuantiles.compare(comparisons, alpha: options.alpha)) {
+        for (slot, change) in zip(slots, judge(comparisons, thinTails: thinTails, alpha: options.alpha)) {
             metrics[slot.metric].changes![slot.group].changes.append(change)
         }
         return FleetReport(
             by: groupKeys, filters: options.filters, compared: options.compare.map { [$0.baseline, $0.candidate] },
             versionKey: options.versionKey, alpha: options.alpha, metrics: metrics)
+    }
+}
+
+extension FleetReport {
+    /// The changes of `comparisons`: those with `thinTails` set are
+    /// inconclusive and stay out of the Benjamini–Hochberg family, as
+    /// ``StrobeStatistics/SessionQuantiles/compare(_:alpha:)`` keeps out
+    /// the tails it counts too few events in (each still shows its change
+    /// and p-value, tested alone); the others are judged together.
+    static func judge(_ comparisons: [SessionQuantiles.Comparison], thinTails: [Bool], alpha: Double)
+        -> [SessionQuantileChange]
+    {
+        let family = comparisons.indices.filter { !thinTails[$0] }
+        var changes: [SessionQuantileChange?] = Array(repeating: nil, count: comparisons.count)
+        for (index, change) in zip(family, SessionQuantiles.compare(family.map { comparisons[$0] }, alpha: alpha)) {
+            changes[index] = change
+        }
+        for index in comparisons.indices where thinTails[index] {
+            var change = SessionQuantiles.compare([comparisons[index]], alpha: alpha)[0]
+            change.adjustedPValue = 1
+            change.verdict = .inconclusive
+            changes[index] = change
+        }
+        return changes.map { $0! }
+    }
+}
+
+extension FleetReport.Metric {
+    private enum CodingKeys: String, CodingKey {
+        case name, kind, better, betterRule, groups, changes
+    }
+
+    /// Decodes a metric; one from a report written before the direction was
+    /// recorded was judged lower-is-better, and reads so.
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        name = try container.decode(String.self, forKey: .name)
+        kind = try container.decode(String.self, forKey: .kind)
+        better = try container.decodeIfPresent(MetricDirection.self, forKey: .better) ?? .lower
+        betterRule = try container.decodeIfPresent(String.self, forKey: .betterRule)
+        groups = try container.decode([FleetReport.Group].self, forKey: .groups)
+        changes = try container.decodeIfPresent([FleetReport.GroupChange].self, forKey: .changes)
     }
 }
 

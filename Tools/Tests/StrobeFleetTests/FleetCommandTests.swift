@@ -49,6 +49,25 @@ struct FleetCommandTests {
         let verdictLines = report.output.split(separator: "\n").filter { $0.hasPrefix("high ") || $0.hasPrefix("mid ") }
         #expect(verdictLines.filter { $0.hasSuffix("regression") }.count == 2, "\(report.output)")
 
+        #expect(report.output.contains("work (lower is better by default)\n"), "\(report.output)")
+
+        // A policy that says more work is better turns the regressions into
+        // improvements.
+        let policy = directory + "/policy.yml"
+        try Data("metrics:\n  - match: \"^work$\"\n    better: higher\n".utf8).write(to: URL(fileURLWithPath: policy))
+        let flipped = try runProgram(
+            Self.strobe,
+            [
+                "fleet", "--history", store, "--metric", "work", "--by", "device.class", "--compare", "5.1", "5.2",
+                "--policy", policy,
+            ])
+        #expect(flipped.status == 0, "\(flipped.output) \(flipped.errors)")
+        #expect(flipped.output.contains("work (higher is better by policy rule \"^work$\")\n"), "\(flipped.output)")
+        let flippedLines = flipped.output.split(separator: "\n").filter {
+            $0.hasPrefix("high ") || $0.hasPrefix("mid ")
+        }
+        #expect(flippedLines.filter { $0.hasSuffix("improvement") }.count == 2, "\(flipped.output)")
+
         let json = try runProgram(
             Self.strobe, ["fleet", "--history", store, "--metric", "work", "--by", "device.class", "--format", "json"])
         #expect(json.status == 0, "\(json.errors)")
@@ -118,6 +137,33 @@ struct FleetCommandTests {
                     "--screenshot=" + keep, "file://" + page,
                 ])
         }
+    }
+
+    /// A bad policy is named by file and line, as `strobe diff` names it,
+    /// before the store is opened.
+    @Test(arguments: [
+        ("metrics:\n  - match: work\n    better: sideways\n", "line 3: `better` must be lower or higher, not sideways"),
+        ("metrics:\n  - better: higher\n", "line 2: a rule without `match`"),
+        ("metrics:\n  - match: \"(\"\n    better: higher\n", "line 2: `match` \"(\" is not a valid regular expression"),
+    ])
+    func aBadPolicyIsNamedByFileAndLine(policy: String, problem: String) throws {
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("strobe-fleet-policy-\(getpid()).yml")
+            .path
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        try Data(policy.utf8).write(to: URL(fileURLWithPath: path))
+        let outcome = try runProgram(
+            Self.strobe,
+            ["fleet", "--metric", "work", "--policy", path, "--history", "/nonexistent/strobe-fleet/history.sqlite"])
+        #expect(outcome.status == 2)
+        #expect(outcome.errors.contains("strobe: \(path): \(problem)"), "\(outcome.errors)")
+        let missing = try runProgram(
+            Self.strobe,
+            [
+                "fleet", "--metric", "work", "--policy", path + ".absent", "--history",
+                "/nonexistent/strobe-fleet/h.sqlite",
+            ])
+        #expect(missing.status == 2)
+        #expect(missing.errors.contains("strobe: \(path).absent: cannot read the policy"), "\(missing.errors)")
     }
 
     @Test(arguments: [

@@ -1,7 +1,9 @@
 import ArgumentParser
 import Foundation
+import StrobeDiff
 import StrobeFleet
 import StrobeHistory
+import StrobeStatistics
 
 /// `strobe fleet`: percentiles of a fleet's traces per group, with intervals
 /// that treat the session as the unit, and the change between two versions.
@@ -16,7 +18,11 @@ struct FleetCommand: AsyncParsableCommand {
             by the version (--version-key, default app.version) and each percentile's change from A to B is \
             given with its 95% interval and a verdict: the p-values are adjusted by Benjamini–Hochberg across \
             every metric, group and percentile of the report and judged as strobe diff judges (α 0.01, 2% \
-            floor, lower is better). Exit status 1 when a comparison finds a regression.
+            floor). A metric is lower-is-better unless a rule of --policy FILE (strobe diff's policy file) \
+            says `better: higher` for it, matched on its name as strobe diff matches; the report says the \
+            direction each metric was judged by. Where a group's sessions are weighted by their sampling \
+            probabilities, a percentile is judged only where Kish's effective number of events beyond it \
+            reaches 10. Exit status 1 when a comparison finds a regression.
             """
     )
 
@@ -47,11 +53,19 @@ struct FleetCommand: AsyncParsableCommand {
     @Option(name: .shortAndLong, help: "Write the report here (default: standard output).")
     var output: String?
 
-    @Option(help: "False discovery rate over the comparisons of the report (default 0.01).")
-    var alpha = 0.01
+    @Option(help: "False discovery rate over the comparisons of the report (default 0.01, or the policy's).")
+    var alpha: Double?
 
-    @Option(name: .customLong("min-effect"), help: "Smallest change that counts, in percent (default 2).")
-    var minEffect = 2.0
+    @Option(
+        name: .customLong("min-effect"),
+        help: "Smallest change that counts, in percent (default 2, or the policy's).")
+    var minEffect: Double?
+
+    @Option(
+        help:
+            "strobe diff's YAML policy: per metric pattern, its direction (better: higher) and floors; gate and summary do not apply."
+    )
+    var policy: String?
 
     /// The first problem with the flags, if any.
     var problem: String? {
@@ -74,8 +88,8 @@ struct FleetCommand: AsyncParsableCommand {
         if compare.count == 2, compare[0] == compare[1] {
             return "--compare \(compare[0]) \(compare[1]): the versions are the same"
         }
-        guard alpha > 0 && alpha < 1 else { return "--alpha must be between 0 and 1, not \(alpha)" }
-        guard minEffect >= 0 && minEffect < 100 else {
+        if let alpha, !(alpha > 0 && alpha < 1) { return "--alpha must be between 0 and 1, not \(alpha)" }
+        if let minEffect, !(minEffect >= 0 && minEffect < 100) {
             return "--min-effect is a percentage from 0 to 100, not \(minEffect)"
         }
         return nil
@@ -94,8 +108,11 @@ struct FleetCommand: AsyncParsableCommand {
         }
         if compare.count == 2 { options.compare = (compare[0], compare[1]) }
         options.versionKey = versionKey
-        options.alpha = alpha
-        options.relativeFloor = minEffect / 100
+        options.policy = try loadPolicy(policy)
+        let resolved = options.policy.options(
+            overriding: ComparisonOptions(), alpha: alpha, minimumEffect: minEffect.map { $0 / 100 })
+        options.alpha = resolved.alpha
+        options.relativeFloor = resolved.minimumEffect
         let location: HistoryLocation
         do {
             location = try HistoryLocation.parse(history.store, passwordFile: history.passwordFile)

@@ -1,0 +1,136 @@
+import Foundation
+import StrobeHistory
+import StrobeStatistics
+import Testing
+
+@testable import StrobeFleet
+
+/// In a weighted group, a percentile is judged by the effective number of
+/// events beyond it (Kish's), not their count: a tail that a few heavy
+/// sessions make is as good as a handful of events.
+@Suite struct EffectiveTailTests {
+    /// `count` sessions of 30 events, log-normal (σ 0.5) around `median`,
+    /// every session alike.
+    static func sessions(_ generator: inout SeededGenerator, count: Int, median: Double) -> [QuantileSketch] {
+        (0..<count).map { _ in
+            var sketch = QuantileSketch()
+            for _ in 0..<30 { sketch.add(median * exp(0.5 * generator.normal())) }
+            return sketch
+        }
+    }
+
+    /// The events of `sessions` at most `value` and above it.
+    static func raw(_ sessions: [QuantileSketch], _ value: Double) -> (below: UInt64, above: UInt64) {
+        let below = sessions.reduce(0) { $0 + $1.count(atMost: value) }
+        return (below, sessions.reduce(0) { $0 + $1.count } - below)
+    }
+
+    @Test func withEqualWeightsTheEffectiveTailIsTheCountExactly() {
+        var generator = SeededGenerator(seed: 71)
+        let sketches = Self.sessions(&generator, count: 57, median: 40e6)
+        let weights = SessionQuantiles.weights(
+            samplingProbabilities: sketches.map { _ in 0.25 }, sessions: sketches)
+        let estimates = SessionQuantiles.estimate(sessions: sketches, probabilities: [0.01, 0.5, 0.9, 0.99, 0.999])
+        for estimate in estimates {
+            let (below, above) = Self.raw(sketches, estimate.estimate)
+            let effective = TailEvents.effective(beyond: estimate.estimate, sessions: sketches, weights: weights)
+            #expect(effective == Double(min(below, above)), "P\(estimate.probability * 100)")
+        }
+        // Uneven weights: fewer effective events than events.
+        let uneven = sketches.indices.map { $0 < 3 ? 50.0 : 1 }
+        let p90 = estimates[2].estimate
+        #expect(
+            TailEvents.effective(beyond: p90, sessions: sketches, weights: uneven)
+                < Double(Self.raw(sketches, p90).above))
+    }
+
+    /// Two versions of 40 sessions each, two of them sampled at 1% and the
+    /// rest always; the candidate takes twice as long.
+    static func fleet(seed: UInt64, probabilities: (heavy: Double, light: Double)) -> [FleetSession] {
+        var generator = SeededGenerator(seed: seed)
+        var sessions: [FleetSession] = []
+        for (version, median) in [("5.1", 40e6), ("5.2", 80e6)] {
+            for (index, sketch) in Self.sessions(&generator, count: 40, median: median).enumerated() {
+                sessions.append(
+                    FleetSession(
+                        trace: "\(version)-\(index)", metadata: ["app.version": version],
+                        samplingProbability: index < 2 ? probabilities.heavy : probabilities.light,
+                        count: Int64(sketch.count), total: sketch.sum, sketch: sketch.serialized()))
+            }
+        }
+        return sessions
+    }
+
+    static func report(_ sessions: [FleetSession]) throws -> FleetReport {
+        var options = FleetReport.Options(metrics: ["frame"])
+        options.compare = ("5.1", "5.2")
+        options.probabilities = [0.9]
+        return try FleetReport.build([("frame", .interval, sessions)], options: options)
+    }
+
+    @Test func aWeightedTailOfManyEventsButFewEffectiveOnesIsInconclusive() throws {
+        let weighted = try Self.report(Self.fleet(seed: 72, probabilities: (0.01, 1)))
+        let metric = weighted.metrics[0]
+        #expect(metric.groups.map(\.weighted) == [true, true])
+        let change = try #require(metric.changes?.first?.changes.first)
+
+        // Each side has well over 10 events beyond its P90 (counted as
+        // SessionQuantiles.compare counts them, and in fact), but fewer than
+        // 10 effective ones: the two heavy sessions carry most of the
+        // weight.
+        for (group, estimate) in zip(metric.groups, [change.baseline, change.candidate]) {
+            #expect(0.1 * Double(estimate.events) >= SessionQuantiles.minimumTailEvents)
+            let members = Self.fleet(seed: 72, probabilities: (0.01, 1))
+                .filter { $0.metadata["app.version"] == group.values.last }
+            let sketches = try members.map { try QuantileSketch(serialized: $0.sketch) }
+            #expect(Self.raw(sketches, estimate.estimate).above >= 10, "\(group.values)")
+            let effective = try #require(group.effectiveTailEvents?.first)
+            #expect(effective < SessionQuantiles.minimumTailEvents, "\(group.values): \(effective)")
+        }
+        #expect(change.verdict == .inconclusive && change.adjustedPValue == 1)
+        #expect(!weighted.hasRegression)
+        // The count alone would have judged it a regression.
+        let byCount = SessionQuantiles.compare([.init(baseline: change.baseline, candidate: change.candidate)])[0]
+        #expect(byCount.verdict == .regression, "\(byCount)")
+        #expect(change.shift == byCount.shift && change.pValue == byCount.pValue)
+
+        let note = "Not judged, fewer than 10 effective events beyond the percentile"
+        let text = weighted.render()
+        #expect(text.contains(note) && text.contains("5.1 P90 ("), "\(text)")
+        #expect(weighted.renderHTML().contains("<p class=\"note thin-tail\">\(note)"))
+        #expect(try weighted.renderJSON().contains("\"effectiveTailEvents\""))
+
+        // The same sessions with equal sampling probabilities are judged.
+        let even = try Self.report(Self.fleet(seed: 72, probabilities: (0.5, 0.5)))
+        #expect(even.metrics[0].groups.map(\.weighted) == [false, false])
+        #expect(even.metrics[0].groups.allSatisfy { $0.effectiveTailEvents == nil })
+        #expect(even.metrics[0].changes?.first?.changes.first?.verdict == .regression)
+        #expect(!even.render().contains(note))
+    }
+
+    /// A thin weighted tail leaves the other comparisons' family: they are
+    /// adjusted as if it were not there.
+    @Test func aThinTailStaysOutOfTheBenjaminiHochbergFamily() throws {
+        let thin = Self.fleet(seed: 73, probabilities: (0.01, 1)).map { session in
+            var session = session
+            session.metadata["device.class"] = "low"
+            return session
+        }
+        let judged = Self.fleet(seed: 74, probabilities: (1, 1)).map { session in
+            var session = session
+            session.metadata["device.class"] = "high"
+            return session
+        }
+        var options = FleetReport.Options(metrics: ["frame"])
+        options.compare = ("5.1", "5.2")
+        options.probabilities = [0.9]
+        options.by = ["device.class"]
+        let both = try FleetReport.build([("frame", .interval, thin + judged)], options: options)
+        options.filters = ["device.class": "high"]
+        let alone = try FleetReport.build([("frame", .interval, judged)], options: options)
+        let changes = try #require(both.metrics[0].changes)
+        #expect(changes.map(\.values) == [["high"], ["low"]])
+        #expect(changes[1].changes[0].verdict == .inconclusive)
+        #expect(changes[0].changes[0] == alone.metrics[0].changes?.first?.changes[0])
+    }
+}
