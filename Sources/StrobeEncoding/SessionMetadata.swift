@@ -50,7 +50,8 @@ package struct SessionMetadata: Sendable {
     func appendPacket(track: UInt64, boottime: UInt64, sequenceID: UInt32, to buffer: inout ProtoBuffer) {
         guard !isDefault else { return }
         let annotations: [(key: String, value: TraceMark.Value)] =
-            [(Self.samplingProbabilityName, .double(samplingProbability))] + entries.map { ($0.name, .string($0.value)) }
+            [(Self.samplingProbabilityName, .double(samplingProbability))]
+            + entries.map { ($0.name, .string($0.value)) }
         TraceMark(name: Self.eventName, boottime: boottime, track: track, annotations: annotations)
             .append(sequenceID: sequenceID, to: &buffer)
     }
