@@ -57,6 +57,12 @@ public struct StrobeSpan: Span {
     }
 
     /// The span's attributes, written as arguments when it ends.
+    ///
+    /// `span.attributes[key] = value` changes them in place under the
+    /// span's lock, so a span with many attributes never copies them; the
+    /// value's conversion to a `SpanAttribute` runs under that lock and must
+    /// not use the same span's attributes (that stops the program with a
+    /// message, rather than waiting forever).
     public var attributes: SpanAttributes {
         get { record?.withLock { $0.attributes } ?? [:] }
         nonmutating set { record?.update { $0.attributes = newValue } }
@@ -183,7 +189,9 @@ final class SpanRecord: @unchecked Sendable {
     /// A lock of one flag: spans are rarely touched by two threads at once,
     /// so it spins (yielding) instead of sleeping, and costs one atomic
     /// exchange to take.
-    private let locked = Atomic<Bool>(false)
+    /// The thread holding the record's lock (its `pthread_self`), 0 when
+    /// none does.
+    private let owner = Atomic<UInt>(0)
     @exclusivity(unchecked) fileprivate var state: State
 
     init(identity: StrobeSpanContext, interval: Trace.AsyncInterval?, operationName: String, ownsContext: Bool = true) {
@@ -232,13 +240,28 @@ final class SpanRecord: @unchecked Sendable {
     }
 
     private func lock() {
-        while !locked.compareExchange(expected: false, desired: true, ordering: .acquiring).exchanged {
+        let thread = Self.currentThread
+        while !owner.compareExchange(expected: 0, desired: thread, ordering: .acquiring).exchanged {
+            // `span.attributes[key] = value` holds the lock while the value
+            // is converted: a conversion that reads or changes the same
+            // span's attributes would otherwise wait for itself forever.
+            precondition(
+                owner.load(ordering: .relaxed) != thread,
+                "a span's attributes were used while they were being changed on the same thread")
             sched_yield()
         }
     }
 
     func unlock() {
-        locked.store(false, ordering: .releasing)
+        owner.store(0, ordering: .releasing)
+    }
+
+    private static var currentThread: UInt {
+        #if canImport(Darwin)
+        UInt(bitPattern: pthread_self())
+        #else
+        UInt(pthread_self())
+        #endif
     }
 
     /// Takes the lock and returns true unless the span ended, in which case
