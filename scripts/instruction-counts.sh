@@ -31,7 +31,7 @@ callgrind_annotate --inclusive=yes --threshold=100 "$out/callgrind.out" >"$out/a
 # Each loop runs twice for some calls (a warm-up first); callgrind sums
 # both, so the warm-up counts are subtracted by counting calls too.
 printf '%-46s %s\n' "loop" "instructions/call"
-for loop in begin end counter async_interval strobe_span noop_span strobe_span_attribute noop_span_attribute; do
+for loop in begin end counter async_interval strobe_span noop_span strobe_span_attribute noop_span_attribute strobe_span_attributes5 noop_span_attributes5; do
     line=$(grep -E "[^_a-z]strobe_instructions_${loop}( |\$|\[)" "$out/annotated" | head -1 || true)
     [ -n "$line" ] || continue
     total=$(echo "$line" | awk '{gsub(",", "", $1); print $1}')

@@ -43,6 +43,8 @@ enum InstructionCountBenchmarks {
             figures.append(("NoOpTracer withSpan", instructionsNoOpSpan(NoOpTracer(), calls)))
             figures.append(("StrobeTracer withSpan, 1 attribute", instructionsStrobeSpanAttribute(tracer, calls)))
             figures.append(("NoOpTracer withSpan, 1 attribute", instructionsNoOpSpanAttribute(NoOpTracer(), calls)))
+            figures.append(("StrobeTracer withSpan, 5 attributes", instructionsStrobeSpanFiveAttributes(tracer, calls)))
+            figures.append(("NoOpTracer withSpan, 5 attributes", instructionsNoOpSpanFiveAttributes(NoOpTracer(), calls)))
             #endif
         }
         for (name, nanoseconds) in figures {
@@ -108,6 +110,31 @@ func instructionsStrobeSpanAttribute(_ tracer: StrobeTracer, _ count: Int) -> Do
 func instructionsNoOpSpanAttribute(_ tracer: NoOpTracer, _ count: Int) -> Double {
     let start = cstrobe_monotonic_ns()
     for _ in 0..<count { tracer.withSpan("span") { span in span.attributes["http.route"] = "/photos/{id}" } }
+    return Double(cstrobe_monotonic_ns() - start)
+}
+
+/// A server span's attributes: a request's method, route, status, port and
+/// client.
+@inline(__always)
+func setServerAttributes(_ span: some Span) {
+    span.attributes["http.request.method"] = "GET"
+    span.attributes["http.route"] = "/photos/{id}"
+    span.attributes["http.response.status_code"] = 200
+    span.attributes["server.port"] = 8080
+    span.attributes["user_agent.original"] = "lens/5.2"
+}
+
+@_silgen_name("strobe_instructions_strobe_span_attributes5") @inline(never)
+func instructionsStrobeSpanFiveAttributes(_ tracer: StrobeTracer, _ count: Int) -> Double {
+    let start = cstrobe_monotonic_ns()
+    for _ in 0..<count { tracer.withSpan("span") { span in setServerAttributes(span) } }
+    return Double(cstrobe_monotonic_ns() - start)
+}
+
+@_silgen_name("strobe_instructions_noop_span_attributes5") @inline(never)
+func instructionsNoOpSpanFiveAttributes(_ tracer: NoOpTracer, _ count: Int) -> Double {
+    let start = cstrobe_monotonic_ns()
+    for _ in 0..<count { tracer.withSpan("span") { span in setServerAttributes(span) } }
     return Double(cstrobe_monotonic_ns() - start)
 }
 #endif
