@@ -1,8 +1,7 @@
-import StrobeStatistics
-
-/// How many events a weighted group has beyond a percentile, for the rule
+/// How many events a set of sessions has beyond a percentile, for the rule
 /// that judges a change only where each side has at least
-/// ``StrobeStatistics/SessionQuantiles/minimumTailEvents`` of them.
+/// ``SessionQuantiles/minimumTailEvents`` of them
+/// (``SessionQuantileEstimate/tailEvents``).
 ///
 /// The rule is there because the interval rests on a normal approximation
 /// of the share of events beyond the percentile, which fails when few
@@ -17,7 +16,7 @@ import StrobeStatistics
 /// `t_s` of session `s`'s events beyond it, `n_eff = (Σ w_s·t_s)² / Σ w_s²·t_s`.
 /// Events rather than sessions, because that is what the weighted share's
 /// variance is made of and what the rule counts: Woodruff's variance
-/// (``StrobeStatistics/SessionQuantiles``) sums `w_s²·(y_s − p̂·n_s)²`, where
+/// (``SessionQuantiles``) sums `w_s²·(y_s − p̂·n_s)²`, where
 /// each session's events enter with its weight squared, so for events that
 /// were independent the weighted tail total `Σ w_s·t_s` would have variance
 /// `Σ w_s²·t_s`, and `n_eff` is the number of unweighted events whose count
@@ -29,7 +28,7 @@ import StrobeStatistics
 /// `n_eff` is exactly the number of events beyond the percentile.
 enum TailEvents {
     /// Kish's effective number of events beyond `estimate` of `sessions`
-    /// (each with its weight, as ``StrobeStatistics/SessionQuantiles/weights(samplingProbabilities:sessions:)``
+    /// (each with its weight, as ``SessionQuantiles/weights(samplingProbabilities:sessions:)``
     /// gives them), on the side with fewer: below it (events at most
     /// `estimate`) or above it. 0 when a side has none.
     static func effective(beyond estimate: Double, sessions: [QuantileSketch], weights: [Double]) -> Double {
