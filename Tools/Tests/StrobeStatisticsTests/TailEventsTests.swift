@@ -18,10 +18,12 @@ import Testing
         }
     }
 
-    /// The events of `sessions` at most `value` and above it.
+    /// The events of `sessions` at most `value` and at least it, the bucket
+    /// of `value` on both sides.
     static func raw(_ sessions: [QuantileSketch], _ value: Double) -> (below: UInt64, above: UInt64) {
-        let below = sessions.reduce(0) { $0 + $1.count(atMost: value) }
-        return (below, sessions.reduce(0) { $0 + $1.count } - below)
+        let atMost = sessions.reduce(0) { $0 + $1.count(atMost: value) }
+        let under = sessions.reduce(0) { $0 + $1.count(below: value) }
+        return (atMost, sessions.reduce(0) { $0 + $1.count } - under)
     }
 
     @Test func withEqualWeightsTheEffectiveTailIsTheCountExactly() {
@@ -47,6 +49,39 @@ import Testing
         #expect(
             TailEvents.effective(beyond: p90, sessions: sketches, weights: uneven)
                 < Double(Self.raw(sketches, p90).above))
+    }
+
+    @Test func countBelowLeavesOutTheBucketOfTheValue() {
+        var sketch = QuantileSketch()
+        for value in [-5.0, -5, -1, 0, 0, 1, 2, 2, 2, 100] { sketch.add(value) }
+        #expect(sketch.count(atMost: 2) == 9 && sketch.count(below: 2) == 6)
+        #expect(sketch.count(below: 2.01) == 6)
+        #expect(sketch.count(below: 100) == 9 && sketch.count(below: 1_000) == 10)
+        #expect(sketch.count(below: 0) == 3 && sketch.count(atMost: 0) == 5)
+        #expect(sketch.count(below: -1) == 2 && sketch.count(below: -5) == 0 && sketch.count(below: -50) == 0)
+        #expect(QuantileSketch().count(below: 1) == 0)
+    }
+
+    /// Work that takes the same time each run puts nearly every event in
+    /// one bucket: the percentiles in it are not thin tails, and a tripling
+    /// is judged.
+    @Test func eventsTiedWithThePercentileCountOnBothSides() throws {
+        func side(_ value: Double) -> [QuantileSketch] {
+            (0..<8).map { session in
+                var sketch = QuantileSketch()
+                for event in 0..<40 { sketch.add(event == 0 && session < 4 ? value * 1.5 : value) }
+                return sketch
+            }
+        }
+        let baseline = SessionQuantiles.estimate(sessions: side(70_600), probabilities: [0.5, 0.9])
+        let candidate = SessionQuantiles.estimate(sessions: side(212_000), probabilities: [0.5, 0.9])
+        for estimate in baseline + candidate {
+            // 316 of the 320 events at most the percentile (in its bucket), all
+            // 320 at least it; without the bucket, 4 and 0.
+            #expect(estimate.tailEvents == 316, "P\(estimate.probability * 100)")
+        }
+        let changes = SessionQuantiles.compare(zip(baseline, candidate).map { .init(baseline: $0, candidate: $1) })
+        #expect(changes.map(\.verdict) == [.regression, .regression])
     }
 
     /// With unequal sampling probabilities the estimate carries Kish's

@@ -26,22 +26,30 @@
 /// would make the rule one of sessions, which with equal weights would no
 /// longer be the count the unweighted rule uses. With equal weights
 /// `n_eff` is exactly the number of events beyond the percentile.
+///
+/// The events are counted from the sketches, whole buckets at a time, and
+/// the bucket that holds the percentile counts on both sides: the sketch
+/// cannot tell its events from the percentile, which is one of them. Were
+/// it left out of either side, a percentile whose bucket holds nearly every
+/// event (work that takes the same time each run, to the sketch's 1%)
+/// would look like a thin tail however many events there are.
 enum TailEvents {
     /// Kish's effective number of events beyond `estimate` of `sessions`
     /// (each with its weight, as ``SessionQuantiles/weights(samplingProbabilities:sessions:)``
     /// gives them), on the side with fewer: below it (events at most
-    /// `estimate`) or above it. 0 when a side has none.
+    /// `estimate`) or above it (events at least `estimate`), each with the
+    /// bucket of `estimate`. 0 when a side has none.
     static func effective(beyond estimate: Double, sessions: [QuantileSketch], weights: [Double]) -> Double {
         precondition(sessions.count == weights.count, "one weight per session")
         var below = (sum: 0.0, squares: 0.0)
         var above = (sum: 0.0, squares: 0.0)
         for (session, weight) in zip(sessions, weights) {
             let atMost = session.count(atMost: estimate)
-            let beyond = session.count - atMost
+            let atLeast = session.count - session.count(below: estimate)
             below.sum += weight * Double(atMost)
             below.squares += weight * weight * Double(atMost)
-            above.sum += weight * Double(beyond)
-            above.squares += weight * weight * Double(beyond)
+            above.sum += weight * Double(atLeast)
+            above.squares += weight * weight * Double(atLeast)
         }
         return min(kish(below), kish(above))
     }
