@@ -21,9 +21,12 @@ public struct SessionQuantileEstimate: Sendable, Hashable, Codable {
     /// Events over all sessions.
     public var events: UInt64
     /// The events beyond the percentile on the side with fewer (below it,
-    /// at most ``estimate``, or above it), counted from the sessions'
-    /// sketches: Kish's effective count (``TailEvents``) when the sessions
-    /// carry unequal weights, the plain count otherwise. It is what
+    /// at most ``estimate``, or above it, at least ``estimate``), counted
+    /// from the sessions' sketches: Kish's effective count `(Σw·t)² / Σw²·t`
+    /// (`t` a session's events on that side, `w` its weight) when the
+    /// sessions carry unequal weights, the plain count otherwise (at least
+    /// `⌊min(p, 1 − p) · events⌋`, more where events tie with the
+    /// percentile in its bucket, which counts on both sides). It is what
     /// ``SessionQuantiles/compare(_:alpha:)`` holds against
     /// ``SessionQuantiles/minimumTailEvents``. Nil for an estimate read from
     /// JSON written before it was recorded, or made by hand without it;

@@ -7,7 +7,7 @@ import Testing
 /// judged: counted from the sketches, the plain count with equal weights and
 /// Kish's effective count with unequal ones, carried by each estimate and
 /// read by `SessionQuantiles.compare` alone.
-@Suite struct TailEventsTests {
+@Suite struct SessionQuantileTailTests {
     /// `count` sessions of 30 events, log-normal (σ 0.5) around `median`,
     /// every session alike.
     static func sessions(_ generator: inout SeededGenerator, count: Int, median: Double) -> [QuantileSketch] {
@@ -40,8 +40,12 @@ import Testing
             let (below, above) = Self.raw(sketches, estimate.estimate)
             let effective = TailEvents.effective(beyond: estimate.estimate, sessions: sketches, weights: weights)
             #expect(effective == Double(min(below, above)), "P\(estimate.probability * 100)")
-            // The estimate carries that count, the one compare uses.
+            // The estimate carries that count, the one compare uses; it is
+            // never short of the events the probability promises, so every
+            // change the rule of `min(p, 1 − p) · events` judges is judged.
             #expect(estimate.tailEvents == Double(min(below, above)), "P\(estimate.probability * 100)")
+            let promised = (min(estimate.probability, 1 - estimate.probability) * Double(estimate.events))
+            #expect(Double(min(below, above)) >= promised.rounded(.down), "P\(estimate.probability * 100)")
         }
         // Uneven weights: fewer effective events than events.
         let uneven = sketches.indices.map { $0 < 3 ? 50.0 : 1 }
