@@ -84,15 +84,16 @@ extension FleetReport {
 
     /// When comparing, a sentence naming the weighted groups' percentiles
     /// whose changes were not judged because their effective events beyond
-    /// the percentile (``Group/effectiveTailEvents``) are too few; nil when
-    /// there are none.
+    /// the percentile (``StrobeStatistics/SessionQuantileEstimate/tailEvents``)
+    /// are too few; nil when there are none.
     func thinTailNote(_ metric: Metric) -> String? {
         guard compared != nil else { return nil }
         var thin: [String] = []
-        for group in metric.groups {
-            for (index, percentile) in group.percentiles.enumerated() where !group.weightedTailSuffices(index) {
+        for group in metric.groups where group.weighted {
+            for (index, percentile) in group.percentiles.enumerated() {
+                let effective = group.tailEvents(index)
+                guard effective < SessionQuantiles.minimumTailEvents else { continue }
                 let name = group.values.isEmpty ? "all sessions" : group.values.joined(separator: " ")
-                let effective = group.effectiveTailEvents?[index] ?? 0
                 thin.append(
                     "\(name) \(Self.percentileName(percentile.probability)) (\(String(format: "%.1f", effective)))")
             }

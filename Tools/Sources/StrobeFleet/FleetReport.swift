@@ -68,21 +68,20 @@ public struct FleetReport: Sendable, Codable {
         /// population rather than the sample.
         public var weighted: Bool
         /// For a weighted group, per percentile, the effective number of
-        /// events beyond it (Kish's, on the side with fewer;
-        /// ``TailEvents/effective(beyond:sessions:weights:)``), which must
-        /// reach ``StrobeStatistics/SessionQuantiles/minimumTailEvents`` as
-        /// well as the count for a change to be judged; nil for an
-        /// unweighted group.
+        /// events beyond it (Kish's, on the side with fewer): a copy of each
+        /// percentile's ``StrobeStatistics/SessionQuantileEstimate/tailEvents``,
+        /// which must reach ``StrobeStatistics/SessionQuantiles/minimumTailEvents``
+        /// for a change to be judged; nil for an unweighted group.
         public var effectiveTailEvents: [Double]?
 
-        /// Whether the tail beyond percentile `index` is large enough for a
-        /// change of it to be judged, as far as the weights go: always for
-        /// an unweighted group (``StrobeStatistics/SessionQuantiles/compare(_:alpha:)``
-        /// counts its events), else when its effective events reach
-        /// ``StrobeStatistics/SessionQuantiles/minimumTailEvents``.
-        func weightedTailSuffices(_ index: Int) -> Bool {
-            guard let effective = effectiveTailEvents else { return true }
-            return effective[index] >= SessionQuantiles.minimumTailEvents
+        /// The events beyond percentile `index` that
+        /// ``StrobeStatistics/SessionQuantiles/compare(_:alpha:)`` counts:
+        /// the estimate's, else (a report written before estimates carried
+        /// them) the group's effective ones, else `min(p, 1 − p) · events`.
+        func tailEvents(_ index: Int) -> Double {
+            let percentile = percentiles[index]
+            return percentile.tailEvents ?? effectiveTailEvents?[index]
+                ?? min(percentile.probability, 1 - percentile.probability) * Double(percentile.events)
         }
     }
 
@@ -185,9 +184,6 @@ public struct FleetReport: Sendable, Codable {
         // Every comparison of the report, judged together at the end.
         var comparisons: [SessionQuantiles.Comparison] = []
         var slots: [(metric: Int, group: Int)] = []
-        // Whether a weighted side has too few effective events beyond the
-        // percentile for its change to be judged.
-        var thinTails: [Bool] = []
         for (name, kind, sessions) in loaded {
             var sketches: [(session: FleetSession, sketch: QuantileSketch)] = []
             sketches.reserveCapacity(sessions.count)
@@ -220,17 +216,10 @@ public struct FleetReport: Sendable, Codable {
                     probabilities: options.probabilities, confidence: options.confidence)
                 let distinct = Set(probabilities).sorted()
                 let weighted = distinct.count > 1
-                var tails: [Double]?
-                if weighted {
-                    let weights = SessionQuantiles.weights(samplingProbabilities: probabilities, sessions: sessions)
-                    tails = estimates.map {
-                        TailEvents.effective(beyond: $0.estimate, sessions: sessions, weights: weights)
-                    }
-                }
                 return Group(
                     values: values, percentiles: estimates, sessions: members.count,
                     events: estimates.first?.events ?? 0, samplingProbabilities: distinct, weighted: weighted,
-                    effectiveTailEvents: tails)
+                    effectiveTailEvents: weighted ? estimates.map { $0.tailEvents ?? 0 } : nil)
             }
             let unit = kind == .interval ? "ns" : ""
             let settings = options.policy.settings(for: name, unit: unit)
@@ -252,14 +241,13 @@ public struct FleetReport: Sendable, Codable {
                     guard baseline.count >= 2, candidate.count >= 2 else { continue }
                     let a = metric.groups[metric.groups.count - 2]
                     let b = metric.groups[metric.groups.count - 1]
-                    for (index, (pa, pb)) in zip(a.percentiles, b.percentiles).enumerated() {
+                    for (pa, pb) in zip(a.percentiles, b.percentiles) {
                         comparisons.append(
                             SessionQuantiles.Comparison(
                                 baseline: pa, candidate: pb, better: metric.better,
                                 relativeFloor: settings.relativeFloor ?? options.relativeFloor,
                                 absoluteFloor: settings.absoluteFloor))
                         slots.append((metrics.count, changes.count))
-                        thinTails.append(!(a.weightedTailSuffices(index) && b.weightedTailSuffices(index)))
                     }
                     changes.append(GroupChange(values: values, changes: []))
                 }
@@ -276,36 +264,12 @@ public struct FleetReport: Sendable, Codable {
             }
             metrics.append(metric)
         }
-        for (slot, change) in zip(slots, judge(comparisons, thinTails: thinTails, alpha: options.alpha)) {
+        for (slot, change) in zip(slots, SessionQuantiles.compare(comparisons, alpha: options.alpha)) {
             metrics[slot.metric].changes![slot.group].changes.append(change)
         }
         return FleetReport(
             by: groupKeys, filters: options.filters, compared: options.compare.map { [$0.baseline, $0.candidate] },
             versionKey: options.versionKey, alpha: options.alpha, metrics: metrics)
-    }
-}
-
-extension FleetReport {
-    /// The changes of `comparisons`: those with `thinTails` set are
-    /// inconclusive and stay out of the Benjamini–Hochberg family, as
-    /// ``StrobeStatistics/SessionQuantiles/compare(_:alpha:)`` keeps out
-    /// the tails it counts too few events in (each still shows its change
-    /// and p-value, tested alone); the others are judged together.
-    static func judge(_ comparisons: [SessionQuantiles.Comparison], thinTails: [Bool], alpha: Double)
-        -> [SessionQuantileChange]
-    {
-        let family = comparisons.indices.filter { !thinTails[$0] }
-        var changes: [SessionQuantileChange?] = Array(repeating: nil, count: comparisons.count)
-        for (index, change) in zip(family, SessionQuantiles.compare(family.map { comparisons[$0] }, alpha: alpha)) {
-            changes[index] = change
-        }
-        for index in comparisons.indices where thinTails[index] {
-            var change = SessionQuantiles.compare([comparisons[index]], alpha: alpha)[0]
-            change.adjustedPValue = 1
-            change.verdict = .inconclusive
-            changes[index] = change
-        }
-        return changes.map { $0! }
     }
 }
 

@@ -208,7 +208,8 @@ public struct FleetSimulation: Sendable {
                         return SessionQuantileEstimate(
                             probability: p, estimate: value, lower: value * exp(-z * error),
                             upper: value * exp(z * error), confidence: 0.95, logStandardError: error,
-                            sessions: side.estimates[slot].sessions, events: side.estimates[slot].events)
+                            sessions: side.estimates[slot].sessions, events: side.estimates[slot].events,
+                            tailEvents: side.estimates[slot].tailEvents)
                     }
                     oracle.append(.init(baseline: known(baseline), candidate: known(candidate)))
                     changed.append(isChanged)

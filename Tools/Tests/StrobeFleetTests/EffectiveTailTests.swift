@@ -7,7 +7,8 @@ import Testing
 
 /// In a weighted group, a percentile is judged by the effective number of
 /// events beyond it (Kish's), not their count: a tail that a few heavy
-/// sessions make is as good as a handful of events.
+/// sessions make is as good as a handful of events. The report takes the
+/// verdict from `SessionQuantiles.compare` and names the thin tails.
 @Suite struct EffectiveTailTests {
     /// `count` sessions of 30 events, log-normal (σ 0.5) around `median`,
     /// every session alike.
@@ -23,25 +24,6 @@ import Testing
     static func raw(_ sessions: [QuantileSketch], _ value: Double) -> (below: UInt64, above: UInt64) {
         let below = sessions.reduce(0) { $0 + $1.count(atMost: value) }
         return (below, sessions.reduce(0) { $0 + $1.count } - below)
-    }
-
-    @Test func withEqualWeightsTheEffectiveTailIsTheCountExactly() {
-        var generator = SeededGenerator(seed: 71)
-        let sketches = Self.sessions(&generator, count: 57, median: 40e6)
-        let weights = SessionQuantiles.weights(
-            samplingProbabilities: sketches.map { _ in 0.25 }, sessions: sketches)
-        let estimates = SessionQuantiles.estimate(sessions: sketches, probabilities: [0.01, 0.5, 0.9, 0.99, 0.999])
-        for estimate in estimates {
-            let (below, above) = Self.raw(sketches, estimate.estimate)
-            let effective = TailEvents.effective(beyond: estimate.estimate, sessions: sketches, weights: weights)
-            #expect(effective == Double(min(below, above)), "P\(estimate.probability * 100)")
-        }
-        // Uneven weights: fewer effective events than events.
-        let uneven = sketches.indices.map { $0 < 3 ? 50.0 : 1 }
-        let p90 = estimates[2].estimate
-        #expect(
-            TailEvents.effective(beyond: p90, sessions: sketches, weights: uneven)
-                < Double(Self.raw(sketches, p90).above))
     }
 
     /// Two versions of 40 sessions each, two of them sampled at 1% and the
@@ -89,8 +71,16 @@ import Testing
         }
         #expect(change.verdict == .inconclusive && change.adjustedPValue == 1)
         #expect(!weighted.hasRegression)
+        // The report's verdict is compare's, from the estimates' tails.
+        let alone = SessionQuantiles.compare([.init(baseline: change.baseline, candidate: change.candidate)])[0]
+        #expect(alone == change)
+        #expect(metric.groups.map { $0.percentiles[0].tailEvents } == metric.groups.map { $0.effectiveTailEvents?[0] })
         // The count alone would have judged it a regression.
-        let byCount = SessionQuantiles.compare([.init(baseline: change.baseline, candidate: change.candidate)])[0]
+        var baseline = change.baseline
+        var candidate = change.candidate
+        baseline.tailEvents = nil
+        candidate.tailEvents = nil
+        let byCount = SessionQuantiles.compare([.init(baseline: baseline, candidate: candidate)])[0]
         #expect(byCount.verdict == .regression, "\(byCount)")
         #expect(change.shift == byCount.shift && change.pValue == byCount.pValue)
 

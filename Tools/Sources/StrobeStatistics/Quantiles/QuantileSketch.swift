@@ -146,6 +146,18 @@ public struct QuantileSketch: Sendable, Hashable {
         return below &+ positive.total(upTo: limit)
     }
 
+    /// How many values are in buckets below the bucket of `value`: those
+    /// ``count(atMost:)`` counts, without the bucket of `value`.
+    func count(below value: Double) -> UInt64 {
+        guard count > 0 else { return 0 }
+        if value < -Self.smallestMagnitude {
+            let limit = index(of: -value)
+            return negative.ascending().reduce(0) { $1.0 > limit ? $0 &+ $1.1 : $0 }
+        }
+        guard value > Self.smallestMagnitude else { return negative.total }
+        return negative.total &+ zeroCount &+ positive.total(upTo: index(of: value) - 1)
+    }
+
     /// Buckets holding values, both signs: a measure of the sketch's size.
     public var bucketCount: Int { positive.occupied + negative.occupied + (zeroCount > 0 ? 1 : 0) }
 

@@ -45,7 +45,8 @@ extension SessionQuantiles {
             }
             return SessionQuantileEstimate(
                 probability: p, estimate: estimate, lower: lower, upper: upper, confidence: confidence,
-                logStandardError: logStandardError(lower, upper, z: z), sessions: m, events: events)
+                logStandardError: logStandardError(lower, upper, z: z), sessions: m, events: events,
+                tailEvents: TailEvents.effective(beyond: estimate, sessions: sessions, weights: weights))
         }
     }
 }

@@ -20,12 +20,24 @@ public struct SessionQuantileEstimate: Sendable, Hashable, Codable {
     public var sessions: Int
     /// Events over all sessions.
     public var events: UInt64
+    /// The events beyond the percentile on the side with fewer (below it,
+    /// at most ``estimate``, or above it, at least ``estimate``), counted
+    /// from the sessions' sketches: Kish's effective count `(Σw·t)² / Σw²·t`
+    /// (`t` a session's events on that side, `w` its weight) when the
+    /// sessions carry unequal weights, the plain count otherwise (at least
+    /// `⌊min(p, 1 − p) · events⌋`, more where events tie with the
+    /// percentile in its bucket, which counts on both sides). It is what
+    /// ``SessionQuantiles/compare(_:alpha:)`` holds against
+    /// ``SessionQuantiles/minimumTailEvents``. Nil for an estimate read from
+    /// JSON written before it was recorded, or made by hand without it;
+    /// `compare` then takes `min(p, 1 − p) · events`.
+    public var tailEvents: Double?
 
     /// An estimate with these values.
     public init(
         probability: Double, estimate: Double, lower: Double, upper: Double, confidence: Double,
         logStandardError: Double,
-        sessions: Int, events: UInt64
+        sessions: Int, events: UInt64, tailEvents: Double? = nil
     ) {
         self.probability = probability
         self.estimate = estimate
@@ -35,6 +47,7 @@ public struct SessionQuantileEstimate: Sendable, Hashable, Codable {
         self.logStandardError = logStandardError
         self.sessions = sessions
         self.events = events
+        self.tailEvents = tailEvents
     }
 }
 
@@ -68,6 +81,9 @@ public enum SessionQuantiles {
     /// `samplingProbabilities`, one per session in (0, 1], are the
     /// probabilities that admitted them; when they differ the sessions are
     /// weighted by their inverse (``weights(samplingProbabilities:sessions:)``).
+    /// Each estimate carries the events beyond its percentile
+    /// (``SessionQuantileEstimate/tailEvents``), effective ones when the
+    /// sessions are weighted.
     public static func estimate(
         sessions: [QuantileSketch], samplingProbabilities: [Double]? = nil, probabilities: [Double],
         confidence: Double = 0.95
@@ -88,7 +104,8 @@ public enum SessionQuantiles {
             }
             return SessionQuantileEstimate(
                 probability: p, estimate: estimate, lower: lower, upper: upper, confidence: confidence,
-                logStandardError: logStandardError(lower, upper, z: z), sessions: sessions.count, events: events)
+                logStandardError: logStandardError(lower, upper, z: z), sessions: sessions.count, events: events,
+                tailEvents: TailEvents.effective(beyond: estimate, sessions: sessions, weights: weights))
         }
     }
 
@@ -226,8 +243,13 @@ extension SessionQuantiles {
     /// ``minimumTailEvents`` events on each side of it (the interval rests
     /// on a normal approximation of the share of events below the
     /// percentile, which fails in a tail that few events reach: P99 of 30
-    /// events is their largest). Other changes are inconclusive and stay out
-    /// of the Benjamini–Hochberg family.
+    /// events is their largest). The events are the side's
+    /// ``SessionQuantileEstimate/tailEvents`` (counted from its sketches;
+    /// for weighted sessions Kish's effective count, which a few heavy
+    /// sessions keep small), or `min(p, 1 − p) · events` for an estimate
+    /// without them. Other changes are inconclusive and stay out of the
+    /// Benjamini–Hochberg family; each still shows its change and its
+    /// p-value, tested alone.
     public static func compare(_ comparisons: [Comparison], alpha: Double = 0.01) -> [SessionQuantileChange] {
         let z = NormalDistribution.quantile(1 - (1 - 0.95) / 2)
         let zEquivalence = NormalDistribution.quantile(1 - alpha)
@@ -242,7 +264,7 @@ extension SessionQuantiles {
             let b = comparison.candidate
             guard a.estimate > 0, b.estimate > 0 else { return Test(d: 0, error: 0, p: 1, judged: false) }
             let judged = [a, b].allSatisfy { side in
-                let tail = min(side.probability, 1 - side.probability) * Double(side.events)
+                let tail = side.tailEvents ?? min(side.probability, 1 - side.probability) * Double(side.events)
                 return tail >= minimumTailEvents
             }
             let d = log(b.estimate / a.estimate)
