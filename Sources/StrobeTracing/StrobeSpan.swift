@@ -170,9 +170,9 @@ final class SpanRecord: @unchecked Sendable {
         var errorMessage: String?
         var links: [StrobeSpanContext] = []
         var ended = false
-        /// Whether anything changed after the start: a reused record is
-        /// reset field by field only then, and an end writes arguments or a new name
-        /// only then.
+        /// Whether anything changed after the start: only then is a reused
+        /// record reset field by field, and an end writes arguments or a new
+        /// name.
         var changed = false
     }
 
@@ -186,11 +186,10 @@ final class SpanRecord: @unchecked Sendable {
     /// Whether the span's context holds this span alone, made by
     /// ``SpanThreadState``, which may reuse it once the span ends.
     @exclusivity(unchecked) private(set) var ownsContext: Bool
-    /// A lock of one flag: spans are rarely touched by two threads at once,
-    /// so it spins (yielding) instead of sleeping, and costs one atomic
-    /// exchange to take.
-    /// The thread holding the record's lock (its `pthread_self`), 0 when
-    /// none does.
+    /// The lock: the thread holding it (its `pthread_self`), 0 when none
+    /// does. Spans are rarely touched by two threads at once, so it spins
+    /// (yielding) instead of sleeping, and costs one atomic exchange to
+    /// take; knowing its holder, it stops a thread that asks for it twice.
     private let owner = Atomic<UInt>(0)
     @exclusivity(unchecked) fileprivate var state: State
 
