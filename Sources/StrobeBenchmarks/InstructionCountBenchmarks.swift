@@ -44,7 +44,8 @@ enum InstructionCountBenchmarks {
             figures.append(("StrobeTracer withSpan, 1 attribute", instructionsStrobeSpanAttribute(tracer, calls)))
             figures.append(("NoOpTracer withSpan, 1 attribute", instructionsNoOpSpanAttribute(NoOpTracer(), calls)))
             figures.append(("StrobeTracer withSpan, 5 attributes", instructionsStrobeSpanFiveAttributes(tracer, calls)))
-            figures.append(("NoOpTracer withSpan, 5 attributes", instructionsNoOpSpanFiveAttributes(NoOpTracer(), calls)))
+            figures.append(
+                ("NoOpTracer withSpan, 5 attributes", instructionsNoOpSpanFiveAttributes(NoOpTracer(), calls)))
             #endif
         }
         for (name, nanoseconds) in figures {
