@@ -8,7 +8,7 @@ RELEASE_FLAGS = -c release
 SDK_TRAITS = --traits StrobeMetrics,StrobeTracing
 TOOLS = --package-path Tools
 
-.PHONY: setup demo demo-fleet lint test test-sdk test-tools test-history test-adoption bench tsan fuzz validate-gate example-server proto \
+.PHONY: setup demo demo-fleet lint test test-sdk test-tools test-history test-adoption bench tsan fuzz validate-gate example-server bench-otel proto \
 	proto-check build strobe clean
 
 setup:
@@ -138,6 +138,14 @@ EXAMPLE_SERVER_FLAGS ?=
 example-server: setup
 	cd Examples/ServerTracing && $(SWIFT) build $(EXAMPLE_SERVER_FLAGS)
 	cd Examples/ServerTracing && $(SWIFT) run --skip-build $(EXAMPLE_SERVER_FLAGS) ServerTracing
+
+# A span through StrobeTracer beside swift-otel's SDK tracer and the no-op
+# tracer, in one process (Benchmarks/SpanComparison). A package of its own,
+# so swift-otel stays out of both packages' builds; not part of `make bench`,
+# `make test` or CI (its first release build takes minutes).
+bench-otel: setup
+	cd Benchmarks/SpanComparison && $(SWIFT) build $(RELEASE_FLAGS)
+	Benchmarks/SpanComparison/.build/release/SpanComparison
 
 # Every Swift file against the committed .swift-format configuration; a
 # violation fails. `bash scripts/lint.sh --fix` formats in place.

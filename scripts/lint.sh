@@ -11,7 +11,7 @@
 # `// swift-format-ignore: RULE` and a reason.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-paths=(Sources Tools/Sources Tests Tools/Tests Examples Package.swift Tools/Package.swift)
+paths=(Sources Tools/Sources Tests Tools/Tests Examples Benchmarks Package.swift Tools/Package.swift)
 if [ "${1:-}" = "--fix" ]; then
     swift format format --in-place --recursive --parallel "${paths[@]}"
 fi
