@@ -137,7 +137,13 @@ let package = Package(
         // A scratch store of either backend for the store, fleet and server
         // tests.
         .target(name: "StrobeStoreTestSupport", dependencies: ["StrobeHistory"], path: "Tests/StrobeStoreTestSupport"),
-        .testTarget(name: "StrobeStatisticsTests", dependencies: ["StrobeStatistics", "StrobeDiff"]),
+        // Seeded sessions for the tests of percentiles over sessions.
+        .target(
+            name: "StrobeStatisticsTestSupport", dependencies: ["StrobeStatistics"],
+            path: "Tests/StrobeStatisticsTestSupport"),
+        .testTarget(
+            name: "StrobeStatisticsTests",
+            dependencies: ["StrobeStatistics", "StrobeDiff", "StrobeStatisticsTestSupport"]),
         .testTarget(
             name: "StrobeDiffTests",
             dependencies: [
@@ -174,6 +180,7 @@ let package = Package(
             name: "StrobeFleetTests",
             dependencies: [
                 "StrobeFleet", "StrobeHistory", "StrobeStatistics", "StrobeDiff", "StrobeCLI", "StrobeStoreTestSupport",
+                "StrobeStatisticsTestSupport",
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "Strobe", package: "strobe"),
                 .product(name: "StrobeReader", package: "strobe"),

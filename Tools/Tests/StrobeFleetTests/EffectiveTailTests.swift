@@ -1,6 +1,7 @@
 import Foundation
 import StrobeHistory
 import StrobeStatistics
+import StrobeStatisticsTestSupport
 import Testing
 
 @testable import StrobeFleet
@@ -10,29 +11,13 @@ import Testing
 /// sessions make is as good as a handful of events. The report takes the
 /// verdict from `SessionQuantiles.compare` and names the thin tails.
 @Suite struct EffectiveTailTests {
-    /// `count` sessions of 30 events, log-normal (σ 0.5) around `median`,
-    /// every session alike.
-    static func sessions(_ generator: inout SeededGenerator, count: Int, median: Double) -> [QuantileSketch] {
-        (0..<count).map { _ in
-            var sketch = QuantileSketch()
-            for _ in 0..<30 { sketch.add(median * exp(0.5 * generator.normal())) }
-            return sketch
-        }
-    }
-
-    /// The events of `sessions` at most `value` and above it.
-    static func raw(_ sessions: [QuantileSketch], _ value: Double) -> (below: UInt64, above: UInt64) {
-        let below = sessions.reduce(0) { $0 + $1.count(atMost: value) }
-        return (below, sessions.reduce(0) { $0 + $1.count } - below)
-    }
-
     /// Two versions of 40 sessions each, two of them sampled at 1% and the
     /// rest always; the candidate takes twice as long.
     static func fleet(seed: UInt64, probabilities: (heavy: Double, light: Double)) -> [FleetSession] {
         var generator = SeededGenerator(seed: seed)
         var sessions: [FleetSession] = []
         for (version, median) in [("5.1", 40e6), ("5.2", 80e6)] {
-            for (index, sketch) in Self.sessions(&generator, count: 40, median: median).enumerated() {
+            for (index, sketch) in SeededSessions.logNormal(&generator, count: 40, median: median).enumerated() {
                 sessions.append(
                     FleetSession(
                         trace: "\(version)-\(index)", metadata: ["app.version": version],
@@ -65,7 +50,7 @@ import Testing
             let members = Self.fleet(seed: 72, probabilities: (0.01, 1))
                 .filter { $0.metadata["app.version"] == group.values.last }
             let sketches = try members.map { try QuantileSketch(serialized: $0.sketch) }
-            #expect(Self.raw(sketches, estimate.estimate).above >= 10, "\(group.values)")
+            #expect(SeededSessions.tails(sketches, beyond: estimate.estimate).above >= 10, "\(group.values)")
             let effective = try #require(group.effectiveTailEvents?.first)
             #expect(effective < SessionQuantiles.minimumTailEvents, "\(group.values): \(effective)")
         }

@@ -1,4 +1,5 @@
 import Foundation
+import StrobeStatisticsTestSupport
 import Testing
 
 @testable import StrobeStatistics
@@ -8,27 +9,9 @@ import Testing
 /// Kish's effective count with unequal ones, carried by each estimate and
 /// read by `SessionQuantiles.compare` alone.
 @Suite struct SessionQuantileTailTests {
-    /// `count` sessions of 30 events, log-normal (σ 0.5) around `median`,
-    /// every session alike.
-    static func sessions(_ generator: inout SeededGenerator, count: Int, median: Double) -> [QuantileSketch] {
-        (0..<count).map { _ in
-            var sketch = QuantileSketch()
-            for _ in 0..<30 { sketch.add(median * exp(0.5 * generator.normal())) }
-            return sketch
-        }
-    }
-
-    /// The events of `sessions` at most `value` and at least it, the bucket
-    /// of `value` on both sides.
-    static func raw(_ sessions: [QuantileSketch], _ value: Double) -> (below: UInt64, above: UInt64) {
-        let atMost = sessions.reduce(0) { $0 + $1.count(atMost: value) }
-        let under = sessions.reduce(0) { $0 + $1.count(below: value) }
-        return (atMost, sessions.reduce(0) { $0 + $1.count } - under)
-    }
-
     @Test func withEqualWeightsTheEffectiveTailIsTheCountExactly() {
         var generator = SeededGenerator(seed: 71)
-        let sketches = Self.sessions(&generator, count: 57, median: 40e6)
+        let sketches = SeededSessions.logNormal(&generator, count: 57, median: 40e6)
         let weights = SessionQuantiles.weights(
             samplingProbabilities: sketches.map { _ in 0.25 }, sessions: sketches)
         let probabilities = [0.01, 0.5, 0.9, 0.99, 0.999]
@@ -37,7 +20,7 @@ import Testing
             sessions: sketches, samplingProbabilities: sketches.map { _ in 0.25 }, probabilities: probabilities)
         #expect(estimates == sampledAlike)
         for estimate in estimates {
-            let (below, above) = Self.raw(sketches, estimate.estimate)
+            let (below, above) = SeededSessions.tails(sketches, beyond: estimate.estimate)
             let effective = TailEvents.effective(beyond: estimate.estimate, sessions: sketches, weights: weights)
             #expect(effective == Double(min(below, above)), "P\(estimate.probability * 100)")
             // The estimate carries that count, the one compare uses; it is
@@ -52,7 +35,7 @@ import Testing
         let p90 = estimates[2].estimate
         #expect(
             TailEvents.effective(beyond: p90, sessions: sketches, weights: uneven)
-                < Double(Self.raw(sketches, p90).above))
+                < Double(SeededSessions.tails(sketches, beyond: p90).above))
     }
 
     @Test func countBelowLeavesOutTheBucketOfTheValue() {
@@ -93,7 +76,7 @@ import Testing
     /// plain count.
     @Test func weightedSessionsCarryTheEffectiveCount() throws {
         var generator = SeededGenerator(seed: 75)
-        let sketches = Self.sessions(&generator, count: 40, median: 40e6)
+        let sketches = SeededSessions.logNormal(&generator, count: 40, median: 40e6)
         let probabilities = sketches.indices.map { $0 < 2 ? 0.01 : 1 }
         let weights = SessionQuantiles.weights(samplingProbabilities: probabilities, sessions: sketches)
         let estimates = SessionQuantiles.estimate(
@@ -101,7 +84,7 @@ import Testing
         for estimate in estimates {
             let tail = try #require(estimate.tailEvents)
             #expect(tail == TailEvents.effective(beyond: estimate.estimate, sessions: sketches, weights: weights))
-            let (below, above) = Self.raw(sketches, estimate.estimate)
+            let (below, above) = SeededSessions.tails(sketches, beyond: estimate.estimate)
             #expect(tail < Double(min(below, above)), "P\(estimate.probability * 100): \(tail)")
         }
         var bootstrapGenerator = SeededGenerator(seed: 76)
@@ -116,7 +99,7 @@ import Testing
     static func doubling(seed: UInt64, heavy: Double, light: Double) -> SessionQuantiles.Comparison {
         var generator = SeededGenerator(seed: seed)
         let sides = [40e6, 80e6].map { median in
-            let sketches = Self.sessions(&generator, count: 40, median: median)
+            let sketches = SeededSessions.logNormal(&generator, count: 40, median: median)
             return SessionQuantiles.estimate(
                 sessions: sketches, samplingProbabilities: sketches.indices.map { $0 < 2 ? heavy : light },
                 probabilities: [0.9])[0]
@@ -145,7 +128,7 @@ import Testing
         var generator = SeededGenerator(seed: 77)
         let other = [40e6, 60e6].map { median in
             SessionQuantiles.estimate(
-                sessions: Self.sessions(&generator, count: 40, median: median), probabilities: [0.5])[0]
+                sessions: SeededSessions.logNormal(&generator, count: 40, median: median), probabilities: [0.5])[0]
         }
         let judged = SessionQuantiles.Comparison(baseline: other[0], candidate: other[1])
 
@@ -206,7 +189,7 @@ import Testing
     @Test func anEstimateWithoutTheTailDecodesAndIsJudgedByItsEvents() throws {
         var generator = SeededGenerator(seed: 78)
         let estimate = SessionQuantiles.estimate(
-            sessions: Self.sessions(&generator, count: 20, median: 40e6), probabilities: [0.9])[0]
+            sessions: SeededSessions.logNormal(&generator, count: 20, median: 40e6), probabilities: [0.9])[0]
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys]
         let json = String(decoding: try encoder.encode(estimate), as: UTF8.self)

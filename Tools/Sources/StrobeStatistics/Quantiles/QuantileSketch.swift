@@ -148,7 +148,7 @@ public struct QuantileSketch: Sendable, Hashable {
 
     /// How many values are in buckets below the bucket of `value`: those
     /// ``count(atMost:)`` counts, without the bucket of `value`.
-    func count(below value: Double) -> UInt64 {
+    public func count(below value: Double) -> UInt64 {
         guard count > 0 else { return 0 }
         if value < -Self.smallestMagnitude {
             let limit = index(of: -value)
