@@ -66,6 +66,9 @@ public struct ComparisonPolicy: Sendable {
     public struct Settings: Sendable, Hashable {
         /// The direction, if a rule set it.
         public var better: MetricDirection?
+        /// The pattern of the rule that set ``better`` (the last matching
+        /// rule that sets it), or nil when none did.
+        public var betterRule: String?
         /// The relative floor, if set.
         public var relativeFloor: Double?
         /// The absolute floor: the rules', else the metric's default
@@ -117,7 +120,10 @@ public struct ComparisonPolicy: Sendable {
         settings.gates = MetricDefaults.gates(metric)
         settings.absoluteFloor = MetricDefaults.absoluteFloor(metric, unit: unit)
         for rule in rules where rule.matches(metric) {
-            if let value = rule.better { settings.better = value }
+            if let value = rule.better {
+                settings.better = value
+                settings.betterRule = rule.pattern
+            }
             if let value = rule.relativeFloor { settings.relativeFloor = value }
             if let value = rule.absoluteFloor { settings.absoluteFloor = value }
             if let value = rule.gates { settings.gates = value }
