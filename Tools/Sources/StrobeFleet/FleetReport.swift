@@ -67,20 +67,15 @@ public struct FleetReport: Sendable, Codable {
         /// probabilities differ: the percentiles then describe the
         /// population rather than the sample.
         public var weighted: Bool
-        /// For a weighted group, per percentile, the effective number of
-        /// events beyond it (Kish's, on the side with fewer): a copy of each
-        /// percentile's ``StrobeStatistics/SessionQuantileEstimate/tailEvents``,
-        /// which must reach ``StrobeStatistics/SessionQuantiles/minimumTailEvents``
-        /// for a change to be judged; nil for an unweighted group.
-        public var effectiveTailEvents: [Double]?
 
         /// The events beyond percentile `index` that
         /// ``StrobeStatistics/SessionQuantiles/compare(_:alpha:)`` counts:
-        /// the estimate's, else (a report written before estimates carried
-        /// them) the group's effective ones, else `min(p, 1 − p) · events`.
+        /// the estimate's (Kish's effective ones in a weighted group), else
+        /// (a report written before estimates carried them)
+        /// `min(p, 1 − p) · events`.
         func tailEvents(_ index: Int) -> Double {
             let percentile = percentiles[index]
-            return percentile.tailEvents ?? effectiveTailEvents?[index]
+            return percentile.tailEvents
                 ?? min(percentile.probability, 1 - percentile.probability) * Double(percentile.events)
         }
     }
@@ -218,15 +213,13 @@ public struct FleetReport: Sendable, Codable {
                 let weighted = distinct.count > 1
                 return Group(
                     values: values, percentiles: estimates, sessions: members.count,
-                    events: estimates.first?.events ?? 0, samplingProbabilities: distinct, weighted: weighted,
-                    effectiveTailEvents: weighted ? estimates.map { $0.tailEvents ?? 0 } : nil)
+                    events: estimates.first?.events ?? 0, samplingProbabilities: distinct, weighted: weighted)
             }
             let unit = kind == .interval ? "ns" : ""
             let settings = options.policy.settings(for: name, unit: unit)
             var metric = Metric(
                 name: name, kind: kind.rawValue, better: settings.better ?? .lower,
-                betterRule: options.policy.rules.last { $0.better != nil && $0.matches(name) }?.pattern, groups: [],
-                changes: nil)
+                betterRule: settings.betterRule, groups: [], changes: nil)
             if let compare = options.compare {
                 let byGroup = Dictionary(grouping: sketches) { key($0.session, groupKeys) }
                 var changes: [GroupChange] = []
