@@ -226,13 +226,7 @@ enum HistoryBenchmarks {
     }
 
     /// `model name` from /proc/cpuinfo.
-    static func cpuModel() -> String {
-        let info = (try? String(contentsOfFile: "/proc/cpuinfo", encoding: .utf8)) ?? ""
-        let line = info.split(separator: "\n").first { $0.hasPrefix("model name") }
-        return line.flatMap { $0.split(separator: ":", maxSplits: 1).last }.map {
-            $0.trimmingCharacters(in: .whitespaces)
-        } ?? "unknown"
-    }
+    static func cpuModel() -> String { BenchmarkMachine.current.modelName }
 }
 
 struct BenchmarkFailure: Error, CustomStringConvertible {
