@@ -13,6 +13,7 @@ TOOLS = --package-path Tools
 
 setup:
 	@bash scripts/setup.sh
+	@bash scripts/build-commit.sh
 
 build: setup
 	$(SWIFT) build $(RELEASE_FLAGS) $(SDK_TRAITS)

@@ -44,7 +44,7 @@ compare() { # KIND RUN BASELINE CANDIDATE
     start=$(date +%s.%N)
     # shellcheck disable=SC2086
     "$strobe" compare --baseline "$3" --candidate "$4" --max-time "$max_time" ${COMPARE_ARGS:-} \
-        --output "$dir" --format json --report "$dir.json" >"$dir.log" 2>&1 || status=$?
+        --results-dir "$dir" --format json --output "$dir.json" >"$dir.log" 2>&1 || status=$?
     end=$(date +%s.%N)
     python3 - "$dir.json" "$dir.log" "$1" "$2" "$status" "$start" "$end" <<'PY'
 import json, re, sys

@@ -83,7 +83,7 @@ public struct DiffReport: Sendable, Codable {
         let undecided = tests.filter { $0.outcome == .undecided }
         if !undecided.isEmpty {
             parts.append(
-                "\(undecided.count) \(plural(undecided.count)) undecided: " + listed(undecided.map(\.displayName)))
+                "\(undecided.count) \(plural(undecided.count)) inconclusive: " + listed(undecided.map(\.displayName)))
         }
         let unchanged = tests.filter { $0.outcome == .unchanged }.count
         if unchanged > 0 { parts.append("\(unchanged) \(plural(unchanged)) unchanged") }

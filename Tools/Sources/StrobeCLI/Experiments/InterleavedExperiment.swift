@@ -45,7 +45,7 @@ struct InterleavedExperiment {
             if let existing = try? files.contentsOfDirectory(atPath: path), !existing.isEmpty {
                 throw CommandFailure(
                     message:
-                        "--output \(directory): \(path) already holds results; remove it or choose another directory",
+                        "--results-dir \(directory): \(path) already holds results; remove it or choose another directory",
                     status: 2)
             }
         }
@@ -56,7 +56,7 @@ struct InterleavedExperiment {
             try files.createDirectory(atPath: "\(directory)/logs", withIntermediateDirectories: true)
         } catch {
             throw CommandFailure(
-                message: "--output \(directory): cannot create it: \(error.localizedDescription)", status: 2)
+                message: "--results-dir \(directory): cannot create it: \(error.localizedDescription)", status: 2)
         }
     }
 

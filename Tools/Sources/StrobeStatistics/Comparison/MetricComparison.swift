@@ -108,8 +108,9 @@ public struct MetricComparison: Sendable, Hashable, Codable {
     /// The ratio candidate / baseline and its confidence interval; nil when
     /// the baseline's center is not positive (a count that is zero).
     public var shift: ShiftEstimate?
-    /// The change candidate − baseline of the centers (medians of the
-    /// replicates' summaries), in the metric's unit.
+    /// The change candidate − baseline in the metric's unit: the
+    /// process-level test's estimate (on a log scale, the baseline's center
+    /// times the estimated ratio less one), so it lies inside its interval.
     public var difference: Double
     /// The confidence interval of ``difference`` (at the interval's
     /// confidence), in the metric's unit: lower bound.
@@ -315,7 +316,6 @@ public enum ComparisonEngine {
                 return values.isEmpty ? .nan : Quantiles.median(sorted: values.sorted())
             }
             let baseCenter = center(input.baseline)
-            let candCenter = center(input.candidate)
             // The change and its interval at a confidence, as a ratio (nil
             // when the baseline's center is not positive) and in the unit.
             func estimate(confidence: Double) -> (ShiftEstimate?, (lower: Double, upper: Double)) {
@@ -337,6 +337,10 @@ public enum ComparisonEngine {
                 )
             }
             var (shift, differenceInterval) = estimate(confidence: confidence)
+            // The change in the metric's unit, from the same test as its
+            // interval, so that the estimate always lies inside it (the
+            // difference of the sides' medians need not).
+            let difference = test.logScale ? baseCenter * (exp(test.estimate) - 1) : test.estimate
             var warnings: [String] = []
             let enough: Bool
             switch test.method {
@@ -351,7 +355,9 @@ public enum ComparisonEngine {
                 enough = true
             }
             if shift == nil && test.method != .exact {
-                warnings.append("the baseline's center is not positive: the change is judged by its absolute size")
+                warnings.append(
+                    "the baseline is 0 or below, so no percentage exists: the change is judged in the metric's own unit"
+                )
             }
             // "Unchanged" is an equivalence test (two one-sided tests,
             // Schuirmann 1987): each floor is crossed with probability at
@@ -371,7 +377,7 @@ public enum ComparisonEngine {
             let verdict =
                 enough
                 ? decide(
-                    test: test, shift: shift, difference: candCenter - baseCenter, equivalenceRatio: equivalenceRatio,
+                    test: test, shift: shift, difference: difference, equivalenceRatio: equivalenceRatio,
                     equivalenceDifference: equivalenceDifference, adjustedPValue: adjusted[index], level: level,
                     better: input.better, relativeFloor: floor, absoluteFloor: input.absoluteFloor)
                 : .inconclusive
@@ -398,7 +404,7 @@ public enum ComparisonEngine {
                 gates: input.gates, relativeFloor: floor, absoluteFloor: input.absoluteFloor, summary: input.summary,
                 baseline: SampleSummary(pooledBase, percentiles: options.percentiles),
                 candidate: SampleSummary(pooledCand, percentiles: options.percentiles),
-                test: test, shift: shift, difference: candCenter - baseCenter,
+                test: test, shift: shift, difference: difference,
                 differenceLower: differenceInterval.lower, differenceUpper: differenceInterval.upper,
                 mannWhitney: RankTests.mannWhitney(pooledBase, pooledCand),
                 kolmogorovSmirnov: RankTests.kolmogorovSmirnov(pooledBase, pooledCand),
@@ -489,9 +495,9 @@ public enum ComparisonEngine {
         if let ratio = equivalenceRatio, ratio.lower >= 1 - relativeFloor, ratio.upper <= 1 + relativeFloor {
             return .unchanged
         }
-        if absoluteFloor > 0, equivalenceDifference.lower >= -absoluteFloor,
-            equivalenceDifference.upper <= absoluteFloor
-        {
+        // With no absolute floor this holds only for an interval that is
+        // exactly zero: sides that do not differ at all (identical inputs).
+        if equivalenceDifference.lower >= -absoluteFloor, equivalenceDifference.upper <= absoluteFloor {
             return .unchanged
         }
         return .inconclusive
