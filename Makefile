@@ -8,11 +8,16 @@ RELEASE_FLAGS = -c release
 SDK_TRAITS = --traits StrobeMetrics,StrobeTracing
 TOOLS = --package-path Tools
 
-.PHONY: setup demo demo-fleet lint test test-sdk test-tools test-history test-adoption bench tsan fuzz validate-gate example-server bench-otel proto \
+.PHONY: setup setup-demo demo demo-fleet lint test test-sdk test-tools test-history test-adoption bench tsan fuzz validate-gate example-server bench-otel proto \
 	proto-check build strobe clean
 
 setup:
 	@bash scripts/setup.sh
+	@bash scripts/build-commit.sh
+
+# What the demo alone needs: the libraries it links, no test tools.
+setup-demo:
+	@bash scripts/setup.sh --demo
 	@bash scripts/build-commit.sh
 
 build: setup
@@ -23,7 +28,7 @@ build: setup
 strobe: setup
 	$(SWIFT) build $(RELEASE_FLAGS) $(TOOLS) --product strobe
 
-demo: setup
+demo: setup-demo
 	@bash scripts/demo.sh
 
 # The demo's fleet part alone (step 6 of `make demo`): sampled sessions of two
