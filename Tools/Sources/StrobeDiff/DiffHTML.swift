@@ -61,7 +61,9 @@ extension DiffReport {
             html += "</div>"
         }
         if !flat.isEmpty {
-            html += "<p class=\"zeros\">0 in every sample on both sides, not plotted: \(HTMLText.escape(flat.joined(separator: ", "))).</p>"
+            html +=
+                "<p class=\"zeros\">0 in every sample on both sides, not plotted: "
+                + "\(HTMLText.escape(flat.joined(separator: ", "))).</p>"
         }
         html += "<p><small>\(HTMLText.escape(methodNote))</small></p>"
         return html + "</body></html>\n"
