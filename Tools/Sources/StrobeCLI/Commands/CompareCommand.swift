@@ -102,6 +102,11 @@ struct CompareCommand: ParsableCommand {
     @Option(help: "Seed for the order of the sides within rounds (default: random).")
     var seed: UInt64?
 
+    @Flag(
+        name: .customLong("decide-all"),
+        help: "Keep measuring metrics whose floor the budget cannot reach, instead of setting them aside.")
+    var decideAll = false
+
     @OptionGroup var history: HistoryDestinationOptions
 
     /// The first problem with the flags, if any.
@@ -147,6 +152,9 @@ struct CompareCommand: ParsableCommand {
         var lookNumber = 0
         var rounds = 0
         var final: DiffReport?
+        var allTests: [String] = []
+        var ledger = DecisionLedger()
+        ledger.decideAll = decideAll
         while final == nil {
             rounds += 1
             do {
@@ -177,9 +185,9 @@ struct CompareCommand: ParsableCommand {
             lookNumber += 1
             let look = current.look(number: lookNumber, rounds: rounds, final: timeUp)
             design = current
-            let report: DiffReport
+            let judged: DiffReport
             do {
-                report = try DiffEngine.diff(
+                judged = try DiffEngine.diff(
                     baseline: SampleSet.load([experiment.directory(of: .baseline)]),
                     candidate: SampleSet.load([experiment.directory(of: .candidate)]),
                     metricFilter: filter, options: options, policy: rules, look: look)
@@ -187,9 +195,20 @@ struct CompareCommand: ParsableCommand {
                 progress.clear()
                 throw error
             }
+            let (report, openTests) = ledger.record(judged, rounds: rounds, plannedRounds: current.plannedRounds)
             let gated = report.rows.filter(\.gates).count
             progress.look(look, decided: gated - report.undecided.count, of: gated)
-            if report.undecided.isEmpty || look.isFinal { final = report }
+            if openTests.isEmpty || look.isFinal {
+                final = report
+            } else if !process {
+                // Decided tests, and those out of the budget's reach, run no more.
+                if allTests.isEmpty { allTests = report.tests.map(\.test) }
+                let narrowed = openTests.count < Set(allTests).count ? openTests : nil
+                if let narrowed, narrowed != experiment.onlyTests {
+                    progress.note("measuring only \(narrowed.joined(separator: ", ")) from round \(rounds + 1)")
+                }
+                experiment.onlyTests = narrowed
+            }
         }
         progress.clear()
         guard let report = final else { return }
@@ -262,12 +281,21 @@ final class CompareProgress {
         if interactive { write("\r\u{1B}[K") }
     }
 
+    /// A line of its own: what the comparison does from now on.
+    func note(_ text: String) {
+        clear()
+        write("compare: " + text + "\n")
+    }
+
     func summary(rounds: Int, report: DiffReport) {
         var line = "compare: \(rounds) rounds in \(Self.clock(elapsed))"
         if let look = report.look {
             line += ", look \(look.number) at level \(String(format: "%.2g", look.alpha))"
             if !report.undecided.isEmpty {
-                line += "; the budget ran out with \(report.undecided.count) gated metrics undecided"
+                line +=
+                    look.isFinal
+                    ? "; the budget ran out with \(report.undecided.count) gated metrics inconclusive"
+                    : "; \(report.undecided.count) gated metrics inconclusive, out of the budget's reach"
             }
         }
         write(line + "\n")
