@@ -146,8 +146,8 @@ let package = Package(
             exclude: ["strobe-policy.yml"]
         ),
         .executableTarget(name: "TraceChild", dependencies: ["Strobe"], path: "Examples/TraceChild"),
-        // The Swift snippets of README.md, compiled; ReadmeSnippetTests checks
-        // that each README block is one of them.
+        // The Swift snippets of README.md and docs/*.md, compiled;
+        // ReadmeSnippetTests checks that each block is one of them.
         .target(
             name: "ReadmeSnippets",
             dependencies: [
