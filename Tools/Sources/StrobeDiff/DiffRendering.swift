@@ -50,7 +50,10 @@ extension DiffReport {
     public static func undecidedExplanation(_ row: MetricComparison) -> String {
         var seen: String
         let floor = HumanFormat.format(row.relativeFloor * 100, decimals: 1)
-        let confidence = HumanFormat.format((row.shift?.confidence ?? 0) * 100, decimals: 1)
+        let percent = (row.shift?.confidence ?? 0) * 100
+        // 99.97%, not a rounded 100.0%.
+        let decimals = percent >= 99.9 && percent < 100 ? max(1, Int(-log10(100 - percent)) + 2) : 1
+        let confidence = HumanFormat.format(percent, decimals: decimals)
         let rounds = min(row.test.baselineReplicates, row.test.candidateReplicates)
         let unit = row.test.method == .pairedRounds ? "rounds" : "processes per side"
         if row.shift != nil {

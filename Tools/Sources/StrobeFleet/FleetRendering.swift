@@ -116,8 +116,9 @@ extension FleetReport {
     /// interval.
     static func changeCell(_ change: SessionQuantileChange) -> String {
         guard change.judged else { return "\(percent(change.shift.change)) not judged" }
+        func bound(_ ratio: Double) -> String { String(percent(ratio - 1).dropLast()) }
         return
-            "\(percent(change.shift.change)) [\(percent(change.shift.lower - 1)), \(percent(change.shift.upper - 1))]"
+            "\(percent(change.shift.change)) [\(bound(change.shift.lower)), \(bound(change.shift.upper))]"
             + (change.verdict == .unchanged || change.verdict == .inconclusive ? "" : " \(change.verdict.rawValue)")
     }
 

@@ -200,7 +200,7 @@ import Testing
         let warnings = report?.warnings ?? []
         #expect(warnings.count == 1, "\(warnings)")
         #expect(
-            warnings.first?.contains("16 metrics (wall, process.cpu, a and 3 more metrics) of decode, encode, load")
+            warnings.first?.contains(": wall, process.cpu, a and 3 more metrics of decode, encode, load")
                 == true, "\(warnings)")
     }
 

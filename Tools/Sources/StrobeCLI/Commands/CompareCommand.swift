@@ -104,7 +104,7 @@ struct CompareCommand: ParsableCommand {
 
     @Flag(
         name: .customLong("decide-all"),
-        help: "Keep measuring metrics whose floor the budget cannot reach, instead of setting them aside.")
+        help: "Keep measuring metrics the budget cannot decide, instead of setting them aside (default: set aside).")
     var decideAll = false
 
     @OptionGroup var history: HistoryDestinationOptions
@@ -294,12 +294,15 @@ final class CompareProgress {
             if !report.undecided.isEmpty {
                 line +=
                     look.isFinal
-                    ? "; the budget ran out with \(report.undecided.count) gated metrics inconclusive"
-                    : "; \(report.undecided.count) gated metrics inconclusive, out of the budget's reach"
+                    ? "; the budget ran out with \(Self.gatedMetrics(report.undecided.count)) inconclusive"
+                    : "; \(Self.gatedMetrics(report.undecided.count)) inconclusive, out of the budget's reach"
             }
         }
         write(line + "\n")
     }
+
+    /// "1 gated metric", "3 gated metrics".
+    static func gatedMetrics(_ count: Int) -> String { "\(count) gated metric\(count == 1 ? "" : "s")" }
 
     static func clock(_ seconds: Double) -> String {
         let total = Int(seconds.rounded())

@@ -44,9 +44,19 @@ extension TrendReport {
     /// "3 changes at 1a2b3c4..5d6e7f8 on host-a, the code's".
     static func rangeTitle(_ range: [TrendChange]) -> String {
         let first = range[0]
-        let causes = Set(range.map(\.cause.rawValue)).sorted()
+        var counts: [(cause: String, count: Int)] = []
+        for change in range {
+            if let index = counts.firstIndex(where: { $0.cause == change.cause.rawValue }) {
+                counts[index].count += 1
+            } else {
+                counts.append((change.cause.rawValue, 1))
+            }
+        }
+        let causes =
+            counts.count == 1
+            ? "the \(counts[0].cause)'s" : counts.map { "\($0.count) the \($0.cause)'s" }.joined(separator: ", ")
         return "\(range.count) change\(range.count == 1 ? "" : "s") at \(first.shortRange)"
-            + (first.group.isEmpty ? "" : " on \(first.group)") + ", the " + causes.joined(separator: " or ") + "'s"
+            + (first.group.isEmpty ? "" : " on \(first.group)") + ", " + causes
     }
 
     /// The report as aligned text: the headline, then per commit range its

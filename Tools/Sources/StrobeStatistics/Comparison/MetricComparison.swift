@@ -108,6 +108,10 @@ public struct MetricComparison: Sendable, Hashable, Codable {
     /// The ratio candidate / baseline and its confidence interval; nil when
     /// the baseline's center is not positive (a count that is zero).
     public var shift: ShiftEstimate?
+    /// The caveat of a metric whose baseline is 0 or below: it has no ratio.
+    public static let zeroBaselineWarning =
+        "the baseline is 0 or below, so no percentage exists: the change is judged in the metric's own unit"
+
     /// The change candidate − baseline in the metric's unit: the
     /// process-level test's estimate (on a log scale, the baseline's center
     /// times the estimated ratio less one), so it lies inside its interval.
@@ -355,9 +359,7 @@ public enum ComparisonEngine {
                 enough = true
             }
             if shift == nil && test.method != .exact {
-                warnings.append(
-                    "the baseline is 0 or below, so no percentage exists: the change is judged in the metric's own unit"
-                )
+                warnings.append(MetricComparison.zeroBaselineWarning)
             }
             // "Unchanged" is an equivalence test (two one-sided tests,
             // Schuirmann 1987): each floor is crossed with probability at
