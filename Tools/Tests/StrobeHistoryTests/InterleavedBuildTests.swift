@@ -116,5 +116,14 @@ import Testing
         #expect(add.errors.contains("strobe: created the history store \(fresh)"), "\(add.errors)")
         let again = try StrobeBinary.run(["history", "add", exported, "--history", fresh])
         #expect(!again.errors.contains("created"), "\(again.errors)")
+
+        // What the store holds, with counts, to write filters without guessing.
+        let list = try StrobeBinary.run(["history", "list", "--history", store])
+        #expect(list.status == 0, "\(list.errors)")
+        #expect(list.output.hasPrefix("\(store): 60 runs, 0 fleet traces\n"), "\(list.output)")
+        #expect(list.output.contains("  suites:   nightly (60)\n"), "\(list.output)")
+        #expect(list.output.contains("  tests:    nightly/a (60), nightly/b (60), nightly/c (60), nightly/d (60)\n"))
+        #expect(list.output.contains("  hosts:    ci-1 (60)\n"), "\(list.output)")
+        #expect(list.output.contains("build = candidate (30), reference (30)"), "\(list.output)")
     }
 }
