@@ -135,6 +135,7 @@ struct CompareCommand: ParsableCommand {
         var lookNumber = 0
         var rounds = 0
         var final: DiffReport?
+        var counts = DecidedCounts()
         while final == nil {
             rounds += 1
             do {
@@ -177,6 +178,7 @@ struct CompareCommand: ParsableCommand {
             }
             let gated = report.rows.filter(\.gates).count
             progress.look(look, decided: gated - report.undecided.count, of: gated)
+            for line in counts.newLines(in: report, look: look) { progress.note(line) }
             if report.undecided.isEmpty || look.isFinal { final = report }
         }
         progress.clear()
@@ -265,6 +267,11 @@ final class CompareProgress {
 
     func clear() {
         if interactive { write("\r\u{1B}[K") }
+    }
+
+    /// A line of its own, kept above the progress line on a terminal.
+    func note(_ line: String) {
+        write((interactive ? "\r\u{1B}[K" : "") + "compare: " + line + "\n")
     }
 
     func summary(rounds: Int, report: DiffReport) {

@@ -143,6 +143,12 @@ public struct MetricComparison: Sendable, Hashable, Codable {
     public var iterationNoiseShare: Double?
     /// Caveats, e.g. a single process on a side.
     public var warnings: [String]
+    /// Whether the metric is an exact count (allocations, retains): with the
+    /// same value in every iteration of every process on each side
+    /// (``ComparisonMethod/exact``) any difference beyond the absolute floor
+    /// is decided at once; when it varies, its absolute floor is at least
+    /// ``ComparisonEngine/countFloor``.
+    public var isCount = false
 
     /// Whether smaller is better.
     @available(*, deprecated, renamed: "better")
@@ -154,7 +160,7 @@ public struct MetricComparison: Sendable, Hashable, Codable {
     private enum CodingKeys: String, CodingKey {
         case name, group, unit, better, gates, relativeFloor, absoluteFloor, summary, baseline, candidate, test, shift
         case difference, differenceLower, differenceUpper, mannWhitney, kolmogorovSmirnov, adjustedPValue, level
-        case verdict, roundsNeeded, advice, iterationNoiseShare, warnings
+        case verdict, roundsNeeded, advice, iterationNoiseShare, warnings, isCount
     }
 }
 
@@ -188,11 +194,16 @@ extension MetricComparison {
         advice = try container.decode([DecisionAdvice].self, forKey: .advice)
         iterationNoiseShare = try container.decodeIfPresent(Double.self, forKey: .iterationNoiseShare)
         warnings = try container.decode([String].self, forKey: .warnings)
+        isCount = try container.decodeIfPresent(Bool.self, forKey: .isCount) ?? false
     }
 }
 
 /// Compares metrics between two sets of replicates.
 public enum ComparisonEngine {
+    /// The least absolute floor of an exact count whose value varies: a
+    /// change of one count is not told from its own variation.
+    public static let countFloor = 1.0
+
     /// One metric's replicates on both sides, and the rules it is judged by.
     public struct Input: Sendable, Hashable {
         /// The metric's name.
@@ -216,13 +227,17 @@ public enum ComparisonEngine {
         public var gates: Bool
         /// How each replicate's iterations are summarised.
         public var summary: ReplicateSummary
+        /// Whether the metric is an exact count (see
+        /// ``MetricComparison/isCount``).
+        public var isCount: Bool
 
         /// An input of replicates.
         public init(
             name: String, group: String = "", unit: String, better: MetricDirection, baseline: [Replicate],
             candidate: [Replicate], relativeFloor: Double? = nil, absoluteFloor: Double = 0, gates: Bool = true,
-            summary: ReplicateSummary = .median
+            summary: ReplicateSummary = .median, isCount: Bool = false
         ) {
+            self.isCount = isCount
             self.name = name
             self.group = group
             self.unit = unit
@@ -308,6 +323,13 @@ public enum ComparisonEngine {
             let input = inputs[index]
             let test = tests[index]
             let floor = input.relativeFloor ?? options.minimumEffect
+            // A count the same in every iteration of every process on each
+            // side (the exact method) is judged by its difference alone;
+            // one that varies is judged like any metric, with a floor of at
+            // least one count.
+            let absoluteFloor =
+                input.isCount && test.method != .exact
+                ? max(input.absoluteFloor, countFloor) : input.absoluteFloor
             let pooledBase = input.baseline.flatMap(\.samples)
             let pooledCand = input.candidate.flatMap(\.samples)
             let center = { (replicates: [Replicate]) -> Double in
@@ -373,7 +395,7 @@ public enum ComparisonEngine {
                 ? decide(
                     test: test, shift: shift, difference: candCenter - baseCenter, equivalenceRatio: equivalenceRatio,
                     equivalenceDifference: equivalenceDifference, adjustedPValue: adjusted[index], level: level,
-                    better: input.better, relativeFloor: floor, absoluteFloor: input.absoluteFloor)
+                    better: input.better, relativeFloor: floor, absoluteFloor: absoluteFloor)
                 : .inconclusive
             // A change is shown with the interval of the test that found it:
             // at an early sequential look the intervals' own confidence is
@@ -388,14 +410,14 @@ public enum ComparisonEngine {
             var iterationShare: Double?
             if verdict == .inconclusive {
                 needed = roundsNeeded(
-                    test, shift: shift, relativeFloor: floor, absoluteFloor: input.absoluteFloor, level: worstCaseLevel,
+                    test, shift: shift, relativeFloor: floor, absoluteFloor: absoluteFloor, level: worstCaseLevel,
                     power: options.power)
                 iterationShare = iterationNoiseShare(input, test: test)
                 advice = Self.advice(test: test, roundsNeeded: needed, iterationNoiseShare: iterationShare)
             }
             return MetricComparison(
                 name: input.name, group: input.group, unit: input.unit, better: input.better,
-                gates: input.gates, relativeFloor: floor, absoluteFloor: input.absoluteFloor, summary: input.summary,
+                gates: input.gates, relativeFloor: floor, absoluteFloor: absoluteFloor, summary: input.summary,
                 baseline: SampleSummary(pooledBase, percentiles: options.percentiles),
                 candidate: SampleSummary(pooledCand, percentiles: options.percentiles),
                 test: test, shift: shift, difference: candCenter - baseCenter,
@@ -403,7 +425,7 @@ public enum ComparisonEngine {
                 mannWhitney: RankTests.mannWhitney(pooledBase, pooledCand),
                 kolmogorovSmirnov: RankTests.kolmogorovSmirnov(pooledBase, pooledCand),
                 adjustedPValue: adjusted[index], level: level, verdict: verdict, roundsNeeded: needed, advice: advice,
-                iterationNoiseShare: iterationShare, warnings: warnings)
+                iterationNoiseShare: iterationShare, warnings: warnings, isCount: input.isCount)
         }
     }
 
