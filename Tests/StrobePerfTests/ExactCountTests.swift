@@ -1,5 +1,6 @@
 import Foundation
 import Strobe
+import StrobeTestSupport
 import Synchronization
 import Testing
 
@@ -155,6 +156,19 @@ struct ExactCountTests {
         let result = await PerfRunner(options: options).run(PerfTest("uncounted") { _ in Self.allocateAndFree(2, bytes: 8) })
         for name in ExactCounts.metricNames { #expect(result.metric(name) == nil, "\(name)") }
         #expect(result.metric("wall") != nil)
+    }
+
+    @Test func aProgramOfTheSDKAloneKeepsTheLibraryMalloc() throws {
+        // This process links StrobePerf and counts; TraceChild links only
+        // Strobe and defines neither malloc nor swift_retain.
+        #expect(ExactCounts.Selection.available == ExactCounts.Selection(allocations: true, retains: true))
+        let symbols = try runProgram("/usr/bin/nm", ["-D", "--defined-only", builtProgram("TraceChild")])
+        #expect(symbols.status == 0, "\(symbols.errors)")
+        let defined = Set(symbols.output.split(separator: "\n").compactMap { $0.split(separator: " ").last })
+        #expect(!defined.isEmpty)
+        for name in ["malloc", "free", "calloc", "realloc", "swift_retain", "swift_release"] {
+            #expect(!defined.contains(Substring(name)), "TraceChild defines \(name)")
+        }
     }
 
     @Test func anAsyncBlockIsCountedAcrossItsAwaits() async throws {
