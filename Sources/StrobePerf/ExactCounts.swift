@@ -2,9 +2,9 @@ import CStrobeCounting
 import Strobe
 
 #if canImport(Glibc)
-    import Glibc
+import Glibc
 #elseif canImport(Darwin)
-    import Darwin
+import Darwin
 #endif
 
 /// What a measure block did, counted exactly: heap allocations, their bytes,

@@ -153,7 +153,8 @@ struct ExactCountTests {
         options.stopRule = .iterations(2)
         options.countAllocations = false
         options.countRetains = false
-        let result = await PerfRunner(options: options).run(PerfTest("uncounted") { _ in Self.allocateAndFree(2, bytes: 8) })
+        let result = await PerfRunner(options: options).run(
+            PerfTest("uncounted") { _ in Self.allocateAndFree(2, bytes: 8) })
         for name in ExactCounts.metricNames { #expect(result.metric(name) == nil, "\(name)") }
         #expect(result.metric("wall") != nil)
     }
@@ -173,11 +174,13 @@ struct ExactCountTests {
 
     @Test func anAsyncBlockIsCountedAcrossItsAwaits() async throws {
         guard ExactCounts.Selection.available.allocations else { return }
-        let test = PerfTest("async", measureAsync: { _ in
-            Self.allocateAndFree(5, bytes: 8)
-            await Task.yield()
-            Self.allocateAndFree(5, bytes: 8)
-        })
+        let test = PerfTest(
+            "async",
+            measureAsync: { _ in
+                Self.allocateAndFree(5, bytes: 8)
+                await Task.yield()
+                Self.allocateAndFree(5, bytes: 8)
+            })
         let result = await Self.runner().run(test)
         #expect(try Self.samples(result, "allocations").allSatisfy { $0 >= 10 })
     }

@@ -30,7 +30,8 @@ import Testing
         let inputs = [
             ComparisonEngine.Input(
                 name: "t/allocations", unit: "count", better: .lower,
-                baseline: Self.replicates(rounds: 4) { _, _ in 12 }, candidate: Self.replicates(rounds: 4) { _, _ in 13 },
+                baseline: Self.replicates(rounds: 4) { _, _ in 12 },
+                candidate: Self.replicates(rounds: 4) { _, _ in 13 },
                 isCount: true),
             ComparisonEngine.Input(
                 name: "t/wall", unit: "ns", better: .lower, baseline: Self.replicates(rounds: 4, wall),
