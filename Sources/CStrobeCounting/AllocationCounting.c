@@ -11,6 +11,7 @@
 
 #include <errno.h>
 #include <stddef.h>
+#include <stdlib.h>
 
 cstrobe_counting_state cstrobe_counting;
 
@@ -26,9 +27,14 @@ extern void __libc_free(void *pointer);
 
 static inline void count_allocation(size_t size) {
     if (cstrobe_counting_counts_here()) {
-        cstrobe_counting_add(&cstrobe_counting.allocations, 1);
-        cstrobe_counting_add(&cstrobe_counting.allocated_bytes, size);
+        cstrobe_thread_counts *record = cstrobe_counting_record();
+        cstrobe_counting_add(&record->allocations, 1);
+        cstrobe_counting_add(&record->allocated_bytes, size);
     }
+}
+
+static inline void count_free(void) {
+    if (cstrobe_counting_counts_here()) { cstrobe_counting_add(&cstrobe_counting_record()->frees, 1); }
 }
 
 void *malloc(size_t size) {
@@ -42,18 +48,14 @@ void *calloc(size_t count, size_t size) {
 }
 
 void *realloc(void *pointer, size_t size) {
-    if (pointer != NULL && cstrobe_counting_counts_here()) {
-        cstrobe_counting_add(&cstrobe_counting.frees, 1);
-    }
+    if (pointer != NULL) { count_free(); }
     // realloc(p, 0) frees p and allocates nothing.
     if (pointer == NULL || size != 0) { count_allocation(size); }
     return __libc_realloc(pointer, size);
 }
 
 void free(void *pointer) {
-    if (pointer != NULL && cstrobe_counting_counts_here()) {
-        cstrobe_counting_add(&cstrobe_counting.frees, 1);
-    }
+    if (pointer != NULL) { count_free(); }
     __libc_free(pointer);
 }
 
@@ -94,14 +96,37 @@ int cstrobe_counting_allocations_available(void) { return 0; }
 
 #endif
 
+__thread cstrobe_thread_counts *cstrobe_counting_mine __attribute__((tls_model("initial-exec")));
+
+cstrobe_thread_counts *cstrobe_counting_register_thread(void) {
+    // Straight from the allocator, uncounted; never freed, so the counts of
+    // a thread that exits stay readable.
+#if defined(__linux__) && defined(__GLIBC__)
+    cstrobe_thread_counts *record = __libc_calloc(1, sizeof(cstrobe_thread_counts));
+#else
+    cstrobe_thread_counts *record = calloc(1, sizeof(cstrobe_thread_counts));
+#endif
+    if (record == NULL) { abort(); }
+    cstrobe_thread_counts *head = atomic_load_explicit(&cstrobe_counting.threads, memory_order_relaxed);
+    do {
+        record->next = head;
+    } while (!atomic_compare_exchange_weak_explicit(&cstrobe_counting.threads, &head, record, memory_order_release,
+                                                    memory_order_relaxed));
+    cstrobe_counting_mine = record;
+    return record;
+}
+
 void cstrobe_counting_begin(pthread_t excluded, int has_excluded, int count_retains) {
-    atomic_store_explicit(&cstrobe_counting.open, 0, memory_order_relaxed);
-    atomic_store_explicit(&cstrobe_counting.allocations, 0, memory_order_relaxed);
-    atomic_store_explicit(&cstrobe_counting.allocated_bytes, 0, memory_order_relaxed);
-    atomic_store_explicit(&cstrobe_counting.frees, 0, memory_order_relaxed);
-    atomic_store_explicit(&cstrobe_counting.retains, 0, memory_order_relaxed);
-    atomic_store_explicit(&cstrobe_counting.releases, 0, memory_order_relaxed);
-    cstrobe_counting.excluded = excluded;
+    atomic_store_explicit(&cstrobe_counting.open, 0, memory_order_seq_cst);
+    for (cstrobe_thread_counts *record = atomic_load_explicit(&cstrobe_counting.threads, memory_order_acquire);
+         record != NULL; record = record->next) {
+        atomic_store_explicit(&record->allocations, 0, memory_order_relaxed);
+        atomic_store_explicit(&record->allocated_bytes, 0, memory_order_relaxed);
+        atomic_store_explicit(&record->frees, 0, memory_order_relaxed);
+        atomic_store_explicit(&record->retains, 0, memory_order_relaxed);
+        atomic_store_explicit(&record->releases, 0, memory_order_relaxed);
+    }
+    atomic_store_explicit(&cstrobe_counting.excluded, excluded, memory_order_relaxed);
     atomic_store_explicit(&cstrobe_counting.has_excluded, has_excluded != 0, memory_order_relaxed);
     atomic_store_explicit(&cstrobe_counting.count_retains, count_retains != 0, memory_order_relaxed);
     // Everything above is visible to a thread that sees the window open.
@@ -110,12 +135,15 @@ void cstrobe_counting_begin(pthread_t excluded, int has_excluded, int count_reta
 
 cstrobe_counts cstrobe_counting_end(void) {
     atomic_store_explicit(&cstrobe_counting.open, 0, memory_order_seq_cst);
-    cstrobe_counts counts;
-    counts.allocations = atomic_load_explicit(&cstrobe_counting.allocations, memory_order_relaxed);
-    counts.allocated_bytes = atomic_load_explicit(&cstrobe_counting.allocated_bytes, memory_order_relaxed);
-    counts.frees = atomic_load_explicit(&cstrobe_counting.frees, memory_order_relaxed);
-    counts.retains = atomic_load_explicit(&cstrobe_counting.retains, memory_order_relaxed);
-    counts.releases = atomic_load_explicit(&cstrobe_counting.releases, memory_order_relaxed);
+    cstrobe_counts counts = {0, 0, 0, 0, 0};
+    for (cstrobe_thread_counts *record = atomic_load_explicit(&cstrobe_counting.threads, memory_order_acquire);
+         record != NULL; record = record->next) {
+        counts.allocations += atomic_load_explicit(&record->allocations, memory_order_relaxed);
+        counts.allocated_bytes += atomic_load_explicit(&record->allocated_bytes, memory_order_relaxed);
+        counts.frees += atomic_load_explicit(&record->frees, memory_order_relaxed);
+        counts.retains += atomic_load_explicit(&record->retains, memory_order_relaxed);
+        counts.releases += atomic_load_explicit(&record->releases, memory_order_relaxed);
+    }
     return counts;
 }
 

@@ -63,7 +63,7 @@ static inline int is_counted_object(void *object) {
 
 __attribute__((weak)) void *swift_retain(void *object) {
     if (is_counted_object(object) && cstrobe_counting_counts_retains_here()) {
-        cstrobe_counting_add(&cstrobe_counting.retains, 1);
+        cstrobe_counting_add(&cstrobe_counting_record()->retains, 1);
     }
     LOOK_UP(real_retain, retain_function, "swift_retain")
     return function(object);
@@ -71,7 +71,7 @@ __attribute__((weak)) void *swift_retain(void *object) {
 
 __attribute__((weak)) void swift_release(void *object) {
     if (is_counted_object(object) && cstrobe_counting_counts_retains_here()) {
-        cstrobe_counting_add(&cstrobe_counting.releases, 1);
+        cstrobe_counting_add(&cstrobe_counting_record()->releases, 1);
     }
     LOOK_UP(real_release, release_function, "swift_release")
     function(object);
@@ -79,7 +79,7 @@ __attribute__((weak)) void swift_release(void *object) {
 
 __attribute__((weak)) void *swift_retain_n(void *object, uint32_t count) {
     if (is_counted_object(object) && cstrobe_counting_counts_retains_here()) {
-        cstrobe_counting_add(&cstrobe_counting.retains, count);
+        cstrobe_counting_add(&cstrobe_counting_record()->retains, count);
     }
     LOOK_UP(real_retain_n, retain_n_function, "swift_retain_n")
     return function(object, count);
@@ -87,7 +87,7 @@ __attribute__((weak)) void *swift_retain_n(void *object, uint32_t count) {
 
 __attribute__((weak)) void swift_release_n(void *object, uint32_t count) {
     if (is_counted_object(object) && cstrobe_counting_counts_retains_here()) {
-        cstrobe_counting_add(&cstrobe_counting.releases, count);
+        cstrobe_counting_add(&cstrobe_counting_record()->releases, count);
     }
     LOOK_UP(real_release_n, release_n_function, "swift_release_n")
     function(object, count);

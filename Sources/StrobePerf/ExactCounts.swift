@@ -15,9 +15,10 @@ import Darwin
 /// (threads the block starts, and the tasks an asynchronous block awaits,
 /// included) except the trace session's writer, whose encoding is the
 /// runner's own work. Setup, teardown, the session's start and stop and the
-/// reading of the trace are outside it. Counting is global (one relaxed
-/// atomic add per counted event), not per thread, so that work the block
-/// hands to another thread is not lost; the price is that work of an
+/// reading of the trace are outside it. The window is process-wide, not
+/// per thread, so that work the block hands to another thread is not lost;
+/// each thread adds to a record of its own (no locked instruction), and the
+/// records are summed when the window closes. The price is that work of an
 /// unrelated thread during the block is counted too.
 ///
 /// The counts become the iteration's metrics, all `better: .lower`:
