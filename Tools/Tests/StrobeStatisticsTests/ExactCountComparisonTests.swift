@@ -103,11 +103,19 @@ import Testing
             baseline: Self.replicates(rounds: 2) { _, _ in 3 }, candidate: Self.replicates(rounds: 2) { _, _ in 4 },
             isCount: true)
         let row = ComparisonEngine.compare([input])[0]
-        let data = try JSONEncoder().encode(row)
+        // The report's own strategy for the infinite degrees of freedom of
+        // an exact comparison.
+        let encoder = JSONEncoder()
+        encoder.nonConformingFloatEncodingStrategy = .convertToString(
+            positiveInfinity: "inf", negativeInfinity: "-inf", nan: "nan")
+        let decoder = JSONDecoder()
+        decoder.nonConformingFloatDecodingStrategy = .convertFromString(
+            positiveInfinity: "inf", negativeInfinity: "-inf", nan: "nan")
+        let data = try encoder.encode(row)
         var object = try #require(try JSONSerialization.jsonObject(with: data) as? [String: Any])
         #expect(object["isCount"] as? Bool == true)
         object.removeValue(forKey: "isCount")
-        let older = try JSONDecoder().decode(
+        let older = try decoder.decode(
             MetricComparison.self, from: JSONSerialization.data(withJSONObject: object))
         #expect(older.isCount == false)
         #expect(older.verdict == row.verdict)
