@@ -46,7 +46,7 @@ extension MetricDefaults {
     /// ("+1 per iteration (12 → 13)") when `naming` is false, beside the
     /// metric's name. Nil for any other row.
     public static func exactCountChange(_ row: MetricComparison, naming: Bool = true) -> String? {
-        guard row.isCount, row.test.method == .exact else { return nil }
+        guard row.isConstantCount else { return nil }
         let before = row.baseline.median
         let after = row.candidate.median
         guard before.isFinite, after.isFinite else { return nil }

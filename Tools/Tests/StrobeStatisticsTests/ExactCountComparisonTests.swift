@@ -42,7 +42,7 @@ import Testing
         #expect(allocations.verdict == .regression)
         #expect(allocations.test.method == .exact)
         #expect(allocations.difference == 1)
-        #expect(allocations.isCount)
+        #expect(allocations.isCount && allocations.isConstantCount)
         #expect(allocations.absoluteFloor == 0)
         // The times of the same test are still undecided at this look.
         #expect(rows[1].verdict == .inconclusive)
@@ -86,6 +86,7 @@ import Testing
         let row = ComparisonEngine.compare([count])[0]
         #expect(row.test.method != .exact)
         #expect(row.absoluteFloor == ComparisonEngine.countFloor)
+        #expect(!row.isConstantCount)
         #expect(row.verdict == .unchanged)
         // The same data as a metric that is not a count: +10% is a change.
         var plain = count
@@ -95,6 +96,28 @@ import Testing
         var larger = count
         larger.candidate = plusThree
         #expect(ComparisonEngine.compare([larger])[0].verdict == .regression)
+    }
+
+    @Test func aCountThatTakesOneOfTwoValuesIsComparedByItsMean() {
+        // Each iteration counts 36 or 50 (work that races another thread),
+        // alike on both sides: the processes' medians flip between the two
+        // values, their means move far less.
+        var generator = SeededGenerator(seed: 11)
+        let flip = { (_: Int, _: Int) -> Double in generator.uniform() < 0.4 ? 50 : 36 }
+        let input = ComparisonEngine.Input(
+            name: "t/allocations", unit: "count", better: .lower, baseline: Self.replicates(rounds: 100, flip),
+            candidate: Self.replicates(rounds: 100, flip), isCount: true)
+        let row = ComparisonEngine.compare([input])[0]
+        #expect(row.test.method == .pairedRounds)
+        #expect(row.verdict != .regression && row.verdict != .improvement)
+        var medians = input
+        medians.isCount = false
+        let medianRow = ComparisonEngine.compare([medians])[0]
+        #expect(
+            row.test.replicateSpread < 0.6 * medianRow.test.replicateSpread,
+            "\(row.test.replicateSpread) vs \(medianRow.test.replicateSpread)")
+        // The center is the mean count per iteration, about 36 + 0.4 × 14.
+        #expect(abs(row.candidate.mean - 41.6) < 1)
     }
 
     @Test func olderJSONWithoutTheCountFlagStillReads() throws {

@@ -149,6 +149,10 @@ public struct MetricComparison: Sendable, Hashable, Codable {
     /// is decided at once; when it varies, its absolute floor is at least
     /// ``ComparisonEngine/countFloor``.
     public var isCount = false
+    /// Whether the metric is an exact count with the same value in every
+    /// iteration of every process on each side: its change is the change
+    /// of that value ("+1 allocation per iteration (12 → 13)").
+    public var isConstantCount = false
 
     /// Whether smaller is better.
     @available(*, deprecated, renamed: "better")
@@ -160,7 +164,7 @@ public struct MetricComparison: Sendable, Hashable, Codable {
     private enum CodingKeys: String, CodingKey {
         case name, group, unit, better, gates, relativeFloor, absoluteFloor, summary, baseline, candidate, test, shift
         case difference, differenceLower, differenceUpper, mannWhitney, kolmogorovSmirnov, adjustedPValue, level
-        case verdict, roundsNeeded, advice, iterationNoiseShare, warnings, isCount
+        case verdict, roundsNeeded, advice, iterationNoiseShare, warnings, isCount, isConstantCount
     }
 }
 
@@ -195,107 +199,12 @@ extension MetricComparison {
         iterationNoiseShare = try container.decodeIfPresent(Double.self, forKey: .iterationNoiseShare)
         warnings = try container.decode([String].self, forKey: .warnings)
         isCount = try container.decodeIfPresent(Bool.self, forKey: .isCount) ?? false
+        isConstantCount = try container.decodeIfPresent(Bool.self, forKey: .isConstantCount) ?? false
     }
 }
 
 /// Compares metrics between two sets of replicates.
 public enum ComparisonEngine {
-    /// The least absolute floor of an exact count whose value varies: a
-    /// change of one count is not told from its own variation.
-    public static let countFloor = 1.0
-
-    /// One metric's replicates on both sides, and the rules it is judged by.
-    public struct Input: Sendable, Hashable {
-        /// The metric's name.
-        public var name: String
-        /// The group (`--group-by` value), or "".
-        public var group: String
-        /// Its unit.
-        public var unit: String
-        /// Which way the metric gets better.
-        public var better: MetricDirection
-        /// Baseline replicates (processes).
-        public var baseline: [Replicate]
-        /// Candidate replicates (processes).
-        public var candidate: [Replicate]
-        /// The relative floor; nil takes the options' `minimumEffect`.
-        public var relativeFloor: Double?
-        /// Changes no larger than this, in the metric's unit, are never
-        /// flagged; it alone judges metrics with no spread or a zero baseline.
-        public var absoluteFloor: Double
-        /// Whether a regression of this metric fails the comparison.
-        public var gates: Bool
-        /// How each replicate's iterations are summarised.
-        public var summary: ReplicateSummary
-        /// Whether the metric is an exact count (see
-        /// ``MetricComparison/isCount``).
-        public var isCount: Bool
-
-        /// An input of replicates.
-        public init(
-            name: String, group: String = "", unit: String, better: MetricDirection, baseline: [Replicate],
-            candidate: [Replicate], relativeFloor: Double? = nil, absoluteFloor: Double = 0, gates: Bool = true,
-            summary: ReplicateSummary = .median, isCount: Bool = false
-        ) {
-            self.isCount = isCount
-            self.name = name
-            self.group = group
-            self.unit = unit
-            self.better = better
-            self.baseline = baseline
-            self.candidate = candidate
-            self.relativeFloor = relativeFloor
-            self.absoluteFloor = absoluteFloor
-            self.gates = gates
-            self.summary = summary
-        }
-
-        /// An input whose sides are one process each.
-        public init(
-            name: String, group: String = "", unit: String, better: MetricDirection, baseline: [Double],
-            candidate: [Double]
-        ) {
-            self.init(
-                name: name, group: group, unit: unit, better: better,
-                baseline: [Replicate(id: "baseline", samples: baseline)],
-                candidate: [Replicate(id: "candidate", samples: candidate)])
-        }
-
-        /// An input of replicates, its direction given as a flag.
-        @available(
-            *, deprecated,
-            renamed: "init(name:group:unit:better:baseline:candidate:relativeFloor:absoluteFloor:gates:summary:)"
-        )
-        public init(
-            name: String, group: String = "", unit: String, lowerIsBetter: Bool, baseline: [Replicate],
-            candidate: [Replicate], relativeFloor: Double? = nil, absoluteFloor: Double = 0, gates: Bool = true,
-            summary: ReplicateSummary = .median
-        ) {
-            self.init(
-                name: name, group: group, unit: unit, better: lowerIsBetter ? .lower : .higher, baseline: baseline,
-                candidate: candidate, relativeFloor: relativeFloor, absoluteFloor: absoluteFloor, gates: gates,
-                summary: summary)
-        }
-
-        /// An input whose sides are one process each, its direction given
-        /// as a flag.
-        @available(*, deprecated, renamed: "init(name:group:unit:better:baseline:candidate:)")
-        public init(
-            name: String, group: String = "", unit: String, lowerIsBetter: Bool, baseline: [Double], candidate: [Double]
-        ) {
-            self.init(
-                name: name, group: group, unit: unit, better: lowerIsBetter ? .lower : .higher, baseline: baseline,
-                candidate: candidate)
-        }
-
-        /// Whether smaller is better.
-        @available(*, deprecated, renamed: "better")
-        public var lowerIsBetter: Bool {
-            get { better == .lower }
-            set { better = newValue ? .lower : .higher }
-        }
-    }
-
     /// Compares every input at one look (by default the single look of a
     /// fixed-size comparison: the options' alpha and confidence); p-values
     /// are adjusted across the gated inputs, and separately across the
@@ -305,8 +214,9 @@ public enum ComparisonEngine {
     ) -> [MetricComparison] {
         let level = look?.alpha ?? options.alpha
         let confidence = look?.confidence ?? options.confidence
-        let tests = inputs.map {
-            ReplicateTest.compare(baseline: $0.baseline, candidate: $0.candidate, summary: $0.summary)
+        let tests = inputs.map { input in
+            countTest(input)
+                ?? ReplicateTest.compare(baseline: input.baseline, candidate: input.candidate, summary: input.summary)
         }
         // Gated and report-only metrics are separate families, so metrics
         // that only inform do not dilute the gate's error control.
@@ -327,13 +237,16 @@ public enum ComparisonEngine {
             // side (the exact method) is judged by its difference alone;
             // one that varies is judged like any metric, with a floor of at
             // least one count.
-            let absoluteFloor =
-                input.isCount && test.method != .exact
-                ? max(input.absoluteFloor, countFloor) : input.absoluteFloor
+            let constantCount = input.isCount && isConstant(input.baseline) && isConstant(input.candidate)
+            let varyingCount = input.isCount && !constantCount
+            let absoluteFloor = varyingCount ? max(input.absoluteFloor, countFloor) : input.absoluteFloor
             let pooledBase = input.baseline.flatMap(\.samples)
             let pooledCand = input.candidate.flatMap(\.samples)
+            let countMeans = varyingCount && test.method != .iterations
             let center = { (replicates: [Replicate]) -> Double in
-                let values = replicates.filter { !$0.samples.isEmpty }.map { input.summary.value(of: $0.samples) }
+                let values = replicates.filter { !$0.samples.isEmpty }.map {
+                    countMeans ? $0.samples.reduce(0, +) / Double($0.samples.count) : input.summary.value(of: $0.samples)
+                }
                 return values.isEmpty ? .nan : Quantiles.median(sorted: values.sorted())
             }
             let baseCenter = center(input.baseline)
@@ -425,7 +338,8 @@ public enum ComparisonEngine {
                 mannWhitney: RankTests.mannWhitney(pooledBase, pooledCand),
                 kolmogorovSmirnov: RankTests.kolmogorovSmirnov(pooledBase, pooledCand),
                 adjustedPValue: adjusted[index], level: level, verdict: verdict, roundsNeeded: needed, advice: advice,
-                iterationNoiseShare: iterationShare, warnings: warnings, isCount: input.isCount)
+                iterationNoiseShare: iterationShare, warnings: warnings, isCount: input.isCount,
+                isConstantCount: constantCount)
         }
     }
 
