@@ -244,8 +244,10 @@ public enum ComparisonEngine {
             let pooledCand = input.candidate.flatMap(\.samples)
             let countMeans = varyingCount && test.method != .iterations
             let center = { (replicates: [Replicate]) -> Double in
-                let values = replicates.filter { !$0.samples.isEmpty }.map {
-                    countMeans ? $0.samples.reduce(0, +) / Double($0.samples.count) : input.summary.value(of: $0.samples)
+                let values = replicates.filter { !$0.samples.isEmpty }.map { replicate in
+                    countMeans
+                        ? replicate.samples.reduce(0, +) / Double(replicate.samples.count)
+                        : input.summary.value(of: replicate.samples)
                 }
                 return values.isEmpty ? .nan : Quantiles.median(sorted: values.sorted())
             }
