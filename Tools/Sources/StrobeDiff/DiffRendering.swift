@@ -10,8 +10,10 @@ extension DiffReport {
             + (unit == "ns" || unit == "bytes" || unit.isEmpty || unit == "count" ? "" : " \(unit)")
     }
 
-    /// "+14.2% [+11.0, +17.5]".
+    /// "+14.2% [+11.0, +17.5]"; for a constant count, "+1 allocation per
+    /// iteration (12 → 13)" (``MetricDefaults/exactCountChange(_:)``).
     static func change(_ row: MetricComparison) -> String {
+        if let count = MetricDefaults.exactCountChange(row) { return count }
         guard let shift = row.shift else { return "-" }
         return "\(percent(shift.ratio))% [\(percent(shift.lower)), \(percent(shift.upper))]"
     }

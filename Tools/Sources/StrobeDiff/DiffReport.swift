@@ -190,7 +190,8 @@ public enum DiffEngine {
                     name: key.metric, group: key.group, unit: b.unit,
                     better: settings.better ?? b.better,
                     baseline: b.replicates, candidate: c.replicates, relativeFloor: settings.relativeFloor,
-                    absoluteFloor: settings.absoluteFloor, gates: settings.gates, summary: settings.summary))
+                    absoluteFloor: settings.absoluteFloor, gates: settings.gates, summary: settings.summary,
+                    isCount: MetricDefaults.isExactCount(key.metric)))
         }
         guard !inputs.isEmpty else {
             throw DiffError(path: "", problem: "the baseline and the candidate have no metric in common")

@@ -155,6 +155,7 @@ struct CompareCommand: ParsableCommand {
         var allTests: [String] = []
         var ledger = DecisionLedger()
         ledger.decideAll = decideAll
+        var counts = DecidedCounts()
         while final == nil {
             rounds += 1
             do {
@@ -198,6 +199,7 @@ struct CompareCommand: ParsableCommand {
             let (report, openTests) = ledger.record(judged, rounds: rounds, plannedRounds: current.plannedRounds)
             let gated = report.rows.filter(\.gates).count
             progress.look(look, decided: gated - report.undecided.count, of: gated)
+            for line in counts.newLines(in: report, look: look) { progress.note(line) }
             if openTests.isEmpty || look.isFinal {
                 final = report
             } else if !process {
@@ -281,10 +283,9 @@ final class CompareProgress {
         if interactive { write("\r\u{1B}[K") }
     }
 
-    /// A line of its own: what the comparison does from now on.
-    func note(_ text: String) {
-        clear()
-        write("compare: " + text + "\n")
+    /// A line of its own, kept above the progress line on a terminal.
+    func note(_ line: String) {
+        write((interactive ? "\r\u{1B}[K" : "") + "compare: " + line + "\n")
     }
 
     func summary(rounds: Int, report: DiffReport) {
