@@ -280,8 +280,14 @@ public enum ComparisonEngine {
             var (shift, differenceInterval) = estimate(confidence: confidence)
             // The change in the metric's unit, from the same test as its
             // interval, so that the estimate always lies inside it (the
-            // difference of the sides' medians need not).
-            let difference = test.logScale ? baseCenter * (exp(test.estimate) - 1) : test.estimate
+            // difference of the sides' medians need not). Sides without any
+            // spread, and exact counts (summarised by their means, judged
+            // against a floor of whole counts), differ by the difference of
+            // their centers, which is what "+1 allocation per iteration" says.
+            let difference =
+                test.method == .exact || input.isCount
+                ? center(input.candidate) - baseCenter
+                : test.logScale ? baseCenter * (exp(test.estimate) - 1) : test.estimate
             var warnings: [String] = []
             let enough: Bool
             switch test.method {
@@ -425,7 +431,9 @@ public enum ComparisonEngine {
             guard abs(difference) > absoluteFloor else { return .unchanged }
             return worse ? .regression : .improvement
         }
-        let exceedsAbsolute = abs(difference) > absoluteFloor
+        // A change that equals the floor, up to rounding (a ratio turned
+        // back into the unit), does not exceed it.
+        let exceedsAbsolute = abs(difference) > absoluteFloor * (1 + 1e-9) + 1e-12
         if adjustedPValue <= level {
             let exceedsRelative = shift.map { abs($0.change) > relativeFloor } ?? true
             guard exceedsRelative, exceedsAbsolute else { return .unchanged }
