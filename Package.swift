@@ -130,7 +130,7 @@ let package = Package(
             name: "StrobeBenchmarks",
             dependencies: [
                 "Strobe", "StrobeReader", "StrobeMetrics", "StrobeTracing", "StrobePerf", "StrobeProtos", "CProtobufC",
-                "CStrobe", "CMallocCounter", "StrobeTestSupport",
+                "CStrobe", "CMallocCounter", "StrobeTestSupport", "ProfileWorkload",
                 .product(name: "CoreMetrics", package: "swift-metrics", condition: .when(traits: ["StrobeMetrics"])),
                 .product(
                     name: "Tracing", package: "swift-distributed-tracing", condition: .when(traits: ["StrobeTracing"])),
@@ -146,6 +146,9 @@ let package = Package(
             exclude: ["strobe-policy.yml"]
         ),
         .executableTarget(name: "TraceChild", dependencies: ["Strobe"], path: "Examples/TraceChild"),
+        // A CPU-bound workload with known shares per function: the truth the
+        // CPU profiler's tests and benchmarks check against.
+        .target(name: "ProfileWorkload", dependencies: ["Strobe"], path: "Examples/ProfileWorkload"),
         // The Swift snippets of README.md, compiled; ReadmeSnippetTests checks
         // that each README block is one of them.
         .target(
@@ -169,7 +172,7 @@ let package = Package(
             dependencies: [
                 "Strobe", "StrobeCrashRecovery", "StrobeEncoding", "StrobeReader", "StrobeProtos", "CProtobufC",
                 "CStrobe", "StrobeTestSupport",
-                "LensPipeline", "TraceChild",
+                "LensPipeline", "TraceChild", "ProfileWorkload",
             ]
         ),
         .testTarget(

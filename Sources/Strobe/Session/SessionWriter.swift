@@ -24,6 +24,8 @@ final class SessionWriter: @unchecked Sendable {
     let drainCount = Atomic<UInt64>(0)
     /// The flight recorder's triggers and dumps, when it has them.
     let dumps: TriggeredDumps?
+    /// The CPU profile's samplers, when the configuration asks for one.
+    let profiler: CPUProfiler?
 
     var timestampBase: UInt64 { calibration.base }
 
@@ -52,6 +54,9 @@ final class SessionWriter: @unchecked Sendable {
         var file: TraceFile?
         var error: TraceSessionError?
         var bytesWritten: UInt64 = 0
+        /// Names the sampled code; only with a profile.
+        var symbols: ProcessSymbols?
+        var lostSamples: UInt64 = 0
     }
 
     private static let running = SanitizedMutex<SessionWriter?>(nil)
@@ -105,6 +110,12 @@ final class SessionWriter: @unchecked Sendable {
                 throw TraceSessionError(error)
             }
         }
+        if let profile = configuration.cpuProfile {
+            profiler = try CPUProfiler(profile)
+            state.symbols = ProcessSymbols()
+        } else {
+            profiler = nil
+        }
         writerLock = SanitizedMutex(state)
         if let capture = configuration.crashCapture { try CrashHandler.install(capture, for: self) }
     }
@@ -148,6 +159,7 @@ final class SessionWriter: @unchecked Sendable {
         stopRequested.store(true, ordering: .releasing)
         wakeup.signal()
         if let thread = writerThread { pthread_join(thread, nil) }
+        profiler?.stop()
         let recorders = registry.withLock { $0.recorders }
         // A dump under way first: it gives the rings back what it took, so
         // the stop's snapshot holds them.
@@ -155,6 +167,7 @@ final class SessionWriter: @unchecked Sendable {
         let outcome: TraceSessionError? = writerLock.withLock { state in
             if configuration.whenBufferFull == .discardNewest {
                 drain(state: &state, recorders: recorders)
+                finishProfile(state: &state)
                 finishFile(state: &state)
             } else if let path = configuration.outputPath {
                 do throws(TraceSessionError) {
@@ -200,6 +213,7 @@ final class SessionWriter: @unchecked Sendable {
             guard registry.accepting else { return false }
             registry.recorders.append(recorder)
             state.session = self
+            profiler?.threadRegistered()
             return true
         }
     }
@@ -295,6 +309,7 @@ final class SessionWriter: @unchecked Sendable {
                 encoder.retire(recorder)
             }
         }
+        drainSamples(state: &state)
         drainCount.wrappingAdd(1, ordering: .releasing)
         flush(state: &state)
         if !retired.isEmpty {
@@ -304,6 +319,21 @@ final class SessionWriter: @unchecked Sendable {
             }
             for recorder in retired { recorder.detach(from: self) }
         }
+    }
+
+    /// Writes the CPU samples the rings hold.
+    private func drainSamples(state: inout WriterState) {
+        guard let profiler, let encoder = state.encoder, let symbols = state.symbols else { return }
+        state.lostSamples += profiler.drain { encoder.appendSamples($0, resolve: symbols.resolve) }
+    }
+
+    /// Writes the last CPU samples and the profile's closing mark.
+    private func finishProfile(state: inout WriterState) {
+        guard let profiler, let encoder = state.encoder, let symbols = state.symbols else { return }
+        state.lostSamples += profiler.finish { encoder.appendSamples($0, resolve: symbols.resolve) }
+        encoder.appendProfileSummary(
+            method: profiler.method.rawValue, frequency: profiler.profile.frequency, lost: state.lostSamples,
+            fallbackReason: profiler.fallbackReason, boottime: cstrobe_boottime_ns())
     }
 
     private func flush(state: inout WriterState) {
@@ -370,7 +400,11 @@ final class SessionWriter: @unchecked Sendable {
         if let final { return final }
         var statistics = retired
         for recorder in recorders { Self.add(recorder, to: &statistics) }
-        statistics.bytesWritten = writerLock.withLock { $0.bytesWritten }
+        writerLock.withLock { state in
+            statistics.bytesWritten = state.bytesWritten
+            statistics.cpuSamples = state.encoder?.profileSamples ?? 0
+            statistics.lostCPUSamples = state.lostSamples
+        }
         dumps?.add(to: &statistics)
         return statistics
     }
