@@ -1,20 +1,137 @@
 import Foundation
 import ProfileWorkload
+import StrobeReader
 import StrobeTestSupport
 import Testing
 
 @testable import Strobe
 
+/// The CPU profiler against a workload whose profile is known
+/// (`ProfileWorkload`: 60/30/10% of each thread's CPU time in three
+/// functions, each slice inside an interval named after it).
+///
+/// Nested in ``RecordingTests`` so that it never runs beside another session.
 extension RecordingTests {
     @Suite struct CPUProfileTests {
-        @Test func smoke() throws {
-            let path = "/tmp/ptest/smoke.pftrace"
+        static let heavy = ProfileWorkload.truth[0].function
+
+        /// Records the workload with `profile` and reads the trace back.
+        static func record(
+            _ profile: TraceConfiguration.CPUProfile, milliseconds: Int, name: String = #function
+        ) throws -> (path: String, trace: ParsedTrace, profile: CPUProfile, statistics: TraceSession.Statistics) {
+            let path = temporaryTracePath(name)
             var configuration = TraceConfiguration(outputPath: path)
-            configuration.cpuProfile = .init(frequency: 999)
+            configuration.cpuProfile = profile
             let session = try TraceSession.start(configuration)
-            ProfileWorkload.run(threads: 2, milliseconds: 300)
+            ProfileWorkload.run(threads: 2, milliseconds: milliseconds)
             try session.stop()
-            print("STATS", session.statistics)
+            return (path, try TraceReader.read(contentsOf: path), try CPUProfile.read(contentsOf: path), session.statistics)
+        }
+
+        @Test(.enabled(if: OfficialDecoder.isUsable))
+        func samplesResolveUnderTheOfficialSchema() throws {
+            let recorded = try Self.record(.init(frequency: 999), milliseconds: 300)
+            defer { try? FileManager.default.removeItem(atPath: recorded.path) }
+            let official = try OfficialProfile.decode(recorded.path)
+            #expect(official.errors.isEmpty, "\(official.errors.prefix(5))")
+            #expect(official.samples.count == Int(recorded.statistics.cpuSamples))
+            #expect(official.samples.count > 200)
+            let pid = Int(getpid())
+            #expect(official.samples.allSatisfy { $0.pid == pid && $0.cpu_mode == 2 && !$0.frames.isEmpty })
+            // Demangled Swift names, in this test binary, with its build id.
+            let heavyFrames = official.samples.flatMap(\.frames).filter { $0.function == Self.heavy }
+            #expect(!heavyFrames.isEmpty)
+            let executable = try #require(heavyFrames.first?.mapping_path)
+            #expect(executable == ProcessInfo.processInfo.arguments[0] || executable.hasSuffix(".xctest"))
+            #expect(heavyFrames.allSatisfy { ($0.build_id ?? "").count >= 16 })
+            #expect(!official.samples.flatMap(\.frames).contains { ($0.function ?? "").hasPrefix("$s") })
+            // The reader agrees with the official decoder, sample for sample.
+            #expect(recorded.profile.samples.count == official.samples.count)
+            #expect(recorded.profile.unresolvedSamples == 0)
+            for (mine, theirs) in zip(recorded.profile.samples, official.samples) {
+                #expect(mine.time == theirs.ts && mine.tid == Int64(theirs.tid))
+                #expect(recorded.profile.stacks[mine.stack].map { recorded.profile.functions[$0] } == theirs.frames.map { $0.function ?? "" })
+            }
+            #expect(recorded.profile.method == (recorded.profile.fallbackReason == nil ? "perf_event" : "cpu_timer"))
+            #expect(recorded.profile.frequency == 999)
+            #expect(recorded.profile.lostSamples == Int(recorded.statistics.lostCPUSamples))
+        }
+
+        /// The shares of CPU time the profile gives the three functions are
+        /// within 3 percentage points of the truth, and the samples inside
+        /// each function's interval are in that function.
+        @Test(arguments: [TraceConfiguration.CPUProfile.Method.automatic, .cpuTimer])
+        func sharesMatchTheTruth(method: TraceConfiguration.CPUProfile.Method) throws {
+            let recorded = try Self.record(.init(frequency: 999, method: method), milliseconds: 1500)
+            defer { try? FileManager.default.removeItem(atPath: recorded.path) }
+            let profile = recorded.profile
+            if method == .cpuTimer {
+                #expect(profile.method == "cpu_timer")
+                #expect(profile.fallbackReason == "the cpuTimer method was asked for")
+            }
+            let workload = profile.samples.filter { sample in
+                profile.stacks[sample.stack].contains { index in
+                    ProfileWorkload.truth.contains { $0.function == profile.functions[index] }
+                }
+            }
+            // The timer expires on the kernel's tick (CONFIG_HZ), so it takes
+            // fewer samples than asked for; its shares are held to three
+            // standard errors where that is wider than 3 points.
+            #expect(workload.count > (method == .automatic ? 1500 : 100), "\(workload.count) of \(profile.samples.count)")
+            for (function, share) in ProfileWorkload.truth {
+                let measured = profile.share(of: workload) { $0 == function }
+                let standardError = (share * (1 - share) / Double(max(workload.count, 1))).squareRoot()
+                let tolerance = method == .automatic ? 0.03 : max(0.03, 3 * standardError)
+                #expect(abs(measured - share) <= tolerance, "\(function): \(measured) against \(share)")
+            }
+            for (index, name) in ProfileWorkload.intervalNames.enumerated() {
+                let inside = profile.samples(within: recorded.trace.intervals(named: name))
+                let attributed = profile.share(of: inside) { $0 == ProfileWorkload.truth[index].function }
+                #expect(!inside.isEmpty)
+                #expect(attributed >= 0.95, "\(name): \(attributed) of \(inside.count) samples")
+            }
+            // The walk reaches the workload's caller on both threads.
+            let threads = Set(workload.map(\.tid))
+            #expect(threads.count == 2)
+            #expect(profile.share(of: workload) { $0.hasPrefix("ProfileWorkload.ProfileWorkload.rounds(") } > 0.95)
+        }
+
+        @Test func environmentVariableSetsTheProfile() throws {
+            let base = [TraceSession.outputEnvironmentVariable: "/tmp/x.pftrace"]
+            let variable = TraceConfiguration.CPUProfile.environmentVariable
+            let plain = try #require(try TraceConfiguration.fromEnvironment(base.merging([variable: "999hz"]) { $1 }))
+            #expect(plain.cpuProfile == .init(frequency: 999, method: .automatic))
+            let timer = try #require(try TraceConfiguration.fromEnvironment(base.merging([variable: "100Hz, timer"]) { $1 }))
+            #expect(timer.cpuProfile == .init(frequency: 100, method: .cpuTimer))
+            #expect(try TraceConfiguration.fromEnvironment(base)?.cpuProfile == nil)
+            for bad in ["fast", "0hz", "20000hz", "999hz,kernel", "999"] {
+                #expect(throws: TraceSessionError.self) {
+                    _ = try TraceConfiguration.fromEnvironment(base.merging([variable: bad]) { $1 })
+                }
+            }
+        }
+
+        @Test func profileNeedsAStreamingSession() {
+            var configuration = TraceConfiguration(outputPath: nil)
+            configuration.cpuProfile = .init()
+            #expect(throws: TraceSessionError.self) { _ = try TraceSession.start(configuration) }
+            configuration.outputPath = temporaryTracePath()
+            configuration.cpuProfile = .init(frequency: 0)
+            #expect(throws: TraceSessionError.self) { _ = try TraceSession.start(configuration) }
+        }
+
+        @Test func swiftNamesAreShortened() {
+            let cases: [(String, String)] = [
+                ("LensKit.ToneCurve.build(for: Swift.Int) -> [Swift.Float]", "LensKit.ToneCurve.build(for:)"),
+                ("static LensKit.Lens.apply(_: LensKit.Image, strength: Swift.Double) throws -> LensKit.Image",
+                 "LensKit.Lens.apply(_:strength:)"),
+                ("static M.T.(spin in _C508D9F5F0665B2482169E102775C26F)(Swift.UInt64) -> Swift.UInt64", "M.T.spin(_:)"),
+                ("closure #1 (Swift.Int) -> Swift.Int in M.f(x: (Swift.Int) -> Swift.Int) -> ()", "closure #1 in M.f(x:)"),
+                ("generic specialization <Swift.Int> of M.g<A>(_: A) -> A", "generic specialization <Swift.Int> of M.g<A>(_:)"),
+                ("M.h() async -> Swift.Int", "M.h()"),
+                ("memcpy", "memcpy"),
+            ]
+            for (demangled, expected) in cases { #expect(SwiftSymbolName.shortened(demangled) == expected) }
         }
     }
 }

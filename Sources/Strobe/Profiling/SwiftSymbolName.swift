@@ -30,7 +30,8 @@ enum SwiftSymbolName {
                     continue
                 }
             }
-            if character == "(", let previous, previous.isLetter || previous.isNumber || previous == "_",
+            if character == "(", let previous,
+                previous.isLetter || previous.isNumber || previous == "_" || previous == ">" && !output.hasSuffix("->"),
                 let close = matchingParenthesis(characters, from: index)
             {
                 output += "(" + labels(String(characters[(index + 1)..<close])) + ")"
