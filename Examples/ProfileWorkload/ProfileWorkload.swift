@@ -70,17 +70,20 @@ public enum ProfileWorkload {
         if sink == 0 { print("0") }
     }
 
-    /// Spins for `nanoseconds` of the thread's CPU time.
-    @inline(never)
-    public static func heavyShare(nanoseconds: UInt64) -> UInt64 { spin(nanoseconds) }
+    // Each spins with shifts of its own, so that an optimizer cannot merge
+    // the three into one function.
 
     /// Spins for `nanoseconds` of the thread's CPU time.
     @inline(never)
-    public static func mediumShare(nanoseconds: UInt64) -> UInt64 { spin(nanoseconds) }
+    public static func heavyShare(nanoseconds: UInt64) -> UInt64 { spin(nanoseconds, 13, 7, 17) }
 
     /// Spins for `nanoseconds` of the thread's CPU time.
     @inline(never)
-    public static func lightShare(nanoseconds: UInt64) -> UInt64 { spin(nanoseconds) }
+    public static func mediumShare(nanoseconds: UInt64) -> UInt64 { spin(nanoseconds, 11, 5, 23) }
+
+    /// Spins for `nanoseconds` of the thread's CPU time.
+    @inline(never)
+    public static func lightShare(nanoseconds: UInt64) -> UInt64 { spin(nanoseconds, 9, 3, 29) }
 
     /// The thread's CPU time in nanoseconds.
     public static func threadCPUTime() -> UInt64 {
@@ -90,14 +93,14 @@ public enum ProfileWorkload {
     }
 
     @inline(__always)
-    private static func spin(_ nanoseconds: UInt64) -> UInt64 {
+    private static func spin(_ nanoseconds: UInt64, _ a: UInt64, _ b: UInt64, _ c: UInt64) -> UInt64 {
         let deadline = threadCPUTime() + nanoseconds
         var state: UInt64 = 0x9E37_79B9_7F4A_7C15
         while threadCPUTime() < deadline {
             for _ in 0..<2000 {
-                state ^= state << 13
-                state ^= state >> 7
-                state ^= state << 17
+                state ^= state << a
+                state ^= state >> b
+                state ^= state << c
             }
         }
         return state

@@ -157,8 +157,9 @@ const char *cstrobe_elf_symbols_lookup(const cstrobe_elf_symbols *symbols, uint6
     }
     if (low == 0) return NULL;
     const function_symbol *symbol = &symbols->symbols[low - 1];
-    // Symbols of size 0 (hand-written assembly) cover up to the next one.
-    if (symbol->size != 0 && address >= symbol->address + symbol->size) return NULL;
+    // A symbol of size 0 (a label such as `_init`) names only its own
+    // address: what follows it (PLT stubs) is no part of it.
+    if (symbol->size == 0 ? address != symbol->address : address >= symbol->address + symbol->size) return NULL;
     *symbol_offset = address - symbol->address;
     return symbols->names + symbol->name;
 }

@@ -94,11 +94,18 @@ package struct ProfileEncoder {
             var position = index + 3 + count - 1
             while position >= index + 3 {
                 let pc = words[position]
+                // The end of a chain (0, 1 or another value in the first
+                // page) is no code address.
+                guard pc >= 4096 else {
+                    position -= 1
+                    continue
+                }
                 // Return addresses point after the call; step back into it
                 // so the frame is the caller's call site.
                 stack.append(frame(for: position == index + 3 ? pc : pc &- 1, resolve: resolve))
                 position -= 1
             }
+            if stack.isEmpty { stack.append(frame(for: 0, resolve: resolve)) }
             let callstack = internCallstack(stack)
             writeSample(
                 thread: UInt32(truncatingIfNeeded: threadAndCPU), cpu: UInt32(truncatingIfNeeded: threadAndCPU >> 32),

@@ -129,6 +129,8 @@ extension RecordingTests {
                 ("closure #1 (Swift.Int) -> Swift.Int in M.f(x: (Swift.Int) -> Swift.Int) -> ()", "closure #1 in M.f(x:)"),
                 ("generic specialization <Swift.Int> of M.g<A>(_: A) -> A", "generic specialization <Swift.Int> of M.g<A>(_:)"),
                 ("M.h() async -> Swift.Int", "M.h()"),
+                ("merged function signature specialization <Arg[1] = Dead> of static M.T.f(nanoseconds: Swift.UInt64) -> Swift.UInt64",
+                 "M.T.f(nanoseconds:)"),
                 ("memcpy", "memcpy"),
             ]
             for (demangled, expected) in cases { #expect(SwiftSymbolName.shortened(demangled) == expected) }

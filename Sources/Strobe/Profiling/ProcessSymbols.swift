@@ -13,10 +13,18 @@ import Darwin
 /// demangled by the Swift runtime's `swift_demangle`, shortened to the
 /// form a reader scans (``SwiftSymbolName``).
 ///
-/// The maps are read again when a program counter falls outside every
-/// mapping known (a library loaded since). Files and names are cached for
-/// the session.
-final class ProcessSymbols {
+/// The maps are read when a session starts and again when a program
+/// counter falls outside every mapping known (a library loaded since).
+/// Files and names are cached for the life of the process, in ``shared``,
+/// so a session pays for loading a file's symbols only if none before it
+/// did.
+///
+/// `@unchecked Sendable`: the one instance is used only under the lock of
+/// ``shared``.
+final class ProcessSymbols: @unchecked Sendable {
+    /// The process's one instance.
+    static let shared = SanitizedMutex(ProcessSymbols())
+
     private var mappings: [ProfileMapping] = []
     private var files: [String: FileSymbols] = [:]
     private var names: [String: String] = [:]
@@ -39,7 +47,13 @@ final class ProcessSymbols {
         deinit { cstrobe_elf_symbols_free(table) }
     }
 
-    init() { readMaps() }
+    private init() {}
+
+    /// Reads the mappings afresh, for a new session.
+    func refresh() {
+        reloadedFor = []
+        readMaps()
+    }
 
     /// The function and mapping of `pc`.
     func resolve(_ pc: UInt64) -> ResolvedFrame {
@@ -54,7 +68,12 @@ final class ProcessSymbols {
         let file = symbols(of: mapping.path)
         var symbolOffset: UInt64 = 0
         guard let table = file.table, let raw = cstrobe_elf_symbols_lookup(table, fileOffset, &symbolOffset) else {
-            return ResolvedFrame(function: nil, mapping: withBuildID(mapping, file), relativePC: fileOffset)
+            // No symbol covers it (a PLT stub, stripped code): the file and
+            // the offset name it.
+            let name = mapping.path.split(separator: "/").last.map(String.init) ?? mapping.path
+            return ResolvedFrame(
+                function: "\(name)+0x\(String(fileOffset, radix: 16))", mapping: withBuildID(mapping, file),
+                relativePC: fileOffset)
         }
         return ResolvedFrame(
             function: demangled(raw), mapping: withBuildID(mapping, file), relativePC: fileOffset - symbolOffset)

@@ -10,6 +10,14 @@
 enum SwiftSymbolName {
     static func shortened(_ name: String) -> String {
         var name = name
+        // The optimizer's wrappers say nothing about the source: `merged `
+        // and `function signature specialization <…> of ` go.
+        if name.hasPrefix("merged ") { name.removeFirst("merged ".count) }
+        let wrapper = "function signature specialization <"
+        if name.hasPrefix(wrapper), let close = matchingClose(Array(name), from: wrapper.count - 1) {
+            let rest = Array(name)[(close + 1)...]
+            if rest.starts(with: " of ") { name = String(rest.dropFirst(4)) }
+        }
         if name.hasPrefix("static ") { name.removeFirst("static ".count) }
         let characters = withoutDiscriminators(replacing(Array(" in static "), with: Array(" in "), in: Array(name)))
         var output = ""
@@ -102,6 +110,13 @@ enum SwiftSymbolName {
 
     /// The index of the `)` closing the `(` at `open`.
     private static func matchingParenthesis(_ characters: [Character], from open: Int) -> Int? {
+        guard let close = matchingClose(characters, from: open), characters[close] == ")" else { return nil }
+        return close
+    }
+
+    /// The index of the bracket that closes the one at `open`, whatever
+    /// its kind (`(`, `<` or `[`); `->` is no bracket.
+    static func matchingClose(_ characters: [Character], from open: Int) -> Int? {
         var depth = 0
         for index in open..<characters.count {
             switch characters[index] {
@@ -109,7 +124,7 @@ enum SwiftSymbolName {
             case "(", "<", "[": depth += 1
             case ")", ">", "]":
                 depth -= 1
-                if depth == 0 { return characters[index] == ")" ? index : nil }
+                if depth == 0 { return index }
             default: break
             }
         }

@@ -1,3 +1,9 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
 /// CPU profiling: the session samples the user call stack of each thread
 /// while it runs on a CPU, and writes the samples into the trace beside the
 /// intervals, where Perfetto shows them as a callstack track per thread
@@ -60,6 +66,14 @@ extension TraceConfiguration {
         /// started from the environment: a rate such as `999hz`, optionally
         /// followed by `,timer` to use the CPU-time timer.
         package static let environmentVariable = "STROBE_CPU_PROFILE"
+
+        /// The profile this process's `STROBE_CPU_PROFILE` asks for, or nil
+        /// when it is unset or empty; the runner applies it to the sessions
+        /// of iterations that keep their trace.
+        package static func fromProcessEnvironment() throws(TraceSessionError) -> CPUProfile? {
+            guard let value = getenv(environmentVariable), value.pointee != 0 else { return nil }
+            return try fromEnvironment(String(cString: value))
+        }
 
         /// The profile `STROBE_CPU_PROFILE` asks for: `999hz`, `100hz,timer`;
         /// `on` for the default rate.

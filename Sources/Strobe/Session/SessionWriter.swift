@@ -54,8 +54,6 @@ final class SessionWriter: @unchecked Sendable {
         var file: TraceFile?
         var error: TraceSessionError?
         var bytesWritten: UInt64 = 0
-        /// Names the sampled code; only with a profile.
-        var symbols: ProcessSymbols?
         var lostSamples: UInt64 = 0
     }
 
@@ -112,7 +110,7 @@ final class SessionWriter: @unchecked Sendable {
         }
         if let profile = configuration.cpuProfile {
             profiler = try CPUProfiler(profile)
-            state.symbols = ProcessSymbols()
+            ProcessSymbols.shared.withLock { $0.refresh() }
         } else {
             profiler = nil
         }
@@ -323,14 +321,18 @@ final class SessionWriter: @unchecked Sendable {
 
     /// Writes the CPU samples the rings hold.
     private func drainSamples(state: inout WriterState) {
-        guard let profiler, let encoder = state.encoder, let symbols = state.symbols else { return }
-        state.lostSamples += profiler.drain { encoder.appendSamples($0, resolve: symbols.resolve) }
+        guard let profiler, let encoder = state.encoder else { return }
+        state.lostSamples += ProcessSymbols.shared.withLock { symbols in
+            profiler.drain { encoder.appendSamples($0, resolve: symbols.resolve) }
+        }
     }
 
     /// Writes the last CPU samples and the profile's closing mark.
     private func finishProfile(state: inout WriterState) {
-        guard let profiler, let encoder = state.encoder, let symbols = state.symbols else { return }
-        state.lostSamples += profiler.finish { encoder.appendSamples($0, resolve: symbols.resolve) }
+        guard let profiler, let encoder = state.encoder else { return }
+        state.lostSamples += ProcessSymbols.shared.withLock { symbols in
+            profiler.finish { encoder.appendSamples($0, resolve: symbols.resolve) }
+        }
         encoder.appendProfileSummary(
             method: profiler.method.rawValue, frequency: profiler.profile.frequency, lost: state.lostSamples,
             fallbackReason: profiler.fallbackReason, boottime: cstrobe_boottime_ns())

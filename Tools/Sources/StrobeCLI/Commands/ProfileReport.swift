@@ -87,7 +87,7 @@ struct ProfileReport: Encodable {
                     Self.percent(row.inclusivePercent), row.function,
                 ])
             }
-            text += table.render()
+            text += table.render() + "\n"
         }
         return text
     }
