@@ -64,7 +64,8 @@ while let argument = arguments.popFirst() {
         tracePath = value
     case "--cpu-profile":
         guard let value = arguments.popFirst().flatMap(Int.init), value > 0 else {
-            FileHandle.standardError.write(Data("LensPipeline: --cpu-profile needs a rate in samples per second\n".utf8))
+            FileHandle.standardError.write(
+                Data("LensPipeline: --cpu-profile needs a rate in samples per second\n".utf8))
             exit(2)
         }
         cpuProfileFrequency = value

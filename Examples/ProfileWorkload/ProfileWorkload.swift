@@ -35,11 +35,14 @@ public enum ProfileWorkload {
         for _ in 1..<max(threads, 1) {
             var thread = pthread_t()
             let context = UnsafeMutableRawPointer(bitPattern: rounds << 1 | (recording ? 1 : 0))
-            if pthread_create(&thread, nil, { context in
-                let value = Int(bitPattern: context)
-                ProfileWorkload.rounds(value >> 1, recording: value & 1 == 1)
-                return nil
-            }, context) == 0 {
+            if pthread_create(
+                &thread, nil,
+                { context in
+                    let value = Int(bitPattern: context)
+                    ProfileWorkload.rounds(value >> 1, recording: value & 1 == 1)
+                    return nil
+                }, context) == 0
+            {
                 others.append(thread)
             }
         }

@@ -3,7 +3,7 @@ import Strobe
 
 func startProfiledSession() throws -> TraceSession {
     var configuration = TraceConfiguration(outputPath: "app.pftrace")
-    configuration.cpuProfile = .init(frequency: 999)  // or STROBE_CPU_PROFILE=999hz
+    configuration.cpuProfile = .init(frequency: 999) // or STROBE_CPU_PROFILE=999hz
     let session = try TraceSession.start(configuration)
     return session
 }

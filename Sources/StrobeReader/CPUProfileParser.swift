@@ -136,7 +136,8 @@ struct CPUProfileParser {
         tables[sequence] = table
     }
 
-    private mutating func readSample(_ base: UnsafePointer<UInt8>, _ range: Range<Int>, sequence: UInt32, time: UInt64) {
+    private mutating func readSample(_ base: UnsafePointer<UInt8>, _ range: Range<Int>, sequence: UInt32, time: UInt64)
+    {
         typealias Sample = PerfettoWire.PerfSample
         var reader = WireReader(base, from: range.lowerBound, to: range.upperBound)
         var tid: UInt64 = 0

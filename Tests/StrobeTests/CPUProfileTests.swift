@@ -25,7 +25,9 @@ extension RecordingTests {
             let session = try TraceSession.start(configuration)
             ProfileWorkload.run(threads: 2, milliseconds: milliseconds)
             try session.stop()
-            return (path, try TraceReader.read(contentsOf: path), try CPUProfile.read(contentsOf: path), session.statistics)
+            return (
+                path, try TraceReader.read(contentsOf: path), try CPUProfile.read(contentsOf: path), session.statistics
+            )
         }
 
         @Test(.enabled(if: OfficialDecoder.isUsable))
@@ -50,7 +52,9 @@ extension RecordingTests {
             #expect(recorded.profile.unresolvedSamples == 0)
             for (mine, theirs) in zip(recorded.profile.samples, official.samples) {
                 #expect(mine.time == theirs.ts && mine.tid == Int64(theirs.tid))
-                #expect(recorded.profile.stacks[mine.stack].map { recorded.profile.functions[$0] } == theirs.frames.map { $0.function ?? "" })
+                #expect(
+                    recorded.profile.stacks[mine.stack].map { recorded.profile.functions[$0] }
+                        == theirs.frames.map { $0.function ?? "" })
             }
             #expect(recorded.profile.method == (recorded.profile.fallbackReason == nil ? "perf_event" : "cpu_timer"))
             #expect(recorded.profile.frequency == 999)
@@ -77,7 +81,8 @@ extension RecordingTests {
             // The timer expires on the kernel's tick (CONFIG_HZ), so it takes
             // fewer samples than asked for; its shares are held to three
             // standard errors where that is wider than 3 points.
-            #expect(workload.count > (method == .automatic ? 1500 : 100), "\(workload.count) of \(profile.samples.count)")
+            #expect(
+                workload.count > (method == .automatic ? 1500 : 100), "\(workload.count) of \(profile.samples.count)")
             for (function, share) in ProfileWorkload.truth {
                 let measured = profile.share(of: workload) { $0 == function }
                 let standardError = (share * (1 - share) / Double(max(workload.count, 1))).squareRoot()
@@ -101,7 +106,8 @@ extension RecordingTests {
             let variable = TraceConfiguration.CPUProfile.environmentVariable
             let plain = try #require(try TraceConfiguration.fromEnvironment(base.merging([variable: "999hz"]) { $1 }))
             #expect(plain.cpuProfile == .init(frequency: 999, method: .automatic))
-            let timer = try #require(try TraceConfiguration.fromEnvironment(base.merging([variable: "100Hz, timer"]) { $1 }))
+            let timer = try #require(
+                try TraceConfiguration.fromEnvironment(base.merging([variable: "100Hz, timer"]) { $1 }))
             #expect(timer.cpuProfile == .init(frequency: 100, method: .cpuTimer))
             #expect(try TraceConfiguration.fromEnvironment(base)?.cpuProfile == nil)
             for bad in ["fast", "0hz", "20000hz", "999hz,kernel", "999"] {
@@ -123,14 +129,36 @@ extension RecordingTests {
         @Test func swiftNamesAreShortened() {
             let cases: [(String, String)] = [
                 ("LensKit.ToneCurve.build(for: Swift.Int) -> [Swift.Float]", "LensKit.ToneCurve.build(for:)"),
-                ("static LensKit.Lens.apply(_: LensKit.Image, strength: Swift.Double) throws -> LensKit.Image",
-                 "LensKit.Lens.apply(_:strength:)"),
-                ("static M.T.(spin in _C508D9F5F0665B2482169E102775C26F)(Swift.UInt64) -> Swift.UInt64", "M.T.spin(_:)"),
-                ("closure #1 (Swift.Int) -> Swift.Int in M.f(x: (Swift.Int) -> Swift.Int) -> ()", "closure #1 in M.f(x:)"),
-                ("generic specialization <Swift.Int> of M.g<A>(_: A) -> A", "generic specialization <Swift.Int> of M.g<A>(_:)"),
+                (
+                    "static LensKit.Lens.apply(_: LensKit.Image, strength: Swift.Double) throws -> LensKit.Image",
+                    "LensKit.Lens.apply(_:strength:)"
+                ),
+                (
+                    "static M.T.(spin in _C508D9F5F0665B2482169E102775C26F)(Swift.UInt64) -> Swift.UInt64",
+                    "M.T.spin(_:)"
+                ),
+                (
+                    "closure #1 (Swift.Int) -> Swift.Int in M.f(x: (Swift.Int) -> Swift.Int) -> ()",
+                    "closure #1 in M.f(x:)"
+                ),
+                (
+                    "generic specialization <Swift.Int> of M.g<A>(_: A) -> A",
+                    "generic specialization <Swift.Int> of M.g(_:)"
+                ),
                 ("M.h() async -> Swift.Int", "M.h()"),
-                ("merged function signature specialization <Arg[1] = Dead> of static M.T.f(nanoseconds: Swift.UInt64) -> Swift.UInt64",
-                 "M.T.f(nanoseconds:)"),
+                (
+                    "generic specialization <Swift.SIMD4<Swift.Float>> of Swift.pointwiseMax<A where A: Swift.SIMD>(_: A, _: A) -> A",
+                    "generic specialization <Swift.SIMD4<Swift.Float>> of Swift.pointwiseMax(_:_:)"
+                ),
+                ("Swift.Array<Swift.Int>.append(_: Swift.Int) -> ()", "Swift.Array<Swift.Int>.append(_:)"),
+                (
+                    "merged function signature specialization <Arg[1] = Dead> of static M.T.f(nanoseconds: Swift.UInt64) -> Swift.UInt64",
+                    "M.T.f(nanoseconds:)"
+                ),
+                (
+                    "function signature specialization <Arg[0] = Exploded> of function signature specialization <Arg[3] = Exploded> of L.Lens.(grade in _A9CE)(_: Swift.UnsafeMutableBufferPointer<Swift.Float>, from: Swift.Int) -> ()",
+                    "L.Lens.grade(_:from:)"
+                ),
                 ("memcpy", "memcpy"),
             ]
             for (demangled, expected) in cases { #expect(SwiftSymbolName.shortened(demangled) == expected) }

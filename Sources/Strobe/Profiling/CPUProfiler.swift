@@ -162,7 +162,8 @@ final class CPUProfiler: @unchecked Sendable {
         return lost
     }
 
-    private func drainRing(_ sampler: OpaquePointer, lost: inout UInt64, _ body: (UnsafeBufferPointer<UInt64>) -> Void) {
+    private func drainRing(_ sampler: OpaquePointer, lost: inout UInt64, _ body: (UnsafeBufferPointer<UInt64>) -> Void)
+    {
         while true {
             let words = cstrobe_sampler_drain(sampler, scratch.baseAddress, scratch.count, &lost)
             guard words > 0 else { return }

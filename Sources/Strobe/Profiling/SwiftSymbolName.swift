@@ -3,7 +3,8 @@
 /// `LensKit.ToneCurve.build(for:)` for
 /// `LensKit.ToneCurve.build(for: Swift.Int) -> [Swift.Float]`.
 ///
-/// A `static ` in front goes, a private name's discriminator
+/// A declaration's generic parameters go (`max<A where A: P>(_:_:)` is
+/// `max(_:_:)`); a `static ` in front goes, a private name's discriminator
 /// (`(spin in _C508D9F5…)`) leaves the name alone, and a closure's
 /// signature goes (`closure #1 in …`). Generic arguments are left as
 /// written. Text it cannot follow is returned unchanged.
@@ -14,9 +15,10 @@ enum SwiftSymbolName {
         // and `function signature specialization <…> of ` go.
         if name.hasPrefix("merged ") { name.removeFirst("merged ".count) }
         let wrapper = "function signature specialization <"
-        if name.hasPrefix(wrapper), let close = matchingClose(Array(name), from: wrapper.count - 1) {
+        while name.hasPrefix(wrapper), let close = matchingClose(Array(name), from: wrapper.count - 1) {
             let rest = Array(name)[(close + 1)...]
-            if rest.starts(with: " of ") { name = String(rest.dropFirst(4)) }
+            guard rest.starts(with: " of ") else { break }
+            name = String(rest.dropFirst(4))
         }
         if name.hasPrefix("static ") { name.removeFirst("static ".count) }
         let characters = withoutDiscriminators(replacing(Array(" in static "), with: Array(" in "), in: Array(name)))
@@ -25,6 +27,15 @@ enum SwiftSymbolName {
         while index < characters.count {
             let character = characters[index]
             let previous = output.last
+            // A declaration's generic parameters: `max<A where A: P>(_:)`
+            // becomes `max(_:)`; a type's arguments (`Array<Int>.f`) stay.
+            if character == "<", let previous, previous.isLetter || previous.isNumber || previous == "_",
+                let close = matchingClose(characters, from: index), close + 1 < characters.count,
+                characters[close + 1] == "("
+            {
+                index = close + 1
+                continue
+            }
             // A closure's signature: `closure #1 (A) -> B in` becomes
             // `closure #1 in`.
             if character == "(", output.hasSuffix(" "), output.contains("closure #"),
@@ -85,7 +96,8 @@ enum SwiftSymbolName {
 
     private static func firstIndex(of pattern: [Character], in text: [Character]) -> Int? {
         guard text.count >= pattern.count else { return nil }
-        for start in 0...(text.count - pattern.count) where text[start..<(start + pattern.count)].elementsEqual(pattern) {
+        for start in 0...(text.count - pattern.count) where text[start..<(start + pattern.count)].elementsEqual(pattern)
+        {
             return start
         }
         return nil

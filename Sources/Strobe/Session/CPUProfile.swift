@@ -91,7 +91,9 @@ extension TraceConfiguration {
                 guard parts[1] == "timer" else { throw problem }
                 profile.method = .cpuTimer
             }
-            if let message = profile.problem { throw .invalidConfiguration("\(environmentVariable)=\(text): \(message)") }
+            if let message = profile.problem {
+                throw .invalidConfiguration("\(environmentVariable)=\(text): \(message)")
+            }
             return profile
         }
     }

@@ -7,18 +7,25 @@ import Testing
 /// `strobe summarize --profile` and `strobe export --format folded` on a
 /// trace with CPU samples recorded here.
 extension StrobeCLITests {
-    /// Spins for `nanoseconds` of the thread's CPU time.
+    /// Spins for `nanoseconds` of the thread's CPU time. The loop calls
+    /// nothing but `clock_gettime`: a sample taken in a function that keeps
+    /// no frame pointer (as the runtime's generic iterators in a debug
+    /// build may not) loses that function's caller from its stack.
     @inline(never)
     static func profiledSpin(nanoseconds: UInt64) -> UInt64 {
-        func now() -> UInt64 {
-            var time = timespec()
-            clock_gettime(CLOCK_THREAD_CPUTIME_ID, &time)
-            return UInt64(time.tv_sec) * 1_000_000_000 + UInt64(time.tv_nsec)
-        }
-        let deadline = now() + nanoseconds
+        var time = timespec()
+        clock_gettime(CLOCK_THREAD_CPUTIME_ID, &time)
+        let deadline = UInt64(time.tv_sec) * 1_000_000_000 + UInt64(time.tv_nsec) + nanoseconds
         var state: UInt64 = 1
-        while now() < deadline { for _ in 0..<1000 { state = state &* 6_364_136_223_846_793_005 &+ 1 } }
-        return state
+        while true {
+            clock_gettime(CLOCK_THREAD_CPUTIME_ID, &time)
+            if UInt64(time.tv_sec) * 1_000_000_000 + UInt64(time.tv_nsec) >= deadline { return state }
+            var round = 0
+            while round < 1000 {
+                state = state &* 6_364_136_223_846_793_005 &+ 1
+                round += 1
+            }
+        }
     }
 
     /// A trace with intervals `busy` (spinning) and `idle` (sleeping), and
@@ -58,7 +65,8 @@ extension StrobeCLITests {
         let busy = try #require(sections.last)
         #expect(busy["instances"] as? Int == 10)
         let rows = try #require(busy["functions"] as? [[String: Any]])
-        let spin = try #require(rows.first { ($0["function"] as? String)?.contains("profiledSpin") == true })
+        let spin = try #require(
+            rows.first { $0["function"] as? String == "StrobeCLITests.StrobeCLITests.profiledSpin(nanoseconds:)" })
         #expect((spin["inclusivePercent"] as? Double ?? 0) >= 95)
 
         let folded = try Self.strobe("export", trace, "--format", "folded")

@@ -80,7 +80,8 @@ struct ProfileReport: Encodable {
             text += "\nTop functions, \(section.scope): \(section.samples) samples"
             if let instances = section.instances { text += " in \(instances) instances" }
             text += "\n"
-            var table = TextTable(header: ["self", "self %", "incl", "incl %", "function"], rightAligned: [0, 1, 2, 3])
+            var table = TextTable(
+                header: ["self", "self %", "incl", "incl %", "function"], rightAligned: [0, 1, 2, 3])
             for row in section.functions {
                 table.rows.append([
                     String(row.selfSamples), Self.percent(row.selfPercent), String(row.inclusiveSamples),
