@@ -34,6 +34,10 @@
 #include <unistd.h>
 #endif
 
+#if defined(__linux__) && !defined(PERF_FORMAT_LOST)
+#define PERF_FORMAT_LOST (1U << 4)
+#endif
+
 /// The three words of a record before its frames.
 #define SAMPLE_HEADER_WORDS 3
 
@@ -46,6 +50,7 @@ struct cstrobe_sampler {
     size_t mapping_bytes;
     size_t data_bytes;
     uint64_t perf_lost_reported;
+    bool perf_reads_lost;  // read() gives the samples the ring had no room for
     // Timer.
     struct cstrobe_sampler *next_free;
     timer_t timer;
@@ -85,7 +90,17 @@ int cstrobe_sampler_open_perf(int32_t tid, uint64_t period_ns, size_t ring_pages
     attr.use_clockid = 1;
     attr.clockid = CLOCK_BOOTTIME;
     attr.sample_max_stack = CSTROBE_SAMPLE_MAX_FRAMES;
+    // The kernel writes a PERF_RECORD_LOST only once the ring has room
+    // again, which after the last drain it never may; kernels from 6.0 on
+    // give the count to read() as well.
+    attr.read_format = PERF_FORMAT_LOST;
+    bool reads_lost = true;
     long fd = syscall(SYS_perf_event_open, &attr, (pid_t)tid, -1, -1, PERF_FLAG_FD_CLOEXEC);
+    if (fd < 0 && errno == EINVAL) {
+        attr.read_format = 0;
+        reads_lost = false;
+        fd = syscall(SYS_perf_event_open, &attr, (pid_t)tid, -1, -1, PERF_FLAG_FD_CLOEXEC);
+    }
     if (fd < 0) return errno;
     size_t page = (size_t)sysconf(_SC_PAGESIZE);
     size_t bytes = (ring_pages + 1) * page;
@@ -107,6 +122,7 @@ int cstrobe_sampler_open_perf(int32_t tid, uint64_t period_ns, size_t ring_pages
     sampler->mapping = mapping;
     sampler->mapping_bytes = bytes;
     sampler->data_bytes = ring_pages * page;
+    sampler->perf_reads_lost = reads_lost;
     *out = sampler;
     return 0;
 }
@@ -155,13 +171,20 @@ static size_t drain_perf(cstrobe_sampler *sampler, uint64_t *out, size_t capacit
         } else if (header.type == PERF_RECORD_LOST) {
             uint64_t body[2];
             ring_copy(data, size, tail + sizeof header, body, sizeof body);
-            *lost += body[1];
+            if (!sampler->perf_reads_lost) *lost += body[1];
         } else if (header.type == PERF_RECORD_SAMPLE) {
             *lost += 1;
         }
         tail += header.size;
     }
     __atomic_store_n(&meta->data_tail, tail, __ATOMIC_RELEASE);
+    if (sampler->perf_reads_lost) {
+        uint64_t values[2];
+        if (read(sampler->fd, values, sizeof values) == (ssize_t)sizeof values && values[1] > sampler->perf_lost_reported) {
+            *lost += values[1] - sampler->perf_lost_reported;
+            sampler->perf_lost_reported = values[1];
+        }
+    }
     return written;
 }
 

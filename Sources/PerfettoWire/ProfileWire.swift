@@ -80,6 +80,10 @@ extension PerfettoWire {
         @inlinable public static var callstackIID: UInt32 { 4 }
         /// `Profiling.CpuMode cpu_mode = 5`.
         @inlinable public static var cpuMode: UInt32 { 5 }
+        /// `uint64 kernel_records_lost = 17`: not a sample but a count of
+        /// samples lost, which Perfetto adds to its `perf_cpu_lost_records`
+        /// statistic.
+        @inlinable public static var kernelRecordsLost: UInt32 { 17 }
         /// `MODE_USER`, the mode of every Strobe sample.
         @inlinable public static var cpuModeUser: UInt64 { 2 }
     }

@@ -183,6 +183,25 @@ package struct ProfileEncoder {
         return id
     }
 
+    /// Appends a packet that counts `count` samples lost by `time`, as
+    /// Perfetto's producers report a full ring: a `PerfSample` with
+    /// `kernel_records_lost` and no call stack, which Perfetto adds to its
+    /// `perf_cpu_lost_records` statistic.
+    package mutating func appendLoss(_ count: UInt64, time: UInt64, to buffer: inout ProtoBuffer) {
+        guard count > 0 else { return }
+        typealias Packet = PerfettoWire.TracePacket
+        typealias Sample = PerfettoWire.PerfSample
+        let packet = buffer.beginMessage(PerfettoWire.Trace.packet)
+        buffer.appendVarintField(Packet.timestamp, time)
+        buffer.appendVarintField(Packet.trustedPacketSequenceID, UInt64(sequenceID))
+        buffer.appendVarintField(Packet.timestampClockID, UInt64(PerfettoWire.Clock.boottime))
+        let sample = buffer.beginMessage(PerfettoWire.ProfilePacket.perfSample)
+        buffer.appendVarintField(Sample.cpu, 0)
+        buffer.appendVarintField(Sample.kernelRecordsLost, count)
+        buffer.endMessage(sample)
+        buffer.endMessage(packet)
+    }
+
     private mutating func writeSample(
         thread: UInt32, cpu: UInt32, time: UInt64, callstack: UInt64, to buffer: inout ProtoBuffer
     ) {

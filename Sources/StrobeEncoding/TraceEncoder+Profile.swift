@@ -14,6 +14,18 @@ extension TraceEncoder {
         profileEncoder!.append(samples: words, to: &buffer, resolve: resolve)
     }
 
+    /// Appends a packet counting `count` samples lost by `boottime` (see
+    /// ``ProfileEncoder/appendLoss(_:time:to:)``); nothing when 0.
+    package func appendSampleLoss(_ count: UInt64, boottime: UInt64) {
+        guard count > 0 else { return }
+        startIfNeeded(&buffer)
+        if profileEncoder == nil {
+            profileEncoder = ProfileEncoder(sequenceID: nextSequenceID, processID: processID)
+            nextSequenceID += 1
+        }
+        profileEncoder!.appendLoss(count, time: boottime, to: &buffer)
+    }
+
     /// The mark that closes a profile: `strobe.cpu_profile` on the process's
     /// track, naming the method that sampled, the rate, the samples written
     /// and the samples lost (a ring full before the writer drained it), and

@@ -2323,7 +2323,7 @@ const ProtobufCMessageDescriptor perfetto__protos__profiling__descriptor =
   (ProtobufCMessageInit) perfetto__protos__profiling__init,
   NULL,NULL,NULL    /* reserved[123] */
 };
-static const ProtobufCFieldDescriptor perfetto__protos__perf_sample__field_descriptors[5] =
+static const ProtobufCFieldDescriptor perfetto__protos__perf_sample__field_descriptors[6] =
 {
   {
     "cpu",
@@ -2385,18 +2385,32 @@ static const ProtobufCFieldDescriptor perfetto__protos__perf_sample__field_descr
     0,             /* flags */
     0,NULL,NULL    /* reserved1,reserved2, etc */
   },
+  {
+    "kernel_records_lost",
+    17,
+    PROTOBUF_C_LABEL_OPTIONAL,
+    PROTOBUF_C_TYPE_UINT64,
+    offsetof(Perfetto__Protos__PerfSample, has_kernel_records_lost),
+    offsetof(Perfetto__Protos__PerfSample, kernel_records_lost),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
 };
 static const unsigned perfetto__protos__perf_sample__field_indices_by_name[] = {
   3,   /* field[3] = callstack_iid */
   0,   /* field[0] = cpu */
   4,   /* field[4] = cpu_mode */
+  5,   /* field[5] = kernel_records_lost */
   1,   /* field[1] = pid */
   2,   /* field[2] = tid */
 };
-static const ProtobufCIntRange perfetto__protos__perf_sample__number_ranges[1 + 1] =
+static const ProtobufCIntRange perfetto__protos__perf_sample__number_ranges[2 + 1] =
 {
   { 1, 0 },
-  { 0, 5 }
+  { 17, 5 },
+  { 0, 6 }
 };
 const ProtobufCMessageDescriptor perfetto__protos__perf_sample__descriptor =
 {
@@ -2406,10 +2420,10 @@ const ProtobufCMessageDescriptor perfetto__protos__perf_sample__descriptor =
   "Perfetto__Protos__PerfSample",
   "perfetto.protos",
   sizeof(Perfetto__Protos__PerfSample),
-  5,
+  6,
   perfetto__protos__perf_sample__field_descriptors,
   perfetto__protos__perf_sample__field_indices_by_name,
-  1,  perfetto__protos__perf_sample__number_ranges,
+  2,  perfetto__protos__perf_sample__number_ranges,
   (ProtobufCMessageInit) perfetto__protos__perf_sample__init,
   NULL,NULL,NULL    /* reserved[123] */
 };

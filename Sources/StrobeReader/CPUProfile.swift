@@ -39,6 +39,10 @@ public struct CPUProfile: Sendable {
     /// Samples left out because their call stack, a frame or a name did not
     /// resolve on their sequence (interned data lost or never written).
     public var unresolvedSamples = 0
+    /// Samples lost as the trace's loss packets count them
+    /// (`kernel_records_lost`), which Perfetto shows as
+    /// `perf_cpu_lost_records`.
+    public var lostRecords = 0
     /// How the samples were taken (`perf_event` or `cpu_timer`), from the
     /// profile's closing mark; nil without one.
     public var method: String?

@@ -143,6 +143,7 @@ struct CPUProfileParser {
         var tid: UInt64 = 0
         var cpu: UInt64 = 0
         var callstack: UInt64?
+        var lost: UInt64 = 0
         while !reader.isAtEnd {
             guard let key = reader.varint() else { break }
             guard key & 7 == 0, let value = reader.varint() else {
@@ -153,8 +154,14 @@ struct CPUProfileParser {
             case Sample.tid: tid = value
             case Sample.cpu: cpu = value
             case Sample.callstackIID: callstack = value
+            case Sample.kernelRecordsLost: lost = value
             default: break
             }
+        }
+        // Not a sample: a count of samples lost.
+        if lost > 0 {
+            profile.lostRecords += Int(truncatingIfNeeded: lost)
+            return
         }
         guard let callstack, let entry = tables[sequence]?.callstacks[callstack], let stack = entry else {
             profile.unresolvedSamples += 1

@@ -3,6 +3,8 @@ import Foundation
 /// The CPU samples of a trace as Perfetto's official schema reads them
 /// (Tests/python/perfetto_profile.py): each sample's frames resolved
 /// through its sequence's interned tables, and what did not resolve.
+// The field names are the keys of the decoder's JSON.
+// swift-format-ignore: AlwaysUseLowerCamelCase
 public struct OfficialProfile: Decodable {
     // The field names are the keys of the decoder's JSON.
     // swift-format-ignore: AlwaysUseLowerCamelCase
@@ -35,6 +37,8 @@ public struct OfficialProfile: Decodable {
     public var samples: [Sample]
     public var mappings: [Mapping]
     public var errors: [String]
+    /// Samples counted lost by the trace's loss packets.
+    public var lost_records: Int
 
     public static let script: String = {
         var url = URL(fileURLWithPath: #filePath)

@@ -59,6 +59,8 @@ extension RecordingTests {
             #expect(recorded.profile.method == (recorded.profile.fallbackReason == nil ? "perf_event" : "cpu_timer"))
             #expect(recorded.profile.frequency == 999)
             #expect(recorded.profile.lostSamples == Int(recorded.statistics.lostCPUSamples))
+            #expect(recorded.profile.lostRecords == recorded.profile.lostSamples)
+            #expect(official.lost_records == recorded.profile.lostSamples)
         }
 
         /// The shares of CPU time the profile gives the three functions are
@@ -99,6 +101,31 @@ extension RecordingTests {
             let threads = Set(workload.map(\.tid))
             #expect(threads.count == 2)
             #expect(profile.share(of: workload) { $0.hasPrefix("ProfileWorkload.ProfileWorkload.rounds(") } > 0.95)
+        }
+
+        /// A writer that never drains during the run: each thread's ring
+        /// fills, and the samples it had no room for are counted, in the
+        /// session's statistics, the closing mark and the loss packets.
+        @Test func samplesARingHasNoRoomForAreCounted() throws {
+            let path = temporaryTracePath()
+            defer { try? FileManager.default.removeItem(atPath: path) }
+            var configuration = TraceConfiguration(outputPath: path)
+            configuration.cpuProfile = .init(frequency: 999)
+            configuration.flushInterval = .seconds(1000)
+            configuration.processSamplingInterval = .zero
+            let session = try TraceSession.start(configuration)
+            // About 4,000 samples per thread, three times what a ring holds
+            // of this workload's shallow stacks.
+            ProfileWorkload.run(threads: 2, milliseconds: 4000)
+            try session.stop()
+            let profile = try CPUProfile.read(contentsOf: path)
+            // The timer samples on the kernel's tick: too few to fill a ring.
+            guard profile.method == "perf_event" else { return }
+            let statistics = session.statistics
+            #expect(statistics.lostCPUSamples > 100, "\(statistics)")
+            #expect(profile.lostSamples == Int(statistics.lostCPUSamples))
+            #expect(profile.lostRecords == Int(statistics.lostCPUSamples))
+            #expect(profile.samples.count == Int(statistics.cpuSamples))
         }
 
         @Test func environmentVariableSetsTheProfile() throws {

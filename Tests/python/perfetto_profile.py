@@ -11,7 +11,8 @@ Parses TRACE_FILE with the official schema (perfetto_trace_pb2.Trace from the
                   "frames": [{"function", "mapping_path", "build_id",
                               "rel_pc"}, ...]}]   (root first),
     "mappings": [{"path", "build_id", "start", "end"}],
-    "errors":   ["<what did not resolve>", ...]
+    "errors":   ["<what did not resolve>", ...],
+    "lost_records": samples counted lost (PerfSample.kernel_records_lost)
   }
 
 The interned data follows the trace processor's rules for PerfSample
@@ -35,6 +36,7 @@ def main(path):
         trace.ParseFromString(handle.read())
     tables = {}
     samples, errors, mappings_seen = [], [], {}
+    lost_records = 0
     for packet in trace.packet:
         seq = packet.trusted_packet_sequence_id
         if packet.sequence_flags & SEQ_INCREMENTAL_STATE_CLEARED or seq not in tables:
@@ -52,6 +54,9 @@ def main(path):
         if not packet.HasField("perf_sample"):
             continue
         sample = packet.perf_sample
+        if sample.kernel_records_lost:
+            lost_records += sample.kernel_records_lost
+            continue
         if seq not in tables:
             errors.append("sample on sequence %d before its state was cleared" % seq)
             continue
@@ -90,8 +95,8 @@ def main(path):
                            "build_id": build_id, "rel_pc": frame.rel_pc})
         samples.append({"ts": packet.timestamp, "pid": sample.pid, "tid": sample.tid,
                         "cpu": sample.cpu, "cpu_mode": sample.cpu_mode, "frames": frames})
-    json.dump({"samples": samples, "mappings": list(mappings_seen.values()), "errors": errors},
-              sys.stdout)
+    json.dump({"samples": samples, "mappings": list(mappings_seen.values()), "errors": errors,
+               "lost_records": lost_records}, sys.stdout)
 
 
 if __name__ == "__main__":

@@ -322,17 +322,21 @@ final class SessionWriter: @unchecked Sendable {
     /// Writes the CPU samples the rings hold.
     private func drainSamples(state: inout WriterState) {
         guard let profiler, let encoder = state.encoder else { return }
-        state.lostSamples += ProcessSymbols.shared.withLock { symbols in
+        let lost = ProcessSymbols.shared.withLock { symbols in
             profiler.drain { encoder.appendSamples($0, resolve: symbols.resolve) }
         }
+        encoder.appendSampleLoss(lost, boottime: cstrobe_boottime_ns())
+        state.lostSamples += lost
     }
 
     /// Writes the last CPU samples and the profile's closing mark.
     private func finishProfile(state: inout WriterState) {
         guard let profiler, let encoder = state.encoder else { return }
-        state.lostSamples += ProcessSymbols.shared.withLock { symbols in
+        let lost = ProcessSymbols.shared.withLock { symbols in
             profiler.finish { encoder.appendSamples($0, resolve: symbols.resolve) }
         }
+        encoder.appendSampleLoss(lost, boottime: cstrobe_boottime_ns())
+        state.lostSamples += lost
         encoder.appendProfileSummary(
             method: profiler.method.rawValue, frequency: profiler.profile.frequency, lost: state.lostSamples,
             fallbackReason: profiler.fallbackReason, boottime: cstrobe_boottime_ns())

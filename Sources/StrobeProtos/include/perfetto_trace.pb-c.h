@@ -877,10 +877,17 @@ struct  Perfetto__Protos__PerfSample
    */
   protobuf_c_boolean has_cpu_mode;
   Perfetto__Protos__Profiling__CpuMode cpu_mode;
+  /*
+   * Not a sample: the count of samples lost (Strobe: a sampler's ring was
+   * full before the writer drained it). Perfetto adds it to its
+   * perf_cpu_lost_records statistic.
+   */
+  protobuf_c_boolean has_kernel_records_lost;
+  uint64_t kernel_records_lost;
 };
 #define PERFETTO__PROTOS__PERF_SAMPLE__INIT \
  { PROTOBUF_C_MESSAGE_INIT (&perfetto__protos__perf_sample__descriptor) \
-    , 0, 0, 0, 0, 0, 0, 0, 0, 0, PERFETTO__PROTOS__PROFILING__CPU_MODE__MODE_UNKNOWN }
+    , 0, 0, 0, 0, 0, 0, 0, 0, 0, PERFETTO__PROTOS__PROFILING__CPU_MODE__MODE_UNKNOWN, 0, 0 }
 
 
 /*
