@@ -160,7 +160,7 @@ struct CPUProfileParser {
         }
         // Not a sample: a count of samples lost.
         if lost > 0 {
-            profile.lostRecords += Int(truncatingIfNeeded: lost)
+            profile.lostRecords &+= Int(truncatingIfNeeded: lost)
             return
         }
         guard let callstack, let entry = tables[sequence]?.callstacks[callstack], let stack = entry else {
@@ -168,7 +168,8 @@ struct CPUProfileParser {
             return
         }
         profile.samples.append(
-            CPUProfile.Sample(time: time, tid: Int64(tid), cpu: UInt32(truncatingIfNeeded: cpu), stack: stack))
+            CPUProfile.Sample(
+                time: time, tid: Int64(truncatingIfNeeded: tid), cpu: UInt32(truncatingIfNeeded: cpu), stack: stack))
     }
 
     /// The profile's closing instant: its name and annotations spelled out.

@@ -128,6 +128,30 @@ extension RecordingTests {
             #expect(profile.samples.count == Int(statistics.cpuSamples))
         }
 
+        /// Cut or damaged traces never stop the profile's reader: it keeps
+        /// what it could read, and never more samples than the whole file.
+        @Test func damagedTracesAreReadAsFarAsTheyGo() throws {
+            let recorded = try Self.record(.init(frequency: 999), milliseconds: 200)
+            defer { try? FileManager.default.removeItem(atPath: recorded.path) }
+            let bytes = try [UInt8](Data(contentsOf: URL(fileURLWithPath: recorded.path)))
+            let whole = CPUProfile.read(bytes: bytes)
+            #expect(whole.samples.count == recorded.profile.samples.count)
+            var generator = SystemRandomNumberGenerator()
+            for cut in stride(from: 0, to: bytes.count, by: max(bytes.count / 300, 1)) {
+                let profile = CPUProfile.read(bytes: Array(bytes[..<cut]))
+                #expect(profile.samples.count <= whole.samples.count)
+                _ = profile.topFunctions(limit: 5)
+                _ = profile.folded()
+            }
+            for _ in 0..<300 {
+                var damaged = bytes
+                for _ in 0..<4 { damaged[Int.random(in: 0..<damaged.count, using: &generator)] = .random(in: 0...255) }
+                let profile = CPUProfile.read(bytes: damaged)
+                _ = profile.samples(within: Array(recorded.trace.intervals))
+                _ = profile.topFunctions(limit: 5)
+            }
+        }
+
         @Test func environmentVariableSetsTheProfile() throws {
             let base = [TraceSession.outputEnvironmentVariable: "/tmp/x.pftrace"]
             let variable = TraceConfiguration.CPUProfile.environmentVariable
