@@ -105,6 +105,14 @@ int cstrobe_sampler_open_perf(int32_t tid, uint64_t period_ns, size_t ring_pages
     size_t page = (size_t)sysconf(_SC_PAGESIZE);
     size_t bytes = (ring_pages + 1) * page;
     void *mapping = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, (int)fd, 0);
+    // Rings are locked memory, limited per user (perf_event_mlock_kb per
+    // CPU, then RLIMIT_MEMLOCK): past the limit, smaller rings, down to 4
+    // pages.
+    while (mapping == MAP_FAILED && (errno == EPERM || errno == ENOMEM) && ring_pages > 4) {
+        ring_pages /= 2;
+        bytes = (ring_pages + 1) * page;
+        mapping = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, (int)fd, 0);
+    }
     if (mapping == MAP_FAILED) {
         int error = errno;
         close((int)fd);

@@ -31,13 +31,18 @@ extension TraceEncoder {
     /// and the samples lost (a ring full before the writer drained it), and
     /// why the kernel's method was not used when it was not.
     package func appendProfileSummary(
-        method: String, frequency: Int, lost: UInt64, fallbackReason: String?, boottime: UInt64
+        method: String, frequency: Int, lost: UInt64, fallbackReason: String?,
+        unsampledThreads: Int = 0, samplerFailure: String? = nil, boottime: UInt64
     ) {
         var annotations: [(key: String, value: TraceMark.Value)] = [
             ("method", .string(method)), ("frequency_hz", .int(Int64(frequency))),
             ("samples", .int(Int64(clamping: profileSamples))), ("lost_samples", .int(Int64(clamping: lost))),
         ]
         if let fallbackReason { annotations.append(("fallback_reason", .string(fallbackReason))) }
+        if unsampledThreads > 0 {
+            annotations.append(("unsampled_threads", .int(Int64(unsampledThreads))))
+            if let samplerFailure { annotations.append(("sampler_failure", .string(samplerFailure))) }
+        }
         append(TraceMark(name: Self.profileMarkName, boottime: boottime, track: processUUID, annotations: annotations))
     }
 

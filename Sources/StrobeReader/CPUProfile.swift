@@ -53,6 +53,11 @@ public struct CPUProfile: Sendable {
     public var lostSamples: Int?
     /// Why the kernel's method was not used, when the trace says.
     public var fallbackReason: String?
+    /// Threads no sampler could be opened for (0 when the trace names
+    /// none), and why the first one failed.
+    public var unsampledThreads = 0
+    /// Why the first unsampled thread's sampler could not be opened.
+    public var samplerFailure: String?
 
     /// Whether the trace holds any sample.
     public var isEmpty: Bool { samples.isEmpty }

@@ -217,6 +217,8 @@ struct CPUProfileParser {
             case "frequency_hz": profile.frequency = number.map { Int(truncatingIfNeeded: $0) }
             case "lost_samples": profile.lostSamples = number.map { Int(truncatingIfNeeded: $0) }
             case "fallback_reason": profile.fallbackReason = text
+            case "unsampled_threads": profile.unsampledThreads = number.map { Int(truncatingIfNeeded: $0) } ?? 0
+            case "sampler_failure": profile.samplerFailure = text
             default: break
             }
         }

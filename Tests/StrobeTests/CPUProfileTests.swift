@@ -60,6 +60,7 @@ extension RecordingTests {
             #expect(recorded.profile.frequency == 999)
             #expect(recorded.profile.lostSamples == Int(recorded.statistics.lostCPUSamples))
             #expect(recorded.profile.lostRecords == recorded.profile.lostSamples)
+            #expect(recorded.profile.unsampledThreads == 0, "\(recorded.profile.samplerFailure ?? "")")
             #expect(official.lost_records == recorded.profile.lostSamples)
         }
 

@@ -30,7 +30,8 @@ typedef struct cstrobe_sampler cstrobe_sampler;
 
 /// Opens a perf-event sampler on thread `tid` of this process, sampling
 /// every `period_ns` of the thread's CPU time, with timestamps on
-/// CLOCK_BOOTTIME, into a ring of `ring_pages` pages (a power of two).
+/// CLOCK_BOOTTIME, into a ring of `ring_pages` pages (a power of two;
+/// halved, down to 4, while the locked-memory limit refuses it).
 /// Returns 0, or the errno of the call that failed (EACCES or EPERM where
 /// `perf_event_paranoid` or seccomp forbid it, ENOSYS or ENOENT where the
 /// kernel has no perf events).

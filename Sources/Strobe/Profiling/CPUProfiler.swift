@@ -41,6 +41,9 @@ final class CPUProfiler: @unchecked Sendable {
 
     private struct State {
         var samplers: [Int32: Sampler] = [:]
+        /// Threads no sampler could be opened for, and the first reason.
+        var unsampledThreads: Set<Int32> = []
+        var firstFailure: String?
         var stopped = false
     }
 
@@ -103,8 +106,24 @@ final class CPUProfiler: @unchecked Sendable {
                 method == .perfEvent
                 ? cstrobe_sampler_open_perf(tid, profile.periodNanoseconds, Self.perfRingPages, &sampler)
                 : cstrobe_sampler_open_timer(profile.periodNanoseconds, Self.timerRingWords, &sampler)
-            if error == 0, let sampler { state.samplers[tid] = Sampler(pointer: sampler) }
+            Self.note(error, sampler, tid: tid, in: &state)
         }
+    }
+
+    /// Keeps an opened sampler, or counts the thread as unsampled.
+    private static func note(_ error: Int32, _ sampler: OpaquePointer?, tid: Int32, in state: inout State) {
+        if error == 0, let sampler {
+            state.samplers[tid] = Sampler(pointer: sampler)
+        } else if state.unsampledThreads.insert(tid).inserted, state.firstFailure == nil {
+            state.firstFailure = "thread \(tid): \(describe(error))"
+        }
+    }
+
+    /// Threads of the process no sampler could be opened for (the
+    /// locked-memory limit, a thread gone before it was opened), and why the
+    /// first one failed.
+    var unsampled: (threads: Int, firstFailure: String?) {
+        state.withLock { ($0.unsampledThreads.count, $0.firstFailure) }
     }
 
     /// Opens a perf sampler for every thread of the process that has none.
@@ -112,10 +131,12 @@ final class CPUProfiler: @unchecked Sendable {
         let threads = Self.processThreads()
         state.withLock { state in
             guard !state.stopped else { return }
-            for tid in threads where state.samplers[tid] == nil {
+            for tid in threads where state.samplers[tid] == nil && !state.unsampledThreads.contains(tid) {
                 var sampler: OpaquePointer?
                 let error = cstrobe_sampler_open_perf(tid, profile.periodNanoseconds, Self.perfRingPages, &sampler)
-                if error == 0, let sampler { state.samplers[tid] = Sampler(pointer: sampler) }
+                // A thread that exited since the listing is not one missed.
+                if error == ESRCH { continue }
+                Self.note(error, sampler, tid: tid, in: &state)
             }
         }
     }

@@ -337,9 +337,11 @@ final class SessionWriter: @unchecked Sendable {
         }
         encoder.appendSampleLoss(lost, boottime: cstrobe_boottime_ns())
         state.lostSamples += lost
+        let unsampled = profiler.unsampled
         encoder.appendProfileSummary(
             method: profiler.method.rawValue, frequency: profiler.profile.frequency, lost: state.lostSamples,
-            fallbackReason: profiler.fallbackReason, boottime: cstrobe_boottime_ns())
+            fallbackReason: profiler.fallbackReason, unsampledThreads: unsampled.threads,
+            samplerFailure: unsampled.firstFailure, boottime: cstrobe_boottime_ns())
     }
 
     private func flush(state: inout WriterState) {

@@ -30,6 +30,8 @@ struct ProfileReport: Encodable {
     var lostSamples: Int?
     var unresolvedSamples: Int
     var fallbackReason: String?
+    var unsampledThreads: Int
+    var samplerFailure: String?
     var sections: [Section]
 
     /// The report, or bad input when the trace holds no CPU sample or no
@@ -54,7 +56,8 @@ struct ProfileReport: Encodable {
         return ProfileReport(
             trace: path, method: profile.method, frequency: profile.frequency, samples: profile.samples.count,
             lostSamples: profile.lostSamples, unresolvedSamples: profile.unresolvedSamples,
-            fallbackReason: profile.fallbackReason, sections: sections)
+            fallbackReason: profile.fallbackReason, unsampledThreads: profile.unsampledThreads,
+            samplerFailure: profile.samplerFailure, sections: sections)
     }
 
     private static func section(
@@ -76,6 +79,10 @@ struct ProfileReport: Encodable {
         if unresolvedSamples > 0 { text += ", \(unresolvedSamples) unresolved" }
         text += "\n"
         if let fallbackReason { text += "kernel sampling not used: \(fallbackReason)\n" }
+        if unsampledThreads > 0 {
+            text += "\(unsampledThreads) threads not sampled"
+            text += samplerFailure.map { " (first: \($0))\n" } ?? "\n"
+        }
         for section in sections {
             text += "\nTop functions, \(section.scope): \(section.samples) samples"
             if let instances = section.instances { text += " in \(instances) instances" }
