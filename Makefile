@@ -8,11 +8,17 @@ RELEASE_FLAGS = -c release
 SDK_TRAITS = --traits StrobeMetrics,StrobeTracing
 TOOLS = --package-path Tools
 
-.PHONY: setup demo demo-fleet lint test test-sdk test-tools test-history test-adoption bench tsan fuzz validate-gate example-server bench-otel proto \
+.PHONY: setup setup-demo demo demo-fleet lint test test-sdk test-tools test-history test-adoption bench tsan fuzz validate-gate example-server bench-otel proto \
 	proto-check build strobe clean
 
 setup:
 	@bash scripts/setup.sh
+	@bash scripts/build-commit.sh
+
+# What the demo alone needs: the libraries it links, no test tools.
+setup-demo:
+	@bash scripts/setup.sh --demo
+	@bash scripts/build-commit.sh
 
 build: setup
 	$(SWIFT) build $(RELEASE_FLAGS) $(SDK_TRAITS)
@@ -22,7 +28,7 @@ build: setup
 strobe: setup
 	$(SWIFT) build $(RELEASE_FLAGS) $(TOOLS) --product strobe
 
-demo: setup
+demo: setup-demo
 	@bash scripts/demo.sh
 
 # The demo's fleet part alone (step 6 of `make demo`): sampled sessions of two
@@ -100,7 +106,7 @@ fuzz: setup
 # `make bench` runs every section; `make bench core triggers` runs those.
 # The SDK's sections run in StrobeBenchmarks, the statistics' in the tools
 # package's StrobeToolBenchmarks.
-SDK_BENCH_SECTIONS = core crash triggers categories async session format reader bridges signposts runner instructions profile
+SDK_BENCH_SECTIONS = core crash triggers categories async session format reader bridges signposts runner instructions counting profile
 TOOL_BENCH_SECTIONS = statistics changepoints history trend sketch fleet
 # strobe serve over HTTP, by a script (scripts/measure-serve.sh).
 SCRIPT_BENCH_SECTIONS = serve

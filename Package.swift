@@ -118,19 +118,24 @@ let package = Package(
         ),
         // Suites that run in the process: setup and measure blocks traced by
         // the SDK.
+        // Exact counts of a measure block: wraps malloc and its family and
+        // hooks the Swift runtime's retains and releases. Only StrobePerf and
+        // the benchmarks link it, so an app of the SDK alone keeps its malloc.
+        .target(name: "CStrobeCounting"),
         .target(
             name: "StrobePerf",
-            dependencies: ["Strobe", "StrobeProcessRunner", "StrobeReader", "StrobeResults", "StrobeFormatting"]
+            dependencies: [
+                "Strobe", "StrobeProcessRunner", "StrobeReader", "StrobeResults", "StrobeFormatting", "CStrobeCounting",
+            ]
         ),
 
         // MARK: Benchmarks of the SDK (`make bench`)
 
-        .target(name: "CMallocCounter"),
         .executableTarget(
             name: "StrobeBenchmarks",
             dependencies: [
                 "Strobe", "StrobeReader", "StrobeMetrics", "StrobeTracing", "StrobePerf", "StrobeProtos", "CProtobufC",
-                "CStrobe", "CMallocCounter", "StrobeTestSupport", "ProfileWorkload",
+                "CStrobe", "CStrobeCounting", "StrobeTestSupport", "ProfileWorkload",
                 .product(name: "CoreMetrics", package: "swift-metrics", condition: .when(traits: ["StrobeMetrics"])),
                 .product(
                     name: "Tracing", package: "swift-distributed-tracing", condition: .when(traits: ["StrobeTracing"])),
@@ -149,8 +154,8 @@ let package = Package(
         // A CPU-bound workload with known shares per function: the truth the
         // CPU profiler's tests and benchmarks check against.
         .target(name: "ProfileWorkload", dependencies: ["Strobe"], path: "Examples/ProfileWorkload"),
-        // The Swift snippets of README.md, compiled; ReadmeSnippetTests checks
-        // that each README block is one of them.
+        // The Swift snippets of README.md and docs/*.md, compiled;
+        // ReadmeSnippetTests checks that each block is one of them.
         .target(
             name: "ReadmeSnippets",
             dependencies: [

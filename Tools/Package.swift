@@ -95,10 +95,12 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
+        // The commit `strobe --version` names (scripts/build-commit.sh).
+        .target(name: "CStrobeBuildInfo"),
         .executableTarget(
             name: "StrobeCLI",
             dependencies: [
-                "StrobeStatistics", "StrobeDiff", "StrobeHistory", "StrobeFleet", "StrobeServer",
+                "StrobeStatistics", "StrobeDiff", "StrobeHistory", "StrobeFleet", "StrobeServer", "CStrobeBuildInfo",
                 .product(name: "StrobeCrashRecovery", package: "strobe"),
                 .product(name: "StrobeReader", package: "strobe"),
                 .product(name: "StrobeProcessRunner", package: "strobe"),

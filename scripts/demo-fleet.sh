@@ -79,9 +79,9 @@ tail -n 1 "$out/serve.log"
 
 status=0
 "$tools_bin/strobe" fleet --history "$store" --metric "lens apply" --metric "app startup" \
-    --by device.class --compare 5.1 5.2 | tee "$out/fleet.txt" || status=$?
+    --group-by device.class --compare 5.1 5.2 | tee "$out/fleet.txt" || status=$?
 "$tools_bin/strobe" fleet --history "$store" --metric "lens apply" --metric "app startup" \
-    --by device.class --compare 5.1 5.2 --format markdown --output "$out/fleet.md" || true
+    --group-by device.class --compare 5.1 5.2 --format markdown --output "$out/fleet.md" || true
 case $status in
     0) echo "demo-fleet: no version regression found." ;;
     1) echo "demo-fleet: strobe fleet found the regression of version 5.2 (exit status 1)." ;;

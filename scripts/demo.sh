@@ -64,7 +64,7 @@ status=0
 "$tools_bin/strobe" compare \
     --baseline "env LENS_KERNEL=vectorized $bin/LensPerfTests --tag kernel=vectorized" \
     --candidate "env LENS_KERNEL=$regression $bin/LensPerfTests --tag kernel=$regression" \
-    --iterations "$iterations" --max-time "$max_time" --policy "$policy" --output "$out/suite" || status=$?
+    --iterations "$iterations" --max-time "$max_time" --policy "$policy" --results-dir "$out/suite" || status=$?
 case $status in
     0) echo "No regression found." ;;
     1) echo "strobe compare found a regression (exit status 1): that is what this demo set out to show." ;;
@@ -76,7 +76,7 @@ cold_status=0
 "$tools_bin/strobe" compare --process --name "cold start" \
     --baseline "$bin/LensPipeline --frames 3 --kernel vectorized" \
     --candidate "$bin/LensPipeline --frames 3 --kernel $regression" \
-    --metric 'wall' --max-time "$cold_start_time" --policy "$policy" --output "$out/cold-start" || cold_status=$?
+    --metric 'wall' --max-time "$cold_start_time" --policy "$policy" --results-dir "$out/cold-start" || cold_status=$?
 if [ "$cold_status" -ge 2 ]; then echo "strobe compare could not compare the cold starts (exit status $cold_status)"; exit "$cold_status"; fi
 
 # The results stay usable: strobe diff writes the pull-request comment and

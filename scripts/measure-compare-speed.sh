@@ -5,7 +5,10 @@
 # Yams 6.2.2 (candidate), a real dependency upgrade. RUNS A/B comparisons and
 # RUNS A/A comparisons (5.0.1 against itself), each with no policy; prints
 # per comparison the verdicts, rounds and seconds, and the CPU. COMPARE_ARGS
-# adds options to every comparison (for example "--iterations 3").
+# adds options to every comparison (for example "--iterations 3"). With
+# BUSY=1 a busy loop keeps one core occupied for the whole measurement, as a
+# parallel build on a CI runner would; each line gives the load average at
+# its end. STROBE=PATH uses that `strobe` instead of building one in release.
 # Usage: scripts/measure-compare-speed.sh [RUNS]   (default 3)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -30,13 +33,24 @@ build() { # NAME YAMS_VERSION
 }
 yams5=$(build yams5 5.0.1)
 yams6=$(build yams6 6.2.2)
-swift build -c release --package-path Tools --product strobe >/dev/null
-strobe="$(swift build -c release --package-path Tools --show-bin-path)/strobe"
+if [ -n "${STROBE:-}" ]; then
+    strobe=$STROBE
+else
+    swift build -c release --package-path Tools --product strobe >/dev/null
+    strobe="$(swift build -c release --package-path Tools --show-bin-path)/strobe"
+fi
+busy_pid=""
+if [ "${BUSY:-0}" = 1 ]; then
+    # One core kept busy: a shell loop that never sleeps.
+    (while :; do :; done) &
+    busy_pid=$!
+    trap 'kill "$busy_pid" 2>/dev/null || true' EXIT
+fi
 
 cpu=$(lscpu | sed -n 's/^Model name: *//p' | head -1)
 family=$(lscpu | sed -n 's/^CPU family: *//p' | head -1)
 model=$(lscpu | sed -n 's/^Model: *//p' | head -1)
-echo "CPU: $cpu, family $family model $model; $(nproc) cores; max time $max_time"
+echo "CPU: $cpu, family $family model $model; $(nproc) cores; max time $max_time; $([ -n "$busy_pid" ] && echo "one core busy" || echo "nothing else started")"
 
 compare() { # KIND RUN BASELINE CANDIDATE
     local dir="$work/runs/${1//\//}-$2"
@@ -44,11 +58,11 @@ compare() { # KIND RUN BASELINE CANDIDATE
     start=$(date +%s.%N)
     # shellcheck disable=SC2086
     "$strobe" compare --baseline "$3" --candidate "$4" --max-time "$max_time" ${COMPARE_ARGS:-} \
-        --output "$dir" --format json --report "$dir.json" >"$dir.log" 2>&1 || status=$?
+        --results-dir "$dir" --format json --output "$dir.json" >"$dir.log" 2>&1 || status=$?
     end=$(date +%s.%N)
-    python3 - "$dir.json" "$dir.log" "$1" "$2" "$status" "$start" "$end" <<'PY'
+    python3 - "$dir.json" "$dir.log" "$1" "$2" "$status" "$start" "$end" "$(cut -d' ' -f1 /proc/loadavg)" <<'PY'
 import json, re, sys
-path, log, kind, run, status, start, end = sys.argv[1:]
+path, log, kind, run, status, start, end, load = sys.argv[1:]
 seconds = float(end) - float(start)
 rounds = "?"
 for line in open(log, errors="replace"):
@@ -65,7 +79,7 @@ verdicts = {}
 for row in gated:
     verdicts.setdefault(row.get("verdict", "?"), []).append(row.get("name", "?"))
 summary = ", ".join(f"{k} {len(v)}" for k, v in sorted(verdicts.items()))
-print(f"{kind} {run}: exit {status}, {seconds:.0f} s, {rounds} rounds; gated metrics: {summary}")
+print(f"{kind} {run}: exit {status}, {seconds:.0f} s, {rounds} rounds, load {load}; gated metrics: {summary}")
 for name in verdicts.get("regression", []) + verdicts.get("improvement", []):
     row = next(r for r in gated if r.get("name") == name)
     print(f"    {row.get('verdict')}: {name}")

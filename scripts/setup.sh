@@ -10,18 +10,26 @@
 #   - Python's `perfetto` and `protobuf` packages (the official trace schema,
 #     used by the tests as an independent decoder).
 # Safe to run again: it only installs what it cannot find.
+#
+# `scripts/setup.sh --demo` installs only what `make demo` needs (the C
+# libraries the two packages link), not the test tools (protoc-c, the probe
+# headers, readelf, the browser, the Python schema).
 set -euo pipefail
+demo_only=false
+if [ "${1:-}" = "--demo" ]; then demo_only=true; fi
 
 need_apt=()
 pkg-config --exists libprotobuf-c 2>/dev/null || need_apt+=(libprotobuf-c-dev)
-command -v protoc-c >/dev/null 2>&1 || need_apt+=(protobuf-c-compiler)
 command -v pkg-config >/dev/null 2>&1 || need_apt+=(pkg-config)
-# USDT probe notes (sys/sdt.h); without it Strobe builds with no probes.
-if [ ! -f /usr/include/sys/sdt.h ] && [ ! -f "/usr/include/$(uname -m)-linux-gnu/sys/sdt.h" ]; then
-    need_apt+=(systemtap-sdt-dev)
+if ! $demo_only; then
+    command -v protoc-c >/dev/null 2>&1 || need_apt+=(protobuf-c-compiler)
+    # USDT probe notes (sys/sdt.h); without it Strobe builds with no probes.
+    if [ ! -f /usr/include/sys/sdt.h ] && [ ! -f "/usr/include/$(uname -m)-linux-gnu/sys/sdt.h" ]; then
+        need_apt+=(systemtap-sdt-dev)
+    fi
+    # readelf, which the tests use to check the probe notes.
+    command -v readelf >/dev/null 2>&1 || need_apt+=(binutils)
 fi
-# readelf, which the tests use to check the probe notes.
-command -v readelf >/dev/null 2>&1 || need_apt+=(binutils)
 # SQLite's headers and library, for the run history (strobe history).
 pkg-config --exists sqlite3 2>/dev/null || need_apt+=(libsqlite3-dev)
 # PostgreSQL's C client library, for a PostgreSQL history store.
@@ -29,7 +37,7 @@ pkg-config --exists libpq 2>/dev/null || need_apt+=(libpq-dev)
 # OpenSSL's libcrypto, for the SHA-256 of results files without a run id.
 pkg-config --exists libcrypto 2>/dev/null || need_apt+=(libssl-dev)
 # A browser for the test that renders `strobe trend --format html`.
-command -v chromium >/dev/null 2>&1 || command -v chromium-browser >/dev/null 2>&1 || need_apt+=(chromium)
+$demo_only || command -v chromium >/dev/null 2>&1 || command -v chromium-browser >/dev/null 2>&1 || need_apt+=(chromium)
 
 if [ ${#need_apt[@]} -gt 0 ]; then
     echo "setup: installing ${need_apt[*]}"
@@ -39,7 +47,7 @@ if [ ${#need_apt[@]} -gt 0 ]; then
     DEBIAN_FRONTEND=noninteractive $sudo_cmd apt-get install -y -qq "${need_apt[@]}" >/dev/null
 fi
 
-if ! python3 -c 'import perfetto.protos.perfetto.trace.perfetto_trace_pb2' >/dev/null 2>&1; then
+if ! $demo_only && ! python3 -c 'import perfetto.protos.perfetto.trace.perfetto_trace_pb2' >/dev/null 2>&1; then
     echo "setup: installing the Python packages perfetto and protobuf"
     python3 -m pip install --quiet --disable-pip-version-check perfetto protobuf
 fi

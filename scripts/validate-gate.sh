@@ -73,8 +73,8 @@ for kind in regression self; do
         "$bin/strobe" compare \
             --baseline "env LENS_KERNEL=vectorized $bin/LensPerfTests" \
             --candidate "env LENS_KERNEL=$candidate_kernel $bin/LensPerfTests" \
-            --iterations "$iterations" --max-time "$max_time" --policy "$policy" --output "$dir" \
-            --format json --report "$dir.json" 2>"$dir.log" || status=$?
+            --iterations "$iterations" --max-time "$max_time" --policy "$policy" --results-dir "$dir" \
+            --format json --output "$dir.json" 2>"$dir.log" || status=$?
         seconds=$(( $(date +%s) - start ))
         if [ "$status" -ge 2 ]; then echo "$kind $run: strobe compare failed ($status), see $dir.log"; exit "$status"; fi
         verdict=$(judge "$dir.json" "$kind")

@@ -1,7 +1,9 @@
 // Perf tests of the lens pipeline. The lens's kernel comes from the
 // LENS_KERNEL environment variable (vectorized, the default; scalar; or
 // rebuilt-curve, the demo's regression), so the same suite measures each
-// build.
+// build. LENS_EXTRA_ALLOCATION=1 makes "capture frame" allocate and free one
+// more block per iteration: a change no clock can see that its exact
+// allocation count shows.
 //
 //   swift run -c release LensPerfTests --iterations 20 --tag kernel=vectorized
 
@@ -77,6 +79,10 @@ final class FrameBuffer: Sendable {
     }
 }
 
+/// Whether "capture frame" allocates one block more per iteration
+/// (LENS_EXTRA_ALLOCATION=1).
+let extraAllocation = ProcessInfo.processInfo.environment["LENS_EXTRA_ALLOCATION"] == "1"
+
 let captureFrame = PerfTest(
     "capture frame", metrics: [.interval("capture", .sum)],
     setupOnce: { FrameBuffer(configuration: configurationFromEnvironment()) }
@@ -85,6 +91,11 @@ let captureFrame = PerfTest(
         for frame in 0..<20 {
             Trace.interval("capture") { image.capture(frame: frame) }
         }
+    }
+    if extraAllocation {
+        let scratch = UnsafeMutableRawPointer.allocate(byteCount: 64, alignment: 16)
+        scratch.storeBytes(of: 1, as: Int.self)
+        scratch.deallocate()
     }
 }
 

@@ -1,5 +1,5 @@
-// The app's own code that the README's snippets call: what a reader's app
-// would have in their place. Not a README snippet itself.
+// The app's own code that the snippets of the README and docs/ call: what a
+// reader's app would have in their place. Not a snippet itself.
 
 import Foundation
 

@@ -1,4 +1,4 @@
-// README: "Categories", the declaration and its use.
+// docs/recording.md: "Categories", the declaration and its use.
 import Strobe
 
 extension Trace.Category {

@@ -1,4 +1,4 @@
-// README: "Flight-recorder triggers".
+// docs/recording.md: "Flight-recorder triggers".
 import Strobe
 
 func startAFlightRecorder() throws -> TraceSession {

@@ -1,4 +1,4 @@
-// README: "Instrument an app".
+// README.md ("The tracing SDK") and docs/recording.md ("Instrument an app").
 import Strobe
 
 func startUp() throws {

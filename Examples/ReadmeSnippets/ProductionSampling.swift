@@ -1,4 +1,4 @@
-// README: "Production sampling".
+// docs/recording.md: "Traces say where they come from".
 import Strobe
 
 func startAFieldSession(appVersion: String, build: String, model: String, osVersion: String) throws -> TraceSession {

@@ -1,4 +1,4 @@
-// README: "Read a trace", from Swift.
+// docs/trace-format.md: "Read a trace", from Swift.
 import StrobeReader
 
 func readATrace() throws -> (lensApplyDurations: [UInt64], summary: TraceSummary) {

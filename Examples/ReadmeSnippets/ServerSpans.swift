@@ -1,5 +1,5 @@
 #if StrobeTracing
-// README: "Spans from server libraries".
+// docs/recording.md: "Spans from server libraries".
 import StrobeTracing
 import Tracing
 

@@ -1,4 +1,4 @@
-// README: "Sessions".
+// docs/recording.md: "Sessions".
 import Strobe
 
 func startASession() throws -> TraceSession {

@@ -1,4 +1,4 @@
-// README: "Signposts for system profilers".
+// docs/recording.md: "Signposts for system profilers".
 import Strobe
 
 func chooseSignposts() -> TraceConfiguration {

@@ -1,4 +1,4 @@
-// README: "Write a perf test".
+// README.md ("Perf tests and the regression gate") and docs/perf-tests.md ("Write a perf test").
 import LensKit
 import StrobePerf
 

@@ -1,6 +1,5 @@
 #if StrobeMetrics && StrobeTracing
 import StrobeTestSupport
-import CMallocCounter
 import Foundation
 import CStrobe
 import CoreMetrics
@@ -163,19 +162,15 @@ enum BridgeBenchmarks {
         let count = 10_000
         let strobe = CoreBenchmarks.withSession(spanConfiguration) { () -> UInt64 in
             _ = timeSpans(StrobeTracer(), 100)
-            let before = cmalloc_counter_allocations()
-            _ = timeSpans(StrobeTracer(), count)
-            return cmalloc_counter_allocations() - before
+            return AllocationCount.during { _ = timeSpans(StrobeTracer(), count) }.allocations
         }
         _ = timeSpans(NoOpTracer(), 100)
-        let before = cmalloc_counter_allocations()
-        _ = timeSpans(NoOpTracer(), count)
-        let noOp = cmalloc_counter_allocations() - before
+        let noOp = AllocationCount.during { _ = timeSpans(NoOpTracer(), count) }.allocations
         Figure(
             name: "heap allocations per withSpan through StrobeTracing", value: Double(strobe) / Double(count),
             unit: "allocations/span", baselineName: "NoOpTracer().withSpan, same run",
             baselineValue: Double(noOp) / Double(count),
-            extra: ["counter_active": cmalloc_counter_is_active() != 0 ? 1 : 0]
+            extra: ["counter_active": AllocationCount.isActive ? 1 : 0]
         ).printLine()
     }
 }

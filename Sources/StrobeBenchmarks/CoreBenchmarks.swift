@@ -1,4 +1,3 @@
-import CMallocCounter
 import CStrobe
 import Foundation
 import Strobe
@@ -108,27 +107,28 @@ enum CoreBenchmarks {
     }
 
     static func allocationFigure(clock: Double) {
-        let active = cmalloc_counter_is_active() != 0
+        let active = AllocationCount.isActive
         let (allocations, events, baselineAllocations) = withSession { () -> (UInt64, Int, UInt64) in
             // Attach the thread first, so only steady-state events are counted.
             Trace.begin("warm")
             Trace.end()
             let events = 200_000
-            let before = cmalloc_counter_allocations()
-            for _ in 0..<(events / 4) {
-                Trace.begin("allocation check")
-                Trace.counter("allocation counter", 1)
-                Trace.instant("allocation instant")
-                Trace.end()
-            }
-            let after = cmalloc_counter_allocations()
+            let allocations = AllocationCount.during {
+                for _ in 0..<(events / 4) {
+                    Trace.begin("allocation check")
+                    Trace.counter("allocation counter", 1)
+                    Trace.instant("allocation instant")
+                    Trace.end()
+                }
+            }.allocations
             // Baseline: one Swift array allocation per iteration, to prove the counter counts.
-            let baseBefore = cmalloc_counter_allocations()
-            var sink = 0
-            for index in 0..<1000 { sink &+= makeArray(index).count }
-            let baseAfter = cmalloc_counter_allocations()
+            let (sink, baseline) = AllocationCount.during {
+                var sink = 0
+                for index in 0..<1000 { sink &+= makeArray(index).count }
+                return sink
+            }
             if sink == -1 { print(sink) }
-            return (after - before, events, baseAfter - baseBefore)
+            return (allocations, events, baseline)
         }
         Figure(
             name: "heap allocations per event (StaticString names)",

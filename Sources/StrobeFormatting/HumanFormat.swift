@@ -2,12 +2,12 @@ import Foundation
 
 /// Durations and values written for people.
 public enum HumanFormat {
-    /// `1.23 ms`, `456 us`, `12 ns`, `2.5 s`.
+    /// `1.23 ms`, `456 µs`, `12 ns`, `2.5 s`.
     public static func duration(_ nanoseconds: Double) -> String {
         let magnitude = abs(nanoseconds)
         if magnitude >= 1e9 { return fixed(nanoseconds / 1e9) + " s" }
         if magnitude >= 1e6 { return fixed(nanoseconds / 1e6) + " ms" }
-        if magnitude >= 1e3 { return fixed(nanoseconds / 1e3) + " us" }
+        if magnitude >= 1e3 { return fixed(nanoseconds / 1e3) + " µs" }
         return fixed(nanoseconds) + " ns"
     }
 

@@ -16,6 +16,13 @@ public struct PerfRunner: Sendable {
         public var traceDirectory: String?
         /// The suite's name, used in trace file names.
         public var suite = "suite"
+        /// Count the measure block's heap allocations (`allocations`,
+        /// `allocations.bytes`, `allocations.remaining`) where the process
+        /// can: on by default.
+        public var countAllocations = true
+        /// Count the measure block's Swift retains and releases (`retains`,
+        /// `releases`) where the runtime lets them be counted: on by default.
+        public var countRetains = true
 
         /// The defaults.
         public init() {}
@@ -120,25 +127,35 @@ public struct PerfRunner: Sendable {
         }
         let session = try TraceSession.start(configuration)
         let context = PerfContext(iteration: iteration)
+        let counting = countSelection
+        let writer = session.backgroundThread
         let before: ResourceReading
         let after: ResourceReading
         let wall: UInt64
+        let counts: [PerfMetric]
         do {
+            // The counting window is inside the resource readings and
+            // outside the wall clock's reads.
             switch blocks.body {
             case .sync(let measure):
                 before = ResourceReading(session: session, thread: Self.hasThreadUsage)
+                ExactCounts.begin(counting, excluding: writer)
                 let start = ProcessMeasurements.monotonicNanoseconds()
                 try Self.measure(measure, context)
                 wall = ProcessMeasurements.monotonicNanoseconds() - start
+                counts = ExactCounts.end(counting)
                 after = ResourceReading(session: session, thread: Self.hasThreadUsage)
             case .async(let measure):
                 before = ResourceReading(session: session, thread: false)
+                ExactCounts.begin(counting, excluding: writer)
                 let start = ProcessMeasurements.monotonicNanoseconds()
                 try await measure(context)
                 wall = ProcessMeasurements.monotonicNanoseconds() - start
+                counts = ExactCounts.end(counting)
                 after = ResourceReading(session: session, thread: false)
             }
         } catch {
+            ExactCounts.abandon()
             try? session.stop()
             throw PerfTestError.blockFailed("measure", error)
         }
@@ -146,7 +163,7 @@ public struct PerfRunner: Sendable {
         if let teardown = blocks.teardown {
             do { try await teardown() } catch { throw PerfTestError.blockFailed("teardown", error) }
         }
-        var values = Self.resourceMetrics(wall: wall, before: before, after: after)
+        var values = Self.resourceMetrics(wall: wall, before: before, after: after) + counts
         if !test.metrics.isEmpty, let tracePath {
             let trace = try TraceReader.read(contentsOf: tracePath)
             for metric in test.metrics {
@@ -160,6 +177,13 @@ public struct PerfRunner: Sendable {
         }
         values += context.values
         return IterationSample(wall: Double(wall), values: values)
+    }
+
+    /// The counts this runner takes: those its options ask for that the
+    /// process can take.
+    var countSelection: ExactCounts.Selection {
+        ExactCounts.Selection(allocations: options.countAllocations, retains: options.countRetains)
+            .intersection(.available)
     }
 
     /// Runs a synchronous measure block outside any actor.

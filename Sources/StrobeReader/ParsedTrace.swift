@@ -28,6 +28,10 @@ public struct ParsedTrace: Sendable {
     /// Top-level packets that decoded: ``packetCount`` less those skipped.
     /// 0 means nothing in the input was a readable trace packet.
     public var decodedPacketCount: Int
+    /// Why the input is not a trace at all, when no packet decoded: empty,
+    /// foreign bytes at its start (named, with the bytes shown), or the
+    /// first packet's problem; nil when a packet decoded.
+    public var notATrace: TraceReadError? = nil
 
     /// Puts intervals and instants in time order, as documented.
     mutating func sortByTime() {

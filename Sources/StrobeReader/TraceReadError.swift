@@ -25,9 +25,11 @@ public struct TraceReadError: Error, Sendable, Hashable, CustomStringConvertible
     }
 
     /// `PATH: byte OFFSET: PROBLEM`, then ` (errno N)` when a system call
-    /// failed.
+    /// failed; a file that could not be opened or read at all is named
+    /// without a byte (`PATH: cannot open: No such file or directory`).
     public var description: String {
-        "\(path): byte \(offset): \(problem)" + ErrnoText.suffix(errno)
+        if errno != nil, offset == 0 { return "\(path): \(problem)" + ErrnoText.suffix(errno) }
+        return "\(path): byte \(offset): \(problem)" + ErrnoText.suffix(errno)
     }
 
     /// The file's path: every error of Strobe's names it `path`.

@@ -1,3 +1,4 @@
+import PerfettoWire
 import StrobeFormatting
 
 #if canImport(Glibc)
@@ -46,8 +47,31 @@ public enum TraceReader {
             }
             var parsed = builder.finish()
             parsed.sortByTime()
+            if parsed.decodedPacketCount == 0 { parsed.notATrace = notATrace(buffer, parsed: parsed, source: source) }
             return parsed
         }
+    }
+
+    /// Why `bytes`, in which no packet decoded, are not a trace.
+    static func notATrace(_ bytes: UnsafeBufferPointer<UInt8>, parsed: ParsedTrace, source: String) -> TraceReadError {
+        guard let first = bytes.first else {
+            return TraceReadError(path: source, offset: 0, problem: "not a trace: the file is empty")
+        }
+        guard first == PerfettoWire.Trace.packetTag else {
+            let shown = bytes.prefix(12).map { byte -> String in
+                (0x20..<0x7f).contains(byte) ? String(UnicodeScalar(byte)) : "."
+            }.joined()
+            return TraceReadError(
+                path: source, offset: 0,
+                problem:
+                    "not a trace: it begins with 0x\(String(first, radix: 16, uppercase: false)) (\"\(shown)\"), where a trace begins with a packet (0x0a)"
+            )
+        }
+        let problems = parsed.issues + (parsed.truncation.map { [$0] } ?? [])
+        let firstProblem = problems.min { $0.offset < $1.offset }
+        return TraceReadError(
+            path: source, offset: firstProblem?.offset ?? 0,
+            problem: "not a trace: no packet is readable" + (firstProblem.map { ": \($0.problem)" } ?? ""))
     }
 
     static func readFile(_ path: String) throws(TraceReadError) -> [UInt8] {

@@ -78,11 +78,20 @@ public enum TraceRepair {
     public static func repair(file path: String, writingTo output: String? = nil) throws(TraceReadError) -> Outcome {
         let bytes = try TraceReader.readFile(path)
         let outcome = scan(bytes, source: path)
-        if outcome.packets == 0, outcome.problem != nil, let first = bytes.first, first != PerfettoWire.Trace.packetTag
-        {
+        if outcome.packets == 0 {
+            guard let first = bytes.first else {
+                throw TraceReadError(path: path, offset: 0, problem: "not a trace: the file is empty")
+            }
+            guard first == PerfettoWire.Trace.packetTag else {
+                throw TraceReadError(
+                    path: path, offset: 0,
+                    problem: "not a trace: it begins with 0x\(String(first, radix: 16)), not a packet, and holds none")
+            }
+            let reason = outcome.problem.map { ": \($0.problem)" } ?? ""
             throw TraceReadError(
-                path: path, offset: 0,
-                problem: "not a trace: it begins with 0x\(String(first, radix: 16)), not a packet, and holds none")
+                path: path, offset: outcome.problem?.offset ?? 0,
+                problem:
+                    "no packet of the trace is whole\(reason); there is nothing to keep, so the file is left as it is")
         }
         if let output {
             try store(bytes[0..<outcome.keptBytes], to: output)

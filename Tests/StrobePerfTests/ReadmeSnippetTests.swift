@@ -1,21 +1,33 @@
 import Foundation
 import Testing
 
-/// Every ```swift block of README.md is source the build compiles: it
-/// appears in a file of Examples/ReadmeSnippets (the `ReadmeSnippets`
-/// target, built in Swift 6 language mode with the rest of the package), or
-/// the line before its fence says why not: `<!-- not compiled: REASON -->`.
+/// Every ```swift block of README.md and of the pages in docs/ is source
+/// the build compiles: it appears in a file of Examples/ReadmeSnippets (the
+/// `ReadmeSnippets` target, built in Swift 6 language mode with the rest of
+/// the package), or the line before its fence says why not:
+/// `<!-- not compiled: REASON -->`.
 struct ReadmeSnippetTests {
     /// The repository's root, three folders above this file.
     static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
         .deletingLastPathComponent()
     static let snippetFolder = root.appendingPathComponent("Examples/ReadmeSnippets")
-    /// The folder's one file that is not a README block: the app code the
-    /// blocks call.
+    /// The folder's one file that is not a block of the docs: the app code
+    /// the blocks call.
     static let supportFile = "AppCode.swift"
 
-    static func readme() throws -> String {
-        try String(contentsOf: root.appendingPathComponent("README.md"), encoding: .utf8)
+    /// README.md, then every Markdown page of docs/ by name, each named by
+    /// its path from the repository's root.
+    static func pages() throws -> [(name: String, text: String)] {
+        let docs = try FileManager.default.contentsOfDirectory(atPath: root.appendingPathComponent("docs").path)
+            .filter { $0.hasSuffix(".md") }.sorted().map { "docs/" + $0 }
+        return try (["README.md"] + docs).map {
+            name in (name, try String(contentsOf: root.appendingPathComponent(name), encoding: .utf8))
+        }
+    }
+
+    /// The Swift blocks of every page, each with the page it is on.
+    static func blocks() throws -> [(page: String, block: SnippetCheck.Block)] {
+        try pages().flatMap { page in SnippetCheck.swiftBlocks(in: page.text).map { (page.name, $0) } }
     }
 
     static func snippetFiles() throws -> [(name: String, lines: [String])] {
@@ -26,32 +38,42 @@ struct ReadmeSnippetTests {
             }
     }
 
-    @Test func everySwiftBlockOfTheReadmeIsCompiled() throws {
-        let blocks = SnippetCheck.swiftBlocks(in: try Self.readme())
+    @Test func theReadmeAndTheDocsPagesAreRead() throws {
+        let names = try Self.pages().map(\.name)
+        #expect(names.first == "README.md")
+        #expect(names.contains("docs/recording.md"))
+        #expect(names.contains("docs/perf-tests.md"))
+        let pagesWithBlocks = Set(try Self.blocks().map(\.page))
+        #expect(pagesWithBlocks.contains("README.md"))
+        #expect(pagesWithBlocks.contains { $0.hasPrefix("docs/") })
+    }
+
+    @Test func everySwiftBlockOfTheDocsIsCompiled() throws {
+        let blocks = try Self.blocks()
         let files = try Self.snippetFiles()
         #expect(blocks.count >= 8)
-        for block in blocks where block.notCompiledBecause == nil {
+        for (page, block) in blocks where block.notCompiledBecause == nil {
             let holders = files.filter { SnippetCheck.source($0.lines, holds: block.lines) }
             #expect(
                 !holders.isEmpty,
-                "README.md line \(block.line): the block starting \"\(block.lines.first ?? "")\" is in no file of Examples/ReadmeSnippets"
+                "\(page) line \(block.line): the block starting \"\(block.lines.first ?? "")\" is in no file of Examples/ReadmeSnippets"
             )
         }
-        for block in blocks {
+        for (page, block) in blocks {
             if let reason = block.notCompiledBecause {
-                #expect(!reason.isEmpty, "README.md line \(block.line): give the reason")
+                #expect(!reason.isEmpty, "\(page) line \(block.line): give the reason")
             }
         }
     }
 
-    @Test func everySnippetFileHoldsABlockOfTheReadme() throws {
-        let blocks = SnippetCheck.swiftBlocks(in: try Self.readme()).filter { $0.notCompiledBecause == nil }
+    @Test func everySnippetFileHoldsABlockOfTheDocs() throws {
+        let blocks = try Self.blocks().map(\.block).filter { $0.notCompiledBecause == nil }
         let files = try Self.snippetFiles()
         #expect(files.contains { $0.name == Self.supportFile })
         for file in files where file.name != Self.supportFile {
             #expect(
                 blocks.contains { SnippetCheck.source(file.lines, holds: $0.lines) },
-                "\(file.name) holds no block of README.md")
+                "\(file.name) holds no block of README.md or docs/*.md")
         }
     }
 

@@ -23,7 +23,7 @@ extension TraceConfiguration {
         /// `counter_f64`, `async_begin` and `async_end`.
         ///
         /// A probe is a single `nop` until a tool attaches to it. The probes
-        /// and their arguments are listed in the README.
+        /// and their arguments are listed in docs/recording.md.
         public static let probes = Signposts(rawValue: 1 << 0)
 
         /// Lines in the kernel's ftrace `trace_marker` file, in the format

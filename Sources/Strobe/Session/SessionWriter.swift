@@ -43,7 +43,8 @@ final class SessionWriter: @unchecked Sendable {
     private let writerLock: SanitizedMutex<WriterState>
     private let wakeup = Semaphore()
     private let stopRequested = Atomic<Bool>(false)
-    private var writerThread: pthread_t?
+    /// The background writer's thread, once `start` has created it.
+    private(set) var writerThread: pthread_t?
     /// The writer's CPU time when it finished, in nanoseconds; set by the
     /// writer itself as its last act, before it can be joined.
     private let writerFinalCPUTime = Atomic<UInt64>(0)

@@ -155,6 +155,13 @@ public final class TraceSession: Sendable {
         try core.writeSnapshot(to: path)
     }
 
+    /// The session's background thread (the writer), nil for an unsampled
+    /// session. `StrobePerf` leaves its allocations and retains out of a
+    /// measure block's counts.
+    package var backgroundThread: pthread_t? {
+        core?.writerThread
+    }
+
     /// Counts of what the session has recorded and lost so far.
     public struct Statistics: Sendable, Hashable {
         /// Events written into thread buffers.

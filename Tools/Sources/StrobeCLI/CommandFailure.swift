@@ -29,35 +29,34 @@ struct CommandFailure: Error, CustomStringConvertible {
     static let regression = CommandFailure(message: nil, status: 1)
 }
 
-/// Parses durations such as `16.67ms`, `16ms`, `0.5s`, `500us`, `250ns`.
-struct DurationArgument: ExpressibleByArgument {
-    var nanoseconds: UInt64
-
-    init?(argument: String) {
-        let text = argument.trimmingCharacters(in: .whitespaces).lowercased()
-        let units: [(String, Double)] = [("ns", 1), ("us", 1e3), ("µs", 1e3), ("ms", 1e6), ("s", 1e9)]
-        for (suffix, scale) in units where text.hasSuffix(suffix) {
-            guard let value = Double(text.dropLast(suffix.count)), value.isFinite, value > 0 else { return nil }
-            nanoseconds = UInt64((value * scale).rounded())
-            return
-        }
-        return nil
-    }
-
-    static var defaultCompletionKind: CompletionKind { .default }
-}
-
 /// Writes `text` to `path`, or to standard output when there is none.
 func emit(_ text: String, to path: String?) throws(CommandFailure) {
     guard let path else {
         FileHandle.standardOutput.write(Data(text.utf8))
         return
     }
+    if let problem = unwritable(path) { throw .badInput("cannot write \(path): \(problem)") }
     do {
         try Data(text.utf8).write(to: URL(fileURLWithPath: path))
     } catch {
-        throw .badInput("cannot write \(path): \(error.localizedDescription)")
+        throw .badInput("cannot write \(path): \(unwritable(path) ?? error.localizedDescription)")
     }
+}
+
+/// Why a file cannot be written at `path`, in words (a directory there, no
+/// such directory, no permission), or nil when nothing is known to stop it.
+func unwritable(_ path: String) -> String? {
+    var isDirectory: ObjCBool = false
+    if FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) {
+        if isDirectory.boolValue { return "it is a directory; give a file path" }
+        return FileManager.default.isWritableFile(atPath: path) ? nil : "permission denied"
+    }
+    let parent = (path as NSString).deletingLastPathComponent
+    let directory = parent.isEmpty ? "." : parent
+    guard FileManager.default.fileExists(atPath: directory, isDirectory: &isDirectory), isDirectory.boolValue else {
+        return "the directory \(directory) does not exist"
+    }
+    return FileManager.default.isWritableFile(atPath: directory) ? nil : "permission denied in \(directory)"
 }
 
 /// Reads the trace at `path`; throws bad input when it cannot be read or
@@ -76,9 +75,6 @@ func readTrace(_ path: String) throws -> ParsedTrace {
 /// file is not a trace. Names the first bad byte.
 func noReadablePacket(_ parsed: ParsedTrace, path: String) -> CommandFailure? {
     guard parsed.decodedPacketCount == 0 else { return nil }
-    let problems = parsed.issues + (parsed.truncation.map { [$0] } ?? [])
-    guard let first = problems.min(by: { $0.offset < $1.offset }) else {
-        return .badInput("\(path): byte 0: not a trace: the file is empty")
-    }
-    return .badInput("\(path): byte \(first.offset): not a trace, no packet is readable: \(first.problem)")
+    return .badInput(
+        parsed.notATrace?.description ?? "\(path): byte 0: not a trace: no packet is readable")
 }

@@ -1,5 +1,7 @@
 import ArgumentParser
+import CStrobeBuildInfo
 import Foundation
+import StrobeResults
 
 /// `strobe`: read traces, run perf tests, compare results.
 @main
@@ -11,6 +13,7 @@ struct StrobeCommand: AsyncParsableCommand {
             Exit status: 0 success; 1 a gated regression (diff, compare) or a failed measurement (run); \
             2 bad input: a flag, or a file that cannot be read or holds the wrong thing.
             """,
+        version: StrobeCommand.version,
         subcommands: [
             SummarizeCommand.self, ExportCommand.self, RepairCommand.self, RecoverCommand.self, RunCommand.self,
             ResultsCommand.self, DiffCommand.self,
@@ -18,6 +21,13 @@ struct StrobeCommand: AsyncParsableCommand {
             ServeCommand.self,
         ]
     )
+
+    /// `strobe 0.1.0 (commit 1a2b3c4d5e6f)`: the version and, when the build
+    /// recorded it, the git commit it was built from.
+    static var version: String {
+        let commit = String(cString: cstrobe_build_commit())
+        return "strobe \(StrobeVersion.current)" + (commit.isEmpty ? " (commit not recorded)" : " (commit \(commit))")
+    }
 
     /// Parses the command line, runs the command and ends the process with
     /// the status ``exitStatus(reporting:)`` gives: commands throw, none
@@ -53,7 +63,10 @@ struct StrobeCommand: AsyncParsableCommand {
             return 0
         }
         if code == .validationFailure {
-            printError(fullMessage(for: error))
+            // Every error of the command begins the same way.
+            var message = fullMessage(for: error)
+            if message.hasPrefix("Error: ") { message = "strobe: " + message.dropFirst("Error: ".count) }
+            printError(message)
             return 2
         }
         printError("strobe: \(error)")

@@ -38,20 +38,32 @@ extension DiffReport {
         html += "</table>"
         let undecided = undecidedLines
         if !undecided.isEmpty {
-            html += "<h2>Undecided</h2><ul>"
+            html += "<h2>Inconclusive</h2><ul>"
             for line in undecided {
                 html += "<li><b>\(HTMLText.escape(line.metric))</b>: \(HTMLText.escape(line.explanation))</li>"
             }
             html += "</ul>"
         }
+        var flat: [String] = []
         for row in rows {
             let key = Self.sampleKey(row.name, row.group)
             guard let values = samples[key] else { continue }
             let title = row.group.isEmpty ? row.name : "\(row.name) [\(row.group)]"
+            // A metric that is 0 in every sample on both sides has nothing to
+            // plot: it is named below instead of drawn as a line of zeros.
+            guard (values.baseline + values.candidate).contains(where: { $0 != 0 }) else {
+                flat.append(title)
+                continue
+            }
             html +=
-                "<div class=\"plot\"><h2>\(HTMLText.escape(title)) — <span class=\"\(row.verdict.rawValue)\">\(row.verdict.rawValue)</span> \(HTMLText.escape(Self.change(row)))</h2>"
+                "<div class=\"plot\"><h2>\(HTMLText.escape(title)) — <span class=\"\(row.verdict.rawValue)\">\(HTMLText.escape(Self.verdictText(row)))</span> \(HTMLText.escape(Self.change(row)))</h2>"
             html += Self.plot(baseline: values.baseline, candidate: values.candidate, unit: row.unit)
             html += "</div>"
+        }
+        if !flat.isEmpty {
+            html +=
+                "<p class=\"zeros\">0 in every sample on both sides, not plotted: "
+                + "\(HTMLText.escape(flat.joined(separator: ", "))).</p>"
         }
         html += "<p><small>\(HTMLText.escape(methodNote))</small></p>"
         return html + "</body></html>\n"

@@ -10,8 +10,10 @@ extension DiffReport {
             + (unit == "ns" || unit == "bytes" || unit.isEmpty || unit == "count" ? "" : " \(unit)")
     }
 
-    /// "+14.2% [+11.0, +17.5]".
+    /// "+14.2% [+11.0, +17.5]"; for a constant count, "+1 allocation per
+    /// iteration (12 → 13)" (``MetricDefaults/exactCountChange(_:)``).
     static func change(_ row: MetricComparison) -> String {
+        if let count = MetricDefaults.exactCountChange(row) { return count }
         guard let shift = row.shift else { return "-" }
         return "\(percent(shift.ratio))% [\(percent(shift.lower)), \(percent(shift.upper))]"
     }
@@ -50,7 +52,10 @@ extension DiffReport {
     public static func undecidedExplanation(_ row: MetricComparison) -> String {
         var seen: String
         let floor = HumanFormat.format(row.relativeFloor * 100, decimals: 1)
-        let confidence = HumanFormat.format((row.shift?.confidence ?? 0) * 100, decimals: 1)
+        let percent = (row.shift?.confidence ?? 0) * 100
+        // 99.97%, not a rounded 100.0%.
+        let decimals = percent >= 99.9 && percent < 100 ? max(1, Int(-log10(100 - percent)) + 2) : 1
+        let confidence = HumanFormat.format(percent, decimals: decimals)
         let rounds = min(row.test.baselineReplicates, row.test.candidateReplicates)
         let unit = row.test.method == .pairedRounds ? "rounds" : "processes per side"
         if row.shift != nil {
@@ -75,7 +80,9 @@ extension DiffReport {
             switch item {
             case .moreIterations:
                 let share =
-                    row.iterationNoiseShare.map { " (they make \(Int(($0 * 100).rounded()))% of the noise)" } ?? ""
+                    row.iterationNoiseShare.map {
+                        " (\(Int(($0 * 100).rounded()))% of the noise is within processes)"
+                    } ?? ""
                 return "more iterations per process (--iterations)\(share)"
             case .longerBudget:
                 guard let needed = row.roundsNeeded, rounds > 0 else { return "a longer --max-time" }
@@ -107,7 +114,7 @@ extension DiffReport {
             let first = undecided[0]
             var explanation = Self.undecidedExplanation(first)
             let others = undecided.dropFirst().map { MetricDefaults.metricPart(of: $0.name) }
-            if !others.isEmpty { explanation += " (also undecided: \(others.joined(separator: ", ")))" }
+            if !others.isEmpty { explanation += " (also inconclusive: \(others.joined(separator: ", ")))" }
             return (first.name + (first.group.isEmpty ? "" : " [\(first.group)]"), explanation)
         }
     }
@@ -129,7 +136,7 @@ extension DiffReport {
         var seen = Set<String>()
         let names = quiet.map { MetricDefaults.metricPart(of: $0.name) }.filter { seen.insert($0).inserted }
         let shown = names.prefix(4).joined(separator: ", ") + (names.count > 4 ? " and \(names.count - 4) more" : "")
-        return "also reported, unchanged: \(quiet.count) metric\(quiet.count == 1 ? "" : "s") (\(shown))"
+        return "also reported, unchanged: \(names.count) metric\(names.count == 1 ? "" : "s") (\(shown))"
     }
 
     /// "decode, encode and load ran on one thread: their thread.* metrics
@@ -160,31 +167,55 @@ extension DiffReport {
         }
     }
 
+    /// The widest a text report is drawn: columns are dropped, least
+    /// needed first, until its table fits (the JSON keeps every number).
+    public static let textWidth = 120
+
     /// The aligned terminal table, headed by the per-test summary; ANSI
-    /// colours on the verdicts when `colour` is set.
-    public func renderText(colour: Bool = false) -> String {
-        var header = ["test", "metric"]
-        if let groupBy { header.append(groupBy) }
-        header += ["runs", "n base", "n cand"]
-        for key in percentileKeys { header += ["p\(key) base", "p\(key) cand"] }
-        header += ["change [CI]", "p (adj.)", "verdict"]
-        let firstNumeric = groupBy == nil ? 2 : 3
-        var table = TextTable(header: header, rightAligned: Set(firstNumeric..<(header.count - 1)))
+    /// colours on the verdicts when `colour` is set. The table fits `width`
+    /// columns: the per-side sample counts go first, then the high
+    /// percentiles, then the adjusted p-value.
+    public func renderText(colour: Bool = false, width: Int = DiffReport.textWidth) -> String {
         let shown = tableRows
-        for (row, test) in zip(shown, Self.testColumn(shown)) {
-            var cells = [test, MetricDefaults.metricPart(of: row.name)]
-            if groupBy != nil { cells.append(row.group) }
-            cells += [Self.replicatesText(row), String(row.baseline.count), String(row.candidate.count)]
-            for key in percentileKeys {
-                cells += [
-                    Self.value(row.baseline.percentiles[key] ?? .nan, unit: row.unit),
-                    Self.value(row.candidate.percentiles[key] ?? .nan, unit: row.unit),
-                ]
-            }
-            cells += [Self.change(row), Self.pValue(row.adjustedPValue), Self.verdictText(row)]
-            table.rows.append(cells)
+        // Each column: its header, its cells, and the order it is dropped
+        // in when the table is too wide (0: never).
+        var columns: [(header: String, cells: [String], drop: Int, right: Bool)] = []
+        let tests = Self.testColumn(shown)
+        columns.append(("test", tests, 0, false))
+        columns.append(("metric", shown.map { MetricDefaults.metricPart(of: $0.name) }, 0, false))
+        if let groupBy { columns.append((groupBy, shown.map(\.group), 0, false)) }
+        columns.append(("runs", shown.map(Self.replicatesText), 0, true))
+        columns.append(("n base", shown.map { String($0.baseline.count) }, 1, true))
+        columns.append(("n cand", shown.map { String($0.candidate.count) }, 1, true))
+        for (index, key) in percentileKeys.enumerated() {
+            let drop = index == 0 ? 0 : 1 + percentileKeys.count - index
+            columns.append(
+                (
+                    "p\(key) base", shown.map { Self.value($0.baseline.percentiles[key] ?? .nan, unit: $0.unit) }, drop,
+                    true
+                ))
+            columns.append(
+                (
+                    "p\(key) cand", shown.map { Self.value($0.candidate.percentiles[key] ?? .nan, unit: $0.unit) },
+                    drop, true
+                ))
         }
-        var text = table.render()
+        columns.append(("change [CI]", shown.map(Self.change), 0, true))
+        columns.append(("p (adj.)", shown.map { Self.pValue($0.adjustedPValue) }, percentileKeys.count + 2, true))
+        columns.append(("verdict", shown.map { Self.verdictText($0) }, 0, false))
+        func draw(_ kept: [(header: String, cells: [String], drop: Int, right: Bool)]) -> String {
+            var table = TextTable(
+                header: kept.map(\.header), rightAligned: Set(kept.indices.filter { kept[$0].right }))
+            for row in shown.indices { table.rows.append(kept.map { $0.cells[row] }) }
+            return table.render()
+        }
+        var kept = columns
+        var text = draw(kept)
+        for step in 1...(percentileKeys.count + 2) {
+            guard text.split(separator: "\n").contains(where: { $0.count > width }) else { break }
+            kept.removeAll { $0.drop == step }
+            text = draw(kept)
+        }
         if colour {
             // Only the verdict, the last cell, is coloured: a log that shows
             // the escape codes raw keeps its columns.
@@ -205,17 +236,43 @@ extension DiffReport {
         let undecided = undecidedLines
         if !undecided.isEmpty {
             output +=
-                "\nundecided:\n" + undecided.map { "  \($0.metric): \($0.explanation)" }.joined(separator: "\n") + "\n"
+                "\ninconclusive:\n"
+                + undecided.map { Self.wrap("  \($0.metric): \($0.explanation)", width: width, indent: "    ") }
+                .joined(separator: "\n") + "\n"
         }
         var notes: [String] = []
         if let foldedLine { notes.append("note: " + foldedLine) }
         notes += warnings.map { "warning: " + $0 }
-        if !notes.isEmpty { output += "\n" + notes.joined(separator: "\n") + "\n" }
+        if !notes.isEmpty {
+            output += "\n" + notes.map { Self.wrap($0, width: width, indent: "  ") }.joined(separator: "\n") + "\n"
+        }
         return output
     }
 
-    /// Markdown for a pull-request comment: the per-test summary first, then
-    /// the table, then what is undecided, warnings and the method.
+    /// `text` broken at spaces into lines of at most `width` characters
+    /// (a longer word stands alone), the lines after the first indented.
+    static func wrap(_ text: String, width: Int, indent: String) -> String {
+        let lead = String(text.prefix { $0 == " " })
+        var lines: [String] = []
+        var line = lead
+        var lineHasWord = false
+        for word in text.dropFirst(lead.count).split(separator: " ") {
+            if lineHasWord, line.count + 1 + word.count > width {
+                lines.append(line)
+                line = indent + word
+            } else {
+                line += (lineHasWord ? " " : "") + word
+            }
+            lineHasWord = true
+        }
+        lines.append(line)
+        return lines.joined(separator: "\n")
+    }
+
+    /// Markdown for a pull-request comment: the verdict and one line per
+    /// test that changed, short enough to read in the conversation; the
+    /// table, what is inconclusive, the warnings and the method follow
+    /// folded under `<details>`.
     public func renderMarkdown() -> String {
         let regressions = gatedRegressions.count
         var lines: [String] = []
@@ -223,16 +280,27 @@ extension DiffReport {
             regressions > 0 ? "### :red_circle: Strobe: \(headline)" : "### :green_circle: Strobe: \(headline)")
         lines.append("")
         lines.append(metricCounts)
-        lines.append("")
-        let flagged = rows.filter { $0.verdict == .regression || $0.verdict == .improvement }
-        for row in flagged {
-            let group = row.group.isEmpty ? "" : " (\(row.group))"
-            let only = row.gates ? "" : " (report only)"
-            lines.append(
-                "- **\(row.verdict.rawValue)**\(only) `\(row.name)`\(group): \(Self.change(row)), median \(Self.value(row.baseline.median, unit: row.unit)) → \(Self.value(row.candidate.median, unit: row.unit))"
-            )
+        let changed = tests.filter { $0.outcome == .slower || $0.outcome == .faster }
+        if !changed.isEmpty {
+            lines.append("")
+            for test in changed.prefix(Self.testsListed) {
+                lines.append("- **\(test.outcome == .slower ? "slower" : "faster")**: \(test.summary)")
+            }
+            if changed.count > Self.testsListed {
+                lines.append("- and \(changed.count - Self.testsListed) more, in the table below")
+            }
         }
-        if !flagged.isEmpty { lines.append("") }
+        let reportOnly = rows.filter { !$0.gates && ($0.verdict == .regression || $0.verdict == .improvement) }
+        if !reportOnly.isEmpty {
+            lines.append("")
+            lines.append(
+                "Reported, not gated: "
+                    + reportOnly.prefix(3).map { "`\($0.name)` \(Self.change($0)) \($0.verdict.rawValue)" }.joined(
+                        separator: ", ") + (reportOnly.count > 3 ? " and \(reportOnly.count - 3) more" : "") + ".")
+        }
+        lines.append("")
+        lines.append("<details><summary>Every metric, what is inconclusive, and how it was judged</summary>")
+        lines.append("")
         var header = ["test", "metric"]
         if let groupBy { header.append(groupBy) }
         header += ["runs", "n", "median", "p90", "change [CI]", "p (adj.)", "verdict"]
@@ -262,7 +330,8 @@ extension DiffReport {
         let undecided = undecidedLines
         if !undecided.isEmpty {
             lines.append("")
-            lines.append("**Undecided**")
+            lines.append("**Inconclusive**")
+            lines.append("")
             lines += undecided.map { "- `\($0.metric)`: \($0.explanation)" }
         }
         if foldedLine != nil || !warnings.isEmpty {
@@ -272,8 +341,13 @@ extension DiffReport {
         }
         lines.append("")
         lines.append("<sub>\(methodNote)</sub>")
+        lines.append("")
+        lines.append("</details>")
         return lines.joined(separator: "\n") + "\n"
     }
+
+    /// The changed tests a pull-request comment lists before its details.
+    static let testsListed = 8
 
     /// One sentence on how the verdicts were reached.
     public var methodNote: String {
@@ -282,7 +356,7 @@ extension DiffReport {
             "Each process (run) is a replicate: its iterations are summarised by their median (or minimum, "
             + "where the policy says so), and processes "
             + "are compared by a t-test on log values, paired by round when rounds are given. Benjamini–Hochberg across "
-            + "\(gated) gated metrics at \(HumanFormat.format(rows.first?.level ?? options.alpha, decimals: 5)), noise floor "
+            + "\(gated) gated metrics at α \(Self.level(rows.first?.level ?? options.alpha)), noise floor "
             + "\(HumanFormat.format(options.minimumEffect * 100, decimals: 1))% unless the policy sets another; unchanged "
             + "means the equivalence interval lies inside the floors; resource counts are reported, not gated, unless "
             + "the policy gates them."
@@ -291,6 +365,12 @@ extension DiffReport {
                 " Sequential look \(look.number) after \(look.rounds) rounds (alpha spent over the looks, Lan–DeMets)."
         }
         return note
+    }
+
+    /// A level for people: `0.01`, `0.0025`, `1.2e-05`, no trailing zeros.
+    static func level(_ value: Double) -> String {
+        guard value >= 0.0001 else { return String(format: "%.2g", value) }
+        return String(format: "%g", (value * 1e6).rounded() / 1e6)
     }
 
     /// JSON with every number.

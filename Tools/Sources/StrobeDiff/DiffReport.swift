@@ -83,7 +83,7 @@ public struct DiffReport: Sendable, Codable {
         let undecided = tests.filter { $0.outcome == .undecided }
         if !undecided.isEmpty {
             parts.append(
-                "\(undecided.count) \(plural(undecided.count)) undecided: " + listed(undecided.map(\.displayName)))
+                "\(undecided.count) \(plural(undecided.count)) inconclusive: " + listed(undecided.map(\.displayName)))
         }
         let unchanged = tests.filter { $0.outcome == .unchanged }.count
         if unchanged > 0 { parts.append("\(unchanged) \(plural(unchanged)) unchanged") }
@@ -190,7 +190,8 @@ public enum DiffEngine {
                     name: key.metric, group: key.group, unit: b.unit,
                     better: settings.better ?? b.better,
                     baseline: b.replicates, candidate: c.replicates, relativeFloor: settings.relativeFloor,
-                    absoluteFloor: settings.absoluteFloor, gates: settings.gates, summary: settings.summary))
+                    absoluteFloor: settings.absoluteFloor, gates: settings.gates, summary: settings.summary,
+                    isCount: MetricDefaults.isExactCount(key.metric)))
         }
         guard !inputs.isEmpty else {
             throw DiffError(path: "", problem: "the baseline and the candidate have no metric in common")

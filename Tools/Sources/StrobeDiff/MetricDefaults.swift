@@ -5,7 +5,9 @@ import Foundation
 ///
 /// A user who asks "did it get slower?" means each test's wall time and CPU
 /// time, and the metrics the suite names (trace intervals and counters,
-/// values a test reports, CSV columns): those gate. The runner's resource
+/// values a test reports, CSV columns), and the measure block's allocation
+/// count: those gate. The runner's other exact counts (bytes allocated,
+/// allocations remaining, retains, releases) are reported. The resource
 /// counts explain a change but are not one: context switches, page faults,
 /// the CPU time split into user and system, resident memory (`process.*` and
 /// `thread.*` other than the CPU total) are reported, not gated.
@@ -55,8 +57,9 @@ public enum MetricDefaults {
         return metric.hasPrefix("process.") || metric.hasPrefix("thread.")
     }
 
-    /// Whether the metric gates by default.
-    public static func gates(_ name: String) -> Bool { !isResourceMetric(name) }
+    /// Whether the metric gates by default: not a resource metric, and not
+    /// an exact count other than the allocations (``gatedExactCounts``).
+    public static func gates(_ name: String) -> Bool { !isResourceMetric(name) && !isReportedExactCount(name) }
 
     /// The default absolute floor of the metric, in its unit.
     public static func absoluteFloor(_ name: String, unit: String) -> Double {

@@ -27,6 +27,9 @@ public struct TestVerdict: Sendable, Hashable, Codable {
     public var metric: String
     /// That metric's change and its interval; nil when it has no ratio.
     public var shift: ShiftEstimate?
+    /// That metric's change when it is a constant exact count: "+1 per
+    /// iteration (12 → 13)" (``MetricDefaults/exactCountChange(_:naming:)``).
+    public var countChange: String?
 
     /// "decode" or "decode [arm64]".
     public var displayName: String { group.isEmpty ? test : "\(test) [\(group)]" }
@@ -35,6 +38,7 @@ public struct TestVerdict: Sendable, Hashable, Codable {
     public var summary: String {
         let metricPart = MetricDefaults.metricPart(of: metric)
         let label = metricPart == "wall" || metricPart == metric ? displayName : "\(displayName) \(metricPart)"
+        if let countChange { return "\(label) \(countChange)" }
         guard let shift else { return label }
         return "\(label) \(Self.compact(shift))"
     }
@@ -79,7 +83,8 @@ public struct TestVerdict: Sendable, Hashable, Codable {
             }
             let quoted = deciding.first { MetricDefaults.metricPart(of: $0.name) == "wall" } ?? deciding[0]
             return TestVerdict(
-                test: key.test, group: key.group, outcome: outcome, metric: quoted.name, shift: quoted.shift)
+                test: key.test, group: key.group, outcome: outcome, metric: quoted.name, shift: quoted.shift,
+                countChange: MetricDefaults.exactCountChange(quoted, naming: false))
         }
     }
 

@@ -20,7 +20,7 @@ enum WarningGroups {
     static func caveats(of rows: [MetricComparison]) -> [Item] {
         var items: [Item] = []
         for row in rows {
-            for warning in row.warnings where row.gates || !warning.hasPrefix("the baseline's center") {
+            for warning in row.warnings where row.gates || !warning.hasPrefix(MetricComparison.zeroBaselineWarning) {
                 items.append(Item(caveat: warning, metric: row.name, group: row.group))
             }
         }
@@ -57,7 +57,7 @@ enum WarningGroups {
                 })
             let metricText = listed(names, noun: "metrics")
             if tests.count == 1, tests[0] == names.first, names.count == 1 { return "\(caveat): \(metricText)" }
-            return "\(caveat): \(concerned.count) metrics (\(metricText)) of \(listed(tests, noun: "tests"))"
+            return "\(caveat): \(metricText) of \(listed(tests, noun: "tests"))"
         }
     }
 }

@@ -31,7 +31,10 @@ extension FleetReport {
             <h1>Fleet percentiles</h1>
 
             """
-        var subtitle = "95% confidence intervals treat the session as the unit."
+        html += "<p class=\"headline\"><strong>\(HTMLText.escape(headline))</strong></p>\n"
+        var subtitle =
+            "Each plot shows a group's percentile as a dot and its 95% confidence interval as the bar through it; "
+            + "the intervals treat the session as the unit."
         if let compared {
             subtitle +=
                 " \(compared[1]) against \(compared[0]) by \(versionKey); verdicts at α \(alpha), "
@@ -154,8 +157,13 @@ extension FleetReport {
             html += "<tr>" + group.values.map { "<td>\(HTMLText.escape($0))</td>" }.joined()
             html += "<td class=\"num\">\(group.sessions)</td><td class=\"num\">\(group.events)</td>"
             html +=
-                group.percentiles.map {
-                    "<td class=\"num\">\(HTMLText.escape("\(value($0.estimate, metric)) [\(value($0.lower, metric)), \(value($0.upper, metric))]"))</td>"
+                group.percentiles.indices.map { index in
+                    let percentile = group.percentiles[index]
+                    let text =
+                        group.tailEvents(index) >= SessionQuantiles.minimumTailEvents
+                        ? "\(value(percentile.estimate, metric)) [\(value(percentile.lower, metric)), \(value(percentile.upper, metric))]"
+                        : "≈\(value(percentile.estimate, metric))"
+                    return "<td class=\"num\">\(HTMLText.escape(text))</td>"
                 }.joined() + "</tr>\n"
         }
         html += "</table>\n"
@@ -164,7 +172,7 @@ extension FleetReport {
         guard let changes = metric.changes else { return html }
         html +=
             "<table class=\"changes\"><tr>"
-            + (by + names.map { "\($0) change [95% CI]" } + ["verdict"]).map {
+            + (by + names.map { "\($0) change [interval]" } + ["verdict"]).map {
                 "<th>\(HTMLText.escape($0))</th>"
             }.joined() + "</tr>\n"
         for group in changes {
@@ -174,13 +182,16 @@ extension FleetReport {
                 continue
             }
             for change in group.changes {
-                let text =
-                    "\(Self.percent(change.shift.change)) [\(Self.percent(change.shift.lower - 1)), \(Self.percent(change.shift.upper - 1))]"
-                html += "<td class=\"num \(change.verdict.rawValue)\">\(HTMLText.escape(text))</td>"
+                html +=
+                    "<td class=\"num \(change.verdict.rawValue)\">\(HTMLText.escape(Self.changeCell(change)))</td>"
             }
             let overall = Self.overall(group.changes)
             html += "<td class=\"\(overall)\">\(overall)</td></tr>\n"
         }
-        return html + "</table>\n"
+        html += "</table>\n"
+        for note in [intervalNote, sessionsNote(changes)].compactMap({ $0 }) {
+            html += "<p class=\"note\">\(HTMLText.escape(note))</p>\n"
+        }
+        return html
     }
 }

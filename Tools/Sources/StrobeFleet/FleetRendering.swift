@@ -3,9 +3,10 @@ import StrobeFormatting
 import StrobeStatistics
 
 extension FleetReport {
-    /// The report as aligned text tables (`markdown`: Markdown tables).
+    /// The report as aligned text tables (`markdown`: Markdown tables),
+    /// its headline first.
     public func render(markdown: Bool = false) -> String {
-        var sections: [String] = []
+        var sections: [String] = [markdown ? "**\(headline)**" : headline]
         let filterLine = filters.isEmpty ? "" : " where " + Self.describe(filters)
         for metric in metrics {
             let title =
@@ -14,44 +15,130 @@ extension FleetReport {
             if compared != nil { header.append(versionKey) }
             header += ["sessions", "events"] + percentileNames.map { "\($0) [95% CI]" }
             var rows: [[String]] = []
+            var thin = false
             for group in metric.groups {
                 rows.append(
                     group.values + [String(group.sessions), String(group.events)]
-                        + group.percentiles.map {
-                            "\(value($0.estimate, metric)) [\(value($0.lower, metric)), \(value($0.upper, metric))]"
+                        + group.percentiles.indices.map { index in
+                            let percentile = group.percentiles[index]
+                            guard group.tailEvents(index) >= SessionQuantiles.minimumTailEvents else {
+                                thin = true
+                                return "≈\(value(percentile.estimate, metric))"
+                            }
+                            return
+                                "\(value(percentile.estimate, metric)) [\(value(percentile.lower, metric)), \(value(percentile.upper, metric))]"
                         })
             }
+            let thinNote =
+                thin
+                ? "≈: fewer than \(Int(SessionQuantiles.minimumTailEvents)) events beyond the percentile in the group; "
+                    + "an estimate with no interval that could be trusted." : nil
             sections.append(
                 table(
                     title: title, header: header, rows: rows, markdown: markdown,
                     numeric: by.count + (compared == nil ? 0 : 1))
-                    + [weightingNote(metric), thinTailNote(metric)].compactMap { $0 }.map {
+                    + [thinNote, weightingNote(metric), thinTailNote(metric)].compactMap { $0 }.map {
                         (markdown ? "\n\n" : "\n") + $0
                     }.joined())
             if let changes = metric.changes, let compared {
                 var changeHeader = by
-                changeHeader += percentileNames.map { "\($0) change [95% CI]" } + ["verdict"]
+                changeHeader += percentileNames.map { "\($0) change [interval]" } + ["verdict"]
                 var changeRows: [[String]] = []
                 for group in changes {
                     guard !group.changes.isEmpty else {
                         changeRows.append(group.values + percentileNames.map { _ in "-" } + ["too few sessions"])
                         continue
                     }
-                    let cells = group.changes.map { change in
-                        "\(Self.percent(change.shift.change)) [\(Self.percent(change.shift.lower - 1)), \(Self.percent(change.shift.upper - 1))]"
-                            + (change.verdict == .unchanged || change.verdict == .inconclusive
-                                ? "" : " \(change.verdict.rawValue)")
-                    }
-                    changeRows.append(group.values + cells + [Self.overall(group.changes)])
+                    changeRows.append(group.values + group.changes.map(Self.changeCell) + [Self.overall(group.changes)])
                 }
+                let notes = [intervalNote, sessionsNote(changes)].compactMap { $0 }
                 sections.append(
                     table(
                         title:
                             "\(metric.name): \(compared[1]) against \(compared[0]) (α \(alpha), Benjamini–Hochberg across the report)",
-                        header: changeHeader, rows: changeRows, markdown: markdown, numeric: by.count))
+                        header: changeHeader, rows: changeRows, markdown: markdown, numeric: by.count)
+                        + notes.map { (markdown ? "\n\n" : "\n") + $0 }.joined())
             }
         }
         return sections.joined(separator: "\n\n") + "\n"
+    }
+
+    /// The report's verdict in one line: with a comparison, the changes
+    /// found (naming the regressions), else what was measured.
+    public var headline: String {
+        let sessions = metrics.map { $0.groups.reduce(0) { $0 + $1.sessions } }.max() ?? 0
+        guard let compared else {
+            return "Fleet: \(metrics.count) metric\(metrics.count == 1 ? "" : "s") over \(sessions) sessions"
+                + (by.isEmpty ? "" : ", by \(by.joined(separator: ", "))")
+        }
+        var counts: [Verdict: Int] = [:]
+        var regressions: [String] = []
+        var improvements: [String] = []
+        for metric in metrics {
+            for group in metric.changes ?? [] {
+                for change in group.changes {
+                    counts[change.verdict, default: 0] += 1
+                    let name =
+                        "\(metric.name) \(Self.percentileName(change.baseline.probability))"
+                        + (group.values.isEmpty ? "" : " (\(group.values.joined(separator: " ")))")
+                        + " \(Self.percent(change.shift.change))"
+                    if change.verdict == .regression { regressions.append(name) }
+                    if change.verdict == .improvement { improvements.append(name) }
+                }
+            }
+        }
+        let total = counts.values.reduce(0, +)
+        var parts: [String] = []
+        if !regressions.isEmpty {
+            parts.append(
+                "\(regressions.count) regression\(regressions.count == 1 ? "" : "s"): " + Self.shortList(regressions))
+        }
+        if !improvements.isEmpty {
+            parts.append(
+                "\(improvements.count) improvement\(improvements.count == 1 ? "" : "s"): "
+                    + Self.shortList(improvements))
+        }
+        for verdict in [Verdict.unchanged, .inconclusive] where counts[verdict, default: 0] > 0 {
+            parts.append("\(counts[verdict]!) \(verdict.rawValue)")
+        }
+        let verdict = regressions.isEmpty ? (improvements.isEmpty ? "no regression" : "faster") : "slower"
+        return "Fleet \(compared[1]) against \(compared[0]): \(verdict) — "
+            + (parts.isEmpty ? "nothing to compare" : parts.joined(separator: "; "))
+            + " (of \(total) percentile change\(total == 1 ? "" : "s"), \(sessions) sessions)"
+    }
+
+    /// The first three names, then how many more.
+    static func shortList(_ names: [String]) -> String {
+        names.prefix(3).joined(separator: ", ") + (names.count > 3 ? " and \(names.count - 3) more" : "")
+    }
+
+    /// "+8.3% [+0.9%, +16.3%] regression"; a change not judged shows no
+    /// interval.
+    static func changeCell(_ change: SessionQuantileChange) -> String {
+        guard change.judged else { return "\(percent(change.shift.change)) not judged" }
+        func bound(_ ratio: Double) -> String { String(percent(ratio - 1).dropLast()) }
+        return
+            "\(percent(change.shift.change)) [\(bound(change.shift.lower)), \(bound(change.shift.upper))]"
+            + (change.verdict == .unchanged || change.verdict == .inconclusive ? "" : " \(change.verdict.rawValue)")
+    }
+
+    /// What the changes' intervals are: their level, and why it is not 95%.
+    var intervalNote: String? {
+        guard
+            let confidence = metrics.lazy.compactMap({ $0.changes }).joined().flatMap(\.changes)
+                .first(where: \.judged)?.shift.confidence
+        else { return nil }
+        return "Intervals at \(HumanFormat.fixed(confidence * 100))%, the level of the judgement "
+            + "(Benjamini–Yekutieli's for the changes Benjamini–Hochberg selects at α \(alpha)): an interval "
+            + "excludes 0 exactly when its change is significant. \"not judged\": too few events beyond the percentile."
+    }
+
+    /// How many sessions per version would decide the inconclusive changes
+    /// of a metric; nil when none is inconclusive.
+    func sessionsNote(_ changes: [GroupChange]) -> String? {
+        let needed = changes.flatMap(\.changes).compactMap(\.sessionsNeeded)
+        guard let most = needed.max() else { return nil }
+        return "Inconclusive: about \(most) sessions per version would decide a change the size of the floor."
     }
 
     /// The report as JSON.

@@ -52,7 +52,7 @@ public struct FleetReport: Sendable, Codable {
 
     /// One group's percentiles.
     public struct Group: Sendable, Codable, Hashable {
-        /// The group's values of the `--by` keys, in their order.
+        /// The group's values of the `--group-by` keys, in their order.
         public var values: [String]
         /// Its sessions and events, and each percentile with its interval.
         public var percentiles: [SessionQuantileEstimate]
@@ -82,7 +82,7 @@ public struct FleetReport: Sendable, Codable {
 
     /// One group's change between the versions.
     public struct GroupChange: Sendable, Codable, Hashable {
-        /// The group's values of the `--by` keys other than the version.
+        /// The group's values of the `--group-by` keys other than the version.
         public var values: [String]
         /// Each percentile's change, with its verdict.
         public var changes: [SessionQuantileChange]
@@ -165,6 +165,35 @@ public struct FleetReport: Sendable, Codable {
         return (nil, metric)
     }
 
+    /// Refuses a grouping key that no session of the report carries, and a
+    /// compared version that no session of a metric has, naming what is
+    /// stored: a typo must not turn into one "(none)" group or an empty table.
+    static func checkKeysAndVersions(
+        _ loaded: [(name: String, kind: FleetMetricRecord.Kind, sessions: [FleetSession])], options: Options
+    ) throws {
+        let sessions = loaded.flatMap(\.sessions)
+        let stored = Set(sessions.flatMap(\.metadata.keys))
+        func list(_ values: some Collection<String>) -> String {
+            values.isEmpty ? "none" : values.sorted().joined(separator: ", ")
+        }
+        for key in options.by where !stored.contains(key) {
+            throw FleetReportError("--group-by \(key): no session has this metadata key; keys stored: \(list(stored))")
+        }
+        guard let compare = options.compare else { return }
+        guard stored.contains(options.versionKey) else {
+            throw FleetReportError(
+                "--version-key \(options.versionKey): no session has this metadata key; keys stored: \(list(stored))")
+        }
+        for (name, _, sessions) in loaded {
+            let versions = Set(sessions.compactMap { $0.metadata[options.versionKey] })
+            for version in [compare.baseline, compare.candidate] where !versions.contains(version) {
+                throw FleetReportError(
+                    "--compare: no session of \(name) has \(options.versionKey) \(version); versions stored: \(list(versions))"
+                )
+            }
+        }
+    }
+
     static func describe(_ filters: [String: String]) -> String {
         filters.isEmpty
             ? "(none)" : filters.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: ", ")
@@ -175,6 +204,7 @@ public struct FleetReport: Sendable, Codable {
         _ loaded: [(name: String, kind: FleetMetricRecord.Kind, sessions: [FleetSession])], options: Options
     ) throws -> FleetReport {
         let groupKeys = options.compare == nil ? options.by : options.by.filter { $0 != options.versionKey }
+        try checkKeysAndVersions(loaded, options: options)
         var metrics: [Metric] = []
         // Every comparison of the report, judged together at the end.
         var comparisons: [SessionQuantiles.Comparison] = []

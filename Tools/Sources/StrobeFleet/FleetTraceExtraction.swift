@@ -19,6 +19,10 @@ public enum FleetTraceExtraction {
     public static func record(of bytes: [UInt8], source: String) -> Result<FleetTraceRecord, FleetTraceRefusal> {
         guard !bytes.isEmpty else { return .failure(FleetTraceRefusal(source: source, reason: "empty file")) }
         let trace = TraceReader.read(bytes: bytes, source: source)
+        if let notATrace = trace.notATrace {
+            return .failure(
+                FleetTraceRefusal(source: source, reason: "byte \(notATrace.offset): \(notATrace.problem)"))
+        }
         if let truncation = trace.truncation {
             return .failure(
                 FleetTraceRefusal(source: source, reason: "cut short: byte \(truncation.offset): \(truncation.problem)")

@@ -75,7 +75,9 @@ import Testing
 
         let missing = try Self.strobe("summarize", folder + "/missing.pftrace")
         #expect(missing.status == 2)
-        #expect(missing.errors.contains("strobe: \(folder)/missing.pftrace: byte 0: cannot open"), "\(missing.errors)")
+        #expect(
+            missing.errors.contains("strobe: \(folder)/missing.pftrace: cannot open: No such file"), "\(missing.errors)"
+        )
         #expect(missing.errors.contains("(errno \(ENOENT))"), "\(missing.errors)")
     }
 
@@ -131,7 +133,7 @@ import Testing
 
         let missing = try Self.strobe("repair", folder + "/missing.pftrace")
         #expect(missing.status == 2)
-        #expect(missing.errors.contains("\(folder)/missing.pftrace: byte 0: cannot open"), "\(missing.errors)")
+        #expect(missing.errors.contains("\(folder)/missing.pftrace: cannot open: No such file"), "\(missing.errors)")
     }
 
     // MARK: Measuring
@@ -166,7 +168,7 @@ import Testing
         #expect(badFlag.errors.contains("--iterations must be positive, not 0"), "\(badFlag.errors)")
         let badTag = try Self.strobe("run", "--tag", "novalue", "--", "true")
         #expect(badTag.status == 2)
-        #expect(badTag.errors.contains("Error: --tag novalue: expected key=value"), "\(badTag.errors)")
+        #expect(badTag.errors.contains("strobe: --tag novalue: expected key=value"), "\(badTag.errors)")
     }
 
     // MARK: Results
@@ -245,7 +247,7 @@ import Testing
         let cases: [([String], String)] = [
             (
                 ["--baseline", "true", "--candidate", "true", "--max-time", "soon"],
-                "--max-time: \"soon\" is not a duration"
+                "'--max-time <max-time>': \"soon\" is not a duration"
             ),
             (
                 ["--baseline", "true", "--candidate", "true", "--min-rounds", "1"],
@@ -254,7 +256,7 @@ import Testing
             (["--candidate", "true"], "give the baseline's command with --baseline CMD"),
         ]
         for (arguments, message) in cases {
-            let outcome = try runProgram(Self.strobePath, ["compare", "--output", folder + "/out"] + arguments)
+            let outcome = try runProgram(Self.strobePath, ["compare", "--results-dir", folder + "/out"] + arguments)
             #expect(outcome.status == 2, "\(arguments)")
             #expect(outcome.errors.contains(message), "\(outcome.errors)")
             #expect(!FileManager.default.fileExists(atPath: folder + "/out"))

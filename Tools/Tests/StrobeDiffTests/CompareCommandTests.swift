@@ -27,8 +27,9 @@ import Testing
             Self.strobe,
             [
                 "compare", "--process", "--name", "sleeper", "--baseline", "sleep 0.02", "--candidate", "sleep 0.06",
-                "--metric", "wall", "--min-rounds", "4", "--max-time", "20s", "--output", output, "--format", "json",
-                "--report", report,
+                "--metric", "wall", "--min-rounds", "4", "--max-time", "20s", "--results-dir", output, "--format",
+                "json",
+                "--output", report,
             ], environment: ["CI": "true"])
         #expect(outcome.status == 1, "\(outcome.errors)")
         #expect(outcome.errors.contains("compare: round 4"))
@@ -60,7 +61,7 @@ import Testing
             Self.strobe,
             [
                 "compare", "--process", "--baseline", "sleep 0.01", "--candidate", "sleep 0.01", "--metric", "wall",
-                "--max-time", "4s", "--output", output,
+                "--max-time", "4s", "--results-dir", output,
             ], environment: ["CI": "true"])
         #expect(outcome.status == 0, "\(outcome.output)\(outcome.errors)")
         #expect(!outcome.output.contains("regression "))
@@ -74,7 +75,7 @@ import Testing
             Self.strobe,
             [
                 "compare", "--process", "--baseline", "sleep 0.005", "--candidate", "sleep 0.005", "--metric", "wall",
-                "--max-time", "6s", "--min-effect", "50", "--output", output,
+                "--max-time", "6s", "--min-effect", "50", "--results-dir", output,
             ], environment: ["CI": "true"])
         let seconds = Date().timeIntervalSince(start)
         #expect(outcome.status == 0, "\(outcome.errors)")
@@ -91,7 +92,8 @@ import Testing
         // Every option but the two commands and --help says its default.
         let entries = options.components(separatedBy: "\n  --").dropFirst().map { "--" + $0 }
         #expect(entries.count >= 17)
-        for entry in entries where !entry.hasPrefix("--baseline") && !entry.hasPrefix("--candidate") {
+        for entry in entries
+        where !entry.hasPrefix("--baseline") && !entry.hasPrefix("--candidate") && !entry.hasPrefix("--version") {
             #expect(entry.contains("default"), "\(entry)")
         }
         let flat = help.split(whereSeparator: \.isWhitespace).joined(separator: " ")
@@ -106,13 +108,16 @@ import Testing
             (["compare", "--candidate", "true"], "give the baseline's command with --baseline CMD"),
             (
                 ["compare", "--baseline", "true", "--candidate", "true", "--max-time", "soon"],
-                "--max-time: \"soon\" is not a duration"
+                "'--max-time <max-time>': \"soon\" is not a duration"
             ),
             (
                 ["compare", "--baseline", "true", "--candidate", "true", "--min-rounds", "1"],
                 "--min-rounds must be at least 2"
             ),
-            (["compare", "--baseline", "exit 3", "--candidate", "true", "--output", output], "exited with status 3"),
+            (
+                ["compare", "--baseline", "exit 3", "--candidate", "true", "--results-dir", output],
+                "exited with status 3"
+            ),
         ]
         for (arguments, message) in cases {
             let outcome = try runProgram(Self.strobe, arguments, environment: ["CI": "true"])
@@ -124,7 +129,7 @@ import Testing
         try FileManager.default.createDirectory(atPath: output + "/baseline", withIntermediateDirectories: true)
         #expect(FileManager.default.createFile(atPath: output + "/baseline/old.strobe-results", contents: Data([1])))
         let refused = try runProgram(
-            Self.strobe, ["compare", "--baseline", "true", "--candidate", "true", "--output", output])
+            Self.strobe, ["compare", "--baseline", "true", "--candidate", "true", "--results-dir", output])
         #expect(refused.status == 2)
         #expect(refused.errors.contains("already holds results"))
         let policy = try runProgram(

@@ -170,7 +170,7 @@ struct FleetCommandTests {
         (["fleet"], "give the metric with --metric NAME"),
         (["fleet", "--metric", "x", "--where", "novalue"], "--where novalue: expected KEY=VALUE"),
         (["fleet", "--metric", "x", "--compare", "5.1"], "--compare takes two versions"),
-        (["fleet", "--metric", "x", "--by", "a,,b"], "--by a,,b: a key is empty"),
+        (["fleet", "--metric", "x", "--by", "a,,b"], "--group-by a,,b: a key is empty"),
         (["ingest", "/nonexistent/strobe-traces"], "/nonexistent/strobe-traces: no such file or directory"),
         (["ingest", ".", "--batch", "0"], "--batch must be at least 1"),
     ])

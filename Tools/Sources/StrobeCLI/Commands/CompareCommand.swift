@@ -28,7 +28,7 @@ struct CompareCommand: ParsableCommand {
             reported. Progress goes to standard error: one line per look, and at most one line every \
             10 s between looks (a line rewritten in place on a terminal).
 
-            The results stay in OUTPUT/baseline and OUTPUT/candidate for `strobe diff` later. \
+            The results stay in RESULTS_DIR/baseline and RESULTS_DIR/candidate for `strobe diff` later; the report goes to standard output or --output FILE. \
             Exit status: 0 no regression, 1 at least one gated regression, 2 bad input or a failed run.
             """
     )
@@ -39,8 +39,10 @@ struct CompareCommand: ParsableCommand {
     @Option(help: "The candidate's command line (run through /bin/sh -c).")
     var candidate: String?
 
-    @Option(name: .customLong("max-time"), help: "Time budget for all rounds, e.g. 90s, 3m.")
-    var maxTime = "3m"
+    @Option(
+        name: .customLong("max-time"), help: "Time budget for all rounds, e.g. 90s, 3m (default: 3m).",
+        transform: DurationArgument.parse)
+    var maxTime = DurationArgument(seconds: 180)
 
     @Option(name: .customLong("min-rounds"), help: "Rounds before the first look.")
     var minRounds = 4
@@ -55,8 +57,8 @@ struct CompareCommand: ParsableCommand {
             """)
     var warmup: Int?
 
-    @Option(help: "Directory for the results; it must not hold results already.")
-    var output = ".strobe/compare"
+    @Option(name: .customLong("results-dir"), help: "Directory for the results; it must not hold results already.")
+    var resultsDirectory = ".strobe/compare"
 
     @Option(help: "Compare only metrics whose names match this regular expression (default: every metric).")
     var metric: String?
@@ -71,8 +73,15 @@ struct CompareCommand: ParsableCommand {
     @Option(help: "text, markdown, json or html.")
     var format: DiffCommand.Format = .text
 
-    @Option(help: "Write the report here (default: standard output).")
-    var report: String?
+    @Option(name: .shortAndLong, help: "Write the report here (default: standard output).")
+    var output: String?
+
+    /// The earlier spelling of `--output`, kept for a release.
+    @Option(name: .customLong("report"), help: .private)
+    var legacyReport: String?
+
+    /// Where the report goes, by either spelling; nil for standard output.
+    var reportPath: String? { output ?? legacyReport }
 
     @Flag(help: "CMD is any program, measured per launch, not a perf suite (default: a perf suite).")
     var process = false
@@ -80,17 +89,23 @@ struct CompareCommand: ParsableCommand {
     @Option(help: "The test's name in the results with --process.")
     var name = "process"
 
-    @Option(help: "False-alarm rate over all looks and metrics (default 0.01, or the policy's).")
+    @Option(help: "False-alarm rate over all looks and metrics (default: 0.01, or the policy's).")
     var alpha: Double?
 
-    @Option(name: .customLong("min-effect"), help: "Noise floor in percent (default 2, or the policy's).")
+    @Option(name: .customLong("min-effect"), help: "Noise floor in percent (default: 2, or the policy's).")
     var minEffect: Double?
 
-    @Option(help: "Seconds one process may run before it is stopped.")
-    var timeout: Double = 600
+    @Option(
+        help: "How long one process may run before it is stopped (default: 10m).", transform: DurationArgument.parse)
+    var timeout = DurationArgument(seconds: 600)
 
     @Option(help: "Seed for the order of the sides within rounds (default: random).")
     var seed: UInt64?
+
+    @Flag(
+        name: .customLong("decide-all"),
+        help: "Keep measuring metrics the budget cannot decide, instead of setting them aside (default: set aside).")
+    var decideAll = false
 
     @OptionGroup var history: HistoryDestinationOptions
 
@@ -98,19 +113,20 @@ struct CompareCommand: ParsableCommand {
     var problem: String? {
         guard let baseline, !baseline.isEmpty else { return "give the baseline's command with --baseline CMD" }
         guard let candidate, !candidate.isEmpty else { return "give the candidate's command with --candidate CMD" }
-        guard BudgetArgument(argument: maxTime) != nil else {
-            return "--max-time: \"\(maxTime)\" is not a duration such as 90s, 3m or 1h"
-        }
         guard minRounds >= 2 else { return "--min-rounds must be at least 2, not \(minRounds)" }
         guard iterations > 0 else { return "--iterations must be positive, not \(iterations)" }
         if let warmup, warmup < 0 { return "--warmup must be zero or more, not \(warmup)" }
-        guard timeout > 0 else { return "--timeout must be positive, not \(timeout)" }
         if let alpha, !(alpha > 0 && alpha < 1) { return "--alpha must be between 0 and 1, not \(alpha)" }
         if let minEffect, !(minEffect >= 0 && minEffect < 100) {
             return "--min-effect is a percentage from 0 to 100, not \(minEffect)"
         }
         if let metric, (try? Regex(metric)) == nil {
             return "--metric: \"\(metric)\" is not a valid regular expression"
+        }
+        if output != nil, legacyReport != nil { return "give the report's file once, with --output FILE" }
+        // Checked before the rounds, not after minutes of them.
+        if let reportPath, let problem = unwritable(reportPath) {
+            return "--output \(reportPath): cannot write the report: \(problem)"
         }
         return nil
     }
@@ -120,21 +136,26 @@ struct CompareCommand: ParsableCommand {
     }
 
     func run() throws {
-        guard let baseline, let candidate, let budget = BudgetArgument(argument: maxTime) else { return }
+        guard let baseline, let candidate else { return }
+        let budget = maxTime
         let rules = try loadPolicy(policy)
         let options = rules.options(
             overriding: ComparisonOptions(), alpha: alpha, minimumEffect: minEffect.map { $0 / 100 })
         let filter = try metric.map { try Regex($0) }
 
         var experiment = try InterleavedExperiment(
-            directory: output, commands: [.baseline: baseline, .candidate: candidate],
+            directory: resultsDirectory, commands: [.baseline: baseline, .candidate: candidate],
             mode: process ? .perLaunch(name: name) : .suite,
-            iterations: iterations, warmup: warmup, timeout: timeout, seed: seed)
+            iterations: iterations, warmup: warmup, timeout: timeout.seconds, seed: seed)
         let progress = CompareProgress(budget: budget.seconds)
         var design: SequentialDesign?
         var lookNumber = 0
         var rounds = 0
         var final: DiffReport?
+        var allTests: [String] = []
+        var ledger = DecisionLedger()
+        ledger.decideAll = decideAll
+        var counts = DecidedCounts()
         while final == nil {
             rounds += 1
             do {
@@ -165,9 +186,9 @@ struct CompareCommand: ParsableCommand {
             lookNumber += 1
             let look = current.look(number: lookNumber, rounds: rounds, final: timeUp)
             design = current
-            let report: DiffReport
+            let judged: DiffReport
             do {
-                report = try DiffEngine.diff(
+                judged = try DiffEngine.diff(
                     baseline: SampleSet.load([experiment.directory(of: .baseline)]),
                     candidate: SampleSet.load([experiment.directory(of: .candidate)]),
                     metricFilter: filter, options: options, policy: rules, look: look)
@@ -175,32 +196,27 @@ struct CompareCommand: ParsableCommand {
                 progress.clear()
                 throw error
             }
+            let (report, openTests) = ledger.record(judged, rounds: rounds, plannedRounds: current.plannedRounds)
             let gated = report.rows.filter(\.gates).count
             progress.look(look, decided: gated - report.undecided.count, of: gated)
-            if report.undecided.isEmpty || look.isFinal { final = report }
+            for line in counts.newLines(in: report, look: look) { progress.note(line) }
+            if openTests.isEmpty || look.isFinal {
+                final = report
+            } else if !process {
+                // Decided tests, and those out of the budget's reach, run no more.
+                if allTests.isEmpty { allTests = report.tests.map(\.test) }
+                let narrowed = openTests.count < Set(allTests).count ? openTests : nil
+                if let narrowed, narrowed != experiment.onlyTests {
+                    progress.note("measuring only \(narrowed.joined(separator: ", ")) from round \(rounds + 1)")
+                }
+                experiment.onlyTests = narrowed
+            }
         }
         progress.clear()
         guard let report = final else { return }
         progress.summary(rounds: rounds, report: report)
-        try history.record([output], comparison: true)
-        try report.deliver(as: format, to: self.report)
-    }
-}
-
-/// A time budget such as `90s`, `3m`, `1h` or plain seconds.
-struct BudgetArgument {
-    var seconds: Double
-
-    init?(argument: String) {
-        let text = argument.trimmingCharacters(in: .whitespaces).lowercased()
-        let units: [(String, Double)] = [("ms", 1e-3), ("s", 1), ("m", 60), ("h", 3600)]
-        for (suffix, scale) in units where text.hasSuffix(suffix) {
-            guard let value = Double(text.dropLast(suffix.count)), value.isFinite, value > 0 else { return nil }
-            seconds = value * scale
-            return
-        }
-        guard let value = Double(text), value.isFinite, value > 0 else { return nil }
-        seconds = value
+        try history.record([resultsDirectory], comparison: true)
+        try report.deliver(as: format, to: reportPath)
     }
 }
 
@@ -267,16 +283,27 @@ final class CompareProgress {
         if interactive { write("\r\u{1B}[K") }
     }
 
+    /// A line of its own, kept above the progress line on a terminal.
+    func note(_ line: String) {
+        write((interactive ? "\r\u{1B}[K" : "") + "compare: " + line + "\n")
+    }
+
     func summary(rounds: Int, report: DiffReport) {
         var line = "compare: \(rounds) rounds in \(Self.clock(elapsed))"
         if let look = report.look {
             line += ", look \(look.number) at level \(String(format: "%.2g", look.alpha))"
             if !report.undecided.isEmpty {
-                line += "; the budget ran out with \(report.undecided.count) gated metrics undecided"
+                line +=
+                    look.isFinal
+                    ? "; the budget ran out with \(Self.gatedMetrics(report.undecided.count)) inconclusive"
+                    : "; \(Self.gatedMetrics(report.undecided.count)) inconclusive, out of the budget's reach"
             }
         }
         write(line + "\n")
     }
+
+    /// "1 gated metric", "3 gated metrics".
+    static func gatedMetrics(_ count: Int) -> String { "\(count) gated metric\(count == 1 ? "" : "s")" }
 
     static func clock(_ seconds: Double) -> String {
         let total = Int(seconds.rounded())

@@ -60,7 +60,7 @@ struct DiffCommand: AsyncParsableCommand {
         help: "KEY=VALUE: with --baseline-history, only runs whose suite, branch, host, commit or tag KEY is VALUE.")
     var filters: [String] = []
 
-    @Option(help: "With --baseline-history, the most runs taken, newest first (default 10).")
+    @Option(help: "With --baseline-history, the most runs taken, newest first.")
     var last = 10
 
     @Option(help: "text, markdown, json or html.")
@@ -75,12 +75,12 @@ struct DiffCommand: AsyncParsableCommand {
     @Option(name: .customLong("group-by"), help: "Compare within each value of this dimension, e.g. device.")
     var groupBy: String?
 
-    @Option(help: "False discovery rate across all metrics (default 0.01, or the policy's).")
+    @Option(help: "False discovery rate across all metrics (default: 0.01, or the policy's).")
     var alpha: Double?
 
     @Option(
         name: .customLong("min-effect"),
-        help: "Noise floor in percent: smaller changes are never flagged (default 2, or the policy's).")
+        help: "Noise floor in percent: smaller changes are never flagged (default: 2, or the policy's).")
     var minEffect: Double?
 
     @Option(help: "Percentiles to report, comma separated.")

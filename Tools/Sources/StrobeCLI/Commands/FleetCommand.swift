@@ -35,8 +35,17 @@ struct FleetCommand: AsyncParsableCommand {
     @Option(help: "An interval name, or counter:NAME; repeat for several metrics in one report.")
     var metric: [String] = []
 
-    @Option(help: "KEY,...: one group per value of these metadata keys (e.g. device.class,os.version).")
-    var by: String?
+    @Option(
+        name: .customLong("group-by"),
+        help: "KEY,...: one group per value of these metadata keys (e.g. device.class,os.version).")
+    var groupBy: String?
+
+    /// The earlier spelling of `--group-by`, kept for a release.
+    @Option(name: .customLong("by"), help: .private)
+    var legacyGroupBy: String?
+
+    /// The grouping keys as given, by either spelling.
+    var by: String? { groupBy ?? legacyGroupBy }
 
     @Option(name: .customLong("where"), help: "KEY=VALUE: only sessions whose metadata KEY is VALUE; repeatable.")
     var filters: [String] = []
@@ -44,7 +53,7 @@ struct FleetCommand: AsyncParsableCommand {
     @Option(parsing: .upToNextOption, help: "VERSION_A VERSION_B: the change from A (baseline) to B (candidate).")
     var compare: [String] = []
 
-    @Option(name: .customLong("version-key"), help: "The metadata key holding the version (default app.version).")
+    @Option(name: .customLong("version-key"), help: "The metadata key holding the version.")
     var versionKey = "app.version"
 
     @Option(help: "text, markdown, json or html (a page with a plot per percentile).")
@@ -53,12 +62,12 @@ struct FleetCommand: AsyncParsableCommand {
     @Option(name: .shortAndLong, help: "Write the report here (default: standard output).")
     var output: String?
 
-    @Option(help: "False discovery rate over the comparisons of the report (default 0.01, or the policy's).")
+    @Option(help: "False discovery rate over the comparisons of the report (default: 0.01, or the policy's).")
     var alpha: Double?
 
     @Option(
         name: .customLong("min-effect"),
-        help: "Smallest change that counts, in percent (default 2, or the policy's).")
+        help: "Smallest change that counts, in percent (default: 2, or the policy's).")
     var minEffect: Double?
 
     @Option(
@@ -80,7 +89,7 @@ struct FleetCommand: AsyncParsableCommand {
                 $0.trimmingCharacters(in: .whitespaces).isEmpty
             })
         {
-            return "--by \(by): a key is empty; write e.g. device.class or device.class,os.version"
+            return "--group-by \(by): a key is empty; write e.g. device.class or device.class,os.version"
         }
         if !compare.isEmpty, compare.count != 2 {
             return "--compare takes two versions, VERSION_A VERSION_B; got \(compare.count)"
@@ -121,7 +130,7 @@ struct FleetCommand: AsyncParsableCommand {
         }
         let report: FleetReport
         do {
-            let store = try await FleetStores.open(location)
+            let store = try await FleetStores.open(location, access: .readOnly)
             do {
                 report = try await FleetReport.build(from: store, options: options)
             } catch {

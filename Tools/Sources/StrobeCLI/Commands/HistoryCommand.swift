@@ -15,7 +15,8 @@ struct HistoryCommand: AsyncParsableCommand {
             never from the command line. A run is stored once, under its run id, in one transaction.
             """,
         subcommands: [
-            HistoryAddCommand.self, HistoryImportCommand.self, HistoryExportCommand.self, HistoryMarkCommand.self,
+            HistoryAddCommand.self, HistoryImportCommand.self, HistoryExportCommand.self, HistoryListCommand.self,
+            HistoryMarkCommand.self,
         ]
     )
 }
@@ -36,19 +37,32 @@ struct HistoryStoreOptions: ParsableArguments {
         }
     }
 
-    /// Opens the store; bad input (exit status 2) when it cannot be.
-    func open() async throws -> any HistoryStore {
+    /// Opens the store (read-only, or creating and migrating it for a
+    /// command that writes); bad input (exit status 2) when it cannot be.
+    func open(_ access: HistoryAccess) async throws -> any HistoryStore {
         do {
-            return try await HistoryStores.open(HistoryLocation.parse(store, passwordFile: passwordFile))
+            let location = try HistoryLocation.parse(store, passwordFile: passwordFile)
+            return try await openStore(location, access: access)
         } catch let error as HistoryError {
             throw CommandFailure.badInput(error.message)
         }
     }
 }
 
+/// Opens the store at `location`; a store that a writing command creates
+/// is announced on standard error (`strobe: created the history store
+/// PATH`), so that a mistyped path does not go unnoticed.
+func openStore(_ location: HistoryLocation, access: HistoryAccess) async throws -> any HistoryStore & FleetStore {
+    var isNew = false
+    if access == .readWrite, case .sqlite(let path) = location { isNew = !FileManager.default.fileExists(atPath: path) }
+    let store = try await HistoryStores.open(location, access: access)
+    if isNew { StrobeCommand.printError("strobe: created the history store \(location)") }
+    return store
+}
+
 /// Adds `entries` to the store and prints `N added, M already stored`.
 func addToHistory(_ entries: [HistoryInput.Entry], options: HistoryStoreOptions) async throws {
-    let store = try await options.open()
+    let store = try await options.open(.readWrite)
     do {
         let counts = try await HistoryWriter.add(entries.map(\.record), to: store)
         await store.close()
@@ -161,7 +175,7 @@ struct HistoryExportCommand: AsyncParsableCommand {
 
     func run() async throws {
         let query = HistoryQuery(filters: try filters.map { try HistoryFilter(parsing: $0) }, includeSamples: true)
-        let store = try await options.open()
+        let store = try await options.open(.readOnly)
         let runs: [HistoryRun]
         do {
             runs = try await store.runs(query)

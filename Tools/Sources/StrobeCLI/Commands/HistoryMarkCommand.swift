@@ -52,7 +52,7 @@ struct HistoryMarkCommand: AsyncParsableCommand {
         if case .sqlite(let path) = location, !FileManager.default.fileExists(atPath: path) {
             throw CommandFailure.badInput("\(path): no such store (`strobe history add` creates one)")
         }
-        let store = try await options.open()
+        let store = try await options.open(.readWrite)
         do {
             let (before, after) = mark.sides
             for side in [before, after].compactMap({ $0 }) where !(try await Self.names(side, in: store)) {

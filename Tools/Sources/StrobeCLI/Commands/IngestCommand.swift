@@ -14,8 +14,9 @@ struct IngestCommand: AsyncParsableCommand {
             total and a quantile sketch of the values, keyed by the trace's metadata (TraceConfiguration.metadata: \
             app.version, device.model, ...). A trace is stored once, under the SHA-256 of its bytes, so ingesting \
             it again changes nothing. A damaged or foreign file is skipped, named on standard error with the \
-            reason, and counted in the summary line; the exit status stays 0. A path that does not exist is bad \
-            input (exit status 2) and nothing is ingested.
+            reason, and counted in the summary line; the exit status stays 0 while any trace was stored, and is 2 \
+            when every file was skipped. A path that does not exist is bad input (exit status 2) and nothing is \
+            ingested.
             """
     )
 
@@ -46,7 +47,7 @@ struct IngestCommand: AsyncParsableCommand {
         }
         let store: any FleetStore
         do {
-            store = try await FleetStores.open(location)
+            store = try await openStore(location, access: .readWrite)
         } catch let error as HistoryError {
             throw CommandFailure.badInput(error.message)
         }
@@ -60,5 +61,11 @@ struct IngestCommand: AsyncParsableCommand {
         await store.close()
         for refusal in summary.refused { StrobeCommand.printError("strobe ingest: skipped \(refusal)") }
         print("\(summary) (\(location))")
+        if summary.added + summary.alreadyStored == 0, !summary.refused.isEmpty {
+            throw CommandFailure.badInput(
+                summary.files == 1
+                    ? "the one file given is not a trace that can be stored"
+                    : "none of the \(summary.files) files is a trace that can be stored")
+        }
     }
 }

@@ -27,19 +27,28 @@ struct RunCommand: ParsableCommand {
     @Option(help: "Warm-up iterations, run and discarded.")
     var warmup = 1
 
-    @Option(help: "Directory for the results file.")
-    var output = ".strobe/results"
+    @Option(name: .customLong("results-dir"), help: "Directory for the results file.")
+    var resultsDirectory = ".strobe/results"
+
+    /// The earlier spelling of `--results-dir`, kept for a release.
+    @Option(name: .customLong("output"), help: .private)
+    var legacyOutput: String?
+
+    /// The results directory, by either spelling.
+    var output: String { legacyOutput ?? resultsDirectory }
 
     @Option(name: .customLong("tag"), help: "A key=value dimension recorded with the run; repeatable.")
     var tags: [String] = []
 
-    @Option(help: "Seconds an iteration may run before the child is stopped.")
-    var timeout: Double = 60
+    @Option(
+        help: "How long an iteration may run before the child is stopped (default: 1m).",
+        transform: DurationArgument.parse)
+    var timeout = DurationArgument(seconds: 60)
 
     @Option(help: "The test's name in the results (default: the command's name).")
     var name: String?
 
-    @Flag(name: .customLong("keep-traces"), help: "Keep each iteration's trace under OUTPUT/traces.")
+    @Flag(name: .customLong("keep-traces"), help: "Keep each iteration's trace under RESULTS_DIR/traces.")
     var keepTraces = false
 
     @Option(help: "The round of an interleaved comparison (strobe compare) this run belongs to.")
@@ -55,7 +64,6 @@ struct RunCommand: ParsableCommand {
         guard iterations > 0 else { throw ValidationError("--iterations must be positive, not \(iterations)") }
         guard warmup >= 0 else { throw ValidationError("--warmup must be zero or more, not \(warmup)") }
         if let round, round < 0 { throw ValidationError("--round must be zero or more, not \(round)") }
-        guard timeout > 0 else { throw ValidationError("--timeout must be positive, not \(timeout)") }
         do {
             _ = try PerfSuiteOptions.parseTags(tags)
         } catch {
@@ -67,7 +75,7 @@ struct RunCommand: ParsableCommand {
         var options = ProcessRunner.Options()
         options.iterations = iterations
         options.warmupIterations = warmup
-        options.timeout = timeout
+        options.timeout = timeout.seconds
         options.name = name ?? URL(fileURLWithPath: command[0]).lastPathComponent
         options.traceDirectory = keepTraces ? output + "/traces" : nil
         let result = ProcessRunner(options: options).run(command)
@@ -82,7 +90,7 @@ struct RunCommand: ParsableCommand {
             try FileManager.default.createDirectory(atPath: output, withIntermediateDirectories: true)
         } catch {
             throw CommandFailure.badInput(
-                "--output \(output): cannot create the directory: \(error.localizedDescription)")
+                "--results-dir \(output): cannot create the directory: \(error.localizedDescription)")
         }
         let stamp = ISO8601DateFormatter().string(from: Date()).replacingOccurrences(of: ":", with: "")
         let path = "\(output)/\(options.name)-\(stamp)-\(getpid()).\(ResultsFile.fileExtension)"

@@ -49,7 +49,7 @@ struct ServeCommand: AsyncParsableCommand {
         let store: any FleetStore
         do {
             location = try HistoryLocation.parse(history.store, passwordFile: history.passwordFile)
-            store = try await FleetStores.open(location)
+            store = try await openStore(location, access: .readWrite)
         } catch let error as HistoryError {
             throw CommandFailure.badInput(error.message)
         }

@@ -27,7 +27,9 @@ struct SummarizeCommand: ParsableCommand {
     @Option(help: "text or json.")
     var format: OutputFormat = .text
 
-    @Option(name: .customLong("frame-budget"), help: "Frame deadline, e.g. 16.67ms; flags longer intervals.")
+    @Option(
+        name: .customLong("frame-budget"), help: "Frame deadline, e.g. 16.67ms; flags longer intervals.",
+        transform: DurationArgument.parse)
     var frameBudget: DurationArgument?
 
     @Option(

@@ -11,7 +11,7 @@ struct TrendCommand: AsyncParsableCommand {
         abstract: "Find where metrics changed in a history of runs: commit range, code or machine, how to confirm.",
         discussion: """
             Reads the runs of a store (--history) or of results files (PATH...). One series per suite, \
-            test, metric and group (--by; by default the host, when the runs come from several hosts); \
+            test, metric and group (--group-by; by default the host, when the runs come from several hosts); \
             each run is one value, its processes' median, as `strobe diff` compares them. Runs are in git \
             order (`git rev-list --topo-order --reverse --all`) when --repository, or the current directory, \
             is a git repository holding their commits; else in time order. The runs of one commit on one \
@@ -36,7 +36,9 @@ struct TrendCommand: AsyncParsableCommand {
     @Argument(help: "Results files or directories of them (instead of --history).")
     var paths: [String] = []
 
-    @Option(name: .customLong("history"), help: "The store: a path (SQLite) or a postgres:// URL.")
+    @Option(
+        name: .customLong("history"),
+        help: "The store: a path (SQLite) or a postgres:// URL (no default: give a store or results files).")
     var store: String?
 
     @Option(
@@ -54,8 +56,17 @@ struct TrendCommand: AsyncParsableCommand {
     @Option(help: "Only metrics whose TEST/METRIC matches this regular expression.")
     var metric: String?
 
-    @Option(help: "KEY,...: one series per value of these keys (host, branch, os, cpu, build, or a tag).")
-    var by: String?
+    @Option(
+        name: .customLong("group-by"),
+        help: "KEY,...: one series per value of these keys (host, branch, os, cpu, build, or a tag).")
+    var groupBy: String?
+
+    /// The earlier spelling of `--group-by`, kept for a release.
+    @Option(name: .customLong("by"), help: .private)
+    var legacyGroupBy: String?
+
+    /// The grouping keys as given, by either spelling.
+    var by: String? { groupBy ?? legacyGroupBy }
 
     @Option(help: "KEY=VALUE: the runs that are the machine's control (a pinned build), e.g. build=reference.")
     var reference: String?
@@ -69,10 +80,10 @@ struct TrendCommand: AsyncParsableCommand {
     @Option(name: .shortAndLong, help: "Write the report here (default: standard output).")
     var output: String?
 
-    @Option(help: "False discovery rate over the series of a suite (default 0.01).")
+    @Option(help: "False discovery rate over the series of a suite.")
     var alpha = 0.01
 
-    @Option(name: .customLong("min-effect"), help: "Smallest change reported, in percent (default 2).")
+    @Option(name: .customLong("min-effect"), help: "Smallest change reported, in percent.")
     var minEffect = 2.0
 
     @Option(
@@ -84,7 +95,7 @@ struct TrendCommand: AsyncParsableCommand {
         name: .customLong("suite-executable"), help: "The suite's executable in a built worktree ({suite}: the suite).")
     var suiteExecutable = ".build/release/{suite}"
 
-    @Option(name: .customLong("max-commits"), help: "Commits listed per change (default 10).")
+    @Option(name: .customLong("max-commits"), help: "Commits listed per change.")
     var maxCommits = 10
 
     /// The first problem with the flags, if any.
@@ -109,7 +120,7 @@ struct TrendCommand: AsyncParsableCommand {
                 $0.trimmingCharacters(in: .whitespaces).isEmpty
             })
         {
-            return "--by \(by): a key is empty; write e.g. host or host,device"
+            return "--group-by \(by): a key is empty; write e.g. host or host,device"
         }
         guard alpha > 0 && alpha < 1 else { return "--alpha must be between 0 and 1, not \(alpha)" }
         guard minEffect >= 0 && minEffect < 100 else {
@@ -202,12 +213,9 @@ struct TrendCommand: AsyncParsableCommand {
         } catch {
             throw CommandFailure.badInput(error.message)
         }
-        if case .sqlite(let path) = location, !FileManager.default.fileExists(atPath: path) {
-            throw CommandFailure.badInput("\(path): no such store (`strobe history add` creates one)")
-        }
         let opened: any HistoryStore
         do {
-            opened = try await HistoryStores.open(location)
+            opened = try await HistoryStores.open(location, access: .readOnly)
         } catch let error as StrobeHistory.HistoryError {
             throw CommandFailure.badInput(error.message)
         }

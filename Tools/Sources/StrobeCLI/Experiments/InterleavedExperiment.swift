@@ -45,7 +45,7 @@ struct InterleavedExperiment {
             if let existing = try? files.contentsOfDirectory(atPath: path), !existing.isEmpty {
                 throw CommandFailure(
                     message:
-                        "--output \(directory): \(path) already holds results; remove it or choose another directory",
+                        "--results-dir \(directory): \(path) already holds results; remove it or choose another directory",
                     status: 2)
             }
         }
@@ -56,9 +56,12 @@ struct InterleavedExperiment {
             try files.createDirectory(atPath: "\(directory)/logs", withIntermediateDirectories: true)
         } catch {
             throw CommandFailure(
-                message: "--output \(directory): cannot create it: \(error.localizedDescription)", status: 2)
+                message: "--results-dir \(directory): cannot create it: \(error.localizedDescription)", status: 2)
         }
     }
+
+    /// In a suite, the tests a round runs (`--filter`); nil for all.
+    var onlyTests: [String]?
 
     func directory(of side: Side) -> String { "\(root)/\(side.rawValue)" }
 
@@ -81,6 +84,9 @@ struct InterleavedExperiment {
             var line =
                 "\(command) --output \(Self.shellQuoted(directory(of: side))) --iterations \(iterations) --round \(round)"
             if let warmup { line += " --warmup \(warmup)" }
+            if let onlyTests, !onlyTests.isEmpty {
+                line += " --filter " + Self.shellQuoted(Self.exactNames(onlyTests))
+            }
             let log = "\(logDirectory)/round-\(round)-\(side.rawValue).log"
             let status = try Self.runShell(line, log: log, timeout: timeout)
             guard status == 0 else {
@@ -178,6 +184,14 @@ struct InterleavedExperiment {
     /// microseconds of shell work on both sides.
     static func redirected(_ command: String, to log: String) -> String {
         "exec >>\(shellQuoted(log)) 2>&1\n\(command)"
+    }
+
+    /// A regular expression matching exactly `names`: `^(a|b)$`.
+    static func exactNames(_ names: [String]) -> String {
+        let escaped = names.map { name in
+            String(name.flatMap { "\\^$.|?*+()[]{}".contains($0) ? ["\\", $0] : [$0] })
+        }
+        return "^(" + escaped.joined(separator: "|") + ")$"
     }
 
     static func shellQuoted(_ text: String) -> String {

@@ -60,7 +60,7 @@ struct HistoryBaseline {
         let opened: any HistoryStore
         let stored: [HistoryRun]
         do {
-            opened = try await HistoryStores.open(location)
+            opened = try await HistoryStores.open(location, access: .readOnly)
         } catch let error as StrobeHistory.HistoryError {
             throw CommandFailure.badInput(error.message)
         }

@@ -24,16 +24,40 @@ public protocol FleetStore: Sendable {
     /// Traces stored.
     func traceCount() async throws -> Int
 
+    /// Every metadata key of the stored traces, with how many distinct
+    /// values it has and how many traces carry it, by key.
+    func metadataKeys() async throws -> [FleetMetadataKey]
+
     /// Closes the store.
     func close() async
 }
 
+/// A metadata key of a fleet's traces, as `strobe history list` shows it.
+public struct FleetMetadataKey: Sendable, Hashable {
+    /// The key (`app.version`, `device.class`, ...).
+    public var key: String
+    /// Its distinct values.
+    public var values: Int
+    /// The traces that carry it.
+    public var traces: Int
+
+    /// A key with its counts.
+    public init(key: String, values: Int, traces: Int) {
+        self.key = key
+        self.values = values
+        self.traces = traces
+    }
+}
+
 /// Opens fleet stores.
 public enum FleetStores {
-    /// Opens the store at `location`, creating and migrating it: the store
-    /// ``HistoryStores/open(_:)`` opens, seen as a fleet's.
-    public static func open(_ location: HistoryLocation) async throws -> any FleetStore {
-        try await HistoryStores.open(location)
+    /// Opens the store at `location` (creating and migrating it with
+    /// `.readWrite`, the default): the store
+    /// ``HistoryStores/open(_:access:)`` opens, seen as a fleet's.
+    public static func open(_ location: HistoryLocation, access: HistoryAccess = .readWrite) async throws
+        -> any FleetStore
+    {
+        try await HistoryStores.open(location, access: access)
     }
 }
 

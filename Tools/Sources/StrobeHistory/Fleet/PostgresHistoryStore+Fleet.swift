@@ -105,6 +105,19 @@ extension PostgresHistoryStore {
         }
     }
 
+    func metadataKeys() throws -> [FleetMetadataKey] {
+        try transaction("list the metadata keys", .read) { connection in
+            let rows = try connection.execute(
+                "SELECT key, COUNT(DISTINCT value), COUNT(*) FROM strobe_fleet_trace_metadata GROUP BY key ORDER BY key"
+            )
+            return try (0..<rows.rowCount).map { row in
+                FleetMetadataKey(
+                    key: try rows.value(row, 0, as: String.self), values: try rows.value(row, 1, as: Int.self),
+                    traces: try rows.value(row, 2, as: Int.self))
+            }
+        }
+    }
+
     func traceCount() throws -> Int {
         try transaction("count the traces", .read) { connection in
             try connection.execute("SELECT COUNT(*) FROM strobe_fleet_traces").value(0, 0, as: Int.self)

@@ -85,6 +85,16 @@ extension SQLiteHistoryStore {
         }
     }
 
+    func metadataKeys() async throws -> [FleetMetadataKey] {
+        try transaction("list the metadata keys", .read) { db in
+            try Row.fetchAll(
+                db,
+                sql:
+                    "SELECT key, COUNT(DISTINCT value), COUNT(*) FROM strobe_fleet_trace_metadata GROUP BY key ORDER BY key"
+            ).map { row in FleetMetadataKey(key: row[0], values: row[1], traces: row[2]) }
+        }
+    }
+
     func traceCount() async throws -> Int {
         try transaction("count the traces", .read) { db in
             try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM strobe_fleet_traces") ?? 0

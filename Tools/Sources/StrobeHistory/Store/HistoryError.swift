@@ -11,8 +11,12 @@ public struct HistoryError: Error, Sendable, Hashable, CustomStringConvertible {
         case badArgument
         /// The server cannot be reached, or refused the login.
         case unreachable
+        /// No store exists where a command that only reads looked for one.
+        case noStore
         /// The store was written by a newer Strobe: its schema version is higher than this one knows.
         case newerSchema
+        /// A command that only reads found a store of an older schema version, which it does not migrate.
+        case olderSchema
         /// A results file cannot be read or does not parse.
         case badResults
         /// A metric's unit differs from the unit stored for it by earlier runs.

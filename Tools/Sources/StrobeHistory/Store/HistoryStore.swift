@@ -82,17 +82,23 @@ public struct StoredUnit: Sendable, Hashable {
 
 /// Opens stores.
 public enum HistoryStores {
-    /// Opens (creating when needed) the store at `location` and brings its
-    /// tables to ``HistorySchema/currentVersion``: one connection that holds
-    /// both the run history and a fleet's traces.
+    /// Opens the store at `location`: one connection that holds both the
+    /// run history and a fleet's traces.
+    ///
+    /// With `.readWrite` (the default) the store is created when needed and
+    /// its tables brought to ``HistorySchema/currentVersion``; with
+    /// `.readOnly` it must exist at that version, and nothing is written.
     ///
     /// - Throws: ``HistoryError``: a server that cannot be reached (within
     ///   the location's connect timeout) or refuses the login, a store of a
-    ///   newer schema version, a file that is not an SQLite database.
-    public static func open(_ location: HistoryLocation) async throws -> any HistoryStore & FleetStore {
+    ///   newer schema version, a file that is not an SQLite database; for a
+    ///   read, a missing store or one of an older version.
+    public static func open(_ location: HistoryLocation, access: HistoryAccess = .readWrite) async throws
+        -> any HistoryStore & FleetStore
+    {
         switch location {
-        case .sqlite(let path): return try SQLiteHistoryStore(path: path)
-        case .postgres(let postgres): return try await PostgresHistoryStore.connect(postgres)
+        case .sqlite(let path): return try SQLiteHistoryStore(path: path, access: access)
+        case .postgres(let postgres): return try await PostgresHistoryStore.connect(postgres, access: access)
         }
     }
 }

@@ -29,22 +29,29 @@ actor PostgresHistoryStore: HistoryStore, FleetStore {
         executor = DispatchQueueExecutor(label: "strobe.history.postgres")
     }
 
-    /// Connects (within the location's timeout) and migrates the database.
-    static func connect(_ location: PostgresLocation) async throws(HistoryError) -> PostgresHistoryStore {
+    /// Connects (within the location's timeout) and, with `.readWrite`,
+    /// migrates the database; with `.readOnly`, checks its version and makes
+    /// the session's transactions read-only.
+    static func connect(_ location: PostgresLocation, access: HistoryAccess = .readWrite) async throws(HistoryError)
+        -> PostgresHistoryStore
+    {
         let store = PostgresHistoryStore(location: location)
-        try await store.open(location)
+        try await store.open(location, access: access)
         return store
     }
 
-    /// Connects, on the store's queue, then migrates.
-    private func open(_ location: PostgresLocation) throws(HistoryError) {
+    /// Connects, on the store's queue, then migrates or checks.
+    private func open(_ location: PostgresLocation, access: HistoryAccess) throws(HistoryError) {
         do {
             connection = try PostgresConnection(location)
         } catch {
             throw HistoryError(.unreachable, "\(location): cannot connect: \(error)")
         }
         do {
-            try migrate()
+            switch access {
+            case .readWrite: try migrate()
+            case .readOnly: try checkVersion()
+            }
         } catch {
             connection = nil
             throw error
@@ -67,6 +74,24 @@ actor PostgresHistoryStore: HistoryStore, FleetStore {
             }
             try connection.execute("DELETE FROM strobe_schema")
             try connection.execute("INSERT INTO strobe_schema (version) VALUES ($1)", [HistorySchema.currentVersion])
+        }
+    }
+
+    /// Checks, without writing, that the database holds a history at the
+    /// current schema version, then makes every later transaction of the
+    /// session read-only.
+    private func checkVersion() throws(HistoryError) {
+        let name = self.name
+        try transaction("open the history", .read) { connection in
+            let exists = try connection.execute("SELECT to_regclass('strobe_schema') IS NOT NULL").value(
+                0, 0, as: Bool.self)
+            guard exists else { throw HistoryError(.badLocation, HistoryAccess.notAStore(name)) }
+            let version =
+                try connection.execute("SELECT MAX(version) FROM strobe_schema").value(0, 0, as: Int?.self) ?? 0
+            try HistoryAccess.checkReadable(version: version, store: name)
+        }
+        _ = try transaction("make the session read-only") { connection in
+            try connection.execute("SET SESSION CHARACTERISTICS AS TRANSACTION READ ONLY")
         }
     }
 

@@ -10,28 +10,66 @@ final class SQLiteHistoryStore: HistoryStore, FleetStore {
     private let path: String
     private let queue: DatabaseQueue
 
-    /// Opens or creates the store at `path` and migrates it.
-    init(path: String) throws(HistoryError) {
+    /// Opens the store at `path`: with `.readWrite`, creating it (and its
+    /// directory) when missing and migrating it; with `.readOnly`, only an
+    /// existing store at the current schema version, opened so that nothing
+    /// can be written.
+    init(path: String, access: HistoryAccess = .readWrite) throws(HistoryError) {
         self.path = path
         location = .sqlite(path: path)
-        let directory = (path as NSString).deletingLastPathComponent
-        if !directory.isEmpty {
-            do {
-                try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
-            } catch {
-                throw HistoryError(.badLocation, "\(path): cannot create its directory: \(error.localizedDescription)")
-            }
-        }
         var configuration = Configuration()
         configuration.busyMode = .timeout(60)
         configuration.foreignKeysEnabled = true
         configuration.label = "strobe-history"
+        switch access {
+        case .readWrite:
+            let directory = (path as NSString).deletingLastPathComponent
+            if !directory.isEmpty {
+                do {
+                    try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+                } catch {
+                    throw HistoryError(
+                        .badLocation, "\(path): cannot create its directory: \(error.localizedDescription)")
+                }
+            }
+        case .readOnly:
+            var isDirectory: ObjCBool = false
+            guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) else {
+                throw HistoryError(.noStore, HistoryAccess.missingStore(path))
+            }
+            if isDirectory.boolValue {
+                throw HistoryError(.badLocation, "\(path): is a directory, not a history store")
+            }
+            configuration.readonly = true
+        }
         do {
             queue = try DatabaseQueue(path: path, configuration: configuration)
         } catch {
             throw HistoryError(.badLocation, "\(path): cannot open it as an SQLite database: \(Self.describe(error))")
         }
-        try migrate()
+        switch access {
+        case .readWrite: try migrate()
+        case .readOnly: try checkVersion()
+        }
+    }
+
+    /// Checks, without writing, that the file is a history store at the
+    /// current schema version.
+    private func checkVersion() throws(HistoryError) {
+        let path = self.path
+        let version: Int?
+        do {
+            version = try queue.inDatabase { db -> Int? in
+                guard try db.tableExists("strobe_schema") else { return nil }
+                return try Int.fetchOne(db, sql: "SELECT MAX(version) FROM strobe_schema") ?? 0
+            }
+        } catch {
+            throw HistoryError(.badLocation, "\(path): not a history store: \(Self.describe(error))")
+        }
+        guard let version else {
+            throw HistoryError(.badLocation, HistoryAccess.notAStore(path))
+        }
+        try HistoryAccess.checkReadable(version: version, store: path)
     }
 
     /// Brings the tables to the current version in one transaction, then

@@ -21,9 +21,13 @@ public enum TrendAnalysis {
     /// The report of `runs` (oldest first or in any order), with `marks`
     /// shown on the changes they name.
     ///
+    /// With no reference named, runs that a tag splits into interleaved
+    /// builds (``InterleavedBuilds``) take the pinned build's runs as the
+    /// reference, saying so in the notes, or are refused.
+    ///
     /// - Throws: ``HistoryError`` of kind ``HistoryError/Kind/badArgument``
-    ///   for a metric pattern that is not a regular expression or a
-    ///   grouping key that is empty.
+    ///   for a metric pattern that is not a regular expression, a grouping
+    ///   key that is empty, or interleaved builds with no pinned one.
     public static func analyze(
         _ runs: [HistoryRun], source: String, marks: [HistoryMark] = [], options: TrendOptions = TrendOptions()
     ) throws(HistoryError) -> TrendReport {
@@ -36,11 +40,29 @@ public enum TrendAnalysis {
         }
         if let keys = options.groupBy, keys.contains(where: \.isEmpty) {
             throw HistoryError(
-                .badArgument, "--by \(keys.joined(separator: ",")): a key is empty; write e.g. host or host,device")
+                .badArgument,
+                "--group-by \(keys.joined(separator: ",")): a key is empty; write e.g. host or host,device")
+        }
+        var options = options
+        var notes: [String] = []
+        if options.reference == nil {
+            let splits = InterleavedBuilds.find(in: runs, ignoring: Set(options.groupBy ?? []))
+            if let split = splits.first(where: { $0.pinnedValue != nil }), let pinned = split.pinnedValue {
+                options.reference = HistoryFilter(.tag(split.key), pinned)
+                notes.append(
+                    "reference runs: \(split.key)=\(pinned), found by their tag (the runs differ in \(split.summary)); "
+                        + "--reference KEY=VALUE names another")
+            } else if let split = splits.first, let example = split.values.last?.value {
+                throw HistoryError(
+                    .badArgument,
+                    "the runs differ in their tag \(split.summary), interleaved in time: a trend over both mixes two "
+                        + "builds. Name the pinned one with --reference \(split.key)=VALUE (e.g. --reference "
+                        + "\(split.key)=\(example)), keep one with --where \(split.key)=VALUE, or give each its own "
+                        + "series with --group-by \(split.key)")
+            }
         }
         let reference = runs.filter { run in options.reference.map { $0.matches(run) } ?? false }
         let analysed = runs.filter { run in !(options.reference.map { $0.matches(run) } ?? false) }
-        var notes: [String] = []
         let keys = options.groupBy ?? (Set(analysed.map(\.metadata.host)).count > 1 ? ["host"] : [])
         if options.groupBy == nil, !keys.isEmpty {
             notes.append("one series per host: the runs come from \(Set(analysed.map(\.metadata.host)).count) hosts")
@@ -373,6 +395,7 @@ public enum TrendAnalysis {
             if case .possible(let runs) = status { return runs }
             return 0
         }
+        let first = report.changes.count
         for found in attribution.steps {
             guard let item = series.first(where: { $0.name == found.step.metric }) else { continue }
             let (before, after) = runs(group: found.host, before: found.step.lastBefore, after: found.step.firstAfter)
@@ -400,6 +423,19 @@ public enum TrendAnalysis {
                     confirm: options.confirm.lines(
                         suite: suite, test: item.test, metric: item.metric, before: before.commit, after: after.commit),
                     mark: mark))
+        }
+        // The changes of one range of commits on one group share a recipe:
+        // one pair of worktrees and one comparison over all their tests.
+        let byRange = Dictionary(grouping: report.changes.indices.dropFirst(first)) { index in
+            let change = report.changes[index]
+            return [change.group, change.lastBefore.commit, change.firstAfter.commit]
+        }
+        for indices in byRange.values where indices.count > 1 {
+            let change = report.changes[indices[0]]
+            let recipe = options.confirm.lines(
+                suite: suite, series: indices.sorted().map { (report.changes[$0].test, report.changes[$0].metric) },
+                before: change.lastBefore.commit, after: change.firstAfter.commit)
+            for index in indices { report.changes[index].confirm = recipe }
         }
         for found in attribution.suiteSteps {
             let (before, after) = runs(group: found.host, before: found.lastBefore, after: found.firstAfter)

@@ -152,7 +152,13 @@ extension TrendReport {
         let top = 34.0
         let bottom = 40.0
         let values = item.points.map(\.value)
-        guard let low = values.min(), let high = values.max() else { return "" }
+        guard var low = values.min(), var high = values.max() else { return "" }
+        if high == low {
+            // A constant series sits in the middle of its plot, not on its axis.
+            let pad = max(abs(low) * 0.05, low == 0 ? 1 : abs(low) * 1e-6)
+            low -= pad
+            high += pad
+        }
         let ticks = Self.niceTicks(low: low, high: high)
         let minimum = min(low, ticks.first ?? low)
         let maximum = max(high, ticks.last ?? high)
@@ -163,7 +169,9 @@ extension TrendReport {
         func x(_ slot: Double) -> Double { left + (slot + 0.5) * slotWidth }
         func y(_ value: Double) -> Double { top + plotHeight - (value - minimum) / span * plotHeight }
         func f(_ value: Double) -> String { String(format: "%.1f", value) }
-        let unitName = item.unit.isEmpty ? "" : " (\(item.unit))"
+        // Durations and sizes carry their unit on every tick (1.2 ms, 3 MiB);
+        // other units are named once, beside the metric.
+        let unitName = item.unit.isEmpty || item.unit == "ns" || item.unit == "bytes" ? "" : " (\(item.unit))"
         var html = "<section class=\"plot\" id=\"plot-\(index)\" data-series=\"\(HTMLText.escape(item.name))\">"
         html +=
             "<h3>\(HTMLText.escape(item.suite)) · \(HTMLText.escape(item.test)) · \(HTMLText.escape(item.metric))\(HTMLText.escape(unitName))</h3>"

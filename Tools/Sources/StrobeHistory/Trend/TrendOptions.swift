@@ -49,13 +49,27 @@ public struct ConfirmCommand: Sendable, Hashable, Codable {
     /// between commits `before` and `after`; empty when either commit is
     /// unknown.
     public func lines(suite: String, test: String, metric: String, before: String, after: String) -> [String] {
-        guard !before.isEmpty, !after.isEmpty else { return [] }
+        lines(suite: suite, series: [(test, metric)], before: before, after: after)
+    }
+
+    /// The lines that confirm every change of `series` (each a test and a
+    /// metric of `suite`) between the same two commits: one pair of
+    /// worktrees, one build each, one `strobe compare` over those tests.
+    public func lines(suite: String, series: [(test: String, metric: String)], before: String, after: String)
+        -> [String]
+    {
+        guard !before.isEmpty, !after.isEmpty, !series.isEmpty else { return [] }
         let git = repository.map { "git -C \(Self.quote($0))" } ?? "git"
         let beforeDirectory = "/tmp/strobe-confirm-\(before.prefix(10))"
         let afterDirectory = "/tmp/strobe-confirm-\(after.prefix(10))"
         let build = self.build.replacingOccurrences(of: "{suite}", with: suite)
         let executable = self.executable.replacingOccurrences(of: "{suite}", with: suite)
-        let filter = " --filter " + Self.quote("^" + Self.escapeRegex(test) + "$")
+        func alternatives(_ names: [String]) -> String {
+            var seen = Set<String>()
+            let unique = names.filter { seen.insert($0).inserted }.map(Self.escapeRegex)
+            return unique.count == 1 ? "^" + unique[0] + "$" : "^(" + unique.joined(separator: "|") + ")$"
+        }
+        let filter = " --filter " + Self.quote(alternatives(series.map(\.test)))
         func side(_ directory: String) -> String {
             Self.doubleQuote(directory + "/" + executable + filter)
         }
@@ -64,8 +78,8 @@ public struct ConfirmCommand: Sendable, Hashable, Codable {
             "\(git) worktree add --detach \(afterDirectory) \(after)",
             "(cd \(beforeDirectory) && \(build)) && (cd \(afterDirectory) && \(build))",
             "strobe compare --baseline \(side(beforeDirectory)) --candidate \(side(afterDirectory)) "
-                + "--metric \(Self.quote("^" + Self.escapeRegex(test + "/" + metric) + "$")) --max-time \(maxTime) "
-                + "--output /tmp/strobe-confirm-\(before.prefix(7))-\(after.prefix(7))",
+                + "--metric \(Self.quote(alternatives(series.map { $0.test + "/" + $0.metric }))) --max-time \(maxTime) "
+                + "--results-dir /tmp/strobe-confirm-\(before.prefix(7))-\(after.prefix(7))",
         ]
     }
 

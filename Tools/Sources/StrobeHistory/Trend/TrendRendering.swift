@@ -24,23 +24,63 @@ extension TrendReport {
         "Each run is one value (its processes' median); steps by rank binary segmentation, Benjamini–Hochberg over the series of a suite at α \(HumanFormat.format(alpha, decimals: 3)), changes within ±\(HumanFormat.format(relativeFloor * 100, decimals: 1))% not reported; intervals are Hodges–Lehmann 95%."
     }
 
-    /// The report as aligned text.
-    public func renderText() -> String {
-        var text = "strobe trend: \(source)\n\(headline)\n"
+    /// The changes grouped by where they lie: one group per commit range
+    /// (or pair of runs) and recipe, in the order of their first change,
+    /// so that a range that moved several metrics is told once.
+    var changesByRange: [[TrendChange]] {
+        var order: [String] = []
+        var groups: [String: [TrendChange]] = [:]
         for change in changes {
-            text += "\n" + Self.summary(change) + "\n"
-            text += "  " + Self.runsLine(change) + "\n"
-            text += "  cause: \(change.cause.rawValue) (\(change.reason))\n"
-            if let mark = change.mark { text += "  marked \(Self.markText(mark))\n" }
-            if !change.commits.isEmpty {
-                text += "  commits in \(change.shortRange):\n"
-                for commit in change.commits { text += "    \(commit)\n" }
-                if change.moreCommits > 0 { text += "    … and \(change.moreCommits) more\n" }
+            let key =
+                "\(change.lastBefore.commit.isEmpty ? change.lastBefore.run : change.lastBefore.commit)\u{0}"
+                + "\(change.firstAfter.commit.isEmpty ? change.firstAfter.run : change.firstAfter.commit)\u{0}"
+                + change.group + "\u{0}" + change.confirm.joined(separator: "\n")
+            if groups[key] == nil { order.append(key) }
+            groups[key, default: []].append(change)
+        }
+        return order.map { groups[$0]! }
+    }
+
+    /// "3 changes at 1a2b3c4..5d6e7f8 on host-a, the code's".
+    static func rangeTitle(_ range: [TrendChange]) -> String {
+        let first = range[0]
+        var counts: [(cause: String, count: Int)] = []
+        for change in range {
+            if let index = counts.firstIndex(where: { $0.cause == change.cause.rawValue }) {
+                counts[index].count += 1
+            } else {
+                counts.append((change.cause.rawValue, 1))
             }
-            if !change.confirm.isEmpty {
-                text += "  confirm it:\n" + change.confirm.map { "    \($0)\n" }.joined()
+        }
+        let causes =
+            counts.count == 1
+            ? "the \(counts[0].cause)'s" : counts.map { "\($0.count) the \($0.cause)'s" }.joined(separator: ", ")
+        return "\(range.count) change\(range.count == 1 ? "" : "s") at \(first.shortRange)"
+            + (first.group.isEmpty ? "" : " on \(first.group)") + ", " + causes
+    }
+
+    /// The report as aligned text: the headline, then per commit range its
+    /// changes, commits, and one recipe to confirm them.
+    public func renderText() -> String {
+        var text = "\(headline)\n(\(source))\n"
+        for range in changesByRange {
+            let first = range[0]
+            text += "\n" + Self.rangeTitle(range) + "\n"
+            text += "  " + Self.runsLine(first) + "\n"
+            for change in range {
+                text += "  " + Self.summary(change) + "\n"
+                text += "    cause: \(change.reason)\n"
+                if let mark = change.mark { text += "    marked \(Self.markText(mark))\n" }
             }
-            text += "  then: \(Self.markCommand(change))\n"
+            if !first.commits.isEmpty {
+                text += "  commits in \(first.shortRange):\n"
+                for commit in first.commits { text += "    \(commit)\n" }
+                if first.moreCommits > 0 { text += "    … and \(first.moreCommits) more\n" }
+            }
+            if !first.confirm.isEmpty {
+                text += "  confirm it:\n" + first.confirm.map { "    \($0)\n" }.joined()
+            }
+            text += "  then: \(Self.markCommand(first, of: range.count))\n"
         }
         if !suiteChanges.isEmpty {
             text += "\nWhole suites:\n"
@@ -52,7 +92,8 @@ extension TrendReport {
         return text + "\n" + methodLine + "\n"
     }
 
-    /// The report as Markdown, for a bot's comment.
+    /// The report as Markdown, for a bot's comment: the headline and a row
+    /// per change, then per commit range its details folded.
     public func renderMarkdown() -> String {
         var text =
             "### Performance history\n\n**\(Self.markdownEscape(headline))** (\(Self.markdownEscape(source)))\n\n"
@@ -67,20 +108,22 @@ extension TrendReport {
                 text += "| \(Self.changeText(change.change)) | \(Self.pValue(change.pValue)) | \(change.status)\(mark) "
                 text += "| **\(change.cause.rawValue)** | `\(change.shortRange)` |\n"
             }
-            for change in changes {
-                text +=
-                    "\n<details><summary>\(HTMLText.escape(change.series)) \(HTMLText.escape(change.shortRange)): \(change.direction.rawValue), the \(change.cause.rawValue)'s</summary>\n\n"
-                text += "- " + Self.markdownEscape(Self.runsLine(change)) + "\n"
-                text += "- cause: " + Self.markdownEscape(change.reason) + "\n"
-                if let mark = change.mark { text += "- marked " + Self.markdownEscape(Self.markText(mark)) + "\n" }
-                if !change.commits.isEmpty {
-                    text += "\nCommits:\n\n```\n" + change.commits.joined(separator: "\n")
-                    text += change.moreCommits > 0 ? "\n… and \(change.moreCommits) more\n```\n" : "\n```\n"
+            for range in changesByRange {
+                let first = range[0]
+                text += "\n<details><summary>\(HTMLText.escape(Self.rangeTitle(range)))</summary>\n\n"
+                text += "- " + Self.markdownEscape(Self.runsLine(first)) + "\n"
+                for change in range {
+                    text += "- `\(Self.markdownEscape(change.series))`: " + Self.markdownEscape(change.reason) + "\n"
+                    if let mark = change.mark { text += "  marked " + Self.markdownEscape(Self.markText(mark)) + "\n" }
                 }
-                if !change.confirm.isEmpty {
-                    text += "\nConfirm it:\n\n```sh\n" + change.confirm.joined(separator: "\n") + "\n```\n"
+                if !first.commits.isEmpty {
+                    text += "\nCommits:\n\n```\n" + first.commits.joined(separator: "\n")
+                    text += first.moreCommits > 0 ? "\n… and \(first.moreCommits) more\n```\n" : "\n```\n"
                 }
-                text += "\nThen: `\(Self.markCommand(change))`\n\n</details>\n"
+                if !first.confirm.isEmpty {
+                    text += "\nConfirm it:\n\n```sh\n" + first.confirm.joined(separator: "\n") + "\n```\n"
+                }
+                text += "\nThen: `\(Self.markCommand(first, of: range.count))`\n\n</details>\n"
             }
         }
         if !suiteChanges.isEmpty {
@@ -132,9 +175,11 @@ extension TrendReport {
             "\(change.suite)\(change.group.isEmpty ? "" : " on \(change.group)") at \(before)..\(after): median \(sign)\(HumanFormat.format(change.medianChange * 100, decimals: 1))% (worse when positive), \(change.status); the \(change.cause.rawValue)'s: \(change.reason)"
     }
 
-    /// The command that marks the change.
-    static func markCommand(_ change: TrendChange) -> String {
+    /// The command that marks the change; for a range of several changes,
+    /// the first one's, said to be one per series.
+    static func markCommand(_ change: TrendChange, of count: Int = 1) -> String {
         "strobe history mark \(change.shortRange) --series \(ConfirmCommand.quote(change.series)) --confirmed (or --dismissed) --note '...'"
+            + (count > 1 ? " (one per series)" : "")
     }
 
     /// "confirmed on 2025-01-02 10:00 UTC: the note".

@@ -108,8 +108,13 @@ public struct MetricComparison: Sendable, Hashable, Codable {
     /// The ratio candidate / baseline and its confidence interval; nil when
     /// the baseline's center is not positive (a count that is zero).
     public var shift: ShiftEstimate?
-    /// The change candidate − baseline of the centers (medians of the
-    /// replicates' summaries), in the metric's unit.
+    /// The caveat of a metric whose baseline is 0 or below: it has no ratio.
+    public static let zeroBaselineWarning =
+        "the baseline is 0 or below, so no percentage exists: the change is judged in the metric's own unit"
+
+    /// The change candidate − baseline in the metric's unit: the
+    /// process-level test's estimate (on a log scale, the baseline's center
+    /// times the estimated ratio less one), so it lies inside its interval.
     public var difference: Double
     /// The confidence interval of ``difference`` (at the interval's
     /// confidence), in the metric's unit: lower bound.
@@ -143,6 +148,16 @@ public struct MetricComparison: Sendable, Hashable, Codable {
     public var iterationNoiseShare: Double?
     /// Caveats, e.g. a single process on a side.
     public var warnings: [String]
+    /// Whether the metric is an exact count (allocations, retains): with the
+    /// same value in every iteration of every process on each side
+    /// (``ComparisonMethod/exact``) any difference beyond the absolute floor
+    /// is decided at once; when it varies, its absolute floor is at least
+    /// ``ComparisonEngine/countFloor``.
+    public var isCount = false
+    /// Whether the metric is an exact count with the same value in every
+    /// iteration of every process on each side: its change is the change
+    /// of that value ("+1 allocation per iteration (12 → 13)").
+    public var isConstantCount = false
 
     /// Whether smaller is better.
     @available(*, deprecated, renamed: "better")
@@ -154,7 +169,7 @@ public struct MetricComparison: Sendable, Hashable, Codable {
     private enum CodingKeys: String, CodingKey {
         case name, group, unit, better, gates, relativeFloor, absoluteFloor, summary, baseline, candidate, test, shift
         case difference, differenceLower, differenceUpper, mannWhitney, kolmogorovSmirnov, adjustedPValue, level
-        case verdict, roundsNeeded, advice, iterationNoiseShare, warnings
+        case verdict, roundsNeeded, advice, iterationNoiseShare, warnings, isCount, isConstantCount
     }
 }
 
@@ -188,99 +203,13 @@ extension MetricComparison {
         advice = try container.decode([DecisionAdvice].self, forKey: .advice)
         iterationNoiseShare = try container.decodeIfPresent(Double.self, forKey: .iterationNoiseShare)
         warnings = try container.decode([String].self, forKey: .warnings)
+        isCount = try container.decodeIfPresent(Bool.self, forKey: .isCount) ?? false
+        isConstantCount = try container.decodeIfPresent(Bool.self, forKey: .isConstantCount) ?? false
     }
 }
 
 /// Compares metrics between two sets of replicates.
 public enum ComparisonEngine {
-    /// One metric's replicates on both sides, and the rules it is judged by.
-    public struct Input: Sendable, Hashable {
-        /// The metric's name.
-        public var name: String
-        /// The group (`--group-by` value), or "".
-        public var group: String
-        /// Its unit.
-        public var unit: String
-        /// Which way the metric gets better.
-        public var better: MetricDirection
-        /// Baseline replicates (processes).
-        public var baseline: [Replicate]
-        /// Candidate replicates (processes).
-        public var candidate: [Replicate]
-        /// The relative floor; nil takes the options' `minimumEffect`.
-        public var relativeFloor: Double?
-        /// Changes no larger than this, in the metric's unit, are never
-        /// flagged; it alone judges metrics with no spread or a zero baseline.
-        public var absoluteFloor: Double
-        /// Whether a regression of this metric fails the comparison.
-        public var gates: Bool
-        /// How each replicate's iterations are summarised.
-        public var summary: ReplicateSummary
-
-        /// An input of replicates.
-        public init(
-            name: String, group: String = "", unit: String, better: MetricDirection, baseline: [Replicate],
-            candidate: [Replicate], relativeFloor: Double? = nil, absoluteFloor: Double = 0, gates: Bool = true,
-            summary: ReplicateSummary = .median
-        ) {
-            self.name = name
-            self.group = group
-            self.unit = unit
-            self.better = better
-            self.baseline = baseline
-            self.candidate = candidate
-            self.relativeFloor = relativeFloor
-            self.absoluteFloor = absoluteFloor
-            self.gates = gates
-            self.summary = summary
-        }
-
-        /// An input whose sides are one process each.
-        public init(
-            name: String, group: String = "", unit: String, better: MetricDirection, baseline: [Double],
-            candidate: [Double]
-        ) {
-            self.init(
-                name: name, group: group, unit: unit, better: better,
-                baseline: [Replicate(id: "baseline", samples: baseline)],
-                candidate: [Replicate(id: "candidate", samples: candidate)])
-        }
-
-        /// An input of replicates, its direction given as a flag.
-        @available(
-            *, deprecated,
-            renamed: "init(name:group:unit:better:baseline:candidate:relativeFloor:absoluteFloor:gates:summary:)"
-        )
-        public init(
-            name: String, group: String = "", unit: String, lowerIsBetter: Bool, baseline: [Replicate],
-            candidate: [Replicate], relativeFloor: Double? = nil, absoluteFloor: Double = 0, gates: Bool = true,
-            summary: ReplicateSummary = .median
-        ) {
-            self.init(
-                name: name, group: group, unit: unit, better: lowerIsBetter ? .lower : .higher, baseline: baseline,
-                candidate: candidate, relativeFloor: relativeFloor, absoluteFloor: absoluteFloor, gates: gates,
-                summary: summary)
-        }
-
-        /// An input whose sides are one process each, its direction given
-        /// as a flag.
-        @available(*, deprecated, renamed: "init(name:group:unit:better:baseline:candidate:)")
-        public init(
-            name: String, group: String = "", unit: String, lowerIsBetter: Bool, baseline: [Double], candidate: [Double]
-        ) {
-            self.init(
-                name: name, group: group, unit: unit, better: lowerIsBetter ? .lower : .higher, baseline: baseline,
-                candidate: candidate)
-        }
-
-        /// Whether smaller is better.
-        @available(*, deprecated, renamed: "better")
-        public var lowerIsBetter: Bool {
-            get { better == .lower }
-            set { better = newValue ? .lower : .higher }
-        }
-    }
-
     /// Compares every input at one look (by default the single look of a
     /// fixed-size comparison: the options' alpha and confidence); p-values
     /// are adjusted across the gated inputs, and separately across the
@@ -290,8 +219,9 @@ public enum ComparisonEngine {
     ) -> [MetricComparison] {
         let level = look?.alpha ?? options.alpha
         let confidence = look?.confidence ?? options.confidence
-        let tests = inputs.map {
-            ReplicateTest.compare(baseline: $0.baseline, candidate: $0.candidate, summary: $0.summary)
+        let tests = inputs.map { input in
+            countTest(input)
+                ?? ReplicateTest.compare(baseline: input.baseline, candidate: input.candidate, summary: input.summary)
         }
         // Gated and report-only metrics are separate families, so metrics
         // that only inform do not dilute the gate's error control.
@@ -308,14 +238,25 @@ public enum ComparisonEngine {
             let input = inputs[index]
             let test = tests[index]
             let floor = input.relativeFloor ?? options.minimumEffect
+            // A count the same in every iteration of every process on each
+            // side (the exact method) is judged by its difference alone;
+            // one that varies is judged like any metric, with a floor of at
+            // least one count.
+            let constantCount = input.isCount && isConstant(input.baseline) && isConstant(input.candidate)
+            let varyingCount = input.isCount && !constantCount
+            let absoluteFloor = varyingCount ? max(input.absoluteFloor, countFloor) : input.absoluteFloor
             let pooledBase = input.baseline.flatMap(\.samples)
             let pooledCand = input.candidate.flatMap(\.samples)
+            let countMeans = varyingCount && test.method != .iterations
             let center = { (replicates: [Replicate]) -> Double in
-                let values = replicates.filter { !$0.samples.isEmpty }.map { input.summary.value(of: $0.samples) }
+                let values = replicates.filter { !$0.samples.isEmpty }.map { replicate in
+                    countMeans
+                        ? replicate.samples.reduce(0, +) / Double(replicate.samples.count)
+                        : input.summary.value(of: replicate.samples)
+                }
                 return values.isEmpty ? .nan : Quantiles.median(sorted: values.sorted())
             }
             let baseCenter = center(input.baseline)
-            let candCenter = center(input.candidate)
             // The change and its interval at a confidence, as a ratio (nil
             // when the baseline's center is not positive) and in the unit.
             func estimate(confidence: Double) -> (ShiftEstimate?, (lower: Double, upper: Double)) {
@@ -337,6 +278,16 @@ public enum ComparisonEngine {
                 )
             }
             var (shift, differenceInterval) = estimate(confidence: confidence)
+            // The change in the metric's unit, from the same test as its
+            // interval, so that the estimate always lies inside it (the
+            // difference of the sides' medians need not). Sides without any
+            // spread, and exact counts (summarised by their means, judged
+            // against a floor of whole counts), differ by the difference of
+            // their centers, which is what "+1 allocation per iteration" says.
+            let difference =
+                test.method == .exact || input.isCount
+                ? center(input.candidate) - baseCenter
+                : test.logScale ? baseCenter * (exp(test.estimate) - 1) : test.estimate
             var warnings: [String] = []
             let enough: Bool
             switch test.method {
@@ -351,7 +302,7 @@ public enum ComparisonEngine {
                 enough = true
             }
             if shift == nil && test.method != .exact {
-                warnings.append("the baseline's center is not positive: the change is judged by its absolute size")
+                warnings.append(MetricComparison.zeroBaselineWarning)
             }
             // "Unchanged" is an equivalence test (two one-sided tests,
             // Schuirmann 1987): each floor is crossed with probability at
@@ -371,9 +322,9 @@ public enum ComparisonEngine {
             let verdict =
                 enough
                 ? decide(
-                    test: test, shift: shift, difference: candCenter - baseCenter, equivalenceRatio: equivalenceRatio,
+                    test: test, shift: shift, difference: difference, equivalenceRatio: equivalenceRatio,
                     equivalenceDifference: equivalenceDifference, adjustedPValue: adjusted[index], level: level,
-                    better: input.better, relativeFloor: floor, absoluteFloor: input.absoluteFloor)
+                    better: input.better, relativeFloor: floor, absoluteFloor: absoluteFloor)
                 : .inconclusive
             // A change is shown with the interval of the test that found it:
             // at an early sequential look the intervals' own confidence is
@@ -388,22 +339,23 @@ public enum ComparisonEngine {
             var iterationShare: Double?
             if verdict == .inconclusive {
                 needed = roundsNeeded(
-                    test, shift: shift, relativeFloor: floor, absoluteFloor: input.absoluteFloor, level: worstCaseLevel,
+                    test, shift: shift, relativeFloor: floor, absoluteFloor: absoluteFloor, level: worstCaseLevel,
                     power: options.power)
                 iterationShare = iterationNoiseShare(input, test: test)
                 advice = Self.advice(test: test, roundsNeeded: needed, iterationNoiseShare: iterationShare)
             }
             return MetricComparison(
                 name: input.name, group: input.group, unit: input.unit, better: input.better,
-                gates: input.gates, relativeFloor: floor, absoluteFloor: input.absoluteFloor, summary: input.summary,
+                gates: input.gates, relativeFloor: floor, absoluteFloor: absoluteFloor, summary: input.summary,
                 baseline: SampleSummary(pooledBase, percentiles: options.percentiles),
                 candidate: SampleSummary(pooledCand, percentiles: options.percentiles),
-                test: test, shift: shift, difference: candCenter - baseCenter,
+                test: test, shift: shift, difference: difference,
                 differenceLower: differenceInterval.lower, differenceUpper: differenceInterval.upper,
                 mannWhitney: RankTests.mannWhitney(pooledBase, pooledCand),
                 kolmogorovSmirnov: RankTests.kolmogorovSmirnov(pooledBase, pooledCand),
                 adjustedPValue: adjusted[index], level: level, verdict: verdict, roundsNeeded: needed, advice: advice,
-                iterationNoiseShare: iterationShare, warnings: warnings)
+                iterationNoiseShare: iterationShare, warnings: warnings, isCount: input.isCount,
+                isConstantCount: constantCount)
         }
     }
 
@@ -479,7 +431,9 @@ public enum ComparisonEngine {
             guard abs(difference) > absoluteFloor else { return .unchanged }
             return worse ? .regression : .improvement
         }
-        let exceedsAbsolute = abs(difference) > absoluteFloor
+        // A change that equals the floor, up to rounding (a ratio turned
+        // back into the unit), does not exceed it.
+        let exceedsAbsolute = abs(difference) > absoluteFloor * (1 + 1e-9) + 1e-12
         if adjustedPValue <= level {
             let exceedsRelative = shift.map { abs($0.change) > relativeFloor } ?? true
             guard exceedsRelative, exceedsAbsolute else { return .unchanged }
@@ -489,9 +443,9 @@ public enum ComparisonEngine {
         if let ratio = equivalenceRatio, ratio.lower >= 1 - relativeFloor, ratio.upper <= 1 + relativeFloor {
             return .unchanged
         }
-        if absoluteFloor > 0, equivalenceDifference.lower >= -absoluteFloor,
-            equivalenceDifference.upper <= absoluteFloor
-        {
+        // With no absolute floor this holds only for an interval that is
+        // exactly zero: sides that do not differ at all (identical inputs).
+        if equivalenceDifference.lower >= -absoluteFloor, equivalenceDifference.upper <= absoluteFloor {
             return .unchanged
         }
         return .inconclusive

@@ -178,6 +178,47 @@ public struct SessionQuantileChange: Sendable, Hashable, Codable {
     public var adjustedPValue: Double
     /// The verdict, by the rules of `strobe diff`.
     public var verdict: Verdict
+    /// Whether the change was judged: false where a side has too few events
+    /// beyond the percentile (``SessionQuantiles/minimumTailEvents``) or no
+    /// positive estimate. An unjudged change has no honest interval, and
+    /// reports show none.
+    public var judged: Bool
+    /// For an inconclusive judged change, about how many sessions per side
+    /// would decide a change the size of the floor (at the report's level,
+    /// with 80% power); nil otherwise.
+    public var sessionsNeeded: Int?
+
+    /// A change of `baseline` to `candidate`.
+    public init(
+        baseline: SessionQuantileEstimate, candidate: SessionQuantileEstimate, shift: ShiftEstimate, pValue: Double,
+        adjustedPValue: Double, verdict: Verdict, judged: Bool = true, sessionsNeeded: Int? = nil
+    ) {
+        self.baseline = baseline
+        self.candidate = candidate
+        self.shift = shift
+        self.pValue = pValue
+        self.adjustedPValue = adjustedPValue
+        self.verdict = verdict
+        self.judged = judged
+        self.sessionsNeeded = sessionsNeeded
+    }
+
+    private enum CodingKeys: String, CodingKey {
+        case baseline, candidate, shift, pValue, adjustedPValue, verdict, judged, sessionsNeeded
+    }
+
+    /// Decodes a change; one written before `judged` existed counts as judged.
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        baseline = try container.decode(SessionQuantileEstimate.self, forKey: .baseline)
+        candidate = try container.decode(SessionQuantileEstimate.self, forKey: .candidate)
+        shift = try container.decode(ShiftEstimate.self, forKey: .shift)
+        pValue = try container.decode(Double.self, forKey: .pValue)
+        adjustedPValue = try container.decode(Double.self, forKey: .adjustedPValue)
+        verdict = try container.decode(Verdict.self, forKey: .verdict)
+        judged = try container.decodeIfPresent(Bool.self, forKey: .judged) ?? true
+        sessionsNeeded = try container.decodeIfPresent(Int.self, forKey: .sessionsNeeded)
+    }
 }
 
 extension SessionQuantiles {
@@ -247,11 +288,14 @@ extension SessionQuantiles {
     /// ``SessionQuantileEstimate/tailEvents`` (counted from its sketches;
     /// for weighted sessions Kish's effective count, which a few heavy
     /// sessions keep small), or `min(p, 1 − p) · events` for an estimate
-    /// without them. Other changes are inconclusive and stay out of the
-    /// Benjamini–Hochberg family; each still shows its change and its
-    /// p-value, tested alone.
+    /// without them. Other changes are inconclusive, not judged
+    /// (``SessionQuantileChange/judged``), and stay out of the
+    /// Benjamini–Hochberg family.
+    ///
+    /// Every interval is at ``intervalConfidence(selected:judged:alpha:)``,
+    /// the level of the judgement, and an inconclusive change carries the
+    /// sessions per side that would decide it.
     public static func compare(_ comparisons: [Comparison], alpha: Double = 0.01) -> [SessionQuantileChange] {
-        let z = NormalDistribution.quantile(1 - (1 - 0.95) / 2)
         let zEquivalence = NormalDistribution.quantile(1 - alpha)
         struct Test {
             var d: Double
@@ -278,11 +322,14 @@ extension SessionQuantiles {
         for (index, value) in zip(family, MultipleComparisons.benjaminiHochberg(family.map { tests[$0].p })) {
             adjusted[index] = value
         }
+        let confidence = intervalConfidence(
+            selected: family.filter { adjusted[$0] <= alpha }.count, judged: family.count, alpha: alpha)
+        let z = NormalDistribution.quantile(1 - (1 - confidence) / 2)
         return zip(comparisons, zip(tests, adjusted)).map { comparison, pair in
             let (test, adjustedP) = pair
             let shift = ShiftEstimate(
                 ratio: exp(test.d), lower: exp(test.d - z * test.error), upper: exp(test.d + z * test.error),
-                confidence: 0.95)
+                confidence: confidence)
             let result = ReplicateTestResult(
                 method: .processes, logScale: true, estimate: test.d, standardError: test.error,
                 degreesOfFreedom: .infinity, statistic: test.error > 0 ? test.d / test.error : 0, pValue: test.p,
@@ -302,9 +349,44 @@ extension SessionQuantiles {
                     equivalenceDifference: (base * (equivalence.lower - 1), base * (equivalence.upper - 1)),
                     adjustedPValue: adjustedP, level: alpha, better: comparison.better,
                     relativeFloor: comparison.relativeFloor, absoluteFloor: comparison.absoluteFloor)
+            let needed =
+                test.judged && verdict == .inconclusive
+                ? sessionsNeeded(
+                    error: test.error, sessions: min(comparison.baseline.sessions, comparison.candidate.sessions),
+                    relativeFloor: comparison.relativeFloor, alpha: alpha, comparisons: max(family.count, 1))
+                : nil
             return SessionQuantileChange(
                 baseline: comparison.baseline, candidate: comparison.candidate, shift: shift, pValue: test.p,
-                adjustedPValue: adjustedP, verdict: verdict)
+                adjustedPValue: adjustedP, verdict: verdict, judged: test.judged, sessionsNeeded: needed)
         }
+    }
+
+    /// The confidence of the intervals a report prints beside changes
+    /// judged by Benjamini–Hochberg at `alpha`: Benjamini and Yekutieli's
+    /// false-coverage-rate level 1 − R·α/m for R of m judged changes
+    /// selected (1 − α/m when none is). At that level an interval excludes
+    /// zero exactly when its change was found significant, so the numbers
+    /// and the verdicts never disagree.
+    public static func intervalConfidence(selected: Int, judged: Int, alpha: Double) -> Double {
+        guard judged > 0 else { return 1 - alpha }
+        return 1 - Double(max(selected, 1)) * alpha / Double(judged)
+    }
+
+    /// About how many sessions per side would decide a change of
+    /// `relativeFloor`: the log standard error shrinks with the square root
+    /// of the sessions, and a change the size of the floor must reach
+    /// significance at the worst-case Benjamini–Hochberg level α/m with 80%
+    /// power. Nil when the estimate is not finite.
+    static func sessionsNeeded(
+        error: Double, sessions: Int, relativeFloor: Double, alpha: Double, comparisons: Int
+    ) -> Int? {
+        let effect = log(1 + max(relativeFloor, 1e-6))
+        guard error > 0, sessions > 0 else { return nil }
+        let z =
+            NormalDistribution.quantile(1 - alpha / Double(comparisons) / 2) + NormalDistribution.quantile(0.8)
+        let factor = pow(z * error / effect, 2)
+        let needed = Double(sessions) * factor
+        guard needed.isFinite, needed < 1e9 else { return nil }
+        return max(Int(needed.rounded(.up)), sessions + 1)
     }
 }

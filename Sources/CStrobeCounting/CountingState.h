@@ -1,0 +1,77 @@
+// The state the allocation and retain wrappers share: the window's switch,
+// the excluded thread and each thread's counts. Not part of the public
+// header.
+
+#ifndef CSTROBE_COUNTING_STATE_H
+#define CSTROBE_COUNTING_STATE_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdint.h>
+
+/// One thread's counts in the open window. Only its thread adds to them
+/// (a plain load and store, no locked instruction); the thread that closes
+/// the window reads them. The record outlives its thread, so the counts of a
+/// thread that exits during the window are kept.
+typedef struct cstrobe_thread_counts {
+    _Atomic uint64_t allocations;
+    _Atomic uint64_t allocated_bytes;
+    _Atomic uint64_t frees;
+    _Atomic uint64_t retains;
+    _Atomic uint64_t releases;
+    /// The record of the thread that counted before this one.
+    struct cstrobe_thread_counts *next;
+} cstrobe_thread_counts;
+
+typedef struct cstrobe_counting_state {
+    /// Non-zero while a window is open.
+    _Atomic int open;
+    /// Non-zero when `excluded` names a thread whose work is not counted.
+    _Atomic int has_excluded;
+    _Atomic(pthread_t) excluded;
+    /// Non-zero when the window counts retains and releases.
+    _Atomic int count_retains;
+    /// Every thread's record, newest first; records are never removed.
+    _Atomic(cstrobe_thread_counts *) threads;
+} cstrobe_counting_state;
+
+extern cstrobe_counting_state cstrobe_counting;
+
+/// The calling thread's record, made the first time it counts.
+extern __thread cstrobe_thread_counts *cstrobe_counting_mine __attribute__((tls_model("initial-exec")));
+
+/// Makes the calling thread's record and adds it to the list.
+cstrobe_thread_counts *cstrobe_counting_register_thread(void);
+
+/// Whether the calling thread's work counts now: a window is open and the
+/// thread is not the excluded one. One relaxed load when no window is open.
+static inline int cstrobe_counting_counts_here(void) {
+    if (__builtin_expect(!atomic_load_explicit(&cstrobe_counting.open, memory_order_relaxed), 1)) {
+        return 0;
+    }
+    if (atomic_load_explicit(&cstrobe_counting.has_excluded, memory_order_relaxed) &&
+        pthread_equal(pthread_self(), atomic_load_explicit(&cstrobe_counting.excluded, memory_order_relaxed))) {
+        return 0;
+    }
+    return 1;
+}
+
+/// Whether the calling thread's retains and releases count now.
+static inline int cstrobe_counting_counts_retains_here(void) {
+    return cstrobe_counting_counts_here() &&
+           atomic_load_explicit(&cstrobe_counting.count_retains, memory_order_relaxed);
+}
+
+/// The calling thread's record (call only when it counts).
+static inline cstrobe_thread_counts *cstrobe_counting_record(void) {
+    cstrobe_thread_counts *record = cstrobe_counting_mine;
+    return __builtin_expect(record != NULL, 1) ? record : cstrobe_counting_register_thread();
+}
+
+/// Adds to a counter of the calling thread's own record.
+static inline void cstrobe_counting_add(_Atomic uint64_t *counter, uint64_t amount) {
+    uint64_t value = atomic_load_explicit(counter, memory_order_relaxed);
+    atomic_store_explicit(counter, value + amount, memory_order_relaxed);
+}
+
+#endif

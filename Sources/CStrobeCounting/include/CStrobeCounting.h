@@ -1,0 +1,66 @@
+// Exact counts of what a stretch of code does: heap allocations (and their
+// bytes), frees, and the Swift runtime's retains and releases, for the perf
+// runner's measure blocks and the benchmarks.
+//
+// Linking this target replaces malloc and its family with wrappers around
+// glibc's allocator (`__libc_malloc` and friends), and the Swift runtime's
+// `swift_retain`, `swift_release`, `swift_retain_n` and `swift_release_n`
+// with wrappers around the runtime's own (RetainCounting.c says why not the
+// runtime's hook variables). The wrappers count only while a window is open
+// (one relaxed load of a flag otherwise), on every thread of the process but
+// the one excluded thread (the trace session's writer).
+//
+// Only StrobePerf (and the benchmarks) link this target: an app that links
+// the SDK alone keeps the C library's malloc and the runtime's retains.
+
+#ifndef CSTROBE_COUNTING_H
+#define CSTROBE_COUNTING_H
+
+#include <pthread.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/// What a counting window saw.
+typedef struct cstrobe_counts {
+    /// Allocations: malloc, calloc, realloc, memalign, aligned_alloc,
+    /// posix_memalign, valloc and pvalloc calls (a realloc that moves or
+    /// resizes a block is one allocation and one free).
+    uint64_t allocations;
+    /// Bytes those calls asked for.
+    uint64_t allocated_bytes;
+    /// Frees of a non-null pointer (free, or realloc of a block).
+    uint64_t frees;
+    /// Swift retains (`swift_retain`, and `n` for `swift_retain_n`).
+    uint64_t retains;
+    /// Swift releases (`swift_release`, and `n` for `swift_release_n`).
+    uint64_t releases;
+} cstrobe_counts;
+
+/// Whether allocations are counted on this platform (glibc): the wrappers
+/// are linked in.
+int cstrobe_counting_allocations_available(void);
+
+/// Whether retains and releases can be counted: the wrappers are the
+/// definitions in effect (the Swift runtime is linked dynamically).
+int cstrobe_counting_retains_available(void);
+
+/// Opens a counting window: zeroes the counts and starts counting on every
+/// thread but `excluded` (when `has_excluded` is non-zero). With
+/// `count_retains` non-zero, retains and releases are counted too. One
+/// window at a time per process.
+void cstrobe_counting_begin(pthread_t excluded, int has_excluded, int count_retains);
+
+/// Closes the window and returns what it counted.
+cstrobe_counts cstrobe_counting_end(void);
+
+/// Whether a window is open.
+int cstrobe_counting_is_open(void);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

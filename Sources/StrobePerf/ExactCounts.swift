@@ -1,0 +1,116 @@
+import CStrobeCounting
+import Strobe
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// What a measure block did, counted exactly: heap allocations, their bytes,
+/// the allocations still live at its end, and Swift retains and releases.
+///
+/// A counting window is open from just before the measure block is called
+/// until just after it returns, and counts on every thread of the process
+/// (threads the block starts, and the tasks an asynchronous block awaits,
+/// included) except the trace session's writer, whose encoding is the
+/// runner's own work. Setup, teardown, the session's start and stop and the
+/// reading of the trace are outside it. The window is process-wide, not
+/// per thread, so that work the block hands to another thread is not lost;
+/// each thread adds to a record of its own (no locked instruction), and the
+/// records are summed when the window closes. The price is that work of an
+/// unrelated thread during the block is counted too.
+///
+/// The counts become the iteration's metrics, all `better: .lower`:
+/// - `allocations`: calls of malloc, calloc, realloc, memalign,
+///   aligned_alloc, posix_memalign, valloc and pvalloc;
+/// - `allocations.bytes`: the bytes those calls asked for;
+/// - `allocations.remaining`: allocations less frees in the block; an
+///   allocation the block keeps (a leak) shows as a steady count per
+///   iteration, and a block that frees what came before it can go below 0;
+/// - `retains`, `releases`: Swift's `swift_retain` and `swift_release`
+///   (`swift_retain_n` and `swift_release_n` counting `n`).
+package enum ExactCounts {
+    /// Which counts a runner takes.
+    package struct Selection: Sendable, Hashable {
+        /// Heap allocations, their bytes and the remaining ones.
+        package var allocations: Bool
+        /// Swift retains and releases.
+        package var retains: Bool
+
+        /// A selection.
+        package init(allocations: Bool, retains: Bool) {
+            self.allocations = allocations
+            self.retains = retains
+        }
+
+        /// The counts this process can take: allocations where glibc's
+        /// allocator is wrapped, retains where the Swift runtime has its
+        /// hooks.
+        package static var available: Selection {
+            Selection(
+                allocations: cstrobe_counting_allocations_available() != 0,
+                retains: cstrobe_counting_retains_available() != 0)
+        }
+
+        /// No counts.
+        package static let none = Selection(allocations: false, retains: false)
+
+        /// Whether it takes any count.
+        package var isEmpty: Bool { !allocations && !retains }
+
+        /// The counts of both selections.
+        package func intersection(_ other: Selection) -> Selection {
+            Selection(allocations: allocations && other.allocations, retains: retains && other.retains)
+        }
+    }
+
+    /// The names of the count metrics, in the order they are reported.
+    package static let metricNames = [
+        "allocations", "allocations.bytes", "allocations.remaining", "retains", "releases",
+    ]
+
+    /// Opens the counting window, leaving out `excluded` (the session's
+    /// writer thread).
+    package static func begin(_ selection: Selection, excluding excluded: pthread_t?) {
+        guard !selection.isEmpty else { return }
+        if let excluded {
+            cstrobe_counting_begin(excluded, 1, selection.retains ? 1 : 0)
+        } else {
+            cstrobe_counting_begin(pthread_self(), 0, selection.retains ? 1 : 0)
+        }
+    }
+
+    /// Closes the window and gives its counts as metrics of one sample.
+    package static func end(_ selection: Selection) -> [PerfMetric] {
+        guard !selection.isEmpty else { return [] }
+        let counts = cstrobe_counting_end()
+        return metrics(counts, selection)
+    }
+
+    /// Closes the window, if one is open, without reading it: after a block
+    /// that threw.
+    package static func abandon() {
+        if cstrobe_counting_is_open() != 0 { _ = cstrobe_counting_end() }
+    }
+
+    static func metrics(_ counts: cstrobe_counts, _ selection: Selection) -> [PerfMetric] {
+        var metrics: [PerfMetric] = []
+        if selection.allocations {
+            let remaining = Double(counts.allocations) - Double(counts.frees)
+            metrics += [
+                PerfMetric(name: "allocations", unit: "count", better: .lower, samples: [Double(counts.allocations)]),
+                PerfMetric(
+                    name: "allocations.bytes", unit: "bytes", better: .lower, samples: [Double(counts.allocated_bytes)]),
+                PerfMetric(name: "allocations.remaining", unit: "count", better: .lower, samples: [remaining]),
+            ]
+        }
+        if selection.retains {
+            metrics += [
+                PerfMetric(name: "retains", unit: "count", better: .lower, samples: [Double(counts.retains)]),
+                PerfMetric(name: "releases", unit: "count", better: .lower, samples: [Double(counts.releases)]),
+            ]
+        }
+        return metrics
+    }
+}

@@ -1,0 +1,187 @@
+import Foundation
+import Strobe
+import StrobeTestSupport
+import Synchronization
+import Testing
+
+@testable import StrobePerf
+
+/// The measure block's exact counts: allocations, their bytes, the ones
+/// left live, retains and releases, nothing counted from setup. Counting is
+/// process-wide, so the suite runs one test at a time.
+@Suite(.serialized)
+struct ExactCountTests {
+    static func runner(iterations: Int = 4) -> PerfRunner {
+        var options = PerfRunner.Options()
+        options.stopRule = .iterations(iterations)
+        options.warmupIterations = 1
+        return PerfRunner(options: options)
+    }
+
+    /// Blocks the measure blocks keep on purpose (by address), freed by the
+    /// test.
+    final class Kept: Sendable {
+        let addresses = Mutex<[UInt]>([])
+
+        init() {
+            addresses.withLock { $0.reserveCapacity(1024) }
+        }
+
+        func keep(_ block: UnsafeMutableRawPointer) {
+            let address = UInt(bitPattern: block)
+            addresses.withLock { $0.append(address) }
+        }
+
+        func freeAll() {
+            addresses.withLock { addresses in
+                for address in addresses { UnsafeMutableRawPointer(bitPattern: address)?.deallocate() }
+                addresses.removeAll(keepingCapacity: true)
+            }
+        }
+    }
+
+    /// A class instance to retain.
+    final class Target: Sendable {}
+
+    @inline(never)
+    static func allocateAndFree(_ count: Int, bytes: Int) {
+        for _ in 0..<count {
+            let block = UnsafeMutableRawPointer.allocate(byteCount: bytes, alignment: 8)
+            block.storeBytes(of: 7, as: Int.self)
+            block.deallocate()
+        }
+    }
+
+    typealias RuntimeRetain = @convention(c) (UnsafeMutableRawPointer) -> UnsafeMutableRawPointer
+    typealias RuntimeRelease = @convention(c) (UnsafeMutableRawPointer) -> Void
+
+    /// The program's `swift_retain` and `swift_release`, called by address:
+    /// one call is one retain (Swift code built without optimization
+    /// copies and retains a reference around each `Unmanaged` call).
+    static let runtimeRetain = unsafeBitCast(dlsym(nil, "swift_retain"), to: RuntimeRetain.self)
+    static let runtimeRelease = unsafeBitCast(dlsym(nil, "swift_release"), to: RuntimeRelease.self)
+
+    /// `count` retains of `target`, then `count` releases.
+    static func retainAndRelease(_ target: Target, _ count: Int) {
+        let object = Unmanaged.passUnretained(target).toOpaque()
+        for _ in 0..<count { _ = runtimeRetain(object) }
+        for _ in 0..<count { runtimeRelease(object) }
+    }
+
+    static func samples(_ result: PerfTestResult, _ name: String) throws -> [Double] {
+        try #require(result.metric(name), "no metric \(name)").samples
+    }
+
+    @Test func countsTheAllocationsOfTheMeasureBlockExactly() async throws {
+        guard ExactCounts.Selection.available.allocations else { return }
+        let test = PerfTest("seven allocations") { _ in Self.allocateAndFree(7, bytes: 48) }
+        let result = await Self.runner().run(test)
+        #expect(result.error == nil)
+        #expect(try Self.samples(result, "allocations") == [7, 7, 7, 7])
+        #expect(try Self.samples(result, "allocations.bytes") == [336, 336, 336, 336])
+        #expect(try Self.samples(result, "allocations.remaining") == [0, 0, 0, 0])
+        let metric = try #require(result.metric("allocations"))
+        #expect(metric.better == .lower)
+        #expect(metric.unit == "count")
+    }
+
+    @Test func setupAndTeardownAreNotCounted() async throws {
+        guard ExactCounts.Selection.available.allocations else { return }
+        let test = PerfTest(
+            "heavy setup", setup: { Self.allocateAndFree(500, bytes: 64) },
+            measure: { _ in Self.allocateAndFree(3, bytes: 16) },
+            teardown: { Self.allocateAndFree(200, bytes: 64) })
+        let result = await Self.runner().run(test)
+        #expect(try Self.samples(result, "allocations") == [3, 3, 3, 3])
+        #expect(try Self.samples(result, "allocations.bytes") == [48, 48, 48, 48])
+    }
+
+    @Test func anAllocationKeptPerIterationShowsAsRemaining() async throws {
+        guard ExactCounts.Selection.available.allocations else { return }
+        let kept = Kept()
+        defer { kept.freeAll() }
+        let test = PerfTest("leaks two") { _ in
+            Self.allocateAndFree(4, bytes: 8)
+            kept.keep(UnsafeMutableRawPointer.allocate(byteCount: 24, alignment: 8))
+            kept.keep(UnsafeMutableRawPointer.allocate(byteCount: 24, alignment: 8))
+        }
+        let result = await Self.runner().run(test)
+        #expect(try Self.samples(result, "allocations") == [6, 6, 6, 6])
+        #expect(try Self.samples(result, "allocations.remaining") == [2, 2, 2, 2])
+        #expect(try Self.samples(result, "allocations.bytes") == [80, 80, 80, 80])
+    }
+
+    @Test func allocationsOfAThreadTheBlockStartsAreCounted() async throws {
+        guard ExactCounts.Selection.available.allocations else { return }
+        let inline = await Self.runner().run(PerfTest("inline") { _ in Self.allocateAndFree(1, bytes: 8) })
+        let threaded = await Self.runner().run(
+            PerfTest("on a thread") { _ in
+                let done = DispatchSemaphore(value: 0)
+                let thread = Thread {
+                    Self.allocateAndFree(1_000, bytes: 8)
+                    done.signal()
+                }
+                thread.start()
+                done.wait()
+            })
+        let alone = try Self.samples(inline, "allocations")
+        let spawned = try Self.samples(threaded, "allocations")
+        #expect(alone == [1, 1, 1, 1])
+        #expect(spawned.allSatisfy { $0 >= 1_000 }, "\(spawned)")
+    }
+
+    @Test func countsRetainsAndReleasesAsADifferenceOfExactly() async throws {
+        guard ExactCounts.Selection.available.retains else { return }
+        let target = Target()
+        let few = await Self.runner().run(PerfTest("three retains") { _ in Self.retainAndRelease(target, 3) })
+        let many = await Self.runner().run(PerfTest("ten retains") { _ in Self.retainAndRelease(target, 10) })
+        let fewRetains = try Self.samples(few, "retains")
+        let manyRetains = try Self.samples(many, "retains")
+        let fewReleases = try Self.samples(few, "releases")
+        let manyReleases = try Self.samples(many, "releases")
+        // Every iteration counts the same, and the block's own seven
+        // retains and releases are the whole difference.
+        #expect(Set(fewRetains).count == 1, "\(fewRetains)")
+        #expect(Set(manyRetains).count == 1, "\(manyRetains)")
+        #expect(zip(manyRetains, fewRetains).allSatisfy { $0 - $1 == 7 }, "\(manyRetains) vs \(fewRetains)")
+        #expect(zip(manyReleases, fewReleases).allSatisfy { $0 - $1 == 7 }, "\(manyReleases) vs \(fewReleases)")
+        #expect(fewRetains.allSatisfy { $0 >= 3 })
+    }
+
+    @Test func countsCanBeSwitchedOff() async throws {
+        var options = PerfRunner.Options()
+        options.stopRule = .iterations(2)
+        options.countAllocations = false
+        options.countRetains = false
+        let result = await PerfRunner(options: options).run(
+            PerfTest("uncounted") { _ in Self.allocateAndFree(2, bytes: 8) })
+        for name in ExactCounts.metricNames { #expect(result.metric(name) == nil, "\(name)") }
+        #expect(result.metric("wall") != nil)
+    }
+
+    @Test func aProgramOfTheSDKAloneKeepsTheLibraryMalloc() throws {
+        // This process links StrobePerf and counts; TraceChild links only
+        // Strobe and defines neither malloc nor swift_retain.
+        #expect(ExactCounts.Selection.available == ExactCounts.Selection(allocations: true, retains: true))
+        let symbols = try runProgram("/usr/bin/nm", ["-D", "--defined-only", builtProgram("TraceChild")])
+        #expect(symbols.status == 0, "\(symbols.errors)")
+        let defined = Set(symbols.output.split(separator: "\n").compactMap { $0.split(separator: " ").last })
+        #expect(!defined.isEmpty)
+        for name in ["malloc", "free", "calloc", "realloc", "swift_retain", "swift_release"] {
+            #expect(!defined.contains(Substring(name)), "TraceChild defines \(name)")
+        }
+    }
+
+    @Test func anAsyncBlockIsCountedAcrossItsAwaits() async throws {
+        guard ExactCounts.Selection.available.allocations else { return }
+        let test = PerfTest(
+            "async",
+            measureAsync: { _ in
+                Self.allocateAndFree(5, bytes: 8)
+                await Task.yield()
+                Self.allocateAndFree(5, bytes: 8)
+            })
+        let result = await Self.runner().run(test)
+        #expect(try Self.samples(result, "allocations").allSatisfy { $0 >= 10 })
+    }
+}

@@ -1,0 +1,125 @@
+import Foundation
+import StrobeDiff
+import StrobeFormatting
+import StrobeStatistics
+
+/// What `strobe compare` has decided so far, so that each round measures
+/// only what is still open.
+///
+/// A gated metric's verdict stands from the look that reached it: later
+/// looks neither re-judge it nor spend error rate on it, and the false-alarm
+/// bound (the levels of all looks add up to at most alpha) still holds,
+/// since each metric is flagged at most once, at a look that spent its
+/// level. A test whose gated metrics are all decided stops running. A
+/// metric the budget cannot decide either way (``roundsToDecide(_:)`` more
+/// than the rounds run plus three times the rounds left) is said so at that
+/// look and measured no further, unless every metric is to be decided
+/// (`--decide-all`).
+struct DecisionLedger {
+    /// A metric set aside because the budget cannot decide it.
+    struct OutOfReach {
+        /// The row as it was when it was set aside.
+        var row: MetricComparison
+        /// The rounds run then.
+        var rounds: Int
+        /// The rounds the plan had.
+        var plannedRounds: Int
+    }
+
+    /// Whether metrics out of the budget's reach are measured anyway.
+    var decideAll = false
+    /// Decided gated rows, by metric and group.
+    private(set) var decided: [String: MetricComparison] = [:]
+    /// Gated rows set aside as out of reach, by metric and group.
+    private(set) var outOfReach: [String: OutOfReach] = [:]
+
+    static func key(_ row: MetricComparison) -> String { row.name + "\u{0}" + row.group }
+
+    /// Takes a look's report: decided rows keep the verdict they were given
+    /// first, newly decided ones are kept, metrics out of reach are set
+    /// aside. Returns the report with those verdicts and the tests that
+    /// still have an open gated metric (empty: nothing is left to measure).
+    mutating func record(_ report: DiffReport, rounds: Int, plannedRounds: Int) -> (
+        report: DiffReport, openTests: [String]
+    ) {
+        var report = report
+        report.rows = report.rows.map { decided[Self.key($0)] ?? $0 }
+        report.testVerdicts = report.tests
+        for row in report.rows where row.gates && row.verdict != .inconclusive {
+            if decided[Self.key(row)] == nil { decided[Self.key(row)] = row }
+        }
+        let open = report.rows.filter { $0.gates && $0.verdict == .inconclusive }
+        if !decideAll {
+            let left = max(plannedRounds - rounds, 0)
+            for row in open where outOfReach[Self.key(row)] == nil {
+                guard let needed = Self.roundsToDecide(row) else { continue }
+                if needed > Double(rounds + 3 * max(left, 1)) {
+                    outOfReach[Self.key(row)] = OutOfReach(row: row, rounds: rounds, plannedRounds: plannedRounds)
+                }
+            }
+        }
+        var tests: [String] = []
+        for row in open where outOfReach[Self.key(row)] == nil {
+            let test = MetricDefaults.testPart(of: row.name)
+            if !tests.contains(test) { tests.append(test) }
+        }
+        if let line = Self.outOfReachLine(outOfReach.values.sorted { $0.row.name < $1.row.name }) {
+            report.warnings.append(line)
+        }
+        return (report, tests)
+    }
+
+    /// One line for the metrics set aside: "set aside after round 32 as out
+    /// of this budget's reach (about 378 rounds would decide them, 74
+    /// fit): capture frame/wall (the budget shows about ±11%), …;
+    /// --decide-all keeps measuring them."
+    static func outOfReachLine(_ entries: [OutOfReach]) -> String? {
+        guard let first = entries.first else { return nil }
+        let needed = entries.compactMap { roundsToDecide($0.row) }.filter { $0 < 1e7 }.min()
+        var line = "set aside after round \(entries.map(\.rounds).max() ?? first.rounds) as out of this budget's reach"
+        if let needed {
+            line += " (about \(Int(needed.rounded(.up))) rounds or more would decide them, \(first.plannedRounds) fit)"
+        }
+        line +=
+            ": "
+            + entries.map { entry in
+                let name = entry.row.name + (entry.row.group.isEmpty ? "" : " [\(entry.row.group)]")
+                guard let reachable = reachableFloor(entry.row, rounds: entry.plannedRounds) else { return name }
+                return name + " (the budget shows about ±\(HumanFormat.format(reachable * 100, decimals: 0))%)"
+            }.joined(separator: ", ")
+        return line + "; --decide-all keeps measuring them."
+    }
+
+    /// About how many rounds in all would decide the row either way at its
+    /// level with 80% power, on the log scale with the noise seen so far:
+    /// a change of the size estimated (`(z·s/d)²`) or, when the estimate
+    /// lies inside the floor, "unchanged" (`(z·s/(floor − |d|))²`), whichever
+    /// comes first; twice that when the sides are not paired. Nil for a
+    /// metric without a log scale or a spread, which this cannot tell.
+    static func roundsToDecide(_ row: MetricComparison) -> Double? {
+        guard row.test.method == .pairedRounds || row.test.method == .processes, row.test.logScale,
+            row.test.replicateSpread > 0
+        else { return nil }
+        let z = NormalDistribution.quantile(1 - max(row.level / 2, 1e-15)) + NormalDistribution.quantile(0.8)
+        let spread = row.test.replicateSpread * (row.test.method == .processes ? 2.0.squareRoot() : 1)
+        let effect = abs(row.test.estimate)
+        let floor = log(1 + max(row.relativeFloor, 1e-6))
+        var rounds = Double.infinity
+        if effect > 0 { rounds = min(rounds, pow(z * spread / effect, 2)) }
+        if effect < floor { rounds = min(rounds, pow(z * spread / (floor - effect), 2)) }
+        return rounds
+    }
+
+    /// The smallest change, as a fraction, that `rounds` rounds would
+    /// decide at the row's level with 80% power: z·s/√n on the log scale
+    /// (twice the variance when the sides are not paired); nil without a
+    /// log scale or a spread.
+    static func reachableFloor(_ row: MetricComparison, rounds: Int) -> Double? {
+        guard row.test.logScale, row.test.replicateSpread > 0, rounds > 0 else { return nil }
+        let z =
+            NormalDistribution.quantile(1 - max(row.level / 2, 1e-15)) + NormalDistribution.quantile(0.8)
+        var variance = row.test.replicateSpread * row.test.replicateSpread / Double(rounds)
+        if row.test.method == .processes { variance *= 2 }
+        return exp(z * variance.squareRoot()) - 1
+    }
+}
