@@ -106,7 +106,7 @@ fuzz: setup
 # `make bench` runs every section; `make bench core triggers` runs those.
 # The SDK's sections run in StrobeBenchmarks, the statistics' in the tools
 # package's StrobeToolBenchmarks.
-SDK_BENCH_SECTIONS = core crash triggers categories async session format reader bridges signposts runner instructions counting
+SDK_BENCH_SECTIONS = core crash triggers categories async session format reader bridges signposts runner instructions counting profile
 TOOL_BENCH_SECTIONS = statistics changepoints history trend sketch fleet
 # strobe serve over HTTP, by a script (scripts/measure-serve.sh).
 SCRIPT_BENCH_SECTIONS = serve

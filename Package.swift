@@ -135,7 +135,7 @@ let package = Package(
             name: "StrobeBenchmarks",
             dependencies: [
                 "Strobe", "StrobeReader", "StrobeMetrics", "StrobeTracing", "StrobePerf", "StrobeProtos", "CProtobufC",
-                "CStrobe", "CStrobeCounting", "StrobeTestSupport",
+                "CStrobe", "CStrobeCounting", "StrobeTestSupport", "ProfileWorkload",
                 .product(name: "CoreMetrics", package: "swift-metrics", condition: .when(traits: ["StrobeMetrics"])),
                 .product(
                     name: "Tracing", package: "swift-distributed-tracing", condition: .when(traits: ["StrobeTracing"])),
@@ -151,6 +151,9 @@ let package = Package(
             exclude: ["strobe-policy.yml"]
         ),
         .executableTarget(name: "TraceChild", dependencies: ["Strobe"], path: "Examples/TraceChild"),
+        // A CPU-bound workload with known shares per function: the truth the
+        // CPU profiler's tests and benchmarks check against.
+        .target(name: "ProfileWorkload", dependencies: ["Strobe"], path: "Examples/ProfileWorkload"),
         // The Swift snippets of README.md and docs/*.md, compiled;
         // ReadmeSnippetTests checks that each block is one of them.
         .target(
@@ -174,7 +177,7 @@ let package = Package(
             dependencies: [
                 "Strobe", "StrobeCrashRecovery", "StrobeEncoding", "StrobeReader", "StrobeProtos", "CProtobufC",
                 "CStrobe", "StrobeTestSupport",
-                "LensPipeline", "TraceChild",
+                "LensPipeline", "TraceChild", "ProfileWorkload",
             ]
         ),
         .testTarget(

@@ -30,11 +30,15 @@ swift build -c "$tools_configuration" --package-path Tools --product strobe
 bin=$(swift build -c release --show-bin-path)
 tools_bin=$(swift build -c "$tools_configuration" --package-path Tools --show-bin-path)
 
-step "1. The instrumented app: a lens pipeline with worker threads and frame deadlines, traced"
-"$bin/LensPipeline" --frames 240 --trace "$out/lens.pftrace"
+step "1. The instrumented app: a lens pipeline with worker threads and frame deadlines, traced and CPU-profiled"
+"$bin/LensPipeline" --frames 240 --trace "$out/lens.pftrace" --cpu-profile 999
 
 step "2. What the trace says (strobe summarize)"
 "$tools_bin/strobe" summarize "$out/lens.pftrace" --frame-budget 16.67ms
+
+step "2a. Which code ran inside 'lens apply' (strobe summarize --profile)"
+"$tools_bin/strobe" summarize "$out/lens.pftrace" --profile --interval "lens apply" --top 8
+"$tools_bin/strobe" export "$out/lens.pftrace" --format folded -o "$out/lens.folded"
 
 step "2b. The same app as a flight recorder: it dumps the seconds around a late frame"
 # Nothing is written until a frame takes over 33 ms (frame 90 waits for a
@@ -126,6 +130,9 @@ step "7. Where to look next"
 echo "Trace of the app:        $out/lens.pftrace"
 echo "  open it at https://ui.perfetto.dev (Open trace file): each interval sits beside the thread"
 echo "  that ran it; select a 'lens apply' slice to see its thread CPU time and rusage deltas."
+echo "  Under each worker thread's slices is its CPU-samples track: drag across it over a few"
+echo "  'lens apply' slices for a flame graph of the code that ran (the Perf Samples flame graph)."
+echo "Folded stacks:           $out/lens.folded (flamegraph.pl or speedscope.app)"
 echo "Flight-recorder dump:    $out/flight-recorder/ (the trigger is the instant strobe.trigger)"
 echo "Pull-request comment:    $out/pr-comment.md"
 echo "HTML report with plots: $out/report.html"

@@ -3,12 +3,14 @@
 //
 //   LensPipeline [--frames N] [--kernel vectorized|scalar|rebuilt-curve] [--size WxH] [--trace FILE]
 //                [--flight-recorder DIR] [--stall-frame N]
-//                [--app-version V] [--device-class NAME] [--sampling P]
+//                [--app-version V] [--device-class NAME] [--sampling P] [--cpu-profile HZ]
 //
 // With --trace, or with STROBE_TRACE_OUTPUT set (as `strobe run` does), the
 // run is recorded to a Perfetto trace. With --flight-recorder, the run
 // records into a ring and dumps the seconds around any frame over 33 ms into
 // DIR; --stall-frame makes frame N wait for a shader compile, so one is late.
+// With --trace, --cpu-profile HZ also samples every thread's call stack HZ
+// times per second of its CPU time into the trace.
 // After a late frame the app keeps producing frames until the dump is
 // written, so the half second after the trigger is in it on any machine;
 // the time before is what the app had run, up to two seconds.
@@ -26,6 +28,7 @@ var frames = 120
 /// the flight recorder's trigger, in seconds.
 let lateFrameThreshold = 0.033
 var tracePath: String?
+var cpuProfileFrequency: Int?
 var flightRecorderDirectory: String?
 var configuration = LensPipeline.Configuration()
 var metadata = TraceMetadata(appName: "Lens")
@@ -59,6 +62,13 @@ while let argument = arguments.popFirst() {
             exit(2)
         }
         tracePath = value
+    case "--cpu-profile":
+        guard let value = arguments.popFirst().flatMap(Int.init), value > 0 else {
+            FileHandle.standardError.write(
+                Data("LensPipeline: --cpu-profile needs a rate in samples per second\n".utf8))
+            exit(2)
+        }
+        cpuProfileFrequency = value
     case "--flight-recorder":
         guard let value = arguments.popFirst() else {
             FileHandle.standardError.write(Data("LensPipeline: --flight-recorder needs a directory\n".utf8))
@@ -112,6 +122,7 @@ do {
         traceConfiguration.resourceUsage = .intervals(named: ["frame"])
         traceConfiguration.metadata = metadata
         traceConfiguration.samplingProbability = samplingProbability
+        traceConfiguration.cpuProfile = cpuProfileFrequency.map { TraceConfiguration.CPUProfile(frequency: $0) }
         session = try TraceSession.start(traceConfiguration)
     } else {
         session = try TraceSession.startFromEnvironment()

@@ -8,7 +8,7 @@ import Glibc
 
 let sections = [
     "core", "crash", "triggers", "categories", "async", "session", "format", "reader", "bridges",
-    "signposts", "runner", "instructions", "counting",
+    "signposts", "runner", "instructions", "counting", "profile",
 ]
 let arguments = Set(CommandLine.arguments.dropFirst())
 let unknown = arguments.subtracting(sections).sorted()
@@ -41,5 +41,6 @@ if arguments.isEmpty || arguments.contains("bridges") {
 if arguments.isEmpty || arguments.contains("signposts") { SignpostBenchmarks.run() }
 if arguments.isEmpty || arguments.contains("runner") { await RunnerBenchmarks.run() }
 if arguments.isEmpty || arguments.contains("counting") { CountingBenchmarks.run() }
+if arguments.isEmpty || arguments.contains("profile") { ProfileBenchmarks.run() }
 // Only when asked for: loops for counting instructions under callgrind.
 if arguments.contains("instructions") { InstructionCountBenchmarks.run() }

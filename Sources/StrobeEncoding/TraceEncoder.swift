@@ -28,7 +28,9 @@ package final class TraceEncoder {
     /// sequence state is released.
     private var retiredLosses: [PacketBuilder.ThreadLoss] = []
     private var tracks = SharedTracks()
-    private var nextSequenceID: UInt32 = 2
+    var nextSequenceID: UInt32 = 2
+    /// The CPU samples' sequence, once the first sample is written.
+    var profileEncoder: ProfileEncoder?
     private var points: [ClockPoint] = []
     private var started = false
     /// The app's metadata and the sampling probability, written once at the
@@ -105,7 +107,7 @@ package final class TraceEncoder {
         mark.append(sequenceID: Self.metadataSequenceID, to: &buffer)
     }
 
-    private func startIfNeeded(_ out: inout ProtoBuffer) {
+    func startIfNeeded(_ out: inout ProtoBuffer) {
         guard !started else { return }
         started = true
         PacketBuilder.appendTrack(

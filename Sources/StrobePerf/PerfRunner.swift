@@ -121,6 +121,7 @@ public struct PerfRunner: Sendable {
         }
         var configuration = TraceConfiguration(outputPath: tracePath)
         configuration.processSamplingInterval = .zero
+        if tracePath != nil { configuration.cpuProfile = try TraceConfiguration.CPUProfile.fromProcessEnvironment() }
         if !test.resourceUsageIntervals.isEmpty {
             configuration.resourceUsage = .intervals(named: test.resourceUsageIntervals)
         }

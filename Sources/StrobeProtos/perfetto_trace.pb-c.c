@@ -322,6 +322,276 @@ void   perfetto__protos__interned_data__free_unpacked
   assert(message->base.descriptor == &perfetto__protos__interned_data__descriptor);
   protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
 }
+void   perfetto__protos__interned_string__init
+                     (Perfetto__Protos__InternedString         *message)
+{
+  static const Perfetto__Protos__InternedString init_value = PERFETTO__PROTOS__INTERNED_STRING__INIT;
+  *message = init_value;
+}
+size_t perfetto__protos__interned_string__get_packed_size
+                     (const Perfetto__Protos__InternedString *message)
+{
+  assert(message->base.descriptor == &perfetto__protos__interned_string__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t perfetto__protos__interned_string__pack
+                     (const Perfetto__Protos__InternedString *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &perfetto__protos__interned_string__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t perfetto__protos__interned_string__pack_to_buffer
+                     (const Perfetto__Protos__InternedString *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &perfetto__protos__interned_string__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+Perfetto__Protos__InternedString *
+       perfetto__protos__interned_string__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (Perfetto__Protos__InternedString *)
+     protobuf_c_message_unpack (&perfetto__protos__interned_string__descriptor,
+                                allocator, len, data);
+}
+void   perfetto__protos__interned_string__free_unpacked
+                     (Perfetto__Protos__InternedString *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &perfetto__protos__interned_string__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
+void   perfetto__protos__mapping__init
+                     (Perfetto__Protos__Mapping         *message)
+{
+  static const Perfetto__Protos__Mapping init_value = PERFETTO__PROTOS__MAPPING__INIT;
+  *message = init_value;
+}
+size_t perfetto__protos__mapping__get_packed_size
+                     (const Perfetto__Protos__Mapping *message)
+{
+  assert(message->base.descriptor == &perfetto__protos__mapping__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t perfetto__protos__mapping__pack
+                     (const Perfetto__Protos__Mapping *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &perfetto__protos__mapping__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t perfetto__protos__mapping__pack_to_buffer
+                     (const Perfetto__Protos__Mapping *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &perfetto__protos__mapping__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+Perfetto__Protos__Mapping *
+       perfetto__protos__mapping__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (Perfetto__Protos__Mapping *)
+     protobuf_c_message_unpack (&perfetto__protos__mapping__descriptor,
+                                allocator, len, data);
+}
+void   perfetto__protos__mapping__free_unpacked
+                     (Perfetto__Protos__Mapping *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &perfetto__protos__mapping__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
+void   perfetto__protos__frame__init
+                     (Perfetto__Protos__Frame         *message)
+{
+  static const Perfetto__Protos__Frame init_value = PERFETTO__PROTOS__FRAME__INIT;
+  *message = init_value;
+}
+size_t perfetto__protos__frame__get_packed_size
+                     (const Perfetto__Protos__Frame *message)
+{
+  assert(message->base.descriptor == &perfetto__protos__frame__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t perfetto__protos__frame__pack
+                     (const Perfetto__Protos__Frame *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &perfetto__protos__frame__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t perfetto__protos__frame__pack_to_buffer
+                     (const Perfetto__Protos__Frame *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &perfetto__protos__frame__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+Perfetto__Protos__Frame *
+       perfetto__protos__frame__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (Perfetto__Protos__Frame *)
+     protobuf_c_message_unpack (&perfetto__protos__frame__descriptor,
+                                allocator, len, data);
+}
+void   perfetto__protos__frame__free_unpacked
+                     (Perfetto__Protos__Frame *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &perfetto__protos__frame__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
+void   perfetto__protos__callstack__init
+                     (Perfetto__Protos__Callstack         *message)
+{
+  static const Perfetto__Protos__Callstack init_value = PERFETTO__PROTOS__CALLSTACK__INIT;
+  *message = init_value;
+}
+size_t perfetto__protos__callstack__get_packed_size
+                     (const Perfetto__Protos__Callstack *message)
+{
+  assert(message->base.descriptor == &perfetto__protos__callstack__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t perfetto__protos__callstack__pack
+                     (const Perfetto__Protos__Callstack *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &perfetto__protos__callstack__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t perfetto__protos__callstack__pack_to_buffer
+                     (const Perfetto__Protos__Callstack *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &perfetto__protos__callstack__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+Perfetto__Protos__Callstack *
+       perfetto__protos__callstack__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (Perfetto__Protos__Callstack *)
+     protobuf_c_message_unpack (&perfetto__protos__callstack__descriptor,
+                                allocator, len, data);
+}
+void   perfetto__protos__callstack__free_unpacked
+                     (Perfetto__Protos__Callstack *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &perfetto__protos__callstack__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
+void   perfetto__protos__profiling__init
+                     (Perfetto__Protos__Profiling         *message)
+{
+  static const Perfetto__Protos__Profiling init_value = PERFETTO__PROTOS__PROFILING__INIT;
+  *message = init_value;
+}
+size_t perfetto__protos__profiling__get_packed_size
+                     (const Perfetto__Protos__Profiling *message)
+{
+  assert(message->base.descriptor == &perfetto__protos__profiling__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t perfetto__protos__profiling__pack
+                     (const Perfetto__Protos__Profiling *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &perfetto__protos__profiling__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t perfetto__protos__profiling__pack_to_buffer
+                     (const Perfetto__Protos__Profiling *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &perfetto__protos__profiling__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+Perfetto__Protos__Profiling *
+       perfetto__protos__profiling__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (Perfetto__Protos__Profiling *)
+     protobuf_c_message_unpack (&perfetto__protos__profiling__descriptor,
+                                allocator, len, data);
+}
+void   perfetto__protos__profiling__free_unpacked
+                     (Perfetto__Protos__Profiling *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &perfetto__protos__profiling__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
+void   perfetto__protos__perf_sample__init
+                     (Perfetto__Protos__PerfSample         *message)
+{
+  static const Perfetto__Protos__PerfSample init_value = PERFETTO__PROTOS__PERF_SAMPLE__INIT;
+  *message = init_value;
+}
+size_t perfetto__protos__perf_sample__get_packed_size
+                     (const Perfetto__Protos__PerfSample *message)
+{
+  assert(message->base.descriptor == &perfetto__protos__perf_sample__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t perfetto__protos__perf_sample__pack
+                     (const Perfetto__Protos__PerfSample *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &perfetto__protos__perf_sample__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t perfetto__protos__perf_sample__pack_to_buffer
+                     (const Perfetto__Protos__PerfSample *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &perfetto__protos__perf_sample__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+Perfetto__Protos__PerfSample *
+       perfetto__protos__perf_sample__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (Perfetto__Protos__PerfSample *)
+     protobuf_c_message_unpack (&perfetto__protos__perf_sample__descriptor,
+                                allocator, len, data);
+}
+void   perfetto__protos__perf_sample__free_unpacked
+                     (Perfetto__Protos__PerfSample *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &perfetto__protos__perf_sample__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
 void   perfetto__protos__event_category__init
                      (Perfetto__Protos__EventCategory         *message)
 {
@@ -857,7 +1127,7 @@ const ProtobufCEnumDescriptor perfetto__protos__trace_packet__data_loss_reason__
   perfetto__protos__trace_packet__data_loss_reason__value_ranges,
   NULL,NULL,NULL,NULL   /* reserved[1234] */
 };
-static const ProtobufCFieldDescriptor perfetto__protos__trace_packet__field_descriptors[13] =
+static const ProtobufCFieldDescriptor perfetto__protos__trace_packet__field_descriptors[14] =
 {
   {
     "clock_snapshot",
@@ -1004,6 +1274,18 @@ static const ProtobufCFieldDescriptor perfetto__protos__trace_packet__field_desc
     0,NULL,NULL    /* reserved1,reserved2, etc */
   },
   {
+    "perf_sample",
+    66,
+    PROTOBUF_C_LABEL_OPTIONAL,
+    PROTOBUF_C_TYPE_MESSAGE,
+    offsetof(Perfetto__Protos__TracePacket, data_case),
+    offsetof(Perfetto__Protos__TracePacket, perf_sample),
+    &perfetto__protos__perf_sample__descriptor,
+    NULL,
+    0 | PROTOBUF_C_FIELD_FLAG_ONEOF,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
     "first_packet_on_sequence",
     87,
     PROTOBUF_C_LABEL_OPTIONAL,
@@ -1018,9 +1300,10 @@ static const ProtobufCFieldDescriptor perfetto__protos__trace_packet__field_desc
 };
 static const unsigned perfetto__protos__trace_packet__field_indices_by_name[] = {
   0,   /* field[0] = clock_snapshot */
-  12,   /* field[12] = first_packet_on_sequence */
+  13,   /* field[13] = first_packet_on_sequence */
   7,   /* field[7] = incremental_state_cleared */
   4,   /* field[4] = interned_data */
+  12,   /* field[12] = perf_sample */
   8,   /* field[8] = previous_packet_dropped */
   5,   /* field[5] = sequence_flags */
   1,   /* field[1] = timestamp */
@@ -1031,7 +1314,7 @@ static const unsigned perfetto__protos__trace_packet__field_indices_by_name[] = 
   3,   /* field[3] = track_event */
   2,   /* field[2] = trusted_packet_sequence_id */
 };
-static const ProtobufCIntRange perfetto__protos__trace_packet__number_ranges[7 + 1] =
+static const ProtobufCIntRange perfetto__protos__trace_packet__number_ranges[8 + 1] =
 {
   { 6, 0 },
   { 8, 1 },
@@ -1039,8 +1322,9 @@ static const ProtobufCIntRange perfetto__protos__trace_packet__number_ranges[7 +
   { 35, 6 },
   { 41, 7 },
   { 58, 9 },
-  { 87, 12 },
-  { 0, 13 }
+  { 66, 12 },
+  { 87, 13 },
+  { 0, 14 }
 };
 const ProtobufCMessageDescriptor perfetto__protos__trace_packet__descriptor =
 {
@@ -1050,10 +1334,10 @@ const ProtobufCMessageDescriptor perfetto__protos__trace_packet__descriptor =
   "Perfetto__Protos__TracePacket",
   "perfetto.protos",
   sizeof(Perfetto__Protos__TracePacket),
-  13,
+  14,
   perfetto__protos__trace_packet__field_descriptors,
   perfetto__protos__trace_packet__field_indices_by_name,
-  7,  perfetto__protos__trace_packet__number_ranges,
+  8,  perfetto__protos__trace_packet__number_ranges,
   (ProtobufCMessageInit) perfetto__protos__trace_packet__init,
   NULL,NULL,NULL    /* reserved[123] */
 };
@@ -1563,7 +1847,7 @@ const ProtobufCMessageDescriptor perfetto__protos__debug_annotation__descriptor 
   (ProtobufCMessageInit) perfetto__protos__debug_annotation__init,
   NULL,NULL,NULL    /* reserved[123] */
 };
-static const ProtobufCFieldDescriptor perfetto__protos__interned_data__field_descriptors[3] =
+static const ProtobufCFieldDescriptor perfetto__protos__interned_data__field_descriptors[9] =
 {
   {
     "event_categories",
@@ -1601,16 +1885,97 @@ static const ProtobufCFieldDescriptor perfetto__protos__interned_data__field_des
     0,             /* flags */
     0,NULL,NULL    /* reserved1,reserved2, etc */
   },
+  {
+    "function_names",
+    5,
+    PROTOBUF_C_LABEL_REPEATED,
+    PROTOBUF_C_TYPE_MESSAGE,
+    offsetof(Perfetto__Protos__InternedData, n_function_names),
+    offsetof(Perfetto__Protos__InternedData, function_names),
+    &perfetto__protos__interned_string__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "frames",
+    6,
+    PROTOBUF_C_LABEL_REPEATED,
+    PROTOBUF_C_TYPE_MESSAGE,
+    offsetof(Perfetto__Protos__InternedData, n_frames),
+    offsetof(Perfetto__Protos__InternedData, frames),
+    &perfetto__protos__frame__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "callstacks",
+    7,
+    PROTOBUF_C_LABEL_REPEATED,
+    PROTOBUF_C_TYPE_MESSAGE,
+    offsetof(Perfetto__Protos__InternedData, n_callstacks),
+    offsetof(Perfetto__Protos__InternedData, callstacks),
+    &perfetto__protos__callstack__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "build_ids",
+    16,
+    PROTOBUF_C_LABEL_REPEATED,
+    PROTOBUF_C_TYPE_MESSAGE,
+    offsetof(Perfetto__Protos__InternedData, n_build_ids),
+    offsetof(Perfetto__Protos__InternedData, build_ids),
+    &perfetto__protos__interned_string__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "mapping_paths",
+    17,
+    PROTOBUF_C_LABEL_REPEATED,
+    PROTOBUF_C_TYPE_MESSAGE,
+    offsetof(Perfetto__Protos__InternedData, n_mapping_paths),
+    offsetof(Perfetto__Protos__InternedData, mapping_paths),
+    &perfetto__protos__interned_string__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "mappings",
+    19,
+    PROTOBUF_C_LABEL_REPEATED,
+    PROTOBUF_C_TYPE_MESSAGE,
+    offsetof(Perfetto__Protos__InternedData, n_mappings),
+    offsetof(Perfetto__Protos__InternedData, mappings),
+    &perfetto__protos__mapping__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
 };
 static const unsigned perfetto__protos__interned_data__field_indices_by_name[] = {
+  6,   /* field[6] = build_ids */
+  5,   /* field[5] = callstacks */
   2,   /* field[2] = debug_annotation_names */
   0,   /* field[0] = event_categories */
   1,   /* field[1] = event_names */
+  4,   /* field[4] = frames */
+  3,   /* field[3] = function_names */
+  7,   /* field[7] = mapping_paths */
+  8,   /* field[8] = mappings */
 };
-static const ProtobufCIntRange perfetto__protos__interned_data__number_ranges[1 + 1] =
+static const ProtobufCIntRange perfetto__protos__interned_data__number_ranges[4 + 1] =
 {
   { 1, 0 },
-  { 0, 3 }
+  { 5, 3 },
+  { 16, 6 },
+  { 19, 8 },
+  { 0, 9 }
 };
 const ProtobufCMessageDescriptor perfetto__protos__interned_data__descriptor =
 {
@@ -1620,11 +1985,446 @@ const ProtobufCMessageDescriptor perfetto__protos__interned_data__descriptor =
   "Perfetto__Protos__InternedData",
   "perfetto.protos",
   sizeof(Perfetto__Protos__InternedData),
-  3,
+  9,
   perfetto__protos__interned_data__field_descriptors,
   perfetto__protos__interned_data__field_indices_by_name,
-  1,  perfetto__protos__interned_data__number_ranges,
+  4,  perfetto__protos__interned_data__number_ranges,
   (ProtobufCMessageInit) perfetto__protos__interned_data__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor perfetto__protos__interned_string__field_descriptors[2] =
+{
+  {
+    "iid",
+    1,
+    PROTOBUF_C_LABEL_OPTIONAL,
+    PROTOBUF_C_TYPE_UINT64,
+    offsetof(Perfetto__Protos__InternedString, has_iid),
+    offsetof(Perfetto__Protos__InternedString, iid),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "str",
+    2,
+    PROTOBUF_C_LABEL_OPTIONAL,
+    PROTOBUF_C_TYPE_BYTES,
+    offsetof(Perfetto__Protos__InternedString, has_str),
+    offsetof(Perfetto__Protos__InternedString, str),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned perfetto__protos__interned_string__field_indices_by_name[] = {
+  0,   /* field[0] = iid */
+  1,   /* field[1] = str */
+};
+static const ProtobufCIntRange perfetto__protos__interned_string__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 2 }
+};
+const ProtobufCMessageDescriptor perfetto__protos__interned_string__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "perfetto.protos.InternedString",
+  "InternedString",
+  "Perfetto__Protos__InternedString",
+  "perfetto.protos",
+  sizeof(Perfetto__Protos__InternedString),
+  2,
+  perfetto__protos__interned_string__field_descriptors,
+  perfetto__protos__interned_string__field_indices_by_name,
+  1,  perfetto__protos__interned_string__number_ranges,
+  (ProtobufCMessageInit) perfetto__protos__interned_string__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor perfetto__protos__mapping__field_descriptors[6] =
+{
+  {
+    "iid",
+    1,
+    PROTOBUF_C_LABEL_OPTIONAL,
+    PROTOBUF_C_TYPE_UINT64,
+    offsetof(Perfetto__Protos__Mapping, has_iid),
+    offsetof(Perfetto__Protos__Mapping, iid),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "build_id",
+    2,
+    PROTOBUF_C_LABEL_OPTIONAL,
+    PROTOBUF_C_TYPE_UINT64,
+    offsetof(Perfetto__Protos__Mapping, has_build_id),
+    offsetof(Perfetto__Protos__Mapping, build_id),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "start_offset",
+    3,
+    PROTOBUF_C_LABEL_OPTIONAL,
+    PROTOBUF_C_TYPE_UINT64,
+    offsetof(Perfetto__Protos__Mapping, has_start_offset),
+    offsetof(Perfetto__Protos__Mapping, start_offset),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "start",
+    4,
+    PROTOBUF_C_LABEL_OPTIONAL,
+    PROTOBUF_C_TYPE_UINT64,
+    offsetof(Perfetto__Protos__Mapping, has_start),
+    offsetof(Perfetto__Protos__Mapping, start),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "end",
+    5,
+    PROTOBUF_C_LABEL_OPTIONAL,
+    PROTOBUF_C_TYPE_UINT64,
+    offsetof(Perfetto__Protos__Mapping, has_end),
+    offsetof(Perfetto__Protos__Mapping, end),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "path_string_ids",
+    7,
+    PROTOBUF_C_LABEL_REPEATED,
+    PROTOBUF_C_TYPE_UINT64,
+    offsetof(Perfetto__Protos__Mapping, n_path_string_ids),
+    offsetof(Perfetto__Protos__Mapping, path_string_ids),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned perfetto__protos__mapping__field_indices_by_name[] = {
+  1,   /* field[1] = build_id */
+  4,   /* field[4] = end */
+  0,   /* field[0] = iid */
+  5,   /* field[5] = path_string_ids */
+  3,   /* field[3] = start */
+  2,   /* field[2] = start_offset */
+};
+static const ProtobufCIntRange perfetto__protos__mapping__number_ranges[2 + 1] =
+{
+  { 1, 0 },
+  { 7, 5 },
+  { 0, 6 }
+};
+const ProtobufCMessageDescriptor perfetto__protos__mapping__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "perfetto.protos.Mapping",
+  "Mapping",
+  "Perfetto__Protos__Mapping",
+  "perfetto.protos",
+  sizeof(Perfetto__Protos__Mapping),
+  6,
+  perfetto__protos__mapping__field_descriptors,
+  perfetto__protos__mapping__field_indices_by_name,
+  2,  perfetto__protos__mapping__number_ranges,
+  (ProtobufCMessageInit) perfetto__protos__mapping__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor perfetto__protos__frame__field_descriptors[4] =
+{
+  {
+    "iid",
+    1,
+    PROTOBUF_C_LABEL_OPTIONAL,
+    PROTOBUF_C_TYPE_UINT64,
+    offsetof(Perfetto__Protos__Frame, has_iid),
+    offsetof(Perfetto__Protos__Frame, iid),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "function_name_id",
+    2,
+    PROTOBUF_C_LABEL_OPTIONAL,
+    PROTOBUF_C_TYPE_UINT64,
+    offsetof(Perfetto__Protos__Frame, has_function_name_id),
+    offsetof(Perfetto__Protos__Frame, function_name_id),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "mapping_id",
+    3,
+    PROTOBUF_C_LABEL_OPTIONAL,
+    PROTOBUF_C_TYPE_UINT64,
+    offsetof(Perfetto__Protos__Frame, has_mapping_id),
+    offsetof(Perfetto__Protos__Frame, mapping_id),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "rel_pc",
+    4,
+    PROTOBUF_C_LABEL_OPTIONAL,
+    PROTOBUF_C_TYPE_UINT64,
+    offsetof(Perfetto__Protos__Frame, has_rel_pc),
+    offsetof(Perfetto__Protos__Frame, rel_pc),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned perfetto__protos__frame__field_indices_by_name[] = {
+  1,   /* field[1] = function_name_id */
+  0,   /* field[0] = iid */
+  2,   /* field[2] = mapping_id */
+  3,   /* field[3] = rel_pc */
+};
+static const ProtobufCIntRange perfetto__protos__frame__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 4 }
+};
+const ProtobufCMessageDescriptor perfetto__protos__frame__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "perfetto.protos.Frame",
+  "Frame",
+  "Perfetto__Protos__Frame",
+  "perfetto.protos",
+  sizeof(Perfetto__Protos__Frame),
+  4,
+  perfetto__protos__frame__field_descriptors,
+  perfetto__protos__frame__field_indices_by_name,
+  1,  perfetto__protos__frame__number_ranges,
+  (ProtobufCMessageInit) perfetto__protos__frame__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor perfetto__protos__callstack__field_descriptors[2] =
+{
+  {
+    "iid",
+    1,
+    PROTOBUF_C_LABEL_OPTIONAL,
+    PROTOBUF_C_TYPE_UINT64,
+    offsetof(Perfetto__Protos__Callstack, has_iid),
+    offsetof(Perfetto__Protos__Callstack, iid),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "frame_ids",
+    2,
+    PROTOBUF_C_LABEL_REPEATED,
+    PROTOBUF_C_TYPE_UINT64,
+    offsetof(Perfetto__Protos__Callstack, n_frame_ids),
+    offsetof(Perfetto__Protos__Callstack, frame_ids),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned perfetto__protos__callstack__field_indices_by_name[] = {
+  1,   /* field[1] = frame_ids */
+  0,   /* field[0] = iid */
+};
+static const ProtobufCIntRange perfetto__protos__callstack__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 2 }
+};
+const ProtobufCMessageDescriptor perfetto__protos__callstack__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "perfetto.protos.Callstack",
+  "Callstack",
+  "Perfetto__Protos__Callstack",
+  "perfetto.protos",
+  sizeof(Perfetto__Protos__Callstack),
+  2,
+  perfetto__protos__callstack__field_descriptors,
+  perfetto__protos__callstack__field_indices_by_name,
+  1,  perfetto__protos__callstack__number_ranges,
+  (ProtobufCMessageInit) perfetto__protos__callstack__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCEnumValue perfetto__protos__profiling__cpu_mode__enum_values_by_number[3] =
+{
+  { "MODE_UNKNOWN", "PERFETTO__PROTOS__PROFILING__CPU_MODE__MODE_UNKNOWN", 0 },
+  { "MODE_KERNEL", "PERFETTO__PROTOS__PROFILING__CPU_MODE__MODE_KERNEL", 1 },
+  { "MODE_USER", "PERFETTO__PROTOS__PROFILING__CPU_MODE__MODE_USER", 2 },
+};
+static const ProtobufCIntRange perfetto__protos__profiling__cpu_mode__value_ranges[] = {
+{0, 0},{0, 3}
+};
+static const ProtobufCEnumValueIndex perfetto__protos__profiling__cpu_mode__enum_values_by_name[3] =
+{
+  { "MODE_KERNEL", 1 },
+  { "MODE_UNKNOWN", 0 },
+  { "MODE_USER", 2 },
+};
+const ProtobufCEnumDescriptor perfetto__protos__profiling__cpu_mode__descriptor =
+{
+  PROTOBUF_C__ENUM_DESCRIPTOR_MAGIC,
+  "perfetto.protos.Profiling.CpuMode",
+  "CpuMode",
+  "Perfetto__Protos__Profiling__CpuMode",
+  "perfetto.protos",
+  3,
+  perfetto__protos__profiling__cpu_mode__enum_values_by_number,
+  3,
+  perfetto__protos__profiling__cpu_mode__enum_values_by_name,
+  1,
+  perfetto__protos__profiling__cpu_mode__value_ranges,
+  NULL,NULL,NULL,NULL   /* reserved[1234] */
+};
+#define perfetto__protos__profiling__field_descriptors NULL
+#define perfetto__protos__profiling__field_indices_by_name NULL
+#define perfetto__protos__profiling__number_ranges NULL
+const ProtobufCMessageDescriptor perfetto__protos__profiling__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "perfetto.protos.Profiling",
+  "Profiling",
+  "Perfetto__Protos__Profiling",
+  "perfetto.protos",
+  sizeof(Perfetto__Protos__Profiling),
+  0,
+  perfetto__protos__profiling__field_descriptors,
+  perfetto__protos__profiling__field_indices_by_name,
+  0,  perfetto__protos__profiling__number_ranges,
+  (ProtobufCMessageInit) perfetto__protos__profiling__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor perfetto__protos__perf_sample__field_descriptors[6] =
+{
+  {
+    "cpu",
+    1,
+    PROTOBUF_C_LABEL_OPTIONAL,
+    PROTOBUF_C_TYPE_UINT32,
+    offsetof(Perfetto__Protos__PerfSample, has_cpu),
+    offsetof(Perfetto__Protos__PerfSample, cpu),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "pid",
+    2,
+    PROTOBUF_C_LABEL_OPTIONAL,
+    PROTOBUF_C_TYPE_UINT32,
+    offsetof(Perfetto__Protos__PerfSample, has_pid),
+    offsetof(Perfetto__Protos__PerfSample, pid),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "tid",
+    3,
+    PROTOBUF_C_LABEL_OPTIONAL,
+    PROTOBUF_C_TYPE_UINT32,
+    offsetof(Perfetto__Protos__PerfSample, has_tid),
+    offsetof(Perfetto__Protos__PerfSample, tid),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "callstack_iid",
+    4,
+    PROTOBUF_C_LABEL_OPTIONAL,
+    PROTOBUF_C_TYPE_UINT64,
+    offsetof(Perfetto__Protos__PerfSample, has_callstack_iid),
+    offsetof(Perfetto__Protos__PerfSample, callstack_iid),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "cpu_mode",
+    5,
+    PROTOBUF_C_LABEL_OPTIONAL,
+    PROTOBUF_C_TYPE_ENUM,
+    offsetof(Perfetto__Protos__PerfSample, has_cpu_mode),
+    offsetof(Perfetto__Protos__PerfSample, cpu_mode),
+    &perfetto__protos__profiling__cpu_mode__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "kernel_records_lost",
+    17,
+    PROTOBUF_C_LABEL_OPTIONAL,
+    PROTOBUF_C_TYPE_UINT64,
+    offsetof(Perfetto__Protos__PerfSample, has_kernel_records_lost),
+    offsetof(Perfetto__Protos__PerfSample, kernel_records_lost),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned perfetto__protos__perf_sample__field_indices_by_name[] = {
+  3,   /* field[3] = callstack_iid */
+  0,   /* field[0] = cpu */
+  4,   /* field[4] = cpu_mode */
+  5,   /* field[5] = kernel_records_lost */
+  1,   /* field[1] = pid */
+  2,   /* field[2] = tid */
+};
+static const ProtobufCIntRange perfetto__protos__perf_sample__number_ranges[2 + 1] =
+{
+  { 1, 0 },
+  { 17, 5 },
+  { 0, 6 }
+};
+const ProtobufCMessageDescriptor perfetto__protos__perf_sample__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "perfetto.protos.PerfSample",
+  "PerfSample",
+  "Perfetto__Protos__PerfSample",
+  "perfetto.protos",
+  sizeof(Perfetto__Protos__PerfSample),
+  6,
+  perfetto__protos__perf_sample__field_descriptors,
+  perfetto__protos__perf_sample__field_indices_by_name,
+  2,  perfetto__protos__perf_sample__number_ranges,
+  (ProtobufCMessageInit) perfetto__protos__perf_sample__init,
   NULL,NULL,NULL    /* reserved[123] */
 };
 static const ProtobufCFieldDescriptor perfetto__protos__event_category__field_descriptors[2] =

@@ -12,6 +12,9 @@ public enum TraceExport {
         case ndjson
         /// The Chrome trace-event format, for chrome://tracing and Speedscope.
         case chromeJSON = "chrome-json"
+        /// The CPU samples as folded stacks, for flamegraph.pl and
+        /// speedscope (see ``CPUProfile/folded(_:)``).
+        case folded
     }
 
     /// One exported row.
@@ -29,12 +32,13 @@ public enum TraceExport {
         var arguments: [String: TraceArgument]
     }
 
-    /// The trace in `format`.
-    public static func render(_ trace: ParsedTrace, as format: Format) -> String {
+    /// The trace in `format`; ``Format/folded`` renders `profile`'s samples.
+    public static func render(_ trace: ParsedTrace, as format: Format, profile: CPUProfile? = nil) -> String {
         switch format {
         case .csv: return csv(rows(trace))
         case .ndjson: return ndjson(rows(trace))
         case .chromeJSON: return chrome(trace)
+        case .folded: return (profile ?? CPUProfile()).folded()
         }
     }
 

@@ -1,7 +1,9 @@
 // The C layer of the Strobe SDK, as one module: the recording runtime (the
 // per-thread cursor, clocks, rusage), the category switches and the crash
 // handler. Each header includes only what it builds on, with no cycle:
-// CStrobeCrash.h builds on CStrobeRuntime.h; this umbrella includes all three.
+// CStrobeCrash.h builds on CStrobeRuntime.h; CStrobeProfiler.h (the CPU
+// profiler's samplers and symbol reading) stands alone; this umbrella
+// includes all four.
 
 #ifndef CSTROBE_H
 #define CSTROBE_H
@@ -9,5 +11,6 @@
 #include "CStrobeCategories.h"
 #include "CStrobeRuntime.h"
 #include "CStrobeCrash.h"
+#include "CStrobeProfiler.h"
 
 #endif

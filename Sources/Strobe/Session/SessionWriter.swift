@@ -24,6 +24,8 @@ final class SessionWriter: @unchecked Sendable {
     let drainCount = Atomic<UInt64>(0)
     /// The flight recorder's triggers and dumps, when it has them.
     let dumps: TriggeredDumps?
+    /// The CPU profile's samplers, when the configuration asks for one.
+    let profiler: CPUProfiler?
 
     var timestampBase: UInt64 { calibration.base }
 
@@ -53,6 +55,7 @@ final class SessionWriter: @unchecked Sendable {
         var file: TraceFile?
         var error: TraceSessionError?
         var bytesWritten: UInt64 = 0
+        var lostSamples: UInt64 = 0
     }
 
     private static let running = SanitizedMutex<SessionWriter?>(nil)
@@ -106,6 +109,12 @@ final class SessionWriter: @unchecked Sendable {
                 throw TraceSessionError(error)
             }
         }
+        if let profile = configuration.cpuProfile {
+            profiler = try CPUProfiler(profile)
+            ProcessSymbols.shared.withLock { $0.refresh() }
+        } else {
+            profiler = nil
+        }
         writerLock = SanitizedMutex(state)
         if let capture = configuration.crashCapture { try CrashHandler.install(capture, for: self) }
     }
@@ -149,6 +158,7 @@ final class SessionWriter: @unchecked Sendable {
         stopRequested.store(true, ordering: .releasing)
         wakeup.signal()
         if let thread = writerThread { pthread_join(thread, nil) }
+        profiler?.stop()
         let recorders = registry.withLock { $0.recorders }
         // A dump under way first: it gives the rings back what it took, so
         // the stop's snapshot holds them.
@@ -156,6 +166,7 @@ final class SessionWriter: @unchecked Sendable {
         let outcome: TraceSessionError? = writerLock.withLock { state in
             if configuration.whenBufferFull == .discardNewest {
                 drain(state: &state, recorders: recorders)
+                finishProfile(state: &state)
                 finishFile(state: &state)
             } else if let path = configuration.outputPath {
                 do throws(TraceSessionError) {
@@ -201,6 +212,7 @@ final class SessionWriter: @unchecked Sendable {
             guard registry.accepting else { return false }
             registry.recorders.append(recorder)
             state.session = self
+            profiler?.threadRegistered()
             return true
         }
     }
@@ -296,6 +308,7 @@ final class SessionWriter: @unchecked Sendable {
                 encoder.retire(recorder)
             }
         }
+        drainSamples(state: &state)
         drainCount.wrappingAdd(1, ordering: .releasing)
         flush(state: &state)
         if !retired.isEmpty {
@@ -305,6 +318,31 @@ final class SessionWriter: @unchecked Sendable {
             }
             for recorder in retired { recorder.detach(from: self) }
         }
+    }
+
+    /// Writes the CPU samples the rings hold.
+    private func drainSamples(state: inout WriterState) {
+        guard let profiler, let encoder = state.encoder else { return }
+        let lost = ProcessSymbols.shared.withLock { symbols in
+            profiler.drain { encoder.appendSamples($0, resolve: symbols.resolve) }
+        }
+        encoder.appendSampleLoss(lost, boottime: cstrobe_boottime_ns())
+        state.lostSamples += lost
+    }
+
+    /// Writes the last CPU samples and the profile's closing mark.
+    private func finishProfile(state: inout WriterState) {
+        guard let profiler, let encoder = state.encoder else { return }
+        let lost = ProcessSymbols.shared.withLock { symbols in
+            profiler.finish { encoder.appendSamples($0, resolve: symbols.resolve) }
+        }
+        encoder.appendSampleLoss(lost, boottime: cstrobe_boottime_ns())
+        state.lostSamples += lost
+        let unsampled = profiler.unsampled
+        encoder.appendProfileSummary(
+            method: profiler.method.rawValue, frequency: profiler.profile.frequency, lost: state.lostSamples,
+            fallbackReason: profiler.fallbackReason, unsampledThreads: unsampled.threads,
+            samplerFailure: unsampled.firstFailure, boottime: cstrobe_boottime_ns())
     }
 
     private func flush(state: inout WriterState) {
@@ -371,7 +409,11 @@ final class SessionWriter: @unchecked Sendable {
         if let final { return final }
         var statistics = retired
         for recorder in recorders { Self.add(recorder, to: &statistics) }
-        statistics.bytesWritten = writerLock.withLock { $0.bytesWritten }
+        writerLock.withLock { state in
+            statistics.bytesWritten = state.bytesWritten
+            statistics.cpuSamples = state.encoder?.profileSamples ?? 0
+            statistics.lostCPUSamples = state.lostSamples
+        }
         dumps?.add(to: &statistics)
         return statistics
     }

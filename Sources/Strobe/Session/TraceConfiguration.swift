@@ -110,6 +110,11 @@ public struct TraceConfiguration: Sendable {
     /// `.interval("frame", longerThan: .milliseconds(33))`. Default: none.
     public var triggers: [Trigger] = []
 
+    /// Samples the call stacks of the process's threads into the trace (see
+    /// ``CPUProfile``); nil samples none. Needs ``outputPath`` and
+    /// ``FullBufferPolicy/discardNewest``. Default: nil.
+    public var cpuProfile: CPUProfile?
+
     /// A configuration that writes to `outputPath`.
     public init(outputPath: String? = nil) {
         self.outputPath = outputPath
@@ -142,6 +147,8 @@ public struct TraceConfiguration: Sendable {
     ///   `device.model` and `os.version` set those fields, any other key is a
     ///   dimension (`app.version=5.2,device.class=mid`; values holding a comma
     ///   cannot be written so).
+    /// - `STROBE_CPU_PROFILE`: the ``cpuProfile``, a rate such as `999hz`,
+    ///   optionally followed by `,timer` for the CPU-time timer.
     /// - `STROBE_CRASH_CAPTURE`: the path of ``crashCapture``'s file. Without
     ///   `STROBE_TRACE_OUTPUT` the session records into rings, which reach a
     ///   file only on a crash (or in a flight-recorder dump).
@@ -188,6 +195,9 @@ public struct TraceConfiguration: Sendable {
         }
         if let list = environment[TraceMetadata.environmentVariable], !list.isEmpty {
             configuration.metadata = try TraceMetadata(environmentValue: list)
+        }
+        if let profile = environment[CPUProfile.environmentVariable], !profile.isEmpty {
+            configuration.cpuProfile = try CPUProfile.fromEnvironment(profile)
         }
         return configuration
     }

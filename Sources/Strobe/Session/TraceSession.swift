@@ -66,6 +66,14 @@ public final class TraceSession: Sendable {
         }
         if let problem = configuration.metadata.problem { throw .invalidConfiguration(problem) }
         if let problem = configuration.flightRecorderProblem() { throw problem }
+        if let profile = configuration.cpuProfile {
+            if let problem = profile.problem { throw .invalidConfiguration(problem) }
+            guard configuration.outputPath != nil, configuration.whenBufferFull == .discardNewest else {
+                throw .invalidConfiguration(
+                    "cpuProfile needs an outputPath and whenBufferFull .discardNewest: samples are written as the session records, not kept in rings"
+                )
+            }
+        }
         let result: Result<TraceSession, TraceSessionError> = lifecycle.withLock { _ in
             if cstrobe_load_generation() != 0 { return .failure(.alreadyRecording) }
             let sampled =
@@ -97,6 +105,7 @@ public final class TraceSession: Sendable {
         for name in [
             outputEnvironmentVariable, "STROBE_TRACE_RUSAGE", TraceConfiguration.signpostsEnvironmentVariable,
             TraceConfiguration.categoriesEnvironmentVariable, TraceMetadata.environmentVariable,
+            TraceConfiguration.CPUProfile.environmentVariable,
         ] {
             if let value = getenv(name) { environment[name] = String(cString: value) }
         }
@@ -187,6 +196,11 @@ public final class TraceSession: Sendable {
         /// holds the whole window it asked for rather than what the stop
         /// leaves.
         public var dumpsInProgress = 0
+        /// CPU samples written (see ``TraceConfiguration/cpuProfile``).
+        public var cpuSamples: UInt64 = 0
+        /// CPU samples lost: a thread's sample ring was full before the
+        /// background writer drained it.
+        public var lostCPUSamples: UInt64 = 0
     }
 
     /// Dumps the flight recorder now: what the rings hold before this

@@ -22,6 +22,12 @@ typedef struct Perfetto__Protos__TrackEventDefaults Perfetto__Protos__TrackEvent
 typedef struct Perfetto__Protos__TrackEvent Perfetto__Protos__TrackEvent;
 typedef struct Perfetto__Protos__DebugAnnotation Perfetto__Protos__DebugAnnotation;
 typedef struct Perfetto__Protos__InternedData Perfetto__Protos__InternedData;
+typedef struct Perfetto__Protos__InternedString Perfetto__Protos__InternedString;
+typedef struct Perfetto__Protos__Mapping Perfetto__Protos__Mapping;
+typedef struct Perfetto__Protos__Frame Perfetto__Protos__Frame;
+typedef struct Perfetto__Protos__Callstack Perfetto__Protos__Callstack;
+typedef struct Perfetto__Protos__Profiling Perfetto__Protos__Profiling;
+typedef struct Perfetto__Protos__PerfSample Perfetto__Protos__PerfSample;
 typedef struct Perfetto__Protos__EventCategory Perfetto__Protos__EventCategory;
 typedef struct Perfetto__Protos__EventName Perfetto__Protos__EventName;
 typedef struct Perfetto__Protos__DebugAnnotationName Perfetto__Protos__DebugAnnotationName;
@@ -133,6 +139,24 @@ typedef enum _Perfetto__Protos__TrackEvent__Type {
   PERFETTO__PROTOS__TRACK_EVENT__TYPE__TYPE_COUNTER = 4
     PROTOBUF_C__FORCE_ENUM_TO_BE_INT_SIZE(PERFETTO__PROTOS__TRACK_EVENT__TYPE)
 } Perfetto__Protos__TrackEvent__Type;
+/*
+ * The CPU mode a sample was taken in.
+ */
+typedef enum _Perfetto__Protos__Profiling__CpuMode {
+  /*
+   * Not known.
+   */
+  PERFETTO__PROTOS__PROFILING__CPU_MODE__MODE_UNKNOWN = 0,
+  /*
+   * In the kernel.
+   */
+  PERFETTO__PROTOS__PROFILING__CPU_MODE__MODE_KERNEL = 1,
+  /*
+   * In user space: every Strobe sample.
+   */
+  PERFETTO__PROTOS__PROFILING__CPU_MODE__MODE_USER = 2
+    PROTOBUF_C__FORCE_ENUM_TO_BE_INT_SIZE(PERFETTO__PROTOS__PROFILING__CPU_MODE)
+} Perfetto__Protos__Profiling__CpuMode;
 /*
  * How the UI orders a track's children.
  */
@@ -297,7 +321,8 @@ typedef enum {
   PERFETTO__PROTOS__TRACE_PACKET__DATA_TRACK_EVENT = 11,
   PERFETTO__PROTOS__TRACE_PACKET__DATA_TRACK_DESCRIPTOR = 60,
   PERFETTO__PROTOS__TRACE_PACKET__DATA_CLOCK_SNAPSHOT = 6,
-  PERFETTO__PROTOS__TRACE_PACKET__DATA_TRACE_STATS = 35
+  PERFETTO__PROTOS__TRACE_PACKET__DATA_TRACE_STATS = 35,
+  PERFETTO__PROTOS__TRACE_PACKET__DATA_PERF_SAMPLE = 66
     PROTOBUF_C__FORCE_ENUM_TO_BE_INT_SIZE(PERFETTO__PROTOS__TRACE_PACKET__DATA__CASE)
 } Perfetto__Protos__TracePacket__DataCase;
 
@@ -391,6 +416,10 @@ struct  Perfetto__Protos__TracePacket
      * Writer-side bookkeeping about buffers and data loss.
      */
     Perfetto__Protos__TraceStats *trace_stats;
+    /*
+     * One CPU sample: a thread's call stack, interned on the sequence.
+     */
+    Perfetto__Protos__PerfSample *perf_sample;
   };
 };
 #define PERFETTO__PROTOS__TRACE_PACKET__INIT \
@@ -650,10 +679,215 @@ struct  Perfetto__Protos__InternedData
    */
   size_t n_debug_annotation_names;
   Perfetto__Protos__DebugAnnotationName **debug_annotation_names;
+  /*
+   * Build ids of the sampled files, referenced by Mapping.build_id.
+   */
+  size_t n_build_ids;
+  Perfetto__Protos__InternedString **build_ids;
+  /*
+   * Paths of the sampled files, referenced by Mapping.path_string_ids.
+   */
+  size_t n_mapping_paths;
+  Perfetto__Protos__InternedString **mapping_paths;
+  /*
+   * Function names, referenced by Frame.function_name_id.
+   */
+  size_t n_function_names;
+  Perfetto__Protos__InternedString **function_names;
+  /*
+   * Files mapped into the sampled process, referenced by Frame.mapping_id.
+   */
+  size_t n_mappings;
+  Perfetto__Protos__Mapping **mappings;
+  /*
+   * Code locations, referenced by Callstack.frame_ids.
+   */
+  size_t n_frames;
+  Perfetto__Protos__Frame **frames;
+  /*
+   * Call stacks, referenced by PerfSample.callstack_iid.
+   */
+  size_t n_callstacks;
+  Perfetto__Protos__Callstack **callstacks;
 };
 #define PERFETTO__PROTOS__INTERNED_DATA__INIT \
  { PROTOBUF_C_MESSAGE_INIT (&perfetto__protos__interned_data__descriptor) \
-    , 0,NULL, 0,NULL, 0,NULL }
+    , 0,NULL, 0,NULL, 0,NULL, 0,NULL, 0,NULL, 0,NULL, 0,NULL, 0,NULL, 0,NULL }
+
+
+/*
+ * An interned string of the profile's tables.
+ */
+struct  Perfetto__Protos__InternedString
+{
+  ProtobufCMessage base;
+  /*
+   * Id used by later entries; unique within the sequence's current state.
+   */
+  protobuf_c_boolean has_iid;
+  uint64_t iid;
+  /*
+   * The text.
+   */
+  protobuf_c_boolean has_str;
+  ProtobufCBinaryData str;
+};
+#define PERFETTO__PROTOS__INTERNED_STRING__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&perfetto__protos__interned_string__descriptor) \
+    , 0, 0, 0, {0,NULL} }
+
+
+/*
+ * A file mapped into the sampled process.
+ */
+struct  Perfetto__Protos__Mapping
+{
+  ProtobufCMessage base;
+  /*
+   * Id used by frames.
+   */
+  protobuf_c_boolean has_iid;
+  uint64_t iid;
+  /*
+   * The file's GNU build id (an InternedData.build_ids id), as hex text.
+   */
+  protobuf_c_boolean has_build_id;
+  uint64_t build_id;
+  /*
+   * The offset in the file that `start` maps.
+   */
+  protobuf_c_boolean has_start_offset;
+  uint64_t start_offset;
+  /*
+   * The first address of the mapping.
+   */
+  protobuf_c_boolean has_start;
+  uint64_t start;
+  /*
+   * The address just past the mapping.
+   */
+  protobuf_c_boolean has_end;
+  uint64_t end;
+  /*
+   * The path, as InternedData.mapping_paths ids of its components (Strobe
+   * writes the whole path as one).
+   */
+  size_t n_path_string_ids;
+  uint64_t *path_string_ids;
+};
+#define PERFETTO__PROTOS__MAPPING__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&perfetto__protos__mapping__descriptor) \
+    , 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,NULL }
+
+
+/*
+ * A code location: a function in a mapping.
+ */
+struct  Perfetto__Protos__Frame
+{
+  ProtobufCMessage base;
+  /*
+   * Id used by callstacks.
+   */
+  protobuf_c_boolean has_iid;
+  uint64_t iid;
+  /*
+   * The function's name (an InternedData.function_names id).
+   */
+  protobuf_c_boolean has_function_name_id;
+  uint64_t function_name_id;
+  /*
+   * The mapping holding the code (a Mapping iid).
+   */
+  protobuf_c_boolean has_mapping_id;
+  uint64_t mapping_id;
+  /*
+   * The code's offset in the file the mapping maps.
+   */
+  protobuf_c_boolean has_rel_pc;
+  uint64_t rel_pc;
+};
+#define PERFETTO__PROTOS__FRAME__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&perfetto__protos__frame__descriptor) \
+    , 0, 0, 0, 0, 0, 0, 0, 0 }
+
+
+/*
+ * A call stack.
+ */
+struct  Perfetto__Protos__Callstack
+{
+  ProtobufCMessage base;
+  /*
+   * Id used by samples.
+   */
+  protobuf_c_boolean has_iid;
+  uint64_t iid;
+  /*
+   * Frame iids, the outermost caller first.
+   */
+  size_t n_frame_ids;
+  uint64_t *frame_ids;
+};
+#define PERFETTO__PROTOS__CALLSTACK__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&perfetto__protos__callstack__descriptor) \
+    , 0, 0, 0,NULL }
+
+
+/*
+ * Enumerations shared by the profile messages.
+ */
+struct  Perfetto__Protos__Profiling
+{
+  ProtobufCMessage base;
+};
+#define PERFETTO__PROTOS__PROFILING__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&perfetto__protos__profiling__descriptor) \
+     }
+
+
+/*
+ * One sample of a thread's call stack while it ran on a CPU.
+ */
+struct  Perfetto__Protos__PerfSample
+{
+  ProtobufCMessage base;
+  /*
+   * The CPU it ran on.
+   */
+  protobuf_c_boolean has_cpu;
+  uint32_t cpu;
+  /*
+   * The process.
+   */
+  protobuf_c_boolean has_pid;
+  uint32_t pid;
+  /*
+   * The thread.
+   */
+  protobuf_c_boolean has_tid;
+  uint32_t tid;
+  /*
+   * The call stack (an InternedData.callstacks iid).
+   */
+  protobuf_c_boolean has_callstack_iid;
+  uint64_t callstack_iid;
+  /*
+   * The mode the CPU was in.
+   */
+  protobuf_c_boolean has_cpu_mode;
+  Perfetto__Protos__Profiling__CpuMode cpu_mode;
+  /*
+   * Not a sample: the count of samples lost (Strobe: a sampler's ring was
+   * full before the writer drained it). Perfetto adds it to its
+   * perf_cpu_lost_records statistic.
+   */
+  protobuf_c_boolean has_kernel_records_lost;
+  uint64_t kernel_records_lost;
+};
+#define PERFETTO__PROTOS__PERF_SAMPLE__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&perfetto__protos__perf_sample__descriptor) \
+    , 0, 0, 0, 0, 0, 0, 0, 0, 0, PERFETTO__PROTOS__PROFILING__CPU_MODE__MODE_UNKNOWN, 0, 0 }
 
 
 /*
@@ -1246,6 +1480,120 @@ Perfetto__Protos__InternedData *
 void   perfetto__protos__interned_data__free_unpacked
                      (Perfetto__Protos__InternedData *message,
                       ProtobufCAllocator *allocator);
+/* Perfetto__Protos__InternedString methods */
+void   perfetto__protos__interned_string__init
+                     (Perfetto__Protos__InternedString         *message);
+size_t perfetto__protos__interned_string__get_packed_size
+                     (const Perfetto__Protos__InternedString   *message);
+size_t perfetto__protos__interned_string__pack
+                     (const Perfetto__Protos__InternedString   *message,
+                      uint8_t             *out);
+size_t perfetto__protos__interned_string__pack_to_buffer
+                     (const Perfetto__Protos__InternedString   *message,
+                      ProtobufCBuffer     *buffer);
+Perfetto__Protos__InternedString *
+       perfetto__protos__interned_string__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   perfetto__protos__interned_string__free_unpacked
+                     (Perfetto__Protos__InternedString *message,
+                      ProtobufCAllocator *allocator);
+/* Perfetto__Protos__Mapping methods */
+void   perfetto__protos__mapping__init
+                     (Perfetto__Protos__Mapping         *message);
+size_t perfetto__protos__mapping__get_packed_size
+                     (const Perfetto__Protos__Mapping   *message);
+size_t perfetto__protos__mapping__pack
+                     (const Perfetto__Protos__Mapping   *message,
+                      uint8_t             *out);
+size_t perfetto__protos__mapping__pack_to_buffer
+                     (const Perfetto__Protos__Mapping   *message,
+                      ProtobufCBuffer     *buffer);
+Perfetto__Protos__Mapping *
+       perfetto__protos__mapping__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   perfetto__protos__mapping__free_unpacked
+                     (Perfetto__Protos__Mapping *message,
+                      ProtobufCAllocator *allocator);
+/* Perfetto__Protos__Frame methods */
+void   perfetto__protos__frame__init
+                     (Perfetto__Protos__Frame         *message);
+size_t perfetto__protos__frame__get_packed_size
+                     (const Perfetto__Protos__Frame   *message);
+size_t perfetto__protos__frame__pack
+                     (const Perfetto__Protos__Frame   *message,
+                      uint8_t             *out);
+size_t perfetto__protos__frame__pack_to_buffer
+                     (const Perfetto__Protos__Frame   *message,
+                      ProtobufCBuffer     *buffer);
+Perfetto__Protos__Frame *
+       perfetto__protos__frame__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   perfetto__protos__frame__free_unpacked
+                     (Perfetto__Protos__Frame *message,
+                      ProtobufCAllocator *allocator);
+/* Perfetto__Protos__Callstack methods */
+void   perfetto__protos__callstack__init
+                     (Perfetto__Protos__Callstack         *message);
+size_t perfetto__protos__callstack__get_packed_size
+                     (const Perfetto__Protos__Callstack   *message);
+size_t perfetto__protos__callstack__pack
+                     (const Perfetto__Protos__Callstack   *message,
+                      uint8_t             *out);
+size_t perfetto__protos__callstack__pack_to_buffer
+                     (const Perfetto__Protos__Callstack   *message,
+                      ProtobufCBuffer     *buffer);
+Perfetto__Protos__Callstack *
+       perfetto__protos__callstack__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   perfetto__protos__callstack__free_unpacked
+                     (Perfetto__Protos__Callstack *message,
+                      ProtobufCAllocator *allocator);
+/* Perfetto__Protos__Profiling methods */
+void   perfetto__protos__profiling__init
+                     (Perfetto__Protos__Profiling         *message);
+size_t perfetto__protos__profiling__get_packed_size
+                     (const Perfetto__Protos__Profiling   *message);
+size_t perfetto__protos__profiling__pack
+                     (const Perfetto__Protos__Profiling   *message,
+                      uint8_t             *out);
+size_t perfetto__protos__profiling__pack_to_buffer
+                     (const Perfetto__Protos__Profiling   *message,
+                      ProtobufCBuffer     *buffer);
+Perfetto__Protos__Profiling *
+       perfetto__protos__profiling__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   perfetto__protos__profiling__free_unpacked
+                     (Perfetto__Protos__Profiling *message,
+                      ProtobufCAllocator *allocator);
+/* Perfetto__Protos__PerfSample methods */
+void   perfetto__protos__perf_sample__init
+                     (Perfetto__Protos__PerfSample         *message);
+size_t perfetto__protos__perf_sample__get_packed_size
+                     (const Perfetto__Protos__PerfSample   *message);
+size_t perfetto__protos__perf_sample__pack
+                     (const Perfetto__Protos__PerfSample   *message,
+                      uint8_t             *out);
+size_t perfetto__protos__perf_sample__pack_to_buffer
+                     (const Perfetto__Protos__PerfSample   *message,
+                      ProtobufCBuffer     *buffer);
+Perfetto__Protos__PerfSample *
+       perfetto__protos__perf_sample__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   perfetto__protos__perf_sample__free_unpacked
+                     (Perfetto__Protos__PerfSample *message,
+                      ProtobufCAllocator *allocator);
 /* Perfetto__Protos__EventCategory methods */
 void   perfetto__protos__event_category__init
                      (Perfetto__Protos__EventCategory         *message);
@@ -1449,6 +1797,24 @@ typedef void (*Perfetto__Protos__DebugAnnotation_Closure)
 typedef void (*Perfetto__Protos__InternedData_Closure)
                  (const Perfetto__Protos__InternedData *message,
                   void *closure_data);
+typedef void (*Perfetto__Protos__InternedString_Closure)
+                 (const Perfetto__Protos__InternedString *message,
+                  void *closure_data);
+typedef void (*Perfetto__Protos__Mapping_Closure)
+                 (const Perfetto__Protos__Mapping *message,
+                  void *closure_data);
+typedef void (*Perfetto__Protos__Frame_Closure)
+                 (const Perfetto__Protos__Frame *message,
+                  void *closure_data);
+typedef void (*Perfetto__Protos__Callstack_Closure)
+                 (const Perfetto__Protos__Callstack *message,
+                  void *closure_data);
+typedef void (*Perfetto__Protos__Profiling_Closure)
+                 (const Perfetto__Protos__Profiling *message,
+                  void *closure_data);
+typedef void (*Perfetto__Protos__PerfSample_Closure)
+                 (const Perfetto__Protos__PerfSample *message,
+                  void *closure_data);
 typedef void (*Perfetto__Protos__EventCategory_Closure)
                  (const Perfetto__Protos__EventCategory *message,
                   void *closure_data);
@@ -1502,6 +1868,13 @@ extern const ProtobufCMessageDescriptor perfetto__protos__track_event__descripto
 extern const ProtobufCEnumDescriptor    perfetto__protos__track_event__type__descriptor;
 extern const ProtobufCMessageDescriptor perfetto__protos__debug_annotation__descriptor;
 extern const ProtobufCMessageDescriptor perfetto__protos__interned_data__descriptor;
+extern const ProtobufCMessageDescriptor perfetto__protos__interned_string__descriptor;
+extern const ProtobufCMessageDescriptor perfetto__protos__mapping__descriptor;
+extern const ProtobufCMessageDescriptor perfetto__protos__frame__descriptor;
+extern const ProtobufCMessageDescriptor perfetto__protos__callstack__descriptor;
+extern const ProtobufCMessageDescriptor perfetto__protos__profiling__descriptor;
+extern const ProtobufCEnumDescriptor    perfetto__protos__profiling__cpu_mode__descriptor;
+extern const ProtobufCMessageDescriptor perfetto__protos__perf_sample__descriptor;
 extern const ProtobufCMessageDescriptor perfetto__protos__event_category__descriptor;
 extern const ProtobufCMessageDescriptor perfetto__protos__event_name__descriptor;
 extern const ProtobufCMessageDescriptor perfetto__protos__debug_annotation_name__descriptor;

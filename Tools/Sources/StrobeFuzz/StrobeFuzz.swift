@@ -8,7 +8,8 @@
 // normally, the program reads every file named (or found in a directory
 // named) and runs the target on it once: a replay of a corpus.
 //
-//   reader   TraceReader.read(bytes:) and TraceSummary of the result
+//   reader   TraceReader.read(bytes:) and TraceSummary of the result, and
+//            CPUProfile.read(bytes:) with its top functions and folded stacks
 //   results  ResultsFile.decode (the results-file reader)
 //   csv      the CSV samples reader behind `strobe diff`, through SampleSet.load
 //   recover  CrashRecovery.trace(fromCrashFile:), the reader behind `strobe recover`
@@ -28,6 +29,9 @@ enum FuzzTarget: String, CaseIterable {
             let trace = TraceReader.read(bytes: bytes, source: "fuzz")
             let summary = TraceSummary(trace: trace, frameBudget: 16_670_000)
             _ = summary.renderText()
+            let profile = CPUProfile.read(bytes: bytes)
+            _ = profile.topFunctions(of: profile.samples(within: Array(trace.intervals)), limit: 10)
+            _ = profile.folded()
         case .results:
             _ = try? ResultsFile.decode(bytes, path: "fuzz")
         case .csv:

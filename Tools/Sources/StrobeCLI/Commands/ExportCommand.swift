@@ -17,7 +17,7 @@ struct ExportCommand: ParsableCommand {
     @Argument(help: "The trace file.")
     var trace: String
 
-    @Option(help: "csv, ndjson or chrome-json.")
+    @Option(help: "csv, ndjson, chrome-json, or folded (the CPU samples' stacks, for flamegraph.pl and speedscope).")
     var format: TraceExport.Format
 
     @Option(name: .shortAndLong, help: "Write here instead of standard output.")
@@ -25,7 +25,9 @@ struct ExportCommand: ParsableCommand {
 
     func run() throws {
         let parsed = try readTrace(trace)
-        try emit(TraceExport.render(parsed, as: format), to: output)
+        let profile = format == .folded ? try CPUProfile.read(contentsOf: trace) : nil
+        if let profile, profile.isEmpty { throw CommandFailure.badInput("\(trace): no CPU samples to fold") }
+        try emit(TraceExport.render(parsed, as: format, profile: profile), to: output)
     }
 }
 

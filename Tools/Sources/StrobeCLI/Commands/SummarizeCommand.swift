@@ -38,7 +38,18 @@ struct SummarizeCommand: ParsableCommand {
             "Only intervals and instants in these categories (a name or a glob with *, -PATTERN excludes); repeatable.")
     var categories: [String] = []
 
+    @Flag(help: "Print the top functions of the trace's CPU samples instead of the interval summary.")
+    var profile = false
+
+    @Option(help: "With --profile, also the top functions within the instances of this interval name.")
+    var interval: String?
+
+    @Option(help: "With --profile, how many functions each table lists.")
+    var top = 20
+
     func validate() throws {
+        if interval != nil, !profile { throw ValidationError("--interval needs --profile") }
+        if top < 1 { throw ValidationError("--top: expected a positive number, not \(top)") }
         for pattern in categories where pattern.isEmpty || pattern == "-" {
             throw ValidationError("--category: empty category pattern \"\(pattern)\"")
         }
@@ -47,6 +58,7 @@ struct SummarizeCommand: ParsableCommand {
     func run() throws {
         var parsed = try readTrace(trace)
         if !categories.isEmpty { parsed = parsed.keepingCategories(categories) }
+        if profile { return try printProfile(parsed) }
         let summary = TraceSummary(trace: parsed, frameBudget: frameBudget?.nanoseconds)
         switch format {
         case .text:
@@ -60,6 +72,18 @@ struct SummarizeCommand: ParsableCommand {
             encoder.outputFormatting = [.sortedKeys, .prettyPrinted]
             let data = try encoder.encode(summary)
             print(String(decoding: data, as: UTF8.self))
+        }
+    }
+
+    private func printProfile(_ parsed: ParsedTrace) throws {
+        let report = try ProfileReport.make(
+            path: trace, trace: parsed, profile: try CPUProfile.read(contentsOf: trace), interval: interval, top: top)
+        switch format {
+        case .text: print(report.renderText(), terminator: "")
+        case .json:
+            let encoder = JSONEncoder()
+            encoder.outputFormatting = [.sortedKeys, .prettyPrinted]
+            print(String(decoding: try encoder.encode(report), as: UTF8.self))
         }
     }
 }

@@ -1,0 +1,111 @@
+import Strobe
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// A CPU-bound workload whose profile is known in advance, the truth the
+/// CPU profiler is checked against: each thread spends 60% of its CPU time
+/// in ``heavyShare(nanoseconds:)``, 30% in ``mediumShare(nanoseconds:)`` and
+/// 10% in ``lightShare(nanoseconds:)``, in slices of 6, 3 and 1 ms, each
+/// slice inside an interval named after its function (`heavy share`,
+/// `medium share`, `light share`). Each function spins until the thread's
+/// own CPU clock has advanced by its slice, so the shares hold in CPU time
+/// whatever else the machine runs.
+public enum ProfileWorkload {
+    /// The functions' shares of each thread's CPU time, by the name the
+    /// profile gives them.
+    public static let truth: [(function: String, share: Double)] = [
+        ("ProfileWorkload.ProfileWorkload.heavyShare(nanoseconds:)", 0.6),
+        ("ProfileWorkload.ProfileWorkload.mediumShare(nanoseconds:)", 0.3),
+        ("ProfileWorkload.ProfileWorkload.lightShare(nanoseconds:)", 0.1),
+    ]
+
+    /// The interval around each slice, by function, in the order of ``truth``.
+    public static let intervalNames = ["heavy share", "medium share", "light share"]
+
+    /// Runs the workload on `threads` threads (the calling one and
+    /// `threads - 1` more) for `milliseconds` of CPU time each, recording
+    /// its intervals when `recording`.
+    public static func run(threads: Int = 2, milliseconds: Int, recording: Bool = true) {
+        let rounds = max(milliseconds / 10, 1)
+        var others: [pthread_t] = []
+        for _ in 1..<max(threads, 1) {
+            var thread = pthread_t()
+            let context = UnsafeMutableRawPointer(bitPattern: rounds << 1 | (recording ? 1 : 0))
+            if pthread_create(
+                &thread, nil,
+                { context in
+                    let value = Int(bitPattern: context)
+                    ProfileWorkload.rounds(value >> 1, recording: value & 1 == 1)
+                    return nil
+                }, context) == 0
+            {
+                others.append(thread)
+            }
+        }
+        Self.rounds(rounds, recording: recording)
+        for thread in others { pthread_join(thread, nil) }
+    }
+
+    /// `count` rounds of 10 ms of CPU time: 6 heavy, 3 medium, 1 light.
+    @inline(never)
+    static func rounds(_ count: Int, recording: Bool) {
+        var sink: UInt64 = 0
+        for _ in 0..<count {
+            if recording { Trace.begin("heavy share") }
+            sink &+= heavyShare(nanoseconds: 6_000_000)
+            if recording {
+                Trace.end()
+                Trace.begin("medium share")
+            }
+            sink &+= mediumShare(nanoseconds: 3_000_000)
+            if recording {
+                Trace.end()
+                Trace.begin("light share")
+            }
+            sink &+= lightShare(nanoseconds: 1_000_000)
+            if recording { Trace.end() }
+        }
+        // Used, so the work is not optimized away.
+        if sink == 0 { print("0") }
+    }
+
+    // Each spins with shifts of its own, so that an optimizer cannot merge
+    // the three into one function.
+
+    /// Spins for `nanoseconds` of the thread's CPU time.
+    @inline(never)
+    public static func heavyShare(nanoseconds: UInt64) -> UInt64 { spin(nanoseconds, 13, 7, 17) }
+
+    /// Spins for `nanoseconds` of the thread's CPU time.
+    @inline(never)
+    public static func mediumShare(nanoseconds: UInt64) -> UInt64 { spin(nanoseconds, 11, 5, 23) }
+
+    /// Spins for `nanoseconds` of the thread's CPU time.
+    @inline(never)
+    public static func lightShare(nanoseconds: UInt64) -> UInt64 { spin(nanoseconds, 9, 3, 29) }
+
+    /// The thread's CPU time in nanoseconds.
+    public static func threadCPUTime() -> UInt64 {
+        var time = timespec()
+        clock_gettime(CLOCK_THREAD_CPUTIME_ID, &time)
+        return UInt64(time.tv_sec) * 1_000_000_000 + UInt64(time.tv_nsec)
+    }
+
+    @inline(__always)
+    private static func spin(_ nanoseconds: UInt64, _ a: UInt64, _ b: UInt64, _ c: UInt64) -> UInt64 {
+        let deadline = threadCPUTime() + nanoseconds
+        var state: UInt64 = 0x9E37_79B9_7F4A_7C15
+        while threadCPUTime() < deadline {
+            for _ in 0..<2000 {
+                state ^= state << a
+                state ^= state >> b
+                state ^= state << c
+            }
+        }
+        return state
+    }
+}

@@ -1,0 +1,274 @@
+// What the CPU profiler needs to name the code it sampled, read off the hot
+// path by the background writer: an ELF file's function symbols, its GNU
+// build id, and the Swift runtime's demangler (see CStrobeProfiler.h).
+
+#define _GNU_SOURCE
+#include "CStrobeProfiler.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#if defined(__linux__)
+#include <dlfcn.h>
+#include <elf.h>
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+typedef struct {
+    uint64_t address;
+    uint64_t size;
+    uint32_t name;  // offset into names
+} function_symbol;
+
+typedef struct {
+    uint64_t offset;
+    uint64_t address;
+    uint64_t size;
+} load_segment;
+
+struct cstrobe_elf_symbols {
+    function_symbol *symbols;
+    size_t count;
+    char *names;
+    load_segment segments[16];
+    size_t segment_count;
+};
+
+/// A read-only mapping of a whole file.
+typedef struct {
+    const uint8_t *bytes;
+    size_t size;
+} mapped_file;
+
+static int map_file(const char *path, mapped_file *file) {
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return -1;
+    struct stat status;
+    if (fstat(fd, &status) != 0 || status.st_size < (off_t)sizeof(Elf64_Ehdr)) {
+        close(fd);
+        return -1;
+    }
+    void *bytes = mmap(NULL, (size_t)status.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+    close(fd);
+    if (bytes == MAP_FAILED) return -1;
+    file->bytes = bytes;
+    file->size = (size_t)status.st_size;
+    return 0;
+}
+
+static const Elf64_Ehdr *elf_header(const mapped_file *file) {
+    const Elf64_Ehdr *header = (const Elf64_Ehdr *)file->bytes;
+    if (memcmp(header->e_ident, ELFMAG, SELFMAG) != 0 || header->e_ident[EI_CLASS] != ELFCLASS64) return NULL;
+    if (header->e_shoff == 0 || header->e_shentsize != sizeof(Elf64_Shdr)) return NULL;
+    if (header->e_shoff + (uint64_t)header->e_shnum * sizeof(Elf64_Shdr) > file->size) return NULL;
+    return header;
+}
+
+static int compare_symbols(const void *left, const void *right) {
+    const function_symbol *a = left, *b = right;
+    if (a->address != b->address) return a->address < b->address ? -1 : 1;
+    return a->size > b->size ? -1 : (a->size < b->size);
+}
+
+/// Adds the function symbols of the symbol table `table` to `symbols`.
+static void add_symbols(const mapped_file *file, const Elf64_Shdr *sections, size_t section_count,
+                        const Elf64_Shdr *table, cstrobe_elf_symbols *symbols, size_t *name_bytes,
+                        size_t *name_capacity) {
+    if (table->sh_link >= section_count || table->sh_entsize != sizeof(Elf64_Sym)) return;
+    const Elf64_Shdr *strings = &sections[table->sh_link];
+    if (table->sh_offset + table->sh_size > file->size || strings->sh_offset + strings->sh_size > file->size) return;
+    const Elf64_Sym *entries = (const Elf64_Sym *)(file->bytes + table->sh_offset);
+    size_t count = table->sh_size / sizeof(Elf64_Sym);
+    const char *text = (const char *)(file->bytes + strings->sh_offset);
+    function_symbol *grown = realloc(symbols->symbols, (symbols->count + count) * sizeof(function_symbol));
+    if (!grown) return;
+    symbols->symbols = grown;
+    for (size_t i = 0; i < count; i++) {
+        const Elf64_Sym *entry = &entries[i];
+        if (ELF64_ST_TYPE(entry->st_info) != STT_FUNC || entry->st_value == 0 || entry->st_shndx == SHN_UNDEF) continue;
+        if (entry->st_name >= strings->sh_size) continue;
+        const char *name = text + entry->st_name;
+        size_t length = strnlen(name, strings->sh_size - entry->st_name);
+        if (*name_bytes + length + 1 > *name_capacity) {
+            size_t capacity = (*name_capacity ? *name_capacity * 2 : 1 << 16);
+            while (capacity < *name_bytes + length + 1) capacity *= 2;
+            char *names = realloc(symbols->names, capacity);
+            if (!names) return;
+            symbols->names = names;
+            *name_capacity = capacity;
+        }
+        memcpy(symbols->names + *name_bytes, name, length);
+        symbols->names[*name_bytes + length] = 0;
+        symbols->symbols[symbols->count++] =
+            (function_symbol){.address = entry->st_value, .size = entry->st_size, .name = (uint32_t)*name_bytes};
+        *name_bytes += length + 1;
+    }
+}
+
+cstrobe_elf_symbols *cstrobe_elf_symbols_load(const char *path) {
+    mapped_file file;
+    if (map_file(path, &file) != 0) return NULL;
+    cstrobe_elf_symbols *symbols = NULL;
+    const Elf64_Ehdr *header = elf_header(&file);
+    if (!header) goto done;
+    symbols = calloc(1, sizeof *symbols);
+    if (!symbols) goto done;
+    if (header->e_phoff + (uint64_t)header->e_phnum * sizeof(Elf64_Phdr) <= file.size) {
+        const Elf64_Phdr *programs = (const Elf64_Phdr *)(file.bytes + header->e_phoff);
+        for (size_t i = 0; i < header->e_phnum && symbols->segment_count < 16; i++) {
+            if (programs[i].p_type != PT_LOAD) continue;
+            symbols->segments[symbols->segment_count++] = (load_segment){
+                .offset = programs[i].p_offset, .address = programs[i].p_vaddr, .size = programs[i].p_filesz};
+        }
+    }
+    const Elf64_Shdr *sections = (const Elf64_Shdr *)(file.bytes + header->e_shoff);
+    size_t name_bytes = 0, name_capacity = 0;
+    // The full table when the file keeps it, else the dynamic one.
+    for (int pass = 0; pass < 2 && symbols->count == 0; pass++) {
+        uint32_t wanted = pass == 0 ? SHT_SYMTAB : SHT_DYNSYM;
+        for (size_t i = 0; i < header->e_shnum; i++)
+            if (sections[i].sh_type == wanted)
+                add_symbols(&file, sections, header->e_shnum, &sections[i], symbols, &name_bytes, &name_capacity);
+    }
+    qsort(symbols->symbols, symbols->count, sizeof(function_symbol), compare_symbols);
+done:
+    munmap((void *)file.bytes, file.size);
+    return symbols;
+}
+
+const char *cstrobe_elf_symbols_lookup(const cstrobe_elf_symbols *symbols, uint64_t file_offset,
+                                       uint64_t *symbol_offset) {
+    uint64_t address = file_offset;
+    for (size_t i = 0; i < symbols->segment_count; i++) {
+        const load_segment *segment = &symbols->segments[i];
+        if (file_offset >= segment->offset && file_offset < segment->offset + segment->size) {
+            address = file_offset - segment->offset + segment->address;
+            break;
+        }
+    }
+    // The last symbol starting at or before the address.
+    size_t low = 0, high = symbols->count;
+    while (low < high) {
+        size_t middle = low + (high - low) / 2;
+        if (symbols->symbols[middle].address <= address) low = middle + 1;
+        else high = middle;
+    }
+    if (low == 0) return NULL;
+    const function_symbol *symbol = &symbols->symbols[low - 1];
+    // A symbol of size 0 (a label such as `_init`) names only its own
+    // address: what follows it (PLT stubs) is no part of it.
+    if (symbol->size == 0 ? address != symbol->address : address >= symbol->address + symbol->size) return NULL;
+    *symbol_offset = address - symbol->address;
+    return symbols->names + symbol->name;
+}
+
+size_t cstrobe_elf_symbols_count(const cstrobe_elf_symbols *symbols) { return symbols->count; }
+
+void cstrobe_elf_symbols_free(cstrobe_elf_symbols *symbols) {
+    if (!symbols) return;
+    free(symbols->symbols);
+    free(symbols->names);
+    free(symbols);
+}
+
+size_t cstrobe_elf_build_id(const char *path, uint8_t *out, size_t capacity) {
+    mapped_file file;
+    if (map_file(path, &file) != 0) return 0;
+    size_t length = 0;
+    const Elf64_Ehdr *header = elf_header(&file);
+    if (header) {
+        const Elf64_Shdr *sections = (const Elf64_Shdr *)(file.bytes + header->e_shoff);
+        for (size_t i = 0; i < header->e_shnum && length == 0; i++) {
+            const Elf64_Shdr *section = &sections[i];
+            if (section->sh_type != SHT_NOTE || section->sh_offset + section->sh_size > file.size) continue;
+            size_t at = 0;
+            while (at + sizeof(Elf64_Nhdr) <= section->sh_size) {
+                const Elf64_Nhdr *note = (const Elf64_Nhdr *)(file.bytes + section->sh_offset + at);
+                size_t name_size = (note->n_namesz + 3) & ~(size_t)3;
+                size_t description_size = (note->n_descsz + 3) & ~(size_t)3;
+                size_t next = at + sizeof(Elf64_Nhdr) + name_size + description_size;
+                if (next > section->sh_size) break;
+                const char *name = (const char *)(note + 1);
+                if (note->n_type == NT_GNU_BUILD_ID && note->n_namesz == 4 && memcmp(name, "GNU", 4) == 0) {
+                    length = note->n_descsz < capacity ? note->n_descsz : capacity;
+                    memcpy(out, (const uint8_t *)name + name_size, length);
+                    break;
+                }
+                at = next;
+            }
+        }
+    }
+    munmap((void *)file.bytes, file.size);
+    return length;
+}
+
+typedef char *(*swift_demangle_function)(const char *, size_t, char *, size_t *, uint32_t);
+
+size_t cstrobe_swift_demangle(const char *name, size_t length, char *out, size_t capacity) {
+    static swift_demangle_function demangle = NULL;
+    static int looked = 0;
+    if (!looked) {
+        demangle = (swift_demangle_function)dlsym(RTLD_DEFAULT, "swift_demangle");
+        looked = 1;
+    }
+    if (!demangle || capacity == 0) return 0;
+    size_t size = capacity;
+    char *result = demangle(name, length, out, &size, 0);
+    if (!result) return 0;
+    out[capacity - 1] = 0;
+    return strnlen(out, capacity);
+}
+
+typedef char *(*cxa_demangle_function)(const char *, char *, size_t *, int *);
+
+size_t cstrobe_cxx_demangle(const char *name, char *out, size_t capacity) {
+    static cxa_demangle_function demangle = NULL;
+    static int looked = 0;
+    if (!looked) {
+        demangle = (cxa_demangle_function)dlsym(RTLD_DEFAULT, "__cxa_demangle");
+        looked = 1;
+    }
+    if (!demangle || capacity == 0) return 0;
+    int status = 0;
+    char *result = demangle(name, NULL, NULL, &status);
+    if (!result || status != 0) return 0;
+    size_t length = strnlen(result, capacity - 1);
+    memcpy(out, result, length);
+    out[length] = 0;
+    free(result);
+    return length;
+}
+
+#else
+
+size_t cstrobe_cxx_demangle(const char *name, char *out, size_t capacity) {
+    (void)name, (void)out, (void)capacity;
+    return 0;
+}
+
+cstrobe_elf_symbols *cstrobe_elf_symbols_load(const char *path) {
+    (void)path;
+    return NULL;
+}
+const char *cstrobe_elf_symbols_lookup(const cstrobe_elf_symbols *symbols, uint64_t file_offset,
+                                       uint64_t *symbol_offset) {
+    (void)symbols, (void)file_offset, (void)symbol_offset;
+    return NULL;
+}
+size_t cstrobe_elf_symbols_count(const cstrobe_elf_symbols *symbols) {
+    (void)symbols;
+    return 0;
+}
+void cstrobe_elf_symbols_free(cstrobe_elf_symbols *symbols) { (void)symbols; }
+size_t cstrobe_elf_build_id(const char *path, uint8_t *out, size_t capacity) {
+    (void)path, (void)out, (void)capacity;
+    return 0;
+}
+size_t cstrobe_swift_demangle(const char *name, size_t length, char *out, size_t capacity) {
+    (void)name, (void)length, (void)out, (void)capacity;
+    return 0;
+}
+
+#endif

@@ -1,0 +1,156 @@
+import CStrobe
+import StrobeEncoding
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// Names the code this process sampled, on the background writer's thread:
+/// the executable mappings of `/proc/self/maps`, each file's ELF function
+/// symbols (`.symtab`, else `.dynsym`) and GNU build id, and Swift names
+/// demangled by the Swift runtime's `swift_demangle`, shortened to the
+/// form a reader scans (``SwiftSymbolName``).
+///
+/// The maps are read when a session starts and again when a program
+/// counter falls outside every mapping known (a library loaded since).
+/// Files and names are cached for the life of the process, in ``shared``,
+/// so a session pays for loading a file's symbols only if none before it
+/// did.
+///
+/// `@unchecked Sendable`: the one instance is used only under the lock of
+/// ``shared``.
+final class ProcessSymbols: @unchecked Sendable {
+    /// The process's one instance.
+    static let shared = SanitizedMutex(ProcessSymbols())
+
+    private var mappings: [ProfileMapping] = []
+    private var files: [String: FileSymbols] = [:]
+    private var names: [String: String] = [:]
+    private var reloadedFor: Set<UInt64> = []
+
+    private final class FileSymbols {
+        let table: OpaquePointer?
+        let buildID: String
+
+        init(path: String) {
+            table = cstrobe_elf_symbols_load(path)
+            var bytes = [UInt8](repeating: 0, count: 64)
+            let length = cstrobe_elf_build_id(path, &bytes, bytes.count)
+            buildID = bytes.prefix(length).map { byte in
+                let text = String(byte, radix: 16)
+                return byte < 16 ? "0" + text : text
+            }.joined()
+        }
+
+        deinit { cstrobe_elf_symbols_free(table) }
+    }
+
+    private init() {}
+
+    /// Reads the mappings afresh, for a new session.
+    func refresh() {
+        reloadedFor = []
+        readMaps()
+    }
+
+    /// The function and mapping of `pc`.
+    func resolve(_ pc: UInt64) -> ResolvedFrame {
+        var mapping = find(pc)
+        if mapping == nil, !reloadedFor.contains(pc >> 12) {
+            reloadedFor.insert(pc >> 12)
+            readMaps()
+            mapping = find(pc)
+        }
+        guard let mapping else { return ResolvedFrame(function: nil, mapping: nil, relativePC: pc) }
+        let fileOffset = pc - mapping.start + mapping.fileOffset
+        let file = symbols(of: mapping.path)
+        var symbolOffset: UInt64 = 0
+        guard let table = file.table, let raw = cstrobe_elf_symbols_lookup(table, fileOffset, &symbolOffset) else {
+            // No symbol covers it (a PLT stub, stripped code): the file and
+            // the offset name it.
+            let name = mapping.path.split(separator: "/").last.map(String.init) ?? mapping.path
+            return ResolvedFrame(
+                function: "\(name)+0x\(String(fileOffset, radix: 16))", mapping: withBuildID(mapping, file),
+                relativePC: fileOffset)
+        }
+        return ResolvedFrame(
+            function: demangled(raw), mapping: withBuildID(mapping, file), relativePC: fileOffset - symbolOffset)
+    }
+
+    private func withBuildID(_ mapping: ProfileMapping, _ file: FileSymbols) -> ProfileMapping {
+        var mapping = mapping
+        mapping.buildID = file.buildID
+        return mapping
+    }
+
+    private func symbols(of path: String) -> FileSymbols {
+        if let file = files[path] { return file }
+        let file = FileSymbols(path: path)
+        files[path] = file
+        return file
+    }
+
+    private func demangled(_ raw: UnsafePointer<CChar>) -> String {
+        let mangled = String(cString: raw)
+        if let name = names[mangled] { return name }
+        var name = mangled
+        if mangled.hasPrefix("$s") || mangled.hasPrefix("_$s") || mangled.hasPrefix("$S") {
+            var buffer = [CChar](repeating: 0, count: 4096)
+            let length = cstrobe_swift_demangle(raw, strlen(raw), &buffer, buffer.count)
+            if length > 0 {
+                name = SwiftSymbolName.shortened(
+                    String(decoding: buffer.prefix(length).map { UInt8(bitPattern: $0) }, as: UTF8.self))
+            }
+        }
+        if mangled.hasPrefix("_Z") {
+            var buffer = [CChar](repeating: 0, count: 4096)
+            let length = cstrobe_cxx_demangle(raw, &buffer, buffer.count)
+            if length > 0 {
+                name = String(decoding: buffer.prefix(length).map { UInt8(bitPattern: $0) }, as: UTF8.self)
+            }
+        }
+        names[mangled] = name
+        return name
+    }
+
+    private func find(_ pc: UInt64) -> ProfileMapping? {
+        var low = 0
+        var high = mappings.count
+        while low < high {
+            let middle = (low + high) / 2
+            if mappings[middle].start <= pc { low = middle + 1 } else { high = middle }
+        }
+        guard low > 0, pc < mappings[low - 1].end else { return nil }
+        return mappings[low - 1]
+    }
+
+    /// Reads the executable, file-backed mappings of `/proc/self/maps`.
+    private func readMaps() {
+        guard let file = fopen("/proc/self/maps", "r") else { return }
+        defer { fclose(file) }
+        var found: [ProfileMapping] = []
+        var line: UnsafeMutablePointer<CChar>?
+        var capacity = 0
+        defer { free(line) }
+        while getline(&line, &capacity, file) > 0, let line {
+            let fields = String(cString: line).split(separator: " ", maxSplits: 5, omittingEmptySubsequences: true)
+            guard fields.count >= 6, fields[1].contains("x") else { continue }
+            let path = fields[5].trimmingCharacters()
+            guard path.hasPrefix("/") else { continue }
+            let range = fields[0].split(separator: "-")
+            guard range.count == 2, let start = UInt64(range[0], radix: 16), let end = UInt64(range[1], radix: 16),
+                let offset = UInt64(fields[2], radix: 16)
+            else { continue }
+            found.append(ProfileMapping(start: start, end: end, fileOffset: offset, path: path, buildID: ""))
+        }
+        mappings = found.sorted { $0.start < $1.start }
+    }
+}
+
+extension Substring {
+    fileprivate func trimmingCharacters() -> String {
+        String(drop(while: { $0 == " " }).prefix(while: { $0 != "\n" }))
+    }
+}

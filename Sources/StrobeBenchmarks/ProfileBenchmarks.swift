@@ -1,0 +1,204 @@
+import Foundation
+import ProfileWorkload
+import Strobe
+import StrobeReader
+import StrobeTestSupport
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// `make bench profile`: what the CPU profiler costs and how right it is.
+///
+/// - The hot path: begin, end and counter with a profile at 999 Hz against
+///   the same calls without one, sessions alternating in one run.
+/// - CPU overhead: a fixed amount of CPU-bound work on two threads, the
+///   process's CPU time (every thread's, the writer's and the kernel's
+///   sampling included) with a profile at 999 Hz and at 100 Hz against none.
+/// - Accuracy: `ProfileWorkload` (60/30/10% of each thread's CPU time in
+///   three functions) recorded repeatedly; each function's share of the
+///   samples against its true share, the worst error over the runs, and the
+///   share of each interval's samples that fall in the function it called.
+enum ProfileBenchmarks {
+    static let runs = 7
+
+    static func run() {
+        hotPathFigures()
+        overheadFigures()
+        accuracyFigures()
+    }
+
+    static func configuration(_ path: String, profile: TraceConfiguration.CPUProfile?) -> TraceConfiguration {
+        var configuration = TraceConfiguration(outputPath: path)
+        configuration.processSamplingInterval = .zero
+        configuration.cpuProfile = profile
+        return configuration
+    }
+
+    /// The median cost per call of `body` (which returns elapsed ns for
+    /// `events` calls), with and without a profile, sessions alternating.
+    static func alternating(_ events: Int, _ body: () -> Double) -> (on: Double, off: Double) {
+        let path = CoreBenchmarks.temporaryPath("profile-hot")
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        var on: [Double] = []
+        var off: [Double] = []
+        for _ in 0..<runs {
+            for profile in [nil, TraceConfiguration.CPUProfile(frequency: 999)] {
+                let session = try! TraceSession.start(configuration(path, profile: profile))
+                let cost = body() / Double(events)
+                try! session.stop()
+                if profile == nil { off.append(cost) } else { on.append(cost) }
+            }
+        }
+        return (on.sorted()[runs / 2], off.sorted()[runs / 2])
+    }
+
+    static func hotPathFigures() {
+        let events = 1_000_000
+        let begin = alternating(events) {
+            let elapsed = timeBegins(events)
+            _ = timeEnds(events)
+            return elapsed
+        }
+        let end = alternating(events) {
+            _ = timeBegins(events)
+            return timeEnds(events)
+        }
+        let counter = alternating(events) { timeCounters(events) }
+        for (name, figures) in [("begin", begin), ("end", end), ("counter", counter)] {
+            Figure(
+                name: "\(name) with a CPU profile at 999 Hz", value: figures.on, unit: "ns/event",
+                baselineName: "\(name) without a profile, same run", baselineValue: figures.off,
+                target: "ratio <= 1.05"
+            ).printLine()
+        }
+    }
+
+    /// The process's CPU time (user and system, all threads), in ns.
+    static func processCPUTime() -> Double {
+        var usage = rusage()
+        getrusage(RUSAGE_SELF.rawValue, &usage)
+        let user = Double(usage.ru_utime.tv_sec) * 1e9 + Double(usage.ru_utime.tv_usec) * 1e3
+        let system = Double(usage.ru_stime.tv_sec) * 1e9 + Double(usage.ru_stime.tv_usec) * 1e3
+        return user + system
+    }
+
+    /// A fixed amount of CPU-bound work on two threads, each inside one
+    /// interval; returns the process CPU time it took with `profile`, and
+    /// the part the session's background writer took, in ns.
+    static func fixedWork(_ profile: TraceConfiguration.CPUProfile?) -> (total: Double, writer: Double) {
+        let path = CoreBenchmarks.temporaryPath("profile-overhead")
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        let session = try! TraceSession.start(configuration(path, profile: profile))
+        let before = processCPUTime()
+        let threads = (0..<2).map { _ in
+            Thread {
+                Trace.begin("fixed work")
+                // Used, so the work is not optimized away.
+                if FixedWork.run(iterations: 200_000_000) == 0 { print("0") }
+                Trace.end()
+            }
+        }
+        for thread in threads { thread.start() }
+        // Thread has no join: wait for both to finish their work.
+        while threads.contains(where: { !$0.isFinished }) { usleep(500) }
+        try! session.stop()
+        let (seconds, attoseconds) = session.backgroundCPUTime.components
+        return (processCPUTime() - before, Double(seconds) * 1e9 + Double(attoseconds) / 1e9)
+    }
+
+    static func overheadFigures() {
+        let cases: [(String, TraceConfiguration.CPUProfile, String)] = [
+            ("a profile at 999 Hz", .init(frequency: 999), "ratio <= 1.03"),
+            ("a profile at 100 Hz", .init(frequency: 100), "ratio <= 1.005"),
+            ("a profile at 10 Hz (the perf events' cost beyond their samples)", .init(frequency: 10), "none"),
+            (
+                "the CPU-time timer asked for 999 Hz (it samples on the kernel's tick)",
+                .init(frequency: 999, method: .cpuTimer), "none"
+            ),
+        ]
+        _ = fixedWork(nil)
+        _ = fixedWork(.init(frequency: 999))
+        var off: [(total: Double, writer: Double)] = []
+        var on = [[(total: Double, writer: Double)]](repeating: [], count: cases.count)
+        for _ in 0..<runs {
+            off.append(fixedWork(nil))
+            for (index, item) in cases.enumerated() { on[index].append(fixedWork(item.1)) }
+        }
+        func median(_ values: [Double]) -> Double { values.sorted()[values.count / 2] }
+        let baseline = median(off.map(\.total))
+        for (index, item) in cases.enumerated() {
+            Figure(
+                name: "CPU-bound work on 2 threads, process CPU time with \(item.0)",
+                value: median(on[index].map(\.total)) / 1e6, unit: "ms",
+                baselineName: "the same work without a profile, same run", baselineValue: baseline / 1e6,
+                target: item.2,
+                extra: [
+                    "writer_ms": median(on[index].map(\.writer)) / 1e6,
+                    "writer_ms_without_profile": median(off.map(\.writer)) / 1e6,
+                ]
+            ).printLine()
+        }
+    }
+
+    static func accuracyFigures() {
+        let path = CoreBenchmarks.temporaryPath("profile-accuracy")
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        let repetitions = 5
+        var shares = [[Double]](repeating: [], count: ProfileWorkload.truth.count)
+        var attributed = [[Double]](repeating: [], count: ProfileWorkload.truth.count)
+        var samples: [Double] = []
+        var lost: UInt64 = 0
+        for _ in 0..<repetitions {
+            let session = try! TraceSession.start(configuration(path, profile: .init(frequency: 999)))
+            ProfileWorkload.run(threads: 2, milliseconds: 1000)
+            try! session.stop()
+            lost += session.statistics.lostCPUSamples
+            let trace = try! TraceReader.read(contentsOf: path)
+            let profile = try! CPUProfile.read(contentsOf: path)
+            let names = Set(ProfileWorkload.truth.map(\.function))
+            let workload = profile.samples.filter { sample in
+                profile.stacks[sample.stack].contains { names.contains(profile.functions[$0]) }
+            }
+            samples.append(Double(workload.count))
+            for (index, truth) in ProfileWorkload.truth.enumerated() {
+                shares[index].append(profile.share(of: workload) { $0 == truth.function })
+                let inside = profile.samples(within: trace.intervals(named: ProfileWorkload.intervalNames[index]))
+                attributed[index].append(profile.share(of: inside) { $0 == truth.function })
+            }
+        }
+        for (index, truth) in ProfileWorkload.truth.enumerated() {
+            let mean = shares[index].reduce(0, +) / Double(repetitions)
+            let worst = shares[index].map { abs($0 - truth.share) }.max() ?? 0
+            Figure(
+                name: "share of \(truth.function) in the workload's samples, mean of \(repetitions) runs",
+                value: mean * 100, unit: "%", baselineName: "its true share of CPU time",
+                baselineValue: truth.share * 100,
+                target: "worst_error_points <= 3",
+                extra: [
+                    "worst_error_points": worst * 100, "samples_per_run": samples.reduce(0, +) / Double(repetitions),
+                    "lost_samples": Double(lost),
+                ]
+            ).printLine()
+            Figure(
+                name: "samples inside \"\(ProfileWorkload.intervalNames[index])\" attributed to the function it calls",
+                value: (attributed[index].min() ?? 0) * 100, unit: "%", baselineName: "all of them", baselineValue: 100,
+                target: "value >= 95 (worst of \(repetitions) runs)"
+            ).printLine()
+        }
+    }
+}
+
+/// CPU-bound work of a fixed size, for the overhead figures.
+enum FixedWork {
+    @inline(never)
+    static func run(iterations: Int) -> UInt64 {
+        var state: UInt64 = 0x9E37_79B9_7F4A_7C15
+        for _ in 0..<iterations {
+            state ^= state << 13
+            state ^= state >> 7
+            state ^= state << 17
+        }
+        return state
+    }
+}

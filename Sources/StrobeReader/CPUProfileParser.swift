@@ -1,0 +1,249 @@
+import PerfettoWire
+
+/// Builds a ``CPUProfile`` from a trace's bytes, by hand: the packets'
+/// sequence ids, flags and timestamps, their interned profile tables and
+/// their `PerfSample`s; every other field is skipped. Interned tables are
+/// per sequence and emptied when a packet clears the sequence's state, as
+/// in Perfetto's trace processor. A cut or malformed packet ends the
+/// reading, as it ends ``TraceReader``'s.
+struct CPUProfileParser {
+    private(set) var profile = CPUProfile()
+
+    private struct Tables {
+        var strings: [UInt32: [UInt64: String]] = [:]
+        var mappings: [UInt64: Int] = [:]
+        var frames: [UInt64: Int] = [:]
+        var callstacks: [UInt64: Int?] = [:]
+    }
+
+    private var tables: [UInt32: Tables] = [:]
+    private var functionIndex: [String: Int] = [:]
+    private var mappingIndex: [CPUProfile.Mapping: Int] = [:]
+    private var stackIndex: [[Int]: Int] = [:]
+
+    typealias Fields = PerfettoWire.ProfileInternedData
+
+    mutating func consume(_ base: UnsafePointer<UInt8>, count: Int) {
+        var reader = WireReader(base, from: 0, to: count)
+        while !reader.isAtEnd {
+            guard let key = reader.varint() else { return }
+            if key == PerfettoWire.WireType.tag(PerfettoWire.Trace.packet, PerfettoWire.WireType.lengthDelimited) {
+                guard let packet = reader.lengthDelimited() else { return }
+                guard self.packet(base, packet) else { return }
+            } else if !reader.skip(wireType: key & 7) {
+                return
+            }
+        }
+    }
+
+    /// Reads one packet; false when it is malformed.
+    private mutating func packet(_ base: UnsafePointer<UInt8>, _ range: Range<Int>) -> Bool {
+        typealias Packet = PerfettoWire.TracePacket
+        var reader = WireReader(base, from: range.lowerBound, to: range.upperBound)
+        var sequence: UInt32 = 0
+        var flags: UInt64 = 0
+        var timestamp: UInt64 = 0
+        var interned: Range<Int>?
+        var sample: Range<Int>?
+        var event: Range<Int>?
+        while !reader.isAtEnd {
+            guard let key = reader.varint() else { return false }
+            switch key {
+            case WireType.tag(Packet.timestamp, WireType.varint):
+                guard let value = reader.varint() else { return false }
+                timestamp = value
+            case WireType.tag(Packet.trustedPacketSequenceID, WireType.varint):
+                guard let value = reader.varint() else { return false }
+                sequence = UInt32(truncatingIfNeeded: value)
+            case WireType.tag(Packet.sequenceFlags, WireType.varint):
+                guard let value = reader.varint() else { return false }
+                flags = value
+            case WireType.tag(Packet.internedData, WireType.lengthDelimited):
+                interned = reader.lengthDelimited()
+                if interned == nil { return false }
+            case WireType.tag(PerfettoWire.ProfilePacket.perfSample, WireType.lengthDelimited):
+                sample = reader.lengthDelimited()
+                if sample == nil { return false }
+            case WireType.tag(Packet.trackEvent, WireType.lengthDelimited):
+                event = reader.lengthDelimited()
+                if event == nil { return false }
+            default:
+                guard reader.skip(wireType: key & 7) else { return false }
+            }
+        }
+        if flags & UInt64(PerfettoWire.SequenceFlags.incrementalStateCleared) != 0 { tables[sequence] = Tables() }
+        if let interned, tables[sequence] != nil { readInterned(base, interned, sequence: sequence) }
+        if let sample { readSample(base, sample, sequence: sequence, time: timestamp) }
+        if let event { readMark(base, event) }
+        return true
+    }
+
+    private mutating func readInterned(_ base: UnsafePointer<UInt8>, _ range: Range<Int>, sequence: UInt32) {
+        var reader = WireReader(base, from: range.lowerBound, to: range.upperBound)
+        var table = tables[sequence] ?? Tables()
+        while !reader.isAtEnd {
+            guard let key = reader.varint() else { break }
+            let field = UInt32(truncatingIfNeeded: key >> 3)
+            guard key & 7 == 2, let entry = reader.lengthDelimited() else {
+                guard reader.skip(wireType: key & 7) else { break }
+                continue
+            }
+            var values: [UInt32: UInt64] = [:]
+            var repeated: [UInt64] = []
+            var text: String?
+            var fields = WireReader(base, from: entry.lowerBound, to: entry.upperBound)
+            while !fields.isAtEnd {
+                guard let entryKey = fields.varint() else { break }
+                let number = UInt32(truncatingIfNeeded: entryKey >> 3)
+                if entryKey & 7 == 0, let value = fields.varint() {
+                    if number == 2 && field == Fields.callstacks || number == 7 && field == Fields.mappings {
+                        repeated.append(value)
+                    } else {
+                        values[number] = value
+                    }
+                } else if entryKey & 7 == 2, let bytes = fields.lengthDelimited() {
+                    if number == 2 && field == Fields.callstacks || number == 7 && field == Fields.mappings {
+                        var packed = WireReader(base, from: bytes.lowerBound, to: bytes.upperBound)
+                        while !packed.isAtEnd, let value = packed.varint() { repeated.append(value) }
+                    } else if number == PerfettoWire.InternedString.text {
+                        text = fields.string(bytes)
+                    }
+                } else if !fields.skip(wireType: entryKey & 7) {
+                    break
+                }
+            }
+            guard let iid = values[1] else { continue }
+            switch field {
+            case Fields.functionNames, Fields.buildIDs, Fields.mappingPaths:
+                table.strings[field, default: [:]][iid] = text ?? ""
+            case Fields.mappings:
+                let path = repeated.compactMap { table.strings[Fields.mappingPaths]?[$0] }.joined(separator: "/")
+                let build = values[PerfettoWire.Mapping.buildID].flatMap { table.strings[Fields.buildIDs]?[$0] } ?? ""
+                table.mappings[iid] = mapping(CPUProfile.Mapping(path: path, buildID: build))
+            case Fields.frames:
+                if let name = values[PerfettoWire.Frame.functionNameID].flatMap({
+                    table.strings[Fields.functionNames]?[$0]
+                }) {
+                    table.frames[iid] = function(name)
+                }
+            case Fields.callstacks:
+                let frames = repeated.map { table.frames[$0] }
+                table.callstacks[iid] = frames.contains(where: { $0 == nil }) ? nil : stack(frames.map { $0! })
+            default:
+                break
+            }
+        }
+        tables[sequence] = table
+    }
+
+    private mutating func readSample(_ base: UnsafePointer<UInt8>, _ range: Range<Int>, sequence: UInt32, time: UInt64)
+    {
+        typealias Sample = PerfettoWire.PerfSample
+        var reader = WireReader(base, from: range.lowerBound, to: range.upperBound)
+        var tid: UInt64 = 0
+        var cpu: UInt64 = 0
+        var callstack: UInt64?
+        var lost: UInt64 = 0
+        while !reader.isAtEnd {
+            guard let key = reader.varint() else { break }
+            guard key & 7 == 0, let value = reader.varint() else {
+                guard reader.skip(wireType: key & 7) else { break }
+                continue
+            }
+            switch UInt32(truncatingIfNeeded: key >> 3) {
+            case Sample.tid: tid = value
+            case Sample.cpu: cpu = value
+            case Sample.callstackIID: callstack = value
+            case Sample.kernelRecordsLost: lost = value
+            default: break
+            }
+        }
+        // Not a sample: a count of samples lost.
+        if lost > 0 {
+            profile.lostRecords &+= Int(truncatingIfNeeded: lost)
+            return
+        }
+        guard let callstack, let entry = tables[sequence]?.callstacks[callstack], let stack = entry else {
+            profile.unresolvedSamples += 1
+            return
+        }
+        profile.samples.append(
+            CPUProfile.Sample(
+                time: time, tid: Int64(truncatingIfNeeded: tid), cpu: UInt32(truncatingIfNeeded: cpu), stack: stack))
+    }
+
+    /// The profile's closing instant: its name and annotations spelled out.
+    private mutating func readMark(_ base: UnsafePointer<UInt8>, _ range: Range<Int>) {
+        typealias Event = PerfettoWire.TrackEvent
+        typealias Annotation = PerfettoWire.DebugAnnotation
+        var reader = WireReader(base, from: range.lowerBound, to: range.upperBound)
+        var name: String?
+        var annotations: [(String, Range<Int>)] = []
+        while !reader.isAtEnd {
+            guard let key = reader.varint() else { return }
+            if key == WireType.tag(Event.name, WireType.lengthDelimited), let text = reader.lengthDelimited() {
+                name = reader.string(text)
+            } else if key == WireType.tag(Event.debugAnnotations, WireType.lengthDelimited),
+                let annotation = reader.lengthDelimited()
+            {
+                annotations.append(("", annotation))
+            } else if !reader.skip(wireType: key & 7) {
+                return
+            }
+        }
+        guard name == CPUProfile.markName else { return }
+        for (_, range) in annotations {
+            var fields = WireReader(base, from: range.lowerBound, to: range.upperBound)
+            var key: String?
+            var number: UInt64?
+            var text: String?
+            while !fields.isAtEnd {
+                guard let tag = fields.varint() else { break }
+                switch tag {
+                case WireType.tag(Annotation.name, WireType.lengthDelimited):
+                    guard let bytes = fields.lengthDelimited() else { return }
+                    key = fields.string(bytes)
+                case WireType.tag(Annotation.stringValue, WireType.lengthDelimited):
+                    guard let bytes = fields.lengthDelimited() else { return }
+                    text = fields.string(bytes)
+                case WireType.tag(Annotation.intValue, WireType.varint):
+                    number = fields.varint()
+                default:
+                    guard fields.skip(wireType: tag & 7) else { return }
+                }
+            }
+            switch key {
+            case "method": profile.method = text
+            case "frequency_hz": profile.frequency = number.map { Int(truncatingIfNeeded: $0) }
+            case "lost_samples": profile.lostSamples = number.map { Int(truncatingIfNeeded: $0) }
+            case "fallback_reason": profile.fallbackReason = text
+            case "unsampled_threads": profile.unsampledThreads = number.map { Int(truncatingIfNeeded: $0) } ?? 0
+            case "sampler_failure": profile.samplerFailure = text
+            default: break
+            }
+        }
+    }
+
+    private mutating func function(_ name: String) -> Int {
+        if let index = functionIndex[name] { return index }
+        functionIndex[name] = profile.functions.count
+        profile.functions.append(name)
+        return profile.functions.count - 1
+    }
+
+    private mutating func mapping(_ mapping: CPUProfile.Mapping) -> Int {
+        if let index = mappingIndex[mapping] { return index }
+        mappingIndex[mapping] = profile.mappings.count
+        profile.mappings.append(mapping)
+        return profile.mappings.count - 1
+    }
+
+    private mutating func stack(_ frames: [Int]) -> Int {
+        if let index = stackIndex[frames] { return index }
+        stackIndex[frames] = profile.stacks.count
+        profile.stacks.append(frames)
+        return profile.stacks.count - 1
+    }
+}
+
+private typealias WireType = PerfettoWire.WireType

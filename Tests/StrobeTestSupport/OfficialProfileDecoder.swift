@@ -1,0 +1,55 @@
+import Foundation
+
+/// The CPU samples of a trace as Perfetto's official schema reads them
+/// (Tests/python/perfetto_profile.py): each sample's frames resolved
+/// through its sequence's interned tables, and what did not resolve.
+// The field names are the keys of the decoder's JSON.
+// swift-format-ignore: AlwaysUseLowerCamelCase
+public struct OfficialProfile: Decodable {
+    // The field names are the keys of the decoder's JSON.
+    // swift-format-ignore: AlwaysUseLowerCamelCase
+    public struct Frame: Decodable {
+        public var function: String?
+        public var mapping_path: String?
+        public var build_id: String?
+        public var rel_pc: UInt64
+    }
+
+    // swift-format-ignore: AlwaysUseLowerCamelCase
+    public struct Sample: Decodable {
+        public var ts: UInt64
+        public var pid: Int
+        public var tid: Int
+        public var cpu: Int
+        public var cpu_mode: Int
+        /// The outermost caller first.
+        public var frames: [Frame]
+    }
+
+    // swift-format-ignore: AlwaysUseLowerCamelCase
+    public struct Mapping: Decodable {
+        public var path: String?
+        public var build_id: String?
+        public var start: UInt64
+        public var end: UInt64
+    }
+
+    public var samples: [Sample]
+    public var mappings: [Mapping]
+    public var errors: [String]
+    /// Samples counted lost by the trace's loss packets.
+    public var lost_records: Int
+
+    public static let script: String = {
+        var url = URL(fileURLWithPath: #filePath)
+        for _ in 0..<3 { url.deleteLastPathComponent() }
+        return url.appendingPathComponent("Tests/python/perfetto_profile.py").path
+    }()
+
+    /// Decodes the samples of the trace at `path`.
+    public static func decode(_ path: String) throws -> OfficialProfile {
+        let outcome = try runProgram("/usr/bin/env", ["python3", script, path])
+        guard outcome.status == 0 else { throw OfficialDecoder.DecodeFailure(message: outcome.errors) }
+        return try JSONDecoder().decode(OfficialProfile.self, from: Data(outcome.output.utf8))
+    }
+}
