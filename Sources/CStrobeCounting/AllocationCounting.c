@@ -15,7 +15,7 @@
 
 cstrobe_counting_state cstrobe_counting;
 
-#if defined(__linux__) && defined(__GLIBC__)
+#if CSTROBE_COUNTING_WRAPS
 
 extern void *__libc_malloc(size_t size);
 extern void *__libc_calloc(size_t count, size_t size);
@@ -101,7 +101,7 @@ __thread cstrobe_thread_counts *cstrobe_counting_mine __attribute__((tls_model("
 cstrobe_thread_counts *cstrobe_counting_register_thread(void) {
     // Straight from the allocator, uncounted; never freed, so the counts of
     // a thread that exits stay readable.
-#if defined(__linux__) && defined(__GLIBC__)
+#if CSTROBE_COUNTING_WRAPS
     cstrobe_thread_counts *record = __libc_calloc(1, sizeof(cstrobe_thread_counts));
 #else
     cstrobe_thread_counts *record = calloc(1, sizeof(cstrobe_thread_counts));

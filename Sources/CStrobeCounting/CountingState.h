@@ -5,6 +5,26 @@
 #ifndef CSTROBE_COUNTING_STATE_H
 #define CSTROBE_COUNTING_STATE_H
 
+// Whether this build wraps the allocator and the retains. A sanitizer brings
+// an allocator and interceptors of its own, which wrappers that go straight
+// to glibc would bypass (memory from one allocator freed by the other), so
+// a sanitized build counts nothing and says so through the *_available()
+// functions.
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+#define CSTROBE_COUNTING_WRAPS 0
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer) || __has_feature(memory_sanitizer)
+#define CSTROBE_COUNTING_WRAPS 0
+#endif
+#endif
+#ifndef CSTROBE_COUNTING_WRAPS
+#if defined(__linux__) && defined(__GLIBC__)
+#define CSTROBE_COUNTING_WRAPS 1
+#else
+#define CSTROBE_COUNTING_WRAPS 0
+#endif
+#endif
+
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdint.h>

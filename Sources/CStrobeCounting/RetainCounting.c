@@ -28,7 +28,7 @@
 #include <dlfcn.h>
 #include <stddef.h>
 
-#if defined(__linux__) && defined(__GLIBC__)
+#if CSTROBE_COUNTING_WRAPS
 
 typedef void *(*retain_function)(void *object);
 typedef void (*release_function)(void *object);
