@@ -14,7 +14,9 @@ import StrobeStatistics
 /// metric the budget cannot decide either way (``roundsToDecide(_:)`` more
 /// than the rounds run plus three times the rounds left) is said so at that
 /// look and measured no further, unless every metric is to be decided
-/// (`--decide-all`).
+/// (`--decide-all`). That is judged only from ``roundsBeforeSettingAside``
+/// rounds on: the noise and the change seen in fewer are too rough to give
+/// up on a metric by.
 struct DecisionLedger {
     /// A metric set aside because the budget cannot decide it.
     struct OutOfReach {
@@ -25,6 +27,9 @@ struct DecisionLedger {
         /// The rounds the plan had.
         var plannedRounds: Int
     }
+
+    /// The rounds a look must have before a metric may be set aside.
+    static let roundsBeforeSettingAside = 10
 
     /// Whether metrics out of the budget's reach are measured anyway.
     var decideAll = false
@@ -49,7 +54,7 @@ struct DecisionLedger {
             if decided[Self.key(row)] == nil { decided[Self.key(row)] = row }
         }
         let open = report.rows.filter { $0.gates && $0.verdict == .inconclusive }
-        if !decideAll {
+        if !decideAll, rounds >= Self.roundsBeforeSettingAside {
             let left = max(plannedRounds - rounds, 0)
             for row in open where outOfReach[Self.key(row)] == nil {
                 guard let needed = Self.roundsToDecide(row) else { continue }
