@@ -47,11 +47,11 @@ import Testing
         // Too few rounds to give up on anything.
         var early = DecisionLedger()
         #expect(early.record(first, rounds: 4, plannedRounds: 12).openTests == ["capture", "decode"])
-        let (kept, open) = ledger.record(first, rounds: 10, plannedRounds: 18)
+        let (kept, open) = ledger.record(first, rounds: 9, plannedRounds: 18)
         // encode is decided; capture's ±2% floor under ±49% noise is out of
         // a 12-round budget's reach; decode is still worth measuring.
         #expect(open == ["decode"], "\(open)")
-        let line = kept.warnings.first { $0.hasPrefix("set aside after round 10 as out of this budget's reach") }
+        let line = kept.warnings.first { $0.hasPrefix("set aside after round 9 as out of this budget's reach") }
         #expect(line != nil, "\(kept.warnings)")
         #expect(line?.contains(": capture/wall (the budget shows about ±") == true, "\(line ?? "")")
         #expect(line?.hasSuffix("--decide-all keeps measuring them.") == true)
@@ -70,7 +70,7 @@ import Testing
         // With --decide-all nothing is set aside.
         var everything = DecisionLedger()
         everything.decideAll = true
-        let (_, all) = everything.record(first, rounds: 10, plannedRounds: 18)
+        let (_, all) = everything.record(first, rounds: 9, plannedRounds: 18)
         #expect(all == ["capture", "decode"])
     }
 

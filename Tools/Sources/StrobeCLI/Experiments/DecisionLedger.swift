@@ -29,7 +29,7 @@ struct DecisionLedger {
     }
 
     /// The rounds a look must have before a metric may be set aside.
-    static let roundsBeforeSettingAside = 10
+    static let roundsBeforeSettingAside = 8
 
     /// Whether metrics out of the budget's reach are measured anyway.
     var decideAll = false
