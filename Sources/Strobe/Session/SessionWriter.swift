@@ -322,9 +322,18 @@ final class SessionWriter: @unchecked Sendable {
 
     /// Writes the CPU samples the rings hold.
     private func drainSamples(state: inout WriterState) {
+        writeSamples(state: &state) { profiler, body in profiler.drain(body) }
+    }
+
+    /// Writes the samples `take` hands over (draining the rings, or closing
+    /// them) and counts the ones it reports lost.
+    private func writeSamples(
+        state: inout WriterState,
+        _ take: (CPUProfiler, (UnsafeBufferPointer<UInt64>) -> Void) -> UInt64
+    ) {
         guard let profiler, let encoder = state.encoder else { return }
         let lost = ProcessSymbols.shared.withLock { symbols in
-            profiler.drain { encoder.appendSamples($0, resolve: symbols.resolve) }
+            take(profiler) { encoder.appendSamples($0, resolve: symbols.resolve) }
         }
         encoder.appendSampleLoss(lost, boottime: cstrobe_boottime_ns())
         state.lostSamples += lost
@@ -332,12 +341,8 @@ final class SessionWriter: @unchecked Sendable {
 
     /// Writes the last CPU samples and the profile's closing mark.
     private func finishProfile(state: inout WriterState) {
+        writeSamples(state: &state) { profiler, body in profiler.finish(body) }
         guard let profiler, let encoder = state.encoder else { return }
-        let lost = ProcessSymbols.shared.withLock { symbols in
-            profiler.finish { encoder.appendSamples($0, resolve: symbols.resolve) }
-        }
-        encoder.appendSampleLoss(lost, boottime: cstrobe_boottime_ns())
-        state.lostSamples += lost
         let unsampled = profiler.unsampled
         encoder.appendProfileSummary(
             method: profiler.method.rawValue, frequency: profiler.profile.frequency, lost: state.lostSamples,
