@@ -95,6 +95,12 @@ struct DecisionLedger {
         return line + "; --decide-all keeps measuring them."
     }
 
+    /// z₁₋ₗₑᵥₑₗ/₂ + z₀.₈: the row's two-sided level with 80% power (the
+    /// smallest level a double holds, for an early look's tiny one).
+    static func powerQuantile(_ row: MetricComparison) -> Double {
+        NormalDistribution.quantile(1 - max(row.level / 2, 1e-15)) + NormalDistribution.quantile(0.8)
+    }
+
     /// About how many rounds in all would decide the row either way at its
     /// level with 80% power, on the log scale with the noise seen so far:
     /// a change of the size estimated (`(z·s/d)²`) or, when the estimate
@@ -105,7 +111,7 @@ struct DecisionLedger {
         guard row.test.method == .pairedRounds || row.test.method == .processes, row.test.logScale,
             row.test.replicateSpread > 0
         else { return nil }
-        let z = NormalDistribution.quantile(1 - max(row.level / 2, 1e-15)) + NormalDistribution.quantile(0.8)
+        let z = powerQuantile(row)
         let spread = row.test.replicateSpread * (row.test.method == .processes ? 2.0.squareRoot() : 1)
         let effect = abs(row.test.estimate)
         let floor = log(1 + max(row.relativeFloor, 1e-6))
@@ -121,8 +127,7 @@ struct DecisionLedger {
     /// log scale or a spread.
     static func reachableFloor(_ row: MetricComparison, rounds: Int) -> Double? {
         guard row.test.logScale, row.test.replicateSpread > 0, rounds > 0 else { return nil }
-        let z =
-            NormalDistribution.quantile(1 - max(row.level / 2, 1e-15)) + NormalDistribution.quantile(0.8)
+        let z = powerQuantile(row)
         var variance = row.test.replicateSpread * row.test.replicateSpread / Double(rounds)
         if row.test.method == .processes { variance *= 2 }
         return exp(z * variance.squareRoot()) - 1

@@ -10,7 +10,7 @@ import StrobeResults
 /// such a split whenever no reference was named: a split whose values
 /// include one that names a pinned build (``pinnedValues``) makes those runs
 /// the reference, and any other split is refused with the flag to add.
-struct InterleavedBuilds: Sendable, Hashable {
+struct InterleavedBuilds: Sendable {
     /// The tag whose values split the runs.
     var key: String
     /// Each value and its number of runs, most runs first.
@@ -21,26 +21,16 @@ struct InterleavedBuilds: Sendable, Hashable {
 
     /// The value naming a pinned build, when one of the split's does.
     var pinnedValue: String? {
-        Self.pinnedValues.first { pinned in values.contains { $0.value.lowercased() == pinned } }
-            .flatMap { pinned in values.first { $0.value.lowercased() == pinned }?.value }
+        for pinned in Self.pinnedValues {
+            if let match = values.first(where: { $0.value.lowercased() == pinned }) { return match.value }
+        }
+        return nil
     }
 
     /// "build (candidate: 30 runs, reference: 30 runs)".
     var summary: String {
         "\(key) (" + values.map { "\($0.value): \($0.runs) run\($0.runs == 1 ? "" : "s")" }.joined(separator: ", ")
             + ")"
-    }
-
-    static func == (a: Self, b: Self) -> Bool {
-        a.key == b.key && a.values.map(\.value) == b.values.map(\.value) && a.values.map(\.runs) == b.values.map(\.runs)
-    }
-
-    func hash(into hasher: inout Hasher) {
-        hasher.combine(key)
-        for entry in values {
-            hasher.combine(entry.value)
-            hasher.combine(entry.runs)
-        }
     }
 
     /// The tags of `runs` that split them into interleaved groups, by key:
