@@ -83,7 +83,9 @@ int cstrobe_sampler_open_perf(int32_t tid, uint64_t period_ns, size_t ring_pages
     attr.type = PERF_TYPE_SOFTWARE;
     attr.config = PERF_COUNT_SW_CPU_CLOCK;
     attr.sample_period = period_ns;
-    attr.sample_type = PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_CPU | PERF_SAMPLE_CALLCHAIN;
+    attr.sample_type =
+        PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_CPU | PERF_SAMPLE_CALLCHAIN | PERF_SAMPLE_STACK_USER;
+    attr.sample_stack_user = CSTROBE_SAMPLE_STACK_WORDS * 8;
     attr.exclude_kernel = 1;
     attr.exclude_hv = 1;
     attr.exclude_callchain_kernel = 1;
@@ -99,6 +101,12 @@ int cstrobe_sampler_open_perf(int32_t tid, uint64_t period_ns, size_t ring_pages
     if (fd < 0 && errno == EINVAL) {
         attr.read_format = 0;
         reads_lost = false;
+        fd = syscall(SYS_perf_event_open, &attr, (pid_t)tid, -1, -1, PERF_FLAG_FD_CLOEXEC);
+    }
+    // A kernel that copies no user stack still walks the frame pointers.
+    if (fd < 0 && errno == EINVAL) {
+        attr.sample_type &= ~(uint64_t)PERF_SAMPLE_STACK_USER;
+        attr.sample_stack_user = 0;
         fd = syscall(SYS_perf_event_open, &attr, (pid_t)tid, -1, -1, PERF_FLAG_FD_CLOEXEC);
     }
     if (fd < 0) return errno;
@@ -151,7 +159,7 @@ static size_t drain_perf(cstrobe_sampler *sampler, uint64_t *out, size_t capacit
     uint64_t head = __atomic_load_n(&meta->data_head, __ATOMIC_ACQUIRE);
     uint64_t tail = meta->data_tail;
     size_t written = 0;
-    uint64_t record[SAMPLE_HEADER_WORDS + 2 + CSTROBE_SAMPLE_MAX_FRAMES + 8];
+    uint64_t record[SAMPLE_HEADER_WORDS + 2 + CSTROBE_SAMPLE_MAX_FRAMES + 2 + CSTROBE_SAMPLE_STACK_WORDS + 8];
     while (tail < head) {
         struct perf_event_header header;
         ring_copy(data, size, tail, &header, sizeof header);
@@ -170,12 +178,25 @@ static size_t drain_perf(cstrobe_sampler *sampler, uint64_t *out, size_t capacit
             size_t frames = 0;
             for (uint64_t i = 0; i < count; i++)
                 if (ips[i] < (uint64_t)PERF_CONTEXT_MAX) frames++;
-            if (written + SAMPLE_HEADER_WORDS + frames > capacity) break;
+            // After the call chain: the user stack's size, its bytes, and
+            // how many of them the kernel could copy (dyn_size).
+            const uint64_t *stack = ips + count;
+            size_t stack_words = 0;
+            if (available >= 4 + count + 1 && stack[0] > 0) {
+                size_t dumped = (size_t)(stack[0] / 8);
+                if (available >= 4 + count + 1 + dumped + 1) {
+                    size_t copied = (size_t)(stack[1 + dumped] / 8);
+                    stack_words = copied < dumped ? copied : dumped;
+                    if (stack_words > CSTROBE_SAMPLE_STACK_WORDS) stack_words = CSTROBE_SAMPLE_STACK_WORDS;
+                }
+            }
+            if (written + SAMPLE_HEADER_WORDS + frames + stack_words > capacity) break;
             out[written++] = (uint64_t)tid | ((uint64_t)cpu << 32);
             out[written++] = time;
-            out[written++] = frames;
+            out[written++] = frames | ((uint64_t)stack_words << 32);
             for (uint64_t i = 0; i < count; i++)
                 if (ips[i] < (uint64_t)PERF_CONTEXT_MAX) out[written++] = ips[i];
+            for (size_t i = 0; i < stack_words; i++) out[written++] = stack[1 + i];
         } else if (header.type == PERF_RECORD_LOST) {
             uint64_t body[2];
             ring_copy(data, size, tail + sizeof header, body, sizeof body);
@@ -231,9 +252,19 @@ static void record_sample(cstrobe_sampler *sampler, const ucontext_t *context) {
         if (next <= fp) break;
         fp = next;
     }
+    // The words at the stack pointer, within the thread's stack: the
+    // writer finds a frameless leaf's caller among them.
+    uint64_t stack[CSTROBE_SAMPLE_STACK_WORDS];
+    size_t stack_words = 0;
+    if ((sp & 7) == 0 && sp >= sampler->stack_low) {
+        while (stack_words < CSTROBE_SAMPLE_STACK_WORDS && sp + (stack_words + 1) * 8 <= sampler->stack_high) {
+            stack[stack_words] = ((const uint64_t *)sp)[stack_words];
+            stack_words++;
+        }
+    }
     uint64_t head = atomic_load_explicit(&sampler->head, memory_order_relaxed);
     uint64_t tail = atomic_load_explicit(&sampler->tail, memory_order_acquire);
-    size_t needed = SAMPLE_HEADER_WORDS + count;
+    size_t needed = SAMPLE_HEADER_WORDS + count + stack_words;
     if (head - tail + needed > sampler->ring_words) {
         atomic_fetch_add_explicit(&sampler->lost, 1, memory_order_relaxed);
         return;
@@ -242,10 +273,12 @@ static void record_sample(cstrobe_sampler *sampler, const ucontext_t *context) {
     int got = sched_getcpu();
     if (got >= 0) cpu = (unsigned)got;
     uint64_t words[SAMPLE_HEADER_WORDS] = {(uint64_t)(uint32_t)sampler->tid | ((uint64_t)cpu << 32), boottime_now(),
-                                           count};
+                                           count | ((uint64_t)stack_words << 32)};
     for (size_t i = 0; i < SAMPLE_HEADER_WORDS; i++) sampler->ring[(head + i) % sampler->ring_words] = words[i];
     for (size_t i = 0; i < count; i++)
         sampler->ring[(head + SAMPLE_HEADER_WORDS + i) % sampler->ring_words] = frames[i];
+    for (size_t i = 0; i < stack_words; i++)
+        sampler->ring[(head + SAMPLE_HEADER_WORDS + count + i) % sampler->ring_words] = stack[i];
     atomic_store_explicit(&sampler->head, head + needed, memory_order_release);
     atomic_fetch_add_explicit(&timer_samples, 1, memory_order_relaxed);
 }
@@ -348,8 +381,8 @@ static size_t drain_timer(cstrobe_sampler *sampler, uint64_t *out, size_t capaci
     uint64_t tail = atomic_load_explicit(&sampler->tail, memory_order_relaxed);
     size_t written = 0;
     while (tail < head) {
-        uint64_t frames = sampler->ring[(tail + 2) % sampler->ring_words];
-        size_t length = SAMPLE_HEADER_WORDS + (size_t)frames;
+        uint64_t counts = sampler->ring[(tail + 2) % sampler->ring_words];
+        size_t length = SAMPLE_HEADER_WORDS + (size_t)(uint32_t)counts + (size_t)(counts >> 32);
         if (written + length > capacity) break;
         for (size_t i = 0; i < length; i++) out[written++] = sampler->ring[(tail + i) % sampler->ring_words];
         tail += length;

@@ -75,43 +75,70 @@ package struct ProfileEncoder {
     }
 
     /// Appends the samples in `words` (records as `cstrobe_sampler_drain`
-    /// writes them: thread and CPU, CLOCK_BOOTTIME time, frame count,
-    /// program counters innermost first) to `buffer`, resolving each new
-    /// program counter with `resolve`.
+    /// writes them: thread and CPU, CLOCK_BOOTTIME time, frame and stack
+    /// word counts, program counters innermost first, then the words at the
+    /// stack pointer) to `buffer`, resolving each new program counter with
+    /// `resolve`.
+    ///
+    /// The frame-pointer walk skips the caller of a leaf that keeps no frame
+    /// pointer (a libm function, or any function sampled in its prologue or
+    /// epilogue): it finds the caller's caller. The first of the stack words
+    /// that `isReturnAddress` accepts is the return address the leaf's
+    /// caller left; when it is not already the walk's second frame, it is
+    /// put there.
     package mutating func append(
         samples words: UnsafeBufferPointer<UInt64>, to buffer: inout ProtoBuffer,
-        resolve: (UInt64) -> ResolvedFrame
+        resolve: (UInt64) -> ResolvedFrame, isReturnAddress: (UInt64) -> Bool = { _ in false }
     ) {
         var index = 0
         var stack: [UInt64] = []
+        var chain: [UInt64] = []
         while index + 3 <= words.count {
             let threadAndCPU = words[index]
             let time = words[index + 1]
-            let count = Int(words[index + 2])
-            guard index + 3 + count <= words.count else { break }
-            stack.removeAll(keepingCapacity: true)
-            // Root first, as Perfetto's callstacks list their frames.
-            var position = index + 3 + count - 1
-            while position >= index + 3 {
-                let pc = words[position]
+            let count = Int(UInt32(truncatingIfNeeded: words[index + 2]))
+            let stackWords = Int(words[index + 2] >> 32)
+            guard index + 3 + count + stackWords <= words.count else { break }
+            chain.removeAll(keepingCapacity: true)
+            for position in (index + 3)..<(index + 3 + count) {
                 // The end of a chain (0, 1 or another value in the first
                 // page) is no code address.
-                guard pc >= 4096 else {
-                    position -= 1
-                    continue
-                }
-                // Return addresses point after the call; step back into it
-                // so the frame is the caller's call site.
-                stack.append(frame(for: position == index + 3 ? pc : pc &- 1, resolve: resolve))
-                position -= 1
+                if words[position] >= 4096 { chain.append(words[position]) }
+            }
+            if let caller = Self.skippedCaller(
+                of: chain, in: words[(index + 3 + count)..<(index + 3 + count + stackWords)],
+                isReturnAddress: isReturnAddress)
+            {
+                chain.insert(caller, at: 1)
+            }
+            stack.removeAll(keepingCapacity: true)
+            // Root first, as Perfetto's callstacks list their frames.
+            // Return addresses point after the call; step back into it so
+            // the frame is the caller's call site.
+            for (position, pc) in chain.enumerated().reversed() {
+                stack.append(frame(for: position == 0 ? pc : pc &- 1, resolve: resolve))
             }
             if stack.isEmpty { stack.append(frame(for: 0, resolve: resolve)) }
             let callstack = internCallstack(stack)
             writeSample(
                 thread: UInt32(truncatingIfNeeded: threadAndCPU), cpu: UInt32(truncatingIfNeeded: threadAndCPU >> 32),
                 time: time, callstack: callstack, to: &buffer)
-            index += 3 + count
+            index += 3 + count + stackWords
         }
+    }
+
+    /// The return address into a frameless leaf's caller, among the words
+    /// at the stack pointer, when the walk in `chain` skipped it: the first
+    /// word that is a return address, unless it is the walk's own second
+    /// frame (the leaf kept its frame pointer) or the leaf itself.
+    static func skippedCaller(
+        of chain: [UInt64], in stackWords: Slice<UnsafeBufferPointer<UInt64>>, isReturnAddress: (UInt64) -> Bool
+    ) -> UInt64? {
+        guard let leaf = chain.first else { return nil }
+        for word in stackWords where word >= 4096 && word != leaf && isReturnAddress(word) {
+            return chain.count > 1 && chain[1] == word ? nil : word
+        }
+        return nil
     }
 
     private mutating func string(_ text: String, field: UInt32) -> UInt64 {

@@ -4,14 +4,19 @@ extension TraceEncoder {
     package var profileSamples: UInt64 { profileEncoder?.samples ?? 0 }
 
     /// Appends the samples in `words` (as `cstrobe_sampler_drain` writes
-    /// them), resolving each new program counter with `resolve`.
-    package func appendSamples(_ words: UnsafeBufferPointer<UInt64>, resolve: (UInt64) -> ResolvedFrame) {
+    /// them), resolving each new program counter with `resolve` and finding
+    /// a frameless leaf's caller with `isReturnAddress` (see
+    /// ``ProfileEncoder/append(samples:to:resolve:isReturnAddress:)``).
+    package func appendSamples(
+        _ words: UnsafeBufferPointer<UInt64>, resolve: (UInt64) -> ResolvedFrame,
+        isReturnAddress: (UInt64) -> Bool = { _ in false }
+    ) {
         startIfNeeded(&buffer)
         if profileEncoder == nil {
             profileEncoder = ProfileEncoder(sequenceID: nextSequenceID, processID: processID)
             nextSequenceID += 1
         }
-        profileEncoder!.append(samples: words, to: &buffer, resolve: resolve)
+        profileEncoder!.append(samples: words, to: &buffer, resolve: resolve, isReturnAddress: isReturnAddress)
     }
 
     /// Appends a packet counting `count` samples lost by `boottime` (see

@@ -17,6 +17,12 @@ extern "C" {
 /// The most frames a sample keeps (the kernel's default limit).
 #define CSTROBE_SAMPLE_MAX_FRAMES 127
 
+/// The words at the top of the interrupted stack a sample keeps beside its
+/// frames: where a leaf function keeps no frame pointer (libm's, or any
+/// function in its prologue or epilogue), the return address into its
+/// caller is among them, while the frame-pointer walk skips that caller.
+#define CSTROBE_SAMPLE_STACK_WORDS 8
+
 /// How a sampler samples.
 typedef enum {
     /// A perf event on the software CPU clock; the kernel walks the stack.
@@ -48,7 +54,10 @@ int32_t cstrobe_sampler_tid(const cstrobe_sampler *sampler);
 /// Moves whole samples from the sampler's ring into `out` (at most
 /// `capacity` words), each as: word 0 the thread id in the low 32 bits and
 /// the CPU in the high 32, word 1 the CLOCK_BOOTTIME time in nanoseconds,
-/// word 2 the frame count `n`, then `n` program counters, innermost first.
+/// word 2 the frame count `n` in the low 32 bits and the count `k` of stack
+/// words in the high 32 (at most `CSTROBE_SAMPLE_STACK_WORDS`), then `n`
+/// program counters, innermost first, then the `k` words at the
+/// interrupted stack pointer, lowest address first.
 /// Returns the words written; call again while it returns more than 0.
 /// Adds the samples the ring lost since the last call to `*lost`.
 size_t cstrobe_sampler_drain(cstrobe_sampler *sampler, uint64_t *out, size_t capacity, uint64_t *lost);
@@ -78,6 +87,13 @@ size_t cstrobe_swift_demangle(const char *name, size_t length, char *out, size_t
 /// Swift runtime links it on Linux): the demangled text of `name` into `out`,
 /// returning its length, or 0. Allocates: for the writer, never a handler.
 size_t cstrobe_cxx_demangle(const char *name, char *out, size_t capacity);
+
+/// Whether `address` follows a call instruction of this machine in this
+/// process's memory: a return address, as a frameless leaf's caller left on
+/// the stack. The code bytes are read with `process_vm_readv`, so an
+/// address in no readable mapping answers 0 rather than faulting; 0 too
+/// where the system refuses the read or the architecture is not x86-64.
+int cstrobe_follows_call(uint64_t address);
 
 /// A file's ELF symbol table (`.symtab`, else `.dynsym`), function symbols
 /// sorted by address, with its loadable segments. Opaque.

@@ -29,6 +29,7 @@ final class ProcessSymbols: @unchecked Sendable {
     private var files: [String: FileSymbols] = [:]
     private var names: [String: String] = [:]
     private var reloadedFor: Set<UInt64> = []
+    private var returnAddresses: [UInt64: Bool] = [:]
 
     private final class FileSymbols {
         let table: OpaquePointer?
@@ -52,6 +53,7 @@ final class ProcessSymbols: @unchecked Sendable {
     /// Reads the mappings afresh, for a new session.
     func refresh() {
         reloadedFor = []
+        returnAddresses = [:]
         readMaps()
     }
 
@@ -77,6 +79,17 @@ final class ProcessSymbols: @unchecked Sendable {
         }
         return ResolvedFrame(
             function: demangled(raw), mapping: withBuildID(mapping, file), relativePC: fileOffset - symbolOffset)
+    }
+
+    /// Whether `word`, read off a sampled stack, is a return address: it
+    /// lies in an executable mapping of a file and follows a call
+    /// instruction. Answers are cached per address, so each costs one read
+    /// of the code once.
+    func isReturnAddress(_ word: UInt64) -> Bool {
+        if let known = returnAddresses[word] { return known }
+        let answer = find(word) != nil && cstrobe_follows_call(word) != 0
+        if returnAddresses.count < 1 << 16 { returnAddresses[word] = answer }
+        return answer
     }
 
     private func withBuildID(_ mapping: ProfileMapping, _ file: FileSymbols) -> ProfileMapping {

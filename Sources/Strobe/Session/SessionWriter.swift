@@ -333,7 +333,9 @@ final class SessionWriter: @unchecked Sendable {
     ) {
         guard let profiler, let encoder = state.encoder else { return }
         let lost = ProcessSymbols.shared.withLock { symbols in
-            take(profiler) { encoder.appendSamples($0, resolve: symbols.resolve) }
+            take(profiler) {
+                encoder.appendSamples($0, resolve: symbols.resolve, isReturnAddress: symbols.isReturnAddress)
+            }
         }
         encoder.appendSampleLoss(lost, boottime: cstrobe_boottime_ns())
         state.lostSamples += lost
