@@ -23,6 +23,10 @@ public struct PerfRunner: Sendable {
         /// Count the measure block's Swift retains and releases (`retains`,
         /// `releases`) where the runtime lets them be counted: on by default.
         public var countRetains = true
+        /// Sample the measure blocks' call stacks and keep them in each
+        /// test's ``PerfTestResult/profile``; nil takes `STROBE_CPU_PROFILE`
+        /// from the environment, and no profile without it.
+        public var cpuProfile: TraceConfiguration.CPUProfile?
 
         /// The defaults.
         public init() {}
@@ -55,6 +59,16 @@ public struct PerfRunner: Sendable {
             result.error = PerfTestError.blockFailed("setupOnce", error).description
             return result
         }
+        let cpuProfile: TraceConfiguration.CPUProfile?
+        do {
+            cpuProfile = try options.cpuProfile ?? TraceConfiguration.CPUProfile.fromProcessEnvironment()
+        } catch {
+            result.error = "\(error)"
+            return result
+        }
+        var profile = cpuProfile.map { profile in
+            CallStackProfileBuilder(nanosecondsPerSample: 1e9 / Double(max(profile.frequency, 1)))
+        }
         var metrics = MetricTable()
         let rule = test.stopRule ?? options.stopRule
         // Only a trace someone reads is written to a file. Each iteration's
@@ -67,7 +81,7 @@ public struct PerfRunner: Sendable {
             try? FileManager.default.createDirectory(atPath: keptFolder, withIntermediateDirectories: true)
         }
         var scratch: String?
-        if !test.metrics.isEmpty || keptFolder != nil {
+        if !test.metrics.isEmpty || keptFolder != nil || cpuProfile != nil {
             let directory = ScratchFiles.base + "/strobe-perf-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
             try? FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
             scratch = directory
@@ -84,7 +98,9 @@ public struct PerfRunner: Sendable {
                 if rule.isSatisfied(samples: metrics.samples(of: "wall"), elapsed: elapsed) { break }
             }
             do {
-                let sample = try await runIteration(test, blocks, iteration: iteration, tracePath: tracePath)
+                let sample = try await runIteration(
+                    test, blocks, iteration: iteration, tracePath: tracePath, cpuProfile: cpuProfile,
+                    profile: &profile, measured: measured >= 0)
                 if measured >= 0 {
                     metrics.add(sample)
                     if let keptFolder, let tracePath,
@@ -102,6 +118,7 @@ public struct PerfRunner: Sendable {
             iteration += 1
         }
         result.metrics = metrics.metrics
+        result.profile = profile?.profile
         return result
     }
 
@@ -112,16 +129,16 @@ public struct PerfRunner: Sendable {
 
     /// Runs one iteration; with no `tracePath` the session records as usual
     /// (its writer encodes every event) but writes no file.
-    private func runIteration(_ test: PerfTest, _ blocks: PerfTest.Blocks, iteration: Int, tracePath: String?)
-        async throws
-        -> IterationSample
-    {
+    private func runIteration(
+        _ test: PerfTest, _ blocks: PerfTest.Blocks, iteration: Int, tracePath: String?,
+        cpuProfile: TraceConfiguration.CPUProfile?, profile: inout CallStackProfileBuilder?, measured: Bool
+    ) async throws -> IterationSample {
         if let setup = blocks.setup {
             do { try await setup() } catch { throw PerfTestError.blockFailed("setup", error) }
         }
         var configuration = TraceConfiguration(outputPath: tracePath)
         configuration.processSamplingInterval = .zero
-        if tracePath != nil { configuration.cpuProfile = try TraceConfiguration.CPUProfile.fromProcessEnvironment() }
+        if tracePath != nil { configuration.cpuProfile = cpuProfile }
         if !test.resourceUsageIntervals.isEmpty {
             configuration.resourceUsage = .intervals(named: test.resourceUsageIntervals)
         }
@@ -159,7 +176,11 @@ public struct PerfRunner: Sendable {
             try? session.stop()
             throw PerfTestError.blockFailed("measure", error)
         }
+        let writerThread = session.backgroundThreadID
         try session.stop()
+        if measured, profile != nil, let tracePath {
+            Self.addSamples(of: tracePath, leavingOut: writerThread, to: &profile)
+        }
         if let teardown = blocks.teardown {
             do { try await teardown() } catch { throw PerfTestError.blockFailed("teardown", error) }
         }
@@ -177,6 +198,26 @@ public struct PerfRunner: Sendable {
         }
         values += context.values
         return IterationSample(wall: Double(wall), values: values)
+    }
+
+    /// Adds the CPU samples of the iteration's trace at `path` to
+    /// `profile`, but for those of the session's own writer thread.
+    private static func addSamples(
+        of path: String, leavingOut writerThread: Int32?, to profile: inout CallStackProfileBuilder?
+    ) {
+        guard let samples = try? CPUProfile.read(contentsOf: path) else {
+            profile?.finishIteration(lostSamples: 0, method: nil)
+            return
+        }
+        var counts: [Int: Int] = [:]
+        for sample in samples.samples where writerThread.map({ Int64($0) != sample.tid }) ?? true {
+            counts[sample.stack, default: 0] += 1
+        }
+        for (stack, count) in counts.sorted(by: { $0.key < $1.key }) where samples.stacks.indices.contains(stack) {
+            profile?.add(samples.stacks[stack].map { samples.functions[$0] }, samples: count)
+        }
+        profile?.finishIteration(
+            lostSamples: max(samples.lostSamples ?? 0, samples.lostRecords), method: samples.method)
     }
 
     /// The counts this runner takes: those its options ask for that the

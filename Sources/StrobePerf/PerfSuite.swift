@@ -1,4 +1,5 @@
 import Foundation
+import Strobe
 import StrobeProcessRunner
 import Synchronization
 
@@ -96,6 +97,11 @@ public struct PerfSuite: Sendable {
         runnerOptions.warmupIterations = options.warmup
         runnerOptions.stopRule = try options.stopRule()
         runnerOptions.traceDirectory = options.keepTraces ? options.output + "/traces" : nil
+        if let rate = options.profileRate {
+            var profile = TraceConfiguration.CPUProfile()
+            profile.frequency = rate
+            runnerOptions.cpuProfile = profile
+        }
         var runner = PerfRunner(options: runnerOptions)
         let progress = ProgressReporter()
         runner.progress = { test, iteration, planned, wall in
@@ -159,5 +165,22 @@ final class ProgressReporter: Sendable {
         var line = "\(result.name): \(wall.count) iterations, median wall \(String(format: "%.3f", median / 1e6)) ms"
         if let error = result.error { line += ", FAILED: \(error)" }
         print(line)
+        if let profile = result.profile { print(Self.profileLine(profile)) }
+    }
+
+    /// The functions a test spent most of its CPU time in, by self time:
+    /// `  profile: 812 samples; self: Lens.apply(to:rows:into:) 41%, ...`.
+    static func profileLine(_ profile: CallStackProfile) -> String {
+        let total = Double(profile.sampleCount)
+        guard total > 0 else { return "  profile: no samples" }
+        let perSample = profile.nanosecondsPerSample / Double(max(profile.iterations, 1))
+        let top = profile.timePerIteration.filter { $0.value.exclusive > 0 }
+            .sorted { ($0.value.exclusive, $1.key) > ($1.value.exclusive, $0.key) }.prefix(3)
+        let listed = top.map { name, time in
+            "\(name) \(String(format: "%.0f", 100 * time.exclusive / perSample / total))%"
+        }
+        var line = "  profile: \(profile.sampleCount) samples; self: " + listed.joined(separator: ", ")
+        if profile.lostSamples > 0 { line += "; \(profile.lostSamples) lost" }
+        return line
     }
 }

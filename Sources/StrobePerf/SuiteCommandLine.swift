@@ -84,6 +84,22 @@ enum SuiteCommandLine {
                 return nil
             },
             Option(
+                name: "--profile", valueName: nil,
+                help: "Sample the measure blocks' call stacks and keep them per test in the results.",
+                defaultValue: "off"
+            ) { options, _ in
+                options.profileRate = options.profileRate ?? PerfSuiteOptions.defaultProfileRate
+                return nil
+            },
+            Option(
+                name: "--profile-rate", valueName: "HZ", help: "The rate --profile samples at (implies --profile).",
+                defaultValue: "\(PerfSuiteOptions.defaultProfileRate)"
+            ) { options, value in
+                guard let rate = wholeNumber(value) else { return "not a whole number of hertz" }
+                options.profileRate = rate
+                return nil
+            },
+            Option(
                 name: "--round", valueName: "N", help: "The round of a strobe compare experiment this run belongs to.",
                 defaultValue: "none"
             ) { options, value in

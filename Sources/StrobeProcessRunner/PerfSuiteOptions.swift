@@ -26,6 +26,12 @@ public struct PerfSuiteOptions: Sendable, Hashable {
     public var tags: [String] = []
     /// Keep each iteration's trace under `output/traces` (`--keep-traces`).
     public var keepTraces = false
+    /// Sample every measured iteration's call stacks at this rate, in
+    /// hertz, and keep them per test in the results (`--profile`,
+    /// `--profile-rate HZ`); nil for no profile.
+    public var profileRate: Int?
+    /// The rate `--profile` samples at: 999 Hz, off the kernel's tick.
+    public static let defaultProfileRate = 999
     /// The round of an interleaved comparison this run belongs to
     /// (`--round`).
     public var round: Int?
@@ -114,6 +120,10 @@ public struct PerfSuiteOptions: Sendable, Hashable {
         _ = try parsedTags()
         if let round, round < 0 {
             throw SuiteCommandLineError(flag: "--round", value: "\(round)", problem: "must be zero or more")
+        }
+        if let profileRate, !(1...10_000).contains(profileRate) {
+            throw SuiteCommandLineError(
+                flag: "--profile-rate", value: "\(profileRate)", problem: "must be from 1 to 10000 (hertz)")
         }
         if let runID, runID.isEmpty {
             throw SuiteCommandLineError(flag: "--run-id", value: runID, problem: "must not be empty")

@@ -187,6 +187,96 @@ void   strobe__results__test_result__free_unpacked
   assert(message->base.descriptor == &strobe__results__test_result__descriptor);
   protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
 }
+void   strobe__results__call_stack_profile__init
+                     (Strobe__Results__CallStackProfile         *message)
+{
+  static const Strobe__Results__CallStackProfile init_value = STROBE__RESULTS__CALL_STACK_PROFILE__INIT;
+  *message = init_value;
+}
+size_t strobe__results__call_stack_profile__get_packed_size
+                     (const Strobe__Results__CallStackProfile *message)
+{
+  assert(message->base.descriptor == &strobe__results__call_stack_profile__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t strobe__results__call_stack_profile__pack
+                     (const Strobe__Results__CallStackProfile *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &strobe__results__call_stack_profile__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t strobe__results__call_stack_profile__pack_to_buffer
+                     (const Strobe__Results__CallStackProfile *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &strobe__results__call_stack_profile__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+Strobe__Results__CallStackProfile *
+       strobe__results__call_stack_profile__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (Strobe__Results__CallStackProfile *)
+     protobuf_c_message_unpack (&strobe__results__call_stack_profile__descriptor,
+                                allocator, len, data);
+}
+void   strobe__results__call_stack_profile__free_unpacked
+                     (Strobe__Results__CallStackProfile *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &strobe__results__call_stack_profile__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
+void   strobe__results__sampled_stack__init
+                     (Strobe__Results__SampledStack         *message)
+{
+  static const Strobe__Results__SampledStack init_value = STROBE__RESULTS__SAMPLED_STACK__INIT;
+  *message = init_value;
+}
+size_t strobe__results__sampled_stack__get_packed_size
+                     (const Strobe__Results__SampledStack *message)
+{
+  assert(message->base.descriptor == &strobe__results__sampled_stack__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t strobe__results__sampled_stack__pack
+                     (const Strobe__Results__SampledStack *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &strobe__results__sampled_stack__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t strobe__results__sampled_stack__pack_to_buffer
+                     (const Strobe__Results__SampledStack *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &strobe__results__sampled_stack__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+Strobe__Results__SampledStack *
+       strobe__results__sampled_stack__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (Strobe__Results__SampledStack *)
+     protobuf_c_message_unpack (&strobe__results__sampled_stack__descriptor,
+                                allocator, len, data);
+}
+void   strobe__results__sampled_stack__free_unpacked
+                     (Strobe__Results__SampledStack *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &strobe__results__sampled_stack__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
 void   strobe__results__metric__init
                      (Strobe__Results__Metric         *message)
 {
@@ -528,7 +618,7 @@ const ProtobufCMessageDescriptor strobe__results__dimension__descriptor =
   (ProtobufCMessageInit) strobe__results__dimension__init,
   NULL,NULL,NULL    /* reserved[123] */
 };
-static const ProtobufCFieldDescriptor strobe__results__test_result__field_descriptors[5] =
+static const ProtobufCFieldDescriptor strobe__results__test_result__field_descriptors[6] =
 {
   {
     "name",
@@ -590,18 +680,31 @@ static const ProtobufCFieldDescriptor strobe__results__test_result__field_descri
     0,             /* flags */
     0,NULL,NULL    /* reserved1,reserved2, etc */
   },
+  {
+    "profile",
+    6,
+    PROTOBUF_C_LABEL_OPTIONAL,
+    PROTOBUF_C_TYPE_MESSAGE,
+    0,   /* quantifier_offset */
+    offsetof(Strobe__Results__TestResult, profile),
+    &strobe__results__call_stack_profile__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
 };
 static const unsigned strobe__results__test_result__field_indices_by_name[] = {
   2,   /* field[2] = error */
   1,   /* field[1] = metrics */
   0,   /* field[0] = name */
+  5,   /* field[5] = profile */
   4,   /* field[4] = trace_paths */
   3,   /* field[3] = warmup_iterations */
 };
 static const ProtobufCIntRange strobe__results__test_result__number_ranges[1 + 1] =
 {
   { 1, 0 },
-  { 0, 5 }
+  { 0, 6 }
 };
 const ProtobufCMessageDescriptor strobe__results__test_result__descriptor =
 {
@@ -611,11 +714,165 @@ const ProtobufCMessageDescriptor strobe__results__test_result__descriptor =
   "Strobe__Results__TestResult",
   "strobe.results",
   sizeof(Strobe__Results__TestResult),
-  5,
+  6,
   strobe__results__test_result__field_descriptors,
   strobe__results__test_result__field_indices_by_name,
   1,  strobe__results__test_result__number_ranges,
   (ProtobufCMessageInit) strobe__results__test_result__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor strobe__results__call_stack_profile__field_descriptors[6] =
+{
+  {
+    "functions",
+    1,
+    PROTOBUF_C_LABEL_REPEATED,
+    PROTOBUF_C_TYPE_STRING,
+    offsetof(Strobe__Results__CallStackProfile, n_functions),
+    offsetof(Strobe__Results__CallStackProfile, functions),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "stacks",
+    2,
+    PROTOBUF_C_LABEL_REPEATED,
+    PROTOBUF_C_TYPE_MESSAGE,
+    offsetof(Strobe__Results__CallStackProfile, n_stacks),
+    offsetof(Strobe__Results__CallStackProfile, stacks),
+    &strobe__results__sampled_stack__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "nanoseconds_per_sample",
+    3,
+    PROTOBUF_C_LABEL_OPTIONAL,
+    PROTOBUF_C_TYPE_DOUBLE,
+    offsetof(Strobe__Results__CallStackProfile, has_nanoseconds_per_sample),
+    offsetof(Strobe__Results__CallStackProfile, nanoseconds_per_sample),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "iterations",
+    4,
+    PROTOBUF_C_LABEL_OPTIONAL,
+    PROTOBUF_C_TYPE_UINT32,
+    offsetof(Strobe__Results__CallStackProfile, has_iterations),
+    offsetof(Strobe__Results__CallStackProfile, iterations),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "lost_samples",
+    5,
+    PROTOBUF_C_LABEL_OPTIONAL,
+    PROTOBUF_C_TYPE_UINT64,
+    offsetof(Strobe__Results__CallStackProfile, has_lost_samples),
+    offsetof(Strobe__Results__CallStackProfile, lost_samples),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "method",
+    6,
+    PROTOBUF_C_LABEL_OPTIONAL,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Strobe__Results__CallStackProfile, method),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned strobe__results__call_stack_profile__field_indices_by_name[] = {
+  0,   /* field[0] = functions */
+  3,   /* field[3] = iterations */
+  4,   /* field[4] = lost_samples */
+  5,   /* field[5] = method */
+  2,   /* field[2] = nanoseconds_per_sample */
+  1,   /* field[1] = stacks */
+};
+static const ProtobufCIntRange strobe__results__call_stack_profile__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 6 }
+};
+const ProtobufCMessageDescriptor strobe__results__call_stack_profile__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "strobe.results.CallStackProfile",
+  "CallStackProfile",
+  "Strobe__Results__CallStackProfile",
+  "strobe.results",
+  sizeof(Strobe__Results__CallStackProfile),
+  6,
+  strobe__results__call_stack_profile__field_descriptors,
+  strobe__results__call_stack_profile__field_indices_by_name,
+  1,  strobe__results__call_stack_profile__number_ranges,
+  (ProtobufCMessageInit) strobe__results__call_stack_profile__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor strobe__results__sampled_stack__field_descriptors[2] =
+{
+  {
+    "frames",
+    1,
+    PROTOBUF_C_LABEL_REPEATED,
+    PROTOBUF_C_TYPE_UINT32,
+    offsetof(Strobe__Results__SampledStack, n_frames),
+    offsetof(Strobe__Results__SampledStack, frames),
+    NULL,
+    NULL,
+    0 | PROTOBUF_C_FIELD_FLAG_PACKED,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "samples",
+    2,
+    PROTOBUF_C_LABEL_OPTIONAL,
+    PROTOBUF_C_TYPE_UINT64,
+    offsetof(Strobe__Results__SampledStack, has_samples),
+    offsetof(Strobe__Results__SampledStack, samples),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned strobe__results__sampled_stack__field_indices_by_name[] = {
+  0,   /* field[0] = frames */
+  1,   /* field[1] = samples */
+};
+static const ProtobufCIntRange strobe__results__sampled_stack__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 2 }
+};
+const ProtobufCMessageDescriptor strobe__results__sampled_stack__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "strobe.results.SampledStack",
+  "SampledStack",
+  "Strobe__Results__SampledStack",
+  "strobe.results",
+  sizeof(Strobe__Results__SampledStack),
+  2,
+  strobe__results__sampled_stack__field_descriptors,
+  strobe__results__sampled_stack__field_indices_by_name,
+  1,  strobe__results__sampled_stack__number_ranges,
+  (ProtobufCMessageInit) strobe__results__sampled_stack__init,
   NULL,NULL,NULL    /* reserved[123] */
 };
 static const ProtobufCEnumValue strobe__results__metric__direction__enum_values_by_number[2] =

@@ -78,6 +78,9 @@ public struct PerfTestResult: Sendable, Hashable, Codable {
     public var warmupIterations: Int
     /// Per-iteration trace files kept, if any.
     public var tracePaths: [String]
+    /// The CPU samples of the measured iterations, when the suite ran with
+    /// `--profile`.
+    public var profile: CallStackProfile?
 
     /// A result.
     public init(

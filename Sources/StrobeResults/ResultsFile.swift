@@ -116,6 +116,7 @@ public enum ResultsFile {
             }
             result.pointee.n_metrics = test.metrics.count
             result.pointee.metrics = metrics
+            if let profile = test.profile { result.pointee.profile = encode(profile, in: &storage) }
             testPointers.append(result)
         }
         var message = Strobe__Results__Run()
@@ -132,6 +133,67 @@ public enum ResultsFile {
                 return bytes
             }
         }
+    }
+
+    private static func encode(
+        _ profile: CallStackProfile, in storage: inout MessageStorage
+    ) -> UnsafeMutablePointer<Strobe__Results__CallStackProfile> {
+        let message = storage.allocate(Strobe__Results__CallStackProfile.self)
+        strobe__results__call_stack_profile__init(message)
+        let functions = storage.allocateArray(UnsafeMutablePointer<CChar>?.self, count: profile.functions.count)
+        for (index, name) in profile.functions.enumerated() { functions[index] = storage.string(name) }
+        message.pointee.n_functions = profile.functions.count
+        message.pointee.functions = functions
+        let stacks = storage.allocateArray(
+            UnsafeMutablePointer<Strobe__Results__SampledStack>?.self, count: profile.stacks.count)
+        for (index, stack) in profile.stacks.enumerated() {
+            let entry = storage.allocate(Strobe__Results__SampledStack.self)
+            strobe__results__sampled_stack__init(entry)
+            let frames = storage.allocateArray(UInt32.self, count: stack.frames.count)
+            for (position, frame) in stack.frames.enumerated() { frames[position] = UInt32(clamping: frame) }
+            entry.pointee.n_frames = stack.frames.count
+            entry.pointee.frames = frames
+            entry.pointee.has_samples = 1
+            entry.pointee.samples = UInt64(clamping: stack.samples)
+            stacks[index] = entry
+        }
+        message.pointee.n_stacks = profile.stacks.count
+        message.pointee.stacks = stacks
+        message.pointee.has_nanoseconds_per_sample = 1
+        message.pointee.nanoseconds_per_sample = profile.nanosecondsPerSample
+        message.pointee.has_iterations = 1
+        message.pointee.iterations = UInt32(clamping: profile.iterations)
+        message.pointee.has_lost_samples = 1
+        message.pointee.lost_samples = UInt64(clamping: profile.lostSamples)
+        message.pointee.method = storage.string(profile.method)
+        return message
+    }
+
+    private static func decode(
+        _ message: Strobe__Results__CallStackProfile, test: String, path: String
+    ) throws(ResultsFileError) -> CallStackProfile {
+        func text(_ pointer: UnsafeMutablePointer<CChar>?) -> String { pointer.map { String(cString: $0) } ?? "" }
+        let functions = (0..<message.n_functions).map { text(message.functions[$0]) }
+        var stacks: [CallStackProfile.Stack] = []
+        for index in 0..<message.n_stacks {
+            guard let stack = message.stacks[index]?.pointee else { continue }
+            let frames = Array(UnsafeBufferPointer(start: stack.frames, count: stack.n_frames)).map { Int($0) }
+            guard frames.allSatisfy({ $0 < functions.count }) else {
+                throw ResultsFileError(
+                    path: path,
+                    problem: "the profile of test \(test) has a stack naming function \(frames.max() ?? 0) "
+                        + "of \(functions.count)")
+            }
+            stacks.append(CallStackProfile.Stack(frames: frames, samples: Int(clamping: stack.samples)))
+        }
+        guard message.nanoseconds_per_sample.isFinite, message.nanoseconds_per_sample > 0 else {
+            throw ResultsFileError(
+                path: path, problem: "the profile of test \(test) gives no positive time per sample")
+        }
+        return CallStackProfile(
+            functions: functions, stacks: stacks, nanosecondsPerSample: message.nanoseconds_per_sample,
+            iterations: Int(message.iterations), lostSamples: Int(clamping: message.lost_samples),
+            method: text(message.method))
     }
 
     /// Decodes results from `bytes`; `path` names them in errors.
@@ -181,10 +243,13 @@ public enum ResultsFile {
                         samples: samples))
             }
             let paths = (0..<test.n_trace_paths).map { text(test.trace_paths[$0]) }
-            tests.append(
-                PerfTestResult(
-                    name: text(test.name), metrics: metrics, error: test.error.map { String(cString: $0) },
-                    warmupIterations: Int(test.warmup_iterations), tracePaths: paths))
+            var result = PerfTestResult(
+                name: text(test.name), metrics: metrics, error: test.error.map { String(cString: $0) },
+                warmupIterations: Int(test.warmup_iterations), tracePaths: paths)
+            if let profile = test.profile?.pointee {
+                result.profile = try decode(profile, test: result.name, path: path)
+            }
+            tests.append(result)
         }
         return PerfRun(metadata: metadata, tests: tests)
     }

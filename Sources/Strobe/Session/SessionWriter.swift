@@ -49,6 +49,8 @@ final class SessionWriter: @unchecked Sendable {
     /// writer itself as its last act, before it can be joined.
     private let writerFinalCPUTime = Atomic<UInt64>(0)
     private let writerFinished = Atomic<Bool>(false)
+    /// The writer thread's kernel thread id, which it stores as it starts; 0 before.
+    private let writerThreadIDStorage = Atomic<Int32>(0)
 
     struct WriterState {
         var encoder: TraceEncoder?
@@ -238,6 +240,7 @@ final class SessionWriter: @unchecked Sendable {
             &thread, nil,
             { context in
                 let core = Unmanaged<SessionWriter>.fromOpaque(context!).takeRetainedValue()
+                core.writerThreadIDStorage.store(Int32(truncatingIfNeeded: cstrobe_thread_id()), ordering: .releasing)
                 core.runWriter()
                 core.writerFinalCPUTime.store(cstrobe_thread_cpu_ns(pthread_self()), ordering: .relaxed)
                 core.writerFinished.store(true, ordering: .releasing)
@@ -248,6 +251,12 @@ final class SessionWriter: @unchecked Sendable {
         } else {
             Unmanaged<SessionWriter>.fromOpaque(context).release()
         }
+    }
+
+    /// The writer thread's kernel thread id, once it has started.
+    var writerThreadID: Int32? {
+        let id = writerThreadIDStorage.load(ordering: .acquiring)
+        return id == 0 ? nil : id
     }
 
     /// CPU time the background writer (which also samples the process) has

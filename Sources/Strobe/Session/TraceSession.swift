@@ -162,6 +162,12 @@ public final class TraceSession: Sendable {
         core?.writerThread
     }
 
+    /// The kernel thread id of the session's background writer, once it has
+    /// started: its CPU samples are the session's own work, not the app's.
+    package var backgroundThreadID: Int32? {
+        core?.writerThreadID
+    }
+
     /// Counts of what the session has recorded and lost so far.
     public struct Statistics: Sendable, Hashable {
         /// Events written into thread buffers.

@@ -19,6 +19,8 @@ typedef struct Strobe__Results__Run Strobe__Results__Run;
 typedef struct Strobe__Results__RunMetadata Strobe__Results__RunMetadata;
 typedef struct Strobe__Results__Dimension Strobe__Results__Dimension;
 typedef struct Strobe__Results__TestResult Strobe__Results__TestResult;
+typedef struct Strobe__Results__CallStackProfile Strobe__Results__CallStackProfile;
+typedef struct Strobe__Results__SampledStack Strobe__Results__SampledStack;
 typedef struct Strobe__Results__Metric Strobe__Results__Metric;
 
 
@@ -190,10 +192,78 @@ struct  Strobe__Results__TestResult
    */
   size_t n_trace_paths;
   char **trace_paths;
+  /*
+   * The CPU samples of the measured iterations, when the suite ran with
+   * --profile: each distinct call stack with its sample count.
+   */
+  Strobe__Results__CallStackProfile *profile;
 };
 #define STROBE__RESULTS__TEST_RESULT__INIT \
  { PROTOBUF_C_MESSAGE_INIT (&strobe__results__test_result__descriptor) \
-    , NULL, 0,NULL, NULL, 0, 0, 0,NULL }
+    , NULL, 0,NULL, NULL, 0, 0, 0,NULL, NULL }
+
+
+/*
+ * The CPU samples of a test's measured iterations in one process, merged.
+ */
+struct  Strobe__Results__CallStackProfile
+{
+  ProtobufCMessage base;
+  /*
+   * Function names; stacks refer to them by index.
+   */
+  size_t n_functions;
+  char **functions;
+  /*
+   * Each distinct call stack and how many samples it had.
+   */
+  size_t n_stacks;
+  Strobe__Results__SampledStack **stacks;
+  /*
+   * The CPU time one sample stands for, in nanoseconds (1e9 / the rate).
+   */
+  protobuf_c_boolean has_nanoseconds_per_sample;
+  double nanoseconds_per_sample;
+  /*
+   * The measured iterations the samples were taken in.
+   */
+  protobuf_c_boolean has_iterations;
+  uint32_t iterations;
+  /*
+   * Samples the profiler lost (a ring full, a thread gone).
+   */
+  protobuf_c_boolean has_lost_samples;
+  uint64_t lost_samples;
+  /*
+   * How the samples were taken: "perf_event" or "cpu_timer".
+   */
+  char *method;
+};
+#define STROBE__RESULTS__CALL_STACK_PROFILE__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&strobe__results__call_stack_profile__descriptor) \
+    , 0,NULL, 0,NULL, 0, 0, 0, 0, 0, 0, NULL }
+
+
+/*
+ * One call stack of a CallStackProfile.
+ */
+struct  Strobe__Results__SampledStack
+{
+  ProtobufCMessage base;
+  /*
+   * Indices into CallStackProfile.functions, the root first.
+   */
+  size_t n_frames;
+  uint32_t *frames;
+  /*
+   * The samples taken in it.
+   */
+  protobuf_c_boolean has_samples;
+  uint64_t samples;
+};
+#define STROBE__RESULTS__SAMPLED_STACK__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&strobe__results__sampled_stack__descriptor) \
+    , 0,NULL, 0, 0 }
 
 
 /*
@@ -303,6 +373,44 @@ Strobe__Results__TestResult *
 void   strobe__results__test_result__free_unpacked
                      (Strobe__Results__TestResult *message,
                       ProtobufCAllocator *allocator);
+/* Strobe__Results__CallStackProfile methods */
+void   strobe__results__call_stack_profile__init
+                     (Strobe__Results__CallStackProfile         *message);
+size_t strobe__results__call_stack_profile__get_packed_size
+                     (const Strobe__Results__CallStackProfile   *message);
+size_t strobe__results__call_stack_profile__pack
+                     (const Strobe__Results__CallStackProfile   *message,
+                      uint8_t             *out);
+size_t strobe__results__call_stack_profile__pack_to_buffer
+                     (const Strobe__Results__CallStackProfile   *message,
+                      ProtobufCBuffer     *buffer);
+Strobe__Results__CallStackProfile *
+       strobe__results__call_stack_profile__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   strobe__results__call_stack_profile__free_unpacked
+                     (Strobe__Results__CallStackProfile *message,
+                      ProtobufCAllocator *allocator);
+/* Strobe__Results__SampledStack methods */
+void   strobe__results__sampled_stack__init
+                     (Strobe__Results__SampledStack         *message);
+size_t strobe__results__sampled_stack__get_packed_size
+                     (const Strobe__Results__SampledStack   *message);
+size_t strobe__results__sampled_stack__pack
+                     (const Strobe__Results__SampledStack   *message,
+                      uint8_t             *out);
+size_t strobe__results__sampled_stack__pack_to_buffer
+                     (const Strobe__Results__SampledStack   *message,
+                      ProtobufCBuffer     *buffer);
+Strobe__Results__SampledStack *
+       strobe__results__sampled_stack__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   strobe__results__sampled_stack__free_unpacked
+                     (Strobe__Results__SampledStack *message,
+                      ProtobufCAllocator *allocator);
 /* Strobe__Results__Metric methods */
 void   strobe__results__metric__init
                      (Strobe__Results__Metric         *message);
@@ -336,6 +444,12 @@ typedef void (*Strobe__Results__Dimension_Closure)
 typedef void (*Strobe__Results__TestResult_Closure)
                  (const Strobe__Results__TestResult *message,
                   void *closure_data);
+typedef void (*Strobe__Results__CallStackProfile_Closure)
+                 (const Strobe__Results__CallStackProfile *message,
+                  void *closure_data);
+typedef void (*Strobe__Results__SampledStack_Closure)
+                 (const Strobe__Results__SampledStack *message,
+                  void *closure_data);
 typedef void (*Strobe__Results__Metric_Closure)
                  (const Strobe__Results__Metric *message,
                   void *closure_data);
@@ -349,6 +463,8 @@ extern const ProtobufCMessageDescriptor strobe__results__run__descriptor;
 extern const ProtobufCMessageDescriptor strobe__results__run_metadata__descriptor;
 extern const ProtobufCMessageDescriptor strobe__results__dimension__descriptor;
 extern const ProtobufCMessageDescriptor strobe__results__test_result__descriptor;
+extern const ProtobufCMessageDescriptor strobe__results__call_stack_profile__descriptor;
+extern const ProtobufCMessageDescriptor strobe__results__sampled_stack__descriptor;
 extern const ProtobufCMessageDescriptor strobe__results__metric__descriptor;
 extern const ProtobufCEnumDescriptor    strobe__results__metric__direction__descriptor;
 

@@ -14,7 +14,8 @@ extension DiffReport {
             table{border-collapse:collapse;margin:1em 0}td,th{padding:4px 10px;border-bottom:1px solid #ddd;text-align:right;white-space:nowrap}
             td:first-child,th:first-child,td.metric,th:nth-child(2){text-align:left}.regression{color:#c62828;font-weight:600}
             .improvement{color:#2e7d32;font-weight:600}.inconclusive{color:#a86b00}.plot{margin:1.5em 0}
-            .warn{color:#a86b00}h2{font-size:15px;margin:1.2em 0 .3em}
+            .warn{color:#a86b00}h2{font-size:15px;margin:1.2em 0 .3em}h3{font-size:14px;margin:1em 0 .2em}
+            table.functions td:first-child{max-width:46em;overflow:hidden;text-overflow:ellipsis}
             </style></head><body>
             """
         html += "<h1>\(HTMLText.escape(headline))</h1>"
@@ -36,6 +37,7 @@ extension DiffReport {
             html += "<td class=\"\(row.verdict.rawValue)\">\(HTMLText.escape(Self.verdictText(row)))</td></tr>"
         }
         html += "</table>"
+        html += functionsHTML()
         let undecided = undecidedLines
         if !undecided.isEmpty {
             html += "<h2>Inconclusive</h2><ul>"

@@ -233,6 +233,7 @@ extension DiffReport {
         }
         var output = headline + "\n" + metricCounts + "\n\n" + text + "\n"
         if let quietRowsLine { output += quietRowsLine + "\n" }
+        output += functionsText(width: width)
         let undecided = undecidedLines
         if !undecided.isEmpty {
             output +=
@@ -288,6 +289,9 @@ extension DiffReport {
             }
             if changed.count > Self.testsListed {
                 lines.append("- and \(changed.count - Self.testsListed) more, in the table below")
+            }
+            for (verdict, functions) in changedTestFunctions.prefix(Self.testsListed) {
+                lines += functionsMarkdown(verdict, functions)
             }
         }
         let reportOnly = rows.filter { !$0.gates && ($0.verdict == .regression || $0.verdict == .improvement) }

@@ -65,6 +65,18 @@ public struct DiffReport: Sendable, Codable {
     /// ``tests`` as they were when the report was made, for JSON readers.
     public var testVerdicts: [TestVerdict] = []
 
+    /// The functions behind each profiled test's verdict, in the order of
+    /// the tests: empty unless both sides ran with `--profile`.
+    public var functionChanges: [TestFunctionChanges] = []
+
+    /// The function changes of the tests that came out slower or faster.
+    public var changedTestFunctions: [(verdict: TestVerdict, functions: TestFunctionChanges)] {
+        let byTest = Dictionary(functionChanges.map { ($0.test, $0) }, uniquingKeysWith: { first, _ in first })
+        return tests.filter { $0.outcome == .slower || $0.outcome == .faster }.compactMap { verdict in
+            byTest[verdict.displayName].map { (verdict, $0) }
+        }
+    }
+
     /// The per-test summary: "3 tests slower: decode +61% [+58, +64], …;
     /// 1 unchanged"; the metric counts when no test has a gated metric.
     public var headline: String {
@@ -215,9 +227,25 @@ public enum DiffEngine {
             samples[DiffReport.sampleKey(input.name, input.group)] = .init(
                 baseline: input.baseline.flatMap(\.samples), candidate: input.candidate.flatMap(\.samples))
         }
-        return DiffReport(
+        var report = DiffReport(
             options: options, groupBy: groupBy, rows: rows, baselineSources: baseline.sources,
             candidateSources: candidate.sources, warnings: WarningGroups.render(warnings),
             samples: samples, look: look, foldedTests: folded, testVerdicts: TestVerdict.verdicts(of: rows))
+        report.attachFunctionChanges(baseline: baseline.profiles, candidate: candidate.profiles)
+        return report
+    }
+}
+
+extension DiffReport {
+    /// Judges the functions of every test both sides profiled (see
+    /// ``FunctionComparison``), in the order of ``tests``.
+    public mutating func attachFunctionChanges(baseline: [ProcessProfile], candidate: [ProcessProfile]) {
+        guard !baseline.isEmpty, !candidate.isEmpty else {
+            functionChanges = []
+            return
+        }
+        let judged = FunctionComparison.changes(
+            tests: tests, baseline: baseline, candidate: candidate, groupBy: groupBy, options: options)
+        functionChanges = tests.compactMap { judged[$0.displayName] }
     }
 }

@@ -61,6 +61,8 @@ public struct SampleSet: Sendable {
 
     /// Every series loaded.
     public var series: [Series] = []
+    /// The CPU profiles of the processes whose suites ran with `--profile`.
+    public var profiles: [ProcessProfile] = []
     /// The files read.
     public var sources: [String] = []
 
@@ -136,6 +138,12 @@ public struct SampleSet: Sendable {
         dimensions["suite"] = dimensions["suite"] ?? run.metadata.suite
         let runID = run.metadata.runID.isEmpty ? file : run.metadata.runID
         for test in run.tests {
+            if let profile = test.profile, profile.iterations > 0, !run.metadata.samplesAreLaunches {
+                profiles.append(
+                    ProcessProfile(
+                        test: test.name, run: runID, round: run.metadata.round, dimensions: dimensions,
+                        profile: profile))
+            }
             for metric in Self.withCPUTotal(test.metrics) where !metric.samples.isEmpty {
                 let name = "\(test.name)/\(metric.name)"
                 if run.metadata.samplesAreLaunches {

@@ -19,6 +19,10 @@ struct CompareCommand: ParsableCommand {
             --round N. With --process, CMD is any program, measured per launch as `strobe run` measures \
             it (wall, CPU, rusage, and its trace when it writes one to STROBE_TRACE_OUTPUT).
 
+            With --profile, each suite process samples its measure blocks' call stacks, and each slower or \
+            faster test lists the functions whose inclusive CPU time per iteration changed, judged with the \
+            process as the replicate and Benjamini–Hochberg across the test's functions.
+
             After --min-rounds rounds the runs are compared as `strobe diff` compares them (processes \
             as replicates, paired by round), and again each time the rounds have grown by half (4, 6, \
             9, 14, 21, ...), until every gated metric is decided or --max-time is spent. The false-alarm \
@@ -86,6 +90,13 @@ struct CompareCommand: ParsableCommand {
     @Flag(help: "CMD is any program, measured per launch, not a perf suite (default: a perf suite).")
     var process = false
 
+    @Flag(
+        help: """
+            Sample the suites' measure blocks (their --profile) and list, under each slower or faster test, the \
+            functions whose CPU time per iteration changed (default: off).
+            """)
+    var profile = false
+
     @Option(help: "The test's name in the results with --process.")
     var name = "process"
 
@@ -123,6 +134,9 @@ struct CompareCommand: ParsableCommand {
         if let metric, (try? Regex(metric)) == nil {
             return "--metric: \"\(metric)\" is not a valid regular expression"
         }
+        if profile, process {
+            return "--profile samples a perf suite's measure blocks; it cannot be used with --process"
+        }
         if output != nil, legacyReport != nil { return "give the report's file once, with --output FILE" }
         // Checked before the rounds, not after minutes of them.
         if let reportPath, let problem = unwritable(reportPath) {
@@ -147,6 +161,7 @@ struct CompareCommand: ParsableCommand {
             directory: resultsDirectory, commands: [.baseline: baseline, .candidate: candidate],
             mode: process ? .perLaunch(name: name) : .suite,
             iterations: iterations, warmup: warmup, timeout: timeout.seconds, seed: seed)
+        experiment.profile = profile
         let progress = CompareProgress(budget: budget.seconds)
         var design: SequentialDesign?
         var lookNumber = 0

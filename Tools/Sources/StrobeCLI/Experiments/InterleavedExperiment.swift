@@ -63,6 +63,9 @@ struct InterleavedExperiment {
     /// In a suite, the tests a round runs (`--filter`); nil for all.
     var onlyTests: [String]?
 
+    /// Whether suite processes sample their measure blocks (`--profile`).
+    var profile = false
+
     func directory(of side: Side) -> String { "\(root)/\(side.rawValue)" }
 
     var logDirectory: String { "\(root)/logs" }
@@ -84,6 +87,7 @@ struct InterleavedExperiment {
             var line =
                 "\(command) --output \(Self.shellQuoted(directory(of: side))) --iterations \(iterations) --round \(round)"
             if let warmup { line += " --warmup \(warmup)" }
+            if profile { line += " --profile" }
             if let onlyTests, !onlyTests.isEmpty {
                 line += " --filter " + Self.shellQuoted(Self.exactNames(onlyTests))
             }

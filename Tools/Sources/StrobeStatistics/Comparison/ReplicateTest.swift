@@ -135,12 +135,17 @@ public enum ReplicateTest {
     ///   of iterations (``ComparisonMethod/iterations``), which the caller
     ///   should flag.
     /// - With no spread at all on either side, the result is exact.
+    ///
+    /// With `logScaleAllowed` false the values are compared as they are, so
+    /// the estimate is a difference in their unit (a function's CPU time per
+    /// iteration, which is 0 where the function never ran).
     public static func compare(
-        baseline: [Replicate], candidate: [Replicate], summary kind: ReplicateSummary = .median
+        baseline: [Replicate], candidate: [Replicate], summary kind: ReplicateSummary = .median,
+        logScaleAllowed: Bool = true
     ) -> ReplicateTestResult {
         let base = baseline.filter { !$0.samples.isEmpty }
         let cand = candidate.filter { !$0.samples.isEmpty }
-        let logScale = (base + cand).allSatisfy { $0.samples.allSatisfy { $0 > 0 } }
+        let logScale = logScaleAllowed && (base + cand).allSatisfy { $0.samples.allSatisfy { $0 > 0 } }
         func summary(_ replicate: Replicate) -> Double {
             let value = kind.value(of: replicate.samples)
             return logScale ? log(value) : value

@@ -1,0 +1,126 @@
+import Foundation
+import StrobeFormatting
+
+/// The functions behind the verdicts, as each report format shows them.
+extension DiffReport {
+    /// The heading of the functions' section: what the numbers are.
+    var functionsHeading: String {
+        "functions behind the verdicts (inclusive CPU time per iteration, candidate − baseline, "
+            + "\(Self.level((1 - options.alpha) * 100))% interval)"
+    }
+
+    /// What a test's list says when no function changed past the floor.
+    static func noFunctionLine(_ functions: TestFunctionChanges) -> String {
+        "no function changed by \(FunctionChange.signed(functions.floor).dropFirst()) or more per iteration "
+            + "(\(functions.baselineProcesses) + \(functions.candidateProcesses) processes profiled)"
+    }
+
+    /// The text section: per slower or faster test, its leading functions
+    /// in an aligned table; empty when no changed test was profiled.
+    func functionsText(width: Int) -> String {
+        let changed = changedTestFunctions
+        guard !changed.isEmpty else { return "" }
+        var output = "\n" + functionsHeading + ":\n"
+        for (verdict, functions) in changed {
+            output += "  \(verdict.displayName), \(verdict.outcome.rawValue):\n"
+            let listed = functions.listed()
+            if !listed.contains(where: \.changed) { output += "    \(Self.noFunctionLine(functions))\n" }
+            if listed.isEmpty { continue }
+            var table = TextTable(header: ["function", "baseline", "candidate", "change", "interval", ""])
+            table.rightAligned = [1, 2, 3, 4]
+            for function in listed {
+                table.rows.append([
+                    Self.clipped(function.function, to: max(width - 60, 30)),
+                    Self.duration(function.baseline), Self.duration(function.candidate),
+                    FunctionChange.signed(function.change),
+                    function.interval,
+                    function.label,
+                ])
+            }
+            output +=
+                table.render().split(separator: "\n", omittingEmptySubsequences: false).map { "    " + $0 }
+                .joined(separator: "\n") + "\n"
+        }
+        return output
+    }
+
+    /// The Markdown of one changed test's functions: a table folded under
+    /// `<details>`, its summary naming the leading function.
+    func functionsMarkdown(_ verdict: TestVerdict, _ functions: TestFunctionChanges) -> [String] {
+        let summary =
+            functions.leading.map {
+                "Functions behind \(verdict.displayName): `\($0.function)` \(FunctionChange.signed($0.change)) \($0.label)"
+            } ?? "Functions behind \(verdict.displayName): \(Self.noFunctionLine(functions))"
+        var lines = ["", "<details><summary>\(HTMLText.escape(summary))</summary>", ""]
+        lines.append("| function | baseline | candidate | change [\(Self.level((1 - options.alpha) * 100))% CI] | |")
+        lines.append("|---|---:|---:|---:|---|")
+        for function in functions.listed() {
+            lines.append(
+                "| `\(function.function.replacingOccurrences(of: "|", with: "\\|"))` | \(Self.duration(function.baseline)) "
+                    + "| \(Self.duration(function.candidate)) | \(FunctionChange.signed(function.change)) "
+                    + "\(function.interval) | \(function.label) |")
+        }
+        lines.append("")
+        lines.append(
+            "<sub>Inclusive CPU time per iteration from \(functions.baselineProcesses) + "
+                + "\(functions.candidateProcesses) profiled processes, each process one replicate; "
+                + "Benjamini–Hochberg across the test's functions.</sub>")
+        lines.append("")
+        lines.append("</details>")
+        return lines
+    }
+
+    /// The HTML section: per changed test a table of its functions with a
+    /// bar for each change, growing right (slower, red) or left (faster,
+    /// green) from the middle, on one scale per test.
+    func functionsHTML() -> String {
+        let changed = changedTestFunctions
+        guard !changed.isEmpty else { return "" }
+        var html = "<h2>\(HTMLText.escape(functionsHeading.prefix(1).uppercased() + functionsHeading.dropFirst()))</h2>"
+        for (verdict, functions) in changed {
+            let listed = functions.listed(limit: 12, minimum: 5)
+            html += "<h3>\(HTMLText.escape(verdict.displayName)) — \(verdict.outcome.rawValue)</h3>"
+            if !listed.contains(where: \.changed) {
+                html += "<p>\(HTMLText.escape(Self.noFunctionLine(functions)))</p>"
+            }
+            guard !listed.isEmpty else { continue }
+            let scale = listed.map { max(abs($0.lower), abs($0.upper)) }.max() ?? 1
+            html +=
+                "<table class=\"functions\"><tr><th>function</th><th>baseline</th><th>candidate</th>"
+                + "<th>change [CI]</th><th>difference</th><th></th></tr>"
+            for function in listed {
+                let half = 120.0
+                let width = scale > 0 ? abs(function.change) / scale * half : 0
+                let x = function.change >= 0 ? half : half - width
+                let colour = function.change >= 0 ? "#c62828" : "#2e7d32"
+                let low = half + (scale > 0 ? function.lower / scale * half : 0)
+                let high = half + (scale > 0 ? function.upper / scale * half : 0)
+                let bar =
+                    "<svg width=\"240\" height=\"16\" role=\"img\"><line x1=\"120\" x2=\"120\" y1=\"0\" y2=\"16\" stroke=\"#999\"/>"
+                    + "<rect x=\"\(String(format: "%.1f", x))\" y=\"3\" width=\"\(String(format: "%.1f", max(width, 0.5)))\" "
+                    + "height=\"10\" fill=\"\(colour)\" fill-opacity=\"\(function.changed ? "0.8" : "0.25")\"/>"
+                    + "<line x1=\"\(String(format: "%.1f", low))\" x2=\"\(String(format: "%.1f", high))\" y1=\"8\" y2=\"8\" stroke=\"#333\"/></svg>"
+                let cls = function.changed ? (function.change > 0 ? "regression" : "improvement") : ""
+                html +=
+                    "<tr><td>\(HTMLText.escape(function.function))</td><td>\(Self.duration(function.baseline))</td>"
+                    + "<td>\(Self.duration(function.candidate))</td>"
+                    + "<td>\(HTMLText.escape(FunctionChange.signed(function.change))) \(function.interval)</td>"
+                    + "<td>\(bar)</td><td class=\"\(cls)\">\(function.label)</td></tr>"
+            }
+            html += "</table>"
+        }
+        return html
+    }
+
+    /// A duration per iteration for a table: `21.3 ms`, `0` for none.
+    static func duration(_ nanoseconds: Double) -> String {
+        nanoseconds == 0 ? "0" : String(FunctionChange.signed(nanoseconds).dropFirst())
+    }
+
+    /// `text`, cut to `width` characters with an ellipsis in the middle.
+    static func clipped(_ text: String, to width: Int) -> String {
+        guard text.count > width, width > 5 else { return text }
+        let keep = width - 1
+        return String(text.prefix(keep / 2)) + "…" + String(text.suffix(keep - keep / 2))
+    }
+}

@@ -1,0 +1,251 @@
+import Foundation
+import StrobeResults
+import StrobeStatistics
+
+/// How one function's CPU time per iteration changed: the difference of the
+/// sides' means, judged with the process as the replicate.
+public struct FunctionChange: Sendable, Hashable, Codable {
+    /// The function, as the profile names it (`LensKit.Lens.makeToneCurve()`).
+    public var function: String
+    /// Mean CPU time per iteration with the function on the stack
+    /// (inclusive), in nanoseconds, over the baseline's processes.
+    public var baseline: Double
+    /// The same over the candidate's processes.
+    public var candidate: Double
+    /// The estimated change, candidate − baseline, in nanoseconds per
+    /// iteration (paired by round when rounds are given).
+    public var change: Double
+    /// The confidence interval of ``change``.
+    public var lower: Double
+    /// The upper end of that interval.
+    public var upper: Double
+    /// The test's p-value.
+    public var pValue: Double
+    /// That p-value adjusted by Benjamini–Hochberg across the test's functions.
+    public var adjustedPValue: Double
+    /// Whether the change is decided: adjusted p-value at most the level and
+    /// the change past the floor.
+    public var changed: Bool
+    /// A changed function below this one that accounts for at least 3/4 of
+    /// its change: the place to look is there, not here.
+    public var explainedBy: String?
+
+    /// No baseline process sampled it.
+    public var isNew: Bool { baseline == 0 && candidate > 0 }
+    /// No candidate process sampled it.
+    public var isGone: Bool { candidate == 0 && baseline > 0 }
+
+    /// "new", "gone", "slower", "faster" or "unchanged".
+    public var label: String {
+        guard changed else { return "unchanged" }
+        if isNew { return "new" }
+        if isGone { return "gone" }
+        return change > 0 ? "slower" : "faster"
+    }
+
+    /// `LensKit.Lens.makeToneCurve() +21.3 ms [+19.8, +22.9] new`.
+    public var summary: String { "\(function) \(Self.signed(change)) \(interval) \(label)" }
+
+    /// `[+19.8, +22.9]`: the interval in the unit ``change`` is shown in.
+    public var interval: String {
+        "[\(Self.signed(lower, unit: false, scaledAs: change)), \(Self.signed(upper, unit: false, scaledAs: change))]"
+    }
+
+    /// A signed duration in the unit that suits it (or that suits
+    /// `reference`): `+21.3 ms`, `-480 µs`.
+    static func signed(_ nanoseconds: Double, unit: Bool = true, scaledAs reference: Double? = nil) -> String {
+        let magnitude = abs(reference ?? nanoseconds)
+        let (divisor, name): (Double, String) =
+            magnitude >= 1e9 ? (1e9, "s") : magnitude >= 1e6 ? (1e6, "ms") : (1e3, "µs")
+        let value = nanoseconds / divisor
+        let decimals = abs(magnitude / divisor) >= 100 ? 0 : abs(magnitude / divisor) >= 10 ? 1 : 2
+        let text = String(format: "%.\(decimals)f", value)
+        let signedText = text.hasPrefix("-") ? text : "+" + text
+        return unit ? "\(signedText) \(name)" : signedText
+    }
+}
+
+/// The functions behind one test's verdict: each function's change in
+/// inclusive CPU time per iteration, most telling first.
+public struct TestFunctionChanges: Sendable, Hashable, Codable {
+    /// The test (`TEST`, with ` [GROUP]` under `--group-by`).
+    public var test: String
+    /// Processes profiled on each side.
+    public var baselineProcesses: Int
+    /// Processes profiled on the candidate's side.
+    public var candidateProcesses: Int
+    /// The test's mean sampled CPU time per iteration, baseline side, in
+    /// nanoseconds.
+    public var baselineCPU: Double
+    /// The same on the candidate's side.
+    public var candidateCPU: Double
+    /// The smallest change called a change, in nanoseconds per iteration.
+    public var floor: Double
+    /// Every function judged: the changed ones not explained by a callee
+    /// first (largest change first), then the rest (largest change first).
+    public var functions: [FunctionChange]
+
+    /// What a report lists: the changed functions that no callee explains,
+    /// then the largest unchanged ones until there are `minimum` rows, at
+    /// most `limit` rows.
+    public func listed(limit: Int = 5, minimum: Int = 3) -> [FunctionChange] {
+        let lead = functions.filter { $0.changed && $0.explainedBy == nil }
+        let rest = functions.filter { !$0.changed }.sorted { ($0.baseline, $0.function) > ($1.baseline, $1.function) }
+        return Array((lead + rest.prefix(max(minimum - lead.count, 0))).prefix(limit))
+    }
+
+    /// The function a reader should look at first: the largest change no
+    /// changed callee explains; nil when nothing changed.
+    public var leading: FunctionChange? { functions.first { $0.changed && $0.explainedBy == nil } }
+}
+
+/// Judges the functions of a profiled test: each function's inclusive CPU
+/// time per iteration (its samples × the time a sample stands for ÷ the
+/// iterations), one value per process, compared as ``ReplicateTest``
+/// compares a metric's replicates (paired by round, Welch's test
+/// otherwise) on the linear scale, with Benjamini–Hochberg across the
+/// test's functions at the comparison's level.
+public enum FunctionComparison {
+    /// A function is judged when it holds at least this share of the test's
+    /// CPU time on either side: smaller ones cannot explain a verdict.
+    public static let smallestShare = 0.01
+    /// A function that holds at least this share of the test's samples on
+    /// both sides wraps the whole test (the thread's entry, the runner's
+    /// loop): its change is the test's own, which the verdict already says.
+    public static let wrapperShare = 0.98
+    /// A changed callee explains a function when its change is at least this
+    /// share of the function's, in the same direction.
+    public static let explainedShare = 0.75
+
+    /// The functions behind the verdict of each test in `tests` that both
+    /// sides profiled, keyed by test name (`TEST` or `TEST [GROUP]`).
+    ///
+    /// The floor of a change is a quarter of `options.minimumEffect` of the
+    /// test's baseline CPU time per iteration (0.5% at the default 2%): a
+    /// function's change counts when it moves the test by that much.
+    public static func changes(
+        tests: [TestVerdict], baseline: [ProcessProfile], candidate: [ProcessProfile], groupBy: String?,
+        options: ComparisonOptions
+    ) -> [String: TestFunctionChanges] {
+        var result: [String: TestFunctionChanges] = [:]
+        for verdict in tests {
+            func matches(_ profile: ProcessProfile) -> Bool {
+                profile.test == verdict.test && (groupBy.map { profile.dimensions[$0] ?? "" } ?? "") == verdict.group
+            }
+            let base = baseline.filter(matches)
+            let cand = candidate.filter(matches)
+            guard !base.isEmpty, !cand.isEmpty else { continue }
+            result[verdict.displayName] = compare(
+                test: verdict.displayName, baseline: base, candidate: cand, options: options)
+        }
+        return result
+    }
+
+    /// One test's functions, judged.
+    public static func compare(
+        test: String, baseline: [ProcessProfile], candidate: [ProcessProfile], options: ComparisonOptions
+    ) -> TestFunctionChanges {
+        struct Process {
+            var id: String
+            var round: Int?
+            var total: Double
+            var times: [String: Double]
+        }
+        func processes(_ profiles: [ProcessProfile]) -> [Process] {
+            profiles.map { entry in
+                let profile = entry.profile
+                let total =
+                    Double(profile.sampleCount) * profile.nanosecondsPerSample / Double(max(profile.iterations, 1))
+                return Process(
+                    id: entry.run, round: entry.round, total: total,
+                    times: profile.timePerIteration.mapValues(\.inclusive))
+            }
+        }
+        let base = processes(baseline)
+        let cand = processes(candidate)
+        func mean(_ values: [Double]) -> Double { values.isEmpty ? 0 : values.reduce(0, +) / Double(values.count) }
+        let baseTotal = mean(base.map(\.total))
+        let candTotal = mean(cand.map(\.total))
+        let floor = options.minimumEffect / 4 * baseTotal
+        var callees: [String: Set<String>] = [:]
+        for entry in baseline + candidate {
+            callees.merge(entry.profile.callees) { $0.union($1) }
+        }
+        let names = Set(base.flatMap(\.times.keys) + cand.flatMap(\.times.keys))
+        var judged: [(name: String, base: Double, cand: Double, test: ReplicateTestResult)] = []
+        for name in names.sorted() {
+            let baseMean = mean(base.map { $0.times[name] ?? 0 })
+            let candMean = mean(cand.map { $0.times[name] ?? 0 })
+            let share = max(baseTotal > 0 ? baseMean / baseTotal : 0, candTotal > 0 ? candMean / candTotal : 0)
+            guard share >= smallestShare else { continue }
+            let wraps =
+                baseTotal > 0 && candTotal > 0 && baseMean / baseTotal >= wrapperShare
+                && candMean / candTotal >= wrapperShare
+            guard !wraps else { continue }
+            let replicates = { (side: [Process]) in
+                side.map { Replicate(id: $0.id, round: $0.round, samples: [$0.times[name] ?? 0]) }
+            }
+            let result = ReplicateTest.compare(
+                baseline: replicates(base), candidate: replicates(cand), summary: .median, logScaleAllowed: false)
+            judged.append((name, baseMean, candMean, result))
+        }
+        let adjusted = MultipleComparisons.benjaminiHochberg(judged.map(\.test.pValue))
+        var functions = zip(judged, adjusted).map { entry, adjustedP in
+            let interval = entry.test.interval(confidence: 1 - options.alpha)
+            return FunctionChange(
+                function: entry.name, baseline: entry.base, candidate: entry.cand, change: entry.test.estimate,
+                lower: interval.lower, upper: interval.upper, pValue: entry.test.pValue, adjustedPValue: adjustedP,
+                changed: adjustedP <= options.alpha && abs(entry.test.estimate) >= floor && floor > 0,
+                explainedBy: nil)
+        }
+        let changed = functions.filter(\.changed)
+        for index in functions.indices where functions[index].changed {
+            let function = functions[index]
+            let below = callees[function.function] ?? []
+            let explaining =
+                changed
+                .filter {
+                    below.contains($0.function) && !isLibrary($0.function)
+                        && $0.change * function.change > 0 && abs($0.change) >= explainedShare * abs(function.change)
+                }
+                .max { abs($0.change) < abs($1.change) }
+            functions[index].explainedBy = explaining?.function
+        }
+        functions.sort { a, b in
+            let aLeads = a.changed && a.explainedBy == nil
+            let bLeads = b.changed && b.explainedBy == nil
+            if aLeads != bLeads { return aLeads }
+            if a.changed != b.changed { return a.changed }
+            return (abs(a.change), b.function) > (abs(b.change), a.function)
+        }
+        return TestFunctionChanges(
+            test: test, baselineProcesses: base.count, candidateProcesses: cand.count, baselineCPU: baseTotal,
+            candidateCPU: candTotal, floor: floor, functions: functions)
+    }
+
+    /// Whether `function` is the standard library's, Foundation's, the C
+    /// library's or code no symbol names: such a callee does not explain
+    /// the change of the code that called it (a slower `Array.append` says
+    /// less than the function that appends more).
+    public static func isLibrary(_ function: String) -> Bool {
+        var name = Substring(function)
+        for prefix in ["generic specialization ", "function signature specialization ", "specialized "]
+        where name.hasPrefix(prefix) {
+            // "generic specialization <...> of NAME": skip to NAME.
+            if let of = name.range(of: "> of ") {
+                name = name[of.upperBound...]
+            } else {
+                name = name.dropFirst(prefix.count)
+            }
+        }
+        if name.hasPrefix("static ") { name = name.dropFirst("static ".count) }
+        if name.hasSuffix("(no symbol)") { return true }
+        let modules = [
+            "Swift.", "Foundation.", "FoundationEssentials.", "FoundationInternationalization.", "_Concurrency.",
+            "Dispatch.", "Synchronization.", "_StringProcessing.", "Glibc.", "Strobe.",
+        ]
+        if modules.contains(where: { name.hasPrefix($0) }) { return true }
+        // A C symbol (`powf`, `__memmove_avx_unaligned`) has no module.
+        return !name.contains(".")
+    }
+}
