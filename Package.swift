@@ -151,6 +151,10 @@ let package = Package(
             exclude: ["strobe-policy.yml"]
         ),
         .executableTarget(name: "TraceChild", dependencies: ["Strobe"], path: "Examples/TraceChild"),
+        // A perf suite of three functions of known work, one of which
+        // PROFILE_SUITE_SLOWER makes 10% slower: the truth `strobe compare
+        // --profile` is checked against.
+        .executableTarget(name: "ProfileSuite", dependencies: ["StrobePerf"], path: "Examples/ProfileSuite"),
         // A CPU-bound workload with known shares per function: the truth the
         // CPU profiler's tests and benchmarks check against.
         .target(name: "ProfileWorkload", dependencies: ["Strobe"], path: "Examples/ProfileWorkload"),
@@ -199,8 +203,8 @@ let package = Package(
         .testTarget(
             name: "StrobePerfTests",
             dependencies: [
-                "StrobePerf", "StrobeProcessRunner", "Strobe", "StrobeReader", "StrobeTestSupport", "LensKit",
-                "TraceChild",
+                "StrobePerf", "StrobeProcessRunner", "StrobeResults", "Strobe", "StrobeReader", "StrobeTestSupport",
+                "LensKit", "TraceChild",
             ]),
     ]
 )

@@ -131,7 +131,7 @@ package struct ProfileEncoder {
     /// at the stack pointer, when the walk in `chain` skipped it: the first
     /// word that is a return address, unless it is the walk's own second
     /// frame (the leaf kept its frame pointer) or the leaf itself.
-    static func skippedCaller(
+    package static func skippedCaller(
         of chain: [UInt64], in stackWords: Slice<UnsafeBufferPointer<UInt64>>, isReturnAddress: (UInt64) -> Bool
     ) -> UInt64? {
         guard let leaf = chain.first else { return nil }

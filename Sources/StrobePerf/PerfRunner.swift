@@ -143,6 +143,9 @@ public struct PerfRunner: Sendable {
             configuration.resourceUsage = .intervals(named: test.resourceUsageIntervals)
         }
         let session = try TraceSession.start(configuration)
+        if let profile = configuration.cpuProfile {
+            Self.shiftSamplingPhase(periodNanoseconds: profile.periodNanoseconds)
+        }
         let context = PerfContext(iteration: iteration)
         let counting = countSelection
         let writer = session.backgroundThread
@@ -150,6 +153,8 @@ public struct PerfRunner: Sendable {
         let after: ResourceReading
         let wall: UInt64
         let counts: [PerfMetric]
+        // The measure block's edges on the CPU samples' clock.
+        var window = (lowerBound: UInt64(0), upperBound: UInt64.max)
         do {
             // The counting window is inside the resource readings and
             // outside the wall clock's reads.
@@ -157,17 +162,21 @@ public struct PerfRunner: Sendable {
             case .sync(let measure):
                 before = ResourceReading(session: session, thread: Self.hasThreadUsage)
                 ExactCounts.begin(counting, excluding: writer)
+                window.lowerBound = ProcessMeasurements.boottimeNanoseconds()
                 let start = ProcessMeasurements.monotonicNanoseconds()
                 try Self.measure(measure, context)
                 wall = ProcessMeasurements.monotonicNanoseconds() - start
+                window.upperBound = ProcessMeasurements.boottimeNanoseconds()
                 counts = ExactCounts.end(counting)
                 after = ResourceReading(session: session, thread: Self.hasThreadUsage)
             case .async(let measure):
                 before = ResourceReading(session: session, thread: false)
                 ExactCounts.begin(counting, excluding: writer)
+                window.lowerBound = ProcessMeasurements.boottimeNanoseconds()
                 let start = ProcessMeasurements.monotonicNanoseconds()
                 try await measure(context)
                 wall = ProcessMeasurements.monotonicNanoseconds() - start
+                window.upperBound = ProcessMeasurements.boottimeNanoseconds()
                 counts = ExactCounts.end(counting)
                 after = ResourceReading(session: session, thread: false)
             }
@@ -179,7 +188,8 @@ public struct PerfRunner: Sendable {
         let writerThread = session.backgroundThreadID
         try session.stop()
         if measured, profile != nil, let tracePath {
-            Self.addSamples(of: tracePath, leavingOut: writerThread, to: &profile)
+            Self.addSamples(
+                of: tracePath, within: window.lowerBound...window.upperBound, leavingOut: writerThread, to: &profile)
         }
         if let teardown = blocks.teardown {
             do { try await teardown() } catch { throw PerfTestError.blockFailed("teardown", error) }
@@ -200,17 +210,48 @@ public struct PerfRunner: Sendable {
         return IterationSample(wall: Double(wall), values: values)
     }
 
-    /// Adds the CPU samples of the iteration's trace at `path` to
-    /// `profile`, but for those of the session's own writer thread.
+    /// Spins for a random share of one sampling period of the thread's CPU
+    /// time, between the session's start (where the thread's sampler starts
+    /// counting) and the measure block.
+    ///
+    /// A sampler's period is fixed, and every iteration starts a session of
+    /// its own; without this, the samples of every iteration of every
+    /// process would fall at the same points of a measure block that
+    /// repeats its work in a loop, and a function the loop passes through
+    /// between two such points would be over- or undercounted in every one
+    /// of them alike: a bias no number of processes averages out, which a
+    /// change in the length of the loop then shows as a change in that
+    /// function. With a uniformly random phase, each sample falls in a
+    /// function with a probability proportional to the function's time.
+    static func shiftSamplingPhase(periodNanoseconds period: UInt64) {
+        let delay = UInt64.random(in: 0..<max(period, 1))
+        let start = threadCPUNanoseconds()
+        var spins: UInt64 = 0
+        while threadCPUNanoseconds() &- start < delay { spins &+= 1 }
+        if spins == .max { print(spins) }
+    }
+
+    /// The calling thread's CPU time.
+    static func threadCPUNanoseconds() -> UInt64 {
+        var time = timespec()
+        clock_gettime(CLOCK_THREAD_CPUTIME_ID, &time)
+        return UInt64(time.tv_sec) &* 1_000_000_000 &+ UInt64(time.tv_nsec)
+    }
+
+    /// Adds the CPU samples of the iteration's trace at `path` taken within
+    /// the measure block (`window`, CLOCK_BOOTTIME) to `profile`, but for
+    /// those of the session's own writer thread.
     private static func addSamples(
-        of path: String, leavingOut writerThread: Int32?, to profile: inout CallStackProfileBuilder?
+        of path: String, within window: ClosedRange<UInt64>, leavingOut writerThread: Int32?,
+        to profile: inout CallStackProfileBuilder?
     ) {
         guard let samples = try? CPUProfile.read(contentsOf: path) else {
             profile?.finishIteration(lostSamples: 0, method: nil)
             return
         }
         var counts: [Int: Int] = [:]
-        for sample in samples.samples where writerThread.map({ Int64($0) != sample.tid }) ?? true {
+        for sample in samples.samples
+        where window.contains(sample.time) && writerThread.map({ Int64($0) != sample.tid }) ?? true {
             counts[sample.stack, default: 0] += 1
         }
         for (stack, count) in counts.sorted(by: { $0.key < $1.key }) where samples.stacks.indices.contains(stack) {

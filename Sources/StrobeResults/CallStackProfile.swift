@@ -110,20 +110,20 @@ public struct CallStackProfile: Sendable, Hashable, Codable {
 
 /// Builds a ``CallStackProfile`` a sample at a time, interning function
 /// names and stacks.
-package struct CallStackProfileBuilder: Sendable {
+public struct CallStackProfileBuilder: Sendable {
     private var functionIndex: [String: Int] = [:]
     private var stackIndex: [[Int]: Int] = [:]
     /// The profile so far.
-    package private(set) var profile: CallStackProfile
+    public private(set) var profile: CallStackProfile
 
     /// An empty profile of samples worth `nanosecondsPerSample` each.
-    package init(nanosecondsPerSample: Double) {
+    public init(nanosecondsPerSample: Double) {
         profile = CallStackProfile(nanosecondsPerSample: nanosecondsPerSample, iterations: 0)
     }
 
     /// Adds `samples` samples of the stack `frames` (function names, root
     /// first, as the trace names them).
-    package mutating func add(_ frames: [String], samples: Int = 1) {
+    public mutating func add(_ frames: [String], samples: Int = 1) {
         var indices: [Int] = []
         indices.reserveCapacity(frames.count)
         for frame in frames {
@@ -146,7 +146,7 @@ package struct CallStackProfileBuilder: Sendable {
 
     /// Counts one more measured iteration, `lost` lost samples, and the
     /// method the iteration's trace says sampled it.
-    package mutating func finishIteration(lostSamples lost: Int, method: String?) {
+    public mutating func finishIteration(lostSamples lost: Int, method: String?) {
         profile.iterations += 1
         profile.lostSamples += lost
         if let method, profile.method.isEmpty { profile.method = method }

@@ -147,4 +147,44 @@ struct PerfRunnerTests {
             #expect(path.hasSuffix("ms.pftrace"))
         }
     }
+
+    @Test func aProfiledTestKeepsTheStacksOfItsMeasuredIterations() async throws {
+        var options = PerfRunner.Options()
+        options.stopRule = .iterations(3)
+        options.warmupIterations = 1
+        var profile = TraceConfiguration.CPUProfile()
+        profile.frequency = 999
+        options.cpuProfile = profile
+        let result = await PerfRunner(options: options).run(
+            PerfTest("spinning") { _ in PerfRunnerTests.spin(milliseconds: 40) })
+        #expect(result.error == nil)
+        let kept = try #require(result.profile)
+        #expect(kept.iterations == 3)
+        #expect(abs(kept.nanosecondsPerSample - 1e9 / 999) < 1)
+        #expect(kept.method == "perf_event" || kept.method == "cpu_timer")
+        // 3 × 40 ms of CPU at 999 Hz is about 120 samples; a loaded machine
+        // gives the thread less CPU in the same wall time, never more.
+        #expect(kept.sampleCount >= 20 && kept.sampleCount <= 400, "\(kept.sampleCount) samples")
+        let times = kept.timePerIteration
+        #expect(times.keys.contains { $0.contains("spin(milliseconds:)") }, "\(times.keys.sorted())")
+        // The session's writer is the runner's work, not the test's.
+        #expect(!kept.functions.contains { $0.contains("SessionWriter") })
+        let unprofiled = await Self.runner(iterations: 2).run(PerfTest("plain") { _ in })
+        #expect(unprofiled.profile == nil)
+    }
+
+    /// Burns CPU on the calling thread for about `milliseconds` of its CPU
+    /// time.
+    @inline(never)
+    static func spin(milliseconds: Double) {
+        var ts = timespec()
+        clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts)
+        let end = Double(ts.tv_sec) * 1e3 + Double(ts.tv_nsec) / 1e6 + milliseconds
+        var x = 1.0
+        repeat {
+            for _ in 0..<10_000 { x = x * 1.000_001 + 1e-9 }
+            clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts)
+        } while Double(ts.tv_sec) * 1e3 + Double(ts.tv_nsec) / 1e6 < end
+        if x == 0 { print(x) }
+    }
 }

@@ -1,6 +1,7 @@
 import Foundation
 import Strobe
 import StrobeProcessRunner
+import StrobeResults
 import Testing
 
 @testable import StrobePerf
@@ -92,6 +93,45 @@ import Testing
     @Test func roundTrips() throws {
         let bytes = ResultsFile.encode(Self.sample)
         #expect(try ResultsFile.decode(bytes, path: "memory") == Self.sample)
+        var profiled = Self.sample
+        var builder = CallStackProfileBuilder(nanosecondsPerSample: 1e9 / 999)
+        builder.add(["main", "work", "libm.so.6+0x72c29"], samples: 3)
+        builder.add(["main", "work"], samples: 5)
+        builder.add(["main", "work", "libm.so.6+0x72bad"])
+        builder.finishIteration(lostSamples: 2, method: "perf_event")
+        profiled.tests[0].profile = builder.profile
+        #expect(try ResultsFile.decode(ResultsFile.encode(profiled), path: "memory") == profiled)
+    }
+
+    @Test func aProfileGivesEachFunctionsTimePerIteration() throws {
+        var builder = CallStackProfileBuilder(nanosecondsPerSample: 1_000_000)
+        builder.add(["main", "work", "libm.so.6+0x72c29"], samples: 3)
+        builder.add(["main", "work"], samples: 5)
+        builder.add(["main", "work", "libm.so.6+0x72bad"])
+        // Recursion counts a function once per sample in its inclusive time.
+        builder.add(["main", "work", "work"], samples: 2)
+        builder.finishIteration(lostSamples: 0, method: nil)
+        builder.finishIteration(lostSamples: 1, method: "cpu_timer")
+        let profile = builder.profile
+        #expect(profile.functions == ["main", "work", "libm.so.6 (no symbol)"])
+        #expect(profile.iterations == 2 && profile.lostSamples == 1 && profile.method == "cpu_timer")
+        let times = profile.timePerIteration
+        #expect(times["work"]?.inclusive == 5_500_000)
+        #expect(times["work"]?.exclusive == 3_500_000)
+        #expect(times["libm.so.6 (no symbol)"]?.inclusive == 2_000_000)
+        #expect(times["main"]?.exclusive == 0)
+        #expect(profile.callees["work"] == ["libm.so.6 (no symbol)"])
+    }
+
+    @Test func aProfileNamingAFunctionItDoesNotHaveIsRefused() throws {
+        var run = Self.sample
+        run.tests[0].profile = CallStackProfile(
+            functions: ["main"], stacks: [.init(frames: [0, 4], samples: 1)], nanosecondsPerSample: 1, iterations: 1)
+        let error = #expect(throws: ResultsFileError.self) {
+            try ResultsFile.decode(ResultsFile.encode(run), path: "bad.strobe-results")
+        }
+        #expect(error?.description.contains("bad.strobe-results") == true)
+        #expect(error?.description.contains("function 4 of 1") == true)
     }
 
     @Test func corruptFilesGiveClearErrorsNeverCrashes() {

@@ -13,6 +13,7 @@ struct SuiteCommandLineTests {
         ("--filter", "lens.*"), ("--iterations", "20"), ("--warmup", "0"), ("--output", "out/dir"),
         ("--tag", "device=pixel-8"),
         ("--tag", "build=pr"), ("--keep-traces", nil), ("--round", "4"), ("--run-id", "run 7"),
+        ("--profile", nil), ("--profile-rate", "250"),
     ]
 
     static func check(_ options: PerfSuiteOptions) {
@@ -25,6 +26,7 @@ struct SuiteCommandLineTests {
         #expect(options.keepTraces)
         #expect(options.round == 4)
         #expect(options.runID == "run 7")
+        #expect(options.profileRate == 250)
         #expect(!options.helpRequested)
     }
 
@@ -50,6 +52,12 @@ struct SuiteCommandLineTests {
         // A repeated option keeps its last value (strobe compare appends its
         // own --iterations after the suite's command).
         #expect(try PerfSuiteOptions.parse(["--iterations", "5", "--iterations", "7"]).iterations == 7)
+    }
+
+    @Test func profileAloneSamplesAtTheDefaultRate() throws {
+        #expect(try PerfSuiteOptions.parse(["--profile"]).profileRate == PerfSuiteOptions.defaultProfileRate)
+        #expect(try PerfSuiteOptions.parse([]).profileRate == nil)
+        #expect(try PerfSuiteOptions.parse(["--profile-rate", "99", "--profile"]).profileRate == 99)
     }
 
     @Test func theTestsCoverEveryOptionInTheTable() {
@@ -106,6 +114,8 @@ struct SuiteCommandLineTests {
             ["--iterations", "3", "--time-budget", "2"],
             "--time-budget 2: conflicts with --iterations 3: choose one of --iterations, --time-budget and --p90-precision"
         ),
+        (["--profile-rate", "0"], "--profile-rate 0: must be from 1 to 10000 (hertz)"),
+        (["--profile-rate", "fast"], "--profile-rate fast: not a whole number of hertz"),
         // The first problem is the one reported.
         (["--iterations", "x", "--warmup", "y"], "--iterations x: not a whole number"),
     ]

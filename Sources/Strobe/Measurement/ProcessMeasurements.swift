@@ -10,6 +10,12 @@ package enum ProcessMeasurements {
         cstrobe_monotonic_ns()
     }
 
+    /// `CLOCK_BOOTTIME` in nanoseconds: the clock of a trace's CPU samples,
+    /// for the runner to tell which of them fell inside a measure block.
+    package static func boottimeNanoseconds() -> UInt64 {
+        cstrobe_boottime_ns()
+    }
+
     /// Whether the system measures a thread's own rusage (Linux); elsewhere
     /// ``ResourceUsage/thread()`` reads the whole process.
     package static var threadUsageIsPerThread: Bool {

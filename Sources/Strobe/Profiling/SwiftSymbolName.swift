@@ -21,6 +21,11 @@ enum SwiftSymbolName {
             name = String(rest.dropFirst(4))
         }
         if name.hasPrefix("static ") { name.removeFirst("static ".count) }
+        // Where an extension's module is not the type's: `(extension in
+        // Swift):Swift.Collection.map` is `Swift.Collection.map`.
+        while let start = name.range(of: "(extension in "), let end = name[start.upperBound...].range(of: "):") {
+            name.removeSubrange(start.lowerBound..<end.upperBound)
+        }
         let characters = withoutDiscriminators(replacing(Array(" in static "), with: Array(" in "), in: Array(name)))
         var output = ""
         var index = 0
@@ -59,6 +64,12 @@ enum SwiftSymbolName {
                 // to where the enclosing text goes on (a ` in ` or the end).
                 for effect in [" async", " throws"] where characters[index...].starts(with: Array(effect)) {
                     index += effect.count
+                    // Typed throws: ` throws(E)`.
+                    if effect == " throws", index < characters.count, characters[index] == "(",
+                        let close = matchingParenthesis(characters, from: index)
+                    {
+                        index = close + 1
+                    }
                 }
                 if characters[index...].starts(with: " -> ") {
                     index = endOfResultType(characters, from: index + 4)

@@ -52,7 +52,7 @@ extension TraceConfiguration {
         }
 
         /// The CPU time between two samples of a thread, in nanoseconds.
-        var periodNanoseconds: UInt64 { UInt64(1_000_000_000 / max(frequency, 1)) }
+        package var periodNanoseconds: UInt64 { UInt64(1_000_000_000 / max(frequency, 1)) }
 
         /// Why the profile cannot run, or nil.
         var problem: String? {

@@ -26,8 +26,10 @@ public struct FunctionChange: Sendable, Hashable, Codable {
     /// Whether the change is decided: adjusted p-value at most the level and
     /// the change past the floor.
     public var changed: Bool
-    /// A changed function below this one that accounts for at least 3/4 of
-    /// its change: the place to look is there, not here.
+    /// Where to look instead: a changed callee that accounts for at least
+    /// 2/3 of this function's change, or, for a library's function (one of
+    /// the standard library, the C library, code with no symbol), the
+    /// changed caller whose own code calls it more.
     public var explainedBy: String?
 
     /// No baseline process sampled it.
@@ -114,8 +116,8 @@ public enum FunctionComparison {
     /// loop): its change is the test's own, which the verdict already says.
     public static let wrapperShare = 0.98
     /// A changed callee explains a function when its change is at least this
-    /// share of the function's, in the same direction.
-    public static let explainedShare = 0.75
+    /// share of the function's, in the same direction: two thirds.
+    public static let explainedShare = 2.0 / 3
 
     /// The functions behind the verdict of each test in `tests` that both
     /// sides profiled, keyed by test name (`TEST` or `TEST [GROUP]`).
@@ -198,29 +200,80 @@ public enum FunctionComparison {
                 changed: adjustedP <= options.alpha && abs(entry.test.estimate) >= floor && floor > 0,
                 explainedBy: nil)
         }
-        let changed = functions.filter(\.changed)
-        for index in functions.indices where functions[index].changed {
-            let function = functions[index]
-            let below = callees[function.function] ?? []
-            let explaining =
-                changed
-                .filter {
-                    below.contains($0.function) && !isLibrary($0.function)
-                        && $0.change * function.change > 0 && abs($0.change) >= explainedShare * abs(function.change)
+        // Down the call tree: a changed function is explained by a callee
+        // (not a library's) that changed in the same direction by 2/3 of
+        // as much or more. A callee Benjamini–Hochberg did not call changed
+        // can still explain it when its own p-value, Bonferroni-adjusted
+        // over the callees that could (hierarchical testing: the callees are
+        // tested only because their caller was found changed), is at most
+        // the level; it is then changed too, and its callees are tried in
+        // turn.
+        var settled = false
+        while !settled {
+            settled = true
+            for index in functions.indices where functions[index].changed && functions[index].explainedBy == nil {
+                let function = functions[index]
+                let below = callees[function.function] ?? []
+                let candidates = functions.indices.filter { other in
+                    let callee = functions[other]
+                    return below.contains(callee.function) && !isLibrary(callee.function)
+                        && !isClosure(callee.function, in: function.function)
+                        && callee.change * function.change > 0
+                        && abs(callee.change) >= explainedShare * abs(function.change) && abs(callee.change) >= floor
                 }
-                .max { abs($0.change) < abs($1.change) }
-            functions[index].explainedBy = explaining?.function
+                let passing = candidates.filter {
+                    functions[$0].changed || functions[$0].pValue * Double(candidates.count) <= options.alpha
+                }
+                guard let chosen = passing.max(by: { abs(functions[$0].change) < abs(functions[$1].change) }) else {
+                    continue
+                }
+                functions[index].explainedBy = functions[chosen].function
+                if !functions[chosen].changed {
+                    functions[chosen].changed = true
+                    settled = false
+                }
+            }
         }
+        // A library's change inside a changed caller of the code under test
+        // (more calls to `IndexingIterator.next()` from a loop that runs
+        // longer) is that caller's: it points there.
+        for index in functions.indices
+        where functions[index].changed && functions[index].explainedBy == nil && isLibrary(functions[index].function) {
+            let library = functions[index]
+            let callers = functions.filter { caller in
+                caller.changed && !isLibrary(caller.function)
+                    && (callees[caller.function] ?? []).contains(library.function)
+                    && caller.change * library.change > 0
+            }
+            // The innermost of them: the one no other of them is below.
+            let innermost = callers.filter { caller in
+                !callers.contains { other in
+                    other.function != caller.function && (callees[caller.function] ?? []).contains(other.function)
+                }
+            }
+            functions[index].explainedBy = innermost.max { abs($0.change) < abs($1.change) }?.function
+        }
+        // The code under test before the libraries it calls: a library's
+        // change is also its caller's, whose name says more.
         functions.sort { a, b in
             let aLeads = a.changed && a.explainedBy == nil
             let bLeads = b.changed && b.explainedBy == nil
             if aLeads != bLeads { return aLeads }
+            if aLeads, isLibrary(a.function) != isLibrary(b.function) { return !isLibrary(a.function) }
             if a.changed != b.changed { return a.changed }
             return (abs(a.change), b.function) > (abs(b.change), a.function)
         }
         return TestFunctionChanges(
             test: test, baselineProcesses: base.count, candidateProcesses: cand.count, baselineCPU: baseTotal,
             candidateCPU: candTotal, floor: floor, functions: functions)
+    }
+
+    /// Whether `callee` is a closure written inside `function` (`closure #1
+    /// in closure #2 in F` inside `F`): its time is the function's own, and
+    /// the function's name is the one a reader looks for.
+    public static func isClosure(_ callee: String, in function: String) -> Bool {
+        callee.hasPrefix("closure #") && callee.hasSuffix(" in " + function)
+            || callee.hasPrefix("partial apply for closure #") && callee.hasSuffix(" in " + function)
     }
 
     /// Whether `function` is the standard library's, Foundation's, the C

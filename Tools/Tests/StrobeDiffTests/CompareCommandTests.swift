@@ -118,6 +118,10 @@ import Testing
                 ["compare", "--baseline", "exit 3", "--candidate", "true", "--results-dir", output],
                 "exited with status 3"
             ),
+            (
+                ["compare", "--process", "--profile", "--baseline", "true", "--candidate", "true"],
+                "--profile samples a perf suite's measure blocks; it cannot be used with --process"
+            ),
         ]
         for (arguments, message) in cases {
             let outcome = try runProgram(Self.strobe, arguments, environment: ["CI": "true"])
@@ -136,5 +140,45 @@ import Testing
             Self.strobe, ["diff", "--baseline", output, "--candidate", output, "--policy", "/nonexistent.yml"])
         #expect(policy.status == 2)
         #expect(policy.errors.contains("/nonexistent.yml: cannot read the policy"))
+    }
+
+    static let profileSuite = builtProgram("ProfileSuite")
+
+    /// A suite whose tokenizer does half as much work again on the
+    /// candidate's side, profiled: the slower test names the tokenizer
+    /// first, and no other function as changed.
+    @Test(.enabled(if: FileManager.default.isExecutableFile(atPath: profileSuite)))
+    func aProfiledComparisonNamesTheFunctionBehindTheSlowerTest() throws {
+        let output = Self.scratch("profiled")
+        defer { try? FileManager.default.removeItem(atPath: output) }
+        let report = output + ".json"
+        defer { try? FileManager.default.removeItem(atPath: report) }
+        let suite = "env PROFILE_SUITE_SCALE=0.3 PROFILE_SUITE_FACTOR=1.5 \(Self.profileSuite)"
+        let outcome = try runProgram(
+            Self.strobe,
+            [
+                "compare", "--profile", "--baseline", suite, "--candidate", "PROFILE_SUITE_SLOWER=tokenize \(suite)",
+                "--max-time", "30s", "--results-dir", output, "--format", "json", "--output", report,
+            ], environment: ["CI": "true"])
+        #expect(outcome.status == 1, "\(outcome.errors)")
+        let data = try Data(contentsOf: URL(fileURLWithPath: report))
+        let json = try #require(try JSONSerialization.jsonObject(with: data) as? [String: Any])
+        let tests = try #require(json["functionChanges"] as? [[String: Any]])
+        let parse = try #require(tests.first { $0["test"] as? String == "parse document" })
+        let functions = try #require(parse["functions"] as? [[String: Any]])
+        let first = try #require(functions.first)
+        #expect(first["function"] as? String == "ProfileSuite.Document.tokenize(units:)", "\(functions.prefix(3))")
+        #expect(first["changed"] as? Bool == true)
+        let named = functions.filter { $0["changed"] as? Bool == true && $0["explainedBy"] == nil }
+        #expect(named.count == 1, "\(named)")
+        // Each process kept its profile in its results file.
+        let files = try FileManager.default.contentsOfDirectory(atPath: output + "/candidate")
+        let run = try ResultsFile.read(output + "/candidate/" + files.sorted()[0])
+        #expect((run.tests.first?.profile?.sampleCount ?? 0) > 0)
+        // strobe diff shows the same functions in text.
+        let diff = try runProgram(
+            Self.strobe, ["diff", "--baseline", output + "/baseline", "--candidate", output + "/candidate"])
+        #expect(diff.output.contains("functions behind the verdicts"))
+        #expect(diff.output.contains("ProfileSuite.Document.tokenize(units:)"))
     }
 }

@@ -1,0 +1,73 @@
+// A perf suite whose functions are known: "parse document" spends about 60%
+// of its CPU time in Document.tokenize, 30% in Document.index and 10% in
+// Document.render, each a fixed amount of arithmetic (not a fixed time), so
+// the machine's noise reaches it as it reaches real code.
+// PROFILE_SUITE_SLOWER=tokenize (or index, render) gives that function 10%
+// more work: the truth `strobe compare --profile` is checked against.
+// PROFILE_SUITE_SCALE (default 1: about 60 ms per iteration in release)
+// scales the work of all three; PROFILE_SUITE_FACTOR (default 1.1) is the
+// slower function's factor.
+import Foundation
+import StrobePerf
+
+/// The three functions, each a loop of a fixed number of steps.
+enum Document {
+    /// Steps per unit of work: about 1.5 ms in release on this machine
+    /// kind, times PROFILE_SUITE_SCALE.
+    static let stepsPerUnit = Int(1_000_000 * scale)
+
+    @inline(never)
+    static func tokenize(units: Double) -> UInt64 { churn(Int(units * Double(stepsPerUnit)), seed: 0x9E37) }
+
+    @inline(never)
+    static func index(units: Double) -> UInt64 { churn(Int(units * Double(stepsPerUnit)), seed: 0x85EB) }
+
+    @inline(never)
+    static func render(units: Double) -> UInt64 { churn(Int(units * Double(stepsPerUnit)), seed: 0xC2B2) }
+
+    @inline(__always)
+    private static func churn(_ steps: Int, seed: UInt64) -> UInt64 {
+        var state = seed
+        for step in 0..<steps {
+            state = (state ^ UInt64(truncatingIfNeeded: step)) &* 0x2545_F491_4F6C_DD1D
+            state ^= state >> 29
+        }
+        return state
+    }
+}
+
+/// The function PROFILE_SUITE_SLOWER names, if any.
+let slower = ProcessInfo.processInfo.environment["PROFILE_SUITE_SLOWER"] ?? ""
+for name in [slower] where !name.isEmpty && !["tokenize", "index", "render"].contains(name) {
+    FileHandle.standardError.write(Data("PROFILE_SUITE_SLOWER=\(name): expected tokenize, index or render\n".utf8))
+    exit(2)
+}
+
+/// The factor PROFILE_SUITE_SCALE sets on all the work.
+let scale = ProcessInfo.processInfo.environment["PROFILE_SUITE_SCALE"].flatMap(Double.init) ?? 1
+if !(scale > 0 && scale <= 100) {
+    FileHandle.standardError.write(Data("PROFILE_SUITE_SCALE: expected a number above 0, at most 100\n".utf8))
+    exit(2)
+}
+
+/// How much more work the slower function does.
+let factor = ProcessInfo.processInfo.environment["PROFILE_SUITE_FACTOR"].flatMap(Double.init) ?? 1.10
+if !(factor > 0 && factor <= 100) {
+    FileHandle.standardError.write(Data("PROFILE_SUITE_FACTOR: expected a number above 0, at most 100\n".utf8))
+    exit(2)
+}
+
+/// `factor` times the work for the function named, else as given.
+func units(_ name: String, _ base: Double) -> Double { name == slower ? base * factor : base }
+
+let parseDocument = PerfTest("parse document") { _ in
+    var sink: UInt64 = 0
+    for _ in 0..<4 {
+        sink &+= Document.tokenize(units: units("tokenize", 6))
+        sink &+= Document.index(units: units("index", 3))
+        sink &+= Document.render(units: units("render", 1))
+    }
+    if sink == 1 { print(sink) }
+}
+
+await PerfSuite("ProfileSuite", tests: [parseDocument]).main()
