@@ -62,8 +62,11 @@ regression=${DEMO_REGRESSION:-rebuilt-curve}
 step "3. strobe compare: the lens as it was (baseline) against the $regression build (candidate)"
 # Each round runs one process of each build, in random order; each process is
 # one replicate, and rounds are added until every gated metric is decided.
+# --profile samples each process's measure blocks, so the slower test lists
+# the functions whose CPU time per iteration changed: the one that rebuilds
+# the curve first.
 status=0
-"$tools_bin/strobe" compare \
+"$tools_bin/strobe" compare --profile \
     --baseline "env LENS_KERNEL=vectorized $bin/LensPerfTests --tag kernel=vectorized" \
     --candidate "env LENS_KERNEL=$regression $bin/LensPerfTests --tag kernel=$regression" \
     --iterations "$iterations" --max-time "$max_time" --policy "$policy" --results-dir "$out/suite" || status=$?

@@ -1,0 +1,101 @@
+#!/usr/bin/env bash
+# Whether `strobe compare --profile` names the right function, how often it
+# names a wrong one, and what profiling costs in time to a verdict, over
+# repeated real comparisons:
+#   demo      the lens suite (release) against its rebuilt-curve build, with
+#             --profile: the first function listed under "apply lens" should
+#             be the tone-curve builder, Lens.makeToneCurve().
+#   demo-aa   the lens suite against itself with --profile: no function
+#             should be named as changed.
+#   slower10  Examples/ProfileSuite against the same suite with
+#             Document.tokenize doing 10% more work (PROFILE_SUITE_SLOWER):
+#             the tokenizer should lead the list.
+#   plain     the demo comparison without --profile, for the time to a
+#             verdict profiling is compared with.
+# Each line: the kind, the run, seconds, exit status, the first function
+# listed (or the functions named as changed) and the load average at its
+# end. With BUSY=1 a busy loop keeps one core occupied throughout.
+# STROBE=PATH uses that `strobe` instead of the debug build of Tools/.
+# Usage: scripts/measure-profile-attribution.sh [RUNS] [KINDS]
+#        (default 10, "demo demo-aa slower10 plain")
+set -euo pipefail
+cd "$(dirname "$0")/.."
+runs=${1:-10}
+kinds=${2:-demo demo-aa slower10 plain}
+max_time=${MAX_TIME:-150s}
+work=out/profile-attribution
+rm -rf "$work"
+mkdir -p "$work"
+swift build -c release --product LensPerfTests >/dev/null
+swift build -c release --product ProfileSuite >/dev/null
+bin=$(swift build -c release --show-bin-path)
+if [ -n "${STROBE:-}" ]; then
+    strobe=$STROBE
+else
+    swift build --package-path Tools --product strobe >/dev/null
+    strobe="$(swift build --package-path Tools --show-bin-path)/strobe"
+fi
+busy_pid=""
+if [ "${BUSY:-0}" = 1 ]; then
+    (while :; do :; done) &
+    busy_pid=$!
+    trap 'kill "$busy_pid" 2>/dev/null || true' EXIT
+fi
+cpu=$(lscpu | sed -n 's/^Model name: *//p' | head -1)
+family=$(lscpu | sed -n 's/^CPU family: *//p' | head -1)
+model=$(lscpu | sed -n 's/^Model: *//p' | head -1)
+echo "CPU: $cpu, family $family model $model; $(nproc) cores; max time $max_time; $([ -n "$busy_pid" ] && echo "one core busy" || echo "nothing else started")"
+
+# The first function listed under TEST and every function named as changed,
+# from a JSON report.
+functions() { # REPORT TEST
+    python3 - "$1" "$2" <<'EOF'
+import json, sys
+report = json.load(open(sys.argv[1]))
+tests = [t for t in report.get("functionChanges", []) if t["test"] == sys.argv[2]]
+if not tests:
+    print("first=- named=-")
+    sys.exit()
+functions = tests[0]["functions"]
+lead = [f for f in functions if f["changed"] and "explainedBy" not in f]
+first = lead[0]["function"] if lead else "-"
+named = [f["function"] for f in functions if f["changed"]]
+print(f"first={first} named={len(named)}" + (f" ({'; '.join(named)})" if named else ""))
+EOF
+}
+
+compare() { # KIND RUN TEST BASELINE CANDIDATE [FLAGS...]
+    local kind=$1 run=$2 test=$3 baseline=$4 candidate=$5
+    shift 5
+    local dir="$work/$kind-$run" status=0 start end
+    start=$(date +%s.%N)
+    "$strobe" compare --baseline "$baseline" --candidate "$candidate" --max-time "$max_time" \
+        --results-dir "$dir" --format json --output "$dir.json" "$@" 2>"$dir.log" || status=$?
+    end=$(date +%s.%N)
+    local found="-"
+    [ -f "$dir.json" ] && found=$(functions "$dir.json" "$test")
+    printf '%-9s %2d  %5.1f s  exit %d  %s  load %s\n' "$kind" "$run" "$(echo "$end - $start" | bc)" "$status" \
+        "$found" "$(cut -d' ' -f1 /proc/loadavg)"
+}
+
+lens=$bin/LensPerfTests
+policy=Examples/LensPerfTests/strobe-policy.yml
+for run in $(seq 1 "$runs"); do
+    for kind in $kinds; do
+        case $kind in
+            demo)
+                compare demo "$run" "apply lens" "env LENS_KERNEL=vectorized $lens" \
+                    "env LENS_KERNEL=rebuilt-curve $lens" --policy "$policy" --profile ;;
+            demo-aa)
+                compare demo-aa "$run" "apply lens" "env LENS_KERNEL=vectorized $lens" \
+                    "env LENS_KERNEL=vectorized $lens" --policy "$policy" --profile ;;
+            slower10)
+                compare slower10 "$run" "parse document" "$bin/ProfileSuite" \
+                    "env PROFILE_SUITE_SLOWER=tokenize $bin/ProfileSuite" --profile ;;
+            plain)
+                compare plain "$run" "apply lens" "env LENS_KERNEL=vectorized $lens" \
+                    "env LENS_KERNEL=rebuilt-curve $lens" --policy "$policy" ;;
+            *) echo "unknown kind $kind (demo, demo-aa, slower10, plain)" >&2; exit 2 ;;
+        esac
+    done
+done
