@@ -95,12 +95,24 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
+        // `strobe compare`'s experiment: rounds, looks, the time budget,
+        // over a runner of processes that tests can replace.
+        .target(
+            name: "StrobeCompare",
+            dependencies: [
+                "StrobeStatistics", "StrobeDiff",
+                .product(name: "StrobeProcessRunner", package: "strobe"),
+                .product(name: "StrobeResults", package: "strobe"),
+                .product(name: "StrobeFormatting", package: "strobe"),
+            ]
+        ),
         // The commit `strobe --version` names (scripts/build-commit.sh).
         .target(name: "CStrobeBuildInfo"),
         .executableTarget(
             name: "StrobeCLI",
             dependencies: [
-                "StrobeStatistics", "StrobeDiff", "StrobeHistory", "StrobeFleet", "StrobeServer", "CStrobeBuildInfo",
+                "StrobeStatistics", "StrobeDiff", "StrobeCompare", "StrobeHistory", "StrobeFleet", "StrobeServer",
+                "CStrobeBuildInfo",
                 .product(name: "StrobeCrashRecovery", package: "strobe"),
                 .product(name: "StrobeReader", package: "strobe"),
                 .product(name: "StrobeProcessRunner", package: "strobe"),
@@ -149,7 +161,7 @@ let package = Package(
         .testTarget(
             name: "StrobeDiffTests",
             dependencies: [
-                "StrobeDiff", "StrobeStatistics", "StrobeCLI",
+                "StrobeDiff", "StrobeStatistics", "StrobeCompare",
                 .product(name: "StrobeProcessRunner", package: "strobe"),
                 .product(name: "StrobeTestSupport", package: "strobe"),
             ]

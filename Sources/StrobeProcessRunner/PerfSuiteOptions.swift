@@ -130,6 +130,30 @@ public struct PerfSuiteOptions: Sendable, Hashable {
         }
     }
 
+    /// The command-line arguments that give a suite these options: each
+    /// option that differs from its default, in the table's order
+    /// (`--filter`, `--iterations`, `--warmup`, ..., `--run-id`), as
+    /// `--name value` pairs. What a runner of suites (`strobe compare`)
+    /// appends to the suite's own command.
+    public var arguments: [String] {
+        let defaults = PerfSuiteOptions()
+        var arguments: [String] = []
+        if let filter { arguments += ["--filter", filter] }
+        if let iterations { arguments += ["--iterations", "\(iterations)"] }
+        if warmup != defaults.warmup { arguments += ["--warmup", "\(warmup)"] }
+        if let timeBudget { arguments += ["--time-budget", Self.shown(timeBudget)] }
+        if let p90Precision { arguments += ["--p90-precision", Self.shown(p90Precision)] }
+        if output != defaults.output { arguments += ["--output", output] }
+        for tag in tags { arguments += ["--tag", tag] }
+        if keepTraces { arguments.append("--keep-traces") }
+        if let profileRate {
+            arguments += profileRate == Self.defaultProfileRate ? ["--profile"] : ["--profile-rate", "\(profileRate)"]
+        }
+        if let round { arguments += ["--round", "\(round)"] }
+        if let runID { arguments += ["--run-id", runID] }
+        return arguments
+    }
+
     /// A number as a user would have typed it: `2`, not `2.0`.
     static func shown(_ value: Double) -> String {
         value == value.rounded() && abs(value) < 1e15 ? String(Int(value)) : "\(value)"

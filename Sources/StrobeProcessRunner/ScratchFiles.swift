@@ -1,4 +1,5 @@
 import Foundation
+import StrobeResults
 
 #if canImport(Glibc)
 import Glibc
@@ -26,6 +27,6 @@ package enum ScratchFiles {
     /// `name` with every character but letters, digits, `-`, `_` and `.`
     /// turned into `-`, to name a file or folder.
     package static func fileSafe(_ name: String) -> String {
-        String(name.map { $0.isLetter || $0.isNumber || $0 == "-" || $0 == "_" || $0 == "." ? $0 : "-" })
+        ResultsFile.fileSafe(name)
     }
 }

@@ -10,6 +10,13 @@ public enum ResultsFile {
     /// The file extension results files carry.
     public static let fileExtension = "strobe-results"
 
+    /// `name` with every character but letters, digits, `-`, `_` and `.`
+    /// turned into `-`: how a suite or test name goes into a results file's
+    /// name (or a trace's folder).
+    public static func fileSafe(_ name: String) -> String {
+        String(name.map { $0.isLetter || $0.isNumber || $0 == "-" || $0 == "_" || $0 == "." ? $0 : "-" })
+    }
+
     /// Why a results file could not be read or written.
     @available(*, deprecated, renamed: "ResultsFileError")
     public typealias Failure = ResultsFileError

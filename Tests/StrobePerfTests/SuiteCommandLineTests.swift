@@ -54,6 +54,17 @@ struct SuiteCommandLineTests {
         #expect(try PerfSuiteOptions.parse(["--iterations", "5", "--iterations", "7"]).iterations == 7)
     }
 
+    @Test func optionsGiveTheArgumentsThatGiveThemBack() throws {
+        let spaced = Self.everyOption.flatMap { [$0.name] + ($0.value.map { [$0] } ?? []) }
+        let options = try PerfSuiteOptions.parse(spaced)
+        #expect(try PerfSuiteOptions.parse(options.arguments) == options)
+        #expect(PerfSuiteOptions().arguments.isEmpty)
+        var warm = PerfSuiteOptions()
+        warm.warmup = 0
+        warm.profileRate = PerfSuiteOptions.defaultProfileRate
+        #expect(warm.arguments == ["--warmup", "0", "--profile"])
+    }
+
     @Test func profileAloneSamplesAtTheDefaultRate() throws {
         #expect(try PerfSuiteOptions.parse(["--profile"]).profileRate == PerfSuiteOptions.defaultProfileRate)
         #expect(try PerfSuiteOptions.parse([]).profileRate == nil)

@@ -2,7 +2,7 @@ import Foundation
 import StrobeResults
 import Testing
 
-@testable import StrobeCLI
+@testable import StrobeCompare
 @testable import StrobeDiff
 @testable import StrobeStatistics
 
@@ -75,8 +75,8 @@ import Testing
     }
 
     @Test func aRoundRunsOnlyTheNamedTests() {
-        #expect(InterleavedExperiment.exactNames(["apply lens", "a.b"]) == "^(apply lens|a\\.b)$")
-        let expression = try? Regex(InterleavedExperiment.exactNames(["apply lens", "a.b"]))
+        #expect(ProcessRounds.exactNames(["apply lens", "a.b"]) == "^(apply lens|a\\.b)$")
+        let expression = try? Regex(ProcessRounds.exactNames(["apply lens", "a.b"]))
         #expect(expression.map { "a.b".wholeMatch(of: $0) != nil } == true)
         #expect(expression.map { "axb".wholeMatch(of: $0) == nil } == true)
     }

@@ -1,8 +1,7 @@
 import ArgumentParser
 import Foundation
+import StrobeCompare
 import StrobeDiff
-import StrobeProcessRunner
-import StrobeResults
 import StrobeStatistics
 
 /// `strobe compare`: runs a baseline and a candidate in interleaved rounds
@@ -151,177 +150,33 @@ struct CompareCommand: ParsableCommand {
 
     func run() throws {
         guard let baseline, let candidate else { return }
-        let budget = maxTime
         let rules = try loadPolicy(policy)
-        let options = rules.options(
+        var settings = InterleavedComparison<ProcessRounds>.Settings(
+            budget: maxTime.seconds, seed: seed ?? UInt64.random(in: 0...UInt64.max))
+        settings.minimumRounds = minRounds
+        settings.options = rules.options(
             overriding: ComparisonOptions(), alpha: alpha, minimumEffect: minEffect.map { $0 / 100 })
-        let filter = try metric.map { try Regex($0) }
-
-        var experiment = try InterleavedExperiment(
-            directory: resultsDirectory, commands: [.baseline: baseline, .candidate: candidate],
-            mode: process ? .perLaunch(name: name) : .suite,
-            iterations: iterations, warmup: warmup, timeout: timeout.seconds, seed: seed)
-        experiment.profile = profile
-        let progress = CompareProgress(budget: budget.seconds)
-        var design: SequentialDesign?
-        var lookNumber = 0
-        var rounds = 0
-        var final: DiffReport?
-        var allTests: [String] = []
-        var ledger = DecisionLedger()
-        ledger.decideAll = decideAll
-        var counts = DecidedCounts()
-        while final == nil {
-            rounds += 1
-            do {
-                try experiment.runRound(rounds)
-            } catch {
-                progress.clear()
-                throw error
-            }
-            let elapsed = progress.elapsed
-            guard rounds >= minRounds else {
-                progress.round(rounds)
-                continue
-            }
-            let perRound = elapsed / Double(rounds)
-            if design == nil {
-                // The plan: the rounds that fit in the budget at the pace so far.
-                let remaining = max(budget.seconds - elapsed, 0)
-                let planned = max(minRounds, rounds + Int(remaining / max(perRound, 1e-3)))
-                design = SequentialDesign(
-                    alpha: options.alpha, confidence: options.confidence, plannedRounds: planned, firstLook: minRounds)
-            }
-            guard var current = design else { break }
-            let timeUp = elapsed + perRound > budget.seconds
-            guard timeUp || current.looks(afterRound: rounds) else {
-                progress.round(rounds)
-                continue
-            }
-            lookNumber += 1
-            let look = current.look(number: lookNumber, rounds: rounds, final: timeUp)
-            design = current
-            let judged: DiffReport
-            do {
-                judged = try DiffEngine.diff(
-                    baseline: SampleSet.load([experiment.directory(of: .baseline)]),
-                    candidate: SampleSet.load([experiment.directory(of: .candidate)]),
-                    metricFilter: filter, options: options, policy: rules, look: look)
-            } catch {
-                progress.clear()
-                throw error
-            }
-            let (report, openTests) = ledger.record(judged, rounds: rounds, plannedRounds: current.plannedRounds)
-            let gated = report.rows.filter(\.gates).count
-            progress.look(look, decided: gated - report.undecided.count, of: gated)
-            for line in counts.newLines(in: report, look: look) { progress.note(line) }
-            if openTests.isEmpty || look.isFinal {
-                final = report
-            } else if !process {
-                // Decided tests, and those out of the budget's reach, run no more.
-                if allTests.isEmpty { allTests = report.tests.map(\.test) }
-                let narrowed = openTests.count < Set(allTests).count ? openTests : nil
-                if let narrowed, narrowed != experiment.onlyTests {
-                    progress.note("measuring only \(narrowed.joined(separator: ", ")) from round \(rounds + 1)")
-                }
-                experiment.onlyTests = narrowed
-            }
+        settings.policy = rules
+        settings.metricFilter = try metric.map { try Regex($0) }
+        settings.decideAll = decideAll
+        let progress = CompareProgress(budget: maxTime.seconds)
+        let outcome: InterleavedComparison<ProcessRounds>.Outcome
+        do throws(ComparisonFailure) {
+            let rounds = try ProcessRounds(
+                directory: resultsDirectory, commands: [.baseline: baseline, .candidate: candidate],
+                mode: process ? .perLaunch(name: name) : .suite, iterations: iterations, warmup: warmup,
+                timeout: timeout.seconds, profile: profile)
+            let start = Date()
+            var comparison = InterleavedComparison(
+                settings: settings, runner: rounds, clock: { Date().timeIntervalSince(start) })
+            outcome = try comparison.run { event in progress.show(event) }
+        } catch {
+            progress.clear()
+            throw CommandFailure(message: error.message, status: 2)
         }
         progress.clear()
-        guard let report = final else { return }
-        progress.summary(rounds: rounds, report: report)
+        progress.summary(rounds: outcome.rounds, elapsed: outcome.elapsed, report: outcome.report)
         try history.record([resultsDirectory], comparison: true)
-        try report.deliver(as: format, to: reportPath)
-    }
-}
-
-/// The progress of a comparison on standard error. On a terminal, one line
-/// rewritten after every round. Elsewhere (a CI log), a line per look and at
-/// most one line every ``quietInterval`` seconds between looks.
-final class CompareProgress {
-    private let start = Date()
-    private let budget: Double
-    private let interactive: Bool
-    private let write: (String) -> Void
-    private let clock: () -> Double
-    private var lastLine = -Double.infinity
-
-    /// Seconds between two progress lines that are not looks, in a log.
-    static let quietInterval = 10.0
-
-    init(budget: Double) {
-        self.budget = budget
-        interactive = isatty(STDERR_FILENO) != 0 && ProcessInfo.processInfo.environment["CI"] != "true"
-        write = { FileHandle.standardError.write(Data($0.utf8)) }
-        let start = self.start
-        clock = { Date().timeIntervalSince(start) }
-    }
-
-    /// A progress writer for a log that reads the time from `clock` and
-    /// writes lines through `write`.
-    init(budget: Double, clock: @escaping () -> Double, write: @escaping (String) -> Void) {
-        self.budget = budget
-        interactive = false
-        self.write = write
-        self.clock = clock
-    }
-
-    var elapsed: Double { clock() }
-
-    /// After a round that was not a look.
-    func round(_ round: Int) {
-        let now = elapsed
-        let line = "round \(round), \(Self.clock(now)) of \(Self.clock(budget))"
-        if interactive {
-            write("\r" + line + "\u{1B}[K")
-        } else if now - lastLine >= Self.quietInterval {
-            lastLine = now
-            write("compare: " + line + "\n")
-        }
-    }
-
-    /// After a look.
-    func look(_ look: SequentialDesign.Look, decided: Int, of gated: Int) {
-        let now = elapsed
-        let line =
-            "round \(look.rounds), \(Self.clock(now)) of \(Self.clock(budget)): look \(look.number), "
-            + "\(decided) of \(gated) gated metrics decided"
-        if interactive {
-            write("\r" + line + "\u{1B}[K")
-        } else {
-            lastLine = now
-            write("compare: " + line + "\n")
-        }
-    }
-
-    func clear() {
-        if interactive { write("\r\u{1B}[K") }
-    }
-
-    /// A line of its own, kept above the progress line on a terminal.
-    func note(_ line: String) {
-        write((interactive ? "\r\u{1B}[K" : "") + "compare: " + line + "\n")
-    }
-
-    func summary(rounds: Int, report: DiffReport) {
-        var line = "compare: \(rounds) rounds in \(Self.clock(elapsed))"
-        if let look = report.look {
-            line += ", look \(look.number) at level \(String(format: "%.2g", look.alpha))"
-            if !report.undecided.isEmpty {
-                line +=
-                    look.isFinal
-                    ? "; the budget ran out with \(Self.gatedMetrics(report.undecided.count)) inconclusive"
-                    : "; \(Self.gatedMetrics(report.undecided.count)) inconclusive, out of the budget's reach"
-            }
-        }
-        write(line + "\n")
-    }
-
-    /// "1 gated metric", "3 gated metrics".
-    static func gatedMetrics(_ count: Int) -> String { "\(count) gated metric\(count == 1 ? "" : "s")" }
-
-    static func clock(_ seconds: Double) -> String {
-        let total = Int(seconds.rounded())
-        return String(format: "%d:%02d", total / 60, total % 60)
+        try outcome.report.deliver(as: format, to: reportPath)
     }
 }

@@ -1,103 +1,112 @@
 import Foundation
-import StrobeDiff
 import StrobeProcessRunner
 import StrobeResults
-import StrobeStatistics
 
-/// The processes of a `strobe compare`: a results directory per side, and
-/// rounds of one baseline and one candidate process in random order.
-struct InterleavedExperiment {
-    /// A side of the comparison.
-    enum Side: String, CaseIterable {
-        case baseline, candidate
-    }
-
+/// The processes of a `strobe compare`, run for real: a results directory
+/// per side, and in each round one process of each side.
+public struct ProcessRounds: RoundRunner {
     /// What a command is.
-    enum Mode {
-        /// A perf-suite executable that takes `--output`, `--iterations` and `--round`.
+    public enum Mode: Sendable, Hashable {
+        /// A perf-suite executable (`PerfSuite`): it is given the suite
+        /// options ``PerfSuiteOptions/arguments`` spells (`--output`,
+        /// `--iterations`, `--round`, and `--warmup`, `--filter` and
+        /// `--profile` where asked).
         case suite
         /// Any program, measured per launch under the test name given.
         case perLaunch(name: String)
     }
 
-    let root: String
-    let commands: [Side: String]
-    let mode: Mode
-    let iterations: Int
-    let warmup: Int?
-    let timeout: Double
-    private var generator: SeededGenerator
+    /// The directory the sides' results and the logs go under.
+    public let root: String
+    /// Each side's command line, run through `/bin/sh -c`.
+    public let commands: [ComparisonSide: String]
+    /// What the commands are.
+    public let mode: Mode
+    /// Measured iterations per suite process.
+    public let iterations: Int
+    /// Warm-up iterations per suite process (nil: the suite's own), or
+    /// warm-up launches per side before round 1 (nil: 1).
+    public let warmup: Int?
+    /// Seconds one process may run before it is stopped.
+    public let timeout: Double
+    /// Whether suite processes sample their measure blocks (`--profile`).
+    public let profile: Bool
 
-    init(
-        directory: String, commands: [Side: String], mode: Mode, iterations: Int, warmup: Int?, timeout: Double,
-        seed: UInt64?
-    ) throws(CommandFailure) {
+    /// Rounds in `directory` (`baseline/`, `candidate/` and `logs/`, made
+    /// here; a side's directory that already holds files is refused).
+    public init(
+        directory: String, commands: [ComparisonSide: String], mode: Mode, iterations: Int, warmup: Int?,
+        timeout: Double, profile: Bool = false
+    ) throws(ComparisonFailure) {
         root = directory
         self.commands = commands
         self.mode = mode
         self.iterations = iterations
         self.warmup = warmup
         self.timeout = timeout
-        generator = SeededGenerator(seed: seed ?? UInt64.random(in: 0...UInt64.max))
+        self.profile = profile
         let files = FileManager.default
-        for side in Side.allCases {
+        for side in ComparisonSide.allCases {
             let path = "\(directory)/\(side.rawValue)"
             if let existing = try? files.contentsOfDirectory(atPath: path), !existing.isEmpty {
-                throw CommandFailure(
-                    message:
-                        "--results-dir \(directory): \(path) already holds results; remove it or choose another directory",
-                    status: 2)
+                throw ComparisonFailure(
+                    "--results-dir \(directory): \(path) already holds results; remove it or choose another directory")
             }
         }
         do {
-            for side in Side.allCases {
+            for side in ComparisonSide.allCases {
                 try files.createDirectory(atPath: "\(directory)/\(side.rawValue)", withIntermediateDirectories: true)
             }
             try files.createDirectory(atPath: "\(directory)/logs", withIntermediateDirectories: true)
         } catch {
-            throw CommandFailure(
-                message: "--results-dir \(directory): cannot create it: \(error.localizedDescription)", status: 2)
+            throw ComparisonFailure("--results-dir \(directory): cannot create it: \(error.localizedDescription)")
         }
     }
 
-    /// In a suite, the tests a round runs (`--filter`); nil for all.
-    var onlyTests: [String]?
+    public func resultsDirectory(of side: ComparisonSide) -> String { "\(root)/\(side.rawValue)" }
 
-    /// Whether suite processes sample their measure blocks (`--profile`).
-    var profile = false
+    public var runsSelectedTests: Bool {
+        if case .suite = mode { return true }
+        return false
+    }
 
-    func directory(of side: Side) -> String { "\(root)/\(side.rawValue)" }
+    /// Where each process's output goes.
+    public var logDirectory: String { "\(root)/logs" }
 
-    var logDirectory: String { "\(root)/logs" }
-
-    /// Runs round `round`: both sides once, in random order.
-    mutating func runRound(_ round: Int) throws(CommandFailure) {
-        var order = Side.allCases
-        if Bool.random(using: &generator) { order.reverse() }
+    public mutating func runRound(_ round: Int, order: [ComparisonSide], tests: [String]?) throws(ComparisonFailure) {
         if round == 1, case .perLaunch = mode {
             for side in order { try warmUpLaunches(side) }
         }
-        for side in order { try run(side, round: round) }
+        for side in order { try run(side, round: round, tests: tests) }
     }
 
-    private func run(_ side: Side, round: Int) throws(CommandFailure) {
+    /// The options a suite process of `side` in round `round` is given.
+    func suiteOptions(_ side: ComparisonSide, round: Int, tests: [String]?) -> PerfSuiteOptions {
+        var options = PerfSuiteOptions()
+        options.output = resultsDirectory(of: side)
+        options.iterations = iterations
+        options.round = round
+        if let warmup { options.warmup = warmup }
+        if let tests, !tests.isEmpty { options.filter = Self.exactNames(tests) }
+        if profile { options.profileRate = PerfSuiteOptions.defaultProfileRate }
+        return options
+    }
+
+    private func run(_ side: ComparisonSide, round: Int, tests: [String]?) throws(ComparisonFailure) {
         guard let command = commands[side] else { return }
         switch mode {
         case .suite:
-            var line =
-                "\(command) --output \(Self.shellQuoted(directory(of: side))) --iterations \(iterations) --round \(round)"
-            if let warmup { line += " --warmup \(warmup)" }
-            if profile { line += " --profile" }
-            if let onlyTests, !onlyTests.isEmpty {
-                line += " --filter " + Self.shellQuoted(Self.exactNames(onlyTests))
-            }
+            var options = suiteOptions(side, round: round, tests: tests)
+            // The suite's default warm-up unless one is asked for: an
+            // unchanged default is not spelled, so the suite keeps its own.
+            if warmup == nil { options.warmup = PerfSuiteOptions().warmup }
+            let line = ([command] + options.arguments.map(Self.shellQuoted)).joined(separator: " ")
             let log = "\(logDirectory)/round-\(round)-\(side.rawValue).log"
             let status = try Self.runShell(line, log: log, timeout: timeout)
             guard status == 0 else {
-                throw CommandFailure(
-                    message: "the \(side.rawValue) (round \(round)) exited with status \(status): \(command)\n"
-                        + Self.tail(of: log),
-                    status: 2)
+                throw ComparisonFailure(
+                    "the \(side.rawValue) (round \(round)) exited with status \(status): \(command)\n"
+                        + Self.tail(of: log))
             }
         case .perLaunch(let name):
             var options = ProcessRunner.Options()
@@ -109,22 +118,22 @@ struct InterleavedExperiment {
             let log = "\(logDirectory)/round-\(round)-\(side.rawValue).log"
             let result = ProcessRunner(options: options).run(["/bin/sh", "-c", Self.redirected(command, to: log)])
             if let error = result.error {
-                throw CommandFailure(
-                    message: "the \(side.rawValue) (round \(round)) failed: \(error): \(command)\n"
-                        + Self.tail(of: log), status: 2)
+                throw ComparisonFailure(
+                    "the \(side.rawValue) (round \(round)) failed: \(error): \(command)\n" + Self.tail(of: log))
             }
             let metadata = RunMetadata.current(
                 suite: name, buildConfiguration: "", tags: ["side": side.rawValue], round: round)
-            let path = "\(directory(of: side))/\(fileSafe(name))-round-\(round).\(ResultsFile.fileExtension)"
+            let path =
+                "\(resultsDirectory(of: side))/\(ResultsFile.fileSafe(name))-round-\(round).\(ResultsFile.fileExtension)"
             do throws(ResultsFileError) {
                 try ResultsFile.write(PerfRun(metadata: metadata, tests: [result]), to: path)
             } catch {
-                throw CommandFailure(message: error.description, status: 2)
+                throw ComparisonFailure(error.description)
             }
         }
     }
 
-    private func warmUpLaunches(_ side: Side) throws(CommandFailure) {
+    private func warmUpLaunches(_ side: ComparisonSide) throws(ComparisonFailure) {
         guard let command = commands[side], (warmup ?? 1) > 0 else { return }
         var options = ProcessRunner.Options()
         options.iterations = 0
@@ -134,18 +143,17 @@ struct InterleavedExperiment {
         let log = "\(logDirectory)/warm-up-\(side.rawValue).log"
         let result = ProcessRunner(options: options).run(["/bin/sh", "-c", Self.redirected(command, to: log)])
         if let error = result.error {
-            throw CommandFailure(
-                message: "the \(side.rawValue)'s warm-up failed: \(error): \(command)\n" + Self.tail(of: log), status: 2
-            )
+            throw ComparisonFailure(
+                "the \(side.rawValue)'s warm-up failed: \(error): \(command)\n" + Self.tail(of: log))
         }
     }
 
     /// Runs `line` through /bin/sh with its output in `log`; stops it after
     /// `timeout` seconds (SIGTERM, then SIGKILL).
-    static func runShell(_ line: String, log: String, timeout: Double) throws(CommandFailure) -> Int32 {
+    static func runShell(_ line: String, log: String, timeout: Double) throws(ComparisonFailure) -> Int32 {
         guard FileManager.default.createFile(atPath: log, contents: nil), let handle = FileHandle(forWritingAtPath: log)
         else {
-            throw CommandFailure(message: "cannot write the log \(log)", status: 2)
+            throw ComparisonFailure("cannot write the log \(log)")
         }
         defer { try? handle.close() }
         let process = Process()
@@ -159,14 +167,13 @@ struct InterleavedExperiment {
         do {
             try process.run()
         } catch {
-            throw CommandFailure(message: "cannot start /bin/sh -c \(line): \(error.localizedDescription)", status: 2)
+            throw ComparisonFailure("cannot start /bin/sh -c \(line): \(error.localizedDescription)")
         }
         if finished.wait(timeout: .now() + timeout) == .timedOut {
             process.terminate()
             if finished.wait(timeout: .now() + 2) == .timedOut { kill(process.processIdentifier, SIGKILL) }
             finished.wait()
-            throw CommandFailure(
-                message: "stopped after the \(Int(timeout)) s timeout: \(line)\n" + tail(of: log), status: 2)
+            throw ComparisonFailure("stopped after the \(Int(timeout)) s timeout: \(line)\n" + tail(of: log))
         }
         return process.terminationReason == .uncaughtSignal
             ? 128 + process.terminationStatus : process.terminationStatus
@@ -177,11 +184,6 @@ struct InterleavedExperiment {
         let text = (try? String(contentsOfFile: log, encoding: .utf8)) ?? ""
         let last = text.split(separator: "\n", omittingEmptySubsequences: false).suffix(lines)
         return "  log \(log):\n" + last.map { "  | " + $0 }.joined(separator: "\n")
-    }
-
-    /// `name` with anything but letters, digits, `-`, `_` and `.` replaced by `-`.
-    private func fileSafe(_ name: String) -> String {
-        String(name.map { $0.isLetter || $0.isNumber || $0 == "-" || $0 == "_" || $0 == "." ? $0 : "-" })
     }
 
     /// `command` with its output appended to `log`: the same few

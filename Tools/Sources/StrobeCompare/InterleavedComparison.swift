@@ -1,0 +1,151 @@
+import StrobeDiff
+import StrobeStatistics
+
+/// `strobe compare`'s experiment: rounds of one baseline and one candidate
+/// process in random order, looks at the results as they grow, and a stop
+/// when every gated metric is decided or the time budget is spent.
+///
+/// 1. **Rounds.** Each round runs one process of each side through the
+///    ``RoundRunner``, in an order a seeded coin picks per round.
+/// 2. **The plan.** After ``Settings/minimumRounds`` rounds the time per
+///    round is known; the planned rounds are those that fit in the budget,
+///    and a ``SequentialDesign`` spends the false-alarm rate over its looks.
+/// 3. **Looks.** At each look of the design (and when the next round would
+///    not fit in the budget) the results are compared as `strobe diff`
+///    compares them; a ``DecisionLedger`` keeps each verdict from the look
+///    that reached it and sets aside what the budget cannot decide.
+/// 4. **Only what is open.** A suite's later rounds run only the tests
+///    that still have an open gated metric.
+///
+/// The clock is injected, so the whole plan can be tested in-process with a
+/// runner that writes results files of its own.
+public struct InterleavedComparison<Runner: RoundRunner> {
+    /// What the experiment is asked for.
+    public struct Settings {
+        /// Seconds for all rounds.
+        public var budget: Double
+        /// Rounds before the first look (at least 2).
+        public var minimumRounds = 4
+        /// The statistics' settings: alpha, floor, confidence.
+        public var options = ComparisonOptions()
+        /// Direction, floors and gating per metric.
+        public var policy = ComparisonPolicy()
+        /// Only metrics whose names match; nil for every metric.
+        public var metricFilter: Regex<AnyRegexOutput>?
+        /// Keep measuring metrics the budget cannot decide.
+        public var decideAll = false
+        /// Seed of the coin that orders the sides in each round.
+        public var seed: UInt64
+
+        /// Settings with `budget` seconds and `seed`, the rest at their
+        /// defaults.
+        public init(budget: Double, seed: UInt64) {
+            self.budget = budget
+            self.seed = seed
+        }
+    }
+
+    /// What happens, as it happens: for a progress line.
+    public enum Event {
+        /// A round ended that was not followed by a look.
+        case round(Int, elapsed: Double)
+        /// A look: how many of the gated metrics are decided.
+        case look(SequentialDesign.Look, decided: Int, gated: Int, elapsed: Double)
+        /// A line of its own: a count decided, the tests narrowed.
+        case note(String)
+    }
+
+    /// How it ended.
+    public struct Outcome {
+        /// The report of the last look, each verdict as first reached.
+        public var report: DiffReport
+        /// Rounds run.
+        public var rounds: Int
+        /// Seconds the rounds and looks took.
+        public var elapsed: Double
+    }
+
+    /// What is asked.
+    public let settings: Settings
+    /// What runs the processes.
+    public private(set) var runner: Runner
+    private let clock: () -> Double
+
+    /// An experiment of `settings` whose processes `runner` runs; `clock`
+    /// gives the seconds since the experiment began.
+    public init(settings: Settings, runner: Runner, clock: @escaping () -> Double) {
+        self.settings = settings
+        self.runner = runner
+        self.clock = clock
+    }
+
+    /// Runs rounds and looks until every gated metric is decided or the
+    /// budget is spent, telling `events` as it goes.
+    public mutating func run(events: (Event) -> Void = { _ in }) throws(ComparisonFailure) -> Outcome {
+        var generator = SeededGenerator(seed: settings.seed)
+        let minimumRounds = max(settings.minimumRounds, 2)
+        var design: SequentialDesign?
+        var lookNumber = 0
+        var rounds = 0
+        var ledger = DecisionLedger()
+        ledger.decideAll = settings.decideAll
+        var counts = DecidedCounts()
+        var allTests: [String] = []
+        var onlyTests: [String]?
+        while true {
+            rounds += 1
+            var order = ComparisonSide.allCases
+            if Bool.random(using: &generator) { order.reverse() }
+            try runner.runRound(rounds, order: order, tests: onlyTests)
+            let elapsed = clock()
+            guard rounds >= minimumRounds else {
+                events(.round(rounds, elapsed: elapsed))
+                continue
+            }
+            let perRound = elapsed / Double(rounds)
+            if design == nil {
+                // The plan: the rounds that fit in the budget at the pace so far.
+                let remaining = max(settings.budget - elapsed, 0)
+                let planned = max(minimumRounds, rounds + Int(remaining / max(perRound, 1e-3)))
+                design = SequentialDesign(
+                    alpha: settings.options.alpha, confidence: settings.options.confidence, plannedRounds: planned,
+                    firstLook: minimumRounds)
+            }
+            guard var current = design else { continue }
+            let timeUp = elapsed + perRound > settings.budget
+            guard timeUp || current.looks(afterRound: rounds) else {
+                events(.round(rounds, elapsed: elapsed))
+                continue
+            }
+            lookNumber += 1
+            let look = current.look(number: lookNumber, rounds: rounds, final: timeUp)
+            design = current
+            let judged: DiffReport
+            do throws(DiffError) {
+                judged = try DiffEngine.diff(
+                    baseline: SampleSet.load([runner.resultsDirectory(of: .baseline)]),
+                    candidate: SampleSet.load([runner.resultsDirectory(of: .candidate)]),
+                    metricFilter: settings.metricFilter, options: settings.options, policy: settings.policy,
+                    look: look)
+            } catch {
+                throw ComparisonFailure(error.description)
+            }
+            let (report, openTests) = ledger.record(judged, rounds: rounds, plannedRounds: current.plannedRounds)
+            let gated = report.rows.filter(\.gates).count
+            events(.look(look, decided: gated - report.undecided.count, gated: gated, elapsed: clock()))
+            for line in counts.newLines(in: report, look: look) { events(.note(line)) }
+            if openTests.isEmpty || look.isFinal {
+                return Outcome(report: report, rounds: rounds, elapsed: clock())
+            }
+            if runner.runsSelectedTests {
+                // Decided tests, and those out of the budget's reach, run no more.
+                if allTests.isEmpty { allTests = report.tests.map(\.test) }
+                let narrowed = openTests.count < Set(allTests).count ? openTests : nil
+                if let narrowed, narrowed != onlyTests {
+                    events(.note("measuring only \(narrowed.joined(separator: ", ")) from round \(rounds + 1)"))
+                }
+                onlyTests = narrowed
+            }
+        }
+    }
+}

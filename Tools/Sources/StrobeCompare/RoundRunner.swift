@@ -1,0 +1,18 @@
+/// What runs the processes of an ``InterleavedComparison``: one process of
+/// each side per round, each writing its results files into its side's
+/// directory, where the comparison reads them at each look.
+///
+/// ``ProcessRounds`` runs real programs; a test can run none and write
+/// results files of its own.
+public protocol RoundRunner {
+    /// The directory holding `side`'s results files.
+    func resultsDirectory(of side: ComparisonSide) -> String
+
+    /// Whether a round can run some tests only (a perf suite takes
+    /// `--filter`; a program measured per launch is one test).
+    var runsSelectedTests: Bool { get }
+
+    /// Runs round `round`: one process of each side, in `order`, running
+    /// the tests named in `tests`, or every test when nil.
+    mutating func runRound(_ round: Int, order: [ComparisonSide], tests: [String]?) throws(ComparisonFailure)
+}
