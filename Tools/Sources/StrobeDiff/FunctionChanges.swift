@@ -282,10 +282,13 @@ public enum FunctionComparison {
     /// less than the function that appends more).
     public static func isLibrary(_ function: String) -> Bool {
         var name = Substring(function)
-        for prefix in ["generic specialization ", "function signature specialization ", "specialized "]
-        where name.hasPrefix(prefix) {
+        let wrappers = [
+            "generic specialization ", "function signature specialization ", "specialized ",
+            "partial apply forwarder for ", "merged ",
+        ]
+        while let prefix = wrappers.first(where: { name.hasPrefix($0) }) {
             // "generic specialization <...> of NAME": skip to NAME.
-            if let of = name.range(of: "> of ") {
+            if prefix.hasSuffix("specialization "), let of = name.range(of: "> of ") {
                 name = name[of.upperBound...]
             } else {
                 name = name.dropFirst(prefix.count)

@@ -125,6 +125,11 @@ import Testing
             FunctionComparison.isLibrary(
                 "generic specialization <Swift.SIMD4<Swift.Float>> of Swift.pointwiseMax(_:_:)"))
         #expect(FunctionComparison.isLibrary("powf"))
+        #expect(
+            FunctionComparison.isLibrary(
+                "function signature specialization <Arg[3] = [Closure Propagated : $s7LensKit, Argument Types : "
+                    + "[Swift.Optional<LensKit.Job>LensKit.LensPipeline]> of generic specialization <(), Swift.Never> "
+                    + "of static Strobe.Trace.interval(_:capturing:_:)"))
         #expect(FunctionComparison.isLibrary("libm.so.6 (no symbol)"))
         #expect(!FunctionComparison.isLibrary("LensKit.Lens.makeToneCurve()"))
         #expect(!FunctionComparison.isLibrary("closure #1 in LensKit.Lens.apply(to:rows:into:)"))
