@@ -36,6 +36,10 @@ public struct InterleavedComparison<Runner: RoundRunner> {
         public var decideAll = false
         /// Seed of the coin that orders the sides in each round.
         public var seed: UInt64
+        /// Choose the iterations per process from the split of the noise
+        /// between and within processes at each look (``IterationPlan``),
+        /// where the runner lets it; else keep the runner's.
+        public var adaptsIterations = true
 
         /// Settings with `budget` seconds and `seed`, the rest at their
         /// defaults.
@@ -92,12 +96,16 @@ public struct InterleavedComparison<Runner: RoundRunner> {
         var counts = DecidedCounts()
         var allTests: [String] = []
         var onlyTests: [String]?
+        // Each round's iterations per process and seconds.
+        var roundSeconds: [(iterations: Int?, seconds: Double)] = []
         while true {
             rounds += 1
             var order = ComparisonSide.allCases
             if Bool.random(using: &generator) { order.reverse() }
+            let roundStart = clock()
             try runner.runRound(rounds, order: order, tests: onlyTests)
             let elapsed = clock()
+            roundSeconds.append((runner.iterationsPerProcess, elapsed - roundStart))
             guard rounds >= minimumRounds else {
                 events(.round(rounds, elapsed: elapsed))
                 continue
@@ -121,12 +129,14 @@ public struct InterleavedComparison<Runner: RoundRunner> {
             let look = current.look(number: lookNumber, rounds: rounds, final: timeUp)
             design = current
             let judged: DiffReport
+            let baselineSet: SampleSet
+            let candidateSet: SampleSet
             do throws(DiffError) {
+                baselineSet = try SampleSet.load([runner.resultsDirectory(of: .baseline)])
+                candidateSet = try SampleSet.load([runner.resultsDirectory(of: .candidate)])
                 judged = try DiffEngine.diff(
-                    baseline: SampleSet.load([runner.resultsDirectory(of: .baseline)]),
-                    candidate: SampleSet.load([runner.resultsDirectory(of: .candidate)]),
-                    metricFilter: settings.metricFilter, options: settings.options, policy: settings.policy,
-                    look: look)
+                    baseline: baselineSet, candidate: candidateSet, metricFilter: settings.metricFilter,
+                    options: settings.options, policy: settings.policy, look: look)
             } catch {
                 throw ComparisonFailure(error.description)
             }
@@ -146,6 +156,26 @@ public struct InterleavedComparison<Runner: RoundRunner> {
                 }
                 onlyTests = narrowed
             }
+            let recent = roundSeconds.filter { $0.iterations == runner.iterationsPerProcess }.suffix(4)
+            if settings.adaptsIterations, let current = runner.iterationsPerProcess, !recent.isEmpty,
+                let plan = IterationPlan.plan(
+                    baseline: baselineSet, candidate: candidateSet, tests: openTests,
+                    processSeconds: recent.reduce(0) { $0 + $1.seconds } / Double(2 * recent.count),
+                    iterations: current, warmup: runner.warmupPerProcess),
+                plan.iterations != current
+            {
+                runner.iterationsPerProcess = plan.iterations
+                events(
+                    .note(
+                        "\(plan.iterations) iterations per process from round \(rounds + 1) (noise ±"
+                            + "\(Self.percent(plan.within)) within a process, ±\(Self.percent(plan.between)) between processes)"
+                    ))
+            }
         }
+    }
+
+    /// `1.2%`.
+    static func percent(_ fraction: Double) -> String {
+        String(format: fraction >= 0.1 ? "%.0f%%" : "%.1f%%", fraction * 100)
     }
 }

@@ -22,8 +22,9 @@ public struct ProcessRounds: RoundRunner {
     public let commands: [ComparisonSide: String]
     /// What the commands are.
     public let mode: Mode
-    /// Measured iterations per suite process.
-    public let iterations: Int
+    /// Measured iterations per suite process; the comparison may change
+    /// them from round to round (see ``iterationsPerProcess``).
+    public private(set) var iterations: Int
     /// Warm-up iterations per suite process (nil: the suite's own), or
     /// warm-up launches per side before round 1 (nil: 1).
     public let warmup: Int?
@@ -69,6 +70,13 @@ public struct ProcessRounds: RoundRunner {
         if case .suite = mode { return true }
         return false
     }
+
+    public var iterationsPerProcess: Int? {
+        get { runsSelectedTests ? iterations : nil }
+        set { if let newValue, runsSelectedTests { iterations = max(newValue, 1) } }
+    }
+
+    public var warmupPerProcess: Int { warmup ?? PerfSuiteOptions().warmup }
 
     /// Where each process's output goes.
     public var logDirectory: String { "\(root)/logs" }

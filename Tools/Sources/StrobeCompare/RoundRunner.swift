@@ -15,4 +15,12 @@ public protocol RoundRunner {
     /// Runs round `round`: one process of each side, in `order`, running
     /// the tests named in `tests`, or every test when nil.
     mutating func runRound(_ round: Int, order: [ComparisonSide], tests: [String]?) throws(ComparisonFailure)
+
+    /// The iterations each process measures, where the runner lets the
+    /// comparison choose them (a perf suite's `--iterations`); nil where it
+    /// does not (a program measured per launch).
+    var iterationsPerProcess: Int? { get set }
+
+    /// The warm-up iterations each process runs before it measures.
+    var warmupPerProcess: Int { get }
 }

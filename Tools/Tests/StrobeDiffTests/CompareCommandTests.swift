@@ -78,7 +78,11 @@ import Testing
                 "--max-time", "6s", "--min-effect", "50", "--results-dir", output,
             ], environment: ["CI": "true"])
         let seconds = Date().timeIntervalSince(start)
-        #expect(outcome.status == 0, "\(outcome.errors)")
+        // What is checked is the log; the verdict of an A/A comparison is a
+        // false alarm in up to alpha of runs (more on a loaded machine, for
+        // launches of 5 ms), which theSameProgramOnBothSidesRaisesNothing
+        // covers at a floor launches can keep.
+        #expect(outcome.status == 0 || outcome.status == 1, "\(outcome.errors)")
         let lines = outcome.errors.split(separator: "\n").filter { $0.hasPrefix("compare: round") }
         let looks = lines.filter { $0.contains(": look ") }
         #expect(!looks.isEmpty)

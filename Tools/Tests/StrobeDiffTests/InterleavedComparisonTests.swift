@@ -10,13 +10,22 @@ import Testing
 /// files of its own instead of starting processes, and a clock that moves a
 /// second per process.
 @Suite struct InterleavedComparisonTests {
-    /// Writes each process's results: per test, 5 iterations of `wall`
-    /// around 100 ms (times the candidate's ratio for that test), with 2%
-    /// noise between processes.
+    /// Writes each process's results: per test, `iterationsPerProcess`
+    /// iterations of `wall` around 100 ms (times the candidate's ratio for
+    /// that test), with `between` noise between processes and `within`
+    /// between iterations; a process takes `startSeconds` and then
+    /// `iterationSeconds` per iteration (warm-up included) on the clock.
     final class SyntheticRounds: RoundRunner {
         let root: String
         let ratios: [String: Double]
+        var between = 0.02
+        var within = 0.005
+        var startSeconds = 0.5
+        var iterationSeconds = 0.1
+        var iterationsPerProcess: Int? = 5
+        var warmupPerProcess: Int { 2 }
         var seconds = 0.0
+        var iterationsRun: [Int] = []
         var testsAsked: [[String]?] = []
         var orders: [[ComparisonSide]] = []
         private var generator = SeededGenerator(seed: 5)
@@ -37,12 +46,14 @@ import Testing
         func runRound(_ round: Int, order: [ComparisonSide], tests: [String]?) throws(ComparisonFailure) {
             testsAsked.append(tests)
             orders.append(order)
+            let count = iterationsPerProcess ?? 1
+            iterationsRun.append(count)
             for side in order {
                 var run = PerfRun(
                     metadata: RunMetadata(suite: "synthetic", runID: "\(side.rawValue)-\(round)", round: round))
                 for (test, ratio) in ratios.sorted(by: { $0.key < $1.key }) where tests?.contains(test) ?? true {
-                    let level = 100e6 * (side == .candidate ? ratio : 1) * exp(0.02 * generator.normal())
-                    let samples = (0..<5).map { _ in level * exp(0.005 * generator.normal()) }
+                    let level = 100e6 * (side == .candidate ? ratio : 1) * exp(between * generator.normal())
+                    let samples = (0..<count).map { _ in level * exp(within * generator.normal()) }
                     run.tests.append(
                         PerfTestResult(name: test, metrics: [PerfMetric(name: "wall", unit: "ns", samples: samples)]))
                 }
@@ -53,7 +64,7 @@ import Testing
                 } catch {
                     throw ComparisonFailure(error.description)
                 }
-                seconds += 1
+                seconds += startSeconds + Double(count + warmupPerProcess) * iterationSeconds
             }
         }
     }
@@ -88,8 +99,8 @@ import Testing
             #expect(events.contains("measuring only encode from round 5"))
             #expect(runner.testsAsked[4] == ["encode"])
         }
-        // The clock is the runner's: two processes a round, a second each.
-        #expect(outcome.elapsed == Double(2 * outcome.rounds))
+        // The clock is the runner's.
+        #expect(outcome.elapsed == runner.seconds)
         // The coin orders the sides both ways.
         #expect(Set(runner.orders.map { $0.first! }).count == 2 || outcome.rounds < 4)
     }
@@ -97,10 +108,12 @@ import Testing
     @Test func theBudgetEndsAComparisonThatCannotDecide() throws {
         let root = Self.scratch("budget")
         defer { try? FileManager.default.removeItem(atPath: root) }
-        // +1% against 2% noise between processes: not decidable in 12 rounds.
+        // +1% against 2% noise between processes: not decidable in 12
+        // rounds (of 2 × 1.2 s).
         let runner = try SyntheticRounds(root: root, ratios: ["decode": 1.01])
-        var settings = InterleavedComparison<SyntheticRounds>.Settings(budget: 24, seed: 2)
+        var settings = InterleavedComparison<SyntheticRounds>.Settings(budget: 29, seed: 2)
         settings.decideAll = true
+        settings.adaptsIterations = false
         var comparison = InterleavedComparison(settings: settings, runner: runner, clock: { runner.seconds })
         let outcome = try comparison.run()
         #expect(outcome.rounds == 12)
@@ -119,6 +132,38 @@ import Testing
             settings: .init(budget: 60, seed: 3), runner: runner, clock: { runner.seconds })
         let failure = #expect(throws: ComparisonFailure.self) { _ = try comparison.run() }
         #expect(failure?.message.contains("junk.strobe-results") == true)
+    }
+
+    @Test func iterationsFollowTheSplitOfTheNoise() throws {
+        // Processes differ by 5%, iterations within one by 0.5%, and a
+        // process's start costs as much as 5 iterations: more processes of
+        // fewer iterations decide sooner.
+        let root = Self.scratch("few")
+        defer { try? FileManager.default.removeItem(atPath: root) }
+        let few = try SyntheticRounds(root: root, ratios: ["decode": 1.01])
+        few.between = 0.05
+        few.within = 0.005
+        var settings = InterleavedComparison<SyntheticRounds>.Settings(budget: 40, seed: 4)
+        settings.decideAll = true
+        var comparison = InterleavedComparison(settings: settings, runner: few, clock: { few.seconds })
+        var notes: [String] = []
+        _ = try comparison.run { if case .note(let line) = $0 { notes.append(line) } }
+        #expect(few.iterationsRun.prefix(4).allSatisfy { $0 == 5 })
+        #expect(few.iterationsRun.last == IterationPlan.range.lowerBound, "\(few.iterationsRun)")
+        #expect(notes.contains { $0.hasPrefix("2 iterations per process from round 5") }, "\(notes)")
+
+        // Processes agree, iterations scatter by 5%, a process's start costs
+        // 40 iterations: more iterations per process.
+        let other = Self.scratch("many")
+        defer { try? FileManager.default.removeItem(atPath: other) }
+        let many = try SyntheticRounds(root: other, ratios: ["decode": 1.01])
+        many.between = 0.001
+        many.within = 0.05
+        many.startSeconds = 4
+        settings.budget = 200
+        var second = InterleavedComparison(settings: settings, runner: many, clock: { many.seconds })
+        _ = try second.run()
+        #expect((many.iterationsRun.last ?? 0) > 10, "\(many.iterationsRun)")
     }
 
     @Test func suiteProcessesAreGivenTheOptionsOfTheirRound() throws {
