@@ -171,36 +171,40 @@ let package = Package(
         // Helpers the test targets and benchmarks of both packages share: the
         // official-decoder bridge, a program runner and the figure printer.
         .target(name: "StrobeTestSupport", path: "Tests/StrobeTestSupport"),
+        // The `.processWide` suite trait: suites that use the trace session or
+        // other state of the whole process take turns, so `swift test` needs
+        // no `--no-parallel`. Test targets only; it links swift-testing.
+        .target(name: "StrobeTestTraits", path: "Tests/StrobeTestTraits"),
 
         .testTarget(
             name: "StrobeTests",
             dependencies: [
                 "Strobe", "StrobeCrashRecovery", "StrobeEncoding", "StrobeReader", "StrobeProtos", "CProtobufC",
-                "CStrobe", "StrobeTestSupport",
+                "CStrobe", "StrobeTestSupport", "StrobeTestTraits",
                 "LensPipeline", "TraceChild", "ProfileWorkload",
             ]
         ),
         .testTarget(
             name: "StrobeMetricsTests",
             dependencies: [
-                "StrobeMetrics", "Strobe", "StrobeReader",
+                "StrobeMetrics", "Strobe", "StrobeReader", "StrobeTestTraits",
                 .product(name: "CoreMetrics", package: "swift-metrics", condition: .when(traits: ["StrobeMetrics"])),
             ]
         ),
         .testTarget(
             name: "StrobeTracingTests",
             dependencies: [
-                "StrobeTracing", "Strobe", "StrobeReader", "StrobeTestSupport",
+                "StrobeTracing", "Strobe", "StrobeReader", "StrobeTestSupport", "StrobeTestTraits",
                 .product(
                     name: "Tracing", package: "swift-distributed-tracing", condition: .when(traits: ["StrobeTracing"])),
             ]
         ),
-        .testTarget(name: "StrobeReaderTests", dependencies: ["Strobe", "StrobeReader"]),
+        .testTarget(name: "StrobeReaderTests", dependencies: ["Strobe", "StrobeReader", "StrobeTestTraits"]),
         .testTarget(
             name: "StrobePerfTests",
             dependencies: [
-                "StrobePerf", "StrobeProcessRunner", "Strobe", "StrobeReader", "StrobeTestSupport", "LensKit",
-                "TraceChild",
+                "StrobePerf", "StrobeProcessRunner", "Strobe", "StrobeReader", "StrobeTestSupport", "StrobeTestTraits",
+                "LensKit", "TraceChild",
             ]),
     ]
 )

@@ -1,6 +1,7 @@
 import Foundation
 import Strobe
 import StrobeTestSupport
+import StrobeTestTraits
 import Synchronization
 import Testing
 
@@ -9,7 +10,7 @@ import Testing
 /// The measure block's exact counts: allocations, their bytes, the ones
 /// left live, retains and releases, nothing counted from setup. Counting is
 /// process-wide, so the suite runs one test at a time.
-@Suite(.serialized)
+@Suite(.serialized, .processWide)
 struct ExactCountTests {
     static func runner(iterations: Int = 4) -> PerfRunner {
         var options = PerfRunner.Options()

@@ -1,5 +1,6 @@
 import Foundation
 import Strobe
+import StrobeTestTraits
 import Synchronization
 import Testing
 
@@ -7,7 +8,7 @@ import Testing
 
 /// Runs perf tests, each iteration in its own trace session; sessions are
 /// process-wide, so the suite runs one test at a time.
-@Suite(.serialized)
+@Suite(.serialized, .processWide)
 struct PerfRunnerTests {
     struct Planned: Error, CustomStringConvertible {
         var description: String { "planned failure" }

@@ -1,6 +1,7 @@
 import Foundation
 import Strobe
 import StrobeTestSupport
+import StrobeTestTraits
 import Testing
 
 @testable import StrobePerf
@@ -11,7 +12,7 @@ import Glibc
 
 /// What the CPU metrics count: every thread of the process that did the
 /// work, never Strobe's own writer; and the direction each metric carries.
-@Suite(.serialized)
+@Suite(.serialized, .processWide)
 struct ResourceMetricTests {
     /// Runs `count` threads that each burn `milliseconds` of CPU, and waits
     /// for all of them to exit.

@@ -1,4 +1,5 @@
 import Foundation
+import StrobeTestTraits
 import Testing
 
 @testable import Strobe
@@ -6,7 +7,7 @@ import Testing
 
 /// Cut, flipped, missing and foreign bytes: read without crashing, with
 /// an error that names the file and offset.
-@Suite(.serialized)
+@Suite(.serialized, .processWide)
 struct DamagedTraceTests {
     @Test func everyPrefixReadsWithoutCrashingAndKeepsAPrefix() throws {
         let path = ReaderTests.temporaryPath()

@@ -1,5 +1,6 @@
 import Foundation
 import StrobeTestSupport
+import StrobeTestTraits
 import Testing
 
 @testable import Strobe
@@ -7,7 +8,7 @@ import Testing
 /// Async intervals nest under the innermost async interval of their task,
 /// across `await`s, thread hops and child tasks, as Perfetto's official
 /// schema reads the file.
-@Suite(.serialized)
+@Suite(.serialized, .processWide)
 struct AsyncNestingTests {
     static func record(_ path: String, _ body: () async throws -> Void) async throws -> OfficialDecoder.Decoded {
         var configuration = TraceConfiguration(outputPath: path)

@@ -1,6 +1,7 @@
 import Foundation
 import StrobeReader
 import StrobeTestSupport
+import StrobeTestTraits
 import Testing
 
 @testable import Strobe
@@ -8,7 +9,7 @@ import Testing
 
 /// Async intervals: across threads, with late names and past starts. Every
 /// test starts a session, so the suite runs its tests one at a time.
-@Suite(.serialized)
+@Suite(.serialized, .processWide)
 struct AsyncRecordingTests {
     @Test(.enabled(if: OfficialDecoder.isUsable))
     func asyncIntervalsEndOnAnotherThreadAsOneSlice() async throws {

@@ -1,13 +1,14 @@
 import Foundation
 import StrobeReader
 import StrobeTestSupport
+import StrobeTestTraits
 import Testing
 
 @testable import Strobe
 
 /// Full buffers, rings and unbalanced calls: what is lost is counted and the
 /// trace stays readable.
-@Suite(.serialized)
+@Suite(.serialized, .processWide)
 struct BufferLimitTests {
     @Test(.enabled(if: OfficialDecoder.isUsable))
     func discardedEventsAreCountedExactly() throws {

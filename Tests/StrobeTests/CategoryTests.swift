@@ -1,5 +1,6 @@
 import Foundation
 import StrobeTestSupport
+import StrobeTestTraits
 import Testing
 
 @testable import Strobe
@@ -13,7 +14,7 @@ extension Trace.Category {
 
 /// Sessions record the categories their patterns choose, change them while
 /// running, and write them as Perfetto's interned categories.
-@Suite(.serialized)
+@Suite(.serialized, .processWide)
 struct CategoryTests {
     static func configuration(_ path: String, categories: [String] = ["*"]) -> TraceConfiguration {
         var configuration = TraceConfiguration(outputPath: path)

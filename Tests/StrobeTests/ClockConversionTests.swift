@@ -1,9 +1,10 @@
+import StrobeTestTraits
 import Testing
 
 @testable import Strobe
 @testable import StrobeEncoding
 
-@Suite struct ClockConversionTests {
+@Suite(.processWide) struct ClockConversionTests {
     /// The fixed-point conversion matches exact 128-bit arithmetic to within
     /// a nanosecond, is monotonic, and is continuous across readings.
     @Test func fixedPointConversionIsExactToTheNanosecond() {

@@ -3,6 +3,7 @@ import Foundation
 import StrobeCrashRecovery
 import StrobeReader
 import StrobeTestSupport
+import StrobeTestTraits
 import Testing
 
 @testable import Strobe
@@ -12,18 +13,12 @@ import Testing
 /// that `strobe recover` turns into a trace holding its last moments, with
 /// the crash marked, and the crash reporter installed before the session
 /// still runs.
-@Suite(.serialized) struct CrashCaptureTests {
-    static var traceChild: String {
-        URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
-            .appendingPathComponent("TraceChild").path
-    }
+@Suite(.serialized, .processWide) struct CrashCaptureTests {
+    static var traceChild: String { builtProgram("TraceChild") }
 
     static var childIsBuilt: Bool { FileManager.default.isExecutableFile(atPath: traceChild) }
 
-    static var strobe: String {
-        URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
-            .appendingPathComponent("strobe").path
-    }
+    static var strobe: String { builtProgram("strobe") }
 
     /// The signal Swift's `fatalError` raises: `ud2` on x86-64, `brk` on arm64.
     static var fatalErrorSignal: Int32 {

@@ -1,14 +1,12 @@
 import Foundation
 import StrobeTestSupport
+import StrobeTestTraits
 import Testing
 
 /// A process killed with SIGKILL leaves a trace readable up to its last drain.
-@Suite struct CrashSafetyTests {
-    /// The built example app, beside the test bundle.
-    static var lensPipeline: String {
-        URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
-            .appendingPathComponent("LensPipeline").path
-    }
+@Suite(.processWide) struct CrashSafetyTests {
+    /// The built example app.
+    static var lensPipeline: String { builtProgram("LensPipeline") }
 
     /// The offset just past the last complete top-level packet.
     static func completePrefix(of data: [UInt8]) -> Int {
@@ -46,9 +44,11 @@ import Testing
         child.arguments = ["--frames", "1000000", "--size", "64x48", "--trace", path]
         child.standardOutput = FileHandle.nullDevice
         try child.run()
-        usleep(1_200_000)
+        // Kill once the writer has appended several drains' worth of frames.
+        let written = waitForFile(path, toReach: 65_536)
         kill(child.processIdentifier, SIGKILL)
         child.waitUntilExit()
+        try #require(written >= 65_536, "the child wrote \(written) bytes in 20 s")
         #expect(child.terminationReason == .uncaughtSignal)
 
         let data = try [UInt8](Data(contentsOf: URL(fileURLWithPath: path)))

@@ -1,11 +1,12 @@
 import Foundation
+import StrobeTestTraits
 import Testing
 
 @testable import Strobe
 
 /// Flight-recorder settings: every bad one names the problem, and trigger
 /// reasons make safe file names.
-@Suite(.serialized)
+@Suite(.serialized, .processWide)
 struct FlightRecorderConfigurationTests {
     @Test func badConfigurationsNameTheProblem() throws {
         let directory = FlightRecorderTriggerTests.freshDirectory()

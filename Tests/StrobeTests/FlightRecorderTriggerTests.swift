@@ -2,6 +2,7 @@ import CStrobe
 import Foundation
 import StrobeReader
 import StrobeTestSupport
+import StrobeTestTraits
 import Synchronization
 import Testing
 
@@ -9,7 +10,7 @@ import Testing
 
 /// Flight-recorder triggers: what fires a dump, what a dump holds, how dumps
 /// are spaced and how many the directory keeps.
-@Suite(.serialized)
+@Suite(.serialized, .processWide)
 struct FlightRecorderTriggerTests {
     static func freshDirectory(_ name: String = #function) -> String {
         let safe = name.filter { $0.isLetter || $0.isNumber }

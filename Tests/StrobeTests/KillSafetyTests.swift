@@ -1,28 +1,21 @@
 import Foundation
 import StrobeReader
 import StrobeTestSupport
+import StrobeTestTraits
 import Testing
 
 /// What a process killed with SIGKILL leaves: after `strobe repair` (here
 /// `TraceRepair`), a trace that Perfetto's official schema decodes, with
 /// every event up to the last write.
-@Suite(.serialized)
+@Suite(.serialized, .processWide)
 struct KillSafetyTests {
-    /// The built child program, beside the test bundle.
-    static var traceChild: String {
-        URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
-            .appendingPathComponent("TraceChild").path
-    }
+    /// The built child program.
+    static var traceChild: String { builtProgram("TraceChild") }
 
     /// The sorted values of the counter `flood index`, which counts the
     /// child's loops from 0.
     static func floodIndexes(_ trace: OfficialDecoder.Decoded) -> [Int] {
         trace.counters.filter { $0.name == "flood index" }.map { Int($0.value) }.sorted()
-    }
-
-    /// The size of the file at `path`, 0 while it does not exist.
-    static func fileSize(_ path: String) -> Int {
-        (try? FileManager.default.attributesOfItem(atPath: path)[.size] as? Int) ?? 0
     }
 
     @Test(.enabled(if: FileManager.default.isExecutableFile(atPath: traceChild) && OfficialDecoder.isUsable))
@@ -71,10 +64,7 @@ struct KillSafetyTests {
         try child.run()
         // Kill once the writer has appended a few pages: on a loaded
         // machine 300 ms can pass before the child writes anything.
-        let deadline = Date().addingTimeInterval(20)
-        repeat {
-            usleep(100_000)
-        } while Self.fileSize(path) < 16_384 && Date() < deadline
+        waitForFile(path, toReach: 16_384)
         kill(child.processIdentifier, SIGKILL)
         child.waitUntilExit()
         _ = try TraceRepair.repair(file: path)

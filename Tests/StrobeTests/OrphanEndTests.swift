@@ -1,5 +1,6 @@
 import Foundation
 import StrobeTestSupport
+import StrobeTestTraits
 import Testing
 
 @testable import Strobe
@@ -13,7 +14,7 @@ extension Trace.Category {
 /// Ends whose begin is not in the trace are left out by the writer, and
 /// counted in the trace's statistics (`patches_failed` of the thread's
 /// buffer), where both decoders and `strobe summarize` see them.
-@Suite(.serialized)
+@Suite(.serialized, .processWide)
 struct OrphanEndTests {
     @Test(.enabled(if: OfficialDecoder.isUsable))
     func anEndWithoutItsBeginIsCountedInTheTraceStatistics() throws {

@@ -1,3 +1,4 @@
+import StrobeTestTraits
 import Testing
 
 @testable import Strobe
@@ -5,6 +6,7 @@ import Testing
 
 /// The encoder's buffers and intern tables own their memory, freed with the
 /// last value that uses it; a copied intern table is a value of its own.
+@Suite(.processWide)
 struct OwnedStorageTests {
     private static func bytes(_ buffer: ProtoBuffer) -> [UInt8] {
         buffer.withBytes { Array($0) }

@@ -2,13 +2,14 @@ import CStrobe
 import Foundation
 import StrobeReader
 import StrobeTestSupport
+import StrobeTestTraits
 import Testing
 
 @testable import Strobe
 @testable import StrobeEncoding
 
 /// A stopping session waits for the writes in flight, exactly.
-@Suite(.serialized)
+@Suite(.serialized, .processWide)
 struct QuiescenceTests {
     /// A thread that checked the session and is preempted before it
     /// publishes its record, for far longer than any fixed wait, still gets

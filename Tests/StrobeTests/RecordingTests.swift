@@ -1,13 +1,15 @@
+import CStrobe
 import Foundation
 import StrobeReader
 import StrobeTestSupport
+import StrobeTestTraits
 import Testing
 
 @testable import Strobe
 
 /// Every test here starts a session, and sessions are process-wide, so the
 /// suite runs its tests one at a time.
-@Suite(.serialized)
+@Suite(.serialized, .processWide)
 struct RecordingTests {
     /// A configuration that writes to `path` and samples nothing extra.
     static func configuration(_ path: String) -> TraceConfiguration {
@@ -117,6 +119,8 @@ struct RecordingTests {
         configuration.flushInterval = .milliseconds(5)
         let threadCount = 8
         let session = try TraceSession.start(configuration)
+        let writer = try #require(SessionWriter.running(generation: cstrobe_load_generation()))
+        let held = writer.threadsHeld
         for index in 0..<threadCount {
             let thread = Thread {
                 Trace.setThreadName("worker \(index)")
@@ -124,8 +128,11 @@ struct RecordingTests {
             }
             thread.start()
             while !thread.isFinished { usleep(1000) }
-            // Let the writer drain the exited thread and drop it.
-            usleep(40_000)
+            // Wait for the writer to drain the exited thread and drop it, so
+            // the next thread's recorder can reuse its memory.
+            let deadline = ContinuousClock.now + .seconds(10)
+            while writer.threadsHeld > held, ContinuousClock.now < deadline { usleep(1000) }
+            try #require(writer.threadsHeld == held, "worker \(index) was not dropped within 10 s")
         }
         try session.stop()
 

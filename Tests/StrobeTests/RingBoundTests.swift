@@ -1,11 +1,12 @@
 import Foundation
 import StrobeTestSupport
+import StrobeTestTraits
 import Testing
 
 @testable import Strobe
 
 /// A flight recorder holds at most its ring, whatever size it is given.
-@Suite(.serialized)
+@Suite(.serialized, .processWide)
 struct RingBoundTests {
     /// The process's resident memory in bytes, from `/proc/self/statm`.
     static func residentBytes() -> Int {

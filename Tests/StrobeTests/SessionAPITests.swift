@@ -1,6 +1,7 @@
 import Foundation
 import StrobeReader
 import StrobeTestSupport
+import StrobeTestTraits
 import Testing
 
 @testable import Strobe
@@ -9,7 +10,7 @@ private struct Planned: Error, Equatable {}
 
 /// `TraceSession.record`, `beginAsync` without a parent, and `Trace.Name`
 /// equality.
-@Suite(.serialized)
+@Suite(.serialized, .processWide)
 struct SessionAPITests {
     static func configuration(_ path: String?) -> TraceConfiguration {
         var configuration = TraceConfiguration(outputPath: path)

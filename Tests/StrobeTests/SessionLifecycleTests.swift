@@ -1,12 +1,13 @@
 import Foundation
 import StrobeReader
 import StrobeTestSupport
+import StrobeTestTraits
 import Testing
 
 @testable import Strobe
 
 /// Sessions starting, stopping, refusing and sampling.
-@Suite(.serialized)
+@Suite(.serialized, .processWide)
 struct SessionLifecycleTests {
     @Test func sessionsStartAndStopWhileThreadsRecord() throws {
         let running = Atomic2()

@@ -1,21 +1,19 @@
 import Foundation
 import StrobeReader
 import StrobeTestSupport
+import StrobeTestTraits
 import Testing
 
 @testable import Strobe
 
 /// Signposts: the USDT probe notes in the binary, probes firing under
 /// bpftrace, and the exact ftrace marker lines.
-@Suite(.serialized)
+@Suite(.serialized, .processWide)
 struct SignpostTests {
     static let probeNames = ["begin", "end", "instant", "counter", "counter_f64", "async_begin", "async_end"]
 
-    /// The built child program, beside the test bundle; it links Strobe.
-    static var traceChild: String {
-        URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
-            .appendingPathComponent("TraceChild").path
-    }
+    /// The built child program; it links Strobe.
+    static var traceChild: String { builtProgram("TraceChild") }
 
     static func which(_ command: String) -> String? {
         for directory in (ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin").split(separator: ":") {

@@ -1,13 +1,14 @@
 import Foundation
 import StrobeReader
 import StrobeTestSupport
+import StrobeTestTraits
 import Testing
 
 @testable import Strobe
 
 /// Many threads with tiny buffers and a starved writer: every event is
 /// accounted for, exactly, per thread.
-@Suite(.serialized)
+@Suite(.serialized, .processWide)
 struct StressTests {
     /// One thread's mix of events; returns how many it emitted (ends of
     /// async intervals whose begin was discarded are not events: the call

@@ -3,6 +3,7 @@ import Foundation
 import StrobeCrashRecovery
 import StrobeReader
 import StrobeTestSupport
+import StrobeTestTraits
 import Testing
 
 @testable import Strobe
@@ -11,7 +12,7 @@ import Testing
 /// The session's metadata and sampling probability reach the trace, a
 /// flight-recorder dump and a crash file, as Perfetto's official schema and
 /// StrobeReader read them.
-@Suite(.serialized)
+@Suite(.serialized, .processWide)
 struct TraceMetadataTests {
     static let metadata = TraceMetadata(
         appName: "Lens", appVersion: "5.2", build: "5201", deviceModel: "iPhone15,2", osVersion: "18.1",

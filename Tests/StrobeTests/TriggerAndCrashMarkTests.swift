@@ -2,6 +2,7 @@ import CStrobe
 import Foundation
 import StrobeCrashRecovery
 import StrobeTestSupport
+import StrobeTestTraits
 import Testing
 
 @testable import Strobe
@@ -11,7 +12,7 @@ import Testing
 /// packet: the official decoder reads both as an instant on the metadata
 /// sequence, at an absolute CLOCK_BOOTTIME time, on the thread's track, with
 /// their annotations spelled out.
-@Suite(.serialized)
+@Suite(.serialized, .processWide)
 struct TriggerAndCrashMarkTests {
     /// CLOCK_BOOTTIME's id in Perfetto's BuiltinClock.
     static let boottimeClock: UInt32 = 6

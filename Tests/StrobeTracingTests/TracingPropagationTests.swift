@@ -7,9 +7,10 @@ import StrobeTracing
 import Synchronization
 import Testing
 import Tracing
+import StrobeTestTraits
 
 /// Trace context carried across process boundaries.
-@Suite(.serialized)
+@Suite(.serialized, .processWide)
 struct TracingPropagationTests {
     @Test func injectAndExtractCarryTheTraceAcrossAProcessBoundary() async throws {
         let path = StrobeTracingTests.path()

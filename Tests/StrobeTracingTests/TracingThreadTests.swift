@@ -7,9 +7,10 @@ import StrobeTracing
 import Synchronization
 import Testing
 import Tracing
+import StrobeTestTraits
 
 /// Spans that begin and end on different threads.
-@Suite(.serialized)
+@Suite(.serialized, .processWide)
 struct TracingThreadTests {
     @Test func spansEndOnOtherThreadsAndOverlappingSiblingsStayApart() async throws {
         let path = StrobeTracingTests.path()
