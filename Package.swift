@@ -126,6 +126,7 @@ let package = Package(
             name: "StrobePerf",
             dependencies: [
                 "Strobe", "StrobeProcessRunner", "StrobeReader", "StrobeResults", "StrobeFormatting", "CStrobeCounting",
+                "PerfettoWire",
             ]
         ),
 
@@ -203,8 +204,8 @@ let package = Package(
         .testTarget(
             name: "StrobePerfTests",
             dependencies: [
-                "StrobePerf", "StrobeProcessRunner", "Strobe", "StrobeReader", "StrobeTestSupport", "StrobeTestTraits",
-                "LensKit", "TraceChild",
+                "StrobePerf", "StrobeProcessRunner", "Strobe", "StrobeReader", "PerfettoWire", "StrobeTestSupport",
+                "StrobeTestTraits", "LensKit", "TraceChild",
             ]),
     ]
 )

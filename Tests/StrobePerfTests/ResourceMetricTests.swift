@@ -1,4 +1,5 @@
 import Foundation
+import PerfettoWire
 import Strobe
 import StrobeTestSupport
 import StrobeTestTraits
@@ -157,7 +158,7 @@ struct ResourceMetricTests {
     }
 
     @Test func strobesCPUIsRemovedInTheProportionOfTheBlocksSplit() {
-        func reading(user: UInt64, system: UInt64, strobe: UInt64) -> PerfRunner.ResourceReading {
+        func reading(user: Int64, system: Int64, strobe: UInt64) -> PerfRunner.ResourceReading {
             let usage = ResourceUsage(userNanoseconds: user, systemNanoseconds: system)
             return PerfRunner.ResourceReading(process: usage, thread: nil, strobeCPU: strobe)
         }
