@@ -56,9 +56,29 @@ package enum ArgumentEncoding {
     /// Writes an integer argument under `key`; returns its words.
     @inlinable @inline(__always)
     package static func writeInt(key: UInt64, _ value: Int64, to destination: UnsafeMutablePointer<UInt64>) -> Int {
+        writeWord(key: key, tag: intTag, UInt64(bitPattern: value), to: destination)
+    }
+
+    /// Writes a floating-point argument under `key`; returns its words.
+    @inlinable @inline(__always)
+    package static func writeDouble(key: UInt64, _ value: Double, to destination: UnsafeMutablePointer<UInt64>) -> Int {
+        writeWord(key: key, tag: doubleTag, value.bitPattern, to: destination)
+    }
+
+    /// Writes a Boolean argument under `key`; returns its words.
+    @inlinable @inline(__always)
+    package static func writeBool(key: UInt64, _ value: Bool, to destination: UnsafeMutablePointer<UInt64>) -> Int {
+        writeWord(key: key, tag: boolTag, value ? 1 : 0, to: destination)
+    }
+
+    /// Writes an argument of one payload word; returns its words.
+    @inlinable @inline(__always)
+    static func writeWord(key: UInt64, tag: UInt64, _ payload: UInt64, to destination: UnsafeMutablePointer<UInt64>)
+        -> Int
+    {
         destination[0] = key
-        destination[1] = intTag
-        destination[2] = UInt64(bitPattern: value)
+        destination[1] = tag
+        destination[2] = payload
         return 3
     }
 
