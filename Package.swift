@@ -171,7 +171,7 @@ let package = Package(
 
         // Helpers the test targets and benchmarks of both packages share: the
         // official-decoder bridge, a program runner and the figure printer.
-        .target(name: "StrobeTestSupport", path: "Tests/StrobeTestSupport"),
+        .target(name: "StrobeTestSupport", dependencies: ["StrobeProcessRunner"], path: "Tests/StrobeTestSupport"),
         // The `.processWide` suite trait: suites that use the trace session or
         // other state of the whole process take turns, so `swift test` needs
         // no `--no-parallel`. Test targets only; it links swift-testing.
