@@ -7,7 +7,7 @@ import Darwin
 #endif
 
 /// Where runners write iterations' traces before reading them.
-package enum ScratchFiles {
+public enum ScratchFiles {
     /// A memory file system (`/dev/shm`) when it has a gigabyte free, so the
     /// runner's file work never waits for a disk; the temporary directory
     /// otherwise.
@@ -25,7 +25,7 @@ package enum ScratchFiles {
 
     /// `name` with every character but letters, digits, `-`, `_` and `.`
     /// turned into `-`, to name a file or folder.
-    package static func fileSafe(_ name: String) -> String {
+    public static func fileSafe(_ name: String) -> String {
         String(name.map { $0.isLetter || $0.isNumber || $0 == "-" || $0 == "_" || $0 == "." ? $0 : "-" })
     }
 }
