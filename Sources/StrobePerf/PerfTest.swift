@@ -211,11 +211,5 @@ public final class PerfContext: Sendable {
         }
     }
 
-    /// Records a value for this iteration, e.g. items processed.
-    @available(*, deprecated, renamed: "report(_:_:unit:better:)")
-    public func report(_ name: String, _ value: Double, unit: String = "count", lowerIsBetter: Bool) {
-        report(name, value, unit: unit, better: lowerIsBetter ? .lower : .higher)
-    }
-
     var values: [PerfMetric] { reported.withLock { $0 } }
 }

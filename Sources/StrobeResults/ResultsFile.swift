@@ -10,10 +10,6 @@ public enum ResultsFile {
     /// The file extension results files carry.
     public static let fileExtension = "strobe-results"
 
-    /// Why a results file could not be read or written.
-    @available(*, deprecated, renamed: "ResultsFileError")
-    public typealias Failure = ResultsFileError
-
     /// Writes `run` to `path`.
     public static func write(_ run: PerfRun, to path: String) throws(ResultsFileError) {
         let bytes = encode(run)
