@@ -110,7 +110,7 @@ let package = Package(
 
         // Runs suites as child processes and reads what they wrote; it links
         // no recording runtime, so the `strobe` CLI uses it for `run` and
-        // `compare`. StrobePerf re-exports it.
+        // `compare`.
         .target(name: "CStrobeProcess"),
         .target(
             name: "StrobeProcessRunner",
@@ -204,8 +204,8 @@ let package = Package(
         .testTarget(
             name: "StrobePerfTests",
             dependencies: [
-                "StrobePerf", "StrobeProcessRunner", "Strobe", "StrobeReader", "PerfettoWire", "StrobeTestSupport",
-                "StrobeTestTraits", "LensKit", "TraceChild",
+                "StrobePerf", "StrobeProcessRunner", "StrobeResults", "Strobe", "StrobeReader", "PerfettoWire",
+                "StrobeTestSupport", "StrobeTestTraits", "LensKit", "TraceChild",
             ]),
     ]
 )

@@ -3,6 +3,7 @@ import PerfettoWire
 import Strobe
 import StrobeProcessRunner
 import StrobeReader
+import StrobeResults
 
 /// Runs perf tests: warm-up iterations, then measured ones until the stop
 /// rule is met, each iteration in its own trace session.

@@ -1,5 +1,6 @@
 import Foundation
 import StrobeProcessRunner
+import StrobeResults
 import Synchronization
 
 /// A perf-test suite: an executable that runs its tests and writes a

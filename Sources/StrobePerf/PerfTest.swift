@@ -1,3 +1,5 @@
+import StrobeProcessRunner
+import StrobeResults
 import Synchronization
 
 /// A performance test: setup blocks that bring the code one step away from

@@ -1,6 +1,7 @@
 import Foundation
 import LensKit
 import Strobe
+import StrobeProcessRunner
 import StrobeResults
 import Testing
 

@@ -1,5 +1,6 @@
 import Foundation
 import Strobe
+import StrobeResults
 import StrobeTestSupport
 import StrobeTestTraits
 import Synchronization

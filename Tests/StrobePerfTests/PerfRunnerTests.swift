@@ -1,5 +1,7 @@
 import Foundation
 import Strobe
+import StrobeProcessRunner
+import StrobeResults
 import StrobeTestTraits
 import Synchronization
 import Testing

@@ -1,6 +1,7 @@
 import Foundation
 import Strobe
 import StrobeProcessRunner
+import StrobeResults
 import StrobeTestSupport
 import StrobeTestTraits
 import Testing

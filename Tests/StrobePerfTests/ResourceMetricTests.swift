@@ -1,6 +1,8 @@
 import Foundation
 import PerfettoWire
 import Strobe
+import StrobeProcessRunner
+import StrobeResults
 import StrobeTestSupport
 import StrobeTestTraits
 import Testing

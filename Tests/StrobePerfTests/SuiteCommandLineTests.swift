@@ -1,4 +1,5 @@
 import Foundation
+import StrobeProcessRunner
 import StrobeTestTraits
 import Testing
 
