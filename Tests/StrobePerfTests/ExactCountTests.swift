@@ -1,12 +1,11 @@
 import Foundation
 import Strobe
+import StrobePerf
 import StrobeResults
 import StrobeTestSupport
 import StrobeTestTraits
 import Synchronization
 import Testing
-
-@testable import StrobePerf
 
 /// The measure block's exact counts: allocations, their bytes, the ones
 /// left live, retains and releases, nothing counted from setup. Counting is

@@ -1,12 +1,11 @@
 import Foundation
 import Strobe
+import StrobePerf
 import StrobeProcessRunner
 import StrobeResults
 import StrobeTestTraits
 import Synchronization
 import Testing
-
-@testable import StrobePerf
 
 /// Runs perf tests, each iteration in its own trace session; sessions are
 /// process-wide, so the suite runs one test at a time.

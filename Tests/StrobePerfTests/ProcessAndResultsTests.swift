@@ -1,12 +1,11 @@
 import Foundation
 import Strobe
+import StrobePerf
 import StrobeProcessRunner
 import StrobeResults
 import StrobeTestSupport
 import StrobeTestTraits
 import Testing
-
-@testable import StrobePerf
 
 @Suite(.processWide) struct ProcessRunnerTests {
     /// The built child program.

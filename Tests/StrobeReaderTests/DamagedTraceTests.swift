@@ -1,9 +1,8 @@
 import Foundation
+import Strobe
+import StrobeReader
 import StrobeTestTraits
 import Testing
-
-@testable import Strobe
-@testable import StrobeReader
 
 /// Cut, flipped, missing and foreign bytes: read without crashing, with
 /// an error that names the file and offset.

@@ -1,9 +1,8 @@
 import Foundation
+import Strobe
+import StrobeReader
 import StrobeTestTraits
 import Testing
-
-@testable import Strobe
-@testable import StrobeReader
 
 /// The interval list: rebuilding, equality, and intervals left open.
 @Suite(.serialized, .processWide)

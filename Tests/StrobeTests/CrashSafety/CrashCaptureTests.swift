@@ -1,13 +1,12 @@
 import CStrobe
 import Foundation
+import Strobe
 import StrobeCrashRecovery
+import StrobeEncoding
 import StrobeReader
 import StrobeTestSupport
 import StrobeTestTraits
 import Testing
-
-@testable import Strobe
-@testable import StrobeEncoding
 
 /// Crash capture: a child that dies of each fatal signal leaves a crash file
 /// that `strobe recover` turns into a trace holding its last moments, with

@@ -1,10 +1,9 @@
 import Foundation
+import Strobe
 import StrobeReader
 import StrobeTestSupport
 import StrobeTestTraits
 import Testing
-
-@testable import Strobe
 
 /// Full buffers, rings and unbalanced calls: what is lost is counted and the
 /// trace stays readable.

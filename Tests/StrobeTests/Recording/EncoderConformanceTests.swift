@@ -1,10 +1,9 @@
 import CProtobufC
 import Foundation
+import Strobe
 import StrobeProtos
 import StrobeTestSupport
 import Testing
-
-@testable import Strobe
 
 /// The encoder writes event packets by hand for speed. Each packet it writes
 /// must be exactly what protobuf-c writes for the same message: unpacking it

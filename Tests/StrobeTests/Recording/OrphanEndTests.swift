@@ -1,10 +1,9 @@
 import Foundation
+import Strobe
+import StrobeReader
 import StrobeTestSupport
 import StrobeTestTraits
 import Testing
-
-@testable import Strobe
-@testable import StrobeReader
 
 extension Trace.Category {
     fileprivate static let orphanOn = Trace.Category("orphan.on")

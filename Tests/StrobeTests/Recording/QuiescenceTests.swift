@@ -1,12 +1,11 @@
 import CStrobe
 import Foundation
+import Strobe
+import StrobeEncoding
 import StrobeReader
 import StrobeTestSupport
 import StrobeTestTraits
 import Testing
-
-@testable import Strobe
-@testable import StrobeEncoding
 
 /// A stopping session waits for the writes in flight, exactly.
 @Suite(.serialized, .processWide)

@@ -1,10 +1,9 @@
 import Foundation
+import Strobe
 import StrobeReader
 import StrobeTestSupport
 import StrobeTestTraits
 import Testing
-
-@testable import Strobe
 
 /// Many threads with tiny buffers and a starved writer: every event is
 /// accounted for, exactly, per thread.

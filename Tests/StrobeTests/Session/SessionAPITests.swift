@@ -1,10 +1,9 @@
 import Foundation
+import Strobe
 import StrobeReader
 import StrobeTestSupport
 import StrobeTestTraits
 import Testing
-
-@testable import Strobe
 
 private struct Planned: Error, Equatable {}
 

@@ -1,10 +1,9 @@
 import Foundation
+import Strobe
 import StrobeReader
 import StrobeTestSupport
 import StrobeTestTraits
 import Testing
-
-@testable import Strobe
 
 /// Sessions starting, stopping, refusing and sampling.
 @Suite(.serialized, .processWide)
