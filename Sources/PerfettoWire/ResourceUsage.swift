@@ -33,7 +33,7 @@ public struct ResourceUsage: Sendable, Hashable, Codable {
     }
 
     /// The count that `argument` names.
-    public subscript(argument: ResourceUsageArgument) -> Int64 {
+    package subscript(argument: ResourceUsageArgument) -> Int64 {
         get {
             switch argument {
             case .userNanoseconds: return userNanoseconds
