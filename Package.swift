@@ -23,10 +23,13 @@ let package = Package(
         .library(name: "StrobeCrashRecovery", targets: ["StrobeCrashRecovery"]),
         .library(name: "StrobeMetrics", targets: ["StrobeMetrics"]),
         .library(name: "StrobeTracing", targets: ["StrobeTracing"]),
-        // Shared with the tools package: tables and units, and the helpers
-        // of Strobe's own tests and benchmarks.
-        .library(name: "StrobeFormatting", targets: ["StrobeFormatting"]),
-        .library(name: "StrobeTestSupport", targets: ["StrobeTestSupport"]),
+        // Shared with the tools package only: tables and units, and the
+        // helpers of Strobe's own tests and benchmarks. SwiftPM has no
+        // product a sibling package alone can see, so their names start with
+        // an underscore, the convention for products that are not API: an
+        // app's list of products reads as what it may use.
+        .library(name: "_StrobeFormatting", targets: ["StrobeFormatting"]),
+        .library(name: "_StrobeTestSupport", targets: ["StrobeTestSupport"]),
     ],
     traits: [
         .trait(name: "StrobeMetrics", description: "Builds StrobeMetrics, the swift-metrics backend."),

@@ -51,7 +51,7 @@ let package = Package(
             dependencies: [
                 "StrobeStatistics",
                 .product(name: "StrobeResults", package: "strobe"),
-                .product(name: "StrobeFormatting", package: "strobe"),
+                .product(name: "_StrobeFormatting", package: "strobe"),
                 .product(name: "Yams", package: "Yams"),
             ],
             swiftSettings: optimizedInDebug
@@ -68,7 +68,7 @@ let package = Package(
             dependencies: [
                 "StrobeStatistics", "StrobeDiff",
                 .product(name: "StrobeResults", package: "strobe"),
-                .product(name: "StrobeFormatting", package: "strobe"),
+                .product(name: "_StrobeFormatting", package: "strobe"),
                 .product(name: "GRDB", package: "GRDB.swift"),
                 "CLibPQ", "CLibCrypto",
             ]
@@ -80,7 +80,7 @@ let package = Package(
                 "StrobeStatistics", "StrobeDiff", "StrobeHistory",
                 .product(name: "StrobeReader", package: "strobe"),
                 .product(name: "StrobeResults", package: "strobe"),
-                .product(name: "StrobeFormatting", package: "strobe"),
+                .product(name: "_StrobeFormatting", package: "strobe"),
             ],
             swiftSettings: optimizedInDebug
         ),
@@ -105,7 +105,7 @@ let package = Package(
                 .product(name: "StrobeReader", package: "strobe"),
                 .product(name: "StrobeProcessRunner", package: "strobe"),
                 .product(name: "StrobeResults", package: "strobe"),
-                .product(name: "StrobeFormatting", package: "strobe"),
+                .product(name: "_StrobeFormatting", package: "strobe"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
@@ -118,7 +118,7 @@ let package = Package(
                 "StrobeStatistics", "StrobeDiff", "StrobeHistory", "StrobeFleet",
                 .product(name: "Strobe", package: "strobe"),
                 .product(name: "StrobeResults", package: "strobe"),
-                .product(name: "StrobeTestSupport", package: "strobe"),
+                .product(name: "_StrobeTestSupport", package: "strobe"),
             ]
         ),
 
@@ -151,7 +151,7 @@ let package = Package(
             dependencies: [
                 "StrobeDiff", "StrobeStatistics", "StrobeCLI",
                 .product(name: "StrobeProcessRunner", package: "strobe"),
-                .product(name: "StrobeTestSupport", package: "strobe"),
+                .product(name: "_StrobeTestSupport", package: "strobe"),
             ]
         ),
         // The run history on SQLite and on PostgreSQL (`make test-history`
@@ -161,7 +161,7 @@ let package = Package(
             dependencies: [
                 "StrobeHistory", "StrobeStatistics", "StrobeCLI", "StrobeStoreTestSupport",
                 .product(name: "StrobeResults", package: "strobe"),
-                .product(name: "StrobeTestSupport", package: "strobe"),
+                .product(name: "_StrobeTestSupport", package: "strobe"),
                 .product(name: "GRDB", package: "GRDB.swift"),
             ]
         ),
@@ -174,7 +174,7 @@ let package = Package(
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "Strobe", package: "strobe"),
-                .product(name: "StrobeTestSupport", package: "strobe"),
+                .product(name: "_StrobeTestSupport", package: "strobe"),
             ]
         ),
         // Ingest and the fleet report, on traces the SDK writes.
@@ -187,7 +187,7 @@ let package = Package(
                 .product(name: "Strobe", package: "strobe"),
                 .product(name: "StrobeReader", package: "strobe"),
                 .product(name: "StrobeResults", package: "strobe"),
-                .product(name: "StrobeTestSupport", package: "strobe"),
+                .product(name: "_StrobeTestSupport", package: "strobe"),
             ]
         ),
         // Every `strobe` subcommand, run as a user runs it.
@@ -198,7 +198,7 @@ let package = Package(
                 .product(name: "Strobe", package: "strobe"),
                 .product(name: "StrobeReader", package: "strobe"),
                 .product(name: "StrobeResults", package: "strobe"),
-                .product(name: "StrobeTestSupport", package: "strobe"),
+                .product(name: "_StrobeTestSupport", package: "strobe"),
             ]
         ),
     ]
