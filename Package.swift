@@ -23,10 +23,13 @@ let package = Package(
         .library(name: "StrobeCrashRecovery", targets: ["StrobeCrashRecovery"]),
         .library(name: "StrobeMetrics", targets: ["StrobeMetrics"]),
         .library(name: "StrobeTracing", targets: ["StrobeTracing"]),
-        // Shared with the tools package: tables and units, and the helpers
-        // of Strobe's own tests and benchmarks.
-        .library(name: "StrobeFormatting", targets: ["StrobeFormatting"]),
-        .library(name: "StrobeTestSupport", targets: ["StrobeTestSupport"]),
+        // Shared with the tools package only: tables and units, and the
+        // helpers of Strobe's own tests and benchmarks. SwiftPM has no
+        // product a sibling package alone can see, so their names start with
+        // an underscore, the convention for products that are not API: an
+        // app's list of products reads as what it may use.
+        .library(name: "_StrobeFormatting", targets: ["StrobeFormatting"]),
+        .library(name: "_StrobeTestSupport", targets: ["StrobeTestSupport"]),
     ],
     traits: [
         .trait(name: "StrobeMetrics", description: "Builds StrobeMetrics, the swift-metrics backend."),
@@ -110,7 +113,7 @@ let package = Package(
 
         // Runs suites as child processes and reads what they wrote; it links
         // no recording runtime, so the `strobe` CLI uses it for `run` and
-        // `compare`. StrobePerf re-exports it.
+        // `compare`.
         .target(name: "CStrobeProcess"),
         .target(
             name: "StrobeProcessRunner",
@@ -126,6 +129,7 @@ let package = Package(
             name: "StrobePerf",
             dependencies: [
                 "Strobe", "StrobeProcessRunner", "StrobeReader", "StrobeResults", "StrobeFormatting", "CStrobeCounting",
+                "PerfettoWire",
             ]
         ),
 
@@ -174,37 +178,41 @@ let package = Package(
 
         // Helpers the test targets and benchmarks of both packages share: the
         // official-decoder bridge, a program runner and the figure printer.
-        .target(name: "StrobeTestSupport", path: "Tests/StrobeTestSupport"),
+        .target(name: "StrobeTestSupport", dependencies: ["StrobeProcessRunner"], path: "Tests/StrobeTestSupport"),
+        // The `.processWide` suite trait: suites that use the trace session or
+        // other state of the whole process take turns, so `swift test` needs
+        // no `--no-parallel`. Test targets only; it links swift-testing.
+        .target(name: "StrobeTestTraits", path: "Tests/StrobeTestTraits"),
 
         .testTarget(
             name: "StrobeTests",
             dependencies: [
                 "Strobe", "StrobeCrashRecovery", "StrobeEncoding", "StrobeReader", "StrobeProtos", "CProtobufC",
-                "CStrobe", "StrobeTestSupport",
+                "CStrobe", "StrobeTestSupport", "StrobeTestTraits",
                 "LensPipeline", "TraceChild", "ProfileWorkload",
             ]
         ),
         .testTarget(
             name: "StrobeMetricsTests",
             dependencies: [
-                "StrobeMetrics", "Strobe", "StrobeReader",
+                "StrobeMetrics", "Strobe", "StrobeReader", "StrobeTestTraits",
                 .product(name: "CoreMetrics", package: "swift-metrics", condition: .when(traits: ["StrobeMetrics"])),
             ]
         ),
         .testTarget(
             name: "StrobeTracingTests",
             dependencies: [
-                "StrobeTracing", "Strobe", "StrobeReader", "StrobeTestSupport",
+                "StrobeTracing", "Strobe", "StrobeReader", "StrobeTestSupport", "StrobeTestTraits",
                 .product(
                     name: "Tracing", package: "swift-distributed-tracing", condition: .when(traits: ["StrobeTracing"])),
             ]
         ),
-        .testTarget(name: "StrobeReaderTests", dependencies: ["Strobe", "StrobeReader"]),
+        .testTarget(name: "StrobeReaderTests", dependencies: ["Strobe", "StrobeReader", "StrobeTestTraits"]),
         .testTarget(
             name: "StrobePerfTests",
             dependencies: [
-                "StrobePerf", "StrobeProcessRunner", "StrobeResults", "Strobe", "StrobeReader", "StrobeTestSupport",
-                "LensKit", "TraceChild",
+                "StrobePerf", "StrobeProcessRunner", "StrobeResults", "Strobe", "StrobeReader", "PerfettoWire",
+                "StrobeTestSupport", "StrobeTestTraits", "LensKit", "TraceChild",
             ]),
     ]
 )

@@ -51,7 +51,7 @@ let package = Package(
             dependencies: [
                 "StrobeStatistics",
                 .product(name: "StrobeResults", package: "strobe"),
-                .product(name: "StrobeFormatting", package: "strobe"),
+                .product(name: "_StrobeFormatting", package: "strobe"),
                 .product(name: "Yams", package: "Yams"),
             ],
             swiftSettings: optimizedInDebug
@@ -68,7 +68,7 @@ let package = Package(
             dependencies: [
                 "StrobeStatistics", "StrobeDiff",
                 .product(name: "StrobeResults", package: "strobe"),
-                .product(name: "StrobeFormatting", package: "strobe"),
+                .product(name: "_StrobeFormatting", package: "strobe"),
                 .product(name: "GRDB", package: "GRDB.swift"),
                 "CLibPQ", "CLibCrypto",
             ]
@@ -80,7 +80,7 @@ let package = Package(
                 "StrobeStatistics", "StrobeDiff", "StrobeHistory",
                 .product(name: "StrobeReader", package: "strobe"),
                 .product(name: "StrobeResults", package: "strobe"),
-                .product(name: "StrobeFormatting", package: "strobe"),
+                .product(name: "_StrobeFormatting", package: "strobe"),
             ],
             swiftSettings: optimizedInDebug
         ),
@@ -103,7 +103,7 @@ let package = Package(
                 "StrobeStatistics", "StrobeDiff",
                 .product(name: "StrobeProcessRunner", package: "strobe"),
                 .product(name: "StrobeResults", package: "strobe"),
-                .product(name: "StrobeFormatting", package: "strobe"),
+                .product(name: "_StrobeFormatting", package: "strobe"),
             ]
         ),
         // The commit `strobe --version` names (scripts/build-commit.sh).
@@ -117,7 +117,7 @@ let package = Package(
                 .product(name: "StrobeReader", package: "strobe"),
                 .product(name: "StrobeProcessRunner", package: "strobe"),
                 .product(name: "StrobeResults", package: "strobe"),
-                .product(name: "StrobeFormatting", package: "strobe"),
+                .product(name: "_StrobeFormatting", package: "strobe"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
@@ -130,7 +130,7 @@ let package = Package(
                 "StrobeStatistics", "StrobeDiff", "StrobeHistory", "StrobeFleet",
                 .product(name: "Strobe", package: "strobe"),
                 .product(name: "StrobeResults", package: "strobe"),
-                .product(name: "StrobeTestSupport", package: "strobe"),
+                .product(name: "_StrobeTestSupport", package: "strobe"),
             ]
         ),
 
@@ -163,7 +163,7 @@ let package = Package(
             dependencies: [
                 "StrobeDiff", "StrobeStatistics", "StrobeCompare",
                 .product(name: "StrobeProcessRunner", package: "strobe"),
-                .product(name: "StrobeTestSupport", package: "strobe"),
+                .product(name: "_StrobeTestSupport", package: "strobe"),
             ]
         ),
         // The run history on SQLite and on PostgreSQL (`make test-history`
@@ -173,7 +173,7 @@ let package = Package(
             dependencies: [
                 "StrobeHistory", "StrobeStatistics", "StrobeCLI", "StrobeStoreTestSupport",
                 .product(name: "StrobeResults", package: "strobe"),
-                .product(name: "StrobeTestSupport", package: "strobe"),
+                .product(name: "_StrobeTestSupport", package: "strobe"),
                 .product(name: "GRDB", package: "GRDB.swift"),
             ]
         ),
@@ -186,7 +186,7 @@ let package = Package(
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "Strobe", package: "strobe"),
-                .product(name: "StrobeTestSupport", package: "strobe"),
+                .product(name: "_StrobeTestSupport", package: "strobe"),
             ]
         ),
         // Ingest and the fleet report, on traces the SDK writes.
@@ -199,7 +199,7 @@ let package = Package(
                 .product(name: "Strobe", package: "strobe"),
                 .product(name: "StrobeReader", package: "strobe"),
                 .product(name: "StrobeResults", package: "strobe"),
-                .product(name: "StrobeTestSupport", package: "strobe"),
+                .product(name: "_StrobeTestSupport", package: "strobe"),
             ]
         ),
         // Every `strobe` subcommand, run as a user runs it.
@@ -210,7 +210,7 @@ let package = Package(
                 .product(name: "Strobe", package: "strobe"),
                 .product(name: "StrobeReader", package: "strobe"),
                 .product(name: "StrobeResults", package: "strobe"),
-                .product(name: "StrobeTestSupport", package: "strobe"),
+                .product(name: "_StrobeTestSupport", package: "strobe"),
             ]
         ),
     ]

@@ -25,7 +25,7 @@ let package = Package(
             dependencies: [
                 .product(name: "Strobe", package: "strobe"),
                 .product(name: "StrobeTracing", package: "strobe"),
-                .product(name: "StrobeTestSupport", package: "strobe"),
+                .product(name: "_StrobeTestSupport", package: "strobe"),
                 .product(name: "OTel", package: "swift-otel"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Tracing", package: "swift-distributed-tracing"),

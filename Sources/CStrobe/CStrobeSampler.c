@@ -396,6 +396,62 @@ static size_t drain_timer(cstrobe_sampler *sampler, uint64_t *out, size_t capaci
 
 uint64_t cstrobe_sampler_timer_samples(void) { return atomic_load_explicit(&timer_samples, memory_order_relaxed); }
 
+// MARK: - The kernel's sampling alone, for the benchmarks
+
+#define FLOOR_RING_PAGES 8
+
+struct cstrobe_perf_floor {
+    int fd;
+    void *mapping;
+    size_t bytes;
+};
+
+cstrobe_perf_floor *cstrobe_perf_floor_open(uint64_t period_ns, int as_strobe, int *error) {
+    struct perf_event_attr attr;
+    memset(&attr, 0, sizeof attr);
+    attr.size = sizeof attr;
+    attr.type = PERF_TYPE_SOFTWARE;
+    attr.config = PERF_COUNT_SW_CPU_CLOCK;
+    attr.sample_period = period_ns;
+    attr.sample_type = PERF_SAMPLE_TID;
+    if (as_strobe) {
+        attr.sample_type |= PERF_SAMPLE_TIME | PERF_SAMPLE_CPU | PERF_SAMPLE_CALLCHAIN | PERF_SAMPLE_STACK_USER;
+        attr.sample_stack_user = CSTROBE_SAMPLE_STACK_WORDS * 8;
+        attr.exclude_callchain_kernel = 1;
+        attr.sample_max_stack = CSTROBE_SAMPLE_MAX_FRAMES;
+        attr.use_clockid = 1;
+        attr.clockid = CLOCK_BOOTTIME;
+    }
+    attr.exclude_kernel = 1;
+    attr.exclude_hv = 1;
+    long fd = syscall(SYS_perf_event_open, &attr, 0, -1, -1, PERF_FLAG_FD_CLOEXEC);
+    if (fd < 0) {
+        *error = errno;
+        return NULL;
+    }
+    size_t bytes = (FLOOR_RING_PAGES + 1) * (size_t)sysconf(_SC_PAGESIZE);
+    void *mapping = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, (int)fd, 0);
+    cstrobe_perf_floor *floor = mapping == MAP_FAILED ? NULL : calloc(1, sizeof *floor);
+    if (!floor) {
+        *error = mapping == MAP_FAILED ? errno : ENOMEM;
+        if (mapping != MAP_FAILED) munmap(mapping, bytes);
+        close((int)fd);
+        return NULL;
+    }
+    floor->fd = (int)fd;
+    floor->mapping = mapping;
+    floor->bytes = bytes;
+    return floor;
+}
+
+void cstrobe_perf_floor_close(cstrobe_perf_floor *floor) {
+    if (!floor) return;
+    ioctl(floor->fd, PERF_EVENT_IOC_DISABLE, 0);
+    munmap(floor->mapping, floor->bytes);
+    close(floor->fd);
+    free(floor);
+}
+
 // MARK: - Both
 
 int32_t cstrobe_sampler_tid(const cstrobe_sampler *sampler) { return sampler->tid; }
@@ -447,5 +503,11 @@ size_t cstrobe_sampler_drain(cstrobe_sampler *sampler, uint64_t *out, size_t cap
 void cstrobe_sampler_stop(cstrobe_sampler *sampler) { (void)sampler; }
 void cstrobe_sampler_close(cstrobe_sampler *sampler) { (void)sampler; }
 uint64_t cstrobe_sampler_timer_samples(void) { return 0; }
+cstrobe_perf_floor *cstrobe_perf_floor_open(uint64_t period_ns, int as_strobe, int *error) {
+    (void)period_ns, (void)as_strobe;
+    *error = ENOSYS;
+    return NULL;
+}
+void cstrobe_perf_floor_close(cstrobe_perf_floor *floor) { (void)floor; }
 
 #endif

@@ -1,3 +1,4 @@
+import CStrobe
 import Foundation
 import ProfileWorkload
 import Strobe
@@ -83,20 +84,38 @@ enum ProfileBenchmarks {
         return user + system
     }
 
+    /// The kernel's sampling alone on each work thread, with no Strobe
+    /// profile: a perf event at `frequency` whose ring nobody reads, asking
+    /// for what Strobe's samplers ask (`asStrobe`: time, CPU, user call
+    /// chain, stack words) or for the thread id alone.
+    struct KernelFloor {
+        var frequency: Int
+        var asStrobe: Bool
+    }
+
     /// A fixed amount of CPU-bound work on two threads, each inside one
-    /// interval; returns the process CPU time it took with `profile`, and
-    /// the part the session's background writer took, in ns.
-    static func fixedWork(_ profile: TraceConfiguration.CPUProfile?) -> (total: Double, writer: Double) {
+    /// interval; returns the process CPU time it took with `profile` (or,
+    /// with `floor`, the kernel's sampling alone), and the part the
+    /// session's background writer took, in ns.
+    static func fixedWork(_ profile: TraceConfiguration.CPUProfile?, floor: KernelFloor? = nil) -> (
+        total: Double, writer: Double
+    ) {
         let path = CoreBenchmarks.temporaryPath("profile-overhead")
         defer { try? FileManager.default.removeItem(atPath: path) }
         let session = try! TraceSession.start(configuration(path, profile: profile))
         let before = processCPUTime()
         let threads = (0..<2).map { _ in
             Thread {
+                var error: Int32 = 0
+                let sampler = floor.flatMap { floor in
+                    cstrobe_perf_floor_open(
+                        UInt64(1_000_000_000 / floor.frequency), floor.asStrobe ? 1 : 0, &error)
+                }
                 Trace.begin("fixed work")
                 // Used, so the work is not optimized away.
                 if FixedWork.run(iterations: 200_000_000) == 0 { print("0") }
                 Trace.end()
+                cstrobe_perf_floor_close(sampler)
             }
         }
         for thread in threads { thread.start() }
@@ -117,16 +136,42 @@ enum ProfileBenchmarks {
                 .init(frequency: 999, method: .cpuTimer), "none"
             ),
         ]
+        // The floor: what the kernel's sampling costs with nothing of Strobe
+        // reading it, asking for what Strobe asks and for the least.
+        let floors: [(String, KernelFloor)] = [
+            (
+                "the kernel's sampling alone at 999 Hz, asking what Strobe asks (call chain, stack words), ring never read",
+                KernelFloor(frequency: 999, asStrobe: true)
+            ),
+            (
+                "the kernel's sampling alone at 999 Hz, thread id only, ring never read",
+                KernelFloor(frequency: 999, asStrobe: false)
+            ),
+            (
+                "the kernel's sampling alone at 100 Hz, asking what Strobe asks, ring never read",
+                KernelFloor(frequency: 100, asStrobe: true)
+            ),
+        ]
         _ = fixedWork(nil)
         _ = fixedWork(.init(frequency: 999))
         var off: [(total: Double, writer: Double)] = []
         var on = [[(total: Double, writer: Double)]](repeating: [], count: cases.count)
+        var floorRuns = [[(total: Double, writer: Double)]](repeating: [], count: floors.count)
         for _ in 0..<runs {
             off.append(fixedWork(nil))
             for (index, item) in cases.enumerated() { on[index].append(fixedWork(item.1)) }
+            for (index, item) in floors.enumerated() { floorRuns[index].append(fixedWork(nil, floor: item.1)) }
         }
         func median(_ values: [Double]) -> Double { values.sorted()[values.count / 2] }
         let baseline = median(off.map(\.total))
+        for (index, item) in floors.enumerated() {
+            Figure(
+                name: "CPU-bound work on 2 threads, process CPU time with \(item.0)",
+                value: median(floorRuns[index].map(\.total)) / 1e6, unit: "ms",
+                baselineName: "the same work without a profile, same run", baselineValue: baseline / 1e6,
+                target: "none"
+            ).printLine()
+        }
         for (index, item) in cases.enumerated() {
             Figure(
                 name: "CPU-bound work on 2 threads, process CPU time with \(item.0)",

@@ -219,10 +219,6 @@ public struct CrashRecoveryError: Error, Sendable, Hashable, CustomStringConvert
         let place = offset.map { "\(path): byte \($0)" } ?? path
         return "\(place): \(problem)" + ErrnoText.suffix(errno)
     }
-
-    /// What is wrong: every error of Strobe's names it `problem`.
-    @available(*, deprecated, renamed: "problem")
-    public var reason: String { problem }
 }
 
 /// Rewrites the name words of recovered records, which point into the

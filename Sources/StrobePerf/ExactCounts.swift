@@ -1,5 +1,6 @@
 import CStrobeCounting
 import Strobe
+import StrobeResults
 
 #if canImport(Glibc)
 import Glibc

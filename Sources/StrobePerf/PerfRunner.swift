@@ -1,7 +1,9 @@
 import Foundation
+import PerfettoWire
 import Strobe
 import StrobeProcessRunner
 import StrobeReader
+import StrobeResults
 
 /// Runs perf tests: warm-up iterations, then measured ones until the stop
 /// rule is met, each iteration in its own trace session.
@@ -312,7 +314,7 @@ public struct PerfRunner: Sendable {
     }
 
     static func resourceMetrics(wall: UInt64, before: ResourceReading, after: ResourceReading) -> [PerfMetric] {
-        func delta(_ a: UInt64, _ b: UInt64) -> Double { b >= a ? Double(b - a) : 0 }
+        func delta<Count: BinaryInteger>(_ a: Count, _ b: Count) -> Double { b >= a ? Double(b - a) : 0 }
         let user = delta(before.process.userNanoseconds, after.process.userNanoseconds)
         let system = delta(before.process.systemNanoseconds, after.process.systemNanoseconds)
         // Linux measures each thread's run time exactly but splits it into
@@ -346,7 +348,7 @@ public struct PerfRunner: Sendable {
     /// Context switches and page faults between two readings, named
     /// `PREFIX.context_switches.voluntary` and so on.
     static func usageMetrics(prefix: String, before: ResourceUsage, after: ResourceUsage) -> [PerfMetric] {
-        func delta(_ a: UInt64, _ b: UInt64) -> Double { b >= a ? Double(b - a) : 0 }
+        func delta<Count: BinaryInteger>(_ a: Count, _ b: Count) -> Double { b >= a ? Double(b - a) : 0 }
         return [
             PerfMetric(
                 name: "\(prefix).context_switches.voluntary", unit: "count",

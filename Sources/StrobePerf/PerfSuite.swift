@@ -1,6 +1,7 @@
 import Foundation
 import Strobe
 import StrobeProcessRunner
+import StrobeResults
 import Synchronization
 
 /// A perf-test suite: an executable that runs its tests and writes a

@@ -1,3 +1,5 @@
+import StrobeProcessRunner
+import StrobeResults
 import Synchronization
 
 /// A performance test: setup blocks that bring the code one step away from
@@ -209,12 +211,6 @@ public final class PerfContext: Sendable {
                 metrics.append(PerfMetric(name: name, unit: unit, better: better, samples: [value]))
             }
         }
-    }
-
-    /// Records a value for this iteration, e.g. items processed.
-    @available(*, deprecated, renamed: "report(_:_:unit:better:)")
-    public func report(_ name: String, _ value: Double, unit: String = "count", lowerIsBetter: Bool) {
-        report(name, value, unit: unit, better: lowerIsBetter ? .lower : .higher)
     }
 
     var values: [PerfMetric] { reported.withLock { $0 } }

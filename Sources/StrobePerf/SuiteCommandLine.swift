@@ -1,4 +1,6 @@
 import Foundation
+import StrobeProcessRunner
+import StrobeResults
 
 /// The options a perf suite takes on its command line: the one table that
 /// both ``PerfSuiteOptions/parse(_:)`` and the help text are made from.

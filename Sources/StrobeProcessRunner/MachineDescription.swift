@@ -59,13 +59,21 @@ package enum MachineDescription {
     }
 
     /// The CPU model from /proc/cpuinfo, or "".
-    static func cpuModel() -> String {
-        guard let info = try? String(contentsOfFile: "/proc/cpuinfo", encoding: .utf8) else { return "" }
-        for line in info.split(separator: "\n") where line.hasPrefix("model name") {
-            if let colon = line.firstIndex(of: ":") {
-                return line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces)
+    static func cpuModel() -> String { processorFields()["model name"] ?? "" }
+
+    /// The fields of the first processor in /proc/cpuinfo (`model name`,
+    /// `cpu family`, `model`, …), which name them all; empty where the file
+    /// is missing.
+    package static func processorFields() -> [String: String] {
+        guard let info = try? String(contentsOfFile: "/proc/cpuinfo", encoding: .utf8) else { return [:] }
+        var fields: [String: String] = [:]
+        for line in info.split(separator: "\n") {
+            guard let colon = line.firstIndex(of: ":") else { continue }
+            let key = line[..<colon].trimmingCharacters(in: .whitespaces)
+            if fields[key] == nil {
+                fields[key] = line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces)
             }
         }
-        return ""
+        return fields
     }
 }

@@ -122,9 +122,3 @@ public struct PerfTestError: Error, Sendable, Hashable, CustomStringConvertible 
         PerfTestError(kind: .blockFailed, problem: "\(phase) failed: \(error)")
     }
 }
-
-extension ProcessRunner {
-    /// Why an iteration failed.
-    @available(*, deprecated, renamed: "PerfTestError")
-    public typealias Failure = PerfTestError
-}

@@ -31,17 +31,4 @@ public struct TraceReadError: Error, Sendable, Hashable, CustomStringConvertible
         if errno != nil, offset == 0 { return "\(path): \(problem)" + ErrnoText.suffix(errno) }
         return "\(path): byte \(offset): \(problem)" + ErrnoText.suffix(errno)
     }
-
-    /// The file's path: every error of Strobe's names it `path`.
-    @available(*, deprecated, renamed: "path")
-    public var file: String {
-        get { path }
-        set { path = newValue }
-    }
-
-    /// A problem at `offset` in `file`.
-    @available(*, deprecated, renamed: "init(path:offset:problem:errno:)")
-    public init(file: String, offset: Int, problem: String, errno: Int32? = nil) {
-        self.init(path: file, offset: offset, problem: problem, errno: errno)
-    }
 }

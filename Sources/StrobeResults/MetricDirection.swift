@@ -10,14 +10,4 @@ public enum MetricDirection: String, Sendable, Hashable, Codable, CaseIterable {
     case lower
     /// Larger values are better: throughput, frame rates, hit ratios.
     case higher
-
-    /// Whether smaller values are better.
-    @available(*, deprecated, message: "compare with .lower")
-    public var lowerIsBetter: Bool { self == .lower }
-
-    /// The direction a `lowerIsBetter` flag stands for.
-    @available(*, deprecated, message: "use .lower or .higher")
-    public init(lowerIsBetter: Bool) {
-        self = lowerIsBetter ? .lower : .higher
-    }
 }

@@ -22,19 +22,6 @@ public struct PerfMetric: Sendable, Hashable, Codable {
         self.samples = samples
     }
 
-    /// A metric with its samples, its direction given as a flag.
-    @available(*, deprecated, renamed: "init(name:unit:better:samples:)")
-    public init(name: String, unit: String, lowerIsBetter: Bool, samples: [Double] = []) {
-        self.init(name: name, unit: unit, better: lowerIsBetter ? .lower : .higher, samples: samples)
-    }
-
-    /// Whether a smaller value is better.
-    @available(*, deprecated, renamed: "better")
-    public var lowerIsBetter: Bool {
-        get { better == .lower }
-        set { better = newValue ? .lower : .higher }
-    }
-
     private enum CodingKeys: String, CodingKey {
         case name, unit, better, samples
         case legacyLowerIsBetter = "lowerIsBetter"

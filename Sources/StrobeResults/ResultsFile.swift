@@ -17,10 +17,6 @@ public enum ResultsFile {
         String(name.map { $0.isLetter || $0.isNumber || $0 == "-" || $0 == "_" || $0 == "." ? $0 : "-" })
     }
 
-    /// Why a results file could not be read or written.
-    @available(*, deprecated, renamed: "ResultsFileError")
-    public typealias Failure = ResultsFileError
-
     /// Writes `run` to `path`.
     public static func write(_ run: PerfRun, to path: String) throws(ResultsFileError) {
         let bytes = encode(run)

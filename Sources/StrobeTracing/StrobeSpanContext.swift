@@ -126,9 +126,6 @@ extension InstrumentationContext {
         get { self[StrobeSpanKey.self]?.identity }
         set { self[StrobeSpanKey.self] = newValue.map { SpanRecord(remote: $0) } }
     }
-
-    /// The async interval of the local span this context belongs to.
-    var strobeInterval: Trace.AsyncInterval? { self[StrobeSpanKey.self]?.interval }
 }
 
 /// The context key under which spans keep their record: identity, interval

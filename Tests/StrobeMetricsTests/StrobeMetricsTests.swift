@@ -5,8 +5,9 @@ import Strobe
 import StrobeMetrics
 import StrobeReader
 import Testing
+import StrobeTestTraits
 
-@Suite(.serialized)
+@Suite(.serialized, .processWide)
 struct StrobeMetricsTests {
     @Test func everyKindOfMetricBecomesACounterTrack() throws {
         let path = NSTemporaryDirectory() + "strobe-metrics-\(getpid()).pftrace"

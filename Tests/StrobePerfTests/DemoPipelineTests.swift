@@ -1,10 +1,10 @@
 import Foundation
 import LensKit
 import Strobe
+import StrobePerf
+import StrobeProcessRunner
 import StrobeResults
 import Testing
-
-@testable import StrobePerf
 
 extension PerfRunnerTests {
     /// The demo's story at small scale: perf tests of the lens pipeline on

@@ -1,15 +1,16 @@
 import Foundation
 import Strobe
+import StrobePerf
+import StrobeResults
 import StrobeTestSupport
+import StrobeTestTraits
 import Synchronization
 import Testing
-
-@testable import StrobePerf
 
 /// The measure block's exact counts: allocations, their bytes, the ones
 /// left live, retains and releases, nothing counted from setup. Counting is
 /// process-wide, so the suite runs one test at a time.
-@Suite(.serialized)
+@Suite(.serialized, .processWide)
 struct ExactCountTests {
     static func runner(iterations: Int = 4) -> PerfRunner {
         var options = PerfRunner.Options()

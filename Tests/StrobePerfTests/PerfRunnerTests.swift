@@ -1,13 +1,15 @@
 import Foundation
 import Strobe
+import StrobePerf
+import StrobeProcessRunner
+import StrobeResults
+import StrobeTestTraits
 import Synchronization
 import Testing
 
-@testable import StrobePerf
-
 /// Runs perf tests, each iteration in its own trace session; sessions are
 /// process-wide, so the suite runs one test at a time.
-@Suite(.serialized)
+@Suite(.serialized, .processWide)
 struct PerfRunnerTests {
     struct Planned: Error, CustomStringConvertible {
         var description: String { "planned failure" }

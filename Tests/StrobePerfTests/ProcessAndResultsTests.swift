@@ -1,17 +1,15 @@
 import Foundation
 import Strobe
+import StrobePerf
 import StrobeProcessRunner
 import StrobeResults
+import StrobeTestSupport
+import StrobeTestTraits
 import Testing
 
-@testable import StrobePerf
-
-@Suite struct ProcessRunnerTests {
-    /// The built child program, beside the test bundle.
-    static var child: String {
-        URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("TraceChild")
-            .path
-    }
+@Suite(.processWide) struct ProcessRunnerTests {
+    /// The built child program.
+    static var child: String { builtProgram("TraceChild") }
 
     static func run(_ mode: String, iterations: Int = 3, timeout: Double = 20) -> PerfTestResult {
         var options = ProcessRunner.Options()
@@ -75,7 +73,7 @@ import Testing
     }
 }
 
-@Suite struct ResultsFileTests {
+@Suite(.processWide) struct ResultsFileTests {
     static let sample = PerfRun(
         metadata: RunMetadata(
             suite: "suite", gitCommit: "abc", host: "host", os: "Debian", cpuModel: "CPU", coreCount: 2,

@@ -1,4 +1,5 @@
 import Foundation
+import StrobeTestTraits
 import Testing
 
 /// Every ```swift block of README.md and of the pages in docs/ is source
@@ -6,6 +7,7 @@ import Testing
 /// `ReadmeSnippets` target, built in Swift 6 language mode with the rest of
 /// the package), or the line before its fence says why not:
 /// `<!-- not compiled: REASON -->`.
+@Suite(.processWide)
 struct ReadmeSnippetTests {
     /// The repository's root, three folders above this file.
     static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()

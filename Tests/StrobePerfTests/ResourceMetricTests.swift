@@ -1,6 +1,10 @@
 import Foundation
+import PerfettoWire
 import Strobe
+import StrobeProcessRunner
+import StrobeResults
 import StrobeTestSupport
+import StrobeTestTraits
 import Testing
 
 @testable import StrobePerf
@@ -11,7 +15,7 @@ import Glibc
 
 /// What the CPU metrics count: every thread of the process that did the
 /// work, never Strobe's own writer; and the direction each metric carries.
-@Suite(.serialized)
+@Suite(.serialized, .processWide)
 struct ResourceMetricTests {
     /// Runs `count` threads that each burn `milliseconds` of CPU, and waits
     /// for all of them to exit.
@@ -156,7 +160,7 @@ struct ResourceMetricTests {
     }
 
     @Test func strobesCPUIsRemovedInTheProportionOfTheBlocksSplit() {
-        func reading(user: UInt64, system: UInt64, strobe: UInt64) -> PerfRunner.ResourceReading {
+        func reading(user: Int64, system: Int64, strobe: UInt64) -> PerfRunner.ResourceReading {
             let usage = ResourceUsage(userNanoseconds: user, systemNanoseconds: system)
             return PerfRunner.ResourceReading(process: usage, thread: nil, strobeCPU: strobe)
         }

@@ -1,4 +1,6 @@
 import Foundation
+import StrobeProcessRunner
+import StrobeTestTraits
 import Testing
 
 @testable import StrobePerf
@@ -6,6 +8,7 @@ import Testing
 /// A perf suite's own command line: every option in both spellings, each
 /// kind of bad input refused with a message naming the option and value,
 /// and a help text that lists every default.
+@Suite(.processWide)
 struct SuiteCommandLineTests {
     /// Every option with a value that differs from its default, as
     /// `--name value` arguments; the `=` form is made from them.

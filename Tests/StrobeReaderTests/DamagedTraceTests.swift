@@ -1,12 +1,12 @@
 import Foundation
+import Strobe
+import StrobeReader
+import StrobeTestTraits
 import Testing
-
-@testable import Strobe
-@testable import StrobeReader
 
 /// Cut, flipped, missing and foreign bytes: read without crashing, with
 /// an error that names the file and offset.
-@Suite(.serialized)
+@Suite(.serialized, .processWide)
 struct DamagedTraceTests {
     @Test func everyPrefixReadsWithoutCrashingAndKeepsAPrefix() throws {
         let path = ReaderTests.temporaryPath()

@@ -1,11 +1,11 @@
 import Foundation
+import Strobe
+import StrobeReader
+import StrobeTestTraits
 import Testing
 
-@testable import Strobe
-@testable import StrobeReader
-
 /// The interval list: rebuilding, equality, and intervals left open.
-@Suite(.serialized)
+@Suite(.serialized, .processWide)
 struct IntervalListTests {
     @Test func intervalListBuildsCompleteIntervals() throws {
         let path = ReaderTests.temporaryPath()

@@ -1,4 +1,5 @@
 import Foundation
+import StrobeTestTraits
 import Testing
 
 @testable import Strobe
@@ -6,7 +7,7 @@ import Testing
 
 /// Records traces with the SDK and reads them back. Sessions are process-wide,
 /// so the suite runs one test at a time.
-@Suite(.serialized)
+@Suite(.serialized, .processWide)
 struct ReaderTests {
     static func temporaryPath(_ name: String = #function) -> String {
         let safe = name.filter { $0.isLetter || $0.isNumber }

@@ -1,3 +1,4 @@
+import StrobeTestTraits
 import Testing
 
 @testable import StrobeReader
@@ -5,7 +6,7 @@ import Testing
 /// The summary of a flight-recorder dump: the trigger comes first, and a
 /// mark with nonsense arguments (a damaged or foreign file) is shown as far
 /// as it makes sense, never trapping.
-@Suite struct TriggerSummaryTests {
+@Suite(.processWide) struct TriggerSummaryTests {
     static func trace(instants: [Instant], intervals: [Interval] = []) -> ParsedTrace {
         ParsedTrace(
             process: nil, threads: [TraceThread(tid: 7, pid: 1, name: "main", trackUUID: 70)], tracks: [:],

@@ -1,4 +1,5 @@
 import Foundation
+import StrobeProcessRunner
 
 /// The processor a benchmark ran on, as `lscpu` names it (model name, CPU
 /// family, model), read from `/proc/cpuinfo`: figures from machines of one
@@ -13,16 +14,7 @@ public struct BenchmarkMachine: Sendable {
 
     /// The processor of this machine.
     public static var current: BenchmarkMachine {
-        let info = (try? String(contentsOfFile: "/proc/cpuinfo", encoding: .utf8)) ?? ""
-        var fields: [String: String] = [:]
-        for line in info.split(separator: "\n") {
-            guard let colon = line.firstIndex(of: ":") else { continue }
-            let key = line[..<colon].trimmingCharacters(in: .whitespaces)
-            // The first processor's lines name them all.
-            if fields[key] == nil {
-                fields[key] = line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces)
-            }
-        }
+        let fields = MachineDescription.processorFields()
         return BenchmarkMachine(
             modelName: fields["model name"] ?? "unknown", family: fields["cpu family"] ?? "unknown",
             model: fields["model"] ?? "unknown")

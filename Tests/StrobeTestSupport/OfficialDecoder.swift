@@ -98,7 +98,7 @@ public struct OfficialDecoder {
     }()
 
     /// Why the decoder cannot run here, or nil when it can.
-    public static let unavailableReason: String? = {
+    static let unavailableReason: String? = {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
         process.arguments = ["python3", "-c", "import perfetto.protos.perfetto.trace.perfetto_trace_pb2"]

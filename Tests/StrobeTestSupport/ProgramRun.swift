@@ -87,3 +87,19 @@ public func builtProgram(_ name: String) -> String {
     return sdkRoot.appendingPathComponent(".build").appendingPathComponent(bundleDirectory.lastPathComponent)
         .appendingPathComponent(name).path
 }
+
+/// Waits until the file at `path` holds at least `bytes` bytes, polling
+/// every 10 ms for at most `seconds`, and returns its size then (0 while it
+/// does not exist): a child's writer has appended that much, however
+/// loaded the machine is, without a fixed wait.
+@discardableResult
+public func waitForFile(_ path: String, toReach bytes: Int, within seconds: Double = 20) -> Int {
+    func size() -> Int { (try? FileManager.default.attributesOfItem(atPath: path)[.size] as? Int) ?? 0 }
+    let deadline = Date().addingTimeInterval(seconds)
+    var current = size()
+    while current < bytes, Date() < deadline {
+        usleep(10_000)
+        current = size()
+    }
+    return current
+}

@@ -5,7 +5,7 @@ import Darwin
 #endif
 
 /// The calling thread's CPU time, in nanoseconds.
-public func threadCPUNanoseconds() -> UInt64 {
+func threadCPUNanoseconds() -> UInt64 {
     var time = timespec()
     clock_gettime(CLOCK_THREAD_CPUTIME_ID, &time)
     return UInt64(time.tv_sec) * 1_000_000_000 + UInt64(time.tv_nsec)

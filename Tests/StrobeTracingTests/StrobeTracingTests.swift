@@ -1,14 +1,15 @@
 #if StrobeTracing
 import Foundation
 import StrobeTestSupport
-@testable import Strobe
+import Strobe
 import StrobeReader
 import StrobeTracing
 import Synchronization
 import Testing
 import Tracing
+import StrobeTestTraits
 
-@Suite(.serialized)
+@Suite(.serialized, .processWide)
 struct StrobeTracingTests {
     static func path(_ name: String = #function) -> String {
         let safe = name.filter { $0.isLetter || $0.isNumber }

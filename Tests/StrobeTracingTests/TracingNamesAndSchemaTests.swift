@@ -7,10 +7,11 @@ import StrobeTracing
 import Synchronization
 import Testing
 import Tracing
+import StrobeTestTraits
 
 /// Unbounded span names, one notion of "current" with Strobe's own
 /// intervals, and what Perfetto's official schema reads.
-@Suite(.serialized)
+@Suite(.serialized, .processWide)
 struct TracingNamesAndSchemaTests {
     @Test(.enabled(if: OfficialDecoder.isUsable))
     func uniqueSpanNamesAndAttributeKeysAreWrittenNotInterned() async throws {

@@ -1,15 +1,16 @@
 #if StrobeTracing
 import Foundation
 import StrobeTestSupport
-@testable import Strobe
+import Strobe
 import StrobeReader
 import StrobeTracing
 import Synchronization
 import Testing
 import Tracing
+import StrobeTestTraits
 
 /// Trace context carried across process boundaries.
-@Suite(.serialized)
+@Suite(.serialized, .processWide)
 struct TracingPropagationTests {
     @Test func injectAndExtractCarryTheTraceAcrossAProcessBoundary() async throws {
         let path = StrobeTracingTests.path()

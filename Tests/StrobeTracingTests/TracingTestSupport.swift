@@ -1,7 +1,7 @@
 #if StrobeTracing
 import Foundation
 import StrobeTestSupport
-@testable import Strobe
+import Strobe
 import StrobeReader
 import StrobeTracing
 import Synchronization

@@ -1,15 +1,16 @@
 #if StrobeTracing
 import Foundation
 import StrobeTestSupport
-@testable import Strobe
+import Strobe
 import StrobeReader
 import StrobeTracing
 import Synchronization
 import Testing
 import Tracing
+import StrobeTestTraits
 
 /// Spans that begin and end on different threads.
-@Suite(.serialized)
+@Suite(.serialized, .processWide)
 struct TracingThreadTests {
     @Test func spansEndOnOtherThreadsAndOverlappingSiblingsStayApart() async throws {
         let path = StrobeTracingTests.path()

@@ -74,6 +74,21 @@ void cstrobe_sampler_close(cstrobe_sampler *sampler);
 /// Samples taken so far by timer samplers' handlers, process-wide (for tests).
 uint64_t cstrobe_sampler_timer_samples(void);
 
+/// A perf event that samples and is never read: the benchmarks' floor.
+typedef struct cstrobe_perf_floor cstrobe_perf_floor;
+
+/// For the benchmarks' floor: a perf event on the calling thread's software
+/// CPU clock sampling every `period_ns`, with the user call chain and stack
+/// words Strobe's samplers ask for when `as_strobe` is set (else the thread
+/// id alone), into an 8-page ring nobody reads (full, the kernel counts
+/// samples lost and still takes every interrupt). It measures what the
+/// kernel's sampling costs by itself. Returns NULL with `*error` set to
+/// the errno where the kernel refuses.
+cstrobe_perf_floor *cstrobe_perf_floor_open(uint64_t period_ns, int as_strobe, int *error);
+
+/// Stops, unmaps and frees what `cstrobe_perf_floor_open` opened.
+void cstrobe_perf_floor_close(cstrobe_perf_floor *floor);
+
 /// The ELF note of the GNU build id of the file at `path` into `out`
 /// (at most `capacity` bytes); returns its length, or 0 when it has none.
 size_t cstrobe_elf_build_id(const char *path, uint8_t *out, size_t capacity);

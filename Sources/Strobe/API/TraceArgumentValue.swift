@@ -154,30 +154,17 @@ extension ArgumentEncoding {
     private static func write(key: UInt64, value: Trace.ArgumentValue, to destination: UnsafeMutablePointer<UInt64>)
         -> Int
     {
-        destination[0] = key
         switch value {
-        case .int(let number):
-            destination[1] = intTag
-            destination[2] = UInt64(bitPattern: number)
-            return 3
-        case .double(let number):
-            destination[1] = doubleTag
-            destination[2] = number.bitPattern
-            return 3
-        case .bool(let flag):
-            destination[1] = boolTag
-            destination[2] = flag ? 1 : 0
-            return 3
+        case .int(let number): return writeInt(key: key, number, to: destination)
+        case .double(let number): return writeDouble(key: key, number, to: destination)
+        case .bool(let flag): return writeBool(key: key, flag, to: destination)
         case .string(let text):
             var text = text
-            let length = min(text.utf8.count, Trace.ArgumentValue.maximumStringLength)
-            destination[1] = stringTag | (UInt64(length) << 8)
-            let words = (length + 7) / 8
-            if words > 0 { (destination + 2 + words - 1).pointee = 0 }
-            text.withUTF8 { bytes in
-                UnsafeMutableRawPointer(destination + 2).copyMemory(from: bytes.baseAddress!, byteCount: length)
+            return text.withUTF8 { bytes in
+                let length = min(bytes.count, Trace.ArgumentValue.maximumStringLength)
+                return writeText(
+                    key: key, UnsafeRawBufferPointer(start: bytes.baseAddress, count: length), to: destination)
             }
-            return 2 + words
         }
     }
 }

@@ -1,4 +1,5 @@
 import CStrobe
+import PerfettoWire
 
 /// The clock and process readings of the SDK's C layer, for the perf-test
 /// runner (`StrobePerf`), so that it reads them through the SDK's `package`
@@ -23,39 +24,13 @@ package enum ProcessMeasurements {
     }
 }
 
-/// One reading of rusage: CPU time, context switches and page faults.
-package struct ResourceUsage: Sendable, Hashable {
-    /// User CPU time, in nanoseconds.
-    package var userNanoseconds: UInt64 = 0
-    /// System CPU time, in nanoseconds.
-    package var systemNanoseconds: UInt64 = 0
-    /// Context switches the reader asked for (it waited).
-    package var voluntarySwitches: UInt64 = 0
-    /// Context switches the scheduler imposed.
-    package var involuntarySwitches: UInt64 = 0
-    /// Page faults served without I/O.
-    package var minorFaults: UInt64 = 0
-    /// Page faults that read from storage.
-    package var majorFaults: UInt64 = 0
-
-    /// A reading of zeros, or of the values given.
-    package init(
-        userNanoseconds: UInt64 = 0, systemNanoseconds: UInt64 = 0, voluntarySwitches: UInt64 = 0,
-        involuntarySwitches: UInt64 = 0, minorFaults: UInt64 = 0, majorFaults: UInt64 = 0
-    ) {
-        self.userNanoseconds = userNanoseconds
-        self.systemNanoseconds = systemNanoseconds
-        self.voluntarySwitches = voluntarySwitches
-        self.involuntarySwitches = involuntarySwitches
-        self.minorFaults = minorFaults
-        self.majorFaults = majorFaults
-    }
-
+extension ResourceUsage {
     init(_ usage: cstrobe_rusage) {
         self.init(
-            userNanoseconds: usage.user_ns, systemNanoseconds: usage.system_ns,
-            voluntarySwitches: usage.voluntary_switches, involuntarySwitches: usage.involuntary_switches,
-            minorFaults: usage.minor_faults, majorFaults: usage.major_faults)
+            userNanoseconds: Int64(clamping: usage.user_ns), systemNanoseconds: Int64(clamping: usage.system_ns),
+            voluntarySwitches: Int64(clamping: usage.voluntary_switches),
+            involuntarySwitches: Int64(clamping: usage.involuntary_switches),
+            minorFaults: Int64(clamping: usage.minor_faults), majorFaults: Int64(clamping: usage.major_faults))
     }
 
     /// The whole process's usage so far.

@@ -419,6 +419,10 @@ final class SessionWriter: @unchecked Sendable {
         }
     }
 
+    /// How many threads the session holds: those recording and those that
+    /// exited and wait for a drain to write them out and drop them.
+    var threadsHeld: Int { registry.withLock { $0.recorders.count } }
+
     /// Statistics of the session so far.
     func statistics() -> TraceSession.Statistics {
         let (recorders, retired, final) = registry.withLock { ($0.recorders, $0.retired, $0.final) }
