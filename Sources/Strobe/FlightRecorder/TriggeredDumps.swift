@@ -359,6 +359,7 @@ final class TriggeredDumps: @unchecked Sendable {
         encoder.noteAsyncBegins(in: harvests.map(\.1))
         let now = converter.lastBoottime
         for (recorder, harvest) in harvests { encoder.encode(harvest, of: recorder, now: now) }
+        core.appendKeptSamples(to: encoder, from: earliest, to: capture.windowEnd)
         encoder.append(
             TriggerMark.mark(
                 capture.trigger, track: encoder.markTrack(thread: capture.trigger.threadID),

@@ -26,6 +26,13 @@ final class SessionWriter: @unchecked Sendable {
     let dumps: TriggeredDumps?
     /// The CPU profile's samplers, when the configuration asks for one.
     let profiler: CPUProfiler?
+    /// The CPU samples of a session that keeps its events in rings, for its
+    /// dumps and its file at stop; it holds none for a streaming session,
+    /// whose samples go to the file as they are drained.
+    let sampleHistory: SanitizedMutex<SampleHistory?>
+    /// Samples the samplers' rings lost before the writer moved them into
+    /// ``sampleHistory``.
+    let keptSamplesLost = Atomic<UInt64>(0)
 
     var timestampBase: UInt64 { calibration.base }
 
@@ -117,6 +124,13 @@ final class SessionWriter: @unchecked Sendable {
         } else {
             profiler = nil
         }
+        if configuration.cpuProfile != nil, configuration.whenBufferFull == .overwriteOldest {
+            // A dump's window, or the last half minute for a ring written at stop.
+            let span = configuration.flightRecorder.map { Trace.nanoseconds($0.before) &+ Trace.nanoseconds($0.after) }
+            sampleHistory = SanitizedMutex(SampleHistory(keptNanoseconds: (span ?? 30_000_000_000) &+ 1_000_000_000))
+        } else {
+            sampleHistory = SanitizedMutex(nil)
+        }
         writerLock = SanitizedMutex(state)
         if let capture = configuration.crashCapture { try CrashHandler.install(capture, for: self) }
     }
@@ -161,6 +175,7 @@ final class SessionWriter: @unchecked Sendable {
         wakeup.signal()
         if let thread = writerThread { pthread_join(thread, nil) }
         profiler?.stop()
+        keepSamples()
         let recorders = registry.withLock { $0.recorders }
         // A dump under way first: it gives the rings back what it took, so
         // the stop's snapshot holds them.
@@ -291,6 +306,7 @@ final class SessionWriter: @unchecked Sendable {
                 writerLock.withLock { state in drain(state: &state, recorders: recorders) }
             } else {
                 drainCount.wrappingAdd(1, ordering: .releasing)
+                keepSamples()
                 if let dumps { dumps.writerTurn(core: self, recorders: registry.withLock { $0.recorders }) }
             }
         }
@@ -410,6 +426,7 @@ final class SessionWriter: @unchecked Sendable {
         for (recorder, harvest) in harvests {
             encoder.encode(harvest, of: recorder, now: now)
         }
+        appendKeptSamples(to: encoder, from: 0, to: .max)
         encoder.finish(bufferSize: bufferSize)
         do throws(TraceFileError) {
             try encoder.buffer.withBytes { bytes throws(TraceFileError) in try file.append(bytes) }

@@ -68,10 +68,9 @@ public final class TraceSession: Sendable {
         if let problem = configuration.flightRecorderProblem() { throw problem }
         if let profile = configuration.cpuProfile {
             if let problem = profile.problem { throw .invalidConfiguration(problem) }
-            guard configuration.outputPath != nil, configuration.whenBufferFull == .discardNewest else {
+            guard configuration.outputPath != nil || configuration.flightRecorder != nil else {
                 throw .invalidConfiguration(
-                    "cpuProfile needs an outputPath and whenBufferFull .discardNewest: samples are written as the session records, not kept in rings"
-                )
+                    "cpuProfile needs an outputPath or a flightRecorder: somewhere to write the samples")
             }
         }
         let result: Result<TraceSession, TraceSessionError> = lifecycle.withLock { _ in

@@ -1,4 +1,5 @@
 import Foundation
+import ProfileWorkload
 import StrobeReader
 import StrobeTestSupport
 import StrobeTestTraits
@@ -161,5 +162,36 @@ extension FlightRecorderTriggerTests {
             UInt64(values.count) + statistics.overwrittenEvents == UInt64(count),
             "\(values.count) in the stop's trace, \(statistics.overwrittenEvents) overwritten, \(count) recorded")
         if bufferSize >= 16 << 20 { #expect(statistics.overwrittenEvents == 0 && values.first == 0) }
+    }
+
+    /// A dump of a session with a CPU profile carries the samples of its
+    /// window: what the thread was doing around the trigger.
+    @Test func aDumpCarriesTheCPUSamplesOfItsWindow() throws {
+        let directory = Self.freshDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        var configuration = Self.configuration(
+            directory: directory, before: .milliseconds(300), after: .milliseconds(200))
+        configuration.cpuProfile = .init(frequency: 999)
+        let session = try TraceSession.start(configuration)
+        // 400 ms of the thread's CPU time, then the trigger, then 300 more.
+        ProfileWorkload.run(threads: 1, milliseconds: 400)
+        let triggered = ProcessMeasurements.boottimeNanoseconds()
+        #expect(session.trigger("busy"))
+        ProfileWorkload.run(threads: 1, milliseconds: 300)
+        Self.waitForDumps(session, count: 1)
+        try session.stop()
+        let files = Self.dumps(in: directory)
+        try #require(files.count == 1)
+        let profile = try CPUProfile.read(contentsOf: directory + "/" + files[0])
+        // About 500 ms of the window's CPU time at 999 Hz; a loaded machine
+        // gives fewer, never none.
+        #expect(profile.samples.count >= 50, "\(profile.samples.count) samples")
+        #expect(profile.method != nil && profile.frequency == 999)
+        let first = try #require(profile.samples.map(\.time).min())
+        let last = try #require(profile.samples.map(\.time).max())
+        #expect(first >= triggered - 300_000_000 - 5_000_000, "a sample from before the window")
+        #expect(last <= triggered + 200_000_000 + 50_000_000, "a sample from after the window")
+        let heavy = profile.share(of: profile.samples) { $0 == ProfileWorkload.truth[0].function }
+        #expect(heavy > 0.4 && heavy < 0.8, "heavyShare holds \(heavy) of the samples")
     }
 }
