@@ -47,8 +47,10 @@ step "2b. The same app as a flight recorder: it dumps the seconds around a late 
 # after go to one file, which strobe summarize opens with the trigger. The
 # app keeps producing frames until the dump is written, so the half second
 # after is whole on any machine.
-"$bin/LensPipeline" --frames 200 --stall-frame 90 --flight-recorder "$out/flight-recorder"
+"$bin/LensPipeline" --frames 200 --stall-frame 90 --flight-recorder "$out/flight-recorder" --cpu-profile 999
 "$tools_bin/strobe" summarize "$out/flight-recorder"/*.pftrace | sed -n '1,8p'
+# The dump carries the CPU samples of its window: what the threads ran.
+"$tools_bin/strobe" summarize "$out/flight-recorder"/*.pftrace --profile --top 5 | sed -n '1,9p'
 
 # The regression: a refactor moved the lens's tone-curve table into the
 # function that applies it, so the table (3 × 4,096 entries, two powf and an

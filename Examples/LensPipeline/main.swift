@@ -116,6 +116,8 @@ do {
         traceConfiguration.flightRecorder = .init(
             directory: flightRecorderDirectory, before: .seconds(2), after: .milliseconds(500))
         traceConfiguration.triggers = [.interval("frame", longerThan: .milliseconds(Int64(lateFrameThreshold * 1000)))]
+        // With --cpu-profile, each dump carries the call stacks of its window.
+        traceConfiguration.cpuProfile = cpuProfileFrequency.map { TraceConfiguration.CPUProfile(frequency: $0) }
         session = try TraceSession.start(traceConfiguration)
     } else if let tracePath {
         var traceConfiguration = TraceConfiguration(outputPath: tracePath)
