@@ -66,7 +66,7 @@ let package = Package(
         .target(
             name: "StrobeHistory",
             dependencies: [
-                "StrobeStatistics", "StrobeDiff",
+                "StrobeStatistics",
                 .product(name: "StrobeResults", package: "strobe"),
                 .product(name: "StrobeFormatting", package: "strobe"),
                 .product(name: "GRDB", package: "GRDB.swift"),

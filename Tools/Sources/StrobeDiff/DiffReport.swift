@@ -130,17 +130,11 @@ public enum DiffEngine {
         struct Pool {
             var unit: String
             var better: MetricDirection
-            var replicates: [Replicate] = []
-            var replicateIndex: [String: Int] = [:]
+            var replicates = ReplicatePool()
             var source: String
 
             mutating func add(_ series: SampleSet.Series) {
-                if let index = replicateIndex[series.run] {
-                    replicates[index].samples += series.samples
-                } else {
-                    replicateIndex[series.run] = replicates.count
-                    replicates.append(Replicate(id: series.run, round: series.round, samples: series.samples))
-                }
+                replicates.add(series.samples, process: series.run, round: series.round)
             }
         }
         func pool(_ set: SampleSet) throws(DiffError) -> [Key: Pool] {
@@ -189,7 +183,7 @@ public enum DiffEngine {
                 ComparisonEngine.Input(
                     name: key.metric, group: key.group, unit: b.unit,
                     better: settings.better ?? b.better,
-                    baseline: b.replicates, candidate: c.replicates, relativeFloor: settings.relativeFloor,
+                    baseline: b.replicates.replicates, candidate: c.replicates.replicates, relativeFloor: settings.relativeFloor,
                     absoluteFloor: settings.absoluteFloor, gates: settings.gates, summary: settings.summary,
                     isCount: MetricDefaults.isExactCount(key.metric)))
         }

@@ -1,6 +1,7 @@
 import Foundation
 import StrobeFormatting
 import StrobeResults
+import StrobeStatistics
 
 /// Samples pooled from results files and CSV files, each with the
 /// dimensions of where it came from.
@@ -137,23 +138,12 @@ public struct SampleSet: Sendable {
         let runID = run.metadata.runID.isEmpty ? file : run.metadata.runID
         for test in run.tests {
             for metric in Self.withCPUTotal(test.metrics) where !metric.samples.isEmpty {
-                let name = "\(test.name)/\(metric.name)"
-                if run.metadata.samplesAreLaunches {
-                    // Each launch is a process of its own: a replicate per sample.
-                    for (index, sample) in metric.samples.enumerated() {
-                        series.append(
-                            Series(
-                                metric: name, unit: metric.unit, better: metric.better,
-                                samples: [sample],
-                                dimensions: dimensions, source: file, run: "\(runID)#\(index)",
-                                round: run.metadata.round))
-                    }
-                } else {
+                for replicate in ReplicatePool.replicates(of: metric, in: run.metadata, process: runID) {
                     series.append(
                         Series(
-                            metric: name, unit: metric.unit, better: metric.better,
-                            samples: metric.samples,
-                            dimensions: dimensions, source: file, run: runID, round: run.metadata.round))
+                            metric: "\(test.name)/\(metric.name)", unit: metric.unit, better: metric.better,
+                            samples: replicate.samples, dimensions: dimensions, source: file, run: replicate.id,
+                            round: replicate.round))
                 }
             }
         }

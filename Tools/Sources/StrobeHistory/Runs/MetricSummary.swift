@@ -1,4 +1,3 @@
-import StrobeDiff
 import StrobeResults
 import StrobeStatistics
 
@@ -7,9 +6,9 @@ import StrobeStatistics
 /// A run is one process, so its iterations make one replicate; a run whose
 /// samples are launches (`strobe run`) holds a replicate per launch. Each
 /// replicate is summarised both ways ``ReplicateSummary`` knows. The rule
-/// is `strobe diff`'s own: the run's series come from
-/// ``SampleSet/add(_:source:)`` and are pooled by replicate as the diff
-/// pools them.
+/// is `strobe diff`'s own: the replicates come from
+/// ``ReplicatePool/replicates(of:in:process:)`` and are pooled by a
+/// ``ReplicatePool``, as the diff pools them.
 public struct MetricSummary: Sendable, Hashable {
     /// The median iteration of each replicate, in the run's order.
     public var medians: [Double]
@@ -32,26 +31,20 @@ public struct MetricSummary: Sendable, Hashable {
 
     /// The summaries of every metric of `run`, by test then metric; a
     /// metric without samples has none. `replicateName` names the run's
-    /// process (its key).
+    /// process (its key). A metric listed twice in a test pools the
+    /// samples of both, as ``ReplicatePool`` pools a diff's series.
     static func summaries(of run: PerfRun, replicateName: String) -> [[MetricSummary]] {
-        var named = run
-        named.metadata.runID = replicateName
-        var set = SampleSet()
-        set.add(named, source: replicateName)
-        var pools: [String: (replicates: [Replicate], index: [String: Int])] = [:]
-        for series in set.series {
-            var pool = pools[series.metric] ?? ([], [:])
-            if let index = pool.index[series.run] {
-                pool.replicates[index].samples += series.samples
-            } else {
-                pool.index[series.run] = pool.replicates.count
-                pool.replicates.append(Replicate(id: series.run, round: series.round, samples: series.samples))
+        var pools: [String: ReplicatePool] = [:]
+        for test in run.tests {
+            for metric in test.metrics {
+                for replicate in ReplicatePool.replicates(of: metric, in: run.metadata, process: replicateName) {
+                    pools["\(test.name)/\(metric.name)", default: ReplicatePool()].add(replicate)
+                }
             }
-            pools[series.metric] = pool
         }
         return run.tests.map { test in
             test.metrics.map { metric in
-                let replicates = pools["\(test.name)/\(metric.name)"]?.replicates.filter { !$0.samples.isEmpty } ?? []
+                let replicates = pools["\(test.name)/\(metric.name)"]?.replicates ?? []
                 return MetricSummary(
                     medians: replicates.map { ReplicateSummary.median.value(of: $0.samples) },
                     minimums: replicates.map { ReplicateSummary.minimum.value(of: $0.samples) })
