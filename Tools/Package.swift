@@ -18,7 +18,7 @@ let package = Package(
         .executable(name: "strobe", targets: ["StrobeCLI"]),
         .library(name: "StrobeStatistics", targets: ["StrobeStatistics"]),
         .library(name: "StrobeDiff", targets: ["StrobeDiff"]),
-        .library(name: "StrobeHistory", targets: ["StrobeHistory"]),
+        .library(name: "StrobeHistory", targets: ["StrobeHistory", "StrobeHistoryStore", "StrobeTrend"]),
     ],
     dependencies: [
         .package(name: "strobe", path: ".."),
@@ -63,21 +63,45 @@ let package = Package(
         // carry no run id (libpq links it too).
         .systemLibrary(
             name: "CLibCrypto", pkgConfig: "libcrypto", providers: [.apt(["libssl-dev"]), .brew(["openssl@3"])]),
+        // The run history's model: runs as a history stores and returns them
+        // (with each process's summaries), loading results files into them,
+        // exporting them, marks on change points, queries.
         .target(
             name: "StrobeHistory",
             dependencies: [
                 "StrobeStatistics",
                 .product(name: "StrobeResults", package: "strobe"),
                 .product(name: "StrobeFormatting", package: "strobe"),
+                "CLibCrypto",
+            ]
+        ),
+        // A PostgreSQL client on libpq (`package` API only).
+        .target(name: "StrobePostgres", dependencies: ["CLibPQ"]),
+        // The run history's stores (SQLite through GRDB, PostgreSQL through
+        // StrobePostgres) and the fleet's tables in them.
+        .target(
+            name: "StrobeHistoryStore",
+            dependencies: [
+                "StrobeHistory", "StrobePostgres", "StrobeStatistics",
+                .product(name: "StrobeResults", package: "strobe"),
                 .product(name: "GRDB", package: "GRDB.swift"),
-                "CLibPQ", "CLibCrypto",
+            ]
+        ),
+        // The trend over a history's runs: change points pinned to runs, and
+        // its reports.
+        .target(
+            name: "StrobeTrend",
+            dependencies: [
+                "StrobeHistory", "StrobeStatistics",
+                .product(name: "StrobeResults", package: "strobe"),
+                .product(name: "StrobeFormatting", package: "strobe"),
             ]
         ),
         // A fleet's traces: extraction into the store, and the fleet report.
         .target(
             name: "StrobeFleet",
             dependencies: [
-                "StrobeStatistics", "StrobeDiff", "StrobeHistory",
+                "StrobeStatistics", "StrobeDiff", "StrobeHistory", "StrobeHistoryStore",
                 .product(name: "StrobeReader", package: "strobe"),
                 .product(name: "StrobeResults", package: "strobe"),
                 .product(name: "StrobeFormatting", package: "strobe"),
@@ -89,7 +113,7 @@ let package = Package(
         .target(
             name: "StrobeServer",
             dependencies: [
-                "StrobeFleet", "StrobeHistory",
+                "StrobeFleet", "StrobeHistoryStore",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "Logging", package: "swift-log"),
@@ -100,7 +124,8 @@ let package = Package(
         .executableTarget(
             name: "StrobeCLI",
             dependencies: [
-                "StrobeStatistics", "StrobeDiff", "StrobeHistory", "StrobeFleet", "StrobeServer", "CStrobeBuildInfo",
+                "StrobeStatistics", "StrobeDiff", "StrobeHistory", "StrobeHistoryStore", "StrobeTrend", "StrobeFleet",
+                "StrobeServer", "CStrobeBuildInfo",
                 .product(name: "StrobeCrashRecovery", package: "strobe"),
                 .product(name: "StrobeReader", package: "strobe"),
                 .product(name: "StrobeProcessRunner", package: "strobe"),
@@ -115,7 +140,7 @@ let package = Package(
         .executableTarget(
             name: "StrobeToolBenchmarks",
             dependencies: [
-                "StrobeStatistics", "StrobeDiff", "StrobeHistory", "StrobeFleet",
+                "StrobeStatistics", "StrobeDiff", "StrobeHistory", "StrobeHistoryStore", "StrobeTrend", "StrobeFleet",
                 .product(name: "Strobe", package: "strobe"),
                 .product(name: "StrobeResults", package: "strobe"),
                 .product(name: "StrobeTestSupport", package: "strobe"),
@@ -138,7 +163,9 @@ let package = Package(
 
         // A scratch store of either backend for the store, fleet and server
         // tests.
-        .target(name: "StrobeStoreTestSupport", dependencies: ["StrobeHistory"], path: "Tests/StrobeStoreTestSupport"),
+        .target(
+            name: "StrobeStoreTestSupport", dependencies: ["StrobeHistory", "StrobeHistoryStore", "StrobePostgres"],
+            path: "Tests/StrobeStoreTestSupport"),
         // Seeded sessions for the tests of percentiles over sessions.
         .target(
             name: "StrobeStatisticsTestSupport", dependencies: ["StrobeStatistics"],
@@ -159,7 +186,8 @@ let package = Package(
         .testTarget(
             name: "StrobeHistoryTests",
             dependencies: [
-                "StrobeHistory", "StrobeStatistics", "StrobeCLI", "StrobeStoreTestSupport",
+                "StrobeHistory", "StrobeHistoryStore", "StrobePostgres", "StrobeTrend", "StrobeStatistics", "StrobeCLI",
+                "StrobeStoreTestSupport",
                 .product(name: "StrobeResults", package: "strobe"),
                 .product(name: "StrobeTestSupport", package: "strobe"),
                 .product(name: "GRDB", package: "GRDB.swift"),
@@ -169,7 +197,7 @@ let package = Package(
         .testTarget(
             name: "StrobeServerTests",
             dependencies: [
-                "StrobeServer", "StrobeFleet", "StrobeHistory", "StrobeStoreTestSupport",
+                "StrobeServer", "StrobeFleet", "StrobeHistoryStore", "StrobeStoreTestSupport",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
@@ -181,7 +209,8 @@ let package = Package(
         .testTarget(
             name: "StrobeFleetTests",
             dependencies: [
-                "StrobeFleet", "StrobeHistory", "StrobeStatistics", "StrobeDiff", "StrobeCLI", "StrobeStoreTestSupport",
+                "StrobeFleet", "StrobeHistory", "StrobeHistoryStore", "StrobePostgres", "StrobeStatistics", "StrobeDiff",
+                "StrobeCLI", "StrobeStoreTestSupport",
                 "StrobeStatisticsTestSupport",
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "Strobe", package: "strobe"),

@@ -1,5 +1,5 @@
 import Foundation
-import StrobeHistory
+import StrobeHistoryStore
 import Synchronization
 
 /// Ingests trace files into a fleet store: extracts every trace on all

@@ -1,4 +1,4 @@
-import StrobeHistory
+import StrobeHistoryStore
 import StrobeReader
 import StrobeStatistics
 

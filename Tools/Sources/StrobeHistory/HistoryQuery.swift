@@ -68,29 +68,14 @@ public struct HistoryFilter: Sendable, Hashable, CustomStringConvertible {
         }
     }
 
-    /// The SQL condition on `strobe_runs` (aliased `r`) with its values,
-    /// each placeholder written by `placeholder` from its 1-based number.
-    static func condition(
-        _ filters: [HistoryFilter], firstParameter: Int = 1, placeholder: (Int) -> String
-    ) -> (sql: String, values: [String]) {
-        var clauses: [String] = []
-        var values: [String] = []
-        func next() -> String { placeholder(firstParameter + values.count) }
-        for filter in filters {
-            switch filter.field {
-            case .suite: clauses.append("r.suite = \(next())")
-            case .branch: clauses.append("r.branch = \(next())")
-            case .host: clauses.append("r.host = \(next())")
-            case .commit: clauses.append("r.git_commit = \(next())")
-            case .tag(let key):
-                let keyPlaceholder = next()
-                values.append(key)
-                clauses.append(
-                    "EXISTS (SELECT 1 FROM strobe_run_tags t WHERE t.run = r.id AND t.key = \(keyPlaceholder) AND t.value = \(next()))"
-                )
-            }
-            values.append(filter.value)
+    /// Whether `run` meets this condition.
+    public func matches(_ run: HistoryRun) -> Bool {
+        switch field {
+        case .suite: return run.metadata.suite == value
+        case .branch: return run.branch == value
+        case .host: return run.metadata.host == value
+        case .commit: return run.metadata.gitCommit == value
+        case .tag(let key): return run.metadata.tags[key] == value
         }
-        return (clauses.isEmpty ? "TRUE" : clauses.joined(separator: " AND "), values)
     }
 }

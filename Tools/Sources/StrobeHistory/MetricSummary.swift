@@ -29,6 +29,12 @@ public struct MetricSummary: Sendable, Hashable {
         }
     }
 
+    /// The median of the processes' medians, the one number a query
+    /// without Strobe reads; nil without samples.
+    package var centralValue: Double? {
+        medians.isEmpty ? nil : Quantiles.median(sorted: medians.sorted())
+    }
+
     /// The summaries of every metric of `run`, by test then metric; a
     /// metric without samples has none. `replicateName` names the run's
     /// process (its key). A metric listed twice in a test pools the

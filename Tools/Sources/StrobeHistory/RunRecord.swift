@@ -38,7 +38,7 @@ public struct RunRecord: Sendable, Hashable {
 
     /// The metrics of the record, flattened: the test's position and name,
     /// the metric's position, the metric and its summary.
-    var metricRows: [(testPosition: Int, test: String, position: Int, metric: PerfMetric, summary: MetricSummary)] {
+    package var metricRows: [(testPosition: Int, test: String, position: Int, metric: PerfMetric, summary: MetricSummary)] {
         var rows: [(testPosition: Int, test: String, position: Int, metric: PerfMetric, summary: MetricSummary)] = []
         for (testPosition, test) in run.tests.enumerated() {
             for (position, metric) in test.metrics.enumerated() {
@@ -51,7 +51,7 @@ public struct RunRecord: Sendable, Hashable {
     /// Each (test, metric) of the run once with its unit, sorted, in the
     /// order writers lock them in (so that two writers never wait on each
     /// other in a cycle).
-    var units: [(test: String, metric: String, unit: String)] {
+    package var units: [(test: String, metric: String, unit: String)] {
         var seen: [MetricName: String] = [:]
         for test in run.tests {
             for metric in test.metrics where seen[MetricName(test: test.name, metric: metric.name)] == nil {
@@ -65,7 +65,7 @@ public struct RunRecord: Sendable, Hashable {
     /// The first metric of this run whose unit differs between two of its
     /// own samples lists, if any: a run cannot be stored with two units for
     /// one metric.
-    var internalUnitConflict: HistoryError? {
+    package var internalUnitConflict: HistoryError? {
         var seen: [MetricName: String] = [:]
         for test in run.tests {
             for metric in test.metrics {
@@ -84,7 +84,15 @@ public struct RunRecord: Sendable, Hashable {
 }
 
 /// A test's metric, by name.
-struct MetricName: Hashable {
-    var test: String
-    var metric: String
+package struct MetricName: Hashable {
+    /// The test's name.
+    package var test: String
+    /// The metric's name.
+    package var metric: String
+
+    /// The metric `metric` of the test `test`.
+    package init(test: String, metric: String) {
+        self.test = test
+        self.metric = metric
+    }
 }

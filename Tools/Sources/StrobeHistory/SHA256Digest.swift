@@ -1,9 +1,9 @@
 import CLibCrypto
 
 /// SHA-256, computed by OpenSSL's libcrypto.
-enum SHA256Digest {
+package enum SHA256Digest {
     /// The 32-byte digest of `bytes`.
-    static func hash(_ bytes: [UInt8]) -> [UInt8] {
+    package static func hash(_ bytes: [UInt8]) -> [UInt8] {
         var digest = [UInt8](repeating: 0, count: Int(EVP_MAX_MD_SIZE))
         var length: UInt32 = 0
         let status = bytes.withUnsafeBytes { input in
@@ -16,7 +16,7 @@ enum SHA256Digest {
     }
 
     /// The digest of `bytes` in lowercase hexadecimal.
-    static func hex(_ bytes: [UInt8]) -> String {
+    package static func hex(_ bytes: [UInt8]) -> String {
         let digits = Array("0123456789abcdef")
         return String(hash(bytes).flatMap { [digits[Int($0 >> 4)], digits[Int($0 & 0x0f)]] })
     }

@@ -6,36 +6,27 @@ import Foundation
 ///
 /// Every call blocks until the server answers, so a connection belongs to
 /// one thread at a time, off Swift's cooperative pool
-/// (``PostgresHistoryStore`` runs on a ``DispatchQueueExecutor`` of its
+/// (the run history's PostgreSQL store runs on a dispatch queue of its
 /// own). Released, it closes the connection.
 package final class PostgresConnection {
     private let connection: OpaquePointer
 
-    /// Connects to `location`, within its connect timeout.
+    /// Connects with `settings`, libpq's connection keywords and their
+    /// values (`host`, `port`, `user`, `dbname`, `connect_timeout`,
+    /// `sslmode`, `password`, …), within the connect timeout they name.
     ///
     /// The settings go to libpq as keyword and value arrays, never as a
     /// connection string, so no value is parsed as another setting. libpq
     /// counts the timeout in whole seconds, at least 2, for each address
-    /// the host name resolves to. Without a password in `location`, libpq
-    /// looks in `PGPASSWORD` and then in `~/.pgpass`.
+    /// the host name resolves to. Without a password, libpq looks in
+    /// `PGPASSWORD` and then in `~/.pgpass`. The client encoding is always
+    /// UTF-8 and the application name `strobe`.
     ///
     /// - Throws: ``PostgresError`` with libpq's message: the server cannot
     ///   be reached or did not answer in time, the login or the database was
     ///   refused.
-    package init(_ location: PostgresLocation) throws(PostgresError) {
-        var settings: [(String, String)] = []
-        switch location.endpoint {
-        case .tcp(let host, let port):
-            settings += [("host", host), ("port", String(port))]
-        case .unixSocket(let directory, let port):
-            settings += [("host", directory), ("port", String(port))]
-        }
-        settings += [
-            ("user", location.user), ("dbname", location.database),
-            ("connect_timeout", String(Int(location.connectTimeout.rounded(.up)))),
-            ("sslmode", location.tls.rawValue), ("client_encoding", "UTF8"), ("application_name", "strobe"),
-        ]
-        if let password = location.password { settings.append(("password", password)) }
+    package init(settings given: [(keyword: String, value: String)]) throws(PostgresError) {
+        let settings = given.map { ($0.keyword, $0.value) } + [("client_encoding", "UTF8"), ("application_name", "strobe")]
         for (keyword, value) in settings where value.utf8.contains(0) {
             throw PostgresError("the \(keyword) contains a NUL character")
         }

@@ -3,7 +3,7 @@ import HTTPTypes
 import Hummingbird
 import Logging
 import StrobeFleet
-import StrobeHistory
+import StrobeHistoryStore
 import Synchronization
 
 /// The ingest endpoint of `strobe serve`: devices or a collector send

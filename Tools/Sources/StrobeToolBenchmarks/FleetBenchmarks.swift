@@ -2,7 +2,7 @@ import Foundation
 import Strobe
 import StrobeDiff
 import StrobeFleet
-import StrobeHistory
+import StrobeHistoryStore
 import StrobeStatistics
 import StrobeTestSupport
 

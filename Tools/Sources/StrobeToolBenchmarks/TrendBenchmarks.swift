@@ -1,9 +1,11 @@
 import Foundation
 import StrobeDiff
 import StrobeHistory
+import StrobeHistoryStore
 import StrobeResults
 import StrobeStatistics
 import StrobeTestSupport
+import StrobeTrend
 
 /// `make bench trend`: `strobe trend` end to end over a store of 10,000 runs
 /// × 50 metrics, SQLite and PostgreSQL, against loading the same runs alone.

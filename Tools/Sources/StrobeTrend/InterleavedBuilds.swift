@@ -1,3 +1,4 @@
+import StrobeHistory
 import StrobeResults
 
 /// Runs of two builds mixed in one history: a tag whose values split the

@@ -1,4 +1,5 @@
 import Foundation
+import StrobeHistory
 import StrobeResults
 import StrobeStatistics
 
@@ -471,18 +472,5 @@ struct CommitOrder {
         }
         guard low < sorted.count, sorted[low].hasPrefix(commit) else { return nil }
         return position[sorted[low]]
-    }
-}
-
-extension HistoryFilter {
-    /// Whether `run` meets this condition.
-    public func matches(_ run: HistoryRun) -> Bool {
-        switch field {
-        case .suite: return run.metadata.suite == value
-        case .branch: return run.branch == value
-        case .host: return run.metadata.host == value
-        case .commit: return run.metadata.gitCommit == value
-        case .tag(let key): return run.metadata.tags[key] == value
-        }
     }
 }

@@ -1,5 +1,6 @@
 import Foundation
 import StrobeFormatting
+import StrobeHistory
 import StrobeStatistics
 
 extension TrendReport {

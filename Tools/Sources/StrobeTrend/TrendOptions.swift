@@ -1,3 +1,4 @@
+import StrobeHistory
 import StrobeStatistics
 
 /// How a trend reads a history: which runs form a series, which runs are

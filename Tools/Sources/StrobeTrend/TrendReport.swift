@@ -1,3 +1,4 @@
+import StrobeHistory
 import StrobeResults
 import StrobeStatistics
 

@@ -3,6 +3,7 @@ import Strobe
 import StrobeDiff
 import StrobeFleet
 import StrobeHistory
+import StrobeHistoryStore
 import StrobeStatistics
 import StrobeStoreTestSupport
 import StrobeTestSupport

@@ -1,6 +1,7 @@
 import Foundation
 import GRDB
 import StrobeHistory
+import StrobeHistoryStore
 import StrobeResults
 import StrobeStoreTestSupport
 import StrobeTestSupport

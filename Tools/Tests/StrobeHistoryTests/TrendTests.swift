@@ -1,7 +1,9 @@
 import Foundation
 import StrobeHistory
+import StrobeHistoryStore
 import StrobeResults
 import StrobeStoreTestSupport
+import StrobeTrend
 import Testing
 
 /// `strobe trend` over stores made here: where each change is, its commit

@@ -5,6 +5,7 @@ import HummingbirdTesting
 import Strobe
 import StrobeFleet
 import StrobeHistory
+import StrobeHistoryStore
 import StrobeServer
 import StrobeStoreTestSupport
 import Testing

@@ -1,3 +1,5 @@
+import StrobeHistory
+
 /// What the fleet views keep of one trace: its identity, where it came from,
 /// its metadata and, per interval name and counter, a count, a total and a
 /// quantile sketch.

@@ -1,4 +1,5 @@
 import Foundation
+import StrobePostgres
 
 // A fleet's traces, in the tables of schema version 3 (``FleetSchema``),
 // over the history store's connection and its transactions, retried as

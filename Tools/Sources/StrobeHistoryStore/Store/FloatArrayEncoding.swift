@@ -1,5 +1,4 @@
 import Foundation
-import StrobeStatistics
 
 /// Arrays of doubles as the store keeps them: 8 bytes each, IEEE 754,
 /// little-endian, one after another.
@@ -31,13 +30,5 @@ enum FloatArrayEncoding {
             return decode(Array(bytes))
         }
         return values
-    }
-}
-
-extension MetricSummary {
-    /// The median of the processes' medians, the one number a query
-    /// without Strobe reads; nil without samples.
-    var centralValue: Double? {
-        medians.isEmpty ? nil : Quantiles.median(sorted: medians.sorted())
     }
 }

@@ -1,3 +1,5 @@
+import StrobeHistory
+
 /// Whether a command may change the store it opens.
 ///
 /// Commands that only read (`strobe trend`, `strobe fleet`, `strobe history

@@ -1,4 +1,5 @@
 import Foundation
+import StrobeHistory
 import StrobeResults
 
 /// Builds ``HistoryRun`` values from the rows of the four tables, read a

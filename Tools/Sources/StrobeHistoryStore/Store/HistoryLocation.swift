@@ -1,4 +1,5 @@
 import Foundation
+import StrobeHistory
 
 /// Where a run history is kept: an SQLite file, or a PostgreSQL database
 /// named by a URL.

@@ -1,3 +1,5 @@
+import StrobeHistory
+
 /// The tables of a run history and the migrations that build them.
 ///
 /// Every store holds `strobe_schema`, one row with the version its tables

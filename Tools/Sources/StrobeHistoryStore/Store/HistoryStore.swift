@@ -1,4 +1,5 @@
 import Foundation
+import StrobeHistory
 
 /// A run history: where runs are added, once each, and read back.
 ///

@@ -1,3 +1,5 @@
+import StrobeHistory
+
 /// Adds runs to a history, checking first that their units agree with
 /// each other and with what the history holds, so that a conflict stores
 /// nothing of the runs given.

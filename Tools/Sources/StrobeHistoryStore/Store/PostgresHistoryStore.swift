@@ -1,4 +1,6 @@
 import Foundation
+import StrobeHistory
+import StrobePostgres
 import StrobeResults
 
 /// A run history and a fleet's traces in a PostgreSQL database, over one

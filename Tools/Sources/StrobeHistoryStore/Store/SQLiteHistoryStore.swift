@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import StrobeHistory
 import StrobeResults
 
 /// A run history and a fleet's traces in an SQLite file, in WAL mode so that
