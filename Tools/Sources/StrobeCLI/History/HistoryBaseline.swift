@@ -1,7 +1,9 @@
 import Foundation
 import StrobeDiff
 import StrobeHistory
+import StrobeHistoryStore
 import StrobeResults
+import StrobeTrend
 
 /// The baseline of `strobe diff --baseline-history STORE`: the newest runs of
 /// the store like the candidate's (its suites, on its CPU model, and the
