@@ -84,7 +84,7 @@ enum TrendBenchmarks {
             let analysisStart = DispatchTime.now().uptimeNanoseconds
             let report = try TrendAnalysis.analyze(runs, source: name)
             let analysisSeconds = seconds(since: analysisStart)
-            let found = Set(report.changes.filter { $0.status == "confirmed" }.map(\.metric))
+            let found = Set(report.changes.filter { $0.status == .confirmed }.map(\.metric))
             // The command, end to end.
             let output = scratch + "/trend-\(name).txt"
             let commandStart = DispatchTime.now().uptimeNanoseconds

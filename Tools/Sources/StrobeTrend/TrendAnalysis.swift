@@ -392,10 +392,6 @@ public enum TrendAnalysis {
                     run: first.key, commit: first.metadata.gitCommit, time: first.metadata.timestamp, slot: after)
             )
         }
-        func runsToConfirm(_ status: StepStatus) -> Int {
-            if case .possible(let runs) = status { return runs }
-            return 0
-        }
         let first = report.changes.count
         for found in attribution.steps {
             guard let item = series.first(where: { $0.name == found.step.metric }) else { continue }
@@ -414,13 +410,8 @@ public enum TrendAnalysis {
                 }
             report.changes.append(
                 TrendChange(
-                    suite: suite, test: item.test, metric: item.metric, unit: item.unit, group: found.host,
-                    lastBefore: before,
-                    firstAfter: after, change: found.step.change, pValue: found.step.pValue,
-                    direction: found.step.direction,
-                    status: found.step.status.description, runsToConfirm: runsToConfirm(found.step.status),
-                    cause: found.cause,
-                    reason: found.reason, commits: [], moreCommits: 0,
+                    suite: suite, test: item.test, metric: item.metric, unit: item.unit, step: found,
+                    lastBefore: before, firstAfter: after, commits: [], moreCommits: 0,
                     confirm: options.confirm.lines(
                         suite: suite, test: item.test, metric: item.metric, before: before.commit, after: after.commit),
                     mark: mark))
@@ -441,10 +432,7 @@ public enum TrendAnalysis {
         for found in attribution.suiteSteps {
             let (before, after) = runs(group: found.host, before: found.lastBefore, after: found.firstAfter)
             report.suiteChanges.append(
-                TrendSuiteChange(
-                    suite: suite, group: found.host, lastBefore: before, firstAfter: after,
-                    medianChange: found.medianChange,
-                    status: found.status.description, cause: found.cause, reason: found.reason))
+                TrendSuiteChange(suite: suite, step: found, lastBefore: before, firstAfter: after))
         }
     }
 }

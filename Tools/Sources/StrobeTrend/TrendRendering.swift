@@ -171,9 +171,10 @@ extension TrendReport {
             change.lastBefore.commit.isEmpty ? change.lastBefore.run : String(change.lastBefore.commit.prefix(10))
         let after =
             change.firstAfter.commit.isEmpty ? change.firstAfter.run : String(change.firstAfter.commit.prefix(10))
-        let sign = change.medianChange >= 0 ? "+" : ""
+        let step = change.step
+        let sign = step.medianChange >= 0 ? "+" : ""
         return
-            "\(change.suite)\(change.group.isEmpty ? "" : " on \(change.group)") at \(before)..\(after): median \(sign)\(HumanFormat.format(change.medianChange * 100, decimals: 1))% (worse when positive), \(change.status); the \(change.cause.rawValue)'s: \(change.reason)"
+            "\(change.suite)\(change.group.isEmpty ? "" : " on \(change.group)") at \(before)..\(after): median \(sign)\(HumanFormat.format(step.medianChange * 100, decimals: 1))% (worse when positive), \(step.status); the \(step.cause.rawValue)'s: \(step.reason)"
     }
 
     /// The command that marks the change; for a range of several changes,

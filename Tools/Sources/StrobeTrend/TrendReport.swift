@@ -118,7 +118,9 @@ public struct TrendRunReference: Sendable, Hashable, Codable {
     public var slot: Int
 }
 
-/// A change of one metric, where it happened and why.
+/// A change of one metric, where it happened and why: the step the
+/// attribution found in its series, pinned to the runs, commits and confirm
+/// commands around it.
 public struct TrendChange: Sendable, Hashable, Codable {
     /// The suite.
     public var suite: String
@@ -128,26 +130,14 @@ public struct TrendChange: Sendable, Hashable, Codable {
     public var metric: String
     /// Its unit.
     public var unit: String
-    /// The group (host, device...) whose series changed; "" when ungrouped.
-    public var group: String
+    /// The step: the group (host, device...) whose series changed, "" when
+    /// ungrouped; the change, its p-value, direction and status; the cause
+    /// and the evidence for it.
+    public var step: AttributedStep
     /// The last run at the old level.
     public var lastBefore: TrendRunReference
     /// The first run at the new level.
     public var firstAfter: TrendRunReference
-    /// The level after over the level before, with its interval.
-    public var change: ShiftEstimate
-    /// The p-value of the test that found it.
-    public var pValue: Double
-    /// Regression or improvement.
-    public var direction: StepDirection
-    /// Whether it is confirmed: "confirmed" or "possible, N more runs to confirm".
-    public var status: String
-    /// More runs needed to confirm it; 0 when confirmed.
-    public var runsToConfirm: Int
-    /// The code's, the machine's, or undetermined.
-    public var cause: StepCause
-    /// The evidence for the cause, in a sentence.
-    public var reason: String
     /// The commits in the range, newest first, as `git log --oneline A..B`
     /// shows them (at most a few; see ``moreCommits``); empty without the repository.
     public var commits: [String]
@@ -157,6 +147,21 @@ public struct TrendChange: Sendable, Hashable, Codable {
     public var confirm: [String]
     /// A verdict stored for it (`strobe history mark`).
     public var mark: HistoryMark?
+
+    /// The group whose series changed; "" when ungrouped.
+    public var group: String { step.host }
+    /// The level after over the level before, with its interval.
+    public var change: ShiftEstimate { step.step.change }
+    /// The p-value of the test that found it.
+    public var pValue: Double { step.step.pValue }
+    /// Regression or improvement.
+    public var direction: StepDirection { step.step.direction }
+    /// Confirmed, or possible with the number of runs still to come.
+    public var status: StepStatus { step.step.status }
+    /// The code's, the machine's, or undetermined.
+    public var cause: StepCause { step.cause }
+    /// The evidence for the cause, in a sentence.
+    public var reason: String { step.reason }
 
     /// `SUITE/TEST/METRIC`.
     public var series: String { "\(suite)/\(test)/\(metric)" }
@@ -176,22 +181,19 @@ public struct TrendChange: Sendable, Hashable, Codable {
     }
 }
 
-/// A step of a host's whole suite: every metric moved at once.
+/// A step of a host's whole suite: every metric moved at once, pinned to
+/// the runs around it.
 public struct TrendSuiteChange: Sendable, Hashable, Codable {
     /// The suite.
     public var suite: String
-    /// The group (host, device...).
-    public var group: String
+    /// The step: its group (host, device...), the median change over the
+    /// suite's metrics (positive when worse), its status, cause and evidence.
+    public var step: SuiteStep
     /// The last run at the old level.
     public var lastBefore: TrendRunReference
     /// The first run at the new level.
     public var firstAfter: TrendRunReference
-    /// The median change over the suite's metrics, positive when worse.
-    public var medianChange: Double
-    /// Whether it is confirmed.
-    public var status: String
-    /// The code's, the machine's, or undetermined.
-    public var cause: StepCause
-    /// The evidence, in a sentence.
-    public var reason: String
+
+    /// The group whose suite changed.
+    public var group: String { step.host }
 }
