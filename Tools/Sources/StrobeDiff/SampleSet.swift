@@ -40,24 +40,6 @@ public struct SampleSet: Sendable {
             self.run = run ?? source
             self.round = round
         }
-
-        /// A series, its direction given as a flag.
-        @available(*, deprecated, renamed: "init(metric:unit:better:samples:dimensions:source:run:round:)")
-        public init(
-            metric: String, unit: String, lowerIsBetter: Bool, samples: [Double], dimensions: [String: String],
-            source: String, run: String? = nil, round: Int? = nil
-        ) {
-            self.init(
-                metric: metric, unit: unit, better: lowerIsBetter ? .lower : .higher, samples: samples,
-                dimensions: dimensions, source: source, run: run, round: round)
-        }
-
-        /// Whether smaller is better.
-        @available(*, deprecated, renamed: "better")
-        public var lowerIsBetter: Bool {
-            get { better == .lower }
-            set { better = newValue ? .lower : .higher }
-        }
     }
 
     /// Every series loaded.

@@ -111,18 +111,4 @@ public struct HistoryMetric: Sendable, Hashable {
         self.samples = samples
         self.summary = summary
     }
-
-    /// A metric, its direction given as a flag.
-    @available(*, deprecated, renamed: "init(name:unit:better:samples:summary:)")
-    public init(name: String, unit: String, lowerIsBetter: Bool, samples: [Double] = [], summary: MetricSummary) {
-        self.init(
-            name: name, unit: unit, better: lowerIsBetter ? .lower : .higher, samples: samples, summary: summary)
-    }
-
-    /// Whether smaller is better.
-    @available(*, deprecated, renamed: "better")
-    public var lowerIsBetter: Bool {
-        get { better == .lower }
-        set { better = newValue ? .lower : .higher }
-    }
 }

@@ -77,13 +77,6 @@ public struct TrendSeries: Sendable, Hashable, Codable {
     /// `SUITE/TEST/METRIC`.
     public var name: String { "\(suite)/\(test)/\(metric)" }
 
-    /// Whether smaller is better.
-    @available(*, deprecated, renamed: "better")
-    public var lowerIsBetter: Bool {
-        get { better == .lower }
-        set { better = newValue ? .lower : .higher }
-    }
-
     private enum CodingKeys: String, CodingKey {
         case suite, test, metric, unit, better, groups, slots, points
     }

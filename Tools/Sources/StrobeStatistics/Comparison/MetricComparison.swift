@@ -159,13 +159,6 @@ public struct MetricComparison: Sendable, Hashable, Codable {
     /// of that value ("+1 allocation per iteration (12 → 13)").
     public var isConstantCount = false
 
-    /// Whether smaller is better.
-    @available(*, deprecated, renamed: "better")
-    public var lowerIsBetter: Bool {
-        get { better == .lower }
-        set { better = newValue ? .lower : .higher }
-    }
-
     private enum CodingKeys: String, CodingKey {
         case name, group, unit, better, gates, relativeFloor, absoluteFloor, summary, baseline, candidate, test, shift
         case difference, differenceLower, differenceUpper, mannWhitney, kolmogorovSmirnov, adjustedPValue, level

@@ -247,24 +247,6 @@ extension SessionQuantiles {
             self.relativeFloor = relativeFloor
             self.absoluteFloor = absoluteFloor
         }
-
-        /// A comparison with these values, its direction given as a flag.
-        @available(*, deprecated, renamed: "init(baseline:candidate:better:relativeFloor:absoluteFloor:)")
-        public init(
-            baseline: SessionQuantileEstimate, candidate: SessionQuantileEstimate, lowerIsBetter: Bool,
-            relativeFloor: Double = ComparisonOptions().minimumEffect, absoluteFloor: Double = 0
-        ) {
-            self.init(
-                baseline: baseline, candidate: candidate, better: lowerIsBetter ? .lower : .higher,
-                relativeFloor: relativeFloor, absoluteFloor: absoluteFloor)
-        }
-
-        /// Whether lower values are better.
-        @available(*, deprecated, renamed: "better")
-        public var lowerIsBetter: Bool {
-            get { better == .lower }
-            set { better = newValue ? .lower : .higher }
-        }
     }
 
     /// The events each side needs beyond a percentile (below it and above
