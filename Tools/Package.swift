@@ -56,6 +56,15 @@ let package = Package(
             ],
             swiftSettings: optimizedInDebug
         ),
+        // Synthetic suites and fleets that measure the gate and the fleet
+        // report (false alarms, power, interval coverage), and the bootstrap
+        // that checks Woodruff's intervals: for the tests and the
+        // benchmarks only, so no product links them.
+        .target(
+            name: "StrobeSimulations",
+            dependencies: ["StrobeStatistics", "StrobeDiff", .product(name: "StrobeResults", package: "strobe")],
+            swiftSettings: optimizedInDebug
+        ),
         // PostgreSQL's own C client library, for the run history's
         // PostgreSQL store.
         .systemLibrary(name: "CLibPQ", pkgConfig: "libpq", providers: [.apt(["libpq-dev"]), .brew(["libpq"])]),
@@ -141,6 +150,7 @@ let package = Package(
             name: "StrobeToolBenchmarks",
             dependencies: [
                 "StrobeStatistics", "StrobeDiff", "StrobeHistory", "StrobeHistoryStore", "StrobeTrend", "StrobeFleet",
+                "StrobeSimulations",
                 .product(name: "Strobe", package: "strobe"),
                 .product(name: "StrobeResults", package: "strobe"),
                 .product(name: "StrobeTestSupport", package: "strobe"),
@@ -172,11 +182,11 @@ let package = Package(
             path: "Tests/StrobeStatisticsTestSupport"),
         .testTarget(
             name: "StrobeStatisticsTests",
-            dependencies: ["StrobeStatistics", "StrobeDiff", "StrobeStatisticsTestSupport"]),
+            dependencies: ["StrobeStatistics", "StrobeDiff", "StrobeSimulations", "StrobeStatisticsTestSupport"]),
         .testTarget(
             name: "StrobeDiffTests",
             dependencies: [
-                "StrobeDiff", "StrobeStatistics", "StrobeCLI",
+                "StrobeDiff", "StrobeStatistics", "StrobeSimulations", "StrobeCLI",
                 .product(name: "StrobeProcessRunner", package: "strobe"),
                 .product(name: "StrobeTestSupport", package: "strobe"),
             ]
@@ -210,7 +220,7 @@ let package = Package(
             name: "StrobeFleetTests",
             dependencies: [
                 "StrobeFleet", "StrobeHistory", "StrobeHistoryStore", "StrobePostgres", "StrobeStatistics", "StrobeDiff",
-                "StrobeCLI", "StrobeStoreTestSupport",
+                "StrobeSimulations", "StrobeCLI", "StrobeStoreTestSupport",
                 "StrobeStatisticsTestSupport",
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "Strobe", package: "strobe"),

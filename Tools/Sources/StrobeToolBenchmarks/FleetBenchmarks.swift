@@ -3,6 +3,7 @@ import Strobe
 import StrobeDiff
 import StrobeFleet
 import StrobeHistoryStore
+import StrobeSimulations
 import StrobeStatistics
 import StrobeTestSupport
 

@@ -1,4 +1,5 @@
 import Foundation
+import StrobeSimulations
 import Testing
 
 @testable import StrobeDiff

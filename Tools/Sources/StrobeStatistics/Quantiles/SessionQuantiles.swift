@@ -130,7 +130,7 @@ public enum SessionQuantiles {
     }
 
     /// The merge of `sessions`, each with its weight.
-    static func merge(_ sessions: [QuantileSketch], weights: [Double]) -> WeightedQuantileSketch {
+    package static func merge(_ sessions: [QuantileSketch], weights: [Double]) -> WeightedQuantileSketch {
         var pooled = WeightedQuantileSketch(
             relativeAccuracy: sessions.first?.relativeAccuracy ?? QuantileSketch.defaultRelativeAccuracy)
         for (session, weight) in zip(sessions, weights) { pooled.merge(session, weight: weight) }
@@ -158,7 +158,7 @@ public enum SessionQuantiles {
 
     /// The standard error of the log of an estimate whose interval at the
     /// normal quantile `z` is `[lower, upper]`; 0 unless both are positive.
-    static func logStandardError(_ lower: Double, _ upper: Double, z: Double) -> Double {
+    package static func logStandardError(_ lower: Double, _ upper: Double, z: Double) -> Double {
         lower > 0 && upper > 0 ? (log(upper) - log(lower)) / (2 * z) : 0
     }
 }
@@ -349,7 +349,7 @@ extension SessionQuantiles {
     /// selected (1 − α/m when none is). At that level an interval excludes
     /// zero exactly when its change was found significant, so the numbers
     /// and the verdicts never disagree.
-    public static func intervalConfidence(selected: Int, judged: Int, alpha: Double) -> Double {
+    static func intervalConfidence(selected: Int, judged: Int, alpha: Double) -> Double {
         guard judged > 0 else { return 1 - alpha }
         return 1 - Double(max(selected, 1)) * alpha / Double(judged)
     }

@@ -1,4 +1,5 @@
 import Foundation
+import StrobeDiff
 import StrobeStatistics
 
 /// Measures `strobe diff` on suites of process-tagged samples, as a user
@@ -19,54 +20,54 @@ import StrobeStatistics
 /// rounds, the paired oracle (a one-sample t-test on the per-round
 /// differences of mean logs) is counted too: the processes of a round share
 /// nothing here, so pairing only costs degrees of freedom.
-public struct ProcessSuiteSimulation: Sendable {
+package struct ProcessSuiteSimulation: Sendable {
     /// A process slowed for its whole life by something outside the code,
     /// such as a neighbour on its core.
-    public struct SlowedProcess: Sendable, Hashable {
+    package struct SlowedProcess: Sendable, Hashable {
         /// Whether it runs the candidate (else the baseline).
-        public var candidate: Bool
+        package var candidate: Bool
         /// What every sample of it, of every metric, is multiplied by (1.3
         /// is 30% slower).
-        public var factor: Double
+        package var factor: Double
 
         /// A slowed process on one side.
-        public init(candidate: Bool, factor: Double) {
+        package init(candidate: Bool, factor: Double) {
             self.candidate = candidate
             self.factor = factor
         }
     }
 
     /// Metrics per suite.
-    public var metricsPerSuite = 20
+    package var metricsPerSuite = 20
     /// Processes per side.
-    public var processesPerSide = 10
+    package var processesPerSide = 10
     /// Iterations per process.
-    public var iterationsPerProcess = 6
+    package var iterationsPerProcess = 6
     /// The range each unchanged metric's process σ (of the log) is drawn
     /// from, uniformly, per suite.
-    public var processSigmas: ClosedRange<Double> = 0.03...0.10
+    package var processSigmas: ClosedRange<Double> = 0.03...0.10
     /// The process σ of metric 0, the one a slowdown applies to.
-    public var slowedMetricProcessSigma = 0.05
+    package var slowedMetricProcessSigma = 0.05
     /// The noise of each iteration.
-    public var iterationNoise = DetectorSimulation.Noise.logNormal(sigma: 0.05)
+    package var iterationNoise = DetectorSimulation.Noise.logNormal(sigma: 0.05)
     /// Whether the processes run in rounds (baseline and candidate process
     /// k in round k), as `strobe compare` runs them.
-    public var paired = false
+    package var paired = false
     /// A process of one side slowed for its whole life (the first one of
     /// that side), if any.
-    public var slowedProcess: SlowedProcess?
+    package var slowedProcess: SlowedProcess?
     /// The comparison settings.
-    public var options = ComparisonOptions()
+    package var options = ComparisonOptions()
 
     /// Suites of 20 metrics, 10 processes of 6 iterations per side, process
     /// σ drawn between 3% and 10% (5% for the slowed metric), iteration σ 5%,
     /// no rounds.
-    public init() {}
+    package init() {}
 
     /// Runs `suites` suites in which metric 0 of the candidate is slowed by
     /// `slowdown` (0.10 = 10%) and the others are unchanged. Deterministic
     /// for a `seed`.
-    public func run(suites: Int, slowdown: Double, seed: UInt64) -> DetectorSimulation.Outcome {
+    package func run(suites: Int, slowdown: Double, seed: UInt64) -> DetectorSimulation.Outcome {
         var generator = SeededGenerator(seed: seed)
         var outcome = DetectorSimulation.Outcome(
             suites: suites, suitesWithFalseAlarm: 0, detections: 0, oracleDetections: 0)

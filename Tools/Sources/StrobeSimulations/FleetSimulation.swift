@@ -10,31 +10,31 @@ import StrobeStatistics
 /// whole population are log-normal with `σ² = sessionSpread² +
 /// eventSpread²`, so every true percentile is known exactly
 /// (``trueQuantile(_:)``).
-public struct FleetSimulation: Sendable {
+package struct FleetSimulation: Sendable {
     /// Sessions per side (per version and group).
-    public var sessions = 500
+    package var sessions = 500
     /// The range of events per session, drawn uniformly.
-    public var eventsPerSession = 20...60
+    package var eventsPerSession = 20...60
     /// The spread of a session's log speed.
-    public var sessionSpread = 0.3
+    package var sessionSpread = 0.3
     /// The spread of an event's log duration within its session.
-    public var eventSpread = 0.5
+    package var eventSpread = 0.5
     /// The median duration, in nanoseconds.
-    public var median = 40e6
+    package var median = 40e6
     /// The percentiles reported.
-    public var probabilities = [0.5, 0.9, 0.99]
+    package var probabilities = [0.5, 0.9, 0.99]
     /// Metrics per report.
-    public var metrics = 2
+    package var metrics = 2
     /// Groups (device classes) per report.
-    public var groups = 3
+    package var groups = 3
     /// The sessions' sketches' relative accuracy.
-    public var relativeAccuracy = QuantileSketch.defaultRelativeAccuracy
+    package var relativeAccuracy = QuantileSketch.defaultRelativeAccuracy
 
     /// The default simulation.
-    public init() {}
+    package init() {}
 
     /// The population's `p` percentile.
-    public func trueQuantile(_ p: Double) -> Double {
+    package func trueQuantile(_ p: Double) -> Double {
         median
             * exp(
                 NormalDistribution.quantile(p)
@@ -42,7 +42,7 @@ public struct FleetSimulation: Sendable {
     }
 
     /// One side's sessions, every duration multiplied by `factor`.
-    public func sessionSketches(factor: Double = 1, generator: inout SeededGenerator) -> [QuantileSketch] {
+    package func sessionSketches(factor: Double = 1, generator: inout SeededGenerator) -> [QuantileSketch] {
         var unused: [Double]?
         return sessionSketches(factor: factor, generator: &generator, values: &unused)
     }
@@ -68,7 +68,7 @@ public struct FleetSimulation: Sendable {
 
     /// Over `trials` seeded trials, how often each percentile's 95% interval
     /// holds the true percentile, by probability.
-    public func coverage(trials: Int, seed: UInt64) -> [Double: Double] {
+    package func coverage(trials: Int, seed: UInt64) -> [Double: Double] {
         var generator = SeededGenerator(seed: seed)
         var covered = [Double: Int]()
         for _ in 0..<trials {
@@ -84,36 +84,36 @@ public struct FleetSimulation: Sendable {
 
     /// What reports comparing two versions concluded, by the method and by
     /// an oracle on the same data (see ``study(reports:slowdown:seed:)``).
-    public struct Study: Sendable, Hashable {
+    package struct Study: Sendable, Hashable {
         /// Reports run.
-        public var reports: Int
+        package var reports: Int
         /// Comparisons per report (metrics × groups × percentiles).
-        public var comparisonsPerReport: Int
+        package var comparisonsPerReport: Int
         /// Of the slowed metric's P90 comparisons (one per group and
         /// report), the share the method found a regression.
-        public var methodPower: Double
+        package var methodPower: Double
         /// The same share for the oracle.
-        public var oraclePower: Double
+        package var oraclePower: Double
         /// Reports where the method found a regression on a metric that did
         /// not change.
-        public var methodFalseRegressionReports: Double
+        package var methodFalseRegressionReports: Double
         /// The same for the oracle.
-        public var oracleFalseRegressionReports: Double
+        package var oracleFalseRegressionReports: Double
         /// By probability: how often the method's interval held the true
         /// percentile, over every side of every report.
-        public var coverage: [Double: Double]
+        package var coverage: [Double: Double]
         /// By probability: the mean standard error of the log estimate that
         /// the method's intervals claim.
-        public var claimedLogError: [Double: Double]
+        package var claimedLogError: [Double: Double]
         /// By probability: the standard deviation of the method's log
         /// estimate over the sides (its true standard error).
-        public var methodLogSpread: [Double: Double]
+        package var methodLogSpread: [Double: Double]
         /// By probability: the standard deviation of the exact pooled
         /// percentile's log over the sides, the oracle's standard error.
-        public var exactLogSpread: [Double: Double]
+        package var exactLogSpread: [Double: Double]
         /// By probability: the root mean square of the log of the sketch's
         /// estimate over the exact percentile of the same events.
-        public var sketchLogError: [Double: Double]
+        package var sketchLogError: [Double: Double]
     }
 
     /// Runs `reports` seeded reports comparing two versions: the
@@ -127,7 +127,7 @@ public struct FleetSimulation: Sendable {
     /// percentiles over all the reports' sides. No method that reads the
     /// pooled percentile can do better than the oracle under the same
     /// false-alarm control.
-    public func study(reports: Int, slowdown: Double, seed: UInt64) -> Study {
+    package func study(reports: Int, slowdown: Double, seed: UInt64) -> Study {
         var generator = SeededGenerator(seed: seed)
         struct Side {
             var estimates: [SessionQuantileEstimate]
@@ -236,27 +236,27 @@ public struct FleetSimulation: Sendable {
 
     /// Woodruff's intervals against a bootstrap over sessions on the same
     /// sides (see ``intervalCheck(sides:resamples:seed:)``).
-    public struct IntervalCheck: Sendable, Hashable {
+    package struct IntervalCheck: Sendable, Hashable {
         /// Sides (sets of sessions) checked.
-        public var sides: Int
+        package var sides: Int
         /// Resamples per bootstrap interval.
-        public var resamples: Int
+        package var resamples: Int
         /// By probability: how often Woodruff's interval held the truth.
-        public var woodruffCoverage: [Double: Double]
+        package var woodruffCoverage: [Double: Double]
         /// By probability: how often the bootstrap's interval held it.
-        public var bootstrapCoverage: [Double: Double]
+        package var bootstrapCoverage: [Double: Double]
         /// By probability: Woodruff's mean width over the true percentile.
-        public var woodruffWidth: [Double: Double]
+        package var woodruffWidth: [Double: Double]
         /// By probability: the bootstrap's mean width over the true
         /// percentile.
-        public var bootstrapWidth: [Double: Double]
+        package var bootstrapWidth: [Double: Double]
     }
 
     /// Over `sides` seeded sets of sessions, Woodruff's 95% intervals and
     /// percentile-bootstrap intervals of `resamples` resamples of sessions
     /// (``StrobeStatistics/SessionQuantiles/bootstrap(sessions:samplingProbabilities:probabilities:confidence:resamples:generator:)``):
     /// how often each holds the true percentile, and how wide each is.
-    public func intervalCheck(sides: Int, resamples: Int, seed: UInt64) -> IntervalCheck {
+    package func intervalCheck(sides: Int, resamples: Int, seed: UInt64) -> IntervalCheck {
         var generator = SeededGenerator(seed: seed)
         var resampling = SeededGenerator(seed: seed ^ 0x5EED)
         var covered = (woodruff: [Double: Int](), bootstrap: [Double: Int]())

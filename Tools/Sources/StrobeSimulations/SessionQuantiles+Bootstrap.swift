@@ -1,4 +1,5 @@
 import Foundation
+import StrobeStatistics
 
 extension SessionQuantiles {
     /// The percentiles of ``estimate(sessions:samplingProbabilities:probabilities:confidence:)``
@@ -11,7 +12,7 @@ extension SessionQuantiles {
     /// It costs `resamples` merges of every session where Woodruff's costs
     /// one, which is why it is not the default; `make bench fleet` compares
     /// the two on the same data.
-    public static func bootstrap(
+    package static func bootstrap(
         sessions: [QuantileSketch], samplingProbabilities: [Double]? = nil, probabilities: [Double],
         confidence: Double = 0.95, resamples: Int = 1_000, generator: inout SeededGenerator
     ) -> [SessionQuantileEstimate] {

@@ -1,12 +1,13 @@
 import Foundation
+import StrobeDiff
 import StrobeStatistics
 
 /// Measures how well `strobe diff` tells real changes from noise, by
 /// feeding it synthetic suites through the same code path (sample sets into
 /// ``DiffEngine``).
-public struct DetectorSimulation: Sendable {
+package struct DetectorSimulation: Sendable {
     /// The noise the samples carry.
-    public enum Noise: Sendable, Hashable, CustomStringConvertible {
+    package enum Noise: Sendable, Hashable, CustomStringConvertible {
         /// Log-normal with this σ of the log.
         case logNormal(sigma: Double)
         /// Two modes (a fast path and a slow one, 30% of the time, 1.4× slower),
@@ -18,7 +19,7 @@ public struct DetectorSimulation: Sendable {
         case rounded(sigma: Double)
 
         /// A short name.
-        public var description: String {
+        package var description: String {
             switch self {
             case .logNormal(let sigma): return "log-normal σ=\(sigma)"
             case .bimodal(let sigma): return "bimodal σ=\(sigma)"
@@ -29,7 +30,7 @@ public struct DetectorSimulation: Sendable {
     }
 
     /// How the samples of a side are spread over processes.
-    public enum Replication: Sendable, Hashable {
+    package enum Replication: Sendable, Hashable {
         /// Every sample is independent; each side is one run of
         /// ``DetectorSimulation/baselineCount`` (or candidate) samples.
         case independentSamples
@@ -42,52 +43,52 @@ public struct DetectorSimulation: Sendable {
     }
 
     /// Metrics per suite.
-    public var metricsPerSuite = 20
+    package var metricsPerSuite = 20
     /// Baseline samples per metric (independent samples).
-    public var baselineCount = 30
+    package var baselineCount = 30
     /// Candidate samples per metric (independent samples).
-    public var candidateCount = 30
+    package var candidateCount = 30
     /// How samples are spread over processes.
-    public var replication = Replication.independentSamples
+    package var replication = Replication.independentSamples
     /// The comparison settings.
-    public var options = ComparisonOptions()
+    package var options = ComparisonOptions()
     /// Judge process-level data as if every iteration were independent (one
     /// run per side), as `strobe diff` did before runs were replicates: for
     /// measuring what that costs.
-    public var poolIterations = false
+    package var poolIterations = false
 
     /// A simulation with the defaults: 20 metrics of 30 independent samples
     /// per side.
-    public init() {}
+    package init() {}
 
     /// What a batch of suites showed.
-    public struct Outcome: Sendable, Hashable {
+    package struct Outcome: Sendable, Hashable {
         /// Suites simulated.
-        public var suites: Int
+        package var suites: Int
         /// Suites with at least one false "regression".
-        public var suitesWithFalseAlarm: Int
+        package var suitesWithFalseAlarm: Int
         /// Suites where the slowed metric was called a regression.
-        public var detections: Int
+        package var detections: Int
         /// Same, for the oracle (t-test on logs, same error control).
-        public var oracleDetections: Int
+        package var oracleDetections: Int
         /// For processes run in rounds, the same for the paired oracle: a
         /// one-sample t-test on the per-round differences of the processes'
         /// mean logs, same error control; 0 otherwise.
-        public var pairedOracleDetections = 0
+        package var pairedOracleDetections = 0
 
         /// Share of suites with a false alarm.
-        public var falseAlarmRate: Double { Double(suitesWithFalseAlarm) / Double(max(suites, 1)) }
+        package var falseAlarmRate: Double { Double(suitesWithFalseAlarm) / Double(max(suites, 1)) }
         /// Share of suites where the slowed metric was caught.
-        public var power: Double { Double(detections) / Double(max(suites, 1)) }
+        package var power: Double { Double(detections) / Double(max(suites, 1)) }
         /// The oracle's power.
-        public var oraclePower: Double { Double(oracleDetections) / Double(max(suites, 1)) }
+        package var oraclePower: Double { Double(oracleDetections) / Double(max(suites, 1)) }
         /// The paired oracle's power.
-        public var pairedOraclePower: Double { Double(pairedOracleDetections) / Double(max(suites, 1)) }
+        package var pairedOraclePower: Double { Double(pairedOracleDetections) / Double(max(suites, 1)) }
     }
 
     /// Runs `suites` suites; metric 0 is slowed by `slowdown` (0.10 = 10%),
     /// the others are unchanged. Deterministic for a `seed`.
-    public func run(suites: Int, noise: Noise, slowdown: Double, seed: UInt64) -> Outcome {
+    package func run(suites: Int, noise: Noise, slowdown: Double, seed: UInt64) -> Outcome {
         var generator = SeededGenerator(seed: seed)
         var outcome = Outcome(suites: suites, suitesWithFalseAlarm: 0, detections: 0, oracleDetections: 0)
         for _ in 0..<suites {
@@ -166,32 +167,32 @@ public struct DetectorSimulation: Sendable {
     }
 
     /// What a batch of sequential comparisons showed.
-    public struct SequentialOutcome: Sendable, Hashable {
+    package struct SequentialOutcome: Sendable, Hashable {
         /// Comparisons simulated.
-        public var suites: Int
+        package var suites: Int
         /// Comparisons in which any look called an unchanged metric a
         /// regression (counted even when a later look no longer did).
-        public var suitesWithFalseAlarm: Int
+        package var suitesWithFalseAlarm: Int
         /// Comparisons whose report called the slowed metric a regression.
-        public var detections: Int
+        package var detections: Int
         /// Per comparison, the rounds after which it stopped.
-        public var stoppingRounds: [Int]
+        package var stoppingRounds: [Int]
         /// Per comparison, the rounds of the first look that called the
         /// slowed metric a regression; nil where none did.
-        public var detectionRounds: [Int?]
+        package var detectionRounds: [Int?]
         /// Comparisons that ran out of planned rounds with a gated metric
         /// still inconclusive.
-        public var undecided: Int
+        package var undecided: Int
 
         /// Share of comparisons with a false alarm.
-        public var falseAlarmRate: Double { Double(suitesWithFalseAlarm) / Double(max(suites, 1)) }
+        package var falseAlarmRate: Double { Double(suitesWithFalseAlarm) / Double(max(suites, 1)) }
         /// Share of comparisons that caught the slowed metric.
-        public var power: Double { Double(detections) / Double(max(suites, 1)) }
+        package var power: Double { Double(detections) / Double(max(suites, 1)) }
         /// The median of the rounds after which comparisons stopped.
-        public var medianStoppingRounds: Double { Self.median(stoppingRounds.map(Double.init)) }
+        package var medianStoppingRounds: Double { Self.median(stoppingRounds.map(Double.init)) }
         /// The median of the rounds of the first detection, over the
         /// comparisons that detected; NaN when none did.
-        public var medianDetectionRounds: Double { Self.median(detectionRounds.compactMap { $0 }.map(Double.init)) }
+        package var medianDetectionRounds: Double { Self.median(detectionRounds.compactMap { $0 }.map(Double.init)) }
 
         static func median(_ values: [Double]) -> Double {
             values.isEmpty ? .nan : Quantiles.median(sorted: values.sorted())
@@ -206,7 +207,7 @@ public struct DetectorSimulation: Sendable {
     /// every metric is decided or at the planned rounds. Metric 0 is slowed
     /// by `slowdown`. Uses ``metricsPerSuite`` and ``options``; `iterations`
     /// per process. Deterministic for a `seed`.
-    public func runSequential(
+    package func runSequential(
         suites: Int, processSigma: Double, iterationSigma: Double = 0.01, iterations: Int = 5, slowdown: Double,
         design: SequentialDesign, seed: UInt64
     ) -> SequentialOutcome {
@@ -267,7 +268,7 @@ public struct DetectorSimulation: Sendable {
     }
 
     /// The smallest slowdown caught with `power` (searched on a 0.5% grid).
-    public func minimumDetectableSlowdown(noise: Noise, power: Double = 0.8, suites: Int = 200, seed: UInt64) -> Double
+    package func minimumDetectableSlowdown(noise: Noise, power: Double = 0.8, suites: Int = 200, seed: UInt64) -> Double
     {
         var low = 0.0
         var high = 0.5
