@@ -31,7 +31,7 @@ public struct DiffReport: Sendable, Codable {
     }
 
     /// The key of a row in ``samples``.
-    public static func sampleKey(_ metric: String, _ group: String) -> String {
+    static func sampleKey(_ metric: String, _ group: String) -> String {
         group.isEmpty ? metric : "\(metric) [\(group)]"
     }
 
