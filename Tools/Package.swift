@@ -176,6 +176,9 @@ let package = Package(
         .target(
             name: "StrobeStoreTestSupport", dependencies: ["StrobeHistory", "StrobeHistoryStore", "StrobePostgres"],
             path: "Tests/StrobeStoreTestSupport"),
+        // The trait that runs the suites using the process-wide trace session
+        // one at a time, across test targets.
+        .target(name: "StrobeToolsTestTraits", path: "Tests/StrobeToolsTestTraits"),
         // Seeded sessions for the tests of percentiles over sessions.
         .target(
             name: "StrobeStatisticsTestSupport", dependencies: ["StrobeStatistics"],
@@ -207,7 +210,7 @@ let package = Package(
         .testTarget(
             name: "StrobeServerTests",
             dependencies: [
-                "StrobeServer", "StrobeFleet", "StrobeHistoryStore", "StrobeStoreTestSupport",
+                "StrobeServer", "StrobeFleet", "StrobeHistoryStore", "StrobeStoreTestSupport", "StrobeToolsTestTraits",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
@@ -220,7 +223,7 @@ let package = Package(
             name: "StrobeFleetTests",
             dependencies: [
                 "StrobeFleet", "StrobeHistory", "StrobeHistoryStore", "StrobePostgres", "StrobeStatistics", "StrobeDiff",
-                "StrobeSimulations", "StrobeCLI", "StrobeStoreTestSupport",
+                "StrobeSimulations", "StrobeCLI", "StrobeStoreTestSupport", "StrobeToolsTestTraits",
                 "StrobeStatisticsTestSupport",
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "Strobe", package: "strobe"),
@@ -233,7 +236,7 @@ let package = Package(
         .testTarget(
             name: "StrobeCLITests",
             dependencies: [
-                "StrobeCLI",
+                "StrobeCLI", "StrobeToolsTestTraits",
                 .product(name: "Strobe", package: "strobe"),
                 .product(name: "StrobeReader", package: "strobe"),
                 .product(name: "StrobeResults", package: "strobe"),
