@@ -222,7 +222,8 @@ let package = Package(
         .testTarget(
             name: "StrobeFleetTests",
             dependencies: [
-                "StrobeFleet", "StrobeHistory", "StrobeHistoryStore", "StrobePostgres", "StrobeStatistics", "StrobeDiff",
+                "StrobeFleet", "StrobeHistory", "StrobeHistoryStore", "StrobePostgres", "StrobeStatistics",
+                "StrobeDiff",
                 "StrobeSimulations", "StrobeCLI", "StrobeStoreTestSupport", "StrobeToolsTestTraits",
                 "StrobeStatisticsTestSupport",
                 .product(name: "HTTPTypes", package: "swift-http-types"),

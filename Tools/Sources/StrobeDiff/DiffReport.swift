@@ -183,7 +183,8 @@ public enum DiffEngine {
                 ComparisonEngine.Input(
                     name: key.metric, group: key.group, unit: b.unit,
                     better: settings.better ?? b.better,
-                    baseline: b.replicates.replicates, candidate: c.replicates.replicates, relativeFloor: settings.relativeFloor,
+                    baseline: b.replicates.replicates, candidate: c.replicates.replicates,
+                    relativeFloor: settings.relativeFloor,
                     absoluteFloor: settings.absoluteFloor, gates: settings.gates, summary: settings.summary,
                     isCount: MetricDefaults.isExactCount(key.metric)))
         }

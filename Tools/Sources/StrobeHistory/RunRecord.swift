@@ -38,7 +38,9 @@ public struct RunRecord: Sendable, Hashable {
 
     /// The metrics of the record, flattened: the test's position and name,
     /// the metric's position, the metric and its summary.
-    package var metricRows: [(testPosition: Int, test: String, position: Int, metric: PerfMetric, summary: MetricSummary)] {
+    package var metricRows:
+        [(testPosition: Int, test: String, position: Int, metric: PerfMetric, summary: MetricSummary)]
+    {
         var rows: [(testPosition: Int, test: String, position: Int, metric: PerfMetric, summary: MetricSummary)] = []
         for (testPosition, test) in run.tests.enumerated() {
             for (position, metric) in test.metrics.enumerated() {

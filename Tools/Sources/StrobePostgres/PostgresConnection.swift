@@ -26,7 +26,8 @@ package final class PostgresConnection {
     ///   be reached or did not answer in time, the login or the database was
     ///   refused.
     package init(settings given: [(keyword: String, value: String)]) throws(PostgresError) {
-        let settings = given.map { ($0.keyword, $0.value) } + [("client_encoding", "UTF8"), ("application_name", "strobe")]
+        let settings =
+            given.map { ($0.keyword, $0.value) } + [("client_encoding", "UTF8"), ("application_name", "strobe")]
         for (keyword, value) in settings where value.utf8.contains(0) {
             throw PostgresError("the \(keyword) contains a NUL character")
         }

@@ -86,7 +86,8 @@ extension TrendReport {
                 html += "<td>\(HTMLText.escape(change.group.isEmpty ? "—" : change.group))</td>"
                 html +=
                     "<td class=\"num \(change.direction.rawValue)\">\(HTMLText.escape(Self.changeText(change.change)))</td>"
-                html += "<td class=\"num\">\(Self.pValue(change.pValue))</td><td>\(HTMLText.escape(change.status.description))"
+                html +=
+                    "<td class=\"num\">\(Self.pValue(change.pValue))</td><td>\(HTMLText.escape(change.status.description))"
                 if let mark = change.mark { html += "<br><small>\(HTMLText.escape(Self.markText(mark)))</small>" }
                 html +=
                     "</td><td><span class=\"tag\" style=\"background:\(Self.colour(change))\">\(change.cause.rawValue)</span></td>"

@@ -61,7 +61,9 @@ struct BucketStore<Value: BucketValue>: Sendable, Hashable {
 
     /// Every bucket that holds something, by decreasing index.
     func descending() -> some Sequence<(Int32, Value)> {
-        values.enumerated().reversed().lazy.filter { $0.element > .zero }.map { (offset + Int32($0.offset), $0.element) }
+        values.enumerated().reversed().lazy.filter { $0.element > .zero }.map {
+            (offset + Int32($0.offset), $0.element)
+        }
     }
 
     /// The same buckets, each emptied.
