@@ -34,8 +34,8 @@ public struct QuantileSketch: Sendable, Hashable {
     let gamma: Double
     private let inverseLogGamma: Double
     /// Buckets of positive values, and of the magnitudes of negative ones.
-    private(set) var positive = BucketStore<UInt64>()
-    private(set) var negative = BucketStore<UInt64>()
+    private(set) var positive = BucketStore()
+    private(set) var negative = BucketStore()
     private(set) var zeroCount: UInt64 = 0
 
     /// The default accuracy: quantiles within 0.5% of the order statistic.
@@ -83,8 +83,8 @@ public struct QuantileSketch: Sendable, Hashable {
         minimum = Swift.min(minimum, other.minimum)
         maximum = Swift.max(maximum, other.maximum)
         zeroCount &+= other.zeroCount
-        positive.merge(other.positive) { $0 }
-        negative.merge(other.negative) { $0 }
+        positive.merge(other.positive)
+        negative.merge(other.negative)
     }
 
     /// The `q` quantile (0 ≤ q ≤ 1): within ``relativeAccuracy`` of the
@@ -210,8 +210,8 @@ public struct QuantileSketch: Sendable, Hashable {
         maximum = Double(bitPattern: try reader.fixed("the maximum"))
         count = try reader.varint("the count")
         zeroCount = try reader.varint("the zero count")
-        positive = try BucketStore<UInt64>(reading: &reader)
-        negative = try BucketStore<UInt64>(reading: &reader)
+        positive = try BucketStore(reading: &reader)
+        negative = try BucketStore(reading: &reader)
         guard reader.offset == reader.bytes.count else {
             throw QuantileSketchError(
                 offset: reader.offset, problem: "\(reader.bytes.count - reader.offset) bytes after the sketch")
@@ -239,12 +239,60 @@ public struct QuantileSketchError: Error, Sendable, Hashable, CustomStringConver
     public var description: String { "quantile sketch, byte \(offset): \(problem)" }
 }
 
-/// A sketch's buckets in its serialized form: the number of buckets that
-/// hold something, then for each its index (zigzag varint, as a delta from
-/// the previous one) and count (varint).
-extension BucketStore<UInt64> {
+/// Counts by bucket index, dense from the smallest index in use.
+struct BucketStore: Sendable, Hashable {
+    var offset: Int32 = 0
+    var counts: [UInt64] = []
+
+    var total: UInt64 { counts.reduce(0, &+) }
+
+    /// The count of buckets with an index up to `limit`.
+    func total(upTo limit: Int32) -> UInt64 {
+        guard !counts.isEmpty, limit >= offset else { return 0 }
+        let end = Swift.min(counts.count, Int(limit - offset) + 1)
+        var sum: UInt64 = 0
+        for position in 0..<end { sum &+= counts[position] }
+        return sum
+    }
+    var occupied: Int { counts.lazy.filter { $0 > 0 }.count }
+
+    mutating func add(_ index: Int32, _ times: UInt64) {
+        if counts.isEmpty {
+            offset = index
+            counts = [times]
+            return
+        }
+        if index < offset {
+            counts.insert(contentsOf: repeatElement(0, count: Int(offset - index)), at: 0)
+            offset = index
+        } else if Int(index - offset) >= counts.count {
+            counts.append(contentsOf: repeatElement(0, count: Int(index - offset) - counts.count + 1))
+        }
+        counts[Int(index - offset)] &+= times
+    }
+
+    mutating func merge(_ other: BucketStore) {
+        guard !other.counts.isEmpty else { return }
+        if counts.isEmpty {
+            self = other
+            return
+        }
+        add(other.offset, 0)
+        add(other.offset + Int32(other.counts.count - 1), 0)
+        let shift = Int(other.offset - offset)
+        for (position, value) in other.counts.enumerated() where value > 0 { counts[shift + position] &+= value }
+    }
+
+    func ascending() -> some Sequence<(Int32, UInt64)> {
+        counts.enumerated().lazy.filter { $0.element > 0 }.map { (offset + Int32($0.offset), $0.element) }
+    }
+
+    func descending() -> some Sequence<(Int32, UInt64)> {
+        counts.enumerated().reversed().lazy.filter { $0.element > 0 }.map { (offset + Int32($0.offset), $0.element) }
+    }
+
     func serialize(to out: inout [UInt8]) {
-        let used = values.enumerated().filter { $0.element > 0 }
+        let used = counts.enumerated().filter { $0.element > 0 }
         appendVarint(UInt64(used.count), to: &out)
         var previous: Int64 = 0
         for (position, value) in used {
@@ -255,6 +303,8 @@ extension BucketStore<UInt64> {
         }
     }
 
+    init() {}
+
     fileprivate init(reading reader: inout SketchByteReader) throws(QuantileSketchError) {
         let start = reader.offset
         let used = try reader.varint("a bucket count")
@@ -262,7 +312,6 @@ extension BucketStore<UInt64> {
             throw QuantileSketchError(
                 offset: start, problem: "\(used) buckets in \(reader.bytes.count - reader.offset) bytes")
         }
-        self.init()
         var previous: Int64 = 0
         var first = true
         for _ in 0..<used {

@@ -24,8 +24,8 @@ public struct WeightedQuantileSketch: Sendable, Hashable {
 
     /// An empty sketch: it maps values to buckets, so this one does too.
     private let layout: QuantileSketch
-    private var positive = BucketStore<Double>()
-    private var negative = BucketStore<Double>()
+    private var positive = WeightedBucketStore()
+    private var negative = WeightedBucketStore()
     private var zeroWeight = 0.0
 
     /// An empty merge of sketches of accuracy `relativeAccuracy`.
@@ -47,8 +47,8 @@ public struct WeightedQuantileSketch: Sendable, Hashable {
         minimum = Swift.min(minimum, sketch.minimum)
         maximum = Swift.max(maximum, sketch.maximum)
         zeroWeight += Double(sketch.zeroCount) * weight
-        positive.merge(sketch.positive) { Double($0) * weight }
-        negative.merge(sketch.negative) { Double($0) * weight }
+        positive.merge(sketch.positive, weight: weight)
+        negative.merge(sketch.negative, weight: weight)
     }
 
     /// The `q` quantile (0 ≤ q ≤ 1), read as ``QuantileSketch/quantile(_:)``
@@ -113,10 +113,57 @@ public struct WeightedQuantileSketch: Sendable, Hashable {
         empty.minimum = .infinity
         empty.maximum = -.infinity
         empty.zeroWeight = 0
-        empty.positive = positive.emptied()
-        empty.negative = negative.emptied()
+        for index in empty.positive.weights.indices { empty.positive.weights[index] = 0 }
+        for index in empty.negative.weights.indices { empty.negative.weights[index] = 0 }
         return empty
     }
 
     private func clamp(_ value: Double) -> Double { Swift.min(Swift.max(value, minimum), maximum) }
+}
+
+/// Weights by bucket index, dense from the smallest index in use.
+private struct WeightedBucketStore: Sendable, Hashable {
+    var offset: Int32 = 0
+    var weights: [Double] = []
+
+    var total: Double { weights.reduce(0, +) }
+
+    /// The weight of buckets with an index up to `limit`.
+    func total(upTo limit: Int32) -> Double {
+        guard !weights.isEmpty, limit >= offset else { return 0 }
+        let end = Swift.min(weights.count, Int(limit - offset) + 1)
+        var sum = 0.0
+        for position in 0..<end { sum += weights[position] }
+        return sum
+    }
+
+    mutating func merge(_ store: BucketStore, weight: Double) {
+        guard !store.counts.isEmpty else { return }
+        let first = store.offset
+        let last = store.offset + Int32(store.counts.count - 1)
+        if weights.isEmpty {
+            offset = first
+            weights = [Double](repeating: 0, count: store.counts.count)
+        } else {
+            if first < offset {
+                weights.insert(contentsOf: repeatElement(0, count: Int(offset - first)), at: 0)
+                offset = first
+            }
+            if Int(last - offset) >= weights.count {
+                weights.append(contentsOf: repeatElement(0, count: Int(last - offset) - weights.count + 1))
+            }
+        }
+        let shift = Int(first - offset)
+        for (position, count) in store.counts.enumerated() where count > 0 {
+            weights[shift + position] += Double(count) * weight
+        }
+    }
+
+    func ascending() -> some Sequence<(Int32, Double)> {
+        weights.enumerated().lazy.filter { $0.element > 0 }.map { (offset + Int32($0.offset), $0.element) }
+    }
+
+    func descending() -> some Sequence<(Int32, Double)> {
+        weights.enumerated().reversed().lazy.filter { $0.element > 0 }.map { (offset + Int32($0.offset), $0.element) }
+    }
 }
