@@ -91,7 +91,7 @@ let package = Package(
         .target(
             name: "StrobeHistoryStore",
             dependencies: [
-                "StrobeHistory", "StrobePostgres", "StrobeStatistics",
+                "StrobeHistory", "StrobePostgres",
                 .product(name: "StrobeResults", package: "strobe"),
                 .product(name: "GRDB", package: "GRDB.swift"),
             ]
