@@ -18,7 +18,7 @@ let package = Package(
         .executable(name: "strobe", targets: ["StrobeCLI"]),
         .library(name: "StrobeStatistics", targets: ["StrobeStatistics"]),
         .library(name: "StrobeDiff", targets: ["StrobeDiff"]),
-        .library(name: "StrobeHistory", targets: ["StrobeHistory"]),
+        .library(name: "StrobeHistory", targets: ["StrobeHistory", "StrobeHistoryStore", "StrobeTrend"]),
     ],
     dependencies: [
         .package(name: "strobe", path: ".."),
@@ -56,6 +56,15 @@ let package = Package(
             ],
             swiftSettings: optimizedInDebug
         ),
+        // Synthetic suites and fleets that measure the gate and the fleet
+        // report (false alarms, power, interval coverage), and the bootstrap
+        // that checks Woodruff's intervals: for the tests and the
+        // benchmarks only, so no product links them.
+        .target(
+            name: "StrobeSimulations",
+            dependencies: ["StrobeStatistics", "StrobeDiff", .product(name: "StrobeResults", package: "strobe")],
+            swiftSettings: optimizedInDebug
+        ),
         // PostgreSQL's own C client library, for the run history's
         // PostgreSQL store.
         .systemLibrary(name: "CLibPQ", pkgConfig: "libpq", providers: [.apt(["libpq-dev"]), .brew(["libpq"])]),
@@ -63,21 +72,45 @@ let package = Package(
         // carry no run id (libpq links it too).
         .systemLibrary(
             name: "CLibCrypto", pkgConfig: "libcrypto", providers: [.apt(["libssl-dev"]), .brew(["openssl@3"])]),
+        // The run history's model: runs as a history stores and returns them
+        // (with each process's summaries), loading results files into them,
+        // exporting them, marks on change points, queries.
         .target(
             name: "StrobeHistory",
             dependencies: [
-                "StrobeStatistics", "StrobeDiff",
+                "StrobeStatistics",
                 .product(name: "StrobeResults", package: "strobe"),
                 .product(name: "_StrobeFormatting", package: "strobe"),
+                "CLibCrypto",
+            ]
+        ),
+        // A PostgreSQL client on libpq (`package` API only).
+        .target(name: "StrobePostgres", dependencies: ["CLibPQ"]),
+        // The run history's stores (SQLite through GRDB, PostgreSQL through
+        // StrobePostgres) and the fleet's tables in them.
+        .target(
+            name: "StrobeHistoryStore",
+            dependencies: [
+                "StrobeHistory", "StrobePostgres",
+                .product(name: "StrobeResults", package: "strobe"),
                 .product(name: "GRDB", package: "GRDB.swift"),
-                "CLibPQ", "CLibCrypto",
+            ]
+        ),
+        // The trend over a history's runs: change points pinned to runs, and
+        // its reports.
+        .target(
+            name: "StrobeTrend",
+            dependencies: [
+                "StrobeHistory", "StrobeStatistics",
+                .product(name: "StrobeResults", package: "strobe"),
+                .product(name: "_StrobeFormatting", package: "strobe"),
             ]
         ),
         // A fleet's traces: extraction into the store, and the fleet report.
         .target(
             name: "StrobeFleet",
             dependencies: [
-                "StrobeStatistics", "StrobeDiff", "StrobeHistory",
+                "StrobeStatistics", "StrobeDiff", "StrobeHistory", "StrobeHistoryStore",
                 .product(name: "StrobeReader", package: "strobe"),
                 .product(name: "StrobeResults", package: "strobe"),
                 .product(name: "_StrobeFormatting", package: "strobe"),
@@ -89,7 +122,7 @@ let package = Package(
         .target(
             name: "StrobeServer",
             dependencies: [
-                "StrobeFleet", "StrobeHistory",
+                "StrobeFleet", "StrobeHistoryStore",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "Logging", package: "swift-log"),
@@ -111,8 +144,8 @@ let package = Package(
         .executableTarget(
             name: "StrobeCLI",
             dependencies: [
-                "StrobeStatistics", "StrobeDiff", "StrobeCompare", "StrobeHistory", "StrobeFleet", "StrobeServer",
-                "CStrobeBuildInfo",
+                "StrobeStatistics", "StrobeDiff", "StrobeCompare", "StrobeHistory", "StrobeHistoryStore", "StrobeTrend",
+                "StrobeFleet", "StrobeServer", "CStrobeBuildInfo",
                 .product(name: "StrobeCrashRecovery", package: "strobe"),
                 .product(name: "StrobeReader", package: "strobe"),
                 .product(name: "StrobeProcessRunner", package: "strobe"),
@@ -127,7 +160,8 @@ let package = Package(
         .executableTarget(
             name: "StrobeToolBenchmarks",
             dependencies: [
-                "StrobeStatistics", "StrobeDiff", "StrobeHistory", "StrobeFleet",
+                "StrobeStatistics", "StrobeDiff", "StrobeHistory", "StrobeHistoryStore", "StrobeTrend", "StrobeFleet",
+                "StrobeSimulations",
                 .product(name: "Strobe", package: "strobe"),
                 .product(name: "StrobeResults", package: "strobe"),
                 .product(name: "_StrobeTestSupport", package: "strobe"),
@@ -150,18 +184,23 @@ let package = Package(
 
         // A scratch store of either backend for the store, fleet and server
         // tests.
-        .target(name: "StrobeStoreTestSupport", dependencies: ["StrobeHistory"], path: "Tests/StrobeStoreTestSupport"),
+        .target(
+            name: "StrobeStoreTestSupport", dependencies: ["StrobeHistory", "StrobeHistoryStore", "StrobePostgres"],
+            path: "Tests/StrobeStoreTestSupport"),
+        // The trait that runs the suites using the process-wide trace session
+        // one at a time, across test targets.
+        .target(name: "StrobeToolsTestTraits", path: "Tests/StrobeToolsTestTraits"),
         // Seeded sessions for the tests of percentiles over sessions.
         .target(
             name: "StrobeStatisticsTestSupport", dependencies: ["StrobeStatistics"],
             path: "Tests/StrobeStatisticsTestSupport"),
         .testTarget(
             name: "StrobeStatisticsTests",
-            dependencies: ["StrobeStatistics", "StrobeDiff", "StrobeStatisticsTestSupport"]),
+            dependencies: ["StrobeStatistics", "StrobeDiff", "StrobeSimulations", "StrobeStatisticsTestSupport"]),
         .testTarget(
             name: "StrobeDiffTests",
             dependencies: [
-                "StrobeDiff", "StrobeStatistics", "StrobeCompare",
+                "StrobeDiff", "StrobeStatistics", "StrobeSimulations", "StrobeCompare", "StrobeCLI",
                 .product(name: "StrobeProcessRunner", package: "strobe"),
                 .product(name: "_StrobeTestSupport", package: "strobe"),
             ]
@@ -171,7 +210,8 @@ let package = Package(
         .testTarget(
             name: "StrobeHistoryTests",
             dependencies: [
-                "StrobeHistory", "StrobeStatistics", "StrobeCLI", "StrobeStoreTestSupport",
+                "StrobeHistory", "StrobeHistoryStore", "StrobePostgres", "StrobeTrend", "StrobeStatistics", "StrobeCLI",
+                "StrobeStoreTestSupport",
                 .product(name: "StrobeResults", package: "strobe"),
                 .product(name: "_StrobeTestSupport", package: "strobe"),
                 .product(name: "GRDB", package: "GRDB.swift"),
@@ -181,7 +221,7 @@ let package = Package(
         .testTarget(
             name: "StrobeServerTests",
             dependencies: [
-                "StrobeServer", "StrobeFleet", "StrobeHistory", "StrobeStoreTestSupport",
+                "StrobeServer", "StrobeFleet", "StrobeHistoryStore", "StrobeStoreTestSupport", "StrobeToolsTestTraits",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
@@ -193,7 +233,9 @@ let package = Package(
         .testTarget(
             name: "StrobeFleetTests",
             dependencies: [
-                "StrobeFleet", "StrobeHistory", "StrobeStatistics", "StrobeDiff", "StrobeCLI", "StrobeStoreTestSupport",
+                "StrobeFleet", "StrobeHistory", "StrobeHistoryStore", "StrobePostgres", "StrobeStatistics",
+                "StrobeDiff",
+                "StrobeSimulations", "StrobeCLI", "StrobeStoreTestSupport", "StrobeToolsTestTraits",
                 "StrobeStatisticsTestSupport",
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "Strobe", package: "strobe"),
@@ -206,7 +248,7 @@ let package = Package(
         .testTarget(
             name: "StrobeCLITests",
             dependencies: [
-                "StrobeCLI",
+                "StrobeCLI", "StrobeToolsTestTraits",
                 .product(name: "Strobe", package: "strobe"),
                 .product(name: "StrobeReader", package: "strobe"),
                 .product(name: "StrobeResults", package: "strobe"),

@@ -7,7 +7,7 @@ import StrobeResults
 /// `round` (pairs a baseline run with a candidate run of the same round);
 /// any other column is a dimension, such as `device`. Without `run`, the
 /// whole file is one run.
-enum CSVSamples {
+package enum CSVSamples {
     static func parse(file: String) throws(DiffError) -> [SampleSet.Series] {
         let text: String
         do {
@@ -18,7 +18,7 @@ enum CSVSamples {
         return try parse(text: text, file: file)
     }
 
-    static func parse(text: String, file: String) throws(DiffError) -> [SampleSet.Series] {
+    package static func parse(text: String, file: String) throws(DiffError) -> [SampleSet.Series] {
         let rows = try records(text, file: file)
         guard let header = rows.first else { throw DiffError(path: file, problem: "empty CSV file") }
         let columns = header.fields.map { $0.trimmingCharacters(in: .whitespaces).lowercased() }

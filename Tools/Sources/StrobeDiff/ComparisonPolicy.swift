@@ -46,14 +46,6 @@ public struct ComparisonPolicy: Sendable {
         /// Sets how each process's iterations are summarised.
         public var summary: ReplicateSummary?
 
-        /// Whether the rule says lower is better; nil when it leaves the
-        /// direction alone.
-        @available(*, deprecated, renamed: "better")
-        public var lowerIsBetter: Bool? {
-            get { better.map { $0 == .lower } }
-            set { better = newValue.map { $0 ? .lower : .higher } }
-        }
-
         /// Whether the rule applies to `metric`.
         public func matches(_ metric: String) -> Bool {
             // The pattern was validated when the rule was read.
@@ -80,14 +72,6 @@ public struct ComparisonPolicy: Sendable {
         /// How each process's iterations are summarised; the median unless
         /// a rule says otherwise.
         public var summary = ReplicateSummary.median
-
-        /// Whether a rule said lower is better; nil when none set the
-        /// direction.
-        @available(*, deprecated, renamed: "better")
-        public var lowerIsBetter: Bool? {
-            get { better.map { $0 == .lower } }
-            set { better = newValue.map { $0 ? .lower : .higher } }
-        }
     }
 
     /// The false-alarm rate, if the file sets it.

@@ -24,8 +24,4 @@ public struct DiffError: Error, Sendable, Hashable, CustomStringConvertible {
     public var description: String {
         (path.isEmpty ? problem : "\(path): \(problem)") + ErrnoText.suffix(errno)
     }
-
-    /// The file involved.
-    @available(*, deprecated, renamed: "path")
-    public var file: String { path }
 }

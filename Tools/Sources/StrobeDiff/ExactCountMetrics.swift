@@ -26,7 +26,7 @@ extension MetricDefaults {
     /// The count that gates by default: the allocations. The bytes, the
     /// remaining allocations, retains and releases are reported; a policy
     /// can gate them.
-    public static let gatedExactCounts: Set<String> = ["allocations"]
+    static let gatedExactCounts: Set<String> = ["allocations"]
 
     /// Whether `name` (`TEST/METRIC` or `METRIC`) is one of the runner's
     /// exact counts.

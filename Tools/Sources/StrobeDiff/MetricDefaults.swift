@@ -28,11 +28,11 @@ public enum MetricDefaults {
     /// The absolute floor of a context-switch or page-fault count.
     public static let countFloor = 1.0
     /// The absolute floor of maximum resident memory, in bytes.
-    public static let pageFloor = 4096.0
+    static let pageFloor = 4096.0
 
     /// The name of the derived total CPU time of a test
     /// (`process.cpu.user` + `process.cpu.system` of each iteration).
-    public static let cpuTotal = "process.cpu"
+    static let cpuTotal = "process.cpu"
 
     /// The metric's own name: what follows the last `/` of `TEST/METRIC`
     /// (the whole name when there is none).
@@ -51,7 +51,7 @@ public enum MetricDefaults {
     /// Whether the metric is one of the runner's resource metrics (a
     /// `process.` or `thread.` metric other than the CPU total), which are
     /// reported but do not gate by default.
-    public static func isResourceMetric(_ name: String) -> Bool {
+    static func isResourceMetric(_ name: String) -> Bool {
         let metric = metricPart(of: name)
         guard metric != cpuTotal else { return false }
         return metric.hasPrefix("process.") || metric.hasPrefix("thread.")

@@ -1,6 +1,7 @@
 import Foundation
 import StrobeFormatting
 import StrobeResults
+import StrobeStatistics
 
 /// Samples pooled from results files and CSV files, each with the
 /// dimensions of where it came from.
@@ -38,24 +39,6 @@ public struct SampleSet: Sendable {
             self.source = source
             self.run = run ?? source
             self.round = round
-        }
-
-        /// A series, its direction given as a flag.
-        @available(*, deprecated, renamed: "init(metric:unit:better:samples:dimensions:source:run:round:)")
-        public init(
-            metric: String, unit: String, lowerIsBetter: Bool, samples: [Double], dimensions: [String: String],
-            source: String, run: String? = nil, round: Int? = nil
-        ) {
-            self.init(
-                metric: metric, unit: unit, better: lowerIsBetter ? .lower : .higher, samples: samples,
-                dimensions: dimensions, source: source, run: run, round: round)
-        }
-
-        /// Whether smaller is better.
-        @available(*, deprecated, renamed: "better")
-        public var lowerIsBetter: Bool {
-            get { better == .lower }
-            set { better = newValue ? .lower : .higher }
         }
     }
 
@@ -145,23 +128,12 @@ public struct SampleSet: Sendable {
                         profile: profile))
             }
             for metric in Self.withCPUTotal(test.metrics) where !metric.samples.isEmpty {
-                let name = "\(test.name)/\(metric.name)"
-                if run.metadata.samplesAreLaunches {
-                    // Each launch is a process of its own: a replicate per sample.
-                    for (index, sample) in metric.samples.enumerated() {
-                        series.append(
-                            Series(
-                                metric: name, unit: metric.unit, better: metric.better,
-                                samples: [sample],
-                                dimensions: dimensions, source: file, run: "\(runID)#\(index)",
-                                round: run.metadata.round))
-                    }
-                } else {
+                for replicate in ReplicatePool.replicates(of: metric, in: run.metadata, process: runID) {
                     series.append(
                         Series(
-                            metric: name, unit: metric.unit, better: metric.better,
-                            samples: metric.samples,
-                            dimensions: dimensions, source: file, run: runID, round: run.metadata.round))
+                            metric: "\(test.name)/\(metric.name)", unit: metric.unit, better: metric.better,
+                            samples: replicate.samples, dimensions: dimensions, source: file, run: replicate.id,
+                            round: replicate.round))
                 }
             }
         }

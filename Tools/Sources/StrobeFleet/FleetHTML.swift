@@ -7,7 +7,7 @@ extension FleetReport {
     /// per metric and percentile a plot of each group's estimate with its
     /// 95% interval, the versions along the axis and one line per group
     /// (device class) when comparing, then the tables of the text report.
-    public func renderHTML() -> String {
+    package func renderHTML() -> String {
         var html = """
             <!doctype html><html lang="en"><head><meta charset="utf-8">
             <meta name="viewport" content="width=device-width, initial-scale=1">

@@ -1,27 +1,27 @@
 import Foundation
-import StrobeHistory
+import StrobeHistoryStore
 import Synchronization
 
 /// Ingests trace files into a fleet store: extracts every trace on all
 /// cores, stores them in batches (one transaction each) while the next batch
 /// is extracted, and skips what cannot be read with its path and reason.
-public enum FleetIngestion {
+package enum FleetIngestion {
     /// What an ingest did.
-    public struct Summary: Sendable, Hashable, CustomStringConvertible {
+    package struct Summary: Sendable, Hashable, CustomStringConvertible {
         /// Files looked at.
-        public var files = 0
+        package var files = 0
         /// Traces stored now.
-        public var added = 0
+        package var added = 0
         /// Traces the store held already.
-        public var alreadyStored = 0
+        package var alreadyStored = 0
         /// Files skipped, each with its reason, in path order.
-        public var refused: [FleetTraceRefusal] = []
+        package var refused: [FleetTraceRefusal] = []
 
         /// An empty summary.
-        public init() {}
+        package init() {}
 
         /// `N traces: A added, S already stored, K skipped`.
-        public var description: String {
+        package var description: String {
             "\(files) traces: \(added) added, \(alreadyStored) already stored, \(refused.count) skipped"
         }
     }
@@ -30,7 +30,7 @@ public enum FleetIngestion {
     /// under each directory (hidden ones left out), in path order.
     ///
     /// - Throws: ``FleetTraceRefusal`` for a path that does not exist.
-    public static func traceFiles(in paths: [String]) throws(FleetTraceRefusal) -> [String] {
+    package static func traceFiles(in paths: [String]) throws(FleetTraceRefusal) -> [String] {
         var files: [String] = []
         for path in paths {
             var isDirectory: ObjCBool = false
@@ -60,7 +60,7 @@ public enum FleetIngestion {
 
     /// Reads, extracts and stores every file of `files` in `store`, batch by
     /// batch; `workers` threads extract at once (default: one per core).
-    public static func ingest(
+    package static func ingest(
         files: [String], into store: any FleetStore, batchSize: Int = 64,
         workers: Int = ProcessInfo.processInfo.activeProcessorCount
     ) async throws -> Summary {

@@ -5,7 +5,7 @@ import StrobeStatistics
 extension FleetReport {
     /// The report as aligned text tables (`markdown`: Markdown tables),
     /// its headline first.
-    public func render(markdown: Bool = false) -> String {
+    package func render(markdown: Bool = false) -> String {
         var sections: [String] = [markdown ? "**\(headline)**" : headline]
         let filterLine = filters.isEmpty ? "" : " where " + Self.describe(filters)
         for metric in metrics {
@@ -65,7 +65,7 @@ extension FleetReport {
 
     /// The report's verdict in one line: with a comparison, the changes
     /// found (naming the regressions), else what was measured.
-    public var headline: String {
+    package var headline: String {
         let sessions = metrics.map { $0.groups.reduce(0) { $0 + $1.sessions } }.max() ?? 0
         guard let compared else {
             return "Fleet: \(metrics.count) metric\(metrics.count == 1 ? "" : "s") over \(sessions) sessions"
@@ -142,7 +142,7 @@ extension FleetReport {
     }
 
     /// The report as JSON.
-    public func renderJSON() throws -> String {
+    package func renderJSON() throws -> String {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
         return String(decoding: try encoder.encode(self), as: UTF8.self) + "\n"

@@ -1,6 +1,7 @@
 import Foundation
 import StrobeDiff
 import StrobeHistory
+import StrobeHistoryStore
 import StrobeResults
 import StrobeStatistics
 
@@ -14,59 +15,59 @@ import StrobeStatistics
 /// (``Group/weighted``). Which way each metric gets better, and its floors,
 /// come from a `strobe diff` policy (``Options/policy``); without a rule a
 /// metric is lower-is-better.
-public struct FleetReport: Sendable, Codable {
+package struct FleetReport: Sendable, Codable {
     /// What to report.
-    public struct Options: Sendable {
+    package struct Options: Sendable {
         /// The metrics: interval names, or counters as `counter:NAME`
         /// (`interval:NAME` spells an interval out).
-        public var metrics: [String]
+        package var metrics: [String]
         /// The metadata keys whose values make the groups.
-        public var by: [String] = []
+        package var by: [String] = []
         /// Only sessions whose metadata has these values.
-        public var filters: [String: String] = [:]
+        package var filters: [String: String] = [:]
         /// The baseline and candidate versions to compare, if any.
-        public var compare: (baseline: String, candidate: String)?
+        package var compare: (baseline: String, candidate: String)?
         /// The metadata key that holds the version.
-        public var versionKey = "app.version"
+        package var versionKey = "app.version"
         /// The percentiles, as probabilities.
-        public var probabilities = [0.5, 0.9, 0.99]
+        package var probabilities = [0.5, 0.9, 0.99]
         /// The intervals' confidence.
-        public var confidence = 0.95
+        package var confidence = 0.95
         /// The false-alarm rate of the comparison, after Benjamini–Hochberg.
-        public var alpha = ComparisonOptions().alpha
+        package var alpha = ComparisonOptions().alpha
         /// Changes up to this fraction never count, unless a policy rule
         /// sets the metric's own.
-        public var relativeFloor = ComparisonOptions().minimumEffect
+        package var relativeFloor = ComparisonOptions().minimumEffect
         /// The rules that set each metric's direction (`better: higher`) and
         /// floors, matched on the metric's name (without `counter:`) by
         /// ``StrobeDiff/ComparisonPolicy/settings(for:unit:)``, as
         /// `strobe diff` matches them. A rule's `gate` and `summary` do not
         /// apply to a fleet. Without a rule a metric is lower-is-better.
-        public var policy = ComparisonPolicy()
+        package var policy = ComparisonPolicy()
 
         /// Options for `metrics`.
-        public init(metrics: [String]) {
+        package init(metrics: [String]) {
             self.metrics = metrics
         }
     }
 
     /// One group's percentiles.
-    public struct Group: Sendable, Codable, Hashable {
+    package struct Group: Sendable, Codable, Hashable {
         /// The group's values of the `--group-by` keys, in their order.
-        public var values: [String]
+        package var values: [String]
         /// Its sessions and events, and each percentile with its interval.
-        public var percentiles: [SessionQuantileEstimate]
+        package var percentiles: [SessionQuantileEstimate]
         /// Sessions.
-        public var sessions: Int
+        package var sessions: Int
         /// Events over its sessions.
-        public var events: UInt64
+        package var events: UInt64
         /// The sampling probabilities its sessions were recorded with.
-        public var samplingProbabilities: [Double]
+        package var samplingProbabilities: [Double]
         /// Whether its percentiles weight each session by the inverse of its
         /// sampling probability (Horvitz–Thompson), which they do when the
         /// probabilities differ: the percentiles then describe the
         /// population rather than the sample.
-        public var weighted: Bool
+        package var weighted: Bool
 
         /// The events beyond percentile `index` that
         /// ``StrobeStatistics/SessionQuantiles/compare(_:alpha:)`` counts:
@@ -81,47 +82,47 @@ public struct FleetReport: Sendable, Codable {
     }
 
     /// One group's change between the versions.
-    public struct GroupChange: Sendable, Codable, Hashable {
+    package struct GroupChange: Sendable, Codable, Hashable {
         /// The group's values of the `--group-by` keys other than the version.
-        public var values: [String]
+        package var values: [String]
         /// Each percentile's change, with its verdict.
-        public var changes: [SessionQuantileChange]
+        package var changes: [SessionQuantileChange]
     }
 
     /// One metric's part of the report.
-    public struct Metric: Sendable, Codable, Hashable {
+    package struct Metric: Sendable, Codable, Hashable {
         /// Its name.
-        public var name: String
+        package var name: String
         /// `interval` (durations in nanoseconds) or `counter`.
-        public var kind: String
+        package var kind: String
         /// Which way it gets better, which its verdicts follow: a policy
         /// rule's `better`, else lower.
-        public var better: MetricDirection = .lower
+        package var better: MetricDirection = .lower
         /// The pattern of the policy rule that set ``better`` (the last
         /// matching rule that sets it), or nil when none did and lower is
         /// better by default.
-        public var betterRule: String?
+        package var betterRule: String?
         /// The groups, by their values.
-        public var groups: [Group]
+        package var groups: [Group]
         /// The groups' changes when comparing versions.
-        public var changes: [GroupChange]?
+        package var changes: [GroupChange]?
     }
 
     /// The keys that make the groups.
-    public var by: [String]
+    package var by: [String]
     /// The filters applied.
-    public var filters: [String: String]
+    package var filters: [String: String]
     /// The versions compared, baseline first.
-    public var compared: [String]?
+    package var compared: [String]?
     /// The key that holds the version.
-    public var versionKey: String
+    package var versionKey: String
     /// The false-alarm rate of the verdicts.
-    public var alpha: Double
+    package var alpha: Double
     /// The metrics.
-    public var metrics: [Metric]
+    package var metrics: [Metric]
 
     /// Whether a comparison found a regression.
-    public var hasRegression: Bool {
+    package var hasRegression: Bool {
         metrics.contains { $0.changes?.contains { $0.changes.contains { $0.verdict == .regression } } ?? false }
     }
 
@@ -131,7 +132,7 @@ public struct FleetReport: Sendable, Codable {
     ///   those stored), a comparison whose versions have no sessions, a
     ///   sketch that cannot be read; ``StrobeHistory/HistoryError`` for the
     ///   store.
-    public static func build(from store: any FleetStore, options: Options) async throws -> FleetReport {
+    package static func build(from store: any FleetStore, options: Options) async throws -> FleetReport {
         var loaded: [(name: String, kind: FleetMetricRecord.Kind, sessions: [FleetSession])] = []
         for metric in options.metrics {
             let (kind, name) = parse(metric)
@@ -303,7 +304,7 @@ extension FleetReport.Metric {
 
     /// Decodes a metric; one from a report written before the direction was
     /// recorded was judged lower-is-better, and reads so.
-    public init(from decoder: any Decoder) throws {
+    package init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: CodingKeys.self)
         name = try container.decode(String.self, forKey: .name)
         kind = try container.decode(String.self, forKey: .kind)
@@ -315,12 +316,12 @@ extension FleetReport.Metric {
 }
 
 /// A fleet report that cannot be made.
-public struct FleetReportError: Error, Sendable, Hashable, CustomStringConvertible {
+package struct FleetReportError: Error, Sendable, Hashable, CustomStringConvertible {
     /// What is wrong.
-    public var description: String
+    package var description: String
 
     /// An error saying `description`.
-    public init(_ description: String) {
+    package init(_ description: String) {
         self.description = description
     }
 }

@@ -1,4 +1,4 @@
-import StrobeHistory
+import StrobeHistoryStore
 import StrobeReader
 import StrobeStatistics
 
@@ -8,7 +8,7 @@ import StrobeStatistics
 /// The entry point of every way traces arrive: `strobe ingest` reads files
 /// and calls it, and an HTTP endpoint can call it with an upload's body and a
 /// name for it.
-public enum FleetTraceExtraction {
+package enum FleetTraceExtraction {
     /// Extracts the record of the trace in `bytes`; `source` names it (a path,
     /// or what an upload called it).
     ///
@@ -16,7 +16,7 @@ public enum FleetTraceExtraction {
     /// (an empty or foreign file), is cut short, or has any problem the
     /// reader reports (a packet that does not decode, an event without a
     /// track, an unknown interned name); the refusal names the byte offset.
-    public static func record(of bytes: [UInt8], source: String) -> Result<FleetTraceRecord, FleetTraceRefusal> {
+    package static func record(of bytes: [UInt8], source: String) -> Result<FleetTraceRecord, FleetTraceRefusal> {
         guard !bytes.isEmpty else { return .failure(FleetTraceRefusal(source: source, reason: "empty file")) }
         let trace = TraceReader.read(bytes: bytes, source: source)
         if let notATrace = trace.notATrace {
@@ -77,18 +77,18 @@ public enum FleetTraceExtraction {
 }
 
 /// A trace that was not ingested, and why.
-public struct FleetTraceRefusal: Error, Sendable, Hashable, CustomStringConvertible {
+package struct FleetTraceRefusal: Error, Sendable, Hashable, CustomStringConvertible {
     /// The trace's path or name.
-    public var source: String
+    package var source: String
     /// Why it was refused.
-    public var reason: String
+    package var reason: String
 
     /// A refusal of `source` for `reason`.
-    public init(source: String, reason: String) {
+    package init(source: String, reason: String) {
         self.source = source
         self.reason = reason
     }
 
     /// `SOURCE: REASON`.
-    public var description: String { "\(source): \(reason)" }
+    package var description: String { "\(source): \(reason)" }
 }

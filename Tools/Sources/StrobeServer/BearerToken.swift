@@ -5,18 +5,18 @@ import Foundation
 /// It is read from a file or an environment variable, never from the command
 /// line (where other users of the machine could read it in the process list),
 /// and compared in time that does not depend on where a guess goes wrong.
-public struct BearerToken: Sendable {
+package struct BearerToken: Sendable {
     private let bytes: [UInt8]
 
     /// The shortest token accepted: 16 characters.
-    public static let minimumLength = 16
+    package static let minimumLength = 16
 
     /// A token of this text.
     ///
     /// - Throws: ``IngestServerError`` when it is shorter than
     ///   ``minimumLength`` or holds a space or control character; `origin`
     ///   names where it came from in the message.
-    public init(_ text: String, origin: String) throws(IngestServerError) {
+    package init(_ text: String, origin: String) throws(IngestServerError) {
         guard text.utf8.count >= Self.minimumLength else {
             throw IngestServerError(
                 "\(origin): the token has \(text.utf8.count) characters; at least \(Self.minimumLength) are needed")
@@ -31,7 +31,7 @@ public struct BearerToken: Sendable {
     ///
     /// - Throws: ``IngestServerError`` naming the file when it cannot be
     ///   read or its token is unfit.
-    public static func read(file path: String) throws(IngestServerError) -> BearerToken {
+    package static func read(file path: String) throws(IngestServerError) -> BearerToken {
         guard let data = FileManager.default.contents(atPath: path) else {
             throw IngestServerError("--token-file \(path): cannot read the file")
         }
@@ -40,7 +40,7 @@ public struct BearerToken: Sendable {
     }
 
     /// Whether an `Authorization` header value carries this token.
-    public func isCarried(by authorization: String?) -> Bool {
+    package func isCarried(by authorization: String?) -> Bool {
         guard let authorization else { return false }
         let scheme = "bearer "
         guard authorization.utf8.count > scheme.utf8.count,

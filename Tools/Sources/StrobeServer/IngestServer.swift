@@ -3,7 +3,7 @@ import HTTPTypes
 import Hummingbird
 import Logging
 import StrobeFleet
-import StrobeHistory
+import StrobeHistoryStore
 import Synchronization
 
 /// The ingest endpoint of `strobe serve`: devices or a collector send
@@ -26,11 +26,11 @@ import Synchronization
 /// The server keeps nothing between requests but counters for its log, so
 /// several instances can stand behind one load balancer in front of one
 /// PostgreSQL store.
-public final class IngestServer: Sendable {
+package final class IngestServer: Sendable {
     /// The upload path.
-    public static let uploadPath = "/v1/traces"
+    package static let uploadPath = "/v1/traces"
     /// The header that names an upload.
-    public static let traceNameHeader = HTTPField.Name("X-Strobe-Trace-Name")!
+    package static let traceNameHeader = HTTPField.Name("X-Strobe-Trace-Name")!
 
     private let configuration: IngestServerConfiguration
     private let store: any FleetStore
@@ -38,24 +38,24 @@ public final class IngestServer: Sendable {
     private let logger: Logger
 
     /// What the server did since it started.
-    public struct Counts: Sendable, Hashable, CustomStringConvertible {
+    package struct Counts: Sendable, Hashable, CustomStringConvertible {
         /// Traces stored.
-        public var stored = 0
+        package var stored = 0
         /// Uploads of traces the store held already.
-        public var alreadyStored = 0
+        package var alreadyStored = 0
         /// Uploads refused: not a trace, damaged, too large or unauthenticated.
-        public var refused = 0
+        package var refused = 0
         /// Uploads the store failed to take.
-        public var failed = 0
+        package var failed = 0
 
         /// `S stored, A already stored, R refused, F failed`.
-        public var description: String {
+        package var description: String {
             "\(stored) stored, \(alreadyStored) already stored, \(refused) refused, \(failed) failed"
         }
     }
 
     /// A server that stores what it accepts in `store`.
-    public init(configuration: IngestServerConfiguration, store: any FleetStore, logger: Logger? = nil) {
+    package init(configuration: IngestServerConfiguration, store: any FleetStore, logger: Logger? = nil) {
         self.configuration = configuration
         self.store = store
         var logger = logger ?? Logger(label: "strobe.serve")
@@ -64,11 +64,11 @@ public final class IngestServer: Sendable {
     }
 
     /// What the server did so far.
-    public var currentCounts: Counts { counts.withLock { $0 } }
+    package var currentCounts: Counts { counts.withLock { $0 } }
 
     /// The application: the router with both routes, listening where the
     /// configuration says; `onListening` receives the bound port.
-    public func application(
+    package func application(
         onListening: @escaping @Sendable (Int) async -> Void = { _ in }
     ) -> some ApplicationProtocol {
         let router = Router()
@@ -87,7 +87,7 @@ public final class IngestServer: Sendable {
 
     /// Runs until the process gets SIGINT or SIGTERM, then finishes the
     /// uploads under way and returns.
-    public func run(onListening: @escaping @Sendable (Int) async -> Void = { _ in }) async throws {
+    package func run(onListening: @escaping @Sendable (Int) async -> Void = { _ in }) async throws {
         try await application(onListening: onListening).runService()
     }
 

@@ -1,22 +1,22 @@
 /// How `strobe serve` listens and what it accepts.
-public struct IngestServerConfiguration: Sendable {
+package struct IngestServerConfiguration: Sendable {
     /// The address to listen on (a host name or IP address).
-    public var host: String
+    package var host: String
     /// The TCP port; 0 asks the system for a free one (see
     /// ``IngestServer/run(onListening:)``).
-    public var port: Int
+    package var port: Int
     /// The bearer token every upload must carry.
-    public var token: BearerToken
+    package var token: BearerToken
     /// The largest trace accepted, in bytes; a larger upload is refused with
     /// 413 before it is read whole.
-    public var maximumTraceBytes: Int
+    package var maximumTraceBytes: Int
 
     /// The default limit on an upload: 64 MiB, far above a flight-recorder
     /// dump or a sampled session.
-    public static let defaultMaximumTraceBytes = 64 << 20
+    package static let defaultMaximumTraceBytes = 64 << 20
 
     /// A configuration with these values.
-    public init(host: String, port: Int, token: BearerToken, maximumTraceBytes: Int = defaultMaximumTraceBytes) {
+    package init(host: String, port: Int, token: BearerToken, maximumTraceBytes: Int = defaultMaximumTraceBytes) {
         self.host = host
         self.port = port
         self.token = token
@@ -28,7 +28,7 @@ public struct IngestServerConfiguration: Sendable {
     ///
     /// - Throws: ``IngestServerError`` naming the address when it has no
     ///   port or the port is not a number in 0...65535.
-    public static func listenAddress(parsing text: String) throws(IngestServerError) -> (host: String, port: Int) {
+    package static func listenAddress(parsing text: String) throws(IngestServerError) -> (host: String, port: Int) {
         guard let colon = text.lastIndex(of: ":") else {
             throw IngestServerError("--listen \(text): expected HOST:PORT, for example 127.0.0.1:8080")
         }
@@ -44,13 +44,13 @@ public struct IngestServerConfiguration: Sendable {
 }
 
 /// A problem with `strobe serve`'s configuration, named for the user.
-public struct IngestServerError: Error, Sendable, CustomStringConvertible {
+package struct IngestServerError: Error, Sendable, CustomStringConvertible {
     /// What is wrong, naming the flag, file or variable.
-    public var message: String
+    package var message: String
 
     /// An error saying `message`.
-    public init(_ message: String) { self.message = message }
+    package init(_ message: String) { self.message = message }
 
     /// The message.
-    public var description: String { message }
+    package var description: String { message }
 }

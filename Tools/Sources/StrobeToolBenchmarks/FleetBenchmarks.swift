@@ -2,7 +2,8 @@ import Foundation
 import Strobe
 import StrobeDiff
 import StrobeFleet
-import StrobeHistory
+import StrobeHistoryStore
+import StrobeSimulations
 import StrobeStatistics
 import StrobeTestSupport
 

@@ -1,5 +1,6 @@
 import Foundation
 import StrobeDiff
+import StrobeSimulations
 import StrobeStatistics
 import StrobeTestSupport
 

@@ -1,9 +1,11 @@
 import Foundation
 import StrobeDiff
 import StrobeHistory
+import StrobeHistoryStore
 import StrobeResults
 import StrobeStatistics
 import StrobeTestSupport
+import StrobeTrend
 
 /// `make bench trend`: `strobe trend` end to end over a store of 10,000 runs
 /// × 50 metrics, SQLite and PostgreSQL, against loading the same runs alone.
@@ -82,7 +84,7 @@ enum TrendBenchmarks {
             let analysisStart = DispatchTime.now().uptimeNanoseconds
             let report = try TrendAnalysis.analyze(runs, source: name)
             let analysisSeconds = seconds(since: analysisStart)
-            let found = Set(report.changes.filter { $0.status == "confirmed" }.map(\.metric))
+            let found = Set(report.changes.filter { $0.status == .confirmed }.map(\.metric))
             // The command, end to end.
             let output = scratch + "/trend-\(name).txt"
             let commandStart = DispatchTime.now().uptimeNanoseconds

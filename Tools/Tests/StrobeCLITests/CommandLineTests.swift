@@ -4,11 +4,8 @@ import Testing
 
 /// The `strobe` command on files that are not traces, and `strobe repair`.
 @Suite struct CommandLineTests {
-    /// The built `strobe` command, beside the test bundle.
-    static var strobe: String {
-        URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
-            .appendingPathComponent("strobe").path
-    }
+    /// The built `strobe` command.
+    static let strobe = builtProgram("strobe")
 
     static var strobeIsBuilt: Bool { FileManager.default.isExecutableFile(atPath: strobe) }
 

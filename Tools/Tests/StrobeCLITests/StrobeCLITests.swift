@@ -3,15 +3,15 @@ import Strobe
 import StrobeReader
 import StrobeResults
 import StrobeTestSupport
+import StrobeToolsTestTraits
 import Testing
 
 /// Every `strobe` subcommand run as a user runs it, the built `strobe` beside
 /// the test bundle, on small inputs made here: its output and its exit status
 /// (0 success, 1 a regression or a failed measurement, 2 bad input with a
 /// message naming the file, flag or byte).
-@Suite(.serialized) struct StrobeCLITests {
-    static let directory = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
-    static let strobePath = directory.appendingPathComponent("strobe").path
+@Suite(.serialized, .processWide) struct StrobeCLITests {
+    static let strobePath = builtProgram("strobe")
     static let traceChild = builtProgram("TraceChild")
 
     static func strobe(_ arguments: String...) throws -> ProgramOutcome {

@@ -9,8 +9,7 @@ import Testing
 /// `strobe compare` and `strobe diff` run as a user runs them: the built
 /// `strobe` beside the test bundle, real child processes, exit statuses.
 @Suite(.serialized) struct CompareCommandTests {
-    static let strobe =
-        URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("strobe").path
+    static let strobe = builtProgram("strobe")
 
     static func scratch(_ name: String) -> String {
         let path = NSTemporaryDirectory() + "strobe-compare-\(name)-\(getpid())"

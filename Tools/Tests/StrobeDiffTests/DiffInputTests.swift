@@ -1,8 +1,8 @@
 import Foundation
+import StrobeDiff
+import StrobeSimulations
+import StrobeStatistics
 import Testing
-
-@testable import StrobeDiff
-@testable import StrobeStatistics
 
 @Suite struct DiffInputTests {
     @Test func csvWithQuotesDimensionsAndErrors() throws {

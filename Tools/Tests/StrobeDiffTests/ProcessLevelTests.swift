@@ -1,6 +1,7 @@
 import Foundation
 import StrobeProcessRunner
 import StrobeResults
+import StrobeSimulations
 import Testing
 
 @testable import StrobeDiff

@@ -2,6 +2,7 @@ import Foundation
 import Testing
 
 @testable import StrobeDiff
+@testable import StrobeSimulations
 @testable import StrobeStatistics
 
 /// The bar on suites of process-tagged CSV samples (10 processes × 6

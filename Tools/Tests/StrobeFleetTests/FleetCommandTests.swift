@@ -1,12 +1,13 @@
 import Foundation
 import Strobe
 import StrobeTestSupport
+import StrobeToolsTestTraits
 import Testing
 
 /// `strobe ingest` and `strobe fleet` as a user runs them, on traces the SDK
 /// wrote: the slower version is a regression at every percentile, the same
 /// version against itself is not, and bad flags are named.
-@Suite(.serialized)
+@Suite(.serialized, .processWide)
 struct FleetCommandTests {
     static let strobe = builtProgram("strobe")
 

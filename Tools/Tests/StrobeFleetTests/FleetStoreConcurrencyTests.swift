@@ -1,5 +1,7 @@
 import Foundation
 import StrobeHistory
+import StrobeHistoryStore
+import StrobePostgres
 import StrobeStoreTestSupport
 import Testing
 
@@ -56,7 +58,11 @@ struct FleetStoreConcurrencyTests {
             async let forward = first.add(records)
             async let backward = second.add(records.reversed())
             if let gate {
-                try await Task.sleep(for: .milliseconds(500))
+                // Both ingesters wait behind the lock before it is let go.
+                let deadline = ContinuousClock.now + .seconds(30)
+                while try Self.waitingForTheTraces(scratch.text) < 2, ContinuousClock.now < deadline {
+                    try await Task.sleep(for: .milliseconds(20))
+                }
                 try gate.execute("COMMIT")
             }
             let counts = try await [forward, backward]
@@ -72,6 +78,16 @@ struct FleetStoreConcurrencyTests {
                     try await Self.deadlocks(scratch.text) > 0, "the ingesters never deadlocked: nothing was retried")
             }
         }
+    }
+
+    /// The connections of the database `url` names that wait for a lock on
+    /// the fleet's traces table.
+    static func waitingForTheTraces(_ url: String) throws -> Int {
+        let sql = """
+            SELECT count(*)::text FROM pg_locks
+            WHERE NOT granted AND relation = 'strobe_fleet_traces'::regclass
+            """
+        return Int(try TestServer.rows(sql, url: url).first ?? "0") ?? 0
     }
 
     /// The deadlocks the server counted in the database `url` names, once a

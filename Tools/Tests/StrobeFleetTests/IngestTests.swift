@@ -3,14 +3,16 @@ import Strobe
 import StrobeDiff
 import StrobeFleet
 import StrobeHistory
+import StrobeHistoryStore
 import StrobeStatistics
 import StrobeStoreTestSupport
 import StrobeTestSupport
+import StrobeToolsTestTraits
 import Testing
 
 /// `strobe ingest`: real traces from the SDK into the store, each once, with
 /// damaged and foreign files named and skipped.
-@Suite(.serialized)
+@Suite(.serialized, .processWide)
 struct IngestTests {
     static let versions = ["5.1", "5.2"]
     static let devices = ["mid", "high", "low"]

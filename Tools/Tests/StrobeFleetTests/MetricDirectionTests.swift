@@ -1,6 +1,7 @@
 import Foundation
 import StrobeDiff
 import StrobeHistory
+import StrobeHistoryStore
 import StrobeResults
 import StrobeStatistics
 import Testing

@@ -1,9 +1,11 @@
 import Foundation
 import StrobeHistory
+import StrobeHistoryStore
 import StrobeStatistics
 import Testing
 
 @testable import StrobeFleet
+@testable import StrobeSimulations
 
 /// Sessions sampled at different rates: the percentiles weight each by the
 /// inverse of its sampling probability and land on the population's, where

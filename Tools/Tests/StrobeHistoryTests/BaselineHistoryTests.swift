@@ -1,6 +1,7 @@
 import Foundation
 import StrobeHistory
 import StrobeResults
+import StrobeTrend
 import Testing
 
 /// `strobe diff --baseline-history STORE`: a candidate judged against the

@@ -1,6 +1,7 @@
 import Foundation
 import GRDB
 import StrobeHistory
+import StrobeHistoryStore
 import StrobeResults
 import StrobeStoreTestSupport
 import StrobeTestSupport
@@ -103,11 +104,9 @@ enum SampleRuns {
     }
 }
 
-/// The built `strobe` command, beside the test bundle.
+/// The built `strobe` command.
 enum StrobeBinary {
-    static var path: String {
-        URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("strobe").path
-    }
+    static let path = builtProgram("strobe")
 
     /// Runs `strobe` with `arguments` and the given extra environment;
     /// returns its exit status, output and errors.

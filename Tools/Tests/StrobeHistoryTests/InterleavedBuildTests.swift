@@ -1,5 +1,6 @@
 import Foundation
 import StrobeHistory
+import StrobeHistoryStore
 import StrobeResults
 import StrobeStoreTestSupport
 import Testing

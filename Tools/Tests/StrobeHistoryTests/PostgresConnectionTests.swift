@@ -1,5 +1,7 @@
 import Foundation
 import StrobeHistory
+import StrobeHistoryStore
+import StrobePostgres
 import StrobeStoreTestSupport
 import Testing
 

@@ -1,6 +1,7 @@
 import Foundation
 import StrobeHistory
 import StrobeResults
+import StrobeTrend
 import Testing
 
 /// The HTML dashboard of `strobe trend`, rendered by a real browser

@@ -1,6 +1,8 @@
 import Foundation
 import StrobeHistory
+import StrobeHistoryStore
 import StrobeResults
+import StrobeTrend
 
 /// A small deterministic generator (SplitMix64) with normal draws.
 struct TrendNoise {

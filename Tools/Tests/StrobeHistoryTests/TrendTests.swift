@@ -1,7 +1,9 @@
 import Foundation
 import StrobeHistory
+import StrobeHistoryStore
 import StrobeResults
 import StrobeStoreTestSupport
+import StrobeTrend
 import Testing
 
 /// `strobe trend` over stores made here: where each change is, its commit
@@ -103,7 +105,7 @@ import Testing
             #expect(
                 change.lastBefore.run == "ci-1-candidate-night15" && change.firstAfter.run == "ci-1-candidate-night16")
             #expect(change.range == "\(history.commits[14])..\(history.commits[15])")
-            #expect(change.direction == .regression && change.status == "confirmed")
+            #expect(change.direction == .regression && change.status == .confirmed)
             #expect(change.change.lower > 1.08 && change.change.upper < 1.22, "\(change.change)")
             #expect(change.cause == .code, "\(change.reason)")
             #expect(change.commits.count == 1 && change.commits[0].hasSuffix("night 16"), "\(change.commits)")
@@ -189,7 +191,7 @@ import Testing
         let report = try Self.trend(["--history", store, "--repository", history.repository])
         let change = try #require(report.changes.first, "\(report)")
         #expect(report.changes.count == 1 && change.test == "c")
-        #expect(change.status == "possible, 2 more runs to confirm" && change.runsToConfirm == 2)
+        #expect(change.status == .possible(runsToConfirm: 2))
         #expect(change.firstAfter.commit == history.commits[37])
         let text = try StrobeBinary.run(["trend", "--history", store, "--repository", history.repository])
         #expect(text.output.contains("possible, 2 more runs to confirm"), "\(text.output)")

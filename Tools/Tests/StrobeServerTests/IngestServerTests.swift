@@ -5,13 +5,15 @@ import HummingbirdTesting
 import Strobe
 import StrobeFleet
 import StrobeHistory
+import StrobeHistoryStore
 import StrobeServer
 import StrobeStoreTestSupport
+import StrobeToolsTestTraits
 import Testing
 
 /// `strobe serve`'s endpoint, through Hummingbird's router and over real
 /// loopback connections, against a real store.
-@Suite(.serialized) struct IngestServerTests {
+@Suite(.serialized, .processWide) struct IngestServerTests {
     static let token = "a-token-of-thirty-two-characters"
 
     static func server(store: any FleetStore, limit: Int = IngestServerConfiguration.defaultMaximumTraceBytes)

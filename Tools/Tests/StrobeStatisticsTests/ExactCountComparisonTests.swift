@@ -1,7 +1,6 @@
 import Foundation
+import StrobeStatistics
 import Testing
-
-@testable import StrobeStatistics
 
 /// The count rule: a count the same in every iteration of every process on
 /// each side is decided at the first look; one that varies is judged like

@@ -1,8 +1,7 @@
 import Foundation
+import StrobeDiff
+import StrobeStatistics
 import Testing
-
-@testable import StrobeDiff
-@testable import StrobeStatistics
 
 /// The sketch's quantiles stay within its relative accuracy of the exact
 /// order statistic, merging is exact, and its bytes round-trip or are

@@ -1,8 +1,8 @@
 import Foundation
+import StrobeSimulations
+import StrobeStatistics
 import StrobeStatisticsTestSupport
 import Testing
-
-@testable import StrobeStatistics
 
 /// The events beyond a percentile, which a change needs on both sides to be
 /// judged: counted from the sketches, the plain count with equal weights and

@@ -1,7 +1,7 @@
 import Foundation
+import StrobeDiff
 import Testing
 
-@testable import StrobeDiff
 @testable import StrobeStatistics
 
 /// Reference values computed with SciPy 1.17 / NumPy 2.4.

@@ -1,7 +1,6 @@
 import Foundation
+import StrobeStatistics
 import Testing
-
-@testable import StrobeStatistics
 
 @Suite struct StepAttributionTests {
     /// A suite of `metrics` series of 50 nights on one host; `shift` gives

@@ -1,7 +1,7 @@
 import Foundation
+import StrobeDiff
 import Testing
 
-@testable import StrobeDiff
 @testable import StrobeStatistics
 
 /// Per-run values of a metric: each run a process with its own log-normal

@@ -1,7 +1,7 @@
 import Foundation
+import StrobeSimulations
+import StrobeStatistics
 import Testing
-
-@testable import StrobeStatistics
 
 /// Sketches merged with weights answer as plain merges when every weight is
 /// 1, as repeated merges for whole weights, and session percentiles with

@@ -1,5 +1,7 @@
 import Foundation
 import StrobeHistory
+import StrobeHistoryStore
+import StrobePostgres
 
 /// A store of its own for one test, with a directory for its files: a new
 /// SQLite file in the directory, or a new database on the test server.

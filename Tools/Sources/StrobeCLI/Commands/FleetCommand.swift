@@ -3,6 +3,7 @@ import Foundation
 import StrobeDiff
 import StrobeFleet
 import StrobeHistory
+import StrobeHistoryStore
 import StrobeStatistics
 
 /// `strobe fleet`: percentiles of a fleet's traces per group, with intervals

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import StrobeHistory
+import StrobeHistoryStore
 
 /// `strobe history`: the store of every run, shared by CI runners and
 /// devices.

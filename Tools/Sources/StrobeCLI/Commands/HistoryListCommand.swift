@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import StrobeHistory
+import StrobeHistoryStore
 
 /// `strobe history list`: what a store holds, so that a filter, a series
 /// or a grouping key can be written without guessing.

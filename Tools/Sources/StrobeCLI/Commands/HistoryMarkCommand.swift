@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import StrobeHistory
+import StrobeHistoryStore
 
 /// `strobe history mark RUN_OR_RANGE --confirmed|--dismissed`: a verdict on
 /// a change point, shown by every later `strobe trend`.

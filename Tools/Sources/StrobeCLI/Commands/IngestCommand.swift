@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import StrobeFleet
 import StrobeHistory
+import StrobeHistoryStore
 
 /// `strobe ingest TRACE_OR_DIR... --history STORE`: a fleet's traces into the
 /// store, for `strobe fleet`.

@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import StrobeFleet
 import StrobeHistory
+import StrobeHistoryStore
 import StrobeServer
 
 /// `strobe serve --history STORE --listen ADDR`: the ingest endpoint.

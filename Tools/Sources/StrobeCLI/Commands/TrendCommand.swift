@@ -1,7 +1,9 @@
 import ArgumentParser
 import Foundation
 import StrobeHistory
+import StrobeHistoryStore
 import StrobeStatistics
+import StrobeTrend
 
 /// `strobe trend`: where in a history of runs did each metric change, between
 /// which commits, and was it the code or the machine?

@@ -1,7 +1,9 @@
 import Foundation
 import StrobeDiff
 import StrobeHistory
+import StrobeHistoryStore
 import StrobeResults
+import StrobeTrend
 
 /// The baseline of `strobe diff --baseline-history STORE`: the newest runs of
 /// the store like the candidate's (its suites, on its CPU model, and the
@@ -97,7 +99,7 @@ struct HistoryBaseline {
                 throw CommandFailure.badInput(error.message)
             }
             let gating = report.changes.filter { change in
-                change.status == "confirmed"
+                change.status == .confirmed
                     && policy.settings(for: "\(change.test)/\(change.metric)", unit: change.unit).gates
             }
             if let latest = gating.max(by: { $0.firstAfter.time < $1.firstAfter.time }) {

@@ -26,19 +26,6 @@ public struct MetricHistory: Sendable, Hashable, Codable {
         self.relativeFloor = relativeFloor
     }
 
-    /// A history of `values`, its direction given as a flag.
-    @available(*, deprecated, renamed: "init(name:values:better:relativeFloor:)")
-    public init(name: String, values: [Double], lowerIsBetter: Bool, relativeFloor: Double = 0) {
-        self.init(name: name, values: values, better: lowerIsBetter ? .lower : .higher, relativeFloor: relativeFloor)
-    }
-
-    /// Whether a smaller value is better.
-    @available(*, deprecated, renamed: "better")
-    public var lowerIsBetter: Bool {
-        get { better == .lower }
-        set { better = newValue ? .lower : .higher }
-    }
-
     private enum CodingKeys: String, CodingKey {
         case name, values, better, relativeFloor
     }

@@ -112,10 +112,10 @@ public enum StepAttribution {
     /// The share of a host's metrics that must have moved the suite step's
     /// way for it to be reported: the index is a median of ranks, and one
     /// metric's large step still nudges it.
-    public static let suiteShare = 0.8
+    static let suiteShare = 0.8
 
     /// The name the suite index goes by in reports.
-    public static let suiteName = "(suite)"
+    static let suiteName = "(suite)"
 
     /// The steps of every host and of every host's suite, each with its cause.
     ///

@@ -59,39 +59,5 @@ extension ComparisonEngine {
                 baseline: [Replicate(id: "baseline", samples: baseline)],
                 candidate: [Replicate(id: "candidate", samples: candidate)])
         }
-
-        /// An input of replicates, its direction given as a flag.
-        @available(
-            *, deprecated,
-            renamed: "init(name:group:unit:better:baseline:candidate:relativeFloor:absoluteFloor:gates:summary:)"
-        )
-        public init(
-            name: String, group: String = "", unit: String, lowerIsBetter: Bool, baseline: [Replicate],
-            candidate: [Replicate], relativeFloor: Double? = nil, absoluteFloor: Double = 0, gates: Bool = true,
-            summary: ReplicateSummary = .median
-        ) {
-            self.init(
-                name: name, group: group, unit: unit, better: lowerIsBetter ? .lower : .higher, baseline: baseline,
-                candidate: candidate, relativeFloor: relativeFloor, absoluteFloor: absoluteFloor, gates: gates,
-                summary: summary)
-        }
-
-        /// An input whose sides are one process each, its direction given
-        /// as a flag.
-        @available(*, deprecated, renamed: "init(name:group:unit:better:baseline:candidate:)")
-        public init(
-            name: String, group: String = "", unit: String, lowerIsBetter: Bool, baseline: [Double], candidate: [Double]
-        ) {
-            self.init(
-                name: name, group: group, unit: unit, better: lowerIsBetter ? .lower : .higher, baseline: baseline,
-                candidate: candidate)
-        }
-
-        /// Whether smaller is better.
-        @available(*, deprecated, renamed: "better")
-        public var lowerIsBetter: Bool {
-            get { better == .lower }
-            set { better = newValue ? .lower : .higher }
-        }
     }
 }

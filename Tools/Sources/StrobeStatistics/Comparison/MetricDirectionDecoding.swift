@@ -11,21 +11,17 @@ extension MetricDirection {
     }
 
     /// Reads the direction of the object `decoder` is at: its `better` value
-    /// or, from older JSON, its `lowerIsBetter` flag.
+    /// or, from older JSON, its `lowerIsBetter` flag; lower when neither is
+    /// there, as a results file's metric reads (``PerfMetric``).
     ///
-    /// - Throws: `DecodingError.keyNotFound` naming `better` when neither is
-    ///   there; a type mismatch when either holds something else.
+    /// - Throws: a type mismatch when either key holds something else.
     package init(decodingEitherKeyFrom decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: StoredKey.self)
         if let better = try container.decodeIfPresent(MetricDirection.self, forKey: .better) {
             self = better
-        } else if let lower = try container.decodeIfPresent(Bool.self, forKey: .lowerIsBetter) {
-            self = lower ? .lower : .higher
         } else {
-            throw DecodingError.keyNotFound(
-                StoredKey.better,
-                DecodingError.Context(
-                    codingPath: container.codingPath, debugDescription: "no \"better\" (nor older \"lowerIsBetter\")"))
+            let lower = try container.decodeIfPresent(Bool.self, forKey: .lowerIsBetter) ?? true
+            self = lower ? .lower : .higher
         }
     }
 }

@@ -274,7 +274,7 @@ public enum ReplicateTest {
     /// of sides (whose comparisons then pay Yuen's loss of power); a
     /// process slowed by 30% among processes of 5% noise is 6 standard
     /// deviations out.
-    public static let outlierDistance = 4.0
+    static let outlierDistance = 4.0
 
     /// Whether some value lies more than ``outlierDistance`` scaled MADs
     /// (1.4826 × the median absolute deviation) from the median of

@@ -59,7 +59,7 @@ public struct SequentialDesign: Sendable, Hashable, Codable {
 
     /// How much the rounds grow from one look to the next under
     /// ``Schedule/geometric`` (never by more than a fifth of the plan).
-    public static let growth = 1.5
+    static let growth = 1.5
 
     /// A design spending `alpha` (and `1 − confidence` for intervals) over
     /// `plannedRounds` rounds, looking first after `firstLook` rounds.

@@ -159,7 +159,7 @@ public struct QuantileSketch: Sendable, Hashable {
     }
 
     /// Buckets holding values, both signs: a measure of the sketch's size.
-    public var bucketCount: Int { positive.occupied + negative.occupied + (zeroCount > 0 ? 1 : 0) }
+    var bucketCount: Int { positive.occupied + negative.occupied + (zeroCount > 0 ? 1 : 0) }
 
     private func clamp(_ value: Double) -> Double { Swift.min(Swift.max(value, minimum), maximum) }
 

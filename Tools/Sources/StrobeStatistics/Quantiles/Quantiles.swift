@@ -16,7 +16,7 @@ public enum Quantiles {
 
     /// The median absolute deviation of `values`, scaled by 1.4826 so it
     /// estimates the standard deviation of normal data.
-    public static func scaledMAD(_ values: [Double]) -> Double {
+    static func scaledMAD(_ values: [Double]) -> Double {
         let sorted = values.sorted()
         let center = median(sorted: sorted)
         let deviations = values.map { abs($0 - center) }.sorted()

@@ -130,7 +130,7 @@ public enum SessionQuantiles {
     }
 
     /// The merge of `sessions`, each with its weight.
-    static func merge(_ sessions: [QuantileSketch], weights: [Double]) -> WeightedQuantileSketch {
+    package static func merge(_ sessions: [QuantileSketch], weights: [Double]) -> WeightedQuantileSketch {
         var pooled = WeightedQuantileSketch(
             relativeAccuracy: sessions.first?.relativeAccuracy ?? QuantileSketch.defaultRelativeAccuracy)
         for (session, weight) in zip(sessions, weights) { pooled.merge(session, weight: weight) }
@@ -158,7 +158,7 @@ public enum SessionQuantiles {
 
     /// The standard error of the log of an estimate whose interval at the
     /// normal quantile `z` is `[lower, upper]`; 0 unless both are positive.
-    static func logStandardError(_ lower: Double, _ upper: Double, z: Double) -> Double {
+    package static func logStandardError(_ lower: Double, _ upper: Double, z: Double) -> Double {
         lower > 0 && upper > 0 ? (log(upper) - log(lower)) / (2 * z) : 0
     }
 }
@@ -246,24 +246,6 @@ extension SessionQuantiles {
             self.better = better
             self.relativeFloor = relativeFloor
             self.absoluteFloor = absoluteFloor
-        }
-
-        /// A comparison with these values, its direction given as a flag.
-        @available(*, deprecated, renamed: "init(baseline:candidate:better:relativeFloor:absoluteFloor:)")
-        public init(
-            baseline: SessionQuantileEstimate, candidate: SessionQuantileEstimate, lowerIsBetter: Bool,
-            relativeFloor: Double = ComparisonOptions().minimumEffect, absoluteFloor: Double = 0
-        ) {
-            self.init(
-                baseline: baseline, candidate: candidate, better: lowerIsBetter ? .lower : .higher,
-                relativeFloor: relativeFloor, absoluteFloor: absoluteFloor)
-        }
-
-        /// Whether lower values are better.
-        @available(*, deprecated, renamed: "better")
-        public var lowerIsBetter: Bool {
-            get { better == .lower }
-            set { better = newValue ? .lower : .higher }
         }
     }
 
@@ -367,7 +349,7 @@ extension SessionQuantiles {
     /// selected (1 − α/m when none is). At that level an interval excludes
     /// zero exactly when its change was found significant, so the numbers
     /// and the verdicts never disagree.
-    public static func intervalConfidence(selected: Int, judged: Int, alpha: Double) -> Double {
+    static func intervalConfidence(selected: Int, judged: Int, alpha: Double) -> Double {
         guard judged > 0 else { return 1 - alpha }
         return 1 - Double(max(selected, 1)) * alpha / Double(judged)
     }

@@ -33,13 +33,13 @@
 /// it left out of either side, a percentile whose bucket holds nearly every
 /// event (work that takes the same time each run, to the sketch's 1%)
 /// would look like a thin tail however many events there are.
-enum TailEvents {
+package enum TailEvents {
     /// Kish's effective number of events beyond `estimate` of `sessions`
     /// (each with its weight, as ``SessionQuantiles/weights(samplingProbabilities:sessions:)``
     /// gives them), on the side with fewer: below it (events at most
     /// `estimate`) or above it (events at least `estimate`), each with the
     /// bucket of `estimate`. 0 when a side has none.
-    static func effective(beyond estimate: Double, sessions: [QuantileSketch], weights: [Double]) -> Double {
+    package static func effective(beyond estimate: Double, sessions: [QuantileSketch], weights: [Double]) -> Double {
         precondition(sessions.count == weights.count, "one weight per session")
         var below = (sum: 0.0, squares: 0.0)
         var above = (sum: 0.0, squares: 0.0)

@@ -107,7 +107,7 @@ public struct WeightedQuantileSketch: Sendable, Hashable {
 
     /// An empty merge with this one's buckets already in place, so that
     /// merging sketches of no wider range grows nothing.
-    func emptied() -> WeightedQuantileSketch {
+    package func emptied() -> WeightedQuantileSketch {
         var empty = self
         empty.totalWeight = 0
         empty.minimum = .infinity

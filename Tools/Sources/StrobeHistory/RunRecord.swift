@@ -1,0 +1,100 @@
+import Foundation
+import StrobeResults
+
+/// A run as the history stores it: the results file's run, the key it is
+/// stored under, the comparison it was part of, and every metric's
+/// per-process summaries.
+public struct RunRecord: Sendable, Hashable {
+    /// The run, as its results file holds it.
+    public var run: PerfRun
+    /// The key: the run id, or for a file written before run ids existed
+    /// `sha256:` and the digest of its canonical encoding, so that adding
+    /// the same file twice still stores it once.
+    public var key: String
+    /// The `strobe compare` this run was a side of, if known.
+    public var comparison: String?
+    /// `baseline` or `candidate` in that comparison.
+    public var side: String?
+    /// Every metric's summaries, by test then metric, in the run's order.
+    public var summaries: [[MetricSummary]]
+
+    /// The record of `run`, with the comparison and side it belonged to.
+    public init(run: PerfRun, comparison: String? = nil, side: String? = nil) {
+        self.run = run
+        self.comparison = comparison
+        self.side = side
+        key = run.metadata.runID.isEmpty ? Self.contentKey(of: run) : run.metadata.runID
+        summaries = MetricSummary.summaries(of: run, replicateName: key)
+    }
+
+    /// The branch measured: the run's `branch` tag, or "".
+    public var branch: String { run.metadata.tags["branch"] ?? "" }
+
+    /// The key of a run without a run id: `sha256:` and the hex digest of
+    /// the file it encodes to.
+    static func contentKey(of run: PerfRun) -> String {
+        "sha256:" + SHA256Digest.hex(ResultsFile.encode(run))
+    }
+
+    /// The metrics of the record, flattened: the test's position and name,
+    /// the metric's position, the metric and its summary.
+    package var metricRows:
+        [(testPosition: Int, test: String, position: Int, metric: PerfMetric, summary: MetricSummary)]
+    {
+        var rows: [(testPosition: Int, test: String, position: Int, metric: PerfMetric, summary: MetricSummary)] = []
+        for (testPosition, test) in run.tests.enumerated() {
+            for (position, metric) in test.metrics.enumerated() {
+                rows.append((testPosition, test.name, position, metric, summaries[testPosition][position]))
+            }
+        }
+        return rows
+    }
+
+    /// Each (test, metric) of the run once with its unit, sorted, in the
+    /// order writers lock them in (so that two writers never wait on each
+    /// other in a cycle).
+    package var units: [(test: String, metric: String, unit: String)] {
+        var seen: [MetricName: String] = [:]
+        for test in run.tests {
+            for metric in test.metrics where seen[MetricName(test: test.name, metric: metric.name)] == nil {
+                seen[MetricName(test: test.name, metric: metric.name)] = metric.unit
+            }
+        }
+        return seen.sorted { ($0.key.test, $0.key.metric) < ($1.key.test, $1.key.metric) }
+            .map { ($0.key.test, $0.key.metric, $0.value) }
+    }
+
+    /// The first metric of this run whose unit differs between two of its
+    /// own samples lists, if any: a run cannot be stored with two units for
+    /// one metric.
+    package var internalUnitConflict: HistoryError? {
+        var seen: [MetricName: String] = [:]
+        for test in run.tests {
+            for metric in test.metrics {
+                let name = MetricName(test: test.name, metric: metric.name)
+                if let unit = seen[name], unit != metric.unit {
+                    return HistoryError(
+                        .unitChanged,
+                        "metric \(test.name)/\(metric.name) of suite \(run.metadata.suite) is in both \(unit) and \(metric.unit) within run \(key)"
+                    )
+                }
+                seen[name] = metric.unit
+            }
+        }
+        return nil
+    }
+}
+
+/// A test's metric, by name.
+package struct MetricName: Hashable {
+    /// The test's name.
+    package var test: String
+    /// The metric's name.
+    package var metric: String
+
+    /// The metric `metric` of the test `test`.
+    package init(test: String, metric: String) {
+        self.test = test
+        self.metric = metric
+    }
+}
