@@ -140,7 +140,8 @@ public struct PerfRunner: Sendable {
         }
         var configuration = TraceConfiguration(outputPath: tracePath)
         configuration.processSamplingInterval = .zero
-        if tracePath != nil { configuration.cpuProfile = cpuProfile }
+        // Warm-up iterations are not sampled: nothing keeps their samples.
+        if tracePath != nil, measured { configuration.cpuProfile = cpuProfile }
         if !test.resourceUsageIntervals.isEmpty {
             configuration.resourceUsage = .intervals(named: test.resourceUsageIntervals)
         }

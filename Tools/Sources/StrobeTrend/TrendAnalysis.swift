@@ -429,6 +429,25 @@ public enum TrendAnalysis {
                 before: change.lastBefore.commit, after: change.firstAfter.commit)
             for index in indices { report.changes[index].confirm = recipe }
         }
+        // What the evidence points to without reaching the level, said
+        // rather than left out.
+        for possible in attribution.possibleChanges {
+            guard let item = series.first(where: { $0.name == possible.metric }),
+                possible.change.firstAfter >= 1, possible.change.firstAfter < cohort.slots.count
+            else { continue }
+            let (_, first) = runs(
+                group: possible.host, before: possible.change.firstAfter - 1, after: possible.change.firstAfter)
+            let commit = first.commit.isEmpty ? "" : " (commit \(first.commit.prefix(8)))"
+            let on = possible.host.isEmpty ? "" : " on \(possible.host)"
+            let more = possible.change.runsToConfirm
+            report.notes.append(
+                "possible change: \(suite)/\(item.test)/\(item.metric)\(on) at run \(possible.change.firstAfter)"
+                    + commit + (possible.againstReference ? ", against the reference" : "")
+                    + String(
+                        format: ", adjusted p %.3g above the level %.3g", possible.change.adjustedPValue,
+                        options.detection.alpha)
+                    + "; about \(more) more run\(more == 1 ? "" : "s") at its new level to confirm")
+        }
         for found in attribution.suiteSteps {
             let (before, after) = runs(group: found.host, before: found.lastBefore, after: found.firstAfter)
             report.suiteChanges.append(

@@ -66,6 +66,30 @@ public struct SeriesSteps: Sendable, Hashable, Codable {
     /// Its steps, oldest first. Empty when the series is flat at `alpha`, or
     /// when every step it has is within the metric's floor.
     public var steps: [HistoryStep]
+    /// Where the series most likely changed when the evidence is short of
+    /// `alpha` but within ``PossibleChange/levelFactor`` times it: nil when
+    /// the series has steps, or nothing comes near.
+    public var possibleChange: PossibleChange? = nil
+}
+
+/// A change the evidence points to but does not reach: the strongest split
+/// of a series whose adjusted p-value lies above `alpha` and within
+/// ``levelFactor`` times it, with about how many more runs at the new level
+/// would confirm it.
+public struct PossibleChange: Sendable, Hashable, Codable {
+    /// The first run at the new level.
+    public var firstAfter: Int
+    /// The series' adjusted p-value.
+    public var adjustedPValue: Double
+    /// About how many more runs like those after the split would bring the
+    /// scan's evidence to `alpha` (a normal approximation of the rank
+    /// statistic, which grows with √(n·m/(n+m)) for n runs before and m
+    /// after).
+    public var runsToConfirm: Int
+
+    /// How far above `alpha` a series' adjusted p-value may be for its
+    /// split to be told as possible: 5 times.
+    public static let levelFactor = 5.0
 }
 
 /// The outcome of change-point detection over many series.

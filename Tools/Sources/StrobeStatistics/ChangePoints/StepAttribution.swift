@@ -72,6 +72,21 @@ public struct AttributionReport: Sendable, Hashable, Codable {
     public var steps: [AttributedStep]
     /// The steps of whole suites.
     public var suiteSteps: [SuiteStep]
+    /// Changes the evidence points to without reaching the level.
+    public var possibleChanges: [AttributedPossibleChange] = []
+}
+
+/// A metric's possible change on one host: in its own series, or in its
+/// ratio to the reference.
+public struct AttributedPossibleChange: Sendable, Hashable, Codable {
+    /// The host.
+    public var host: String
+    /// The metric's name.
+    public var metric: String
+    /// Where, how strong, and how many more runs would confirm it.
+    public var change: PossibleChange
+    /// Whether it was seen in the metric's ratio to the reference.
+    public var againstReference: Bool
 }
 
 /// Tells the code's steps from the machine's, across hosts and against a
@@ -134,7 +149,25 @@ public enum StepAttribution {
                 reference: host.reference.isEmpty
                     ? [] : [MetricHistory(name: suiteName, values: suiteIndex(host.reference))])
         }
-        let family = hosts.flatMap(\.metrics) + suites.flatMap(\.metrics)
+        // Each metric over its reference, night by night: the reference
+        // cancels what the machine did that night, so a step the machine's
+        // noise hides in the raw series can stand out here.
+        var ratios: [(host: Int, metric: Int, history: MetricHistory)] = []
+        for (hostIndex, host) in hosts.enumerated() {
+            for (metricIndex, metric) in host.metrics.enumerated() {
+                guard let reference = host.reference.first(where: { $0.name == metric.name }),
+                    reference.values.count == metric.values.count
+                else { continue }
+                ratios.append(
+                    (
+                        hostIndex, metricIndex,
+                        MetricHistory(
+                            name: metric.name, values: zip(metric.values, reference.values).map { $0 / $1 },
+                            better: metric.better, relativeFloor: metric.relativeFloor)
+                    ))
+            }
+        }
+        let family = hosts.flatMap(\.metrics) + suites.flatMap(\.metrics) + ratios.map(\.history)
         let report = try StepDetector.detect(family, options: options)
         var offset = hosts.reduce(0) { $0 + $1.metrics.count }
         var suiteSteps: [SuiteStep] = []
@@ -192,7 +225,46 @@ public enum StepAttribution {
                 }
             }
         }
-        return AttributionReport(steps: steps, suiteSteps: suiteSteps)
+        // Steps seen against the reference and not in the raw series (within
+        // a run): the code's, since the reference did not move.
+        var possible: [AttributedPossibleChange] = []
+        let ratioOffset = hosts.reduce(0) { $0 + $1.metrics.count } + suites.filter { !$0.metrics.isEmpty }.count
+        for (position, ratio) in ratios.enumerated() {
+            let found = report.series[ratioOffset + position]
+            let host = hosts[ratio.host]
+            let name = host.metrics[ratio.metric].name
+            for step in found.steps
+            where !steps.contains(where: {
+                $0.host == host.host && $0.step.metric == name && abs($0.step.firstAfter - step.firstAfter) <= 1
+            }) {
+                steps.append(
+                    AttributedStep(
+                        host: host.host, step: step, cause: .code,
+                        reason:
+                            "against the reference: \(name) moved at run \(step.firstAfter) over the pinned build, "
+                            + "which did not; the machine's noise hid it in the raw series"))
+            }
+            if let change = found.possibleChange,
+                !steps.contains(where: { $0.host == host.host && $0.step.metric == name })
+            {
+                possible.append(
+                    AttributedPossibleChange(host: host.host, metric: name, change: change, againstReference: true))
+            }
+        }
+        var offset2 = 0
+        for host in hosts {
+            for (metric, found) in zip(host.metrics, report.series[offset2..<(offset2 + host.metrics.count)]) {
+                guard let change = found.possibleChange,
+                    !steps.contains(where: { $0.host == host.host && $0.step.metric == metric.name }),
+                    !possible.contains(where: { $0.host == host.host && $0.metric == metric.name })
+                else { continue }
+                possible.append(
+                    AttributedPossibleChange(
+                        host: host.host, metric: metric.name, change: change, againstReference: false))
+            }
+            offset2 += host.metrics.count
+        }
+        return AttributionReport(steps: steps, suiteSteps: suiteSteps, possibleChanges: possible)
     }
 
     /// Per night, the median over `metrics` of the night's mid-rank within

@@ -48,14 +48,57 @@ public enum StepDetector {
         var series: [SeriesSteps] = []
         for (index, history) in histories.enumerated() {
             var steps: [HistoryStep] = []
+            var possible: PossibleChange?
             if adjusted[index] <= options.alpha {
                 steps = segment(history, level: level, options: options)
+            } else if adjusted[index] <= options.alpha * PossibleChange.levelFactor {
+                // Where the series' p-value came from: the scan's split, or
+                // the end test's last runs.
+                let scanP = (first[index].scan?.pValue ?? 1) / scanWeight
+                let endP = (first[index].end?.pValue ?? 1) / (1 - scanWeight)
+                if let end = first[index].end, endP < scanP {
+                    possible = possibleChange(
+                        history, split: history.values.count - end.runsAfter, pValue: end.pValue,
+                        weight: 1 - scanWeight, adjusted: adjusted[index], series: histories.count, options: options)
+                } else if let scan = first[index].scan {
+                    possible = possibleChange(
+                        history, split: scan.split, pValue: scan.pValue, weight: scanWeight,
+                        adjusted: adjusted[index], series: histories.count, options: options)
+                }
             }
             series.append(
-                SeriesSteps(metric: history.name, pValue: pValues[index], adjustedPValue: adjusted[index], steps: steps)
-            )
+                SeriesSteps(
+                    metric: history.name, pValue: pValues[index], adjustedPValue: adjusted[index], steps: steps,
+                    possibleChange: possible))
         }
         return HistoryReport(series: series, options: options)
+    }
+
+    /// A split of a series short of the level (the scan's, or where the end
+    /// test's last runs begin), and about how many more runs like those
+    /// after it would confirm it: the test's normal score now, against the
+    /// score its share of the worst Benjamini–Hochberg level (`alpha` over
+    /// the series) asks, grown as √(n·m/(n+m)) with m.
+    /// Nil for a split whose change lies within the metric's floor.
+    static func possibleChange(
+        _ history: MetricHistory, split: Int, pValue: Double, weight: Double, adjusted: Double, series: Int,
+        options: StepDetectionOptions
+    ) -> PossibleChange? {
+        let values = history.values
+        let before = Double(split)
+        let after = Double(values.count - split)
+        guard before >= 1, after >= 1,
+            let shift = ShiftEstimate.hodgesLehmann(
+                baseline: Array(values[..<split]), candidate: Array(values[split...])),
+            abs(shift.ratio - 1) > history.relativeFloor
+        else { return nil }
+        let now = NormalDistribution.quantile(1 - min(max(pValue, 1e-300), 0.5) / 2)
+        let needed = NormalDistribution.quantile(1 - options.alpha * weight / Double(max(series, 1)) / 2)
+        var more = 0
+        func scale(_ m: Double) -> Double { (before * m / (before + m)).squareRoot() }
+        while more < 1000, now * scale(after + Double(more)) / scale(after) < needed { more += 1 }
+        guard more < 1000 else { return nil }
+        return PossibleChange(firstAfter: split, adjustedPValue: adjusted, runsToConfirm: max(more, 1))
     }
 
     /// The share of a series' level given to the scan; the end test has the rest.
