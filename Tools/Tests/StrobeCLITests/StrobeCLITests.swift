@@ -144,7 +144,7 @@ import Testing
         defer { try? FileManager.default.removeItem(atPath: folder) }
 
         let ok = try Self.strobe(
-            "run", "--iterations", "2", "--warmup", "0", "--output", folder + "/ok", "--name", "child", "--",
+            "run", "--iterations", "2", "--warmup", "0", "--results-dir", folder + "/ok", "--name", "child", "--",
             Self.traceChild, "ok", "1")
         #expect(ok.status == 0, "\(ok.errors)")
         #expect(ok.output.contains("child: 2 iterations, median wall"), "\(ok.output)")
@@ -157,7 +157,8 @@ import Testing
             "\(run.tests.first?.metrics.map(\.name) ?? [])")
 
         let failing = try Self.strobe(
-            "run", "--iterations", "2", "--output", folder + "/fail", "--name", "child", "--", Self.traceChild, "fail")
+            "run", "--iterations", "2", "--results-dir", folder + "/fail", "--name", "child", "--", Self.traceChild,
+            "fail")
         #expect(failing.status == 1)
         #expect(
             failing.errors.contains("strobe: child: iteration 0 (warm-up): the child exited with status 3"),

@@ -44,7 +44,7 @@ struct FleetCommandTests {
 
         let report = try runProgram(
             Self.strobe,
-            ["fleet", "--history", store, "--metric", "work", "--by", "device.class", "--compare", "5.1", "5.2"])
+            ["fleet", "--history", store, "--metric", "work", "--group-by", "device.class", "--compare", "5.1", "5.2"])
         #expect(report.status == 1, "a regression: \(report.output) \(report.errors)")
         #expect(report.output.contains("work: 5.2 against 5.1"))
         let verdictLines = report.output.split(separator: "\n").filter { $0.hasPrefix("high ") || $0.hasPrefix("mid ") }
@@ -59,7 +59,8 @@ struct FleetCommandTests {
         let flipped = try runProgram(
             Self.strobe,
             [
-                "fleet", "--history", store, "--metric", "work", "--by", "device.class", "--compare", "5.1", "5.2",
+                "fleet", "--history", store, "--metric", "work", "--group-by", "device.class", "--compare", "5.1",
+                "5.2",
                 "--policy", policy,
             ])
         #expect(flipped.status == 0, "\(flipped.output) \(flipped.errors)")
@@ -70,7 +71,8 @@ struct FleetCommandTests {
         #expect(flippedLines.filter { $0.hasSuffix("improvement") }.count == 2, "\(flipped.output)")
 
         let json = try runProgram(
-            Self.strobe, ["fleet", "--history", store, "--metric", "work", "--by", "device.class", "--format", "json"])
+            Self.strobe,
+            ["fleet", "--history", store, "--metric", "work", "--group-by", "device.class", "--format", "json"])
         #expect(json.status == 0, "\(json.errors)")
         let object = try JSONSerialization.jsonObject(with: Data(json.output.utf8)) as? [String: Any]
         let metrics = object?["metrics"] as? [[String: Any]]
@@ -81,7 +83,8 @@ struct FleetCommandTests {
         let same = try runProgram(
             Self.strobe,
             [
-                "fleet", "--history", store, "--metric", "work", "--where", "app.version=5.1", "--by", "device.class",
+                "fleet", "--history", store, "--metric", "work", "--where", "app.version=5.1", "--group-by",
+                "device.class",
                 "--format", "markdown",
             ])
         #expect(same.status == 0)
@@ -113,7 +116,8 @@ struct FleetCommandTests {
         let report = try runProgram(
             Self.strobe,
             [
-                "fleet", "--history", store, "--metric", "work", "--by", "device.class", "--compare", "5.1", "5.2",
+                "fleet", "--history", store, "--metric", "work", "--group-by", "device.class", "--compare", "5.1",
+                "5.2",
                 "--format", "html", "--output", page,
             ])
         #expect(report.status == 1, "a regression: \(report.errors)")
@@ -171,7 +175,7 @@ struct FleetCommandTests {
         (["fleet"], "give the metric with --metric NAME"),
         (["fleet", "--metric", "x", "--where", "novalue"], "--where novalue: expected KEY=VALUE"),
         (["fleet", "--metric", "x", "--compare", "5.1"], "--compare takes two versions"),
-        (["fleet", "--metric", "x", "--by", "a,,b"], "--group-by a,,b: a key is empty"),
+        (["fleet", "--metric", "x", "--group-by", "a,,b"], "--group-by a,,b: a key is empty"),
         (["ingest", "/nonexistent/strobe-traces"], "/nonexistent/strobe-traces: no such file or directory"),
         (["ingest", ".", "--batch", "0"], "--batch must be at least 1"),
     ])

@@ -44,7 +44,7 @@ struct FleetTypoTests {
         // The old spelling of --group-by still works, hidden from the help.
         let old = try runProgram(
             FleetCommandTests.strobe,
-            ["fleet", "--history", store, "--metric", "work", "--by", "device.class"])
+            ["fleet", "--history", store, "--metric", "work", "--group-by", "device.class"])
         #expect(old.status == 0, "\(old.errors)")
         let help = try runProgram(FleetCommandTests.strobe, ["fleet", "--help"])
         #expect(help.output.contains("--group-by") && !help.output.contains("--by "), "\(help.output)")

@@ -269,7 +269,7 @@ import Testing
             (["--history", empty], "the store holds no runs"),
             (["--history", directory + "/missing.sqlite"], "missing.sqlite: no history store there"),
             (["--history", store, "--where", "device=none"], "none of its 3 runs match device=none"),
-            (["--history", store, "--by", "host,"], "--group-by host,: a key is empty"),
+            (["--history", store, "--group-by", "host,"], "--group-by host,: a key is empty"),
             (["--history", store, "--repository", directory], "--repository \(directory): not a git repository"),
             ([], "give a store with --history STORE, or results files"),
             ([directory + "/nothing-here"], "nothing-here: no such file or directory"),

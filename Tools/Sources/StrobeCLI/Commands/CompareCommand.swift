@@ -79,12 +79,8 @@ struct CompareCommand: ParsableCommand {
     @Option(name: .shortAndLong, help: "Write the report here (default: standard output).")
     var output: String?
 
-    /// The earlier spelling of `--output`, kept for a release.
-    @Option(name: .customLong("report"), help: .private)
-    var legacyReport: String?
-
-    /// Where the report goes, by either spelling; nil for standard output.
-    var reportPath: String? { output ?? legacyReport }
+    /// Where the report goes; nil for standard output.
+    var reportPath: String? { output }
 
     @Flag(help: "CMD is any program, measured per launch, not a perf suite (default: a perf suite).")
     var process = false
@@ -136,7 +132,6 @@ struct CompareCommand: ParsableCommand {
         if profile, process {
             return "--profile samples a perf suite's measure blocks; it cannot be used with --process"
         }
-        if output != nil, legacyReport != nil { return "give the report's file once, with --output FILE" }
         // Checked before the rounds, not after minutes of them.
         if let reportPath, let problem = unwritable(reportPath) {
             return "--output \(reportPath): cannot write the report: \(problem)"

@@ -41,12 +41,8 @@ struct FleetCommand: AsyncParsableCommand {
         help: "KEY,...: one group per value of these metadata keys (e.g. device.class,os.version).")
     var groupBy: String?
 
-    /// The earlier spelling of `--group-by`, kept for a release.
-    @Option(name: .customLong("by"), help: .private)
-    var legacyGroupBy: String?
-
-    /// The grouping keys as given, by either spelling.
-    var by: String? { groupBy ?? legacyGroupBy }
+    /// The grouping keys as given.
+    var by: String? { groupBy }
 
     @Option(name: .customLong("where"), help: "KEY=VALUE: only sessions whose metadata KEY is VALUE; repeatable.")
     var filters: [String] = []

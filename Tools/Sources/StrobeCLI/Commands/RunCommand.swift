@@ -30,12 +30,8 @@ struct RunCommand: ParsableCommand {
     @Option(name: .customLong("results-dir"), help: "Directory for the results file.")
     var resultsDirectory = ".strobe/results"
 
-    /// The earlier spelling of `--results-dir`, kept for a release.
-    @Option(name: .customLong("output"), help: .private)
-    var legacyOutput: String?
-
-    /// The results directory, by either spelling.
-    var output: String { legacyOutput ?? resultsDirectory }
+    /// The results directory.
+    var output: String { resultsDirectory }
 
     @Option(name: .customLong("tag"), help: "A key=value dimension recorded with the run; repeatable.")
     var tags: [String] = []

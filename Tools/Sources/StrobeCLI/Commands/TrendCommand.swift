@@ -63,12 +63,8 @@ struct TrendCommand: AsyncParsableCommand {
         help: "KEY,...: one series per value of these keys (host, branch, os, cpu, build, or a tag).")
     var groupBy: String?
 
-    /// The earlier spelling of `--group-by`, kept for a release.
-    @Option(name: .customLong("by"), help: .private)
-    var legacyGroupBy: String?
-
-    /// The grouping keys as given, by either spelling.
-    var by: String? { groupBy ?? legacyGroupBy }
+    /// The grouping keys as given.
+    var by: String? { groupBy }
 
     @Option(help: "KEY=VALUE: the runs that are the machine's control (a pinned build), e.g. build=reference.")
     var reference: String?
