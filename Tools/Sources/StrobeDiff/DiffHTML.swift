@@ -92,7 +92,7 @@ extension DiffReport {
             return left + (span > 0 ? offset / span : 0.5) * (width - left - right)
         }
         var svg = "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"\(Int(width))\" height=\"150\" role=\"img\">"
-        var generator = JitterGenerator(seed: UInt64(all.count))
+        var generator = SeededGenerator(seed: UInt64(all.count))
         for (index, (label, values, colour)) in [
             ("baseline", baseline, "#1565c0"), ("candidate", candidate, "#e65100"),
         ].enumerated() {
@@ -109,7 +109,7 @@ extension DiffReport {
                     "<line x1=\"\(f(median))\" x2=\"\(f(median))\" y1=\"\(f(center - 16))\" y2=\"\(f(center + 16))\" stroke=\"\(colour)\" stroke-width=\"2.5\"/>"
             }
             for value in values where value.isFinite {
-                let y = center + (generator.next() - 0.5) * 22
+                let y = center + (generator.uniform() - 0.5) * 22
                 svg +=
                     "<circle cx=\"\(f(position(value)))\" cy=\"\(f(y))\" r=\"2.6\" fill=\"\(colour)\" fill-opacity=\"0.55\"/>"
             }
@@ -126,14 +126,4 @@ extension DiffReport {
     }
 
     private static func f(_ value: Double) -> String { String(format: "%.1f", value) }
-}
-
-/// Repeatable jitter for plots.
-struct JitterGenerator {
-    var state: UInt64
-    init(seed: UInt64) { state = seed &+ 0x9E37_79B9_7F4A_7C15 }
-    mutating func next() -> Double {
-        state = state &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
-        return Double(state >> 11) / Double(1 << 53)
-    }
 }
