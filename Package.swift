@@ -30,6 +30,7 @@ let package = Package(
         // app's list of products reads as what it may use.
         .library(name: "_StrobeFormatting", targets: ["StrobeFormatting"]),
         .library(name: "_StrobeTestSupport", targets: ["StrobeTestSupport"]),
+        .library(name: "_StrobeTestTraits", targets: ["StrobeTestTraits"]),
     ],
     traits: [
         .trait(name: "StrobeMetrics", description: "Builds StrobeMetrics, the swift-metrics backend."),

@@ -187,9 +187,6 @@ let package = Package(
         .target(
             name: "StrobeStoreTestSupport", dependencies: ["StrobeHistory", "StrobeHistoryStore", "StrobePostgres"],
             path: "Tests/StrobeStoreTestSupport"),
-        // The trait that runs the suites using the process-wide trace session
-        // one at a time, across test targets.
-        .target(name: "StrobeToolsTestTraits", path: "Tests/StrobeToolsTestTraits"),
         // Seeded sessions for the tests of percentiles over sessions.
         .target(
             name: "StrobeStatisticsTestSupport", dependencies: ["StrobeStatistics"],
@@ -221,7 +218,8 @@ let package = Package(
         .testTarget(
             name: "StrobeServerTests",
             dependencies: [
-                "StrobeServer", "StrobeFleet", "StrobeHistoryStore", "StrobeStoreTestSupport", "StrobeToolsTestTraits",
+                "StrobeServer", "StrobeFleet", "StrobeHistoryStore", "StrobeStoreTestSupport",
+                .product(name: "_StrobeTestTraits", package: "strobe"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
@@ -235,7 +233,8 @@ let package = Package(
             dependencies: [
                 "StrobeFleet", "StrobeHistory", "StrobeHistoryStore", "StrobePostgres", "StrobeStatistics",
                 "StrobeDiff",
-                "StrobeSimulations", "StrobeCLI", "StrobeStoreTestSupport", "StrobeToolsTestTraits",
+                "StrobeSimulations", "StrobeCLI", "StrobeStoreTestSupport",
+                .product(name: "_StrobeTestTraits", package: "strobe"),
                 "StrobeStatisticsTestSupport",
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "Strobe", package: "strobe"),
@@ -248,7 +247,7 @@ let package = Package(
         .testTarget(
             name: "StrobeCLITests",
             dependencies: [
-                "StrobeCLI", "StrobeToolsTestTraits",
+                "StrobeCLI", .product(name: "_StrobeTestTraits", package: "strobe"),
                 .product(name: "Strobe", package: "strobe"),
                 .product(name: "StrobeReader", package: "strobe"),
                 .product(name: "StrobeResults", package: "strobe"),

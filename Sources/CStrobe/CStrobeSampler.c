@@ -76,22 +76,30 @@ static uint64_t boottime_now(void) {
 
 // MARK: - Perf samplers
 
+/// The event Strobe's samplers open: the software CPU clock of user code
+/// every `period_ns`, with what a sample keeps (`full`: time, CPU, the user
+/// call chain and the stack words; else the thread id alone).
+static void sampling_attr(struct perf_event_attr *attr, uint64_t period_ns, bool full) {
+    memset(attr, 0, sizeof *attr);
+    attr->size = sizeof *attr;
+    attr->type = PERF_TYPE_SOFTWARE;
+    attr->config = PERF_COUNT_SW_CPU_CLOCK;
+    attr->sample_period = period_ns;
+    attr->sample_type = PERF_SAMPLE_TID;
+    attr->exclude_kernel = 1;
+    attr->exclude_hv = 1;
+    if (!full) return;
+    attr->sample_type |= PERF_SAMPLE_TIME | PERF_SAMPLE_CPU | PERF_SAMPLE_CALLCHAIN | PERF_SAMPLE_STACK_USER;
+    attr->sample_stack_user = CSTROBE_SAMPLE_STACK_WORDS * 8;
+    attr->exclude_callchain_kernel = 1;
+    attr->use_clockid = 1;
+    attr->clockid = CLOCK_BOOTTIME;
+    attr->sample_max_stack = CSTROBE_SAMPLE_MAX_FRAMES;
+}
+
 int cstrobe_sampler_open_perf(int32_t tid, uint64_t period_ns, size_t ring_pages, cstrobe_sampler **out) {
     struct perf_event_attr attr;
-    memset(&attr, 0, sizeof attr);
-    attr.size = sizeof attr;
-    attr.type = PERF_TYPE_SOFTWARE;
-    attr.config = PERF_COUNT_SW_CPU_CLOCK;
-    attr.sample_period = period_ns;
-    attr.sample_type =
-        PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_CPU | PERF_SAMPLE_CALLCHAIN | PERF_SAMPLE_STACK_USER;
-    attr.sample_stack_user = CSTROBE_SAMPLE_STACK_WORDS * 8;
-    attr.exclude_kernel = 1;
-    attr.exclude_hv = 1;
-    attr.exclude_callchain_kernel = 1;
-    attr.use_clockid = 1;
-    attr.clockid = CLOCK_BOOTTIME;
-    attr.sample_max_stack = CSTROBE_SAMPLE_MAX_FRAMES;
+    sampling_attr(&attr, period_ns, true);
     // The kernel writes a PERF_RECORD_LOST only once the ring has room
     // again, which after the last drain it never may; kernels from 6.0 on
     // give the count to read() as well.
@@ -408,22 +416,7 @@ struct cstrobe_perf_floor {
 
 cstrobe_perf_floor *cstrobe_perf_floor_open(uint64_t period_ns, int as_strobe, int *error) {
     struct perf_event_attr attr;
-    memset(&attr, 0, sizeof attr);
-    attr.size = sizeof attr;
-    attr.type = PERF_TYPE_SOFTWARE;
-    attr.config = PERF_COUNT_SW_CPU_CLOCK;
-    attr.sample_period = period_ns;
-    attr.sample_type = PERF_SAMPLE_TID;
-    if (as_strobe) {
-        attr.sample_type |= PERF_SAMPLE_TIME | PERF_SAMPLE_CPU | PERF_SAMPLE_CALLCHAIN | PERF_SAMPLE_STACK_USER;
-        attr.sample_stack_user = CSTROBE_SAMPLE_STACK_WORDS * 8;
-        attr.exclude_callchain_kernel = 1;
-        attr.sample_max_stack = CSTROBE_SAMPLE_MAX_FRAMES;
-        attr.use_clockid = 1;
-        attr.clockid = CLOCK_BOOTTIME;
-    }
-    attr.exclude_kernel = 1;
-    attr.exclude_hv = 1;
+    sampling_attr(&attr, period_ns, as_strobe != 0);
     long fd = syscall(SYS_perf_event_open, &attr, 0, -1, -1, PERF_FLAG_FD_CLOEXEC);
     if (fd < 0) {
         *error = errno;

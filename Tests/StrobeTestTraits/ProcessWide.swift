@@ -1,7 +1,9 @@
 import Testing
 
-/// A suite trait for the suites of the SDK package: each suite that carries
-/// it runs alone, never at the same time as another suite that carries it.
+/// A suite trait for the suites of both packages that use state of the whole
+/// process: each suite that carries it runs alone, never at the same time as
+/// another suite that carries it (the tools' tests reach it through the
+/// product `_StrobeTestTraits`).
 ///
 /// The trace session, crash capture's signal handlers, the exact counts of
 /// a measure block and the process's resource usage belong to the whole

@@ -3,7 +3,7 @@ import Strobe
 import StrobeReader
 import StrobeResults
 import StrobeTestSupport
-import StrobeToolsTestTraits
+import StrobeTestTraits
 import Testing
 
 /// Every `strobe` subcommand run as a user runs it, the built `strobe` beside

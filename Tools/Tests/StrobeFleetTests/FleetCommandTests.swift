@@ -1,7 +1,7 @@
 import Foundation
 import Strobe
 import StrobeTestSupport
-import StrobeToolsTestTraits
+import StrobeTestTraits
 import Testing
 
 /// `strobe ingest` and `strobe fleet` as a user runs them, on traces the SDK

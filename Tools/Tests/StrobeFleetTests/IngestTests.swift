@@ -7,7 +7,7 @@ import StrobeHistoryStore
 import StrobeStatistics
 import StrobeStoreTestSupport
 import StrobeTestSupport
-import StrobeToolsTestTraits
+import StrobeTestTraits
 import Testing
 
 /// `strobe ingest`: real traces from the SDK into the store, each once, with

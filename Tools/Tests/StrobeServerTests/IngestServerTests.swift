@@ -8,7 +8,7 @@ import StrobeHistory
 import StrobeHistoryStore
 import StrobeServer
 import StrobeStoreTestSupport
-import StrobeToolsTestTraits
+import StrobeTestTraits
 import Testing
 
 /// `strobe serve`'s endpoint, through Hummingbird's router and over real
