@@ -107,7 +107,7 @@ fuzz: setup
 # The SDK's sections run in StrobeBenchmarks, the statistics' in the tools
 # package's StrobeToolBenchmarks.
 SDK_BENCH_SECTIONS = core crash triggers categories async session format reader bridges signposts runner instructions counting profile
-TOOL_BENCH_SECTIONS = statistics changepoints history trend sketch fleet
+TOOL_BENCH_SECTIONS = statistics changepoints compare history trend sketch fleet
 # strobe serve over HTTP, by a script (scripts/measure-serve.sh).
 SCRIPT_BENCH_SECTIONS = serve
 BENCH_SECTIONS = $(SDK_BENCH_SECTIONS) $(TOOL_BENCH_SECTIONS) $(SCRIPT_BENCH_SECTIONS)

@@ -62,7 +62,9 @@ let package = Package(
         // benchmarks only, so no product links them.
         .target(
             name: "StrobeSimulations",
-            dependencies: ["StrobeStatistics", "StrobeDiff", .product(name: "StrobeResults", package: "strobe")],
+            dependencies: [
+                "StrobeStatistics", "StrobeDiff", "StrobeCompare", .product(name: "StrobeResults", package: "strobe"),
+            ],
             swiftSettings: optimizedInDebug
         ),
         // PostgreSQL's own C client library, for the run history's
@@ -161,7 +163,7 @@ let package = Package(
             name: "StrobeToolBenchmarks",
             dependencies: [
                 "StrobeStatistics", "StrobeDiff", "StrobeHistory", "StrobeHistoryStore", "StrobeTrend", "StrobeFleet",
-                "StrobeSimulations",
+                "StrobeSimulations", "StrobeCompare",
                 .product(name: "Strobe", package: "strobe"),
                 .product(name: "StrobeResults", package: "strobe"),
                 .product(name: "_StrobeTestSupport", package: "strobe"),

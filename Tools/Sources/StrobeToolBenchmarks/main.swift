@@ -1,4 +1,5 @@
 // `make bench statistics`: the quality and speed of the tools' statistics;
+// `make bench compare`: strobe compare's experiment on synthetic suites;
 // `make bench history`: the run history's speed on SQLite and PostgreSQL;
 // `make bench trend`: `strobe trend` end to end over 10,000 runs.
 // `make bench sketch`: the fleet's quantile sketch, accuracy and size;
@@ -10,7 +11,7 @@
 import Glibc
 #endif
 
-let sections = ["statistics", "changepoints", "history", "trend", "sketch", "fleet"]
+let sections = ["statistics", "changepoints", "compare", "history", "trend", "sketch", "fleet"]
 let arguments = Set(CommandLine.arguments.dropFirst())
 let unknown = arguments.subtracting(sections).sorted()
 if !unknown.isEmpty {
@@ -25,6 +26,7 @@ if arguments.isEmpty || arguments.contains("statistics") {
     ProcessSuiteBenchmarks.run()
 }
 if arguments.isEmpty || arguments.contains("changepoints") { ChangePointBenchmarks.run() }
+if arguments.isEmpty || arguments.contains("compare") { CompareBenchmarks.run() }
 if arguments.isEmpty || arguments.contains("history") { await HistoryBenchmarks.run() }
 if arguments.isEmpty || arguments.contains("trend") { await TrendBenchmarks.run() }
 if arguments.isEmpty || arguments.contains("sketch") { SketchBenchmarks.run() }

@@ -1,6 +1,7 @@
 import Foundation
 import StrobeProcessRunner
 import StrobeResults
+import StrobeSimulations
 import StrobeStatistics
 import Testing
 
@@ -10,65 +11,6 @@ import Testing
 /// files of its own instead of starting processes, and a clock that moves a
 /// second per process.
 @Suite struct InterleavedComparisonTests {
-    /// Writes each process's results: per test, `iterationsPerProcess`
-    /// iterations of `wall` around 100 ms (times the candidate's ratio for
-    /// that test), with `between` noise between processes and `within`
-    /// between iterations; a process takes `startSeconds` and then
-    /// `iterationSeconds` per iteration (warm-up included) on the clock.
-    final class SyntheticRounds: RoundRunner {
-        let root: String
-        let ratios: [String: Double]
-        var between = 0.02
-        var within = 0.005
-        var startSeconds = 0.5
-        var iterationSeconds = 0.1
-        var iterationsPerProcess: Int? = 5
-        var warmupPerProcess: Int { 2 }
-        var seconds = 0.0
-        var iterationsRun: [Int] = []
-        var testsAsked: [[String]?] = []
-        var orders: [[ComparisonSide]] = []
-        private var generator = SeededGenerator(seed: 5)
-
-        init(root: String, ratios: [String: Double]) throws {
-            self.root = root
-            self.ratios = ratios
-            for side in ComparisonSide.allCases {
-                try FileManager.default.createDirectory(
-                    atPath: resultsDirectory(of: side), withIntermediateDirectories: true)
-            }
-        }
-
-        func resultsDirectory(of side: ComparisonSide) -> String { "\(root)/\(side.rawValue)" }
-
-        var runsSelectedTests: Bool { true }
-
-        func runRound(_ round: Int, order: [ComparisonSide], tests: [String]?) throws(ComparisonFailure) {
-            testsAsked.append(tests)
-            orders.append(order)
-            let count = iterationsPerProcess ?? 1
-            iterationsRun.append(count)
-            for side in order {
-                var run = PerfRun(
-                    metadata: RunMetadata(suite: "synthetic", runID: "\(side.rawValue)-\(round)", round: round))
-                for (test, ratio) in ratios.sorted(by: { $0.key < $1.key }) where tests?.contains(test) ?? true {
-                    let level = 100e6 * (side == .candidate ? ratio : 1) * exp(between * generator.normal())
-                    let samples = (0..<count).map { _ in level * exp(within * generator.normal()) }
-                    run.tests.append(
-                        PerfTestResult(name: test, metrics: [PerfMetric(name: "wall", unit: "ns", samples: samples)]))
-                }
-                do throws(ResultsFileError) {
-                    try ResultsFile.write(
-                        run,
-                        to: "\(resultsDirectory(of: side))/round-\(round).\(ResultsFile.fileExtension)")
-                } catch {
-                    throw ComparisonFailure(error.description)
-                }
-                seconds += startSeconds + Double(count + warmupPerProcess) * iterationSeconds
-            }
-        }
-    }
-
     static func scratch(_ name: String) -> String {
         let path = NSTemporaryDirectory() + "strobe-interleaved-\(name)-\(getpid())"
         try? FileManager.default.removeItem(atPath: path)
