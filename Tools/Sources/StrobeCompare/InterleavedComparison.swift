@@ -161,7 +161,7 @@ public struct InterleavedComparison<Runner: RoundRunner> {
                 let plan = IterationPlan.plan(
                     baseline: baselineSet, candidate: candidateSet, tests: openTests,
                     processSeconds: recent.reduce(0) { $0 + $1.seconds } / Double(2 * recent.count),
-                    iterations: current, warmup: runner.warmupPerProcess),
+                    iterations: current),
                 plan.iterations != current
             {
                 runner.iterationsPerProcess = plan.iterations

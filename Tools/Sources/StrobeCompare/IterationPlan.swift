@@ -28,10 +28,10 @@ struct IterationPlan: Equatable {
     /// The plan for the open `tests` from their wall times so far; nil when
     /// there is too little to split (fewer than 2 processes a side, or
     /// fewer than 2 iterations per process). `processSeconds` is the mean
-    /// time a process took, `warmup` the warm-up iterations each runs.
+    /// time a process took with `current` measured iterations; its warm-up
+    /// iterations count with its start, as they run whatever k is.
     static func plan(
-        baseline: SampleSet, candidate: SampleSet, tests: [String], processSeconds: Double, iterations current: Int,
-        warmup: Int
+        baseline: SampleSet, candidate: SampleSet, tests: [String], processSeconds: Double, iterations current: Int
     ) -> IterationPlan? {
         var withinTerms: [(sum: Double, degrees: Int)] = []
         var betweenVariances: [Double] = []
@@ -75,7 +75,9 @@ struct IterationPlan: Equatable {
         // without end).
         let observed = betweenVariances.reduce(0, +) / Double(betweenVariances.count)
         let between = max(observed - within / iterationsSeen, within / iterationsSeen / 10, 1e-12)
-        let perProcess = max(processSeconds - Double(current + warmup) * iterationSeconds, iterationSeconds / 4)
+        // What a process costs before it measures: its start, its setup and
+        // its warm-up iterations, which run whatever k is.
+        let perProcess = max(processSeconds - Double(current) * iterationSeconds, iterationSeconds / 4)
         let best = (within * perProcess / (between * iterationSeconds)).squareRoot()
         let iterations = min(max(Int(best.rounded()), range.lowerBound), range.upperBound)
         return IterationPlan(iterations: iterations, within: within.squareRoot(), between: between.squareRoot())

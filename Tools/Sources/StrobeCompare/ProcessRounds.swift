@@ -76,8 +76,6 @@ public struct ProcessRounds: RoundRunner {
         set { if let newValue, runsSelectedTests { iterations = max(newValue, 1) } }
     }
 
-    public var warmupPerProcess: Int { warmup ?? PerfSuiteOptions().warmup }
-
     /// Where each process's output goes.
     public var logDirectory: String { "\(root)/logs" }
 

@@ -20,7 +20,4 @@ public protocol RoundRunner {
     /// comparison choose them (a perf suite's `--iterations`); nil where it
     /// does not (a program measured per launch).
     var iterationsPerProcess: Int? { get set }
-
-    /// The warm-up iterations each process runs before it measures.
-    var warmupPerProcess: Int { get }
 }

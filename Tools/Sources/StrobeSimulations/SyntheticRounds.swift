@@ -22,6 +22,7 @@ package final class SyntheticRounds: RoundRunner {
     /// An iteration's seconds (warm-up included).
     package var iterationSeconds = 0.1
     package var iterationsPerProcess: Int? = 5
+    /// Warm-up iterations each process runs before it measures.
     package var warmupPerProcess: Int { 2 }
     /// The clock: seconds of the processes run so far.
     package var seconds = 0.0
