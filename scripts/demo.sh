@@ -98,7 +98,9 @@ step "5. A short history: twenty nights in a store, judged by strobe trend"
 # pinned reference build (always vectorized) run and go into an SQLite
 # store. From night 11 the nightly build is the regressing one. strobe trend
 # judges each process as one value, pins the change to its commit range,
-# and uses the reference to tell the code's changes from the machine's.
+# and uses the reference to tell the code's changes from the machine's. The
+# runs are profiled (--profile), so the change names the function that came
+# into the profile with it.
 nights=${DEMO_NIGHTS:-20}
 history_dir=$out/history
 history_repo=$history_dir/repo
@@ -111,9 +113,9 @@ for night in $(seq 1 "$nights"); do
     if [ "$night" -eq 11 ]; then message="night 11: the tone curve is built where it is applied ($regression)"; fi
     git -C "$history_repo" -c user.name=Nightly -c user.email=nightly@example.com commit -q --allow-empty -m "$message"
     sha=$(git -C "$history_repo" rev-parse HEAD)
-    GITHUB_SHA=$sha LENS_KERNEL=$kernel "$bin/LensPerfTests" --iterations 3 --tag build=nightly \
+    GITHUB_SHA=$sha LENS_KERNEL=$kernel "$bin/LensPerfTests" --iterations 3 --profile --tag build=nightly \
         --tag branch=main --output "$history_dir/results/night$night-nightly" >/dev/null
-    GITHUB_SHA=$sha LENS_KERNEL=vectorized "$bin/LensPerfTests" --iterations 3 --tag build=reference \
+    GITHUB_SHA=$sha LENS_KERNEL=vectorized "$bin/LensPerfTests" --iterations 3 --profile --tag build=reference \
         --tag branch=main --output "$history_dir/results/night$night-reference" >/dev/null
     printf '.'
 done

@@ -19,12 +19,45 @@ public struct RunRecord: Sendable, Hashable {
     public var summaries: [[MetricSummary]]
 
     /// The record of `run`, with the comparison and side it belonged to.
+    ///
+    /// A test that ran with `--profile` keeps its leading functions as
+    /// metrics of their own (``profileMetrics(of:)``), so the history stores
+    /// and exports them like any metric and `strobe trend` can say which
+    /// functions a change brought.
     public init(run: PerfRun, comparison: String? = nil, side: String? = nil) {
-        self.run = run
+        key = run.metadata.runID.isEmpty ? Self.contentKey(of: run) : run.metadata.runID
+        var kept = run
+        for index in kept.tests.indices {
+            kept.tests[index].metrics += Self.profileMetrics(of: kept.tests[index])
+            kept.tests[index].profile = nil
+        }
+        self.run = kept
         self.comparison = comparison
         self.side = side
-        key = run.metadata.runID.isEmpty ? Self.contentKey(of: run) : run.metadata.runID
-        summaries = MetricSummary.summaries(of: run, replicateName: key)
+        summaries = MetricSummary.summaries(of: kept, replicateName: key)
+    }
+
+    /// The prefix of the metrics a test's profile becomes: `profile:NAME`.
+    public static let profileMetricPrefix = "profile:"
+
+    /// The most functions of a test's profile the history keeps.
+    public static let profileFunctionsKept = 20
+
+    /// The leading functions of `test`'s profile as metrics: per function
+    /// holding at least 2% of the test's samples but not (nearly) all of
+    /// them, its inclusive CPU time per iteration in ns (one value: the
+    /// process's), the largest ``profileFunctionsKept`` of them; none
+    /// without a profile, or where the test already has such metrics.
+    static func profileMetrics(of test: PerfTestResult) -> [PerfMetric] {
+        guard let profile = test.profile, profile.sampleCount > 0, profile.iterations > 0,
+            !test.metrics.contains(where: { $0.name.hasPrefix(profileMetricPrefix) })
+        else { return [] }
+        let total = Double(profile.sampleCount) * profile.nanosecondsPerSample / Double(profile.iterations)
+        return profile.timePerIteration
+            .filter { $0.value.inclusive >= 0.02 * total && $0.value.inclusive < 0.98 * total }
+            .sorted { ($0.value.inclusive, $1.key) > ($1.value.inclusive, $0.key) }
+            .prefix(profileFunctionsKept)
+            .map { PerfMetric(name: profileMetricPrefix + $0.key, unit: "ns", samples: [$0.value.inclusive]) }
     }
 
     /// The branch measured: the run's `branch` tag, or "".

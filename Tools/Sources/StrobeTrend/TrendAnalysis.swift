@@ -184,6 +184,35 @@ public enum TrendAnalysis {
     }
 
     /// The values of `run` for `keys`, joined: its group's name.
+    /// Whether `pattern` names a `profile:` metric by its prefix: it matches
+    /// the metric's name, and no longer matches once the prefix is gone.
+    static func asksForProfile(_ pattern: Regex<AnyRegexOutput>?, metric: String) -> Bool {
+        guard let pattern else { return false }
+        let bare = String(metric.dropFirst(RunRecord.profileMetricPrefix.count))
+        let matches = { (text: String) in ((try? pattern.firstMatch(in: text)) ?? nil) != nil }
+        return matches(metric) && !matches(bare)
+    }
+
+    /// The functions of `test`'s stored profile present at every position
+    /// from `firstAfter` on and at none before it, in group `group`.
+    static func newInProfile(_ cohort: Cohort, group: String, test: String, firstAfter: Int) -> [String] {
+        guard let g = cohort.groups.firstIndex(of: group), firstAfter > 0, firstAfter < cohort.runs[g].count
+        else { return [] }
+        func functions(_ runs: [HistoryRun]) -> Set<String> {
+            Set(
+                runs.flatMap { run in
+                    run.tests.filter { $0.name == test }.flatMap(\.metrics).map(\.name)
+                        .filter { $0.hasPrefix(RunRecord.profileMetricPrefix) }
+                })
+        }
+        let positions = cohort.runs[g]
+        let before = positions[..<firstAfter].reduce(into: Set<String>()) { $0.formUnion(functions($1)) }
+        let after = positions[firstAfter...].map(functions)
+        guard var common = after.first else { return [] }
+        for set in after.dropFirst() { common.formIntersection(set) }
+        return common.subtracting(before).sorted().map { String($0.dropFirst(RunRecord.profileMetricPrefix.count)) }
+    }
+
     static func groupName(_ run: HistoryRun, keys: [String]) -> String {
         keys.map { key -> String in
             switch key {
@@ -287,6 +316,13 @@ public enum TrendAnalysis {
         for (column, name) in names.enumerated() {
             let full = "\(name.test)/\(name.metric)"
             if let pattern, (try? pattern.firstMatch(in: full)) == nil { continue }
+            // A profile's functions are told beside the changes, not as
+            // series of their own, unless --metric asks for them by name.
+            if name.metric.hasPrefix(RunRecord.profileMetricPrefix),
+                !Self.asksForProfile(pattern, metric: name.metric)
+            {
+                continue
+            }
             let values = cohort.runs.map { group in
                 group.map { runs in median(runs.map { table.value($0, column: column) }) }
             }
@@ -408,13 +444,15 @@ public enum TrendAnalysis {
                         && mark.matches(
                             before: (before.commit, before.run), after: (after.commit, after.run), series: name)
                 }
-            report.changes.append(
-                TrendChange(
-                    suite: suite, test: item.test, metric: item.metric, unit: item.unit, step: found,
-                    lastBefore: before, firstAfter: after, commits: [], moreCommits: 0,
-                    confirm: options.confirm.lines(
-                        suite: suite, test: item.test, metric: item.metric, before: before.commit, after: after.commit),
-                    mark: mark))
+            var change = TrendChange(
+                suite: suite, test: item.test, metric: item.metric, unit: item.unit, step: found,
+                lastBefore: before, firstAfter: after, commits: [], moreCommits: 0,
+                confirm: options.confirm.lines(
+                    suite: suite, test: item.test, metric: item.metric, before: before.commit, after: after.commit),
+                mark: mark)
+            change.newInProfile = Self.newInProfile(
+                cohort, group: found.host, test: item.test, firstAfter: found.step.firstAfter)
+            report.changes.append(change)
         }
         // The changes of one range of commits on one group share a recipe:
         // one pair of worktrees and one comparison over all their tests.

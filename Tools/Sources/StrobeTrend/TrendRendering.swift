@@ -71,6 +71,9 @@ extension TrendReport {
             for change in range {
                 text += "  " + Self.summary(change) + "\n"
                 text += "    cause: \(change.reason)\n"
+                if !change.newInProfile.isEmpty {
+                    text += "    new in the profile: \(change.newInProfile.joined(separator: ", "))\n"
+                }
                 if let mark = change.mark { text += "    marked \(Self.markText(mark))\n" }
             }
             if !first.commits.isEmpty {

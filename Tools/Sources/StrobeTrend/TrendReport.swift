@@ -140,6 +140,10 @@ public struct TrendChange: Sendable, Hashable, Codable {
     public var confirm: [String]
     /// A verdict stored for it (`strobe history mark`).
     public var mark: HistoryMark?
+    /// Functions in the test's stored profile (`profile:` metrics, from
+    /// runs with `--profile`) at every position after the change and at
+    /// none before it: what the change brought into the profile.
+    public var newInProfile: [String] = []
 
     /// The group whose series changed; "" when ungrouped.
     public var group: String { step.host }

@@ -131,6 +131,52 @@ import Testing
         #expect(byTime.changes.map(\.firstAfter.run).sorted() == ["ci-1-candidate-night16", "ci-1-candidate-night16"])
     }
 
+    /// Runs with profiles: from night 15 the slower test's profile holds a
+    /// function it did not before, which the change names.
+    @Test func aChangeNamesTheFunctionsNewInItsProfile() async throws {
+        let directory = try Self.scratch()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let history = try NightlyHistory.make(nights: 30, in: directory)
+        var noise = TrendNoise(state: 13)
+        var runs: [PerfRun] = []
+        func profiled(_ run: PerfRun, night: Int) -> PerfRun {
+            var run = run
+            for index in run.tests.indices {
+                var builder = CallStackProfileBuilder(nanosecondsPerSample: 1_000_000)
+                builder.add(["main", "Suite.work()"], samples: 60)
+                builder.add(["main", "Suite.other()"], samples: 40)
+                if run.tests[index].name == "a", night >= 15 {
+                    builder.add(["main", "Suite.work()", "Suite.rebuildTable()"], samples: 15)
+                }
+                builder.finishIteration(lostSamples: 0, method: "perf_event")
+                run.tests[index].profile = builder.profile
+            }
+            return run
+        }
+        for night in 0..<30 {
+            runs.append(
+                profiled(
+                    history.run(night: night, build: "candidate", noise: &noise) { test, night in
+                        test == "a" && night >= 15 ? 1.15 : 1
+                    }, night: night))
+            runs.append(profiled(history.run(night: night, build: "reference", noise: &noise), night: night))
+        }
+        let store = try await Self.store(runs, in: directory)
+        let report = try Self.trend([
+            "--history", store, "--repository", history.repository, "--reference", "build=reference",
+        ])
+        let change = try #require(report.changes.first { $0.test == "a" })
+        #expect(change.newInProfile == ["Suite.rebuildTable()"], "\(report.changes)")
+        // The profile's functions are not series of their own unless asked for.
+        #expect(!report.series.contains { $0.metric.hasPrefix("profile:") })
+        let asked = try Self.trend([
+            "--history", store, "--repository", history.repository, "--reference", "build=reference", "--metric",
+            "profile:Suite",
+        ])
+        #expect(asked.series.contains { $0.metric == "profile:Suite.work()" })
+        #expect(report.renderText().contains("new in the profile: Suite.rebuildTable()"))
+    }
+
     @Test func aStepOnOneHostOnlyIsTheMachines() async throws {
         let directory = try Self.scratch()
         defer { try? FileManager.default.removeItem(atPath: directory) }
