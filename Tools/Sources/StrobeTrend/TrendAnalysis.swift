@@ -193,8 +193,10 @@ public enum TrendAnalysis {
         return matches(metric) && !matches(bare)
     }
 
-    /// The functions of `test`'s stored profile present at every position
-    /// from `firstAfter` on and at none before it, in group `group`.
+    /// The functions of `test`'s stored profile in at least three quarters
+    /// of the positions from `firstAfter` on and in at most a quarter of
+    /// those before it, in group `group`: shares, not every position, so
+    /// that a change placed a run early or late still names them.
     static func newInProfile(_ cohort: Cohort, group: String, test: String, firstAfter: Int) -> [String] {
         guard let g = cohort.groups.firstIndex(of: group), firstAfter > 0, firstAfter < cohort.runs[g].count
         else { return [] }
@@ -205,12 +207,16 @@ public enum TrendAnalysis {
                         .filter { $0.hasPrefix(RunRecord.profileMetricPrefix) }
                 })
         }
-        let positions = cohort.runs[g]
-        let before = positions[..<firstAfter].reduce(into: Set<String>()) { $0.formUnion(functions($1)) }
-        let after = positions[firstAfter...].map(functions)
-        guard var common = after.first else { return [] }
-        for set in after.dropFirst() { common.formIntersection(set) }
-        return common.subtracting(before).sorted().map { String($0.dropFirst(RunRecord.profileMetricPrefix.count)) }
+        let positions = cohort.runs[g].map(functions)
+        func shares(_ sets: ArraySlice<Set<String>>) -> [String: Double] {
+            var counts: [String: Int] = [:]
+            for set in sets { for name in set { counts[name, default: 0] += 1 } }
+            return counts.mapValues { Double($0) / Double(max(sets.count, 1)) }
+        }
+        let before = shares(positions[..<firstAfter])
+        let after = shares(positions[firstAfter...])
+        return after.filter { $0.value >= 0.75 && (before[$0.key] ?? 0) <= 0.25 }.keys.sorted()
+            .map { String($0.dropFirst(RunRecord.profileMetricPrefix.count)) }
     }
 
     static func groupName(_ run: HistoryRun, keys: [String]) -> String {
