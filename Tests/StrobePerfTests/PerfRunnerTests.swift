@@ -164,9 +164,10 @@ struct PerfRunnerTests {
         #expect(kept.iterations == 3)
         #expect(abs(kept.nanosecondsPerSample - 1e9 / 999) < 1)
         #expect(kept.method == "perf_event" || kept.method == "cpu_timer")
-        // 3 × 40 ms of CPU at 999 Hz is about 120 samples; a loaded machine
-        // gives the thread less CPU in the same wall time, never more.
-        #expect(kept.sampleCount >= 20 && kept.sampleCount <= 400, "\(kept.sampleCount) samples")
+        // 3 × 40 ms of CPU at 999 Hz is about 120 samples (about 12 where the
+        // kernel refuses perf events and the CPU-time timer samples on a
+        // 100 Hz tick).
+        #expect(kept.sampleCount >= 8 && kept.sampleCount <= 400, "\(kept.sampleCount) samples")
         let times = kept.timePerIteration
         #expect(times.keys.contains { $0.contains("spin(milliseconds:)") }, "\(times.keys.sorted())")
         // The session's writer is the runner's work, not the test's.

@@ -183,9 +183,9 @@ extension FlightRecorderTriggerTests {
         let files = Self.dumps(in: directory)
         try #require(files.count == 1)
         let profile = try CPUProfile.read(contentsOf: directory + "/" + files[0])
-        // About 500 ms of the window's CPU time at 999 Hz; a loaded machine
-        // gives fewer, never none.
-        #expect(profile.samples.count >= 50, "\(profile.samples.count) samples")
+        // About 500 ms of the window's CPU time at 999 Hz (about 50 on the
+        // CPU-time timer's 100 Hz tick); a loaded machine gives fewer.
+        #expect(profile.samples.count >= 20, "\(profile.samples.count) samples")
         #expect(profile.method != nil && profile.frequency == 999)
         let first = try #require(profile.samples.map(\.time).min())
         let last = try #require(profile.samples.map(\.time).max())
