@@ -228,17 +228,10 @@ public struct PerfRunner: Sendable {
     /// function with a probability proportional to the function's time.
     static func shiftSamplingPhase(periodNanoseconds period: UInt64) {
         let delay = UInt64.random(in: 0..<max(period, 1))
-        let start = threadCPUNanoseconds()
+        let start = ProcessMeasurements.threadCPUNanoseconds()
         var spins: UInt64 = 0
-        while threadCPUNanoseconds() &- start < delay { spins &+= 1 }
+        while ProcessMeasurements.threadCPUNanoseconds() &- start < delay { spins &+= 1 }
         if spins == .max { print(spins) }
-    }
-
-    /// The calling thread's CPU time.
-    static func threadCPUNanoseconds() -> UInt64 {
-        var time = timespec()
-        clock_gettime(CLOCK_THREAD_CPUTIME_ID, &time)
-        return UInt64(time.tv_sec) &* 1_000_000_000 &+ UInt64(time.tv_nsec)
     }
 
     /// Adds the CPU samples of the iteration's trace at `path` taken within

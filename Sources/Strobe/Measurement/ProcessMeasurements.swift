@@ -11,6 +11,11 @@ package enum ProcessMeasurements {
         cstrobe_monotonic_ns()
     }
 
+    /// The calling thread's CPU time in nanoseconds.
+    package static func threadCPUNanoseconds() -> UInt64 {
+        cstrobe_thread_cpu_ns(pthread_self())
+    }
+
     /// `CLOCK_BOOTTIME` in nanoseconds: the clock of a trace's CPU samples,
     /// for the runner to tell which of them fell inside a measure block.
     package static func boottimeNanoseconds() -> UInt64 {
