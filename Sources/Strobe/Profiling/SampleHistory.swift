@@ -1,3 +1,5 @@
+import StrobeEncoding
+
 /// The CPU samples of a session that keeps its events in rings (a flight
 /// recorder, or `whenBufferFull: .overwriteOldest`): the writer moves the
 /// samplers' records here as it goes, and a dump (or the file written at
@@ -32,9 +34,7 @@ struct SampleHistory {
     /// much.
     mutating func append(_ records: UnsafeBufferPointer<UInt64>) {
         var index = 0
-        while index + 3 <= records.count {
-            let length = 3 + Int(UInt32(truncatingIfNeeded: records[index + 2])) + Int(records[index + 2] >> 32)
-            guard index + length <= records.count else { break }
+        while let length = ProfileEncoder.recordLength(in: records, at: index) {
             starts.append((words.count, records[index + 1]))
             newest = max(newest, records[index + 1])
             words.append(contentsOf: records[index..<(index + length)])

@@ -93,12 +93,10 @@ package struct ProfileEncoder {
         var index = 0
         var stack: [UInt64] = []
         var chain: [UInt64] = []
-        while index + 3 <= words.count {
+        while let length = Self.recordLength(in: words, at: index) {
             let threadAndCPU = words[index]
             let time = words[index + 1]
             let count = Int(UInt32(truncatingIfNeeded: words[index + 2]))
-            let stackWords = Int(words[index + 2] >> 32)
-            guard index + 3 + count + stackWords <= words.count else { break }
             chain.removeAll(keepingCapacity: true)
             for position in (index + 3)..<(index + 3 + count) {
                 // The end of a chain (0, 1 or another value in the first
@@ -106,7 +104,7 @@ package struct ProfileEncoder {
                 if words[position] >= 4096 { chain.append(words[position]) }
             }
             if let caller = Self.skippedCaller(
-                of: chain, in: words[(index + 3 + count)..<(index + 3 + count + stackWords)],
+                of: chain, in: words[(index + 3 + count)..<(index + length)],
                 isReturnAddress: isReturnAddress)
             {
                 chain.insert(caller, at: 1)
@@ -123,8 +121,17 @@ package struct ProfileEncoder {
             writeSample(
                 thread: UInt32(truncatingIfNeeded: threadAndCPU), cpu: UInt32(truncatingIfNeeded: threadAndCPU >> 32),
                 time: time, callstack: callstack, to: &buffer)
-            index += 3 + count + stackWords
+            index += length
         }
+    }
+
+    /// The words of the sample record that starts at `index` of `words` (as
+    /// `cstrobe_sampler_drain` writes them: three header words, the frames,
+    /// the stack words), or nil when no whole record starts there.
+    package static func recordLength(in words: UnsafeBufferPointer<UInt64>, at index: Int) -> Int? {
+        guard index + 3 <= words.count else { return nil }
+        let length = 3 + Int(UInt32(truncatingIfNeeded: words[index + 2])) + Int(words[index + 2] >> 32)
+        return index + length <= words.count ? length : nil
     }
 
     /// The return address into a frameless leaf's caller, among the words
