@@ -172,13 +172,12 @@ final class ProgressReporter: Sendable {
     /// The functions a test spent most of its CPU time in, by self time:
     /// `  profile: 812 samples; self: Lens.apply(to:rows:into:) 41%, ...`.
     static func profileLine(_ profile: CallStackProfile) -> String {
-        let total = Double(profile.sampleCount)
+        let total = profile.cpuPerIteration
         guard total > 0 else { return "  profile: no samples" }
-        let perSample = profile.nanosecondsPerSample / Double(max(profile.iterations, 1))
         let top = profile.timePerIteration.filter { $0.value.exclusive > 0 }
             .sorted { ($0.value.exclusive, $1.key) > ($1.value.exclusive, $0.key) }.prefix(3)
         let listed = top.map { name, time in
-            "\(name) \(String(format: "%.0f", 100 * time.exclusive / perSample / total))%"
+            "\(name) \(String(format: "%.0f", 100 * time.exclusive / total))%"
         }
         var line = "  profile: \(profile.sampleCount) samples; self: " + listed.joined(separator: ", ")
         if profile.lostSamples > 0 { line += "; \(profile.lostSamples) lost" }

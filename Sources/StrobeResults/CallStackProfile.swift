@@ -58,6 +58,12 @@ public struct CallStackProfile: Sendable, Hashable, Codable {
     /// Every sample.
     public var sampleCount: Int { stacks.reduce(0) { $0 + $1.samples } }
 
+    /// The CPU time the samples stand for, per iteration, in nanoseconds:
+    /// what a function's ``FunctionTime`` is a share of.
+    public var cpuPerIteration: Double {
+        Double(sampleCount) * nanosecondsPerSample / Double(max(iterations, 1))
+    }
+
     /// CPU time per iteration of every function sampled, by name. A function
     /// on a stack twice (recursion) counts once in its inclusive time.
     public var timePerIteration: [String: FunctionTime] {

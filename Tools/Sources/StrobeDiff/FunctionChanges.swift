@@ -156,10 +156,8 @@ public enum FunctionComparison {
         func processes(_ profiles: [ProcessProfile]) -> [Process] {
             profiles.map { entry in
                 let profile = entry.profile
-                let total =
-                    Double(profile.sampleCount) * profile.nanosecondsPerSample / Double(max(profile.iterations, 1))
                 return Process(
-                    id: entry.run, round: entry.round, total: total,
+                    id: entry.run, round: entry.round, total: profile.cpuPerIteration,
                     times: profile.timePerIteration.mapValues(\.inclusive))
             }
         }

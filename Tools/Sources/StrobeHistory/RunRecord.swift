@@ -52,7 +52,7 @@ public struct RunRecord: Sendable, Hashable {
         guard let profile = test.profile, profile.sampleCount > 0, profile.iterations > 0,
             !test.metrics.contains(where: { $0.name.hasPrefix(profileMetricPrefix) })
         else { return [] }
-        let total = Double(profile.sampleCount) * profile.nanosecondsPerSample / Double(profile.iterations)
+        let total = profile.cpuPerIteration
         return profile.timePerIteration
             .filter { $0.value.inclusive >= 0.02 * total && $0.value.inclusive < 0.98 * total }
             .sorted { ($0.value.inclusive, $1.key) > ($1.value.inclusive, $0.key) }
