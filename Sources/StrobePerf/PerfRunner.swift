@@ -190,16 +190,26 @@ public struct PerfRunner: Sendable {
         }
         let writerThread = session.backgroundThreadID
         try session.stop()
-        if measured, profile != nil, let tracePath {
+        // The iteration's trace, read once for its metrics and its samples:
+        // a file the metrics cannot do without fails the iteration; one only
+        // the profile wanted counts as an iteration with no samples.
+        let sampled = measured && profile != nil
+        var traceBytes: [UInt8]?
+        if let tracePath, !test.metrics.isEmpty {
+            traceBytes = try TraceReader.readFile(tracePath)
+        } else if let tracePath, sampled {
+            traceBytes = try? TraceReader.readFile(tracePath)
+        }
+        if sampled {
             Self.addSamples(
-                of: tracePath, within: window.lowerBound...window.upperBound, leavingOut: writerThread, to: &profile)
+                of: traceBytes, within: window.lowerBound...window.upperBound, leavingOut: writerThread, to: &profile)
         }
         if let teardown = blocks.teardown {
             do { try await teardown() } catch { throw PerfTestError.blockFailed("teardown", error) }
         }
         var values = Self.resourceMetrics(wall: wall, before: before, after: after) + counts
-        if !test.metrics.isEmpty, let tracePath {
-            let trace = try TraceReader.read(contentsOf: tracePath)
+        if !test.metrics.isEmpty, let tracePath, let traceBytes {
+            let trace = TraceReader.read(bytes: traceBytes, source: tracePath)
             for metric in test.metrics {
                 if let value = metric.value(in: trace) {
                     values.append(
@@ -234,17 +244,19 @@ public struct PerfRunner: Sendable {
         if spins == .max { print(spins) }
     }
 
-    /// Adds the CPU samples of the iteration's trace at `path` taken within
-    /// the measure block (`window`, CLOCK_BOOTTIME) to `profile`, but for
-    /// those of the session's own writer thread.
+    /// Adds the CPU samples of the iteration's trace (its bytes; nil when
+    /// the file could not be read) taken within the measure block (`window`,
+    /// CLOCK_BOOTTIME) to `profile`, but for those of the session's own
+    /// writer thread.
     private static func addSamples(
-        of path: String, within window: ClosedRange<UInt64>, leavingOut writerThread: Int32?,
+        of trace: [UInt8]?, within window: ClosedRange<UInt64>, leavingOut writerThread: Int32?,
         to profile: inout CallStackProfileBuilder?
     ) {
-        guard let samples = try? CPUProfile.read(contentsOf: path) else {
+        guard let trace else {
             profile?.finishIteration(lostSamples: 0, method: nil)
             return
         }
+        let samples = CPUProfile.read(bytes: trace)
         var counts: [Int: Int] = [:]
         for sample in samples.samples
         where window.contains(sample.time) && writerThread.map({ Int64($0) != sample.tid }) ?? true {

@@ -74,7 +74,7 @@ public enum TraceReader {
             problem: "not a trace: no packet is readable" + (firstProblem.map { ": \($0.problem)" } ?? ""))
     }
 
-    static func readFile(_ path: String) throws(TraceReadError) -> [UInt8] {
+    package static func readFile(_ path: String) throws(TraceReadError) -> [UInt8] {
         let descriptor = open(path, O_RDONLY | O_CLOEXEC)
         guard descriptor >= 0 else {
             throw TraceReadError(
