@@ -102,10 +102,9 @@ public struct ProcessRounds: RoundRunner {
         guard let command = commands[side] else { return }
         switch mode {
         case .suite:
-            var options = suiteOptions(side, round: round, tests: tests)
-            // The suite's default warm-up unless one is asked for: an
-            // unchanged default is not spelled, so the suite keeps its own.
-            if warmup == nil { options.warmup = PerfSuiteOptions().warmup }
+            // Without --warmup the suite keeps its own: an option at its
+            // default is not spelled.
+            let options = suiteOptions(side, round: round, tests: tests)
             let line = ([command] + options.arguments.map(Self.shellQuoted)).joined(separator: " ")
             let log = "\(logDirectory)/round-\(round)-\(side.rawValue).log"
             let status = try Self.runShell(line, log: log, timeout: timeout)
