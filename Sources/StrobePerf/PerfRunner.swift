@@ -77,7 +77,7 @@ public struct PerfRunner: Sendable {
         // file is removed once read: on ext4, rewriting a truncated file
         // starts its writeback at close, which a fresh file does not.
         let keptFolder = options.traceDirectory.map { directory in
-            "\(directory)/\(ScratchFiles.fileSafe(options.suite))/\(ScratchFiles.fileSafe(test.name))"
+            "\(directory)/\(ResultsFile.fileSafe(options.suite))/\(ResultsFile.fileSafe(test.name))"
         }
         if let keptFolder {
             try? FileManager.default.createDirectory(atPath: keptFolder, withIntermediateDirectories: true)

@@ -122,7 +122,7 @@ public struct PerfSuite: Sendable {
         }
         try FileManager.default.createDirectory(atPath: options.output, withIntermediateDirectories: true)
         let stamp = ISO8601DateFormatter().string(from: Date()).replacingOccurrences(of: ":", with: "")
-        let path = "\(options.output)/\(ScratchFiles.fileSafe(name))-\(stamp)-\(getpid()).\(ResultsFile.fileExtension)"
+        let path = "\(options.output)/\(ResultsFile.fileSafe(name))-\(stamp)-\(getpid()).\(ResultsFile.fileExtension)"
         try ResultsFile.write(run, to: path)
         print("results: \(path)")
         return run

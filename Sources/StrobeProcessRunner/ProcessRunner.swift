@@ -58,7 +58,7 @@ public struct ProcessRunner: Sendable {
                 if measured >= 0 {
                     metrics.add(sample)
                     if let directory = options.traceDirectory {
-                        let folder = "\(directory)/\(ScratchFiles.fileSafe(options.name))"
+                        let folder = "\(directory)/\(ResultsFile.fileSafe(options.name))"
                         try? FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
                         let destination =
                             folder + String(format: "/iter-%03d-%.2fms.pftrace", measured, sample.wall / 1e6)

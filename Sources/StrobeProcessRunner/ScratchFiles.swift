@@ -1,5 +1,4 @@
 import Foundation
-import StrobeResults
 
 #if canImport(Glibc)
 import Glibc
@@ -23,10 +22,4 @@ package enum ScratchFiles {
         #endif
         return String(NSTemporaryDirectory().reversed().drop { $0 == "/" }.reversed())
     }()
-
-    /// `name` with every character but letters, digits, `-`, `_` and `.`
-    /// turned into `-`, to name a file or folder.
-    package static func fileSafe(_ name: String) -> String {
-        ResultsFile.fileSafe(name)
-    }
 }
