@@ -11,12 +11,14 @@ import StrobeStatistics
 /// bound (the levels of all looks add up to at most alpha) still holds,
 /// since each metric is flagged at most once, at a look that spent its
 /// level. A test whose gated metrics are all decided stops running. A
-/// metric the budget cannot decide either way (``roundsToDecide(_:)`` more
-/// than the rounds run plus three times the rounds left) is said so at that
-/// look and measured no further, unless every metric is to be decided
-/// (`--decide-all`). That is judged only from ``roundsBeforeSettingAside``
-/// rounds on: the noise and the change seen in fewer are too rough to give
-/// up on a metric by.
+/// metric the budget cannot decide either way is said so at that look and
+/// measured no further, unless every metric is to be decided
+/// (`--decide-all`): from the first look, when even an optimistic reading
+/// of the rounds so far (``roundsToDecide(_:optimistic:)``: the spread at
+/// its 80% lower confidence bound, the change 0.84 standard errors further
+/// from the nearer verdict) needs more rounds than the plan holds; and from
+/// ``roundsBeforeSettingAside`` rounds on, when the plain reading needs more
+/// than the rounds run plus three times the rounds left.
 struct DecisionLedger {
     /// A metric set aside because the budget cannot decide it.
     struct OutOfReach {
@@ -28,7 +30,9 @@ struct DecisionLedger {
         var plannedRounds: Int
     }
 
-    /// The rounds a look must have before a metric may be set aside.
+    /// The rounds a look must have before a metric may be set aside on the
+    /// plain reading of its rounds (the optimistic one applies from the
+    /// first look).
     static let roundsBeforeSettingAside = 8
 
     /// Whether metrics out of the budget's reach are measured anyway.
@@ -54,11 +58,10 @@ struct DecisionLedger {
             if decided[Self.key(row)] == nil { decided[Self.key(row)] = row }
         }
         let open = report.rows.filter { $0.gates && $0.verdict == .inconclusive }
-        if !decideAll, rounds >= Self.roundsBeforeSettingAside {
+        if !decideAll {
             let left = max(plannedRounds - rounds, 0)
             for row in open where outOfReach[Self.key(row)] == nil {
-                guard let needed = Self.roundsToDecide(row) else { continue }
-                if needed > Double(rounds + 3 * max(left, 1)) {
+                if Self.isOutOfReach(row, rounds: rounds, left: left) {
                     outOfReach[Self.key(row)] = OutOfReach(row: row, rounds: rounds, plannedRounds: plannedRounds)
                 }
             }
@@ -101,24 +104,62 @@ struct DecisionLedger {
         NormalDistribution.quantile(1 - max(row.level / 2, 1e-15)) + NormalDistribution.quantile(0.8)
     }
 
+    /// Whether an open row is out of the reach of a plan with `left` rounds
+    /// after the `rounds` run: the optimistic reading needs more than the
+    /// plan holds, or (from ``roundsBeforeSettingAside`` rounds) the plain
+    /// one needs more than the rounds run and three times those left.
+    static func isOutOfReach(_ row: MetricComparison, rounds: Int, left: Int) -> Bool {
+        if let needed = roundsToDecide(row, optimistic: true), needed > Double(rounds + left) { return true }
+        guard rounds >= roundsBeforeSettingAside, let needed = roundsToDecide(row) else { return false }
+        return needed > Double(rounds + 3 * max(left, 1))
+    }
+
     /// About how many rounds in all would decide the row either way at its
     /// level with 80% power, on the log scale with the noise seen so far:
     /// a change of the size estimated (`(z·s/d)²`) or, when the estimate
     /// lies inside the floor, "unchanged" (`(z·s/(floor − |d|))²`), whichever
     /// comes first; twice that when the sides are not paired. Nil for a
     /// metric without a log scale or a spread, which this cannot tell.
-    static func roundsToDecide(_ row: MetricComparison) -> Double? {
+    ///
+    /// `optimistic` reads the rounds so far in the metric's favour, as the
+    /// fewest rounds that are still plausible: the spread at its 80% lower
+    /// confidence bound (`s·√(ν/χ²₀.₈(ν))`, χ²₀.₈ its 80th percentile), and the change 0.84 standard
+    /// errors larger for the change and smaller for "unchanged". A few
+    /// rounds' spread is rough (with 2 degrees of freedom the bound is 0.79
+    /// of the estimate); a metric set aside on this reading needs more
+    /// rounds than the plan holds unless its true spread lies below that
+    /// bound, a chance of about one in five.
+    static func roundsToDecide(_ row: MetricComparison, optimistic: Bool = false) -> Double? {
         guard row.test.method == .pairedRounds || row.test.method == .processes, row.test.logScale,
             row.test.replicateSpread > 0
         else { return nil }
         let z = powerQuantile(row)
-        let spread = row.test.replicateSpread * (row.test.method == .processes ? 2.0.squareRoot() : 1)
-        let effect = abs(row.test.estimate)
+        var spread = row.test.replicateSpread * (row.test.method == .processes ? 2.0.squareRoot() : 1)
+        var effect = abs(row.test.estimate)
+        var settledEffect = effect
+        if optimistic {
+            let degrees = max(row.test.degreesOfFreedom, 1)
+            spread *= (degrees / chiSquaredQuantile(0.8, degreesOfFreedom: degrees)).squareRoot()
+            let margin = NormalDistribution.quantile(0.8) * row.test.standardError
+            effect += margin
+            settledEffect = max(settledEffect - margin, 0)
+        }
         let floor = log(1 + max(row.relativeFloor, 1e-6))
         var rounds = Double.infinity
         if effect > 0 { rounds = min(rounds, pow(z * spread / effect, 2)) }
-        if effect < floor { rounds = min(rounds, pow(z * spread / (floor - effect), 2)) }
+        if settledEffect < floor { rounds = min(rounds, pow(z * spread / (floor - settledEffect), 2)) }
         return rounds
+    }
+
+    /// The `probability` quantile of the chi-squared distribution with
+    /// `degreesOfFreedom`, by Wilson and Hilferty's cube-root normal
+    /// approximation (within about 2% of the exact lower quantiles from 2
+    /// degrees of freedom on).
+    static func chiSquaredQuantile(_ probability: Double, degreesOfFreedom: Double) -> Double {
+        let k = degreesOfFreedom
+        let term = 2 / (9 * k)
+        let root = 1 - term + NormalDistribution.quantile(probability) * term.squareRoot()
+        return max(k * root * root * root, 1e-9)
     }
 
     /// The smallest change, as a fraction, that `rounds` rounds would

@@ -25,7 +25,7 @@ public struct InterleavedComparison<Runner: RoundRunner> {
         /// Seconds for all rounds.
         public var budget: Double
         /// Rounds before the first look (at least 2).
-        public var minimumRounds = 4
+        public var minimumRounds = 2
         /// The statistics' settings: alpha, floor, confidence.
         public var options = ComparisonOptions()
         /// Direction, floors and gating per metric.
@@ -140,7 +140,11 @@ public struct InterleavedComparison<Runner: RoundRunner> {
             } catch {
                 throw ComparisonFailure(error.description)
             }
-            let (report, openTests) = ledger.record(judged, rounds: rounds, plannedRounds: current.plannedRounds)
+            // The rounds that fit: the plan's, or more at the last round's
+            // pace when fewer iterations or tests made rounds shorter.
+            let pace = roundSeconds.last?.seconds ?? perRound
+            let fitting = max(current.plannedRounds, rounds + Int(max(settings.budget - elapsed, 0) / max(pace, 1e-3)))
+            let (report, openTests) = ledger.record(judged, rounds: rounds, plannedRounds: fitting)
             let gated = report.rows.filter(\.gates).count
             events(.look(look, decided: gated - report.undecided.count, gated: gated, elapsed: clock()))
             for line in counts.newLines(in: report, look: look) { events(.note(line)) }

@@ -41,13 +41,26 @@ enum CompareBenchmarks {
         return (outcome.report.exitStatus, outcome.elapsed)
     }
 
+    static func median(_ values: [Double]) -> Double { percentile(values, 0.5) }
+
+    static func percentile(_ values: [Double], _ share: Double) -> Double {
+        guard !values.isEmpty else { return 0 }
+        let sorted = values.sorted()
+        return sorted[min(Int(Double(sorted.count) * share), sorted.count - 1)]
+    }
+
     static func run() {
         for noise in settings {
             var alarms = (adaptive: 0, fixed: 0)
+            var sameSeconds = (adaptive: [Double](), fixed: [Double]())
             for index in 0..<comparisons {
                 let seed = UInt64(index) &* 7919 &+ 1
-                if compare(ratio: 1, noise: noise, adapts: true, seed: seed).status == 1 { alarms.adaptive += 1 }
-                if compare(ratio: 1, noise: noise, adapts: false, seed: seed).status == 1 { alarms.fixed += 1 }
+                let adaptive = compare(ratio: 1, noise: noise, adapts: true, seed: seed)
+                let fixed = compare(ratio: 1, noise: noise, adapts: false, seed: seed)
+                if adaptive.status == 1 { alarms.adaptive += 1 }
+                if fixed.status == 1 { alarms.fixed += 1 }
+                sameSeconds.adaptive.append(adaptive.seconds)
+                sameSeconds.fixed.append(fixed.seconds)
             }
             Figure(
                 name: "A/A false alarms of compare, iterations from the noise, \(noise.label)",
@@ -55,6 +68,13 @@ enum CompareBenchmarks {
                 baselineName: "the same comparisons at 5 iterations per process",
                 baselineValue: Double(alarms.fixed) / Double(comparisons) * 100, target: "value <= 1",
                 extra: ["comparisons": Double(comparisons)]
+            ).printLine()
+            Figure(
+                name: "seconds to the verdict of an A/A comparison, iterations from the noise, \(noise.label)",
+                value: median(sameSeconds.adaptive), unit: "s (median, processes' own clock)",
+                baselineName: "the same comparisons at 5 iterations per process",
+                baselineValue: median(sameSeconds.fixed), target: "ratio <= 1",
+                extra: ["p90_seconds": percentile(sameSeconds.adaptive, 0.9)]
             ).printLine()
 
             var seconds = (adaptive: [Double](), fixed: [Double]())
@@ -68,7 +88,6 @@ enum CompareBenchmarks {
                 if adaptive.status == 1 { caught.adaptive += 1 }
                 if fixed.status == 1 { caught.fixed += 1 }
             }
-            func median(_ values: [Double]) -> Double { values.sorted()[values.count / 2] }
             Figure(
                 name: "seconds to the verdict on a 5% change, iterations from the noise, \(noise.label)",
                 value: median(seconds.adaptive), unit: "s (median, processes' own clock)",

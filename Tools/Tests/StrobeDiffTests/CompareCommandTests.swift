@@ -86,7 +86,7 @@ import Testing
         let looks = lines.filter { $0.contains(": look ") }
         #expect(!looks.isEmpty)
         #expect(lines.count - looks.count <= 1 + Int(seconds / 10), "\(outcome.errors)")
-        #expect(looks.first?.contains("round 4, ") == true && looks.first?.contains("look 1, ") == true)
+        #expect(looks.first?.contains("round 2, ") == true && looks.first?.contains("look 1, ") == true)
     }
 
     @Test func helpShowsEveryDefault() throws {

@@ -321,13 +321,19 @@ import Testing
 
 @Suite struct SequentialDesignTests {
     @Test func looksSpendAtMostAlpha() {
-        // Geometric looks, at least every fifth of the plan: 4, 6, 9, 14,
-        // 20, 26 and the planned 30 rounds, an equal share of alpha each.
+        // Geometric looks, at least every fifth of the plan: 4, 6, 9, 13,
+        // 19, 25 and the planned 30 rounds, an equal share of alpha each.
         var design = SequentialDesign(alpha: 0.01, confidence: 0.95, plannedRounds: 30)
-        #expect(design.plannedLooks == [4, 6, 9, 14, 20, 26, 30])
+        #expect(design.plannedLooks == [4, 6, 9, 13, 19, 25, 30])
         #expect(
             SequentialDesign(alpha: 0.01, confidence: 0.95, plannedRounds: 100).plannedLooks == [
-                4, 6, 9, 14, 21, 32, 48, 68, 88, 100,
+                4, 6, 9, 13, 19, 28, 42, 62, 82, 100,
+            ])
+        // From a first look after 2 rounds (`strobe compare`'s default),
+        // each of rounds 2, 3 and 4 is looked at.
+        #expect(
+            SequentialDesign(alpha: 0.01, confidence: 0.95, plannedRounds: 30, firstLook: 2).plannedLooks == [
+                2, 3, 4, 6, 9, 13, 19, 25, 30,
             ])
         var spent = 0.0
         var looks: [SequentialDesign.Look] = []
@@ -336,7 +342,7 @@ import Testing
             spent += look.alpha
             looks.append(look)
         }
-        #expect(looks.map(\.rounds) == [4, 6, 9, 14, 20, 26, 30])
+        #expect(looks.map(\.rounds) == [4, 6, 9, 13, 19, 25, 30])
         #expect(abs(spent - 0.01) < 1e-12)
         #expect(looks.last?.isFinal == true && looks.dropLast().allSatisfy { !$0.isFinal })
         #expect(looks.allSatisfy { abs($0.alpha - 0.01 / 7) < 1e-12 })

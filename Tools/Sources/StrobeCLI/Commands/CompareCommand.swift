@@ -23,10 +23,13 @@ struct CompareCommand: ParsableCommand {
             process as the replicate and Benjamini–Hochberg across the test's functions.
 
             After --min-rounds rounds the runs are compared as `strobe diff` compares them (processes \
-            as replicates, paired by round), and again each time the rounds have grown by half (4, 6, \
-            9, 14, 21, ...), until every gated metric is decided or --max-time is spent. The false-alarm \
+            as replicates, paired by round), and again each time the rounds have grown by half (2, 3, \
+            4, 6, 9, 13, 19, ...), until every gated metric is decided or --max-time is spent. The false-alarm \
             rate is spent over these looks in equal shares (alpha spending): stopping early does not \
-            raise it above --alpha, and a large change is decided at the first look. With no policy, \
+            raise it above --alpha, and a large change is decided at the first look that can decide it. A \
+            gated metric whose floor even an optimistic reading of the rounds so far cannot reach in the \
+            budget is said so, with the floor the budget can show, and measured no more (--decide-all \
+            keeps measuring it). With no policy, \
             each test's wall time, CPU time and the suite's own metrics gate; resource counts are \
             reported. Progress goes to standard error: one line per look, and at most one line every \
             10 s between looks (a line rewritten in place on a terminal).
@@ -47,8 +50,13 @@ struct CompareCommand: ParsableCommand {
         transform: DurationArgument.parse)
     var maxTime = DurationArgument(seconds: 180)
 
-    @Option(name: .customLong("min-rounds"), help: "Rounds before the first look.")
-    var minRounds = 4
+    @Option(
+        name: .customLong("min-rounds"),
+        help: """
+            Rounds before the first look (default: 2; 4 with --profile, whose functions are judged with the \
+            processes as replicates).
+            """)
+    var minRounds: Int?
 
     @Option(help: "Measured iterations per process of a perf suite.")
     var iterations = 5
@@ -119,7 +127,7 @@ struct CompareCommand: ParsableCommand {
     var problem: String? {
         guard let baseline, !baseline.isEmpty else { return "give the baseline's command with --baseline CMD" }
         guard let candidate, !candidate.isEmpty else { return "give the candidate's command with --candidate CMD" }
-        guard minRounds >= 2 else { return "--min-rounds must be at least 2, not \(minRounds)" }
+        if let minRounds, minRounds < 2 { return "--min-rounds must be at least 2, not \(minRounds)" }
         guard iterations > 0 else { return "--iterations must be positive, not \(iterations)" }
         if let warmup, warmup < 0 { return "--warmup must be zero or more, not \(warmup)" }
         if let alpha, !(alpha > 0 && alpha < 1) { return "--alpha must be between 0 and 1, not \(alpha)" }
@@ -148,7 +156,7 @@ struct CompareCommand: ParsableCommand {
         let rules = try loadPolicy(policy)
         var settings = InterleavedComparison<ProcessRounds>.Settings(
             budget: maxTime.seconds, seed: seed ?? UInt64.random(in: 0...UInt64.max))
-        settings.minimumRounds = minRounds
+        settings.minimumRounds = minRounds ?? (profile ? 4 : 2)
         settings.options = rules.options(
             overriding: ComparisonOptions(), alpha: alpha, minimumEffect: minEffect.map { $0 / 100 })
         settings.policy = rules

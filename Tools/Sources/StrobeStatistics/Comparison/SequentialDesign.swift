@@ -15,8 +15,9 @@ import Foundation
 /// Two schedules:
 ///
 /// - ``Schedule/geometric`` (the default): looks after `firstLook` rounds
-///   and then whenever the rounds have grown by half, but at least every
-///   fifth of the plan (4, 6, 9, 14, 20, 26, 30 for 30 planned rounds),
+///   and then whenever the rounds have grown by half (rounded down, and by
+///   one round at least), but at least every fifth of the plan (2, 3, 4, 6,
+///   9, 13, 19, 25, 30 for 30 planned rounds from a first look at 2),
 ///   with alpha spent in equal shares over the looks that fit in the
 ///   planned rounds. A large change is decided at the first look; the
 ///   intervals of the later looks shrink with the square root of the rounds,
@@ -90,7 +91,7 @@ public struct SequentialDesign: Sendable, Hashable, Codable {
     func nextLook(after rounds: Int) -> Int {
         switch schedule {
         case .geometric:
-            let grown = Int((Double(rounds) * Self.growth).rounded(.up))
+            let grown = Int((Double(rounds) * Self.growth).rounded(.down))
             let step = Int((0.2 * Double(plannedRounds)).rounded(.up))
             return max(rounds + 1, min(grown, rounds + step))
         case .fractionOfPlan:
