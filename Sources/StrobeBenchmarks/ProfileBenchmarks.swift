@@ -15,13 +15,18 @@ import Glibc
 ///   the same calls without one, sessions alternating in one run.
 /// - CPU overhead: a fixed amount of CPU-bound work on two threads, the
 ///   process's CPU time (every thread's, the writer's and the kernel's
-///   sampling included) with a profile at 999 Hz and at 100 Hz against none.
+///   sampling included) with a profile at 999 Hz and at 100 Hz, and with the
+///   kernel's sampling alone, each against a run without a profile beside
+///   it: the median of the pairs' ratios.
 /// - Accuracy: `ProfileWorkload` (60/30/10% of each thread's CPU time in
 ///   three functions) recorded repeatedly; each function's share of the
 ///   samples against its true share, the worst error over the runs, and the
 ///   share of each interval's samples that fall in the function it called.
 enum ProfileBenchmarks {
     static let runs = 7
+    /// Pairs of runs with and without a profile per overhead figure
+    /// (`STROBE_BENCH_PROFILE_PAIRS`, default 11).
+    static let overheadPairs = ProcessInfo.processInfo.environment["STROBE_BENCH_PROFILE_PAIRS"].flatMap(Int.init) ?? 11
 
     static func run() {
         hotPathFigures()
@@ -154,34 +159,47 @@ enum ProfileBenchmarks {
         ]
         _ = fixedWork(nil)
         _ = fixedWork(.init(frequency: 999))
-        var off: [(total: Double, writer: Double)] = []
-        var on = [[(total: Double, writer: Double)]](repeating: [], count: cases.count)
-        var floorRuns = [[(total: Double, writer: Double)]](repeating: [], count: floors.count)
-        for _ in 0..<runs {
-            off.append(fixedWork(nil))
-            for (index, item) in cases.enumerated() { on[index].append(fixedWork(item.1)) }
-            for (index, item) in floors.enumerated() { floorRuns[index].append(fixedWork(nil, floor: item.1)) }
+        // Each configuration is paired with a run without a profile right
+        // beside it, in an order a coin picks per pair, and judged by the
+        // pairs' ratios: the machine's drift between pairs cancels, which
+        // a ratio of two medians taken a minute apart does not.
+        var generator = SystemRandomNumberGenerator()
+        let configurations =
+            floors.map { (name: $0.0, profile: TraceConfiguration.CPUProfile?.none, floor: $0.1) }
+            + cases.map { (name: $0.0, profile: Optional($0.1), floor: KernelFloor?.none) }
+        var pairs = [[(on: (total: Double, writer: Double), off: (total: Double, writer: Double))]](
+            repeating: [], count: configurations.count)
+        for _ in 0..<overheadPairs {
+            for (index, configuration) in configurations.enumerated() {
+                let offFirst = Bool.random(using: &generator)
+                var off = offFirst ? fixedWork(nil) : (0, 0)
+                let on = fixedWork(configuration.profile, floor: configuration.floor)
+                if !offFirst { off = fixedWork(nil) }
+                pairs[index].append((on, off))
+            }
         }
-        func median(_ values: [Double]) -> Double { values.sorted()[values.count / 2] }
-        let baseline = median(off.map(\.total))
-        for (index, item) in floors.enumerated() {
-            Figure(
-                name: "CPU-bound work on 2 threads, process CPU time with \(item.0)",
-                value: median(floorRuns[index].map(\.total)) / 1e6, unit: "ms",
-                baselineName: "the same work without a profile, same run", baselineValue: baseline / 1e6,
-                target: "none"
-            ).printLine()
+        func quantile(_ values: [Double], _ share: Double) -> Double {
+            let sorted = values.sorted()
+            return sorted[min(Int(Double(sorted.count - 1) * share + 0.5), sorted.count - 1)]
         }
-        for (index, item) in cases.enumerated() {
+        for (index, configuration) in configurations.enumerated() {
+            let ratios = pairs[index].map { $0.on.total / $0.off.total }
+            var extra = [
+                "ratio_p25": quantile(ratios, 0.25), "ratio_p75": quantile(ratios, 0.75),
+                "pairs": Double(ratios.count),
+            ]
+            if configuration.profile != nil {
+                extra["writer_ms"] = quantile(pairs[index].map(\.on.writer), 0.5) / 1e6
+                extra["writer_ms_without_profile"] = quantile(pairs[index].map(\.off.writer), 0.5) / 1e6
+            }
+            let target =
+                configuration.profile == nil ? "none" : cases.first { $0.0 == configuration.name }?.2 ?? "none"
             Figure(
-                name: "CPU-bound work on 2 threads, process CPU time with \(item.0)",
-                value: median(on[index].map(\.total)) / 1e6, unit: "ms",
-                baselineName: "the same work without a profile, same run", baselineValue: baseline / 1e6,
-                target: item.2,
-                extra: [
-                    "writer_ms": median(on[index].map(\.writer)) / 1e6,
-                    "writer_ms_without_profile": median(off.map(\.writer)) / 1e6,
-                ]
+                name: "CPU-bound work on 2 threads, process CPU time with \(configuration.name)",
+                value: quantile(pairs[index].map(\.on.total), 0.5) / 1e6, unit: "ms",
+                baselineName: "the same work without a profile, run beside it (ratio: median of the pairs' ratios)",
+                baselineValue: quantile(pairs[index].map(\.off.total), 0.5) / 1e6,
+                ratioOverride: quantile(ratios, 0.5), target: target, extra: extra
             ).printLine()
         }
     }

@@ -104,6 +104,20 @@ struct DecisionLedger {
         NormalDistribution.quantile(1 - max(row.level / 2, 1e-15)) + NormalDistribution.quantile(0.8)
     }
 
+    /// The log distance the hardest open gated metric of `report` must
+    /// cover to be decided: per metric the larger of its estimated change
+    /// and its room inside its floor, the smallest of those; the log of
+    /// `1 + floor` when no open metric has a log-scale estimate.
+    func hardestDistance(in report: DiffReport, floor: Double) -> Double {
+        let distances = report.rows.filter {
+            $0.gates && $0.verdict == .inconclusive && outOfReach[Self.key($0)] == nil && $0.test.logScale
+        }.map { row in
+            let effect = abs(row.test.estimate)
+            return max(effect, log(1 + max(row.relativeFloor, 1e-6)) - effect)
+        }
+        return distances.min() ?? log(1 + max(floor, 1e-6))
+    }
+
     /// Whether an open row is out of the reach of a plan with `left` rounds
     /// after the `rounds` run: the optimistic reading needs more than the
     /// plan holds, or (from ``roundsBeforeSettingAside`` rounds) the plain

@@ -165,7 +165,9 @@ public struct InterleavedComparison<Runner: RoundRunner> {
                 let plan = IterationPlan.plan(
                     baseline: baselineSet, candidate: candidateSet, tests: openTests,
                     processSeconds: recent.reduce(0) { $0 + $1.seconds } / Double(2 * recent.count),
-                    iterations: current),
+                    iterations: current,
+                    target: ledger.hardestDistance(in: report, floor: settings.options.minimumEffect),
+                    level: look.alpha),
                 plan.iterations != current
             {
                 runner.iterationsPerProcess = plan.iterations

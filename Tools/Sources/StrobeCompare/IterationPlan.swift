@@ -1,5 +1,6 @@
 import Foundation
 import StrobeDiff
+import StrobeStatistics
 
 /// How many iterations a suite process should measure, from the split of
 /// the noise between processes and within them.
@@ -14,6 +15,18 @@ import StrobeDiff
 /// than iterations do, or where iterations are long beside a process's
 /// start, fewer iterations per process and more processes decide sooner;
 /// where iterations scatter and processes agree, more of them.
+///
+/// That optimum holds for many rounds. A look tests with a t statistic of
+/// `n − 1` degrees of freedom at a small level, whose quantile is large for
+/// few rounds (about 8.6 for 5 rounds at a two-sided 0.001, against 3.3 for
+/// many), so
+/// few long rounds decide later than the information per second says. The
+/// plan therefore takes, of the `k` from 2 to 20, the one whose rounds
+/// reach the target soonest: the fewest rounds `n` with
+/// `n ≥ ((t₁₋ₗₑᵥₑₗ/₂(n − 1) + z₀.₈)·σ_r(k) / δ)²`, `σ_r(k)² = 2(σ_b² + σ_w²/k)`
+/// the variance of a round's paired difference and `δ` the log distance the
+/// hardest open metric must cover (its change, or its room inside the
+/// floor), times the seconds `2(c + k·t)` of a round.
 struct IterationPlan: Equatable {
     /// The iterations each process should measure.
     var iterations: Int
@@ -30,8 +43,12 @@ struct IterationPlan: Equatable {
     /// fewer than 2 iterations per process). `processSeconds` is the mean
     /// time a process took with `current` measured iterations; its warm-up
     /// iterations count with its start, as they run whatever k is.
+    ///
+    /// `target` is the log distance the hardest open metric must cover and
+    /// `level` the two-sided level of a look (see the type's comment).
     static func plan(
-        baseline: SampleSet, candidate: SampleSet, tests: [String], processSeconds: Double, iterations current: Int
+        baseline: SampleSet, candidate: SampleSet, tests: [String], processSeconds: Double, iterations current: Int,
+        target: Double, level: Double
     ) -> IterationPlan? {
         var withinTerms: [(sum: Double, degrees: Int)] = []
         var betweenVariances: [Double] = []
@@ -78,8 +95,51 @@ struct IterationPlan: Equatable {
         // What a process costs before it measures: its start, its setup and
         // its warm-up iterations, which run whatever k is.
         let perProcess = max(processSeconds - Double(current) * iterationSeconds, iterationSeconds / 4)
-        let best = (within * perProcess / (between * iterationSeconds)).squareRoot()
-        let iterations = min(max(Int(best.rounded()), range.lowerBound), range.upperBound)
+        var quantiles = TQuantiles(level: level)
+        let iterations = range.min { first, second in
+            let rounds = (
+                quantiles.roundsToReach(target, roundVariance: 2 * (between + within / Double(first))),
+                quantiles.roundsToReach(target, roundVariance: 2 * (between + within / Double(second)))
+            )
+            return rounds.0 * (perProcess + Double(first) * iterationSeconds)
+                < rounds.1 * (perProcess + Double(second) * iterationSeconds)
+        }!
         return IterationPlan(iterations: iterations, within: within.squareRoot(), between: between.squareRoot())
+    }
+
+    /// Student's t quantiles of one level, by degrees of freedom, computed
+    /// once each.
+    struct TQuantiles {
+        let level: Double
+        private var cache: [Int: Double] = [:]
+        private let power = NormalDistribution.quantile(0.8)
+
+        init(level: Double) { self.level = min(max(level, 1e-12), 0.5) }
+
+        mutating func quantile(_ degrees: Int) -> Double {
+            if let known = cache[degrees] { return known }
+            let value = StudentDistribution.quantile(1 - level / 2, degreesOfFreedom: Double(degrees))
+            cache[degrees] = value
+            return value
+        }
+
+        /// The fewest rounds (2 to 2,000) whose paired t-test at the level
+        /// reaches a log distance `target` with 80% power, for rounds whose
+        /// paired differences have `roundVariance`.
+        mutating func roundsToReach(_ target: Double, roundVariance: Double) -> Double {
+            guard target > 0 else { return 2000 }
+            func enough(_ rounds: Int) -> Bool {
+                let z = quantile(rounds - 1) + power
+                return Double(rounds) >= z * z * roundVariance / (target * target)
+            }
+            var low = 2
+            var high = 2000
+            if !enough(high) { return Double(high) }
+            while low < high {
+                let middle = (low + high) / 2
+                if enough(middle) { high = middle } else { low = middle + 1 }
+            }
+            return Double(low)
+        }
     }
 }

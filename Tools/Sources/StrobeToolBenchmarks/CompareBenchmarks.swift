@@ -25,20 +25,23 @@ enum CompareBenchmarks {
         Noise(label: "processes ±5%, iterations ±5%", between: 0.05, within: 0.05),
     ]
 
-    /// One comparison: its exit status and the seconds it took.
-    static func compare(ratio: Double, noise: Noise, adapts: Bool, seed: UInt64) -> (status: Int32, seconds: Double) {
+    /// One comparison: its exit status, the seconds it took, and whether
+    /// every gated metric was decided (rather than set aside or left open).
+    static func compare(ratio: Double, noise: Noise, adapts: Bool, seed: UInt64) -> (
+        status: Int32, seconds: Double, decided: Bool
+    ) {
         let root = NSTemporaryDirectory() + "strobe-bench-compare-\(getpid())-\(seed)-\(adapts)"
         defer { try? FileManager.default.removeItem(atPath: root) }
         guard let runner = try? SyntheticRounds(root: root, ratios: ["decode": ratio], seed: seed) else {
-            return (2, 0)
+            return (2, 0, false)
         }
         runner.between = noise.between
         runner.within = noise.within
         var settings = InterleavedComparison<SyntheticRounds>.Settings(budget: 180, seed: seed)
         settings.adaptsIterations = adapts
         var comparison = InterleavedComparison(settings: settings, runner: runner, clock: { runner.seconds })
-        guard let outcome = try? comparison.run() else { return (2, runner.seconds) }
-        return (outcome.report.exitStatus, outcome.elapsed)
+        guard let outcome = try? comparison.run() else { return (2, runner.seconds, false) }
+        return (outcome.report.exitStatus, outcome.elapsed, outcome.report.undecided.isEmpty)
     }
 
     static func median(_ values: [Double]) -> Double { percentile(values, 0.5) }
@@ -53,6 +56,7 @@ enum CompareBenchmarks {
         for noise in settings {
             var alarms = (adaptive: 0, fixed: 0)
             var sameSeconds = (adaptive: [Double](), fixed: [Double]())
+            var unchanged = (adaptive: 0, fixed: 0)
             for index in 0..<comparisons {
                 let seed = UInt64(index) &* 7919 &+ 1
                 let adaptive = compare(ratio: 1, noise: noise, adapts: true, seed: seed)
@@ -61,6 +65,8 @@ enum CompareBenchmarks {
                 if fixed.status == 1 { alarms.fixed += 1 }
                 sameSeconds.adaptive.append(adaptive.seconds)
                 sameSeconds.fixed.append(fixed.seconds)
+                if adaptive.decided { unchanged.adaptive += 1 }
+                if fixed.decided { unchanged.fixed += 1 }
             }
             Figure(
                 name: "A/A false alarms of compare, iterations from the noise, \(noise.label)",
@@ -74,7 +80,11 @@ enum CompareBenchmarks {
                 value: median(sameSeconds.adaptive), unit: "s (median, processes' own clock)",
                 baselineName: "the same comparisons at 5 iterations per process",
                 baselineValue: median(sameSeconds.fixed), target: "ratio <= 1",
-                extra: ["p90_seconds": percentile(sameSeconds.adaptive, 0.9)]
+                extra: [
+                    "p90_seconds": percentile(sameSeconds.adaptive, 0.9),
+                    "unchanged_percent": Double(unchanged.adaptive) / Double(comparisons) * 100,
+                    "unchanged_percent_fixed": Double(unchanged.fixed) / Double(comparisons) * 100,
+                ]
             ).printLine()
 
             var seconds = (adaptive: [Double](), fixed: [Double]())

@@ -1,0 +1,74 @@
+#!/usr/bin/env bash
+# The demo as a user meets it, RUNS times over (default 10): `scripts/demo.sh`
+# whole, with its defaults, each run's output kept in out/demo-runs/N.log.
+# Per run it prints the compare step's rounds, seconds and verdict, and what
+# the history step's `strobe trend` said of the rebuilt curve that lands on
+# night 11: the change found at night 11, found a night early or late, only a
+# "possible change", or nothing. With BUSY=1 a busy loop keeps one core
+# occupied for the whole measurement, as a parallel build on a CI runner
+# would. The CPU and the load average at the end of each run go beside it.
+# Usage: scripts/measure-demo.sh [RUNS]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+runs=${1:-10}
+logs=out/demo-runs
+rm -rf "$logs"
+mkdir -p "$logs"
+tools_bin=$(swift build -c "${DEMO_TOOLS_CONFIGURATION:-debug}" --package-path Tools --show-bin-path)
+
+busy_pid=""
+if [ "${BUSY:-0}" = 1 ]; then
+    # One core kept busy: a shell loop that never sleeps.
+    (while :; do :; done) &
+    busy_pid=$!
+    trap 'kill "$busy_pid" 2>/dev/null || true' EXIT
+fi
+cpu=$(lscpu | sed -n 's/^Model name: *//p' | head -1)
+family=$(lscpu | sed -n 's/^CPU family: *//p' | head -1)
+model=$(lscpu | sed -n 's/^Model: *//p' | head -1)
+echo "CPU: $cpu, family $family model $model; $(nproc) cores; $([ -n "$busy_pid" ] && echo "one core busy" || echo "nothing else started")"
+
+for run in $(seq 1 "$runs"); do
+    log="$logs/$run.log"
+    status=0
+    bash scripts/demo.sh >"$log" 2>&1 || status=$?
+    load=$(cut -d' ' -f1 /proc/loadavg)
+    if [ "$status" -ne 0 ]; then
+        echo "demo $run: failed with exit status $status (see $log), load $load"
+        continue
+    fi
+    history=out/demo/history
+    "$tools_bin/strobe" trend --history "$history/history.sqlite" --repository "$history/repo" \
+        --reference build=reference --metric 'wall|lens apply' --format json >"$logs/$run-trend.json" 2>/dev/null || true
+    python3 - "$log" "$logs/$run-trend.json" "$run" "$load" <<'PY'
+import json, re, sys
+log, trend_path, run, load = sys.argv[1:]
+text = open(log, errors="replace").read()
+# The compare step is the first comparison of the log (the suite's); its
+# summary line reads "compare: N rounds in M:SS, ...".
+found = re.search(r"compare: (\d+) rounds? in (\d+):(\d\d)", text)
+rounds, seconds = ("?", "?") if not found else (found.group(1), int(found.group(2)) * 60 + int(found.group(3)))
+verdict = "regression" if "strobe compare found a regression" in text else "no regression"
+try:
+    trend = json.load(open(trend_path))
+except Exception as error:
+    print(f"demo {run}: compare {seconds} s, {rounds} rounds, {verdict}; trend unreadable ({error}); load {load}")
+    sys.exit(0)
+def night(change):
+    commits = change.get("commits") or []
+    found = re.search(r"night (\d+)", commits[0]) if commits else None
+    return int(found.group(1)) if found else None
+lens = [c for c in trend.get("changes", []) if c.get("test") == "apply lens"]
+nights = sorted({night(c) for c in lens if night(c) is not None})
+possible = [n for n in trend.get("notes", []) if n.startswith("possible change") and "apply lens" in n]
+if 11 in nights:
+    history = "the change found at night 11"
+elif nights:
+    history = "the change found at night " + ", ".join(map(str, nights)) + " (not 11)"
+elif possible:
+    history = "a possible change only: " + possible[0]
+else:
+    history = "nothing found"
+print(f"demo {run}: compare {seconds} s, {rounds} rounds, {verdict}; history: {history}; load {load}")
+PY
+done
