@@ -161,7 +161,10 @@ public struct InterleavedComparison<Runner: RoundRunner> {
                 onlyTests = narrowed
             }
             let recent = roundSeconds.filter { $0.iterations == runner.iterationsPerProcess }.suffix(4)
-            if settings.adaptsIterations, let current = runner.iterationsPerProcess, !recent.isEmpty,
+            // The split of the noise needs a few processes a side: with two,
+            // the spread between them has one degree of freedom.
+            if settings.adaptsIterations, rounds >= IterationPlan.roundsBeforePlanning,
+                let current = runner.iterationsPerProcess, !recent.isEmpty,
                 let plan = IterationPlan.plan(
                     baseline: baselineSet, candidate: candidateSet, tests: openTests,
                     processSeconds: recent.reduce(0) { $0 + $1.seconds } / Double(2 * recent.count),

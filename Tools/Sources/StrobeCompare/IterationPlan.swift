@@ -35,6 +35,10 @@ struct IterationPlan: Equatable {
     /// The spread of processes around their side's level, as a fraction.
     var between: Double
 
+    /// The rounds before the first plan: the spread between processes of a
+    /// side needs a few of them.
+    static let roundsBeforePlanning = 4
+
     /// The fewest and most iterations a plan chooses.
     static let range = 2...20
 
