@@ -406,7 +406,7 @@ uint64_t cstrobe_sampler_timer_samples(void) { return atomic_load_explicit(&time
 
 // MARK: - The kernel's sampling alone, for the benchmarks
 
-#define FLOOR_RING_PAGES 8
+#define FLOOR_RING_PAGES 32
 
 struct cstrobe_perf_floor {
     int fd;
@@ -435,6 +435,15 @@ cstrobe_perf_floor *cstrobe_perf_floor_open(uint64_t period_ns, int as_strobe, i
     floor->mapping = mapping;
     floor->bytes = bytes;
     return floor;
+}
+
+uint64_t cstrobe_perf_floor_discard(cstrobe_perf_floor *floor) {
+    if (!floor) return 0;
+    struct perf_event_mmap_page *meta = floor->mapping;
+    uint64_t head = __atomic_load_n(&meta->data_head, __ATOMIC_ACQUIRE);
+    uint64_t tail = meta->data_tail;
+    __atomic_store_n(&meta->data_tail, head, __ATOMIC_RELEASE);
+    return head - tail;
 }
 
 void cstrobe_perf_floor_close(cstrobe_perf_floor *floor) {
@@ -501,6 +510,15 @@ cstrobe_perf_floor *cstrobe_perf_floor_open(uint64_t period_ns, int as_strobe, i
     *error = ENOSYS;
     return NULL;
 }
+uint64_t cstrobe_perf_floor_discard(cstrobe_perf_floor *floor) {
+    if (!floor) return 0;
+    struct perf_event_mmap_page *meta = floor->mapping;
+    uint64_t head = __atomic_load_n(&meta->data_head, __ATOMIC_ACQUIRE);
+    uint64_t tail = meta->data_tail;
+    __atomic_store_n(&meta->data_tail, head, __ATOMIC_RELEASE);
+    return head - tail;
+}
+
 void cstrobe_perf_floor_close(cstrobe_perf_floor *floor) { (void)floor; }
 
 #endif

@@ -96,19 +96,46 @@ enum ProfileBenchmarks {
     struct KernelFloor {
         var frequency: Int
         var asStrobe: Bool
+        /// Whether the ring is drained (thrown away unread) every 100 ms,
+        /// as the session's writer drains its rings, so that the kernel
+        /// writes every sample.
+        var drained = false
+    }
+
+    /// The floors' events, which the waiting thread drains.
+    final class FloorRings: @unchecked Sendable {
+        private let lock = NSLock()
+        private var rings: [OpaquePointer] = []
+
+        func add(_ ring: OpaquePointer?) {
+            guard let ring else { return }
+            lock.withLock { rings.append(ring) }
+        }
+
+        func remove(_ ring: OpaquePointer?) {
+            lock.withLock { rings.removeAll { $0 == ring } }
+        }
+
+        func discardAll() {
+            lock.withLock { for ring in rings { _ = cstrobe_perf_floor_discard(ring) } }
+        }
     }
 
     /// A fixed amount of CPU-bound work on two threads, each inside one
     /// interval; returns the process CPU time it took with `profile` (or,
     /// with `floor`, the kernel's sampling alone), and the part the
     /// session's background writer took, in ns.
-    static func fixedWork(_ profile: TraceConfiguration.CPUProfile?, floor: KernelFloor? = nil) -> (
+    static func fixedWork(
+        _ profile: TraceConfiguration.CPUProfile?, floor: KernelFloor? = nil, iterations: Int = 200_000_000
+    ) -> (
         total: Double, writer: Double
     ) {
         let path = CoreBenchmarks.temporaryPath("profile-overhead")
         defer { try? FileManager.default.removeItem(atPath: path) }
         let session = try! TraceSession.start(configuration(path, profile: profile))
         let before = processCPUTime()
+        let rings = FloorRings()
+        let finished = DispatchSemaphore(value: 0)
         let threads = (0..<2).map { _ in
             Thread {
                 var error: Int32 = 0
@@ -116,16 +143,25 @@ enum ProfileBenchmarks {
                     cstrobe_perf_floor_open(
                         UInt64(1_000_000_000 / floor.frequency), floor.asStrobe ? 1 : 0, &error)
                 }
+                if floor?.drained == true { rings.add(sampler) }
                 Trace.begin("fixed work")
                 // Used, so the work is not optimized away.
-                if FixedWork.run(iterations: 200_000_000) == 0 { print("0") }
+                if iterations > 0, FixedWork.run(iterations: iterations) == 0 { print("0") }
                 Trace.end()
+                rings.remove(sampler)
                 cstrobe_perf_floor_close(sampler)
+                finished.signal()
             }
         }
         for thread in threads { thread.start() }
-        // Thread has no join: wait for both to finish their work.
-        while threads.contains(where: { !$0.isFinished }) { usleep(500) }
+        // Wait for both threads, waking every 100 ms to drain the floors'
+        // rings. (Polling every 0.5 ms instead made this thread switch
+        // 2,000 times a second, and a profile samples every thread: each
+        // switch of a thread with a perf event costs the kernel more, which
+        // added about 0.3% to every profile's figure.)
+        for _ in threads {
+            while finished.wait(timeout: .now() + .milliseconds(100)) == .timedOut { rings.discardAll() }
+        }
         try! session.stop()
         let (seconds, attoseconds) = session.backgroundCPUTime.components
         return (processCPUTime() - before, Double(seconds) * 1e9 + Double(attoseconds) / 1e9)
@@ -156,6 +192,14 @@ enum ProfileBenchmarks {
                 "the kernel's sampling alone at 100 Hz, asking what Strobe asks, ring never read",
                 KernelFloor(frequency: 100, asStrobe: true)
             ),
+            (
+                "the kernel's sampling alone at 999 Hz, asking what Strobe asks, ring drained unread every 100 ms",
+                KernelFloor(frequency: 999, asStrobe: true, drained: true)
+            ),
+            (
+                "the kernel's sampling alone at 100 Hz, asking what Strobe asks, ring drained unread every 100 ms",
+                KernelFloor(frequency: 100, asStrobe: true, drained: true)
+            ),
         ]
         _ = fixedWork(nil)
         _ = fixedWork(.init(frequency: 999))
@@ -164,17 +208,34 @@ enum ProfileBenchmarks {
         // pairs' ratios: the machine's drift between pairs cancels, which
         // a ratio of two medians taken a minute apart does not.
         var generator = SystemRandomNumberGenerator()
+        // Beside them: what a session's profile costs with no work at all
+        // (opening an event per thread, its ring, closing them: paid once a
+        // session), and the 100 Hz profile over four times the work, where
+        // that once-per-session cost weighs a quarter as much.
         let configurations =
-            floors.map { (name: $0.0, profile: TraceConfiguration.CPUProfile?.none, floor: $0.1) }
-            + cases.map { (name: $0.0, profile: Optional($0.1), floor: KernelFloor?.none) }
+            floors.map {
+                (name: $0.0, profile: TraceConfiguration.CPUProfile?.none, floor: $0.1, iterations: 200_000_000)
+            }
+            + cases.map { (name: $0.0, profile: Optional($0.1), floor: KernelFloor?.none, iterations: 200_000_000) }
+            + [
+                (
+                    name: "a profile at 100 Hz, four times the work", profile: .init(frequency: 100), floor: nil,
+                    iterations: 800_000_000
+                ),
+                (
+                    name: "a profile at 999 Hz, no work (a session's start and stop)", profile: .init(frequency: 999),
+                    floor: nil, iterations: 0
+                ),
+            ]
         var pairs = [[(on: (total: Double, writer: Double), off: (total: Double, writer: Double))]](
             repeating: [], count: configurations.count)
         for _ in 0..<overheadPairs {
             for (index, configuration) in configurations.enumerated() {
                 let offFirst = Bool.random(using: &generator)
-                var off = offFirst ? fixedWork(nil) : (0, 0)
-                let on = fixedWork(configuration.profile, floor: configuration.floor)
-                if !offFirst { off = fixedWork(nil) }
+                let iterations = configuration.iterations
+                var off = offFirst ? fixedWork(nil, iterations: iterations) : (0, 0)
+                let on = fixedWork(configuration.profile, floor: configuration.floor, iterations: iterations)
+                if !offFirst { off = fixedWork(nil, iterations: iterations) }
                 pairs[index].append((on, off))
             }
         }
@@ -193,7 +254,26 @@ enum ProfileBenchmarks {
                 extra["writer_ms_without_profile"] = quantile(pairs[index].map(\.off.writer), 0.5) / 1e6
             }
             let target =
-                configuration.profile == nil ? "none" : cases.first { $0.0 == configuration.name }?.2 ?? "none"
+                configuration.name == "a profile at 100 Hz, four times the work"
+                ? "ratio <= 1.005"
+                : configuration.profile == nil ? "none" : cases.first { $0.0 == configuration.name }?.2 ?? "none"
+            if configuration.iterations == 0 {
+                // No work: the difference is the figure, not the ratio.
+                let differences = pairs[index].map { ($0.on.total - $0.off.total) / 1e6 }
+                Figure(
+                    name: "CPU time of a session's start and stop with \(configuration.name)",
+                    value: quantile(pairs[index].map(\.on.total), 0.5) / 1e6, unit: "ms",
+                    baselineName: "a session's start and stop without a profile, run beside it",
+                    baselineValue: quantile(pairs[index].map(\.off.total), 0.5) / 1e6,
+                    target: "none",
+                    extra: [
+                        "difference_ms_median": quantile(differences, 0.5),
+                        "difference_ms_p25": quantile(differences, 0.25),
+                        "difference_ms_p75": quantile(differences, 0.75),
+                    ]
+                ).printLine()
+                continue
+            }
             Figure(
                 name: "CPU-bound work on 2 threads, process CPU time with \(configuration.name)",
                 value: quantile(pairs[index].map(\.on.total), 0.5) / 1e6, unit: "ms",

@@ -80,11 +80,18 @@ typedef struct cstrobe_perf_floor cstrobe_perf_floor;
 /// For the benchmarks' floor: a perf event on the calling thread's software
 /// CPU clock sampling every `period_ns`, with the user call chain and stack
 /// words Strobe's samplers ask for when `as_strobe` is set (else the thread
-/// id alone), into an 8-page ring nobody reads (full, the kernel counts
-/// samples lost and still takes every interrupt). It measures what the
+/// id alone), into a 32-page ring (as Strobe's) nobody decodes (left full, the kernel
+/// counts samples lost and still takes every interrupt; drained with
+/// `cstrobe_perf_floor_discard`, it writes them all). It measures what the
 /// kernel's sampling costs by itself. Returns NULL with `*error` set to
 /// the errno where the kernel refuses.
 cstrobe_perf_floor *cstrobe_perf_floor_open(uint64_t period_ns, int as_strobe, int *error);
+
+/// Throws away what the floor's ring holds, as a reader that decodes nothing
+/// would: with the ring drained, the kernel writes every sample (a full ring
+/// costs it less, since it drops the sample before copying it). Returns the
+/// bytes thrown away.
+uint64_t cstrobe_perf_floor_discard(cstrobe_perf_floor *floor);
 
 /// Stops, unmaps and frees what `cstrobe_perf_floor_open` opened.
 void cstrobe_perf_floor_close(cstrobe_perf_floor *floor);
