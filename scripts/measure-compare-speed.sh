@@ -39,18 +39,8 @@ else
     swift build -c release --package-path Tools --product strobe >/dev/null
     strobe="$(swift build -c release --package-path Tools --show-bin-path)/strobe"
 fi
-busy_pid=""
-if [ "${BUSY:-0}" = 1 ]; then
-    # One core kept busy: a shell loop that never sleeps.
-    (while :; do :; done) &
-    busy_pid=$!
-    trap 'kill "$busy_pid" 2>/dev/null || true' EXIT
-fi
-
-cpu=$(lscpu | sed -n 's/^Model name: *//p' | head -1)
-family=$(lscpu | sed -n 's/^CPU family: *//p' | head -1)
-model=$(lscpu | sed -n 's/^Model: *//p' | head -1)
-echo "CPU: $cpu, family $family model $model; $(nproc) cores; max time $max_time; $([ -n "$busy_pid" ] && echo "one core busy" || echo "nothing else started")"
+source scripts/measure-common.sh
+machine_line "max time $max_time"
 
 compare() { # KIND RUN BASELINE CANDIDATE
     local dir="$work/runs/${1//\//}-$2"

@@ -16,17 +16,8 @@ rm -rf "$logs"
 mkdir -p "$logs"
 tools_bin=$(swift build -c "${DEMO_TOOLS_CONFIGURATION:-debug}" --package-path Tools --show-bin-path)
 
-busy_pid=""
-if [ "${BUSY:-0}" = 1 ]; then
-    # One core kept busy: a shell loop that never sleeps.
-    (while :; do :; done) &
-    busy_pid=$!
-    trap 'kill "$busy_pid" 2>/dev/null || true' EXIT
-fi
-cpu=$(lscpu | sed -n 's/^Model name: *//p' | head -1)
-family=$(lscpu | sed -n 's/^CPU family: *//p' | head -1)
-model=$(lscpu | sed -n 's/^Model: *//p' | head -1)
-echo "CPU: $cpu, family $family model $model; $(nproc) cores; $([ -n "$busy_pid" ] && echo "one core busy" || echo "nothing else started")"
+source scripts/measure-common.sh
+machine_line
 
 for run in $(seq 1 "$runs"); do
     log="$logs/$run.log"

@@ -35,16 +35,8 @@ else
     swift build --package-path Tools --product strobe >/dev/null
     strobe="$(swift build --package-path Tools --show-bin-path)/strobe"
 fi
-busy_pid=""
-if [ "${BUSY:-0}" = 1 ]; then
-    (while :; do :; done) &
-    busy_pid=$!
-    trap 'kill "$busy_pid" 2>/dev/null || true' EXIT
-fi
-cpu=$(lscpu | sed -n 's/^Model name: *//p' | head -1)
-family=$(lscpu | sed -n 's/^CPU family: *//p' | head -1)
-model=$(lscpu | sed -n 's/^Model: *//p' | head -1)
-echo "CPU: $cpu, family $family model $model; $(nproc) cores; max time $max_time; $([ -n "$busy_pid" ] && echo "one core busy" || echo "nothing else started")"
+source scripts/measure-common.sh
+machine_line "max time $max_time"
 
 # The first function listed under TEST and every function named as changed,
 # from a JSON report.

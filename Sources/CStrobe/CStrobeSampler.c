@@ -511,14 +511,9 @@ cstrobe_perf_floor *cstrobe_perf_floor_open(uint64_t period_ns, int as_strobe, i
     return NULL;
 }
 uint64_t cstrobe_perf_floor_discard(cstrobe_perf_floor *floor) {
-    if (!floor) return 0;
-    struct perf_event_mmap_page *meta = floor->mapping;
-    uint64_t head = __atomic_load_n(&meta->data_head, __ATOMIC_ACQUIRE);
-    uint64_t tail = meta->data_tail;
-    __atomic_store_n(&meta->data_tail, head, __ATOMIC_RELEASE);
-    return head - tail;
+    (void)floor;
+    return 0;
 }
-
 void cstrobe_perf_floor_close(cstrobe_perf_floor *floor) { (void)floor; }
 
 #endif
