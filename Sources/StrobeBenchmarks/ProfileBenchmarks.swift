@@ -102,6 +102,16 @@ enum ProfileBenchmarks {
         var drained = false
     }
 
+    /// One overhead figure's setting: a profile or a floor, the work, and
+    /// whether the waiting thread switches 2,000 times a second.
+    struct OverheadSetting {
+        var name: String
+        var profile: TraceConfiguration.CPUProfile?
+        var floor: KernelFloor? = nil
+        var iterations = 200_000_000
+        var switching = false
+    }
+
     /// The floors' events, which the waiting thread drains.
     final class FloorRings: @unchecked Sendable {
         private let lock = NSLock()
@@ -126,7 +136,8 @@ enum ProfileBenchmarks {
     /// with `floor`, the kernel's sampling alone), and the part the
     /// session's background writer took, in ns.
     static func fixedWork(
-        _ profile: TraceConfiguration.CPUProfile?, floor: KernelFloor? = nil, iterations: Int = 200_000_000
+        _ profile: TraceConfiguration.CPUProfile?, floor: KernelFloor? = nil, iterations: Int = 200_000_000,
+        switching: Bool = false
     ) -> (
         total: Double, writer: Double
     ) {
@@ -160,7 +171,16 @@ enum ProfileBenchmarks {
         // switch of a thread with a perf event costs the kernel more, which
         // added about 0.3% to every profile's figure.)
         for _ in threads {
-            while finished.wait(timeout: .now() + .milliseconds(100)) == .timedOut { rings.discardAll() }
+            if switching {
+                // Wake every 0.5 ms until the thread is done.
+                var waited = 0
+                while finished.wait(timeout: .now() + .microseconds(500)) == .timedOut {
+                    waited += 1
+                    if waited % 200 == 0 { rings.discardAll() }
+                }
+            } else {
+                while finished.wait(timeout: .now() + .milliseconds(100)) == .timedOut { rings.discardAll() }
+            }
         }
         try! session.stop()
         let (seconds, attoseconds) = session.backgroundCPUTime.components
@@ -212,20 +232,22 @@ enum ProfileBenchmarks {
         // (opening an event per thread, its ring, closing them: paid once a
         // session), and the 100 Hz profile over four times the work, where
         // that once-per-session cost weighs a quarter as much.
+        // And the cost a profile puts on a thread that switches often: the
+        // waiting thread polls every 0.5 ms (2,000 switches a second) in
+        // both runs of the pair, and the profile samples it too.
         let configurations =
-            floors.map {
-                (name: $0.0, profile: TraceConfiguration.CPUProfile?.none, floor: $0.1, iterations: 200_000_000)
-            }
-            + cases.map { (name: $0.0, profile: Optional($0.1), floor: KernelFloor?.none, iterations: 200_000_000) }
+            floors.map { OverheadSetting(name: $0.0, profile: nil, floor: $0.1) }
+            + cases.map { OverheadSetting(name: $0.0, profile: $0.1) }
             + [
-                (
-                    name: "a profile at 100 Hz, four times the work", profile: .init(frequency: 100), floor: nil,
-                    iterations: 800_000_000
-                ),
-                (
+                OverheadSetting(
+                    name: "a profile at 100 Hz, four times the work", profile: .init(frequency: 100),
+                    iterations: 800_000_000),
+                OverheadSetting(
                     name: "a profile at 999 Hz, no work (a session's start and stop)", profile: .init(frequency: 999),
-                    floor: nil, iterations: 0
-                ),
+                    iterations: 0),
+                OverheadSetting(
+                    name: "a profile at 100 Hz, a thread beside the work switching 2,000 times a second",
+                    profile: .init(frequency: 100), switching: true),
             ]
         var pairs = [[(on: (total: Double, writer: Double), off: (total: Double, writer: Double))]](
             repeating: [], count: configurations.count)
@@ -233,9 +255,11 @@ enum ProfileBenchmarks {
             for (index, configuration) in configurations.enumerated() {
                 let offFirst = Bool.random(using: &generator)
                 let iterations = configuration.iterations
-                var off = offFirst ? fixedWork(nil, iterations: iterations) : (0, 0)
-                let on = fixedWork(configuration.profile, floor: configuration.floor, iterations: iterations)
-                if !offFirst { off = fixedWork(nil, iterations: iterations) }
+                let switching = configuration.switching
+                var off = offFirst ? fixedWork(nil, iterations: iterations, switching: switching) : (0, 0)
+                let on = fixedWork(
+                    configuration.profile, floor: configuration.floor, iterations: iterations, switching: switching)
+                if !offFirst { off = fixedWork(nil, iterations: iterations, switching: switching) }
                 pairs[index].append((on, off))
             }
         }
