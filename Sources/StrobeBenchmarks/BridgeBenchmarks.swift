@@ -66,7 +66,7 @@ enum BridgeBenchmarks {
                     timeSpansWithOneAttribute(NoOpTracer(), count) / Double(count))
             }
         }
-        let figures = samples.mapValues { $0.sorted()[$0.count / 2] }
+        let figures = samples.mapValues(median)
         let direct = figures["strobe"]!
         let noOp = figures["noop"]!
         Figure(

@@ -56,7 +56,7 @@ enum ProfileBenchmarks {
                 if profile == nil { off.append(cost) } else { on.append(cost) }
             }
         }
-        return (on.sorted()[runs / 2], off.sorted()[runs / 2])
+        return (median(on), median(off))
     }
 
     static func hotPathFigures() {
@@ -263,19 +263,21 @@ enum ProfileBenchmarks {
                 pairs[index].append((on, off))
             }
         }
-        func quantile(_ values: [Double], _ share: Double) -> Double {
+        // Quartiles at the nearest rank of (count − 1)·share, so that the
+        // two sit symmetrically around the median of an odd count.
+        func quartile(_ values: [Double], _ share: Double) -> Double {
             let sorted = values.sorted()
             return sorted[min(Int(Double(sorted.count - 1) * share + 0.5), sorted.count - 1)]
         }
         for (index, configuration) in configurations.enumerated() {
             let ratios = pairs[index].map { $0.on.total / $0.off.total }
             var extra = [
-                "ratio_p25": quantile(ratios, 0.25), "ratio_p75": quantile(ratios, 0.75),
+                "ratio_p25": quartile(ratios, 0.25), "ratio_p75": quartile(ratios, 0.75),
                 "pairs": Double(ratios.count),
             ]
             if configuration.profile != nil {
-                extra["writer_ms"] = quantile(pairs[index].map(\.on.writer), 0.5) / 1e6
-                extra["writer_ms_without_profile"] = quantile(pairs[index].map(\.off.writer), 0.5) / 1e6
+                extra["writer_ms"] = median(pairs[index].map(\.on.writer)) / 1e6
+                extra["writer_ms_without_profile"] = median(pairs[index].map(\.off.writer)) / 1e6
             }
             let target =
                 configuration.name == "a profile at 100 Hz, four times the work"
@@ -286,24 +288,24 @@ enum ProfileBenchmarks {
                 let differences = pairs[index].map { ($0.on.total - $0.off.total) / 1e6 }
                 Figure(
                     name: "CPU time of a session's start and stop with \(configuration.name)",
-                    value: quantile(pairs[index].map(\.on.total), 0.5) / 1e6, unit: "ms",
+                    value: median(pairs[index].map(\.on.total)) / 1e6, unit: "ms",
                     baselineName: "a session's start and stop without a profile, run beside it",
-                    baselineValue: quantile(pairs[index].map(\.off.total), 0.5) / 1e6,
+                    baselineValue: median(pairs[index].map(\.off.total)) / 1e6,
                     target: "none",
                     extra: [
-                        "difference_ms_median": quantile(differences, 0.5),
-                        "difference_ms_p25": quantile(differences, 0.25),
-                        "difference_ms_p75": quantile(differences, 0.75),
+                        "difference_ms_median": median(differences),
+                        "difference_ms_p25": quartile(differences, 0.25),
+                        "difference_ms_p75": quartile(differences, 0.75),
                     ]
                 ).printLine()
                 continue
             }
             Figure(
                 name: "CPU-bound work on 2 threads, process CPU time with \(configuration.name)",
-                value: quantile(pairs[index].map(\.on.total), 0.5) / 1e6, unit: "ms",
+                value: median(pairs[index].map(\.on.total)) / 1e6, unit: "ms",
                 baselineName: "the same work without a profile, run beside it (ratio: median of the pairs' ratios)",
-                baselineValue: quantile(pairs[index].map(\.off.total), 0.5) / 1e6,
-                ratioOverride: quantile(ratios, 0.5), target: target, extra: extra
+                baselineValue: median(pairs[index].map(\.off.total)) / 1e6,
+                ratioOverride: median(ratios), target: target, extra: extra
             ).printLine()
         }
     }

@@ -64,7 +64,7 @@ enum TriggerBenchmarks {
                     })
             }
         }
-        let figures = samples.mapValues { $0.sorted()[$0.count / 2] }
+        let figures = samples.mapValues(median)
         for (name, unit, target) in [
             ("begin", "ns/event", "ratio <= 0.6"), ("end", "ns/event", "ratio <= 0.6"),
             ("pair", "ns/pair", "ratio <= 1.2"),

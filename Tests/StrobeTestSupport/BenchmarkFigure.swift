@@ -67,3 +67,14 @@ public func median(runs: Int, _ body: () -> Double) -> Double {
     samples.sort()
     return samples[samples.count / 2]
 }
+
+/// The `share` quantile of `values`: the sorted values' entry at
+/// ⌊count·share⌋ (the last for a share of 1); 0 when there are none.
+public func quantile(_ values: [Double], _ share: Double) -> Double {
+    guard !values.isEmpty else { return 0 }
+    let sorted = values.sorted()
+    return sorted[min(Int(Double(sorted.count) * share), sorted.count - 1)]
+}
+
+/// The median of `values`, `quantile(values, 0.5)`.
+public func median(_ values: [Double]) -> Double { quantile(values, 0.5) }

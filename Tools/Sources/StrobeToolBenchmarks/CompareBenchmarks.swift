@@ -44,14 +44,6 @@ enum CompareBenchmarks {
         return (outcome.report.exitStatus, outcome.elapsed, outcome.report.undecided.isEmpty)
     }
 
-    static func median(_ values: [Double]) -> Double { percentile(values, 0.5) }
-
-    static func percentile(_ values: [Double], _ share: Double) -> Double {
-        guard !values.isEmpty else { return 0 }
-        let sorted = values.sorted()
-        return sorted[min(Int(Double(sorted.count) * share), sorted.count - 1)]
-    }
-
     static func run() {
         for noise in settings {
             var alarms = (adaptive: 0, fixed: 0)
@@ -81,7 +73,7 @@ enum CompareBenchmarks {
                 baselineName: "the same comparisons at 5 iterations per process",
                 baselineValue: median(sameSeconds.fixed), target: "ratio <= 1",
                 extra: [
-                    "p90_seconds": percentile(sameSeconds.adaptive, 0.9),
+                    "p90_seconds": quantile(sameSeconds.adaptive, 0.9),
                     "unchanged_percent": Double(unchanged.adaptive) / Double(comparisons) * 100,
                     "unchanged_percent_fixed": Double(unchanged.fixed) / Double(comparisons) * 100,
                 ]

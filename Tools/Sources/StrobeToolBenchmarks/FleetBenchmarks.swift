@@ -248,8 +248,8 @@ enum FleetBenchmarks {
         Figure(
             name:
                 "fleet report of \(records.count) traces, 3 groups × 2 versions, P50/P90/P99 with CIs and verdicts, sessions sampled at 0.01 and 0.05 (median of 3)",
-            value: HistoryBenchmarks.median(reportSeconds), unit: "s", baselineName: "read the sessions' rows only",
-            baselineValue: HistoryBenchmarks.median(readSeconds), target: "value <= 5",
+            value: median(reportSeconds), unit: "s", baselineName: "read the sessions' rows only",
+            baselineValue: median(readSeconds), target: "value <= 5",
             extra: [
                 "groups_with_p90_regression_of_3": Double(regressions),
                 "weighted_groups_of_6": Double(weightedGroups),

@@ -219,13 +219,6 @@ enum HistoryBenchmarks {
             tests: [PerfTestResult(name: "suite", metrics: metrics, warmupIterations: 1)])
     }
 
-    static func median(_ values: [Double]) -> Double { quantile(values, 0.5) }
-
-    static func quantile(_ values: [Double], _ q: Double) -> Double {
-        let sorted = values.sorted()
-        return sorted[min(sorted.count - 1, Int(Double(sorted.count) * q))]
-    }
-
     /// `model name` from /proc/cpuinfo.
     static func cpuModel() -> String { BenchmarkMachine.current.modelName }
 }
