@@ -99,15 +99,14 @@ struct IterationPlan: Equatable {
         // What a process costs before it measures: its start, its setup and
         // its warm-up iterations, which run whatever k is.
         let perProcess = max(processSeconds - Double(current) * iterationSeconds, iterationSeconds / 4)
+        // The seconds each k takes to reach the target; the first of the
+        // quickest wins.
         var quantiles = TQuantiles(level: level)
-        let iterations = range.min { first, second in
-            let rounds = (
-                quantiles.roundsToReach(target, roundVariance: 2 * (between + within / Double(first))),
-                quantiles.roundsToReach(target, roundVariance: 2 * (between + within / Double(second)))
-            )
-            return rounds.0 * (perProcess + Double(first) * iterationSeconds)
-                < rounds.1 * (perProcess + Double(second) * iterationSeconds)
-        }!
+        let seconds = range.map { k in
+            quantiles.roundsToReach(target, roundVariance: 2 * (between + within / Double(k)))
+                * (perProcess + Double(k) * iterationSeconds)
+        }
+        let iterations = range.lowerBound + seconds.indices.min { seconds[$0] < seconds[$1] }!
         return IterationPlan(iterations: iterations, within: within.squareRoot(), between: between.squareRoot())
     }
 
