@@ -113,10 +113,13 @@ struct DecisionLedger {
             $0.gates && $0.verdict == .inconclusive && outOfReach[Self.key($0)] == nil && $0.test.logScale
         }.map { row in
             let effect = abs(row.test.estimate)
-            return max(effect, log(1 + max(row.relativeFloor, 1e-6)) - effect)
+            return max(effect, Self.logFloor(row.relativeFloor) - effect)
         }
-        return distances.min() ?? log(1 + max(floor, 1e-6))
+        return distances.min() ?? Self.logFloor(floor)
     }
+
+    /// A relative floor on the log scale the rows are judged on.
+    static func logFloor(_ relative: Double) -> Double { log(1 + max(relative, 1e-6)) }
 
     /// Whether an open row is out of the reach of a plan with `left` rounds
     /// after the `rounds` run: the optimistic reading needs more than the
@@ -153,27 +156,16 @@ struct DecisionLedger {
         var settledEffect = effect
         if optimistic {
             let degrees = max(row.test.degreesOfFreedom, 1)
-            spread *= (degrees / chiSquaredQuantile(0.8, degreesOfFreedom: degrees)).squareRoot()
+            spread *= (degrees / ChiSquaredDistribution.quantile(0.8, degreesOfFreedom: degrees)).squareRoot()
             let margin = NormalDistribution.quantile(0.8) * row.test.standardError
             effect += margin
             settledEffect = max(settledEffect - margin, 0)
         }
-        let floor = log(1 + max(row.relativeFloor, 1e-6))
+        let floor = logFloor(row.relativeFloor)
         var rounds = Double.infinity
         if effect > 0 { rounds = min(rounds, pow(z * spread / effect, 2)) }
         if settledEffect < floor { rounds = min(rounds, pow(z * spread / (floor - settledEffect), 2)) }
         return rounds
-    }
-
-    /// The `probability` quantile of the chi-squared distribution with
-    /// `degreesOfFreedom`, by Wilson and Hilferty's cube-root normal
-    /// approximation (within about 2% of the exact lower quantiles from 2
-    /// degrees of freedom on).
-    static func chiSquaredQuantile(_ probability: Double, degreesOfFreedom: Double) -> Double {
-        let k = degreesOfFreedom
-        let term = 2 / (9 * k)
-        let root = 1 - term + NormalDistribution.quantile(probability) * term.squareRoot()
-        return max(k * root * root * root, 1e-9)
     }
 
     /// The smallest change, as a fraction, that `rounds` rounds would

@@ -93,17 +93,6 @@ import Testing
         #expect(said.warnings.contains { $0.hasPrefix("set aside after round 4") })
     }
 
-    @Test func chiSquaredQuantilesAreCloseToTheExactOnes() {
-        // χ²(2) is exponential: its p quantile is −2·ln(1 − p).
-        for p in [0.2, 0.5, 0.8] {
-            let exact = -2 * log(1 - p)
-            #expect(abs(DecisionLedger.chiSquaredQuantile(p, degreesOfFreedom: 2) / exact - 1) < 0.03)
-        }
-        // Tabulated: χ²₀.₈(3) = 4.642, χ²₀.₈(10) = 13.442.
-        #expect(abs(DecisionLedger.chiSquaredQuantile(0.8, degreesOfFreedom: 3) - 4.642) < 0.05)
-        #expect(abs(DecisionLedger.chiSquaredQuantile(0.8, degreesOfFreedom: 10) - 13.442) < 0.05)
-    }
-
     @Test func aRoundRunsOnlyTheNamedTests() {
         #expect(ProcessRounds.exactNames(["apply lens", "a.b"]) == "^(apply lens|a\\.b)$")
         let expression = try? Regex(ProcessRounds.exactNames(["apply lens", "a.b"]))

@@ -17,6 +17,17 @@ import Testing
         #expect(abs(tied.pValue - 0.049238967838553395) < 1e-9)
     }
 
+    @Test func chiSquaredQuantilesAreCloseToTheExactOnes() {
+        // χ²(2) is exponential: its p quantile is −2·ln(1 − p).
+        for p in [0.2, 0.5, 0.8] {
+            let exact = -2 * log(1 - p)
+            #expect(abs(ChiSquaredDistribution.quantile(p, degreesOfFreedom: 2) / exact - 1) < 0.03)
+        }
+        // Tabulated: χ²₀.₈(3) = 4.642, χ²₀.₈(10) = 13.442.
+        #expect(abs(ChiSquaredDistribution.quantile(0.8, degreesOfFreedom: 3) - 4.642) < 0.05)
+        #expect(abs(ChiSquaredDistribution.quantile(0.8, degreesOfFreedom: 10) - 13.442) < 0.05)
+    }
+
     @Test func kolmogorovSmirnovStatisticIsExact() {
         let result = RankTests.kolmogorovSmirnov(
             [1.1, 2.3, 0.7, 4.5, 3.3, 2.2, 1.9, 5.1], [3.4, 4.4, 5.9, 2.8, 6.1, 4.9, 7.2, 3.9, 5.5])
