@@ -62,21 +62,16 @@ extension TraceBuilder {
             current.lastTimestamp = converted
             return converted
         }
-        if PerfettoWire.Clock.isSequenceScoped(clock) {
-            if let running = current.incremental[clock] {
-                value = running.value &+ raw &* running.multiplier
-                current.incremental[clock] = (value, running.multiplier)
-            }
-            guard let converted = Self.convert(value, pairs: current.clockPairs[clock]) else {
-                issues.append(
-                    TraceReadError(
-                        path: source, offset: offset,
-                        problem: "timestamp on clock \(clock) with no snapshot; event skipped"))
-                return nil
-            }
-            value = converted
-        } else if clock != PerfettoWire.Clock.boottime && clock != 0 {
-            guard let converted = Self.convert(value, pairs: globalPairs[clock]) else {
+        let sequenceScoped = PerfettoWire.Clock.isSequenceScoped(clock)
+        if sequenceScoped, let running = current.incremental[clock] {
+            value = running.value &+ raw &* running.multiplier
+            current.incremental[clock] = (value, running.multiplier)
+        }
+        // A sequence's own clock converts by its snapshots, another clock but
+        // boot time by the trace's.
+        if sequenceScoped || (clock != PerfettoWire.Clock.boottime && clock != 0) {
+            let pairs = sequenceScoped ? current.clockPairs[clock] : globalPairs[clock]
+            guard let converted = Self.convert(value, pairs: pairs) else {
                 issues.append(
                     TraceReadError(
                         path: source, offset: offset,
