@@ -187,6 +187,51 @@ void   strobe__results__test_result__free_unpacked
   assert(message->base.descriptor == &strobe__results__test_result__descriptor);
   protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
 }
+void   strobe__results__instruction_profile__init
+                     (Strobe__Results__InstructionProfile         *message)
+{
+  static const Strobe__Results__InstructionProfile init_value = STROBE__RESULTS__INSTRUCTION_PROFILE__INIT;
+  *message = init_value;
+}
+size_t strobe__results__instruction_profile__get_packed_size
+                     (const Strobe__Results__InstructionProfile *message)
+{
+  assert(message->base.descriptor == &strobe__results__instruction_profile__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t strobe__results__instruction_profile__pack
+                     (const Strobe__Results__InstructionProfile *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &strobe__results__instruction_profile__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t strobe__results__instruction_profile__pack_to_buffer
+                     (const Strobe__Results__InstructionProfile *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &strobe__results__instruction_profile__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+Strobe__Results__InstructionProfile *
+       strobe__results__instruction_profile__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (Strobe__Results__InstructionProfile *)
+     protobuf_c_message_unpack (&strobe__results__instruction_profile__descriptor,
+                                allocator, len, data);
+}
+void   strobe__results__instruction_profile__free_unpacked
+                     (Strobe__Results__InstructionProfile *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &strobe__results__instruction_profile__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
 void   strobe__results__call_stack_profile__init
                      (Strobe__Results__CallStackProfile         *message)
 {
@@ -373,7 +418,7 @@ const ProtobufCMessageDescriptor strobe__results__run__descriptor =
   (ProtobufCMessageInit) strobe__results__run__init,
   NULL,NULL,NULL    /* reserved[123] */
 };
-static const ProtobufCFieldDescriptor strobe__results__run_metadata__field_descriptors[13] =
+static const ProtobufCFieldDescriptor strobe__results__run_metadata__field_descriptors[16] =
 {
   {
     "suite",
@@ -531,6 +576,42 @@ static const ProtobufCFieldDescriptor strobe__results__run_metadata__field_descr
     0,             /* flags */
     0,NULL,NULL    /* reserved1,reserved2, etc */
   },
+  {
+    "instruction_source",
+    14,
+    PROTOBUF_C_LABEL_OPTIONAL,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Strobe__Results__RunMetadata, instruction_source),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "instruction_note",
+    15,
+    PROTOBUF_C_LABEL_OPTIONAL,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Strobe__Results__RunMetadata, instruction_note),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "simulated",
+    16,
+    PROTOBUF_C_LABEL_OPTIONAL,
+    PROTOBUF_C_TYPE_BOOL,
+    offsetof(Strobe__Results__RunMetadata, has_simulated),
+    offsetof(Strobe__Results__RunMetadata, simulated),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
 };
 static const unsigned strobe__results__run_metadata__field_indices_by_name[] = {
   6,   /* field[6] = build_configuration */
@@ -539,10 +620,13 @@ static const unsigned strobe__results__run_metadata__field_indices_by_name[] = {
   8,   /* field[8] = dimensions */
   1,   /* field[1] = git_commit */
   2,   /* field[2] = host */
+  14,   /* field[14] = instruction_note */
+  13,   /* field[13] = instruction_source */
   3,   /* field[3] = os */
   11,   /* field[11] = round */
   10,   /* field[10] = run_id */
   12,   /* field[12] = samples_are_launches */
+  15,   /* field[15] = simulated */
   9,   /* field[9] = strobe_version */
   0,   /* field[0] = suite */
   7,   /* field[7] = timestamp_unix_ns */
@@ -550,7 +634,7 @@ static const unsigned strobe__results__run_metadata__field_indices_by_name[] = {
 static const ProtobufCIntRange strobe__results__run_metadata__number_ranges[1 + 1] =
 {
   { 1, 0 },
-  { 0, 13 }
+  { 0, 16 }
 };
 const ProtobufCMessageDescriptor strobe__results__run_metadata__descriptor =
 {
@@ -560,7 +644,7 @@ const ProtobufCMessageDescriptor strobe__results__run_metadata__descriptor =
   "Strobe__Results__RunMetadata",
   "strobe.results",
   sizeof(Strobe__Results__RunMetadata),
-  13,
+  16,
   strobe__results__run_metadata__field_descriptors,
   strobe__results__run_metadata__field_indices_by_name,
   1,  strobe__results__run_metadata__number_ranges,
@@ -618,7 +702,7 @@ const ProtobufCMessageDescriptor strobe__results__dimension__descriptor =
   (ProtobufCMessageInit) strobe__results__dimension__init,
   NULL,NULL,NULL    /* reserved[123] */
 };
-static const ProtobufCFieldDescriptor strobe__results__test_result__field_descriptors[6] =
+static const ProtobufCFieldDescriptor strobe__results__test_result__field_descriptors[7] =
 {
   {
     "name",
@@ -692,9 +776,22 @@ static const ProtobufCFieldDescriptor strobe__results__test_result__field_descri
     0,             /* flags */
     0,NULL,NULL    /* reserved1,reserved2, etc */
   },
+  {
+    "instruction_profile",
+    7,
+    PROTOBUF_C_LABEL_OPTIONAL,
+    PROTOBUF_C_TYPE_MESSAGE,
+    0,   /* quantifier_offset */
+    offsetof(Strobe__Results__TestResult, instruction_profile),
+    &strobe__results__instruction_profile__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
 };
 static const unsigned strobe__results__test_result__field_indices_by_name[] = {
   2,   /* field[2] = error */
+  6,   /* field[6] = instruction_profile */
   1,   /* field[1] = metrics */
   0,   /* field[0] = name */
   5,   /* field[5] = profile */
@@ -704,7 +801,7 @@ static const unsigned strobe__results__test_result__field_indices_by_name[] = {
 static const ProtobufCIntRange strobe__results__test_result__number_ranges[1 + 1] =
 {
   { 1, 0 },
-  { 0, 6 }
+  { 0, 7 }
 };
 const ProtobufCMessageDescriptor strobe__results__test_result__descriptor =
 {
@@ -714,11 +811,114 @@ const ProtobufCMessageDescriptor strobe__results__test_result__descriptor =
   "Strobe__Results__TestResult",
   "strobe.results",
   sizeof(Strobe__Results__TestResult),
-  6,
+  7,
   strobe__results__test_result__field_descriptors,
   strobe__results__test_result__field_indices_by_name,
   1,  strobe__results__test_result__number_ranges,
   (ProtobufCMessageInit) strobe__results__test_result__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor strobe__results__instruction_profile__field_descriptors[6] =
+{
+  {
+    "functions",
+    1,
+    PROTOBUF_C_LABEL_REPEATED,
+    PROTOBUF_C_TYPE_STRING,
+    offsetof(Strobe__Results__InstructionProfile, n_functions),
+    offsetof(Strobe__Results__InstructionProfile, functions),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "exclusive",
+    2,
+    PROTOBUF_C_LABEL_REPEATED,
+    PROTOBUF_C_TYPE_UINT64,
+    offsetof(Strobe__Results__InstructionProfile, n_exclusive),
+    offsetof(Strobe__Results__InstructionProfile, exclusive),
+    NULL,
+    NULL,
+    0 | PROTOBUF_C_FIELD_FLAG_PACKED,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "inclusive",
+    3,
+    PROTOBUF_C_LABEL_REPEATED,
+    PROTOBUF_C_TYPE_UINT64,
+    offsetof(Strobe__Results__InstructionProfile, n_inclusive),
+    offsetof(Strobe__Results__InstructionProfile, inclusive),
+    NULL,
+    NULL,
+    0 | PROTOBUF_C_FIELD_FLAG_PACKED,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "calls",
+    4,
+    PROTOBUF_C_LABEL_REPEATED,
+    PROTOBUF_C_TYPE_UINT32,
+    offsetof(Strobe__Results__InstructionProfile, n_calls),
+    offsetof(Strobe__Results__InstructionProfile, calls),
+    NULL,
+    NULL,
+    0 | PROTOBUF_C_FIELD_FLAG_PACKED,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "iterations",
+    5,
+    PROTOBUF_C_LABEL_OPTIONAL,
+    PROTOBUF_C_TYPE_UINT32,
+    offsetof(Strobe__Results__InstructionProfile, has_iterations),
+    offsetof(Strobe__Results__InstructionProfile, iterations),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "total",
+    6,
+    PROTOBUF_C_LABEL_OPTIONAL,
+    PROTOBUF_C_TYPE_UINT64,
+    offsetof(Strobe__Results__InstructionProfile, has_total),
+    offsetof(Strobe__Results__InstructionProfile, total),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned strobe__results__instruction_profile__field_indices_by_name[] = {
+  3,   /* field[3] = calls */
+  1,   /* field[1] = exclusive */
+  0,   /* field[0] = functions */
+  2,   /* field[2] = inclusive */
+  4,   /* field[4] = iterations */
+  5,   /* field[5] = total */
+};
+static const ProtobufCIntRange strobe__results__instruction_profile__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 6 }
+};
+const ProtobufCMessageDescriptor strobe__results__instruction_profile__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "strobe.results.InstructionProfile",
+  "InstructionProfile",
+  "Strobe__Results__InstructionProfile",
+  "strobe.results",
+  sizeof(Strobe__Results__InstructionProfile),
+  6,
+  strobe__results__instruction_profile__field_descriptors,
+  strobe__results__instruction_profile__field_indices_by_name,
+  1,  strobe__results__instruction_profile__number_ranges,
+  (ProtobufCMessageInit) strobe__results__instruction_profile__init,
   NULL,NULL,NULL    /* reserved[123] */
 };
 static const ProtobufCFieldDescriptor strobe__results__call_stack_profile__field_descriptors[6] =

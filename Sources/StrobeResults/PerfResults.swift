@@ -68,6 +68,9 @@ public struct PerfTestResult: Sendable, Hashable, Codable {
     /// The CPU samples of the measured iterations, when the suite ran with
     /// `--profile`.
     public var profile: CallStackProfile?
+    /// The instructions of the measured iterations per function, when a
+    /// simulation counted them.
+    public var instructionProfile: InstructionProfile?
 
     /// A result.
     public init(
@@ -118,6 +121,15 @@ public struct RunMetadata: Sendable, Hashable, Codable {
     /// Whether every sample came from a launch of its own (`strobe run`), so
     /// each sample, not the file, is a replicate.
     public var samplesAreLaunches: Bool
+    /// Where the run's `instructions` metric came from: `hardware` or
+    /// `simulated`; empty when it counted none.
+    public var instructionSource: String = ""
+    /// Why the run counted no instructions although asked to; empty
+    /// otherwise.
+    public var instructionNote: String = ""
+    /// Whether the process ran under simulation: its times say nothing of
+    /// the code's speed, and it carries counts only.
+    public var simulated: Bool = false
 
     /// Metadata; empty fields where unknown.
     public init(

@@ -67,6 +67,16 @@ public enum ResultsFile {
             metadata.has_samples_are_launches = 1
             metadata.samples_are_launches = 1
         }
+        if !run.metadata.instructionSource.isEmpty {
+            metadata.instruction_source = storage.string(run.metadata.instructionSource)
+        }
+        if !run.metadata.instructionNote.isEmpty {
+            metadata.instruction_note = storage.string(run.metadata.instructionNote)
+        }
+        if run.metadata.simulated {
+            metadata.has_simulated = 1
+            metadata.simulated = 1
+        }
 
         let tags = run.metadata.tags.sorted { $0.key < $1.key }
         let dimensions = UnsafeMutableBufferPointer<Strobe__Results__Dimension>.allocate(capacity: max(tags.count, 1))
@@ -120,6 +130,9 @@ public enum ResultsFile {
             result.pointee.n_metrics = test.metrics.count
             result.pointee.metrics = metrics
             if let profile = test.profile { result.pointee.profile = encode(profile, in: &storage) }
+            if let counts = test.instructionProfile {
+                result.pointee.instruction_profile = encode(counts, in: &storage)
+            }
             testPointers.append(result)
         }
         var message = Strobe__Results__Run()
@@ -218,12 +231,15 @@ public enum ResultsFile {
             guard let dimension = meta.dimensions[index]?.pointee else { continue }
             tags[text(dimension.key)] = text(dimension.value)
         }
-        let metadata = RunMetadata(
+        var metadata = RunMetadata(
             suite: text(meta.suite), gitCommit: text(meta.git_commit), host: text(meta.host), os: text(meta.os),
             cpuModel: text(meta.cpu_model), coreCount: Int(meta.core_count),
             buildConfiguration: text(meta.build_configuration), timestamp: meta.timestamp_unix_ns, tags: tags,
             strobeVersion: text(meta.strobe_version), runID: text(meta.run_id),
             round: meta.has_round != 0 ? Int(meta.round) : nil, samplesAreLaunches: meta.samples_are_launches != 0)
+        metadata.instructionSource = text(meta.instruction_source)
+        metadata.instructionNote = text(meta.instruction_note)
+        metadata.simulated = meta.simulated != 0
         var tests: [PerfTestResult] = []
         for index in 0..<message.pointee.n_tests {
             guard let test = message.pointee.tests[index]?.pointee else { continue }
@@ -251,6 +267,9 @@ public enum ResultsFile {
                 warmupIterations: Int(test.warmup_iterations), tracePaths: paths)
             if let profile = test.profile?.pointee {
                 result.profile = try decode(profile, test: result.name, path: path)
+            }
+            if let counts = test.instruction_profile?.pointee {
+                result.instructionProfile = try decode(counts, test: result.name, path: path)
             }
             tests.append(result)
         }

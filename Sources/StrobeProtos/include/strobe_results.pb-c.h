@@ -19,6 +19,7 @@ typedef struct Strobe__Results__Run Strobe__Results__Run;
 typedef struct Strobe__Results__RunMetadata Strobe__Results__RunMetadata;
 typedef struct Strobe__Results__Dimension Strobe__Results__Dimension;
 typedef struct Strobe__Results__TestResult Strobe__Results__TestResult;
+typedef struct Strobe__Results__InstructionProfile Strobe__Results__InstructionProfile;
 typedef struct Strobe__Results__CallStackProfile Strobe__Results__CallStackProfile;
 typedef struct Strobe__Results__SampledStack Strobe__Results__SampledStack;
 typedef struct Strobe__Results__Metric Strobe__Results__Metric;
@@ -134,10 +135,28 @@ struct  Strobe__Results__RunMetadata
    */
   protobuf_c_boolean has_samples_are_launches;
   protobuf_c_boolean samples_are_launches;
+  /*
+   * Where the run's `instructions` metric came from: "hardware" (the CPU's
+   * counter of retired instructions, user space only) or "simulated"
+   * (callgrind, the whole process run under Valgrind). Absent when the run
+   * counted no instructions.
+   */
+  char *instruction_source;
+  /*
+   * Why the run counted no instructions although it was asked to (no
+   * hardware counter and no Valgrind, say). Absent otherwise.
+   */
+  char *instruction_note;
+  /*
+   * Set when the process ran under simulation: its times say nothing about
+   * the code's speed, so it carries only counts.
+   */
+  protobuf_c_boolean has_simulated;
+  protobuf_c_boolean simulated;
 };
 #define STROBE__RESULTS__RUN_METADATA__INIT \
  { PROTOBUF_C_MESSAGE_INIT (&strobe__results__run_metadata__descriptor) \
-    , NULL, NULL, NULL, NULL, NULL, 0, 0, NULL, 0, 0, 0,NULL, NULL, NULL, 0, 0, 0, 0 }
+    , NULL, NULL, NULL, NULL, NULL, 0, 0, NULL, 0, 0, 0,NULL, NULL, NULL, 0, 0, 0, 0, NULL, NULL, 0, 0 }
 
 
 /*
@@ -197,10 +216,62 @@ struct  Strobe__Results__TestResult
    * --profile: each distinct call stack with its sample count.
    */
   Strobe__Results__CallStackProfile *profile;
+  /*
+   * The instructions of the measured iterations per function, when they
+   * were counted by simulation.
+   */
+  Strobe__Results__InstructionProfile *instruction_profile;
 };
 #define STROBE__RESULTS__TEST_RESULT__INIT \
  { PROTOBUF_C_MESSAGE_INIT (&strobe__results__test_result__descriptor) \
-    , NULL, 0,NULL, NULL, 0, 0, 0,NULL, NULL }
+    , NULL, 0,NULL, NULL, 0, 0, 0,NULL, NULL, NULL }
+
+
+/*
+ * The user-space instructions a test's measured iterations executed in one
+ * process, per function, as a simulation counted them.
+ */
+struct  Strobe__Results__InstructionProfile
+{
+  ProtobufCMessage base;
+  /*
+   * Function names, demangled.
+   */
+  size_t n_functions;
+  char **functions;
+  /*
+   * Instructions of each function's own code (exclusive), over all measured
+   * iterations; one entry per function.
+   */
+  size_t n_exclusive;
+  uint64_t *exclusive;
+  /*
+   * Instructions with each function on the stack (inclusive: its own and
+   * those of what it called; a recursive call counted once), over all
+   * measured iterations; one entry per function.
+   */
+  size_t n_inclusive;
+  uint64_t *inclusive;
+  /*
+   * The call graph: caller and callee indices into `functions`, a pair per
+   * edge (caller, callee, caller, callee, ...).
+   */
+  size_t n_calls;
+  uint32_t *calls;
+  /*
+   * The measured iterations counted.
+   */
+  protobuf_c_boolean has_iterations;
+  uint32_t iterations;
+  /*
+   * Every instruction the measured iterations executed.
+   */
+  protobuf_c_boolean has_total;
+  uint64_t total;
+};
+#define STROBE__RESULTS__INSTRUCTION_PROFILE__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&strobe__results__instruction_profile__descriptor) \
+    , 0,NULL, 0,NULL, 0,NULL, 0,NULL, 0, 0, 0, 0 }
 
 
 /*
@@ -373,6 +444,25 @@ Strobe__Results__TestResult *
 void   strobe__results__test_result__free_unpacked
                      (Strobe__Results__TestResult *message,
                       ProtobufCAllocator *allocator);
+/* Strobe__Results__InstructionProfile methods */
+void   strobe__results__instruction_profile__init
+                     (Strobe__Results__InstructionProfile         *message);
+size_t strobe__results__instruction_profile__get_packed_size
+                     (const Strobe__Results__InstructionProfile   *message);
+size_t strobe__results__instruction_profile__pack
+                     (const Strobe__Results__InstructionProfile   *message,
+                      uint8_t             *out);
+size_t strobe__results__instruction_profile__pack_to_buffer
+                     (const Strobe__Results__InstructionProfile   *message,
+                      ProtobufCBuffer     *buffer);
+Strobe__Results__InstructionProfile *
+       strobe__results__instruction_profile__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   strobe__results__instruction_profile__free_unpacked
+                     (Strobe__Results__InstructionProfile *message,
+                      ProtobufCAllocator *allocator);
 /* Strobe__Results__CallStackProfile methods */
 void   strobe__results__call_stack_profile__init
                      (Strobe__Results__CallStackProfile         *message);
@@ -444,6 +534,9 @@ typedef void (*Strobe__Results__Dimension_Closure)
 typedef void (*Strobe__Results__TestResult_Closure)
                  (const Strobe__Results__TestResult *message,
                   void *closure_data);
+typedef void (*Strobe__Results__InstructionProfile_Closure)
+                 (const Strobe__Results__InstructionProfile *message,
+                  void *closure_data);
 typedef void (*Strobe__Results__CallStackProfile_Closure)
                  (const Strobe__Results__CallStackProfile *message,
                   void *closure_data);
@@ -463,6 +556,7 @@ extern const ProtobufCMessageDescriptor strobe__results__run__descriptor;
 extern const ProtobufCMessageDescriptor strobe__results__run_metadata__descriptor;
 extern const ProtobufCMessageDescriptor strobe__results__dimension__descriptor;
 extern const ProtobufCMessageDescriptor strobe__results__test_result__descriptor;
+extern const ProtobufCMessageDescriptor strobe__results__instruction_profile__descriptor;
 extern const ProtobufCMessageDescriptor strobe__results__call_stack_profile__descriptor;
 extern const ProtobufCMessageDescriptor strobe__results__sampled_stack__descriptor;
 extern const ProtobufCMessageDescriptor strobe__results__metric__descriptor;
