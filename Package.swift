@@ -213,7 +213,7 @@ let package = Package(
             name: "StrobePerfTests",
             dependencies: [
                 "StrobePerf", "StrobeProcessRunner", "StrobeResults", "Strobe", "StrobeReader", "PerfettoWire",
-                "StrobeTestSupport", "StrobeTestTraits", "LensKit", "TraceChild",
+                "StrobeTestSupport", "StrobeTestTraits", "LensKit", "TraceChild", "ProfileSuite",
             ]),
     ]
 )

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs what building and testing Strobe needs, when it is missing:
 #   - libprotobuf-c (the C runtime the trace format is serialized with),
+#   - valgrind (callgrind counts instructions where the CPU has no counter),
 #   - protoc-c (to check that the generated code is current),
 #   - systemtap-sdt-dev (the header behind Strobe's USDT probes) and readelf,
 #   - libsqlite3-dev (the run history's SQLite store), libpq-dev (its
@@ -30,6 +31,10 @@ if ! $demo_only; then
     # readelf, which the tests use to check the probe notes.
     command -v readelf >/dev/null 2>&1 || need_apt+=(binutils)
 fi
+# Valgrind: its callgrind counts the instructions of a suite run with
+# --instructions simulated (the machine needs no hardware counter), and its
+# headers let the runner switch the count on and off around measure blocks.
+command -v valgrind >/dev/null 2>&1 && [ -f /usr/include/valgrind/callgrind.h ] || need_apt+=(valgrind)
 # SQLite's headers and library, for the run history (strobe history).
 pkg-config --exists sqlite3 2>/dev/null || need_apt+=(libsqlite3-dev)
 # PostgreSQL's C client library, for a PostgreSQL history store.

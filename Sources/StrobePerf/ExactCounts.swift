@@ -84,9 +84,14 @@ package enum ExactCounts {
 
     /// Closes the window and gives its counts as metrics of one sample.
     package static func end(_ selection: Selection) -> [PerfMetric] {
-        guard !selection.isEmpty else { return [] }
-        let counts = cstrobe_counting_end()
-        return metrics(counts, selection)
+        stop(selection).map { metrics($0, selection) } ?? []
+    }
+
+    /// Closes the window and gives its raw counts (nil when nothing was
+    /// counted), for ``metrics(_:_:)`` to turn into metrics once other
+    /// windows around it have closed.
+    static func stop(_ selection: Selection) -> cstrobe_counts? {
+        selection.isEmpty ? nil : cstrobe_counting_end()
     }
 
     /// Closes the window, if one is open, without reading it: after a block
@@ -95,7 +100,9 @@ package enum ExactCounts {
         if cstrobe_counting_is_open() != 0 { _ = cstrobe_counting_end() }
     }
 
-    static func metrics(_ counts: cstrobe_counts, _ selection: Selection) -> [PerfMetric] {
+    /// The metrics of one sample of `counts`.
+    static func metrics(_ counts: cstrobe_counts?, _ selection: Selection) -> [PerfMetric] {
+        guard let counts else { return [] }
         var metrics: [PerfMetric] = []
         if selection.allocations {
             let remaining = Double(counts.allocations) - Double(counts.frees)

@@ -29,6 +29,12 @@ public struct PerfRunner: Sendable {
         /// test's ``PerfTestResult/profile``; nil takes `STROBE_CPU_PROFILE`
         /// from the environment, and no profile without it.
         public var cpuProfile: TraceConfiguration.CPUProfile?
+        /// Where the measure blocks' instructions are counted (the
+        /// `instructions` metric): by default the hardware counter where
+        /// the machine has one. In a process that ``PerfSuite`` started
+        /// under simulation (`--instructions simulated`) they are always
+        /// counted, per function too, and the results keep counts only.
+        public var instructions: InstructionCounting = .auto
 
         /// The defaults.
         public init() {}
@@ -72,6 +78,8 @@ public struct PerfRunner: Sendable {
             CallStackProfileBuilder(nanosecondsPerSample: 1e9 / Double(max(profile.frequency, 1)))
         }
         var metrics = MetricTable()
+        let instructionCounter = InstructionCounter.make(options.instructions).counter
+        var instructionProfile: InstructionProfile?
         let rule = test.stopRule ?? options.stopRule
         // Only a trace someone reads is written to a file. Each iteration's
         // file is removed once read: on ext4, rewriting a truncated file
@@ -102,7 +110,8 @@ public struct PerfRunner: Sendable {
             do {
                 let sample = try await runIteration(
                     test, blocks, iteration: iteration, tracePath: tracePath, cpuProfile: cpuProfile,
-                    profile: &profile, measured: measured >= 0)
+                    profile: &profile, instructions: instructionCounter, instructionProfile: &instructionProfile,
+                    measured: measured >= 0)
                 if measured >= 0 {
                     metrics.add(sample)
                     if let keptFolder, let tracePath,
@@ -121,6 +130,12 @@ public struct PerfRunner: Sendable {
         }
         result.metrics = metrics.metrics
         result.profile = profile?.profile
+        if case .simulated = instructionCounter?.source {
+            // Under simulation only counts mean anything.
+            let counted = Set(ExactCounts.metricNames + ["instructions"])
+            result.metrics = result.metrics.filter { counted.contains($0.name) }
+            result.instructionProfile = instructionProfile
+        }
         return result
     }
 
@@ -133,19 +148,24 @@ public struct PerfRunner: Sendable {
     /// (its writer encodes every event) but writes no file.
     private func runIteration(
         _ test: PerfTest, _ blocks: PerfTest.Blocks, iteration: Int, tracePath: String?,
-        cpuProfile: TraceConfiguration.CPUProfile?, profile: inout CallStackProfileBuilder?, measured: Bool
+        cpuProfile: TraceConfiguration.CPUProfile?, profile: inout CallStackProfileBuilder?,
+        instructions: InstructionCounter?, instructionProfile: inout InstructionProfile?, measured: Bool
     ) async throws -> IterationSample {
         if let setup = blocks.setup {
             do { try await setup() } catch { throw PerfTestError.blockFailed("setup", error) }
         }
         var configuration = TraceConfiguration(outputPath: tracePath)
         configuration.processSamplingInterval = .zero
+        // Under simulation every thread's instructions count: the writer,
+        // whose wake-ups follow the clock, sleeps until the session stops.
+        if case .simulated = instructions?.source { configuration.flushInterval = .seconds(3600) }
         // Warm-up iterations are not sampled: nothing keeps their samples.
         if tracePath != nil, measured { configuration.cpuProfile = cpuProfile }
         if !test.resourceUsageIntervals.isEmpty {
             configuration.resourceUsage = .intervals(named: test.resourceUsageIntervals)
         }
         let session = try TraceSession.start(configuration)
+        if case .simulated = instructions?.source { Self.letWriterSettle(session) }
         if let profile = configuration.cpuProfile {
             Self.shiftSamplingPhase(periodNanoseconds: profile.periodNanoseconds)
         }
@@ -156,34 +176,50 @@ public struct PerfRunner: Sendable {
         let after: ResourceReading
         let wall: UInt64
         let counts: [PerfMetric]
+        // Warm-up iterations are not counted: nothing keeps their counts.
+        let counter = measured ? instructions : nil
+        let writerID = session.backgroundThreadID
+        let label = Array("strobe \(test.name) iteration \(iteration)".utf8CString)
+        var reading: InstructionCounter.Reading?
         // The measure block's edges on the CPU samples' clock.
         var window = (lowerBound: UInt64(0), upperBound: UInt64.max)
         do {
-            // The counting window is inside the resource readings and
-            // outside the wall clock's reads.
+            // The windows nest: the resource readings outermost, then the
+            // instruction count, the exact counts and the wall clock.
             switch blocks.body {
             case .sync(let measure):
                 before = ResourceReading(session: session, thread: Self.hasThreadUsage)
+                counter?.begin(excluding: writerID)
                 ExactCounts.begin(counting, excluding: writer)
                 window.lowerBound = ProcessMeasurements.boottimeNanoseconds()
                 let start = ProcessMeasurements.monotonicNanoseconds()
                 try Self.measure(measure, context)
                 wall = ProcessMeasurements.monotonicNanoseconds() - start
                 window.upperBound = ProcessMeasurements.boottimeNanoseconds()
-                counts = ExactCounts.end(counting)
+                let raw = ExactCounts.stop(counting)
+                reading = try counter?.end(label: label)
+                counts = ExactCounts.metrics(raw, counting)
                 after = ResourceReading(session: session, thread: Self.hasThreadUsage)
             case .async(let measure):
                 before = ResourceReading(session: session, thread: false)
+                counter?.begin(excluding: writerID)
                 ExactCounts.begin(counting, excluding: writer)
                 window.lowerBound = ProcessMeasurements.boottimeNanoseconds()
                 let start = ProcessMeasurements.monotonicNanoseconds()
                 try await measure(context)
                 wall = ProcessMeasurements.monotonicNanoseconds() - start
                 window.upperBound = ProcessMeasurements.boottimeNanoseconds()
-                counts = ExactCounts.end(counting)
+                let raw = ExactCounts.stop(counting)
+                reading = try counter?.end(label: label)
+                counts = ExactCounts.metrics(raw, counting)
                 after = ResourceReading(session: session, thread: false)
             }
+        } catch let error as InstructionCountError {
+            ExactCounts.abandon()
+            try? session.stop()
+            throw error
         } catch {
+            counter?.abandon()
             ExactCounts.abandon()
             try? session.stop()
             throw PerfTestError.blockFailed("measure", error)
@@ -208,6 +244,13 @@ public struct PerfRunner: Sendable {
             do { try await teardown() } catch { throw PerfTestError.blockFailed("teardown", error) }
         }
         var values = Self.resourceMetrics(wall: wall, before: before, after: after) + counts
+        if let reading {
+            values.append(
+                PerfMetric(name: "instructions", unit: "count", better: .lower, samples: [Double(reading.instructions)]))
+            if let counts = reading.profile {
+                if instructionProfile == nil { instructionProfile = counts } else { instructionProfile?.merge(counts) }
+            }
+        }
         if !test.metrics.isEmpty, let tracePath, let traceBytes {
             let trace = TraceReader.read(bytes: traceBytes, source: tracePath)
             for metric in test.metrics {
@@ -242,6 +285,18 @@ public struct PerfRunner: Sendable {
         var spins: UInt64 = 0
         while ProcessMeasurements.threadCPUNanoseconds() &- start < delay { spins &+= 1 }
         if spins == .max { print(spins) }
+    }
+
+    /// Waits until the session's writer thread has started and gone to
+    /// sleep, so that its start-up is not counted in the block under
+    /// simulation (where it runs when the measuring thread yields).
+    static func letWriterSettle(_ session: TraceSession) {
+        var waited = 0
+        while session.backgroundThreadID == nil, waited < 2_000 {
+            usleep(100)
+            waited += 1
+        }
+        usleep(2_000)
     }
 
     /// Adds the CPU samples of the iteration's trace (its bytes; nil when

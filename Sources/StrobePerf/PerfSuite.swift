@@ -1,3 +1,4 @@
+import CStrobeCounting
 import Foundation
 import Strobe
 import StrobeProcessRunner
@@ -61,6 +62,19 @@ public struct PerfSuite: Sendable {
             standardOutput(helpText(command: command))
             return 0
         }
+        let environment = ProcessInfo.processInfo.environment
+        if options.instructions == .simulated, cstrobe_simulation_running() == 0 {
+            if let problem = SimulatedLaunch.problem(environment: environment) {
+                standardError("\(command): --instructions simulated: \(problem); running natively without them")
+            } else {
+                do {
+                    return try SimulatedLaunch.run(arguments: arguments, environment: environment)
+                } catch {
+                    standardError("\(command): --instructions simulated: \(error)")
+                    return 2
+                }
+            }
+        }
         do {
             let run = try await run(options: options)
             return run.hasFailures ? 1 : 0
@@ -68,6 +82,12 @@ public struct PerfSuite: Sendable {
             standardError("\(command): \(error)")
             return 2
         }
+    }
+
+    /// Why `--instructions simulated` ran natively, when it did.
+    static func simulationProblem(_ mode: InstructionCounting) -> String? {
+        guard mode == .simulated else { return nil }
+        return SimulatedLaunch.problem(environment: ProcessInfo.processInfo.environment)
     }
 
     /// The text `--help` prints: usage, the suite's tests, every option with
@@ -93,7 +113,16 @@ public struct PerfSuite: Sendable {
             metadata: .current(
                 suite: name, buildConfiguration: configuration, tags: try options.parsedTags(), runID: options.runID,
                 round: options.round))
+        let instructions = InstructionCounter.make(options.instructions)
+        if let counter = instructions.counter {
+            run.metadata.instructionSource = counter.source.name
+            if case .simulated = counter.source { run.metadata.simulated = true }
+        } else if let note = Self.simulationProblem(options.instructions) ?? instructions.note {
+            run.metadata.instructionNote = note
+            print("instructions: not counted: \(note)")
+        }
         var runnerOptions = PerfRunner.Options()
+        runnerOptions.instructions = options.instructions
         runnerOptions.suite = name
         runnerOptions.warmupIterations = options.warmup
         runnerOptions.stopRule = try options.stopRule()
@@ -164,6 +193,10 @@ final class ProgressReporter: Sendable {
         let wall = result.metric("wall")?.samples.sorted() ?? []
         let median = wall.isEmpty ? 0 : wall[wall.count / 2]
         var line = "\(result.name): \(wall.count) iterations, median wall \(String(format: "%.3f", median / 1e6)) ms"
+        if let counted = result.metric("instructions")?.samples.sorted(), !counted.isEmpty {
+            if wall.isEmpty { line = "\(result.name): \(counted.count) iterations" }
+            line += ", median \(Int64(counted[counted.count / 2])) instructions"
+        }
         if let error = result.error { line += ", FAILED: \(error)" }
         print(line)
         if let profile = result.profile { print(Self.profileLine(profile)) }

@@ -102,6 +102,19 @@ enum SuiteCommandLine {
                 return nil
             },
             Option(
+                name: "--instructions", valueName: "MODE",
+                help:
+                    "Count the measure blocks' instructions: auto (the hardware counter where there is one), "
+                    + "hardware, simulated (under Valgrind's callgrind, counts only) or off.",
+                defaultValue: defaults.instructions.rawValue
+            ) { options, value in
+                guard let mode = InstructionCounting(rawValue: value) else {
+                    return "expected auto, hardware, simulated or off"
+                }
+                options.instructions = mode
+                return nil
+            },
+            Option(
                 name: "--round", valueName: "N", help: "The round of a strobe compare experiment this run belongs to.",
                 defaultValue: "none"
             ) { options, value in

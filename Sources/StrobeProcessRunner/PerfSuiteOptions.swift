@@ -32,6 +32,9 @@ public struct PerfSuiteOptions: Sendable, Hashable {
     public var profileRate: Int?
     /// The rate `--profile` samples at: 999 Hz, off the kernel's tick.
     public static let defaultProfileRate = 999
+    /// Where the measure blocks' instructions are counted
+    /// (`--instructions auto|hardware|simulated|off`).
+    public var instructions: InstructionCounting = .auto
     /// The round of an interleaved comparison this run belongs to
     /// (`--round`).
     public var round: Int?
@@ -149,6 +152,7 @@ public struct PerfSuiteOptions: Sendable, Hashable {
         if let profileRate {
             arguments += profileRate == Self.defaultProfileRate ? ["--profile"] : ["--profile-rate", "\(profileRate)"]
         }
+        if instructions != defaults.instructions { arguments += ["--instructions", instructions.rawValue] }
         if let round { arguments += ["--round", "\(round)"] }
         if let runID { arguments += ["--run-id", runID] }
         return arguments

@@ -16,7 +16,7 @@ struct SuiteCommandLineTests {
         ("--filter", "lens.*"), ("--iterations", "20"), ("--warmup", "0"), ("--output", "out/dir"),
         ("--tag", "device=pixel-8"),
         ("--tag", "build=pr"), ("--keep-traces", nil), ("--round", "4"), ("--run-id", "run 7"),
-        ("--profile", nil), ("--profile-rate", "250"),
+        ("--profile", nil), ("--profile-rate", "250"), ("--instructions", "simulated"),
     ]
 
     static func check(_ options: PerfSuiteOptions) {
@@ -30,6 +30,7 @@ struct SuiteCommandLineTests {
         #expect(options.round == 4)
         #expect(options.runID == "run 7")
         #expect(options.profileRate == 250)
+        #expect(options.instructions == .simulated)
         #expect(!options.helpRequested)
     }
 
@@ -72,6 +73,20 @@ struct SuiteCommandLineTests {
         #expect(try PerfSuiteOptions.parse(["--profile"]).profileRate == PerfSuiteOptions.defaultProfileRate)
         #expect(try PerfSuiteOptions.parse([]).profileRate == nil)
         #expect(try PerfSuiteOptions.parse(["--profile-rate", "99", "--profile"]).profileRate == 99)
+    }
+
+    @Test func instructionsTakeOneOfFourModes() throws {
+        #expect(try PerfSuiteOptions.parse([]).instructions == .auto)
+        for mode in InstructionCounting.allCases {
+            #expect(try PerfSuiteOptions.parse(["--instructions", mode.rawValue]).instructions == mode)
+        }
+        #expect(throws: SuiteCommandLineError.self) { try PerfSuiteOptions.parse(["--instructions", "cycles"]) }
+        do {
+            _ = try PerfSuiteOptions.parse(["--instructions", "cycles"])
+        } catch {
+            #expect("\(error)".contains("--instructions"))
+            #expect("\(error)".contains("expected auto, hardware, simulated or off"))
+        }
     }
 
     @Test func theTestsCoverEveryOptionInTheTable() {

@@ -19,6 +19,8 @@
 #include <pthread.h>
 #include <stdint.h>
 
+#include "CStrobeInstructions.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif

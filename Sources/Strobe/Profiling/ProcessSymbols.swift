@@ -108,22 +108,7 @@ final class ProcessSymbols: @unchecked Sendable {
     private func demangled(_ raw: UnsafePointer<CChar>) -> String {
         let mangled = String(cString: raw)
         if let name = names[mangled] { return name }
-        var name = mangled
-        if mangled.hasPrefix("$s") || mangled.hasPrefix("_$s") || mangled.hasPrefix("$S") {
-            var buffer = [CChar](repeating: 0, count: 4096)
-            let length = cstrobe_swift_demangle(raw, strlen(raw), &buffer, buffer.count)
-            if length > 0 {
-                name = SwiftSymbolName.shortened(
-                    String(decoding: buffer.prefix(length).map { UInt8(bitPattern: $0) }, as: UTF8.self))
-            }
-        }
-        if mangled.hasPrefix("_Z") {
-            var buffer = [CChar](repeating: 0, count: 4096)
-            let length = cstrobe_cxx_demangle(raw, &buffer, buffer.count)
-            if length > 0 {
-                name = String(decoding: buffer.prefix(length).map { UInt8(bitPattern: $0) }, as: UTF8.self)
-            }
-        }
+        let name = SymbolDemangling.readableName(mangled)
         names[mangled] = name
         return name
     }

@@ -1,0 +1,111 @@
+import Foundation
+import StrobeProcessRunner
+import StrobeResults
+import StrobeTestSupport
+import StrobeTestTraits
+import Testing
+
+@testable import StrobePerf
+
+/// The `instructions` metric: a suite run under simulation counts the same
+/// instructions in every iteration and every process, and per function; a
+/// machine without a hardware counter says why and goes on.
+@Suite(.serialized, .processWide)
+struct InstructionCountTests {
+    /// Runs ProfileSuite (tokenize 60%, index 30%, render 10% of its work)
+    /// with `arguments` and `environment`, and reads its results file.
+    static func runProfileSuite(_ arguments: [String], environment: [String: String] = [:]) throws -> PerfRun {
+        let output = NSTemporaryDirectory() + "strobe-instructions-\(UUID().uuidString)"
+        defer { try? FileManager.default.removeItem(atPath: output) }
+        let outcome = try runProgram(
+            builtProgram("ProfileSuite"), arguments + ["--output", output],
+            environment: ["PROFILE_SUITE_SCALE": "0.01"].merging(environment) { _, new in new }, timeLimit: 240)
+        #expect(outcome.status == 0, "\(outcome.output)\n\(outcome.errors)")
+        let files = try FileManager.default.contentsOfDirectory(atPath: output).filter { $0.hasSuffix(".strobe-results") }
+        try #require(files.count == 1, "\(outcome.output)\n\(outcome.errors)")
+        return try ResultsFile.read(output + "/" + files[0])
+    }
+
+    /// Why a simulated run cannot be tested here, or nil.
+    static var simulationProblem: String? {
+        SimulatedLaunch.problem(environment: ProcessInfo.processInfo.environment)
+    }
+
+    @Test func aSimulatedRunCountsTheSameInstructionsEveryTimeAndPerFunction() throws {
+        if let problem = Self.simulationProblem {
+            print("skipped: no simulation here: \(problem)")
+            return
+        }
+        let arguments = ["--instructions", "simulated", "--iterations", "3", "--warmup", "1"]
+        let first = try Self.runProfileSuite(arguments)
+        let second = try Self.runProfileSuite(arguments)
+        for run in [first, second] {
+            #expect(run.metadata.simulated)
+            #expect(run.metadata.instructionSource == "simulated")
+            let test = try #require(run.tests.first)
+            // Counts only: the simulated process's times are not kept.
+            #expect(test.metric("wall") == nil)
+            #expect(test.metric("allocations") != nil)
+            let counted = try #require(test.metric("instructions")).samples
+            #expect(counted.count == 3)
+            #expect(Set(counted).count == 1, "\(counted)")
+            let profile = try #require(test.instructionProfile)
+            #expect(profile.iterations == 3)
+            let counts = profile.countPerIteration
+            let total = profile.totalPerIteration
+            let tokenize = try #require(counts["ProfileSuite.Document.tokenize(units:)"]).inclusive
+            let index = try #require(counts["ProfileSuite.Document.index(units:)"]).inclusive
+            #expect(abs(tokenize / total - 0.6) < 0.02, "\(tokenize) of \(total)")
+            #expect(abs(index / tokenize - 0.5) < 0.001)
+            #expect(abs(total - counted[0]) <= counted[0] * 1e-9)
+        }
+        let a = try #require(first.tests.first?.metric("instructions")?.samples.first)
+        let b = try #require(second.tests.first?.metric("instructions")?.samples.first)
+        #expect(abs(a - b) / a < 0.001, "\(a) against \(b)")
+    }
+
+    @Test func twoPercentMoreWorkInOneFunctionShowsInItsCount() throws {
+        if let problem = Self.simulationProblem {
+            print("skipped: no simulation here: \(problem)")
+            return
+        }
+        let arguments = ["--instructions", "simulated", "--iterations", "2", "--warmup", "1"]
+        let before = try #require(Self.runProfileSuite(arguments).tests.first?.instructionProfile)
+        let after = try #require(
+            Self.runProfileSuite(
+                arguments, environment: ["PROFILE_SUITE_SLOWER": "index", "PROFILE_SUITE_FACTOR": "1.02"]
+            ).tests.first?.instructionProfile)
+        let name = "ProfileSuite.Document.index(units:)"
+        let ratio = try #require(after.countPerIteration[name]).inclusive
+            / (try #require(before.countPerIteration[name]).inclusive)
+        #expect(abs(ratio - 1.02) < 0.002, "\(ratio)")
+        let tokenize = "ProfileSuite.Document.tokenize(units:)"
+        #expect(after.countPerIteration[tokenize]?.inclusive == before.countPerIteration[tokenize]?.inclusive)
+    }
+
+    @Test func withoutAHardwareCounterTheRunSaysWhyAndGoesOn() throws {
+        let off = ["STROBE_INSTRUCTIONS_HARDWARE": "off"]
+        let asked = try Self.runProfileSuite(["--instructions", "hardware", "--iterations", "2"], environment: off)
+        #expect(asked.metadata.instructionNote.contains("STROBE_INSTRUCTIONS_HARDWARE=off"))
+        #expect(asked.metadata.instructionSource.isEmpty)
+        #expect(asked.tests.first?.metric("instructions") == nil)
+        #expect(asked.tests.first?.metric("wall")?.samples.count == 2)
+        // By default a machine without the counter counts none and says
+        // nothing.
+        let quiet = try Self.runProfileSuite(["--iterations", "2"], environment: off)
+        #expect(quiet.metadata.instructionNote.isEmpty)
+        #expect(quiet.tests.first?.metric("instructions") == nil)
+    }
+
+    @Test func theHardwareCounterCountsWhereTheMachineHasOne() throws {
+        if let problem = InstructionCounter.hardwareProblem(environment: [:]) {
+            print("skipped: \(problem)")
+            return
+        }
+        let run = try Self.runProfileSuite(["--instructions", "hardware", "--iterations", "3"])
+        #expect(run.metadata.instructionSource == "hardware")
+        let counted = try #require(run.tests.first?.metric("instructions")).samples
+        #expect(counted.allSatisfy { $0 > 0 })
+        #expect(run.tests.first?.metric("wall") != nil)
+    }
+}
