@@ -2,6 +2,7 @@ import CStrobeCounting
 import Foundation
 import StrobeProcessRunner
 import StrobeResults
+import Synchronization
 
 #if canImport(Glibc)
 import Glibc
@@ -48,7 +49,9 @@ final class InstructionCounter {
 
     let source: Source
     private var open: [Int32] = []
-    private var dumpsRead = 0
+    /// Dumps callgrind has written in this process: they are numbered per
+    /// process, whichever counter asked for them.
+    private static let dumpsWritten = Atomic<Int>(0)
 
     private init(source: Source) {
         self.source = source
@@ -126,8 +129,8 @@ final class InstructionCounter {
         switch source {
         case .simulated(let dumps):
             label.withUnsafeBufferPointer { cstrobe_simulation_end($0.baseAddress) }
-            dumpsRead += 1
-            return try readDump(in: dumps, number: dumpsRead)
+            let number = Self.dumpsWritten.add(1, ordering: .relaxed).newValue
+            return try readDump(in: dumps, number: number)
         case .hardware:
             var sum: UInt64 = 0
             var failure: Int32?
@@ -149,8 +152,8 @@ final class InstructionCounter {
         switch source {
         case .simulated:
             cstrobe_simulation_end("strobe abandoned window")
-            dumpsRead += 1
-            if let path = try? dumpPath(in: dumpDirectory, number: dumpsRead) { unlink(path) }
+            let number = Self.dumpsWritten.add(1, ordering: .relaxed).newValue
+            if let path = try? dumpPath(in: dumpDirectory, number: number) { unlink(path) }
         case .hardware:
             for fd in open { close(fd) }
             open = []
