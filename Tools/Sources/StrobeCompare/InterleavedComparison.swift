@@ -103,14 +103,16 @@ public struct InterleavedComparison<Runner: RoundRunner> {
             var order = ComparisonSide.allCases
             if Bool.random(using: &generator) { order.reverse() }
             let roundStart = clock()
+            let countingBefore = runner.countingSeconds
             try runner.runRound(rounds, order: order, tests: onlyTests)
             let elapsed = clock()
-            roundSeconds.append((runner.iterationsPerProcess, elapsed - roundStart))
+            let counting = runner.countingSeconds - countingBefore
+            roundSeconds.append((runner.iterationsPerProcess, elapsed - roundStart - counting))
             guard rounds >= minimumRounds else {
                 events(.round(rounds, elapsed: elapsed))
                 continue
             }
-            let perRound = elapsed / Double(rounds)
+            let perRound = max(elapsed - runner.countingSeconds, 0) / Double(rounds)
             if design == nil {
                 // The plan: the rounds that fit in the budget at the pace so far.
                 let remaining = max(settings.budget - elapsed, 0)

@@ -32,14 +32,33 @@ public struct ProcessRounds: RoundRunner {
     public let timeout: Double
     /// Whether suite processes sample their measure blocks (`--profile`).
     public let profile: Bool
+    /// Where suite processes count instructions. `.simulated` runs, after
+    /// round 1, one more process of each side under simulation (both at
+    /// once, each on a core of its own), which counts them;
+    /// `.auto` does the same where round 1 found no hardware counter and
+    /// Valgrind is installed. Native processes then count none, so that
+    /// the two sources never mix.
+    public let instructions: InstructionCounting
+    /// Measured iterations of a simulated process: two, so that a count
+    /// that is not the same in every iteration shows.
+    public static let simulatedIterations = 2
+    /// How the run ids of simulated processes begin.
+    static let simulatedRunPrefix = "simulated-"
+    /// Seconds the simulated processes took, which are no round's pace.
+    public private(set) var countingSeconds = 0.0
+    /// What became of instruction counting: which source, or why none.
+    public private(set) var instructionNote: String?
+    private var simulating = false
 
     /// Rounds in `directory` (`baseline/`, `candidate/` and `logs/`, made
     /// here; a side's directory that already holds files is refused).
     public init(
         directory: String, commands: [ComparisonSide: String], mode: Mode, iterations: Int, warmup: Int?,
-        timeout: Double, profile: Bool = false
+        timeout: Double, profile: Bool = false, instructions: InstructionCounting = .auto
     ) throws(ComparisonFailure) {
         root = directory
+        self.instructions = instructions
+        simulating = instructions == .simulated
         self.commands = commands
         self.mode = mode
         self.iterations = iterations
@@ -84,6 +103,85 @@ public struct ProcessRounds: RoundRunner {
             for side in order { try warmUpLaunches(side) }
         }
         for side in order { try run(side, round: round, tests: tests) }
+        if round == 1, case .suite = mode { try countInstructions(tests: tests) }
+    }
+
+    /// After round 1: whether and how instructions are counted, and the
+    /// simulated processes that count them where no hardware counter did.
+    private mutating func countInstructions(tests: [String]?) throws(ComparisonFailure) {
+        let sources = Set(
+            ComparisonSide.allCases.flatMap { side in
+                Self.resultsFiles(in: resultsDirectory(of: side)).compactMap { try? ResultsFile.read($0) }
+                    .map(\.metadata.instructionSource)
+            })
+        if sources.contains("hardware") {
+            instructionNote = "instructions: counted by the CPU's hardware counter"
+            return
+        }
+        guard instructions == .simulated || instructions == .auto else { return }
+        guard Self.findExecutable("valgrind") != nil else {
+            instructionNote =
+                "instructions: not counted: no hardware counter here, and Valgrind, which would count them by "
+                + "simulation, is not installed (apt-get install valgrind)"
+            return
+        }
+        simulating = true
+        let start = Date()
+        defer { countingSeconds += Date().timeIntervalSince(start) }
+        var failures: [ComparisonFailure?] = [nil, nil]
+        let lines = ComparisonSide.allCases.map { side -> (String, String)? in
+            guard let command = commands[side] else { return nil }
+            var options = suiteOptions(side, round: 1, tests: tests)
+            options.instructions = .simulated
+            options.iterations = Self.simulatedIterations
+            options.warmup = 1
+            options.runID = "\(Self.simulatedRunPrefix)\(side.rawValue)-\(UInt32.random(in: 0...UInt32.max))"
+            let line = ([command] + options.arguments.map(Self.shellQuoted)).joined(separator: " ")
+            return (line, "\(logDirectory)/simulated-\(side.rawValue).log")
+        }
+        let timeout = self.timeout
+        let results = FailureSlots(failures)
+        DispatchQueue.concurrentPerform(iterations: lines.count) { index in
+            guard let (line, log) = lines[index] else { return }
+            do throws(ComparisonFailure) {
+                let status = try Self.runShell(line, log: log, timeout: timeout)
+                if status != 0 {
+                    results.set(index, ComparisonFailure("a simulated process exited with status \(status): \(line)\n"
+                        + Self.tail(of: log)))
+                }
+            } catch {
+                results.set(index, error)
+            }
+        }
+        failures = results.values
+        if let failure = failures.compactMap({ $0 }).first { throw failure }
+        // A suite that could not simulate ran natively and said why: its
+        // results are no round's and go.
+        var notes: [String] = []
+        for side in ComparisonSide.allCases {
+            for path in Self.resultsFiles(in: resultsDirectory(of: side)) {
+                guard let run = try? ResultsFile.read(path), run.metadata.runID.hasPrefix(Self.simulatedRunPrefix),
+                    !run.metadata.simulated
+                else { continue }
+                try? FileManager.default.removeItem(atPath: path)
+                notes.append(run.metadata.instructionNote.isEmpty ? "the suite did not simulate" : run.metadata.instructionNote)
+            }
+        }
+        instructionNote =
+            notes.first.map { "instructions: not counted: \($0)" }
+            ?? "instructions: counted by simulation (callgrind), \(Self.simulatedIterations) iterations per side"
+    }
+
+    /// The results files in `directory`.
+    static func resultsFiles(in directory: String) -> [String] {
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []
+        return names.filter { $0.hasSuffix("." + ResultsFile.fileExtension) }.sorted().map { "\(directory)/\($0)" }
+    }
+
+    /// The first executable named `name` on the `PATH`.
+    static func findExecutable(_ name: String) -> String? {
+        let path = ProcessInfo.processInfo.environment["PATH"] ?? "/usr/local/bin:/usr/bin:/bin"
+        return path.split(separator: ":").map { "\($0)/\(name)" }.first { access($0, X_OK) == 0 }
     }
 
     /// The options a suite process of `side` in round `round` is given.
@@ -95,6 +193,8 @@ public struct ProcessRounds: RoundRunner {
         if let warmup { options.warmup = warmup }
         if let tests, !tests.isEmpty { options.filter = Self.exactNames(tests) }
         if profile { options.profileRate = PerfSuiteOptions.defaultProfileRate }
+        // Once a simulation counts instructions, native processes count none.
+        options.instructions = simulating ? .off : instructions == .simulated ? .off : instructions
         return options
     }
 
@@ -203,6 +303,18 @@ public struct ProcessRounds: RoundRunner {
             String(name.flatMap { "\\^$.|?*+()[]{}".contains($0) ? ["\\", $0] : [$0] })
         }
         return "^(" + escaped.joined(separator: "|") + ")$"
+    }
+
+    /// Results of concurrent work, one slot each, behind a lock.
+    private final class FailureSlots: @unchecked Sendable {
+        private let lock = NSLock()
+        private var slots: [ComparisonFailure?]
+
+        init(_ slots: [ComparisonFailure?]) { self.slots = slots }
+
+        func set(_ index: Int, _ value: ComparisonFailure) { lock.withLock { slots[index] = value } }
+
+        var values: [ComparisonFailure?] { lock.withLock { slots } }
     }
 
     static func shellQuoted(_ text: String) -> String {

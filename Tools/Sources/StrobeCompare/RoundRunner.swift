@@ -20,4 +20,13 @@ public protocol RoundRunner {
     /// comparison choose them (a perf suite's `--iterations`); nil where it
     /// does not (a program measured per launch).
     var iterationsPerProcess: Int? { get set }
+
+    /// Seconds spent in processes that are no round's (a simulation that
+    /// counts instructions), left out of the rounds' pace.
+    var countingSeconds: Double { get }
+}
+
+extension RoundRunner {
+    /// None.
+    public var countingSeconds: Double { 0 }
 }

@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import StrobeCompare
 import StrobeDiff
+import StrobeProcessRunner
 import StrobeStatistics
 
 /// `strobe compare`: runs a baseline and a candidate in interleaved rounds
@@ -60,6 +61,13 @@ struct CompareCommand: ParsableCommand {
 
     @Option(help: "Measured iterations per process of a perf suite.")
     var iterations = 5
+
+    @Option(
+        help: """
+            Where a perf suite's instructions are counted: auto (the CPU's counter, else one simulated process \
+            per side under Valgrind's callgrind), hardware, simulated or off.
+            """)
+    var instructions = "auto"
 
     @Option(
         help: """
@@ -149,6 +157,9 @@ struct CompareCommand: ParsableCommand {
 
     func validate() throws {
         if let problem { throw ValidationError(problem) }
+        if InstructionCounting(rawValue: instructions) == nil {
+            throw ValidationError("--instructions \(instructions): expected auto, hardware, simulated or off")
+        }
     }
 
     func run() throws {
@@ -164,21 +175,28 @@ struct CompareCommand: ParsableCommand {
         settings.decideAll = decideAll
         let progress = CompareProgress(budget: maxTime.seconds)
         let outcome: InterleavedComparison<ProcessRounds>.Outcome
+        var instructionNote: String?
         do throws(ComparisonFailure) {
             let rounds = try ProcessRounds(
                 directory: resultsDirectory, commands: [.baseline: baseline, .candidate: candidate],
                 mode: process ? .perLaunch(name: name) : .suite, iterations: iterations, warmup: warmup,
-                timeout: timeout.seconds, profile: profile)
+                timeout: timeout.seconds, profile: profile,
+                instructions: process ? .off : InstructionCounting(rawValue: instructions) ?? .auto)
             let start = Date()
             var comparison = InterleavedComparison(
                 settings: settings, runner: rounds, clock: { Date().timeIntervalSince(start) })
             outcome = try comparison.run { event in progress.show(event) }
+            instructionNote = comparison.runner.instructionNote.map { note in
+                let seconds = comparison.runner.countingSeconds
+                return seconds > 0 ? note + String(format: " (%.0f s)", seconds) : note
+            }
         } catch {
             progress.clear()
             throw CommandFailure(message: error.message, status: 2)
         }
         progress.clear()
         progress.summary(rounds: outcome.rounds, elapsed: outcome.elapsed, report: outcome.report)
+        if let instructionNote { FileHandle.standardError.write(Data((instructionNote + "\n").utf8)) }
         try history.record([resultsDirectory], comparison: true)
         try outcome.report.deliver(as: format, to: reportPath)
     }
