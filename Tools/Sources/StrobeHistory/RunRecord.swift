@@ -23,13 +23,22 @@ public struct RunRecord: Sendable, Hashable {
     /// A test that ran with `--profile` keeps its leading functions as
     /// metrics of their own (``profileMetrics(of:)``), so the history stores
     /// and exports them like any metric and `strobe trend` can say which
-    /// functions a change brought.
+    /// functions a change brought; a test with counted instructions keeps
+    /// its functions' counts the same way (``instructionMetrics(of:)``). A
+    /// simulated run (`metadata.simulated`) keeps its counts and leaves out
+    /// its times and resource readings (``isSimulatorReading(_:)``), which
+    /// describe the simulator, not the code.
     public init(run: PerfRun, comparison: String? = nil, side: String? = nil) {
         key = run.metadata.runID.isEmpty ? Self.contentKey(of: run) : run.metadata.runID
         var kept = run
         for index in kept.tests.indices {
+            if run.metadata.simulated {
+                kept.tests[index].metrics.removeAll(where: Self.isSimulatorReading)
+            }
             kept.tests[index].metrics += Self.profileMetrics(of: kept.tests[index])
+            kept.tests[index].metrics += Self.instructionMetrics(of: kept.tests[index])
             kept.tests[index].profile = nil
+            kept.tests[index].instructionProfile = nil
         }
         self.run = kept
         self.comparison = comparison
@@ -58,6 +67,47 @@ public struct RunRecord: Sendable, Hashable {
             .sorted { ($0.value.inclusive, $1.key) > ($1.value.inclusive, $0.key) }
             .prefix(profileFunctionsKept)
             .map { PerfMetric(name: profileMetricPrefix + $0.key, unit: "ns", samples: [$0.value.inclusive]) }
+    }
+
+    /// The prefix of the metrics a test's instruction profile becomes:
+    /// `instructions:NAME`.
+    public static let instructionMetricPrefix = "instructions:"
+
+    /// The share of a test's instructions a function must hold (inclusive)
+    /// for the history to keep its count: 1%.
+    public static let instructionShareKept = 0.01
+
+    /// The most functions of a test's instruction profile the history keeps.
+    public static let instructionFunctionsKept = 50
+
+    /// The units of time: a simulated run's metrics in them are not kept.
+    public static let timeUnits: Set<String> = ["ns", "us", "µs", "ms", "s"]
+
+    /// Whether `metric` of a simulated run says nothing of the code: a
+    /// time, or the process's or thread's resource readings (context
+    /// switches, faults), all of which the simulator sets.
+    public static func isSimulatorReading(_ metric: PerfMetric) -> Bool {
+        timeUnits.contains(metric.unit) || metric.name.hasPrefix("process.") || metric.name.hasPrefix("thread.")
+    }
+
+    /// The functions of `test`'s instruction profile as metrics: per
+    /// function holding at least ``instructionShareKept`` of the test's
+    /// instructions, its inclusive instructions per iteration (unit
+    /// `count`, one value: the process's), the largest
+    /// ``instructionFunctionsKept`` of them; none without an instruction
+    /// profile, or where the test already has such metrics.
+    static func instructionMetrics(of test: PerfTestResult) -> [PerfMetric] {
+        guard let profile = test.instructionProfile, profile.iterations > 0, profile.total > 0,
+            !test.metrics.contains(where: { $0.name.hasPrefix(instructionMetricPrefix) })
+        else { return [] }
+        let total = profile.totalPerIteration
+        return profile.countPerIteration
+            .filter { $0.value.inclusive >= instructionShareKept * total }
+            .sorted { ($0.value.inclusive, $1.key) > ($1.value.inclusive, $0.key) }
+            .prefix(instructionFunctionsKept)
+            .map {
+                PerfMetric(name: instructionMetricPrefix + $0.key, unit: "count", samples: [$0.value.inclusive])
+            }
     }
 
     /// The branch measured: the run's `branch` tag, or "".

@@ -101,138 +101,6 @@ public enum TrendAnalysis {
         return report
     }
 
-    // MARK: Positions and groups
-
-    /// Runs of one suite analysed together: their groups, and per group the
-    /// runs at each slot.
-    struct Cohort {
-        var slots: [TrendSlot]
-        var groups: [String]
-        /// runs[group][slot]: the group's runs at that slot, oldest first.
-        var runs: [[[HistoryRun]]]
-    }
-
-    /// The cohorts of a suite's runs: one when the groups share enough
-    /// commits (or there is one group), else one per group.
-    static func cohorts(
-        _ runs: [HistoryRun], suite: String, keys: [String], order: CommitOrder?, options: TrendOptions,
-        notes: inout [String]
-    ) -> [Cohort] {
-        var groups: [String] = []
-        var byGroup: [String: [HistoryRun]] = [:]
-        for run in runs {
-            let group = groupName(run, keys: keys)
-            if byGroup[group] == nil { groups.append(group) }
-            byGroup[group, default: []].append(run)
-        }
-        groups.sort()
-        // A position is a commit in git order, and in time order when
-        // several groups must be aligned; else each run is one.
-        let byCommit = order != nil || groups.count > 1
-        func slotKey(_ run: HistoryRun) -> String {
-            byCommit && !run.metadata.gitCommit.isEmpty ? run.metadata.gitCommit : "run:" + run.key
-        }
-        // Every slot of the suite, in order.
-        var first: [String: (time: Int64, commit: String)] = [:]
-        for run in runs {
-            let key = slotKey(run)
-            if let seen = first[key], seen.time <= run.metadata.timestamp { continue }
-            first[key] = (run.metadata.timestamp, run.metadata.gitCommit)
-        }
-        let ordered = first.keys.sorted { a, b in
-            if let order, let pa = order.position(of: first[a]!.commit), let pb = order.position(of: first[b]!.commit),
-                pa != pb
-            {
-                return pa < pb
-            }
-            return (first[a]!.time, a) < (first[b]!.time, b)
-        }
-        func cohort(_ members: [String], slots: [String]) -> Cohort {
-            let index = Dictionary(uniqueKeysWithValues: slots.enumerated().map { ($1, $0) })
-            var table = members.map { _ in Array(repeating: [HistoryRun](), count: slots.count) }
-            for (g, group) in members.enumerated() {
-                for run in byGroup[group] ?? [] {
-                    if let slot = index[slotKey(run)] { table[g][slot].append(run) }
-                }
-                for slot in table[g].indices {
-                    table[g][slot].sort { ($0.metadata.timestamp, $0.key) < ($1.metadata.timestamp, $1.key) }
-                }
-            }
-            return Cohort(
-                slots: slots.map { TrendSlot(commit: first[$0]!.commit, time: first[$0]!.time) }, groups: members,
-                runs: table)
-        }
-        guard groups.count > 1 else { return [cohort(groups, slots: ordered)] }
-        let slotsOf = byGroup.mapValues { Set($0.map(slotKey)) }
-        let shared = ordered.filter { key in groups.allSatisfy { slotsOf[$0]!.contains(key) } }
-        if shared.count >= 2 * options.detection.minimumSegment {
-            let sharedKeys = Set(shared)
-            let left = runs.filter { !sharedKeys.contains(slotKey($0)) }.count
-            if left > 0 {
-                notes.append(
-                    "\(suite): \(left) run\(left == 1 ? "" : "s") at commits not measured by every one of \(groups.joined(separator: ", ")) left out (series are aligned commit by commit)"
-                )
-            }
-            return [cohort(groups, slots: shared)]
-        }
-        notes.append(
-            "\(suite): \(groups.joined(separator: ", ")) share \(shared.count) commit\(shared.count == 1 ? "" : "s"); each is analysed alone, so no step is compared across them"
-        )
-        return groups.map { group in
-            cohort([group], slots: ordered.filter { slotsOf[group]!.contains($0) })
-        }
-    }
-
-    /// The values of `run` for `keys`, joined: its group's name.
-    /// Whether `pattern` names a `profile:` metric by its prefix: it matches
-    /// the metric's name, and no longer matches once the prefix is gone.
-    static func asksForProfile(_ pattern: Regex<AnyRegexOutput>?, metric: String) -> Bool {
-        guard let pattern else { return false }
-        let bare = String(metric.dropFirst(RunRecord.profileMetricPrefix.count))
-        let matches = { (text: String) in ((try? pattern.firstMatch(in: text)) ?? nil) != nil }
-        return matches(metric) && !matches(bare)
-    }
-
-    /// The functions of `test`'s stored profile in at least three quarters
-    /// of the positions from `firstAfter` on and in at most a quarter of
-    /// those before it, in group `group`: shares, not every position, so
-    /// that a change placed a run early or late still names them.
-    static func newInProfile(_ cohort: Cohort, group: String, test: String, firstAfter: Int) -> [String] {
-        guard let g = cohort.groups.firstIndex(of: group), firstAfter > 0, firstAfter < cohort.runs[g].count
-        else { return [] }
-        func functions(_ runs: [HistoryRun]) -> Set<String> {
-            Set(
-                runs.flatMap { run in
-                    run.tests.filter { $0.name == test }.flatMap(\.metrics).map(\.name)
-                        .filter { $0.hasPrefix(RunRecord.profileMetricPrefix) }
-                })
-        }
-        let positions = cohort.runs[g].map(functions)
-        func shares(_ sets: ArraySlice<Set<String>>) -> [String: Double] {
-            var counts: [String: Int] = [:]
-            for set in sets { for name in set { counts[name, default: 0] += 1 } }
-            return counts.mapValues { Double($0) / Double(max(sets.count, 1)) }
-        }
-        let before = shares(positions[..<firstAfter])
-        let after = shares(positions[firstAfter...])
-        return after.filter { $0.value >= 0.75 && (before[$0.key] ?? 0) <= 0.25 }.keys.sorted()
-            .map { String($0.dropFirst(RunRecord.profileMetricPrefix.count)) }
-    }
-
-    static func groupName(_ run: HistoryRun, keys: [String]) -> String {
-        keys.map { key -> String in
-            switch key {
-            case "host": return run.metadata.host
-            case "branch": return run.branch
-            case "os": return run.metadata.os
-            case "cpu": return run.metadata.cpuModel
-            case "build": return run.metadata.tags["build"] ?? run.metadata.buildConfiguration
-            case "suite": return run.metadata.suite
-            default: return run.metadata.tags[key] ?? "(no \(key))"
-            }
-        }.joined(separator: ", ")
-    }
-
     // MARK: One cohort
 
     /// A metric of a cohort: its values per group and slot.
@@ -277,15 +145,12 @@ public enum TrendAnalysis {
         }
     }
 
-    /// The median of `values`, or nil when one is missing.
-    private static func median(_ values: [Double?]) -> Double? {
-        guard !values.isEmpty else { return nil }
-        var present: [Double] = []
-        for value in values {
-            guard let value else { return nil }
-            present.append(value)
-        }
-        return Quantiles.median(sorted: present.sorted())
+    /// The median of the values present, or nil when none is: the runs of
+    /// one position may measure different metrics (a native run times the
+    /// code, a simulated one counts its instructions).
+    static func median(_ values: [Double?]) -> Double? {
+        let present = values.compactMap { $0 }
+        return present.isEmpty ? nil : Quantiles.median(sorted: present.sorted())
     }
 
     private static func analyze(
@@ -316,16 +181,19 @@ public enum TrendAnalysis {
         var columns: [String: Int] = [:]
         for (column, name) in names.enumerated() { columns["\(name.test)/\(name.metric)"] = column }
         let table = ValueTable(Array(cohort.runs.joined().joined()) + reference, columns: columns)
+        let functionTable = FunctionTable(
+            cohort, names: names.map { ($0.test, $0.metric) }, table: table, columns: columns)
         var series: [Series] = []
         var partial: [String] = []
         var notPositive: [String] = []
         for (column, name) in names.enumerated() {
             let full = "\(name.test)/\(name.metric)"
             if let pattern, (try? pattern.firstMatch(in: full)) == nil { continue }
-            // A profile's functions are told beside the changes, not as
-            // series of their own, unless --metric asks for them by name.
-            if name.metric.hasPrefix(RunRecord.profileMetricPrefix),
-                !Self.asksForProfile(pattern, metric: name.metric)
+            // A profile's functions (sampled or counted) are told beside
+            // the changes, not as series of their own, unless --metric asks
+            // for them by name.
+            if let prefix = Self.functionPrefix(of: name.metric),
+                !Self.asksForFunctions(pattern, metric: name.metric, prefix: prefix)
             {
                 continue
             }
@@ -367,9 +235,13 @@ public enum TrendAnalysis {
                 cohort.slots.enumerated().map { index, slot in
                     guard !own.isEmpty else { return [] }
                     if !slot.commit.isEmpty, let same = ownByCommit[slot.commit] { return same }
+                    // The nearest native run and the nearest simulated one.
                     let time = cohort.runs.flatMap { $0[index] }.map(\.metadata.timestamp).min() ?? slot.time
-                    let nearest = own.min { abs($0.metadata.timestamp - time) < abs($1.metadata.timestamp - time) }!
-                    return [nearest]
+                    return [false, true].compactMap { simulated in
+                        own.filter { $0.metadata.simulated == simulated }.min {
+                            abs($0.metadata.timestamp - time) < abs($1.metadata.timestamp - time)
+                        }
+                    }
                 })
         }
         let floor = options.relativeFloor
@@ -421,7 +293,8 @@ public enum TrendAnalysis {
                 TrendSeries(
                     suite: suite, test: item.test, metric: item.metric, unit: item.unit,
                     better: item.better,
-                    groups: cohort.groups, slots: cohort.slots, points: points))
+                    groups: cohort.groups, slots: cohort.slots, points: points,
+                    referenceAdjustments: attribution.referenceAdjustments.filter { $0.metric == item.name }))
         }
         func runs(group: String, before: Int, after: Int) -> (TrendRunReference, TrendRunReference) {
             let g = cohort.groups.firstIndex(of: group) ?? 0
@@ -458,6 +331,9 @@ public enum TrendAnalysis {
                 mark: mark)
             change.newInProfile = Self.newInProfile(
                 cohort, group: found.host, test: item.test, firstAfter: found.step.firstAfter)
+            change.functionsThatStepped = Self.functionsThatStepped(
+                cohort, table: functionTable, group: found.host, test: item.test, firstAfter: found.step.firstAfter,
+                window: options.detection.minimumSegment)
             report.changes.append(change)
         }
         // The changes of one range of commits on one group share a recipe:
@@ -497,31 +373,5 @@ public enum TrendAnalysis {
             report.suiteChanges.append(
                 TrendSuiteChange(suite: suite, step: found, lastBefore: before, firstAfter: after))
         }
-    }
-}
-
-/// The repository's commits in order, found by full hash or by a prefix
-/// of at least 4 hex digits.
-struct CommitOrder {
-    private let position: [String: Int]
-    private let sorted: [String]
-
-    init(_ commits: [String]) {
-        position = Dictionary(commits.enumerated().map { ($1, $0) }, uniquingKeysWith: { a, _ in a })
-        sorted = commits.sorted()
-    }
-
-    /// The position of `commit` (full or abbreviated), or nil.
-    func position(of commit: String) -> Int? {
-        if let exact = position[commit] { return exact }
-        guard commit.count >= 4 else { return nil }
-        var low = 0
-        var high = sorted.count
-        while low < high {
-            let middle = (low + high) / 2
-            if sorted[middle] < commit { low = middle + 1 } else { high = middle }
-        }
-        guard low < sorted.count, sorted[low].hasPrefix(commit) else { return nil }
-        return position[sorted[low]]
     }
 }

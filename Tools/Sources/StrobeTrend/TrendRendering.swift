@@ -74,6 +74,10 @@ extension TrendReport {
                 if !change.newInProfile.isEmpty {
                     text += "    new in the profile: \(change.newInProfile.joined(separator: ", "))\n"
                 }
+                if !change.functionsThatStepped.isEmpty {
+                    text += "    functions that stepped: "
+                        + change.functionsThatStepped.map(\.summary).joined(separator: ", ") + "\n"
+                }
                 if let mark = change.mark { text += "    marked \(Self.markText(mark))\n" }
             }
             if !first.commits.isEmpty {
@@ -89,6 +93,9 @@ extension TrendReport {
         if !suiteChanges.isEmpty {
             text += "\nWhole suites:\n"
             for change in suiteChanges { text += "  " + Self.suiteLine(change) + "\n" }
+        }
+        if !referenceLines.isEmpty {
+            text += "\nAgainst the reference:\n" + referenceLines.map { "  \($0)\n" }.joined()
         }
         if !notes.isEmpty {
             text += "\nNotes:\n" + notes.map { "  - \($0)\n" }.joined()
@@ -118,6 +125,11 @@ extension TrendReport {
                 text += "- " + Self.markdownEscape(Self.runsLine(first)) + "\n"
                 for change in range {
                     text += "- `\(Self.markdownEscape(change.series))`: " + Self.markdownEscape(change.reason) + "\n"
+                    if !change.functionsThatStepped.isEmpty {
+                        text += "  functions that stepped: "
+                            + Self.markdownEscape(change.functionsThatStepped.map(\.summary).joined(separator: ", "))
+                            + "\n"
+                    }
                     if let mark = change.mark { text += "  marked " + Self.markdownEscape(Self.markText(mark)) + "\n" }
                 }
                 if !first.commits.isEmpty {
@@ -150,6 +162,16 @@ extension TrendReport {
     }
 
     // MARK: Pieces
+
+    /// Per series with a reference, which series was searched: "nightly/a/wall
+    /// on ci-1: adjusted by the reference (b = 0.97)".
+    var referenceLines: [String] {
+        series.flatMap { item in
+            item.referenceAdjustments.map { adjustment in
+                item.name + (adjustment.host.isEmpty ? "" : " on \(adjustment.host)") + ": " + adjustment.summary
+            }
+        }
+    }
 
     /// "regression  suite/test/metric on host: +10.2% [+8.1, +12.0], p 0.0003, confirmed".
     static func summary(_ change: TrendChange) -> String {

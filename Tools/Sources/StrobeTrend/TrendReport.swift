@@ -73,12 +73,16 @@ public struct TrendSeries: Sendable, Hashable, Codable {
     public var slots: [TrendSlot]
     /// Every run, and every reference run used.
     public var points: [TrendPoint]
+    /// Per group with reference runs, how far the reference explains the
+    /// series (its slope b) and whether the series was also searched
+    /// adjusted by it, or only raw.
+    public var referenceAdjustments: [ReferenceAdjustment] = []
 
     /// `SUITE/TEST/METRIC`.
     public var name: String { "\(suite)/\(test)/\(metric)" }
 
     private enum CodingKeys: String, CodingKey {
-        case suite, test, metric, unit, better, groups, slots, points
+        case suite, test, metric, unit, better, groups, slots, points, referenceAdjustments
     }
 }
 
@@ -96,6 +100,8 @@ extension TrendSeries {
         groups = try container.decode([String].self, forKey: .groups)
         slots = try container.decode([TrendSlot].self, forKey: .slots)
         points = try container.decode([TrendPoint].self, forKey: .points)
+        referenceAdjustments =
+            try container.decodeIfPresent([ReferenceAdjustment].self, forKey: .referenceAdjustments) ?? []
     }
 }
 
@@ -144,6 +150,11 @@ public struct TrendChange: Sendable, Hashable, Codable {
     /// runs with `--profile`) at every position after the change and at
     /// none before it: what the change brought into the profile.
     public var newInProfile: [String] = []
+    /// Functions whose counted instructions per iteration (`instructions:`
+    /// metrics, from simulated runs) stepped at the same run: callers
+    /// giving way to the callee that carries the change, library frames
+    /// last.
+    public var functionsThatStepped: [FunctionStep] = []
 
     /// The group whose series changed; "" when ungrouped.
     public var group: String { step.host }
@@ -193,4 +204,51 @@ public struct TrendSuiteChange: Sendable, Hashable, Codable {
 
     /// The group whose suite changed.
     public var group: String { step.host }
+}
+
+/// A function whose counted instructions per iteration stepped with a change.
+public struct FunctionStep: Sendable, Hashable, Codable {
+    /// The function's name, demangled.
+    public var function: String
+    /// Its inclusive instructions per iteration before the change; 0 when
+    /// it held less than the share of the test the history keeps.
+    public var before: Double
+    /// The same after the change.
+    public var after: Double
+    /// Whether it is a library frame: the Swift runtime or standard
+    /// library, Foundation, Dispatch, or a C symbol.
+    public var library: Bool
+
+    /// A function's step.
+    public init(function: String, before: Double, after: Double) {
+        self.function = function
+        self.before = before
+        self.after = after
+        library = Self.isLibraryFrame(function)
+    }
+
+    /// The instructions per iteration it gained (negative: lost).
+    public var difference: Double { after - before }
+
+    /// "LensKit.Lens.makeToneCurve() +17.4 M".
+    public var summary: String {
+        let size = abs(difference)
+        let amount =
+            size >= 1e9
+            ? String(format: "%.1f G", size / 1e9)
+            : size >= 1e6
+                ? String(format: "%.1f M", size / 1e6)
+                : size >= 1e3 ? String(format: "%.1f k", size / 1e3) : String(format: "%.0f", size)
+        return "\(function) \(difference < 0 ? "−" : "+")\(amount)" + (before == 0 ? " (new in the counts)" : "")
+    }
+
+    /// Whether `name` is a library frame: the Swift runtime (`swift_…`),
+    /// the standard library, Foundation or Dispatch, a reserved name
+    /// (`_…`), or a name without a module (a C symbol such as `malloc`).
+    public static func isLibraryFrame(_ name: String) -> Bool {
+        let prefixes = ["swift_", "Swift.", "Foundation.", "FoundationEssentials.", "Dispatch.", "_", "std::"]
+        if prefixes.contains(where: { name.hasPrefix($0) }) { return true }
+        let head = name.prefix { $0 != "(" && $0 != "<" && $0 != " " }
+        return !head.contains(".") && !head.contains("::")
+    }
 }

@@ -23,6 +23,8 @@ struct HistoryAssembly {
         var samplesAreLaunches: Bool
         var comparison: String?
         var side: String?
+        var simulated: Bool
+        var instructionSource: String
     }
 
     /// A row of `strobe_metrics`.
@@ -47,11 +49,13 @@ struct HistoryAssembly {
     /// Adds a run, in the order the result lists runs.
     mutating func add(_ row: RunRow) {
         index[row.key] = runs.count
-        let metadata = RunMetadata(
+        var metadata = RunMetadata(
             suite: row.suite, gitCommit: row.gitCommit, host: row.host, os: row.os, cpuModel: row.cpuModel,
             coreCount: row.coreCount, buildConfiguration: row.buildConfiguration, timestamp: row.timestamp, tags: [:],
             strobeVersion: row.strobeVersion, runID: row.runID, round: row.round,
             samplesAreLaunches: row.samplesAreLaunches)
+        metadata.simulated = row.simulated
+        metadata.instructionSource = row.instructionSource
         runs.append(
             HistoryRun(key: row.key, metadata: metadata, branch: row.branch, comparison: row.comparison, side: row.side)
         )

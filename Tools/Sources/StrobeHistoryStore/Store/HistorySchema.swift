@@ -33,15 +33,21 @@ import StrobeHistory
 ///   marked; one row per target and series, a later mark replacing it.
 ///
 /// Version 3: a fleet's traces (`strobe ingest`), see ``FleetSchema``.
+///
+/// Version 4: `strobe_runs` gains `simulated` (the process ran under a
+/// simulation such as callgrind: it carries counts, not times) and
+/// `instruction_source` (`hardware`, `simulated`, or empty), as the results
+/// file's metadata says them.
 public enum HistorySchema {
     /// The version this Strobe writes.
-    public static let currentVersion = 3
+    public static let currentVersion = 4
 
     /// The SQL dialects the migrations are written for.
     enum Dialect {
         case sqlite, postgres
 
         var blob: String { self == .sqlite ? "BLOB" : "BYTEA" }
+        var falseValue: String { self == .sqlite ? "0" : "FALSE" }
     }
 
     /// The statements that take a store from version `index` to `index + 1`.
@@ -134,6 +140,10 @@ public enum HistorySchema {
                 """
             ],
             FleetSchema.migration(dialect),
+            [
+                "ALTER TABLE strobe_runs ADD COLUMN simulated BOOLEAN NOT NULL DEFAULT \(dialect.falseValue)",
+                "ALTER TABLE strobe_runs ADD COLUMN instruction_source TEXT NOT NULL DEFAULT ''",
+            ],
         ]
     }
 

@@ -107,8 +107,9 @@ actor PostgresHistoryStore: HistoryStore, FleetStore {
             let inserted = try connection.execute(
                 """
                 INSERT INTO strobe_runs (id, run_id, timestamp_ns, suite, git_commit, branch, host, os, cpu_model, core_count,
-                    build_configuration, strobe_version, round, samples_are_launches, comparison, side, added_at_ns)
-                VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17)
+                    build_configuration, strobe_version, round, samples_are_launches, comparison, side, added_at_ns,
+                    simulated, instruction_source)
+                VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19)
                 ON CONFLICT (id) DO NOTHING RETURNING id
                 """,
                 [
@@ -116,7 +117,8 @@ actor PostgresHistoryStore: HistoryStore, FleetStore {
                     metadata.host,
                     metadata.os, metadata.cpuModel, Int32(clamping: metadata.coreCount), metadata.buildConfiguration,
                     metadata.strobeVersion, metadata.round.map { Int32(clamping: $0) }, metadata.samplesAreLaunches,
-                    record.comparison, record.side, Int64(Date().timeIntervalSince1970 * 1e9),
+                    record.comparison, record.side, Int64(Date().timeIntervalSince1970 * 1e9), metadata.simulated,
+                    metadata.instructionSource,
                 ])
             // Nothing is written yet: committing changes nothing.
             guard inserted.rowCount > 0 else { return .alreadyStored }
@@ -224,7 +226,8 @@ actor PostgresHistoryStore: HistoryStore, FleetStore {
         let runs = try connection.execute(
             """
             SELECT r.id, r.run_id, r.timestamp_ns, r.suite, r.git_commit, r.branch, r.host, r.os, r.cpu_model,
-                r.core_count, r.build_configuration, r.strobe_version, r.round, r.samples_are_launches, r.comparison, r.side
+                r.core_count, r.build_configuration, r.strobe_version, r.round, r.samples_are_launches, r.comparison,
+                r.side, r.simulated, r.instruction_source
             FROM strobe_runs r WHERE \(condition.sql) ORDER BY r.timestamp_ns, r.id
             """, condition.values)
         for row in 0..<runs.rowCount {
@@ -236,7 +239,8 @@ actor PostgresHistoryStore: HistoryStore, FleetStore {
                     coreCount: try runs.value(row, 9), buildConfiguration: try runs.value(row, 10),
                     strobeVersion: try runs.value(row, 11), round: try runs.value(row, 12),
                     samplesAreLaunches: try runs.value(row, 13), comparison: try runs.value(row, 14),
-                    side: try runs.value(row, 15)))
+                    side: try runs.value(row, 15), simulated: try runs.value(row, 16),
+                    instructionSource: try runs.value(row, 17)))
         }
         let tags = try connection.execute(
             "SELECT g.run, g.key, g.value FROM strobe_run_tags g JOIN strobe_runs r ON r.id = g.run WHERE \(condition.sql)",

@@ -111,8 +111,8 @@ final class SQLiteHistoryStore: HistoryStore, FleetStore {
                 sql: """
                     INSERT INTO strobe_runs (id, run_id, timestamp_ns, suite, git_commit, branch, host, os, cpu_model,
                         core_count, build_configuration, strobe_version, round, samples_are_launches, comparison, side,
-                        added_at_ns)
-                    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                        added_at_ns, simulated, instruction_source)
+                    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
                     ON CONFLICT (id) DO NOTHING
                     """,
                 arguments: [
@@ -122,7 +122,7 @@ final class SQLiteHistoryStore: HistoryStore, FleetStore {
                     metadata.buildConfiguration,
                     metadata.strobeVersion, metadata.round, metadata.samplesAreLaunches, record.comparison,
                     record.side,
-                    Int64(Date().timeIntervalSince1970 * 1e9),
+                    Int64(Date().timeIntervalSince1970 * 1e9), metadata.simulated, metadata.instructionSource,
                 ])
             // Nothing is written yet: committing changes nothing.
             guard db.changesCount > 0 else { return .alreadyStored }
@@ -231,7 +231,7 @@ final class SQLiteHistoryStore: HistoryStore, FleetStore {
                 sql: """
                     SELECT r.id, r.run_id, r.timestamp_ns, r.suite, r.git_commit, r.branch, r.host, r.os, r.cpu_model,
                         r.core_count, r.build_configuration, r.strobe_version, r.round, r.samples_are_launches,
-                        r.comparison, r.side
+                        r.comparison, r.side, r.simulated, r.instruction_source
                     FROM strobe_runs r WHERE \(condition.sql) ORDER BY r.timestamp_ns, r.id
                     """,
                 arguments: arguments)
@@ -244,7 +244,7 @@ final class SQLiteHistoryStore: HistoryStore, FleetStore {
                         buildConfiguration: row[10],
                         strobeVersion: row[11], round: row[12], samplesAreLaunches: row[13],
                         comparison: row[14],
-                        side: row[15]))
+                        side: row[15], simulated: row[16], instructionSource: row[17]))
             }
             let tags = try Row.fetchCursor(
                 db,

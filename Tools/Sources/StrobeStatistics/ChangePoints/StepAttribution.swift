@@ -74,10 +74,13 @@ public struct AttributionReport: Sendable, Hashable, Codable {
     public var suiteSteps: [SuiteStep]
     /// Changes the evidence points to without reaching the level.
     public var possibleChanges: [AttributedPossibleChange] = []
+    /// For each metric with a reference series, how far the reference
+    /// explains it and whether the adjusted series was searched.
+    public var referenceAdjustments: [ReferenceAdjustment] = []
 }
 
 /// A metric's possible change on one host: in its own series, or in its
-/// ratio to the reference.
+/// series adjusted by the reference.
 public struct AttributedPossibleChange: Sendable, Hashable, Codable {
     /// The host.
     public var host: String
@@ -85,7 +88,7 @@ public struct AttributedPossibleChange: Sendable, Hashable, Codable {
     public var metric: String
     /// Where, how strong, and how many more runs would confirm it.
     public var change: PossibleChange
-    /// Whether it was seen in the metric's ratio to the reference.
+    /// Whether it was seen in the metric's series adjusted by the reference.
     public var againstReference: Bool
 }
 
@@ -104,8 +107,9 @@ public struct AttributedPossibleChange: Sendable, Hashable, Codable {
 /// each too small to find alone, shows in it. The reference gets an index
 /// the same way.
 ///
-/// Every host's metrics and suite indexes are searched for steps as one
-/// family (``StepDetector``). A step at night i is then judged by targeted
+/// Every host's metrics and suite indexes, and each metric adjusted by its
+/// reference where that makes it quieter (``ReferenceAdjustment``), are
+/// searched for steps as one family (``StepDetector``). A step at night i is then judged by targeted
 /// tests: did another series move at night i ± 1, the same way, over the
 /// same nights? (The standardized Mann–Whitney statistic at the best of the
 /// three splits, one-sided, Bonferroni ×3, at `alpha`; several series are
@@ -113,7 +117,8 @@ public struct AttributedPossibleChange: Sendable, Hashable, Codable {
 ///
 /// 1. **The reference.** When the reference (for a metric: its series of the
 ///    same name, or the reference's index; for a suite: the reference's
-///    index) moved with the step: the machine's.
+///    index) moved with the step: the machine's. A counted reference
+///    (``CountedLevels``) moved when its level moved past the tolerance.
 /// 2. **The other hosts.** On every other host as well: the code's; on none:
 ///    the machine's; on some: undetermined.
 /// 3. **One host.** With a reference that stayed put: the code's; with no
@@ -149,22 +154,21 @@ public enum StepAttribution {
                 reference: host.reference.isEmpty
                     ? [] : [MetricHistory(name: suiteName, values: suiteIndex(host.reference))])
         }
-        // Each metric over its reference, night by night: the reference
-        // cancels what the machine did that night, so a step the machine's
-        // noise hides in the raw series can stand out here.
+        // Each metric adjusted by its reference, night by night, as far as
+        // the two move together: the reference cancels what the machine did
+        // that night, so a step the machine's noise hides in the raw series
+        // can stand out here. Only where that makes the series quieter.
         var ratios: [(host: Int, metric: Int, history: MetricHistory)] = []
+        var adjustments: [ReferenceAdjustment] = []
         for (hostIndex, host) in hosts.enumerated() {
             for (metricIndex, metric) in host.metrics.enumerated() {
                 guard let reference = host.reference.first(where: { $0.name == metric.name }),
                     reference.values.count == metric.values.count
                 else { continue }
-                ratios.append(
-                    (
-                        hostIndex, metricIndex,
-                        MetricHistory(
-                            name: metric.name, values: zip(metric.values, reference.values).map { $0 / $1 },
-                            better: metric.better, relativeFloor: metric.relativeFloor)
-                    ))
+                let (adjustment, adjusted) = ReferenceAdjustment.adjust(
+                    metric, by: reference.values, host: host.host)
+                adjustments.append(adjustment)
+                if let adjusted { ratios.append((hostIndex, metricIndex, adjusted)) }
             }
         }
         let family = hosts.flatMap(\.metrics) + suites.flatMap(\.metrics) + ratios.map(\.history)
@@ -241,8 +245,8 @@ public enum StepAttribution {
                     AttributedStep(
                         host: host.host, step: step, cause: .code,
                         reason:
-                            "against the reference: \(name) moved at run \(step.firstAfter) over the pinned build, "
-                            + "which did not; the machine's noise hid it in the raw series"))
+                            "against the reference: \(name) moved at run \(step.firstAfter) adjusted by the pinned "
+                            + "build, which did not; the machine's noise hid it in the raw series"))
             }
             if let change = found.possibleChange,
                 !steps.contains(where: { $0.host == host.host && $0.step.metric == name })
@@ -264,7 +268,8 @@ public enum StepAttribution {
             }
             offset2 += host.metrics.count
         }
-        return AttributionReport(steps: steps, suiteSteps: suiteSteps, possibleChanges: possible)
+        return AttributionReport(
+            steps: steps, suiteSteps: suiteSteps, possibleChanges: possible, referenceAdjustments: adjustments)
     }
 
     /// Per night, the median over `metrics` of the night's mid-rank within
@@ -323,7 +328,13 @@ public enum StepAttribution {
             let matching = home.reference.filter { $0.name == name }
             let reference = matching.isEmpty ? [suiteIndex(home.reference)] : matching.map(\.values)
             let referenceUp = matching.isEmpty ? step.direction == .regression : up
-            if pooledTest(reference, at: night, span: span, up: referenceUp) <= alpha {
+            // A counted reference moved only if its level moved past the
+            // tolerance; ranks would read its jitter as a move.
+            let referenceMoved =
+                matching.count == 1 && CountedLevels.repeats(matching[0].values)
+                ? CountedLevels.moved(matching[0].values, at: night, span: span)
+                : pooledTest(reference, at: night, span: span, up: referenceUp) <= alpha
+            if referenceMoved {
                 return (.machine, "the reference moved at run \(night) ± 1")
             }
         }

@@ -23,7 +23,9 @@ import Foundation
 ///    whose Benjamini–Hochberg adjusted p-value is at most `alpha` are
 ///    segmented, every later test at the level BH granted them; the others
 ///    report nothing. When every series is flat, the chance of any report is
-///    at most `alpha`.
+///    at most `alpha`. A series of counted work, whose values repeat within
+///    ``CountedLevels/tolerance``, is walked by ``CountedLevels`` instead,
+///    outside the family: it steps where its level moves past the tolerance.
 /// 4. **Reporting.** Each step's change is the Hodges–Lehmann ratio between
 ///    the runs on either side with its distribution-free interval; steps no
 ///    larger than the metric's floor are not reported (they still divide
@@ -38,15 +40,27 @@ public enum StepDetector {
     ) throws(SeriesAnalysisError) -> HistoryReport {
         try options.validate()
         for history in histories { try history.validate() }
-        let first = histories.map { firstLook($0.values[...], options: options) }
+        // Counted series are walked level by level, outside the family.
+        let counted = histories.map { CountedLevels.repeats($0.values) }
+        let ranked = histories.indices.filter { !counted[$0] }
+        let first = histories.indices.map { index -> (scan: SeededScan?, end: EndTest?) in
+            counted[index] ? (nil, nil) : firstLook(histories[index].values[...], options: options)
+        }
         let pValues = first.map {
             min(1, ($0.scan?.pValue ?? 1) / scanWeight, ($0.end?.pValue ?? 1) / (1 - scanWeight))
         }
-        let adjusted = MultipleComparisons.benjaminiHochberg(pValues)
-        let rejected = adjusted.filter { $0 <= options.alpha }.count
-        let level = options.alpha * Double(rejected) / Double(max(histories.count, 1))
+        var adjusted = pValues
+        for (index, value) in zip(ranked, MultipleComparisons.benjaminiHochberg(ranked.map { pValues[$0] })) {
+            adjusted[index] = value
+        }
+        let rejected = ranked.filter { adjusted[$0] <= options.alpha }.count
+        let level = options.alpha * Double(rejected) / Double(max(ranked.count, 1))
         var series: [SeriesSteps] = []
         for (index, history) in histories.enumerated() {
+            if counted[index] {
+                series.append(CountedLevels.steps(history, options: options))
+                continue
+            }
             var steps: [HistoryStep] = []
             var possible: PossibleChange?
             if adjusted[index] <= options.alpha {
