@@ -120,9 +120,30 @@ for night in $(seq 1 "$nights"); do
     printf '.'
 done
 echo
+# Each night's builds also run once under simulation (--instructions
+# simulated): Valgrind's callgrind counts the instructions of "apply lens",
+# which repeat from process to process whatever the machine does, so the
+# night the code changed shows in them exactly. Two at a time, after the
+# timed processes, so that no simulation slows a timed one.
+simulate_night() {
+    local night=$1 build=$2 kernel=$3 sha=$4
+    GITHUB_SHA=$sha LENS_KERNEL=$kernel "$bin/LensPerfTests" --filter '^apply lens$' --instructions simulated \
+        --iterations 1 --warmup 1 --tag build="$build" --tag branch=main \
+        --output "$history_dir/results/night$night-$build-simulated" >/dev/null
+}
+for night in $(seq 1 "$nights"); do
+    kernel=vectorized
+    if [ "$night" -ge 11 ]; then kernel=$regression; fi
+    sha=$(git -C "$history_repo" rev-parse "HEAD~$((nights - night))")
+    simulate_night "$night" nightly "$kernel" "$sha" &
+    simulate_night "$night" reference vectorized "$sha" &
+    wait
+    printf '.'
+done
+echo
 "$tools_bin/strobe" history add "$history_dir/results" --history "$history_dir/history.sqlite"
 "$tools_bin/strobe" trend --history "$history_dir/history.sqlite" --repository "$history_repo" \
-    --reference build=reference --metric 'wall|lens apply' --suite-executable .build/release/LensPerfTests \
+    --reference build=reference --metric 'wall|lens apply|instructions' --suite-executable .build/release/LensPerfTests \
     --build-command 'swift build -c release --product LensPerfTests' | sed -n '1,30p'
 "$tools_bin/strobe" trend --history "$history_dir/history.sqlite" --repository "$history_repo" \
     --reference build=reference --format html --output "$out/history.html"

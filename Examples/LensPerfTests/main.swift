@@ -3,7 +3,10 @@
 // rebuilt-curve, the demo's regression), so the same suite measures each
 // build. LENS_EXTRA_ALLOCATION=1 makes "capture frame" allocate and free one
 // more block per iteration: a change no clock can see that its exact
-// allocation count shows.
+// allocation count shows. LENS_APPLY_FRAMES sets the frames one "apply
+// lens" iteration filters: 8 by default, 2 in the simulated process that
+// counts instructions under Valgrind (where everything is 10-50 times
+// slower; the counts of both builds are taken over the same 2 frames).
 //
 //   swift run -c release LensPerfTests --iterations 20 --tag kernel=vectorized
 
@@ -52,6 +55,12 @@ final class PipelineSlot: Sendable {
     }
 }
 
+/// Frames per "apply lens" iteration (LENS_APPLY_FRAMES; by default 8, and
+/// 2 under simulation).
+let applyFrames =
+    ProcessInfo.processInfo.environment["LENS_APPLY_FRAMES"].flatMap(Int.init).map { max($0, 1) }
+    ?? (PerfSuite.runsUnderSimulation ? 2 : 8)
+
 let applyLens = PerfTest(
     "apply lens",
     metrics: [
@@ -63,7 +72,7 @@ let applyLens = PerfTest(
     setup: { slot in slot.start() },
     measure: { slot, context in
         guard let pipeline = slot.current else { return }
-        let report = pipeline.run(frames: 8)
+        let report = pipeline.run(frames: applyFrames)
         context.report("frames over budget", Double(report.missedDeadlines))
     },
     teardown: { slot in slot.shutDown() }

@@ -90,6 +90,17 @@ public struct PerfSuite: Sendable {
         return SimulatedLaunch.problem(environment: ProcessInfo.processInfo.environment)
     }
 
+    /// Whether this process is the simulated one that `--instructions
+    /// simulated` starts: every instruction of its measure blocks is
+    /// counted, and everything runs 10 to 50 times slower than natively. A
+    /// test whose iteration is long may do less work here (the same on both
+    /// sides of a comparison), as long as the work it skips is more of the
+    /// same.
+    public static var runsUnderSimulation: Bool {
+        cstrobe_simulation_running() != 0
+            && ProcessInfo.processInfo.environment[InstructionCounter.dumpDirectoryVariable] != nil
+    }
+
     /// The text `--help` prints: usage, the suite's tests, every option with
     /// its default, and the exit statuses. `command` is the executable's
     /// name.
