@@ -108,8 +108,9 @@ fuzz: setup
 # package's StrobeToolBenchmarks.
 SDK_BENCH_SECTIONS = core crash triggers categories async session format reader bridges signposts runner instructions counting profile
 TOOL_BENCH_SECTIONS = statistics changepoints compare history trend sketch fleet
-# strobe serve over HTTP, by a script (scripts/measure-serve.sh).
-SCRIPT_BENCH_SECTIONS = serve
+# strobe serve over HTTP, by a script (scripts/measure-serve.sh); the cost
+# and spread of simulated instruction counts (scripts/measure-simulation.sh).
+SCRIPT_BENCH_SECTIONS = serve simulation
 BENCH_SECTIONS = $(SDK_BENCH_SECTIONS) $(TOOL_BENCH_SECTIONS) $(SCRIPT_BENCH_SECTIONS)
 BENCH_ASKED = $(filter $(BENCH_SECTIONS),$(MAKECMDGOALS))
 bench: setup
@@ -124,6 +125,9 @@ bench: setup
 	fi
 	@if [ -z "$(BENCH_ASKED)" ] || [ -n "$(filter serve,$(BENCH_ASKED))" ]; then \
 		bash scripts/measure-serve.sh || exit 1; \
+	fi
+	@if [ -z "$(BENCH_ASKED)" ] || [ -n "$(filter simulation,$(BENCH_ASKED))" ]; then \
+		bash scripts/measure-simulation.sh || exit 1; \
 	fi
 
 ifneq ($(filter bench,$(MAKECMDGOALS)),)

@@ -21,7 +21,7 @@ import Glibc
 enum SimulatedLaunch {
     /// Valgrind's options for the child; the dump file name is added.
     static let valgrindOptions = [
-        "--tool=callgrind", "--instr-atstart=no", "--collect-atstart=yes", "--dump-instr=no", "--dump-line=no",
+        "--tool=callgrind", "--instr-atstart=no", "--collect-atstart=yes", "--dump-instr=no",
         "--compress-strings=no", "--compress-pos=no", "-q",
     ]
 
