@@ -120,7 +120,9 @@ public enum DiffEngine {
             options: options, groupBy: groupBy, rows: rows, baselineSources: baseline.sources,
             candidateSources: candidate.sources, warnings: WarningGroups.render(warnings),
             samples: samples, look: look, foldedTests: folded, testVerdicts: TestVerdict.verdicts(of: rows))
-        report.attachFunctionChanges(baseline: baseline.profiles, candidate: candidate.profiles)
+        report.attachFunctionChanges(
+            baseline: baseline.profiles, candidate: candidate.profiles,
+            baselineInstructions: baseline.instructionProfiles, candidateInstructions: candidate.instructionProfiles)
         return report
     }
 }
