@@ -1,10 +1,11 @@
 import StrobeDiff
 import StrobeStatistics
 
-/// The exact counts (allocations, retains) that a look of `strobe compare`
-/// found changed, each told once, as soon as it is decided: a count that is
-/// the same in every iteration on each side is decided at the first look,
-/// while the same test's times may need many more rounds.
+/// The exact counts (allocations, retains) and instruction counts that a
+/// look of `strobe compare` found changed, each told once, as soon as it is
+/// decided: a count that is the same in every iteration on each side, or
+/// instructions that repeat within their tolerance, are decided at the
+/// first look, while the same test's times may need many more rounds.
 struct DecidedCounts {
     private var told: Set<String> = []
 

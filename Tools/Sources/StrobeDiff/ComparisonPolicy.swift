@@ -61,8 +61,14 @@ public struct ComparisonPolicy: Sendable {
         /// The pattern of the rule that set ``better`` (the last matching
         /// rule that sets it), or nil when none did.
         public var betterRule: String?
-        /// The relative floor, if set.
+        /// The relative floor: the rules', else the metric's default
+        /// (``MetricDefaults/relativeFloor(_:)``, the instructions' 0.5%),
+        /// else nil (the comparison's own floor).
         public var relativeFloor: Double?
+        /// The relative spread within a side up to which a counted metric is
+        /// judged as deterministic (``MetricDefaults/countTolerance(_:)``:
+        /// the instructions'); nil for other metrics.
+        public var countTolerance: Double?
         /// The absolute floor: the rules', else the metric's default
         /// (``MetricDefaults/absoluteFloor(_:unit:)``).
         public var absoluteFloor: Double = 0
@@ -103,6 +109,8 @@ public struct ComparisonPolicy: Sendable {
         var settings = Settings()
         settings.gates = MetricDefaults.gates(metric)
         settings.absoluteFloor = MetricDefaults.absoluteFloor(metric, unit: unit)
+        settings.relativeFloor = MetricDefaults.relativeFloor(metric)
+        settings.countTolerance = MetricDefaults.countTolerance(metric)
         for rule in rules where rule.matches(metric) {
             if let value = rule.better {
                 settings.better = value

@@ -37,10 +37,18 @@ public enum DiffEngine {
         }
         func pool(_ set: SampleSet) throws(DiffError) -> [Key: Pool] {
             var pools: [Key: Pool] = [:]
+            func key(_ series: SampleSet.Series) -> Key {
+                Key(metric: series.metric, group: groupBy.map { series.dimensions[$0] ?? "(none)" } ?? "")
+            }
+            // Instructions a simulation counted and those the CPU counted
+            // differ by the simulator's view of the code: where a side has
+            // both, the simulated ones are compared.
+            let simulatedCounts = Set(
+                set.series.filter { $0.simulated && MetricDefaults.isInstructions($0.metric) }.map(key))
             for series in set.series {
                 if let metricFilter, (try? metricFilter.firstMatch(in: series.metric)) == nil { continue }
-                let group = groupBy.map { series.dimensions[$0] ?? "(none)" } ?? ""
-                let key = Key(metric: series.metric, group: group)
+                let key = key(series)
+                if !series.simulated, simulatedCounts.contains(key) { continue }
                 if var existing = pools[key] {
                     guard existing.unit == series.unit else {
                         throw DiffError(
@@ -84,7 +92,7 @@ public enum DiffEngine {
                     baseline: b.replicates.replicates, candidate: c.replicates.replicates,
                     relativeFloor: settings.relativeFloor,
                     absoluteFloor: settings.absoluteFloor, gates: settings.gates, summary: settings.summary,
-                    isCount: MetricDefaults.isExactCount(key.metric)))
+                    isCount: MetricDefaults.isExactCount(key.metric), countTolerance: settings.countTolerance))
         }
         guard !inputs.isEmpty else {
             throw DiffError(path: "", problem: "the baseline and the candidate have no metric in common")
@@ -112,7 +120,9 @@ public enum DiffEngine {
             options: options, groupBy: groupBy, rows: rows, baselineSources: baseline.sources,
             candidateSources: candidate.sources, warnings: WarningGroups.render(warnings),
             samples: samples, look: look, foldedTests: folded, testVerdicts: TestVerdict.verdicts(of: rows))
-        report.attachFunctionChanges(baseline: baseline.profiles, candidate: candidate.profiles)
+        report.attachFunctionChanges(
+            baseline: baseline.profiles, candidate: candidate.profiles,
+            baselineInstructions: baseline.instructionProfiles, candidateInstructions: candidate.instructionProfiles)
         return report
     }
 }

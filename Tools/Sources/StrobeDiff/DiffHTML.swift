@@ -20,6 +20,10 @@ extension DiffReport {
             """
         html += "<h1>\(HTMLText.escape(headline))</h1>"
         html += "<p>\(HTMLText.escape(metricCounts))</p>"
+        let decided = decisionLines
+        if !decided.isEmpty {
+            html += "<ul class=\"tests\">" + decided.map { "<li>\(HTMLText.escape($0))</li>" }.joined() + "</ul>"
+        }
         if let foldedLine { html += "<p>\(HTMLText.escape(foldedLine))</p>" }
         for warning in warnings { html += "<p class=\"warn\">&#9888; \(HTMLText.escape(warning))</p>" }
         html +=

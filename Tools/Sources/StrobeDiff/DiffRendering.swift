@@ -231,7 +231,12 @@ extension DiffReport {
                 return line.dropLast(verdict.count) + code + verdict + "\u{1B}[0m"
             }.joined(separator: "\n")
         }
-        var output = headline + "\n" + metricCounts + "\n\n" + text + "\n"
+        var output = headline + "\n" + metricCounts + "\n"
+        let decided = decisionLines
+        if !decided.isEmpty {
+            output += decided.map { Self.wrap("  " + $0, width: width, indent: "    ") }.joined(separator: "\n") + "\n"
+        }
+        output += "\n" + text + "\n"
         if let quietRowsLine { output += quietRowsLine + "\n" }
         output += functionsText(width: width)
         let undecided = undecidedLines
@@ -248,6 +253,14 @@ extension DiffReport {
             output += "\n" + notes.map { Self.wrap($0, width: width, indent: "  ") }.joined(separator: "\n") + "\n"
         }
         return output
+    }
+
+    /// One line per slower or faster test naming the metric that decided
+    /// it and the verdicts of its other gated metrics: "decode: regression
+    /// (instructions +1.9% per iteration (4.12 M → 4.20 M); wall
+    /// inconclusive)".
+    var decisionLines: [String] {
+        tests.filter { $0.outcome == .slower || $0.outcome == .faster }.map(\.decisionLine)
     }
 
     /// `text` broken at spaces into lines of at most `width` characters
@@ -285,7 +298,7 @@ extension DiffReport {
         if !changed.isEmpty {
             lines.append("")
             for test in changed.prefix(Self.testsListed) {
-                lines.append("- **\(test.outcome == .slower ? "slower" : "faster")**: \(test.summary)")
+                lines.append("- **\(test.outcome == .slower ? "slower" : "faster")**: \(test.decisionLine)")
             }
             if changed.count > Self.testsListed {
                 lines.append("- and \(changed.count - Self.testsListed) more, in the table below")

@@ -118,14 +118,30 @@ public struct DiffReport: Sendable, Codable {
 
 extension DiffReport {
     /// Judges the functions of every test both sides profiled (see
-    /// ``FunctionComparison``), in the order of ``tests``.
-    public mutating func attachFunctionChanges(baseline: [ProcessProfile], candidate: [ProcessProfile]) {
-        guard !baseline.isEmpty, !candidate.isEmpty else {
-            functionChanges = []
-            return
+    /// ``FunctionComparison``), in the order of ``tests``: by the
+    /// instructions a simulation counted per function where both sides
+    /// have them, else by the sampled CPU time.
+    public mutating func attachFunctionChanges(
+        baseline: [ProcessProfile], candidate: [ProcessProfile], baselineInstructions: [ProcessInstructions] = [],
+        candidateInstructions: [ProcessInstructions] = []
+    ) {
+        var judged: [String: TestFunctionChanges] = [:]
+        if !baseline.isEmpty, !candidate.isEmpty {
+            judged = FunctionComparison.changes(
+                tests: tests, baseline: baseline, candidate: candidate, groupBy: groupBy, options: options)
         }
-        let judged = FunctionComparison.changes(
-            tests: tests, baseline: baseline, candidate: candidate, groupBy: groupBy, options: options)
+        if !baselineInstructions.isEmpty, !candidateInstructions.isEmpty {
+            // The instructions' floor of each test, as its row was judged.
+            var floors: [String: Double] = [:]
+            for row in rows where MetricDefaults.isInstructions(row.name) {
+                floors[MetricDefaults.testPart(of: row.name)] = row.relativeFloor
+            }
+            let counted = FunctionComparison.changes(
+                tests: tests, baselineInstructions: baselineInstructions,
+                candidateInstructions: candidateInstructions, groupBy: groupBy, options: options,
+                relativeFloor: { floors[$0] ?? MetricDefaults.instructionFloor })
+            judged.merge(counted) { _, instructions in instructions }
+        }
         functionChanges = tests.compactMap { judged[$0.displayName] }
     }
 }

@@ -45,7 +45,12 @@ extension MetricDefaults {
     /// per iteration (12 → 12)" when both sides agree; without the noun
     /// ("+1 per iteration (12 → 13)") when `naming` is false, beside the
     /// metric's name. Nil for any other row.
+    ///
+    /// A counted metric judged within its tolerance (the instructions)
+    /// reads as a percentage of its medians instead: "+1.9% instructions per
+    /// iteration (4.12 M → 4.20 M)" (see ``toleratedCountChange(_:naming:)``).
     public static func exactCountChange(_ row: MetricComparison, naming: Bool = true) -> String? {
+        if let tolerated = toleratedCountChange(row, naming: naming) { return tolerated }
         guard row.isConstantCount else { return nil }
         let before = row.baseline.median
         let after = row.candidate.median

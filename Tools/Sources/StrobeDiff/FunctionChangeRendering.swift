@@ -3,16 +3,20 @@ import StrobeFormatting
 
 /// The functions behind the verdicts, as each report format shows them.
 extension DiffReport {
-    /// The heading of the functions' section: what the numbers are.
+    /// The heading of the functions' section: what the numbers are (CPU
+    /// time sampled, instructions counted, or both where tests differ).
     var functionsHeading: String {
-        "functions behind the verdicts (inclusive CPU time per iteration, candidate − baseline, "
+        let units = Set(changedTestFunctions.map(\.functions.unit))
+        let quantity = units.count == 1 ? units.first?.quantity ?? "CPU time" : "CPU time or instructions"
+        return "functions behind the verdicts (inclusive \(quantity) per iteration, candidate − baseline, "
             + "\(Self.level((1 - options.alpha) * 100))% interval)"
     }
 
     /// What a test's list says when no function changed past the floor.
     static func noFunctionLine(_ functions: TestFunctionChanges) -> String {
-        "no function changed by \(FunctionChange.signed(functions.floor).dropFirst()) or more per iteration "
-            + "(\(functions.baselineProcesses) + \(functions.candidateProcesses) processes profiled)"
+        let how = functions.unit == .instructions ? "counted" : "profiled"
+        return "no function changed by \(functions.unit.signed(functions.floor).dropFirst()) or more per iteration "
+            + "(\(functions.baselineProcesses) + \(functions.candidateProcesses) processes \(how))"
     }
 
     /// The text section: per slower or faster test, its leading functions
@@ -31,8 +35,8 @@ extension DiffReport {
             for function in listed {
                 table.rows.append([
                     Self.clipped(function.function, to: max(width - 60, 30)),
-                    Self.duration(function.baseline), Self.duration(function.candidate),
-                    FunctionChange.signed(function.change),
+                    function.unit.amount(function.baseline), function.unit.amount(function.candidate),
+                    function.signedChange,
                     function.interval,
                     function.label,
                 ])
@@ -49,22 +53,27 @@ extension DiffReport {
     func functionsMarkdown(_ verdict: TestVerdict, _ functions: TestFunctionChanges) -> [String] {
         let summary =
             functions.leading.map {
-                "Functions behind \(verdict.displayName): `\($0.function)` \(FunctionChange.signed($0.change)) \($0.label)"
+                "Functions behind \(verdict.displayName): `\($0.function)` \($0.signedChange) \($0.label)"
             } ?? "Functions behind \(verdict.displayName): \(Self.noFunctionLine(functions))"
         var lines = ["", "<details><summary>\(HTMLText.escape(summary))</summary>", ""]
         lines.append("| function | baseline | candidate | change [\(Self.level((1 - options.alpha) * 100))% CI] | |")
         lines.append("|---|---:|---:|---:|---|")
         for function in functions.listed() {
             lines.append(
-                "| `\(function.function.replacingOccurrences(of: "|", with: "\\|"))` | \(Self.duration(function.baseline)) "
-                    + "| \(Self.duration(function.candidate)) | \(FunctionChange.signed(function.change)) "
+                "| `\(function.function.replacingOccurrences(of: "|", with: "\\|"))` "
+                    + "| \(function.unit.amount(function.baseline)) "
+                    + "| \(function.unit.amount(function.candidate)) | \(function.signedChange) "
                     + "\(function.interval) | \(function.label) |")
         }
         lines.append("")
         lines.append(
-            "<sub>Inclusive CPU time per iteration from \(functions.baselineProcesses) + "
-                + "\(functions.candidateProcesses) profiled processes, each process one replicate; "
-                + "Benjamini–Hochberg across the test's functions.</sub>")
+            functions.unit == .instructions
+                ? "<sub>Inclusive instructions per iteration counted in \(functions.baselineProcesses) + "
+                    + "\(functions.candidateProcesses) simulated processes; a function whose count repeats across "
+                    + "each side's processes is decided by its difference, others process by process.</sub>"
+                : "<sub>Inclusive CPU time per iteration from \(functions.baselineProcesses) + "
+                    + "\(functions.candidateProcesses) profiled processes, each process one replicate; "
+                    + "Benjamini–Hochberg across the test's functions.</sub>")
         lines.append("")
         lines.append("</details>")
         return lines
@@ -102,9 +111,10 @@ extension DiffReport {
                     + "<line x1=\"\(String(format: "%.1f", low))\" x2=\"\(String(format: "%.1f", high))\" y1=\"8\" y2=\"8\" stroke=\"#333\"/></svg>"
                 let cls = function.changed ? (function.change > 0 ? "regression" : "improvement") : ""
                 html +=
-                    "<tr><td>\(HTMLText.escape(function.function))</td><td>\(Self.duration(function.baseline))</td>"
-                    + "<td>\(Self.duration(function.candidate))</td>"
-                    + "<td>\(HTMLText.escape(FunctionChange.signed(function.change))) \(function.interval)</td>"
+                    "<tr><td>\(HTMLText.escape(function.function))</td>"
+                    + "<td>\(HTMLText.escape(function.unit.amount(function.baseline)))</td>"
+                    + "<td>\(HTMLText.escape(function.unit.amount(function.candidate)))</td>"
+                    + "<td>\(HTMLText.escape(function.signedChange)) \(function.interval)</td>"
                     + "<td>\(bar)</td><td class=\"\(cls)\">\(function.label)</td></tr>"
             }
             html += "</table>"

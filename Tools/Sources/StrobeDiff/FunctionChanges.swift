@@ -31,6 +31,8 @@ public struct FunctionChange: Sendable, Hashable, Codable {
     /// the standard library, the C library, code with no symbol), the
     /// changed caller whose own code calls it more.
     public var explainedBy: String?
+    /// What the numbers count: CPU time in nanoseconds, or instructions.
+    public var unit: FunctionUnit = .nanoseconds
 
     /// No baseline process sampled it.
     public var isNew: Bool { baseline == 0 && candidate > 0 }
@@ -46,24 +48,20 @@ public struct FunctionChange: Sendable, Hashable, Codable {
     }
 
     /// `LensKit.Lens.makeToneCurve() +21.3 ms [+19.8, +22.9] new`.
-    public var summary: String { "\(function) \(Self.signed(change)) \(interval) \(label)" }
+    public var summary: String { "\(function) \(signedChange) \(interval) \(label)" }
+
+    /// The change in its unit: `+21.3 ms`, `+84.0 K instructions`.
+    public var signedChange: String { unit.signed(change) }
 
     /// `[+19.8, +22.9]`: the interval in the unit ``change`` is shown in.
     public var interval: String {
-        "[\(Self.signed(lower, unit: false, scaledAs: change)), \(Self.signed(upper, unit: false, scaledAs: change))]"
+        "[\(unit.signed(lower, unit: false, scaledAs: change)), \(unit.signed(upper, unit: false, scaledAs: change))]"
     }
 
     /// A signed duration in the unit that suits it (or that suits
     /// `reference`): `+21.3 ms`, `-480 µs`.
     static func signed(_ nanoseconds: Double, unit: Bool = true, scaledAs reference: Double? = nil) -> String {
-        let magnitude = abs(reference ?? nanoseconds)
-        let (divisor, name): (Double, String) =
-            magnitude >= 1e9 ? (1e9, "s") : magnitude >= 1e6 ? (1e6, "ms") : (1e3, "µs")
-        let value = nanoseconds / divisor
-        let decimals = abs(magnitude / divisor) >= 100 ? 0 : abs(magnitude / divisor) >= 10 ? 1 : 2
-        let text = String(format: "%.\(decimals)f", value)
-        let signedText = text.hasPrefix("-") ? text : "+" + text
-        return unit ? "\(signedText) \(name)" : signedText
+        FunctionUnit.nanoseconds.signed(nanoseconds, unit: unit, scaledAs: reference)
     }
 }
 
@@ -77,15 +75,18 @@ public struct TestFunctionChanges: Sendable, Hashable, Codable {
     /// Processes profiled on the candidate's side.
     public var candidateProcesses: Int
     /// The test's mean sampled CPU time per iteration, baseline side, in
-    /// nanoseconds.
+    /// nanoseconds (its instructions per iteration, with ``unit``
+    /// ``FunctionUnit/instructions``).
     public var baselineCPU: Double
     /// The same on the candidate's side.
     public var candidateCPU: Double
-    /// The smallest change called a change, in nanoseconds per iteration.
+    /// The smallest change called a change, per iteration, in ``unit``.
     public var floor: Double
     /// Every function judged: the changed ones not explained by a callee
     /// first (largest change first), then the rest (largest change first).
     public var functions: [FunctionChange]
+    /// What the numbers count: sampled CPU time, or counted instructions.
+    public var unit: FunctionUnit = .nanoseconds
 
     /// What a report lists: the changed functions that no callee explains,
     /// then the largest unchanged ones until there are `minimum` rows, at
@@ -147,46 +148,83 @@ public enum FunctionComparison {
     public static func compare(
         test: String, baseline: [ProcessProfile], candidate: [ProcessProfile], options: ComparisonOptions
     ) -> TestFunctionChanges {
-        struct Process {
-            var id: String
-            var round: Int?
-            var total: Double
-            var times: [String: Double]
-        }
-        func processes(_ profiles: [ProcessProfile]) -> [Process] {
+        func processes(_ profiles: [ProcessProfile]) -> [ProcessFunctions] {
             profiles.map { entry in
-                let profile = entry.profile
-                return Process(
-                    id: entry.run, round: entry.round, total: profile.cpuPerIteration,
-                    times: profile.timePerIteration.mapValues(\.inclusive))
+                ProcessFunctions(
+                    id: entry.run, round: entry.round, total: entry.profile.cpuPerIteration,
+                    values: entry.profile.timePerIteration.mapValues(\.inclusive))
             }
         }
-        let base = processes(baseline)
-        let cand = processes(candidate)
-        func mean(_ values: [Double]) -> Double { values.isEmpty ? 0 : values.reduce(0, +) / Double(values.count) }
-        let baseTotal = mean(base.map(\.total))
-        let candTotal = mean(cand.map(\.total))
-        let floor = options.minimumEffect / 4 * baseTotal
         var callees: [String: Set<String>] = [:]
         for entry in baseline + candidate {
             callees.merge(entry.profile.callees) { $0.union($1) }
         }
-        let names = Set(base.flatMap(\.times.keys) + cand.flatMap(\.times.keys))
+        let rule = Rule(
+            unit: .nanoseconds, relativeFloor: options.minimumEffect / 4, smallestShare: smallestShare, tolerance: nil)
+        return judge(
+            test: test, baseline: processes(baseline), candidate: processes(candidate), callees: callees, rule: rule,
+            options: options)
+    }
+
+    /// One process's inclusive amount per iteration of each function of a
+    /// test, and of the whole test, in the unit its source counts.
+    struct ProcessFunctions {
+        var id: String
+        var round: Int?
+        var total: Double
+        var values: [String: Double]
+    }
+
+    /// How one source's amounts are judged.
+    struct Rule {
+        /// What the amounts count.
+        var unit: FunctionUnit
+        /// The floor of a function's change, as a share of the test's
+        /// baseline total per iteration.
+        var relativeFloor: Double
+        /// The least share of the test a function must hold on a side to
+        /// be judged.
+        var smallestShare: Double
+        /// The relative spread across a side's processes up to which a
+        /// function's amount is judged as deterministic (counted
+        /// instructions); nil for sampled amounts.
+        var tolerance: Double?
+    }
+
+    /// The one judging path of both sources: each function's amounts, one
+    /// per process, compared as a metric's replicates (or, within the
+    /// rule's tolerance, as a deterministic count), Benjamini–Hochberg
+    /// across the test's functions, then the explanations down and up the
+    /// call tree.
+    static func judge(
+        test: String, baseline base: [ProcessFunctions], candidate cand: [ProcessFunctions],
+        callees: [String: Set<String>], rule: Rule, options: ComparisonOptions
+    ) -> TestFunctionChanges {
+        func mean(_ values: [Double]) -> Double { values.isEmpty ? 0 : values.reduce(0, +) / Double(values.count) }
+        let baseTotal = mean(base.map(\.total))
+        let candTotal = mean(cand.map(\.total))
+        let floor = rule.relativeFloor * baseTotal
+        let names = Set(base.flatMap(\.values.keys) + cand.flatMap(\.values.keys))
         var judged: [(name: String, base: Double, cand: Double, test: ReplicateTestResult)] = []
         for name in names.sorted() {
-            let baseMean = mean(base.map { $0.times[name] ?? 0 })
-            let candMean = mean(cand.map { $0.times[name] ?? 0 })
+            let baseMean = mean(base.map { $0.values[name] ?? 0 })
+            let candMean = mean(cand.map { $0.values[name] ?? 0 })
             let share = max(baseTotal > 0 ? baseMean / baseTotal : 0, candTotal > 0 ? candMean / candTotal : 0)
-            guard share >= smallestShare else { continue }
+            guard share >= rule.smallestShare else { continue }
             let wraps =
                 baseTotal > 0 && candTotal > 0 && baseMean / baseTotal >= wrapperShare
                 && candMean / candTotal >= wrapperShare
             guard !wraps else { continue }
-            let replicates = { (side: [Process]) in
-                side.map { Replicate(id: $0.id, round: $0.round, samples: [$0.times[name] ?? 0]) }
+            let replicates = { (side: [ProcessFunctions]) in
+                side.map { Replicate(id: $0.id, round: $0.round, samples: [$0.values[name] ?? 0]) }
             }
-            let result = ReplicateTest.compare(
-                baseline: replicates(base), candidate: replicates(cand), summary: .median, logScaleAllowed: false)
+            let result =
+                rule.tolerance.flatMap {
+                    ReplicateTest.withinTolerance(
+                        baseline: replicates(base), candidate: replicates(cand), tolerance: $0, logScaleAllowed: false)
+                }
+                ?? ReplicateTest.compare(
+                    baseline: replicates(base), candidate: replicates(cand), summary: .median, logScaleAllowed: false)
             judged.append((name, baseMean, candMean, result))
         }
         let adjusted = MultipleComparisons.benjaminiHochberg(judged.map(\.test.pValue))
@@ -196,7 +234,7 @@ public enum FunctionComparison {
                 function: entry.name, baseline: entry.base, candidate: entry.cand, change: entry.test.estimate,
                 lower: interval.lower, upper: interval.upper, pValue: entry.test.pValue, adjustedPValue: adjustedP,
                 changed: adjustedP <= options.alpha && abs(entry.test.estimate) >= floor && floor > 0,
-                explainedBy: nil)
+                explainedBy: nil, unit: rule.unit)
         }
         // Down the call tree: a changed function is explained by a callee
         // (not a library's) that changed in the same direction by 2/3 of
@@ -263,7 +301,7 @@ public enum FunctionComparison {
         }
         return TestFunctionChanges(
             test: test, baselineProcesses: base.count, candidateProcesses: cand.count, baselineCPU: baseTotal,
-            candidateCPU: candTotal, floor: floor, functions: functions)
+            candidateCPU: candTotal, floor: floor, functions: functions, unit: rule.unit)
     }
 
     /// Whether `callee` is a closure written inside `function` (`closure #1
@@ -293,6 +331,7 @@ public enum FunctionComparison {
             }
         }
         if name.hasPrefix("static ") { name = name.dropFirst("static ".count) }
+        name = withoutOutlinedPart(name)
         if name.hasSuffix("(no symbol)") { return true }
         let modules = [
             "Swift.", "Foundation.", "FoundationEssentials.", "FoundationInternationalization.", "_Concurrency.",
@@ -301,5 +340,23 @@ public enum FunctionComparison {
         if modules.contains(where: { name.hasPrefix($0) }) { return true }
         // A C symbol (`powf`, `__memmove_avx_unaligned`) has no module.
         return !name.contains(".")
+    }
+
+    /// `name` without the suffixes a compiler gives the parts it outlines
+    /// or clones of a function (`_dispatch_worker_thread.cold.5`,
+    /// `memcpy.part.0`, `f.isra.0`, `g.constprop.3`): the part belongs to
+    /// the function it was cut from.
+    static func withoutOutlinedPart(_ name: Substring) -> Substring {
+        var name = name
+        let parts = [".cold", ".part", ".isra", ".constprop", ".lto_priv", ".localalias"]
+        while true {
+            var trimmed = name
+            while let last = trimmed.last, last.isNumber { trimmed = trimmed.dropLast() }
+            if trimmed.hasSuffix("."), trimmed.count < name.count { trimmed = trimmed.dropLast() }
+            guard let part = parts.first(where: { trimmed.hasSuffix($0) }), trimmed.count > part.count else {
+                return name
+            }
+            name = trimmed.dropLast(part.count)
+        }
     }
 }

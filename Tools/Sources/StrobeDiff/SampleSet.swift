@@ -25,6 +25,10 @@ public struct SampleSet: Sendable {
         public var run: String
         /// The round of an interleaved comparison, when there was one.
         public var round: Int?
+        /// Whether the process ran under simulation (callgrind): it carries
+        /// counts only, and where a side has instructions from both kinds
+        /// of process, the simulated ones are compared.
+        public var simulated = false
 
         /// A series.
         public init(
@@ -46,6 +50,8 @@ public struct SampleSet: Sendable {
     public var series: [Series] = []
     /// The CPU profiles of the processes whose suites ran with `--profile`.
     public var profiles: [ProcessProfile] = []
+    /// The instructions per function of the processes a simulation counted.
+    public var instructionProfiles: [ProcessInstructions] = []
     /// The files read.
     public var sources: [String] = []
 
@@ -107,10 +113,23 @@ public struct SampleSet: Sendable {
         add(run, source: file)
     }
 
+    /// Whether a simulated process's metric says nothing of the code: its
+    /// times (`wall`, the CPU times, trace intervals in nanoseconds) and its
+    /// resource usage (`process.*`, `thread.*`), which are the simulator's.
+    /// Its instructions and exact counts are the code's.
+    public static func isIgnoredWhenSimulated(_ metric: PerfMetric) -> Bool {
+        metric.unit == "ns" || metric.name == "wall" || metric.name.contains(".cpu")
+            || metric.name.hasPrefix("process.") || metric.name.hasPrefix("thread.")
+    }
+
     /// Adds the series of `run`, read from `source`: a series per metric
     /// of every test (`TEST/METRIC`) with the run as its replicate, or, when
     /// its samples are launches, a series per sample, each launch a
     /// replicate of its own. A run without a run id is named by `source`.
+    /// A simulated run (`metadata.simulated`) is a count-only replicate:
+    /// its times and resource usage are left out
+    /// (``isIgnoredWhenSimulated(_:)``), so they never mix with a native
+    /// process's, and its instruction profiles are kept.
     public mutating func add(_ run: PerfRun, source file: String) {
         sources.append(file)
         var dimensions = run.metadata.tags
@@ -120,20 +139,29 @@ public struct SampleSet: Sendable {
         dimensions["build_configuration"] = dimensions["build_configuration"] ?? run.metadata.buildConfiguration
         dimensions["suite"] = dimensions["suite"] ?? run.metadata.suite
         let runID = run.metadata.runID.isEmpty ? file : run.metadata.runID
+        let simulated = run.metadata.simulated
         for test in run.tests {
-            if let profile = test.profile, profile.iterations > 0, !run.metadata.samplesAreLaunches {
+            if let counted = test.instructionProfile, counted.iterations > 0, !run.metadata.samplesAreLaunches {
+                instructionProfiles.append(
+                    ProcessInstructions(
+                        test: test.name, run: runID, round: run.metadata.round, dimensions: dimensions,
+                        profile: counted))
+            }
+            if let profile = test.profile, profile.iterations > 0, !run.metadata.samplesAreLaunches, !simulated {
                 profiles.append(
                     ProcessProfile(
                         test: test.name, run: runID, round: run.metadata.round, dimensions: dimensions,
                         profile: profile))
             }
             for metric in Self.withCPUTotal(test.metrics) where !metric.samples.isEmpty {
+                if simulated, Self.isIgnoredWhenSimulated(metric) { continue }
                 for replicate in ReplicatePool.replicates(of: metric, in: run.metadata, process: runID) {
-                    series.append(
-                        Series(
-                            metric: "\(test.name)/\(metric.name)", unit: metric.unit, better: metric.better,
-                            samples: replicate.samples, dimensions: dimensions, source: file, run: replicate.id,
-                            round: replicate.round))
+                    var entry = Series(
+                        metric: "\(test.name)/\(metric.name)", unit: metric.unit, better: metric.better,
+                        samples: replicate.samples, dimensions: dimensions, source: file, run: replicate.id,
+                        round: replicate.round)
+                    entry.simulated = simulated
+                    series.append(entry)
                 }
             }
         }

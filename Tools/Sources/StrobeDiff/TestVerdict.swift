@@ -22,14 +22,44 @@ public struct TestVerdict: Sendable, Hashable, Codable {
     public var group: String
     /// The outcome.
     public var outcome: Outcome
-    /// The metric whose change the summary quotes: the wall time when it
-    /// reached the outcome, else the first gated metric that did.
+    /// The metric whose change the summary quotes, the one that decided
+    /// the test: the wall time when it reached the outcome, else the
+    /// instruction count when it did, else the first gated metric that did.
     public var metric: String
     /// That metric's change and its interval; nil when it has no ratio.
     public var shift: ShiftEstimate?
     /// That metric's change when it is a constant exact count: "+1 per
     /// iteration (12 → 13)" (``MetricDefaults/exactCountChange(_:naming:)``).
     public var countChange: String?
+    /// The test's other gated metrics whose verdict is not the quoted
+    /// metric's, each as "wall inconclusive".
+    public var otherMetrics: [String] = []
+    /// The verdict with the metric that decided it: "regression
+    /// (instructions +1.9% per iteration (4.12 M → 4.20 M); wall
+    /// inconclusive)".
+    public var decision: String = ""
+
+    /// The verdict a test's outcome stands for.
+    public var verdict: Verdict {
+        switch outcome {
+        case .slower: return .regression
+        case .faster: return .improvement
+        case .unchanged: return .unchanged
+        case .undecided: return .inconclusive
+        }
+    }
+
+    /// "instructions +1.9% per iteration (4.12 M → 4.20 M)", "wall +61%
+    /// [+58, +64]": the quoted metric's own name and its change.
+    public var decidingChange: String {
+        let name = MetricDefaults.metricPart(of: metric)
+        if let countChange { return "\(name) \(countChange)" }
+        guard let shift else { return name }
+        return "\(name) \(Self.compact(shift))"
+    }
+
+    /// "decode: regression (instructions +1.9% …; wall inconclusive)".
+    public var decisionLine: String { "\(displayName): \(decision)" }
 
     /// "decode" or "decode [arm64]".
     public var displayName: String { group.isEmpty ? test : "\(test) [\(group)]" }
@@ -81,10 +111,18 @@ public struct TestVerdict: Sendable, Hashable, Codable {
                 outcome = .unchanged
                 deciding = gated
             }
-            let quoted = deciding.first { MetricDefaults.metricPart(of: $0.name) == "wall" } ?? deciding[0]
-            return TestVerdict(
+            let quoted =
+                deciding.first { MetricDefaults.metricPart(of: $0.name) == "wall" }
+                ?? deciding.first { MetricDefaults.isInstructions($0.name) } ?? deciding[0]
+            var verdict = TestVerdict(
                 test: key.test, group: key.group, outcome: outcome, metric: quoted.name, shift: quoted.shift,
                 countChange: MetricDefaults.exactCountChange(quoted, naming: false))
+            verdict.otherMetrics = gated.filter { $0.verdict != quoted.verdict }.map {
+                "\(MetricDefaults.metricPart(of: $0.name)) \($0.verdict.rawValue)"
+            }
+            let detail = ([verdict.decidingChange] + verdict.otherMetrics).joined(separator: "; ")
+            verdict.decision = "\(verdict.verdict.rawValue) (\(detail))"
+            return verdict
         }
     }
 
@@ -96,7 +134,8 @@ public struct TestVerdict: Sendable, Hashable, Codable {
             switch MetricDefaults.metricPart(of: row.name) {
             case "wall": return 0
             case MetricDefaults.cpuTotal: return 1
-            default: return 2
+            case MetricDefaults.instructions: return 2
+            default: return 3
             }
         }
         return rows.sorted { a, b in

@@ -85,6 +85,10 @@ final class CompareProgress {
             }
         }
         write(line + "\n")
+        // Each changed test with the metric that decided it.
+        for test in report.tests where test.outcome == .slower || test.outcome == .faster {
+            write("compare: \(test.decisionLine)\n")
+        }
     }
 
     /// "1 gated metric", "3 gated metrics".

@@ -13,7 +13,7 @@ public enum ComparisonEngine {
         let level = look?.alpha ?? options.alpha
         let confidence = look?.confidence ?? options.confidence
         let tests = inputs.map { input in
-            countTest(input)
+            toleranceTest(input) ?? countTest(input)
                 ?? ReplicateTest.compare(baseline: input.baseline, candidate: input.candidate, summary: input.summary)
         }
         // Gated and report-only metrics are separate families, so metrics
@@ -36,6 +36,10 @@ public enum ComparisonEngine {
             // one that varies is judged like any metric, with a floor of at
             // least one count.
             let constantCount = input.isCount && isConstant(input.baseline) && isConstant(input.candidate)
+            // A counted metric with a tolerance (instructions) whose sides
+            // spread within it is judged by the ratio of their centers.
+            let countSpread = Self.countSpread(input)
+            let withinTolerance = isWithinTolerance(input)
             let varyingCount = input.isCount && !constantCount
             let absoluteFloor = varyingCount ? max(input.absoluteFloor, countFloor) : input.absoluteFloor
             let pooledBase = input.baseline.flatMap(\.samples)
@@ -97,6 +101,9 @@ public enum ComparisonEngine {
             if shift == nil && test.method != .exact {
                 warnings.append(MetricComparison.zeroBaselineWarning)
             }
+            if let tolerance = input.countTolerance, let countSpread, !withinTolerance {
+                warnings.append(spreadWarning(spread: countSpread, tolerance: tolerance))
+            }
             // "Unchanged" is an equivalence test (two one-sided tests,
             // Schuirmann 1987): each floor is crossed with probability at
             // most half the miss rate, so the interval that must lie inside
@@ -117,7 +124,8 @@ public enum ComparisonEngine {
                 ? decide(
                     test: test, shift: shift, difference: difference, equivalenceRatio: equivalenceRatio,
                     equivalenceDifference: equivalenceDifference, adjustedPValue: adjusted[index], level: level,
-                    better: input.better, relativeFloor: floor, absoluteFloor: absoluteFloor)
+                    better: input.better, relativeFloor: floor, absoluteFloor: absoluteFloor,
+                    byRatio: withinTolerance)
                 : .inconclusive
             // A change is shown with the interval of the test that found it:
             // at an early sequential look the intervals' own confidence is
@@ -148,7 +156,7 @@ public enum ComparisonEngine {
                 kolmogorovSmirnov: RankTests.kolmogorovSmirnov(pooledBase, pooledCand),
                 adjustedPValue: adjusted[index], level: level, verdict: verdict, roundsNeeded: needed, advice: advice,
                 iterationNoiseShare: iterationShare, warnings: warnings, isCount: input.isCount,
-                isConstantCount: constantCount)
+                isConstantCount: constantCount, countTolerance: input.countTolerance, countSpread: countSpread)
         }
     }
 
@@ -208,7 +216,9 @@ public enum ComparisonEngine {
     /// The verdict of one metric.
     ///
     /// - Metrics with no spread on either side (deterministic counts) are
-    ///   judged by the absolute floor alone: any change larger than it.
+    ///   judged by the absolute floor alone: any change larger than it;
+    ///   with `byRatio` (a counted metric within its tolerance), a change
+    ///   must also exceed the relative floor.
     /// - Otherwise a change is flagged when its adjusted p-value is at most
     ///   `level` and it exceeds both floors (the relative one only where a
     ///   ratio exists; a zero baseline has none). A significant change below
@@ -217,11 +227,13 @@ public enum ComparisonEngine {
     static func decide(
         test: ReplicateTestResult, shift: ShiftEstimate?, difference: Double,
         equivalenceRatio: (lower: Double, upper: Double)?, equivalenceDifference: (lower: Double, upper: Double),
-        adjustedPValue: Double, level: Double, better: MetricDirection, relativeFloor: Double, absoluteFloor: Double
+        adjustedPValue: Double, level: Double, better: MetricDirection, relativeFloor: Double, absoluteFloor: Double,
+        byRatio: Bool = false
     ) -> Verdict {
         let worse = better == .lower ? difference > 0 : difference < 0
         if test.method == .exact {
             guard abs(difference) > absoluteFloor else { return .unchanged }
+            if byRatio, let shift, abs(shift.change) <= relativeFloor { return .unchanged }
             return worse ? .regression : .improvement
         }
         // A change that equals the floor, up to rounding (a ratio turned

@@ -29,14 +29,23 @@ extension ComparisonEngine {
         /// ``MetricComparison/isCount``). A count that varies is compared by
         /// the mean of each replicate's iterations.
         public var isCount: Bool
+        /// For a counted metric that repeats from process to process only up
+        /// to a small relative spread (instructions): the spread (`max / min
+        /// − 1` over a side's samples) up to which it is judged as a
+        /// deterministic count, by the relative difference of the sides'
+        /// centers against the relative floor, at once. A side that spreads
+        /// wider is tested like any metric, with a warning. Nil for other
+        /// metrics.
+        public var countTolerance: Double?
 
         /// An input of replicates.
         public init(
             name: String, group: String = "", unit: String, better: MetricDirection, baseline: [Replicate],
             candidate: [Replicate], relativeFloor: Double? = nil, absoluteFloor: Double = 0, gates: Bool = true,
-            summary: ReplicateSummary = .median, isCount: Bool = false
+            summary: ReplicateSummary = .median, isCount: Bool = false, countTolerance: Double? = nil
         ) {
             self.isCount = isCount
+            self.countTolerance = countTolerance
             self.name = name
             self.group = group
             self.unit = unit

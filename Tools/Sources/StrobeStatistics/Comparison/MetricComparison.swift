@@ -79,11 +79,28 @@ public struct MetricComparison: Sendable, Hashable, Codable {
     /// iteration of every process on each side: its change is the change
     /// of that value ("+1 allocation per iteration (12 → 13)").
     public var isConstantCount = false
+    /// For a counted metric with a tolerance (instructions): the relative
+    /// spread (`max / min − 1`) up to which each side is judged as a
+    /// deterministic count; nil for other metrics.
+    public var countTolerance: Double?
+    /// For a counted metric with a tolerance: the larger of the two sides'
+    /// relative spreads. Within ``countTolerance`` the metric was judged by
+    /// the ratio of the sides' centers at once; past it, like a time.
+    public var countSpread: Double?
+
+    /// Whether the metric is a counted one judged within its tolerance:
+    /// its change is the ratio of the sides' centers ("+1.9% instructions
+    /// per iteration (4.12 M → 4.20 M)").
+    public var isWithinCountTolerance: Bool {
+        guard let countTolerance, let countSpread else { return false }
+        return countSpread <= countTolerance && test.method == .exact
+    }
 
     private enum CodingKeys: String, CodingKey {
         case name, group, unit, better, gates, relativeFloor, absoluteFloor, summary, baseline, candidate, test, shift
         case difference, differenceLower, differenceUpper, mannWhitney, kolmogorovSmirnov, adjustedPValue, level
         case verdict, roundsNeeded, advice, iterationNoiseShare, warnings, isCount, isConstantCount
+        case countTolerance, countSpread
     }
 }
 
@@ -119,5 +136,7 @@ extension MetricComparison {
         warnings = try container.decode([String].self, forKey: .warnings)
         isCount = try container.decodeIfPresent(Bool.self, forKey: .isCount) ?? false
         isConstantCount = try container.decodeIfPresent(Bool.self, forKey: .isConstantCount) ?? false
+        countTolerance = try container.decodeIfPresent(Double.self, forKey: .countTolerance)
+        countSpread = try container.decodeIfPresent(Double.self, forKey: .countSpread)
     }
 }

@@ -62,7 +62,9 @@ public enum ComparisonMethod: String, Sendable, Hashable, Codable {
     /// independent (Mann–Whitney U), which cannot see the noise between
     /// processes.
     case iterations
-    /// No spread on either side: the values are compared as they are.
+    /// No spread on either side, or a counted metric whose sides spread
+    /// within its tolerance (``ComparisonEngine/Input/countTolerance``): the
+    /// values are compared as they are.
     case exact
 }
 

@@ -1,0 +1,76 @@
+import Foundation
+import StrobeStatistics
+
+/// The runner's `instructions` metric: the user-space instructions a
+/// measure block executed, counted by the CPU (`hardware`) or by a
+/// simulation of the suite under callgrind (`simulated`).
+///
+/// The count repeats from process to process of one build to a small
+/// fraction of a percent, so a side whose spread (`max / min − 1`) lies
+/// within ``instructionTolerance`` is judged as a deterministic count: the
+/// relative difference of the sides' medians beyond ``instructionFloor``
+/// (or a policy's `relative-floor` for the metric) is a regression or an
+/// improvement at the first look, anything within it unchanged. A side that
+/// spreads wider is tested process by process like a time, and the report
+/// says the count was not deterministic. The report reads `+1.9%
+/// instructions per iteration (4.12 M → 4.20 M)`.
+extension MetricDefaults {
+    /// The metric's name.
+    public static let instructions = "instructions"
+
+    /// The relative spread within each side (`max / min − 1` over its
+    /// samples) up to which the instruction count is judged as
+    /// deterministic. It is set from the measured A/A spread of the count
+    /// across processes of one build (about 0.1–0.3%); change it here when
+    /// new measurements say otherwise.
+    public static let instructionTolerance = 0.002
+
+    /// The relative floor of the instruction count: a change of the sides'
+    /// medians beyond 0.5% is a regression or an improvement. A policy's
+    /// `relative-floor` for the metric overrides it.
+    public static let instructionFloor = 0.005
+
+    /// Whether `name` (`TEST/METRIC` or `METRIC`) is the instruction count.
+    public static func isInstructions(_ name: String) -> Bool { metricPart(of: name) == instructions }
+
+    /// The default relative floor of the metric: ``instructionFloor`` for
+    /// the instruction count, nil (the comparison's floor) for the others.
+    public static func relativeFloor(_ name: String) -> Double? { isInstructions(name) ? instructionFloor : nil }
+
+    /// The tolerance of a counted metric judged as deterministic:
+    /// ``instructionTolerance`` for the instruction count, nil for others.
+    public static func countTolerance(_ name: String) -> Double? {
+        isInstructions(name) ? instructionTolerance : nil
+    }
+
+    /// "+1.9% instructions per iteration (4.12 M → 4.20 M)" for a counted
+    /// metric judged within its tolerance, "±0.0% …" when the medians agree;
+    /// without the noun when `naming` is false. Nil for any other row.
+    static func toleratedCountChange(_ row: MetricComparison, naming: Bool = true) -> String? {
+        guard row.isWithinCountTolerance, let shift = row.shift else { return nil }
+        let before = row.baseline.median
+        let after = row.candidate.median
+        guard before.isFinite, after.isFinite else { return nil }
+        let percent = shift.change * 100
+        let digits = String(format: "%.1f", abs(percent))
+        let sign = digits == "0.0" ? "±" : percent > 0 ? "+" : "−"
+        let noun = naming ? " " + metricPart(of: row.name) : ""
+        return "\(sign)\(digits)%\(noun) per iteration (\(scaled(before)) → \(scaled(after)))"
+    }
+
+    /// A large count with three significant digits and an SI prefix:
+    /// "4.12 M", "84.0 K", "312".
+    public static func scaled(_ value: Double) -> String {
+        let (divisor, prefix) = countScale(of: abs(value))
+        let scaled = value / divisor
+        let decimals = divisor == 1 ? 0 : abs(scaled) >= 100 ? 0 : abs(scaled) >= 10 ? 1 : 2
+        return String(format: "%.\(decimals)f", scaled) + (prefix.isEmpty ? "" : " " + prefix)
+    }
+
+    /// The SI step a count of `magnitude` is shown in: (1e6, "M") for
+    /// 4.12 million, (1, "") below a thousand.
+    static func countScale(of magnitude: Double) -> (divisor: Double, prefix: String) {
+        let steps: [(Double, String)] = [(1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "K")]
+        return steps.first { magnitude >= $0.0 } ?? (1, "")
+    }
+}
