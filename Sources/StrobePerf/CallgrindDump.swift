@@ -19,7 +19,7 @@ struct CallgrindDump {
 
     /// Reads `text`, a dump file's contents; `source` names it in errors.
     init(parsing text: String, source: String) throws(CallgrindDumpError) {
-        var names: [String: String] = [:]  // "(7)" -> name, per kind
+        var names: [String: String] = [:] // "(7)" -> name, per kind
         var functionIndex: [String: Int] = [:]
         var functions: [String] = []
         var exclusive: [UInt64] = []

@@ -246,7 +246,8 @@ public struct PerfRunner: Sendable {
         var values = Self.resourceMetrics(wall: wall, before: before, after: after) + counts
         if let reading {
             values.append(
-                PerfMetric(name: "instructions", unit: "count", better: .lower, samples: [Double(reading.instructions)]))
+                PerfMetric(name: "instructions", unit: "count", better: .lower, samples: [Double(reading.instructions)])
+            )
             if let counts = reading.profile {
                 if instructionProfile == nil { instructionProfile = counts } else { instructionProfile?.merge(counts) }
             }

@@ -21,7 +21,9 @@ struct InstructionCountTests {
             builtProgram("ProfileSuite"), arguments + ["--output", output],
             environment: ["PROFILE_SUITE_SCALE": "0.01"].merging(environment) { _, new in new }, timeLimit: 240)
         #expect(outcome.status == 0, "\(outcome.output)\n\(outcome.errors)")
-        let files = try FileManager.default.contentsOfDirectory(atPath: output).filter { $0.hasSuffix(".strobe-results") }
+        let files = try FileManager.default.contentsOfDirectory(atPath: output).filter {
+            $0.hasSuffix(".strobe-results")
+        }
         try #require(files.count == 1, "\(outcome.output)\n\(outcome.errors)")
         return try ResultsFile.read(output + "/" + files[0])
     }
@@ -76,7 +78,8 @@ struct InstructionCountTests {
                 arguments, environment: ["PROFILE_SUITE_SLOWER": "index", "PROFILE_SUITE_FACTOR": "1.02"]
             ).tests.first?.instructionProfile)
         let name = "ProfileSuite.Document.index(units:)"
-        let ratio = try #require(after.countPerIteration[name]).inclusive
+        let ratio =
+            try #require(after.countPerIteration[name]).inclusive
             / (try #require(before.countPerIteration[name]).inclusive)
         #expect(abs(ratio - 1.02) < 0.002, "\(ratio)")
         let tokenize = "ProfileSuite.Document.tokenize(units:)"

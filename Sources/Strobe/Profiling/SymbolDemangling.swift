@@ -22,7 +22,9 @@ package enum SymbolDemangling {
         if mangled.hasPrefix("_Z") {
             var buffer = [CChar](repeating: 0, count: 4096)
             let length = mangled.withCString { cstrobe_cxx_demangle($0, &buffer, buffer.count) }
-            if length > 0 { return String(decoding: buffer.prefix(length).map { UInt8(bitPattern: $0) }, as: UTF8.self) }
+            if length > 0 {
+                return String(decoding: buffer.prefix(length).map { UInt8(bitPattern: $0) }, as: UTF8.self)
+            }
         }
         return mangled
     }

@@ -146,8 +146,11 @@ public struct ProcessRounds: RoundRunner {
             do throws(ComparisonFailure) {
                 let status = try Self.runShell(line, log: log, timeout: timeout)
                 if status != 0 {
-                    results.set(index, ComparisonFailure("a simulated process exited with status \(status): \(line)\n"
-                        + Self.tail(of: log)))
+                    results.set(
+                        index,
+                        ComparisonFailure(
+                            "a simulated process exited with status \(status): \(line)\n"
+                                + Self.tail(of: log)))
                 }
             } catch {
                 results.set(index, error)
@@ -164,7 +167,8 @@ public struct ProcessRounds: RoundRunner {
                     !run.metadata.simulated
                 else { continue }
                 try? FileManager.default.removeItem(atPath: path)
-                notes.append(run.metadata.instructionNote.isEmpty ? "the suite did not simulate" : run.metadata.instructionNote)
+                notes.append(
+                    run.metadata.instructionNote.isEmpty ? "the suite did not simulate" : run.metadata.instructionNote)
             }
         }
         instructionNote =

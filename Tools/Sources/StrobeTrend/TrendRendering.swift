@@ -75,7 +75,8 @@ extension TrendReport {
                     text += "    new in the profile: \(change.newInProfile.joined(separator: ", "))\n"
                 }
                 if !change.functionsThatStepped.isEmpty {
-                    text += "    functions that stepped: "
+                    text +=
+                        "    functions that stepped: "
                         + change.functionsThatStepped.map(\.summary).joined(separator: ", ") + "\n"
                 }
                 if let mark = change.mark { text += "    marked \(Self.markText(mark))\n" }
@@ -126,7 +127,8 @@ extension TrendReport {
                 for change in range {
                     text += "- `\(Self.markdownEscape(change.series))`: " + Self.markdownEscape(change.reason) + "\n"
                     if !change.functionsThatStepped.isEmpty {
-                        text += "  functions that stepped: "
+                        text +=
+                            "  functions that stepped: "
                             + Self.markdownEscape(change.functionsThatStepped.map(\.summary).joined(separator: ", "))
                             + "\n"
                     }
