@@ -93,7 +93,8 @@ if [ "$cold_status" -ge 2 ]; then echo "strobe compare could not compare the col
 "$tools_bin/strobe" diff --baseline "$out/suite/baseline" --candidate "$out/suite/candidate" --policy "$policy" \
     --format html --output "$out/report.html" || true
 
-step "5. A short history: twenty nights in a store, judged by strobe trend"
+nights=${DEMO_NIGHTS:-20}
+step "5. A short history: $nights nights in a store, judged by strobe trend"
 # Each night is a commit; one process of the nightly build and one of a
 # pinned reference build (always vectorized) run and go into an SQLite
 # store. From night 11 the nightly build is the regressing one. strobe trend
@@ -101,7 +102,6 @@ step "5. A short history: twenty nights in a store, judged by strobe trend"
 # and uses the reference to tell the code's changes from the machine's. The
 # runs are profiled (--profile), so the change names the function that came
 # into the profile with it.
-nights=${DEMO_NIGHTS:-20}
 history_dir=$out/history
 history_repo=$history_dir/repo
 mkdir -p "$history_repo"

@@ -50,7 +50,11 @@ struct InstructionCountTests {
             #expect(test.metric("allocations") != nil)
             let counted = try #require(test.metric("instructions")).samples
             #expect(counted.count == 3)
-            #expect(Set(counted).count == 1, "\(counted)")
+            // The same instructions in every iteration, to a thousandth of a
+            // percent (the writer's and the runtime's bookkeeping can move a
+            // few hundred).
+            let spread = (counted.max() ?? 0) / (counted.min() ?? 1) - 1
+            #expect(spread < 1e-4, "\(counted)")
             let profile = try #require(test.instructionProfile)
             #expect(profile.iterations == 3)
             let counts = profile.countPerIteration
@@ -59,7 +63,8 @@ struct InstructionCountTests {
             let index = try #require(counts["ProfileSuite.Document.index(units:)"]).inclusive
             #expect(abs(tokenize / total - 0.6) < 0.02, "\(tokenize) of \(total)")
             #expect(abs(index / tokenize - 0.5) < 0.001)
-            #expect(abs(total - counted[0]) <= counted[0] * 1e-9)
+            let mean = counted.reduce(0, +) / Double(counted.count)
+            #expect(abs(total - mean) <= mean * 1e-9)
         }
         let a = try #require(first.tests.first?.metric("instructions")?.samples.first)
         let b = try #require(second.tests.first?.metric("instructions")?.samples.first)

@@ -13,12 +13,13 @@ import StrobeStatistics
 /// level. A test whose gated metrics are all decided stops running. A
 /// metric the budget cannot decide either way is said so at that look and
 /// measured no further, unless every metric is to be decided
-/// (`--decide-all`): from the first look, when even an optimistic reading
-/// of the rounds so far (``roundsToDecide(_:optimistic:)``: the spread at
-/// its 80% lower confidence bound, the change 0.84 standard errors further
-/// from the nearer verdict) needs more rounds than the plan holds; and from
-/// ``roundsBeforeSettingAside`` rounds on, when the plain reading needs more
-/// than the rounds run plus three times the rounds left.
+/// (`--decide-all`): from ``roundsBeforeSettingAside`` rounds on, when even
+/// an optimistic reading of the rounds so far
+/// (``roundsToDecide(_:optimistic:)``: the spread at its 80% lower
+/// confidence bound, the change 0.84 standard errors further from the
+/// nearer verdict) needs more rounds than the plan holds. A metric that
+/// reading could still decide keeps its rounds: a comparison does not stop
+/// with budget left while a gated metric could be decided.
 struct DecisionLedger {
     /// A metric set aside because the budget cannot decide it.
     struct OutOfReach {
@@ -30,10 +31,10 @@ struct DecisionLedger {
         var plannedRounds: Int
     }
 
-    /// The rounds a look must have before a metric may be set aside on the
-    /// plain reading of its rounds (the optimistic one applies from the
-    /// first look).
-    static let roundsBeforeSettingAside = 8
+    /// The rounds a look must have before a metric may be set aside: fewer
+    /// rounds' spread is too rough to say the budget cannot reach it (with
+    /// 2 rounds a process that a neighbour slowed can double it).
+    static let roundsBeforeSettingAside = 6
 
     /// Whether metrics out of the budget's reach are measured anyway.
     var decideAll = false
@@ -122,13 +123,13 @@ struct DecisionLedger {
     static func logFloor(_ relative: Double) -> Double { log(1 + max(relative, 1e-6)) }
 
     /// Whether an open row is out of the reach of a plan with `left` rounds
-    /// after the `rounds` run: the optimistic reading needs more than the
-    /// plan holds, or (from ``roundsBeforeSettingAside`` rounds) the plain
-    /// one needs more than the rounds run and three times those left.
+    /// after the `rounds` run: from ``roundsBeforeSettingAside`` rounds on,
+    /// even the optimistic reading needs more than the plan holds.
     static func isOutOfReach(_ row: MetricComparison, rounds: Int, left: Int) -> Bool {
-        if let needed = roundsToDecide(row, optimistic: true), needed > Double(rounds + left) { return true }
-        guard rounds >= roundsBeforeSettingAside, let needed = roundsToDecide(row) else { return false }
-        return needed > Double(rounds + 3 * max(left, 1))
+        guard rounds >= roundsBeforeSettingAside, let needed = roundsToDecide(row, optimistic: true) else {
+            return false
+        }
+        return needed > Double(rounds + left)
     }
 
     /// About how many rounds in all would decide the row either way at its

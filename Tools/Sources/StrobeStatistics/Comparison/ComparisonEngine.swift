@@ -86,6 +86,7 @@ public enum ComparisonEngine {
                 ? center(input.candidate) - baseCenter
                 : test.logScale ? baseCenter * (exp(test.estimate) - 1) : test.estimate
             var warnings: [String] = []
+            if let note = nonStationaryNote(input) { warnings.append(note) }
             let enough: Bool
             switch test.method {
             case .exact:
@@ -158,6 +159,30 @@ public enum ComparisonEngine {
                 iterationNoiseShare: iterationShare, warnings: warnings, isCount: input.isCount,
                 isConstantCount: constantCount, countTolerance: input.countTolerance, countSpread: countSpread)
         }
+    }
+
+    /// The factor between two processes of one side past which a time
+    /// metric's noise is not stationary: the machine's speed changed.
+    public static let nonStationaryRatio = 2.0
+
+    /// A note for a time metric (unit `ns`) one of whose sides has a
+    /// process at least ``nonStationaryRatio`` times slower than another:
+    /// the processes are not draws from one distribution (a neighbour took
+    /// the machine for a while), so the spread a test sees is not the
+    /// spread it will see, and the verdict rests on the pairing by round.
+    static func nonStationaryNote(_ input: Input) -> String? {
+        guard !input.isCount, input.unit == "ns" else { return nil }
+        for (label, side) in [("baseline", input.baseline), ("candidate", input.candidate)] {
+            let values = side.filter { !$0.samples.isEmpty }.map { input.summary.value(of: $0.samples) }
+                .filter { $0 > 0 }
+            guard values.count >= 2, let low = values.min(), let high = values.max(), high / low >= nonStationaryRatio
+            else { continue }
+            return "the noise is not stationary: one \(label) process took "
+                + String(format: "%.1f", high / low)
+                + "× as long as another (the machine's speed changed during the comparison); "
+                + "the verdict rests on the pairing by round"
+        }
+        return nil
     }
 
     /// What would decide an inconclusive metric, most useful first:
