@@ -12,12 +12,18 @@
 #             the tokenizer should lead the list.
 #   plain     the demo comparison without --profile, for the time to a
 #             verdict profiling is compared with.
+#   instr2    ProfileSuite scaled to a 3.7 ms test (PROFILE_SUITE_SCALE=0.05)
+#             against the same with the tokenizer doing 2% more work, with
+#             strobe compare's defaults (instructions from a simulation where
+#             the CPU has no counter): a regression on instructions, the
+#             tokenizer first.
+#   instr2-aa that suite against itself: no metric flagged.
 # Each line: the kind, the run, seconds, exit status, the first function
 # listed (or the functions named as changed) and the load average at its
 # end. With BUSY=1 a busy loop keeps one core occupied throughout.
 # STROBE=PATH uses that `strobe` instead of the debug build of Tools/.
 # Usage: scripts/measure-profile-attribution.sh [RUNS] [KINDS]
-#        (default 10, "demo demo-aa slower10 plain")
+#        (default 10, "demo demo-aa slower10 plain"; instr2 and instr2-aa on request)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 runs=${1:-10}
@@ -45,6 +51,8 @@ functions() { # REPORT TEST
 import json, sys
 report = json.load(open(sys.argv[1]))
 tests = [t for t in report.get("functionChanges", []) if t["test"] == sys.argv[2]]
+flagged = [r["name"] for r in report.get("rows", []) if r.get("gates") and r.get("verdict") in ("regression", "improvement")]
+print("flagged=" + (",".join(flagged) if flagged else "none"), end=" ")
 if not tests:
     print("first=- named=-")
     sys.exit()
@@ -84,10 +92,16 @@ for run in $(seq 1 "$runs"); do
             slower10)
                 compare slower10 "$run" "parse document" "$bin/ProfileSuite" \
                     "env PROFILE_SUITE_SLOWER=tokenize $bin/ProfileSuite" --profile ;;
+            instr2)
+                PROFILE_SUITE_SCALE=0.05 compare instr2 "$run" "parse document" "$bin/ProfileSuite" \
+                    "env PROFILE_SUITE_SLOWER=tokenize PROFILE_SUITE_FACTOR=1.02 $bin/ProfileSuite" ;;
+            instr2-aa)
+                PROFILE_SUITE_SCALE=0.05 compare instr2-aa "$run" "parse document" "$bin/ProfileSuite" \
+                    "$bin/ProfileSuite" ;;
             plain)
                 compare plain "$run" "apply lens" "env LENS_KERNEL=vectorized $lens" \
                     "env LENS_KERNEL=rebuilt-curve $lens" --policy "$policy" ;;
-            *) echo "unknown kind $kind (demo, demo-aa, slower10, plain)" >&2; exit 2 ;;
+            *) echo "unknown kind $kind (demo, demo-aa, slower10, plain, instr2, instr2-aa)" >&2; exit 2 ;;
         esac
     done
 done
