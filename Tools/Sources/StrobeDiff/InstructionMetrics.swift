@@ -20,9 +20,12 @@ extension MetricDefaults {
 
     /// The relative spread within each side (`max / min − 1` over its
     /// samples) up to which the instruction count is judged as
-    /// deterministic. It is set from the measured A/A spread of the count
-    /// across processes of one build (about 0.1–0.3%); change it here when
-    /// new measurements say otherwise.
+    /// deterministic: 0.2%. It is set from the measured A/A spread of the
+    /// simulated count across processes of one build (at most 0.009% on the
+    /// demo's suite, 0.0014% for its two-thread test, none for a
+    /// single-threaded one: `make bench simulation`), with a wide margin
+    /// for suites whose bookkeeping varies more; change it here when new
+    /// measurements say otherwise.
     public static let instructionTolerance = 0.002
 
     /// The relative floor of the instruction count: a change of the sides'

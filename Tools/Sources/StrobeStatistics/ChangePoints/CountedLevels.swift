@@ -17,11 +17,13 @@ import Foundation
 /// level that moves past the tolerance has moved.
 public enum CountedLevels {
     /// The relative tolerance within which a counted series' values are one
-    /// level: 0.2%. Set from the measured spread of the `instructions`
-    /// count across processes of one build (0.1–0.3%: address-space layout,
-    /// the environment's size, the allocator's paths), so that one build's
-    /// processes always agree and a change of the code by a fraction of a
-    /// percent still shows.
+    /// level: 0.2%. Set from the measured spread of the simulated
+    /// `instructions` count across processes of one build (at most 0.009%
+    /// on the demo's suite, 0.0014% for its two-thread test, none for a
+    /// single-threaded one: `make bench simulation`), with a wide margin
+    /// for suites whose bookkeeping varies more (hashing, the allocator's
+    /// paths), so that one build's processes always agree and a change of
+    /// the code by a fraction of a percent still shows.
     public static let tolerance = 0.002
 
     /// The share of consecutive runs that must agree within ``tolerance``
