@@ -144,7 +144,7 @@ done
 echo
 "$tools_bin/strobe" history add "$history_dir/results" --history "$history_dir/history.sqlite"
 "$tools_bin/strobe" trend --history "$history_dir/history.sqlite" --repository "$history_repo" \
-    --reference build=reference --metric 'wall|lens apply|instructions' --suite-executable .build/release/LensPerfTests \
+    --reference build=reference --metric 'wall|lens apply|instructions$' --suite-executable .build/release/LensPerfTests \
     --build-command 'swift build -c release --product LensPerfTests' | sed -n '1,30p'
 "$tools_bin/strobe" trend --history "$history_dir/history.sqlite" --repository "$history_repo" \
     --reference build=reference --format html --output "$out/history.html"
