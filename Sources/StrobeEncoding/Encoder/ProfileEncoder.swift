@@ -52,6 +52,8 @@ package struct ResolvedFrame: Sendable {
 package struct ProfileEncoder {
     package let sequenceID: UInt32
     let processID: UInt32
+    /// Samples per second, for the sequence's `perf_sample_defaults`.
+    let frequency: Int
     private var started = false
     /// Interned strings, by the `InternedData` field that holds them.
     private var strings: [UInt32: [String: UInt64]] = [:]
@@ -69,9 +71,36 @@ package struct ProfileEncoder {
         var mapping: UInt64
     }
 
-    package init(sequenceID: UInt32, processID: Int32) {
+    package init(sequenceID: UInt32, processID: Int32, frequency: Int = 0) {
         self.sequenceID = sequenceID
         self.processID = UInt32(bitPattern: processID)
+        self.frequency = frequency
+    }
+
+    /// The sequence's first packet: it clears the incremental state and
+    /// gives the defaults of every sample on the sequence, the timebase
+    /// (the software CPU clock at `frequency`, on CLOCK_BOOTTIME), as
+    /// Perfetto's `traced_perf` does; its importer reads the samples of a
+    /// sequence without them by a legacy path.
+    private mutating func startIfNeeded(_ buffer: inout ProtoBuffer) {
+        guard !started else { return }
+        started = true
+        typealias Packet = PerfettoWire.TracePacket
+        typealias Defaults = PerfettoWire.PerfSampleDefaults
+        let packet = buffer.beginMessage(PerfettoWire.Trace.packet)
+        buffer.appendVarintField(Packet.trustedPacketSequenceID, UInt64(sequenceID))
+        buffer.appendVarintField(Packet.sequenceFlags, UInt64(PerfettoWire.SequenceFlags.incrementalStateCleared))
+        let defaults = buffer.beginMessage(PerfettoWire.ProfilePacket.tracePacketDefaults)
+        let sampleDefaults = buffer.beginMessage(Defaults.field)
+        let timebase = buffer.beginMessage(Defaults.timebase)
+        if frequency > 0 { buffer.appendVarintField(Defaults.frequency, UInt64(frequency)) }
+        buffer.appendVarintField(Defaults.counter, Defaults.softwareCPUClock)
+        buffer.appendVarintField(Defaults.timestampClock, Defaults.boottimeClock)
+        buffer.appendStringField(Defaults.name, "cpu-clock")
+        buffer.endMessage(timebase)
+        buffer.endMessage(sampleDefaults)
+        buffer.endMessage(defaults)
+        buffer.endMessage(packet)
     }
 
     /// Appends the samples in `words` (records as `cstrobe_sampler_drain`
@@ -160,11 +189,50 @@ package struct ProfileEncoder {
         return id
     }
 
+    /// Interns a build id given as hex text, written as its raw bytes (the
+    /// `build_ids` strings of Perfetto's schema are bytes: 20 for a GNU
+    /// build id).
+    private mutating func buildID(_ hex: String) -> UInt64 {
+        let field = PerfettoWire.ProfileInternedData.buildIDs
+        if let id = strings[field]?[hex] { return id }
+        let id = nextID
+        nextID += 1
+        strings[field, default: [:]][hex] = id
+        let bytes = Self.bytes(ofHex: hex)
+        let entry = pending.beginMessage(field)
+        pending.appendVarintField(PerfettoWire.InternedString.iid, id)
+        bytes.withUnsafeBytes { pending.appendBytesField(PerfettoWire.InternedString.text, $0) }
+        pending.endMessage(entry)
+        return id
+    }
+
+    /// The bytes hex text spells (pairs of digits; a digit left over or a
+    /// character that is none ends it).
+    package static func bytes(ofHex hex: String) -> [UInt8] {
+        var bytes: [UInt8] = []
+        var high: UInt8?
+        for character in hex.utf8 {
+            let digit: UInt8
+            switch character {
+            case UInt8(ascii: "0")...UInt8(ascii: "9"): digit = character - UInt8(ascii: "0")
+            case UInt8(ascii: "a")...UInt8(ascii: "f"): digit = character - UInt8(ascii: "a") + 10
+            case UInt8(ascii: "A")...UInt8(ascii: "F"): digit = character - UInt8(ascii: "A") + 10
+            default: return bytes
+            }
+            if let first = high {
+                bytes.append(first << 4 | digit)
+                high = nil
+            } else {
+                high = digit
+            }
+        }
+        return bytes
+    }
+
     private mutating func mappingID(_ mapping: ProfileMapping) -> UInt64 {
         if let id = mappings[mapping.start] { return id }
         typealias Fields = PerfettoWire.Mapping
-        let build =
-            mapping.buildID.isEmpty ? nil : string(mapping.buildID, field: PerfettoWire.ProfileInternedData.buildIDs)
+        let build = mapping.buildID.isEmpty ? nil : buildID(mapping.buildID)
         let path = string(mapping.path, field: PerfettoWire.ProfileInternedData.mappingPaths)
         let id = nextID
         nextID += 1
@@ -172,7 +240,7 @@ package struct ProfileEncoder {
         let entry = pending.beginMessage(PerfettoWire.ProfileInternedData.mappings)
         pending.appendVarintField(Fields.iid, id)
         if let build { pending.appendVarintField(Fields.buildID, build) }
-        pending.appendVarintField(Fields.startOffset, mapping.fileOffset)
+        pending.appendVarintField(Fields.exactOffset, mapping.fileOffset)
         pending.appendVarintField(Fields.start, mapping.start)
         pending.appendVarintField(Fields.end, mapping.end)
         pending.appendVarintField(Fields.pathStringIDs, path)
@@ -223,6 +291,7 @@ package struct ProfileEncoder {
     /// `perf_cpu_lost_records` statistic.
     package mutating func appendLoss(_ count: UInt64, time: UInt64, to buffer: inout ProtoBuffer) {
         guard count > 0 else { return }
+        startIfNeeded(&buffer)
         typealias Packet = PerfettoWire.TracePacket
         typealias Sample = PerfettoWire.PerfSample
         let packet = buffer.beginMessage(PerfettoWire.Trace.packet)
@@ -239,6 +308,7 @@ package struct ProfileEncoder {
     private mutating func writeSample(
         thread: UInt32, cpu: UInt32, time: UInt64, callstack: UInt64, to buffer: inout ProtoBuffer
     ) {
+        startIfNeeded(&buffer)
         typealias Packet = PerfettoWire.TracePacket
         typealias Sample = PerfettoWire.PerfSample
         let packet = buffer.beginMessage(PerfettoWire.Trace.packet)
@@ -250,11 +320,7 @@ package struct ProfileEncoder {
             buffer.endMessage(interned)
             pending.removeAll()
         }
-        var flags = PerfettoWire.SequenceFlags.needsIncrementalState
-        if !started {
-            flags |= PerfettoWire.SequenceFlags.incrementalStateCleared
-            started = true
-        }
+        let flags = PerfettoWire.SequenceFlags.needsIncrementalState
         buffer.appendVarintField(Packet.sequenceFlags, UInt64(flags))
         buffer.appendVarintField(Packet.timestampClockID, UInt64(PerfettoWire.Clock.boottime))
         let sample = buffer.beginMessage(PerfettoWire.ProfilePacket.perfSample)

@@ -4,16 +4,17 @@ extension TraceEncoder {
     package var profileSamples: UInt64 { profileEncoder?.samples ?? 0 }
 
     /// Appends the samples in `words` (as `cstrobe_sampler_drain` writes
-    /// them), resolving each new program counter with `resolve` and finding
+    /// them; `frequency`, the profile's rate, goes into the sequence's
+    /// defaults when this starts it), resolving each new program counter with `resolve` and finding
     /// a frameless leaf's caller with `isReturnAddress` (see
     /// ``ProfileEncoder/append(samples:to:resolve:isReturnAddress:)``).
     package func appendSamples(
-        _ words: UnsafeBufferPointer<UInt64>, resolve: (UInt64) -> ResolvedFrame,
+        _ words: UnsafeBufferPointer<UInt64>, frequency: Int = 0, resolve: (UInt64) -> ResolvedFrame,
         isReturnAddress: (UInt64) -> Bool = { _ in false }
     ) {
         startIfNeeded(&buffer)
         if profileEncoder == nil {
-            profileEncoder = ProfileEncoder(sequenceID: nextSequenceID, processID: processID)
+            profileEncoder = ProfileEncoder(sequenceID: nextSequenceID, processID: processID, frequency: frequency)
             nextSequenceID += 1
         }
         profileEncoder!.append(samples: words, to: &buffer, resolve: resolve, isReturnAddress: isReturnAddress)
@@ -21,11 +22,11 @@ extension TraceEncoder {
 
     /// Appends a packet counting `count` samples lost by `boottime` (see
     /// ``ProfileEncoder/appendLoss(_:time:to:)``); nothing when 0.
-    package func appendSampleLoss(_ count: UInt64, boottime: UInt64) {
+    package func appendSampleLoss(_ count: UInt64, frequency: Int = 0, boottime: UInt64) {
         guard count > 0 else { return }
         startIfNeeded(&buffer)
         if profileEncoder == nil {
-            profileEncoder = ProfileEncoder(sequenceID: nextSequenceID, processID: processID)
+            profileEncoder = ProfileEncoder(sequenceID: nextSequenceID, processID: processID, frequency: frequency)
             nextSequenceID += 1
         }
         profileEncoder!.appendLoss(count, time: boottime, to: &buffer)

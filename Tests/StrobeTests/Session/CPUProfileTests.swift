@@ -1,3 +1,4 @@
+import CStrobe
 import Foundation
 import ProfileWorkload
 import StrobeReader
@@ -46,7 +47,19 @@ extension RecordingTests {
             #expect(!heavyFrames.isEmpty)
             let executable = try #require(heavyFrames.first?.mapping_path)
             #expect(executable == ProcessInfo.processInfo.arguments[0] || executable.hasSuffix(".xctest"))
-            #expect(heavyFrames.allSatisfy { ($0.build_id ?? "").count >= 16 })
+            // The build id as the ELF's note has it, 20 raw bytes.
+            var noteBytes = [UInt8](repeating: 0, count: 64)
+            let noteLength = cstrobe_elf_build_id(executable, &noteBytes, noteBytes.count)
+            let note = noteBytes.prefix(noteLength).map { String(format: "%02x", $0) }.joined()
+            #expect(noteLength == 20)
+            #expect(heavyFrames.allSatisfy { $0.build_id == note })
+            // Mappings carry their file offset as `exact_offset`; the
+            // sequence says its timebase.
+            #expect(!official.mappings.isEmpty)
+            #expect(official.mappings.allSatisfy { $0.exact_offset != nil && $0.start_offset == nil })
+            #expect(official.defaults.count == 1)
+            #expect(official.defaults.first?.frequency == 999)
+            #expect(official.defaults.first?.counter == 1 && official.defaults.first?.timestamp_clock == 4)
             #expect(!official.samples.flatMap(\.frames).contains { ($0.function ?? "").hasPrefix("$s") })
             // The reader agrees with the official decoder, sample for sample.
             #expect(recorded.profile.samples.count == official.samples.count)
