@@ -244,34 +244,6 @@ size_t cstrobe_cxx_demangle(const char *name, char *out, size_t capacity) {
 }
 
 
-int cstrobe_follows_call(uint64_t address) {
-#if defined(__x86_64__)
-    if (address < 4096 + 7) return 0;
-    uint8_t code[7];
-    struct iovec local = {code, sizeof code};
-    struct iovec remote = {(void *)(uintptr_t)(address - sizeof code), sizeof code};
-    if (syscall(SYS_process_vm_readv, (pid_t)getpid(), &local, 1UL, &remote, 1UL, 0UL) != (long)sizeof code) return 0;
-    const uint8_t *end = code + sizeof code;
-    // call rel32: E8 and four bytes.
-    if (end[-5] == 0xE8) return 1;
-    // call r/m64 (FF /2) by register or through memory, with or without a
-    // displacement: two, three or six bytes (a REX prefix before them
-    // changes none of these positions).
-    if (end[-2] == 0xFF && ((end[-1] >> 3) & 7) == 2 && (end[-1] >> 6) == 3) return 1;
-    if (end[-2] == 0xFF && ((end[-1] >> 3) & 7) == 2 && (end[-1] >> 6) == 0 && (end[-1] & 7) != 4 &&
-        (end[-1] & 7) != 5)
-        return 1;
-    if (end[-3] == 0xFF && ((end[-2] >> 3) & 7) == 2 && (end[-2] >> 6) == 1 && (end[-2] & 7) != 4) return 1;
-    if (end[-6] == 0xFF && ((end[-5] >> 3) & 7) == 2 &&
-        ((end[-5] >> 6) == 2 || (end[-5] & 0xC7) == 0x05) && (end[-5] & 7) != 4)
-        return 1;
-    return 0;
-#else
-    (void)address;
-    return 0;
-#endif
-}
-
 #else
 
 size_t cstrobe_cxx_demangle(const char *name, char *out, size_t capacity) {
@@ -299,11 +271,6 @@ size_t cstrobe_elf_build_id(const char *path, uint8_t *out, size_t capacity) {
 }
 size_t cstrobe_swift_demangle(const char *name, size_t length, char *out, size_t capacity) {
     (void)name, (void)length, (void)out, (void)capacity;
-    return 0;
-}
-
-int cstrobe_follows_call(uint64_t address) {
-    (void)address;
     return 0;
 }
 

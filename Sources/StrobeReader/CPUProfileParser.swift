@@ -236,6 +236,7 @@ struct CPUProfileParser {
             case "method": profile.method = text
             case "frequency_hz": profile.frequency = number.map { Int(truncatingIfNeeded: $0) }
             case "lost_samples": profile.lostSamples = number.map { Int(truncatingIfNeeded: $0) }
+            case "truncated_stacks": profile.truncatedStacks = number.map { Int(truncatingIfNeeded: $0) }
             case "fallback_reason": profile.fallbackReason = text
             case "unsampled_threads": profile.unsampledThreads = number.map { Int(truncatingIfNeeded: $0) } ?? 0
             case "sampler_failure": profile.samplerFailure = text

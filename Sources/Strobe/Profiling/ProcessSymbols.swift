@@ -29,7 +29,7 @@ final class ProcessSymbols: @unchecked Sendable {
     private var files: [String: FileSymbols] = [:]
     private var names: [String: String] = [:]
     private var reloadedFor: Set<UInt64> = []
-    private var returnAddresses: [UInt64: Bool] = [:]
+    private var rules: [UInt64: UnwindRule?] = [:]
 
     private final class FileSymbols {
         let table: OpaquePointer?
@@ -53,7 +53,7 @@ final class ProcessSymbols: @unchecked Sendable {
     /// Reads the mappings afresh, for a new session.
     func refresh() {
         reloadedFor = []
-        returnAddresses = [:]
+        rules = [:]
         readMaps()
     }
 
@@ -81,15 +81,40 @@ final class ProcessSymbols: @unchecked Sendable {
             function: demangled(raw), mapping: withBuildID(mapping, file), relativePC: fileOffset - symbolOffset)
     }
 
-    /// Whether `word`, read off a sampled stack, is a return address: it
-    /// lies in an executable mapping of a file and follows a call
-    /// instruction. Answers are cached per address, so each costs one read
-    /// of the code once.
-    func isReturnAddress(_ word: UInt64) -> Bool {
-        if let known = returnAddresses[word] { return known }
-        let answer = find(word) != nil && cstrobe_follows_call(word) != 0
-        if returnAddresses.count < 1 << 16 { returnAddresses[word] = answer }
-        return answer
+    /// The call-frame information's rule at `address` of this process
+    /// (`cstrobe_cfa_rule_at`), nil where no FDE covers it or its rule is
+    /// one the unwinder does not follow (a CFA expression, as in a PLT).
+    /// Answers are cached per address.
+    func unwindRule(_ address: UInt64) -> UnwindRule? {
+        if let known = rules[address] { return known }
+        let rule = Self.readRule(address)
+        if rules.count >= 1 << 16 { rules.removeAll(keepingCapacity: true) }
+        rules[address] = rule
+        return rule
+    }
+
+    private static func readRule(_ address: UInt64) -> UnwindRule? {
+        var raw = cstrobe_cfa_rule()
+        guard cstrobe_cfa_rule_at(address, &raw) != 0 else { return nil }
+        let base: UnwindRule.Base
+        switch raw.cfa_register {
+        case Int32(CSTROBE_DWARF_SP): base = .stackPointer
+        case Int32(CSTROBE_DWARF_FP): base = .framePointer
+        default: return nil
+        }
+        func saved(_ rule: cstrobe_saved_rule, _ offset: Int64) -> UnwindRule.Saved? {
+            switch rule {
+            case CSTROBE_SAVED_UNCHANGED: .unchanged
+            case CSTROBE_SAVED_AT_CFA: .atCFA(offset)
+            case CSTROBE_SAVED_UNDEFINED: .undefined
+            default: nil
+            }
+        }
+        guard let returnAddress = saved(raw.return_address, raw.return_address_offset),
+            let framePointer = saved(raw.frame_pointer, raw.frame_pointer_offset)
+        else { return nil }
+        return UnwindRule(
+            base: base, offset: raw.cfa_offset, returnAddress: returnAddress, framePointer: framePointer)
     }
 
     private func withBuildID(_ mapping: ProfileMapping, _ file: FileSymbols) -> ProfileMapping {

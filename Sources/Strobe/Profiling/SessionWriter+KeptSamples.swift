@@ -25,7 +25,7 @@ extension SessionWriter {
             words.withUnsafeBufferPointer { buffer in
                 encoder.appendSamples(
                     buffer, frequency: profiler.profile.frequency, resolve: symbols.resolve,
-                    isReturnAddress: symbols.isReturnAddress)
+                    rule: symbols.unwindRule)
             }
         }
         let lost = keptSamplesLost.load(ordering: .relaxed) &+ dropped

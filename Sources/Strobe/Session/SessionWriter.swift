@@ -361,7 +361,7 @@ final class SessionWriter: @unchecked Sendable {
             take(profiler) {
                 encoder.appendSamples(
                     $0, frequency: profiler.profile.frequency, resolve: symbols.resolve,
-                    isReturnAddress: symbols.isReturnAddress)
+                    rule: symbols.unwindRule)
             }
         }
         encoder.appendSampleLoss(lost, frequency: profiler.profile.frequency, boottime: cstrobe_boottime_ns())

@@ -65,6 +65,8 @@ package struct ProfileEncoder {
     private var pending = ProtoBuffer(capacity: 1 << 12)
     /// Samples written.
     package private(set) var samples: UInt64 = 0
+    /// Samples whose stack ends where a frame could not be unwound.
+    package private(set) var truncatedStacks: UInt64 = 0
 
     private struct FrameKey: Hashable {
         var function: String
@@ -104,20 +106,20 @@ package struct ProfileEncoder {
     }
 
     /// Appends the samples in `words` (records as `cstrobe_sampler_drain`
-    /// writes them: thread and CPU, CLOCK_BOOTTIME time, frame and stack
-    /// word counts, program counters innermost first, then the words at the
-    /// stack pointer) to `buffer`, resolving each new program counter with
-    /// `resolve`.
+    /// writes them: thread and CPU, CLOCK_BOOTTIME time, frame and unwind
+    /// word counts, program counters innermost first, then the stack and
+    /// frame pointers and the words at the stack pointer) to `buffer`,
+    /// resolving each new program counter with `resolve`.
     ///
-    /// The frame-pointer walk skips the caller of a leaf that keeps no frame
-    /// pointer (a libm function, or any function sampled in its prologue or
-    /// epilogue): it finds the caller's caller. The first of the stack words
-    /// that `isReturnAddress` accepts is the return address the leaf's
-    /// caller left; when it is not already the walk's second frame, it is
-    /// put there.
+    /// Each stack is unwound by the call-frame information `rule` gives
+    /// (``StackUnwinder``), so a function that keeps no frame pointer does
+    /// not hide its caller; a stack that ends where a frame could not be
+    /// unwound is counted in ``truncatedStacks``. A sample with no unwind
+    /// words (a kernel that copies no registers) keeps the frame-pointer
+    /// walk.
     package mutating func append(
         samples words: UnsafeBufferPointer<UInt64>, to buffer: inout ProtoBuffer,
-        resolve: (UInt64) -> ResolvedFrame, isReturnAddress: (UInt64) -> Bool = { _ in false }
+        resolve: (UInt64) -> ResolvedFrame, rule: (UInt64) -> UnwindRule? = { _ in nil }
     ) {
         var index = 0
         var stack: [UInt64] = []
@@ -132,11 +134,13 @@ package struct ProfileEncoder {
                 // page) is no code address.
                 if words[position] >= 4096 { chain.append(words[position]) }
             }
-            if let caller = Self.skippedCaller(
-                of: chain, in: words[(index + 3 + count)..<(index + length)],
-                isReturnAddress: isReturnAddress)
-            {
-                chain.insert(caller, at: 1)
+            let unwind = index + 3 + count
+            if index + length - unwind >= 2, !chain.isEmpty {
+                let result = StackUnwinder.unwind(
+                    chain: chain, stackPointer: words[unwind], framePointer: words[unwind + 1],
+                    stack: words[(unwind + 2)..<(index + length)], rule: rule)
+                chain = result.frames
+                if result.truncated { truncatedStacks += 1 }
             }
             stack.removeAll(keepingCapacity: true)
             // Root first, as Perfetto's callstacks list their frames.
@@ -161,20 +165,6 @@ package struct ProfileEncoder {
         guard index + 3 <= words.count else { return nil }
         let length = 3 + Int(UInt32(truncatingIfNeeded: words[index + 2])) + Int(words[index + 2] >> 32)
         return index + length <= words.count ? length : nil
-    }
-
-    /// The return address into a frameless leaf's caller, among the words
-    /// at the stack pointer, when the walk in `chain` skipped it: the first
-    /// word that is a return address, unless it is the walk's own second
-    /// frame (the leaf kept its frame pointer) or the leaf itself.
-    package static func skippedCaller(
-        of chain: [UInt64], in stackWords: Slice<UnsafeBufferPointer<UInt64>>, isReturnAddress: (UInt64) -> Bool
-    ) -> UInt64? {
-        guard let leaf = chain.first else { return nil }
-        for word in stackWords where word >= 4096 && word != leaf && isReturnAddress(word) {
-            return chain.count > 1 && chain[1] == word ? nil : word
-        }
-        return nil
     }
 
     private mutating func string(_ text: String, field: UInt32) -> UInt64 {

@@ -199,26 +199,6 @@ extension RecordingTests {
             #expect(throws: TraceSessionError.self) { _ = try TraceSession.start(configuration) }
         }
 
-        @Test func aFramelessLeafsCallerIsFoundOnTheStack() {
-            let isReturn: (UInt64) -> Bool = { [0x5000, 0x6000, 0x7000].contains($0) }
-            func caller(_ chain: [UInt64], _ stack: [UInt64]) -> UInt64? {
-                stack.withUnsafeBufferPointer { words in
-                    ProfileEncoder.skippedCaller(of: chain, in: words[...], isReturnAddress: isReturn)
-                }
-            }
-            // The leaf kept no frame pointer: the walk went from it to its
-            // caller's caller (0x7000); the return into its caller (0x5000)
-            // is the first return address on the stack.
-            #expect(caller([0x9000, 0x7000], [0x1234, 0x5000, 0x7000]) == 0x5000)
-            // The leaf kept its frame: the first return address on the stack
-            // is the walk's own second frame, so nothing is added.
-            #expect(caller([0x9000, 0x5000, 0x7000], [0x10, 0x5000]) == nil)
-            // Nothing on the stack is a return address, or there is no stack.
-            #expect(caller([0x9000, 0x7000], [0x10, 0x20]) == nil)
-            #expect(caller([0x9000, 0x7000], []) == nil)
-            #expect(caller([], [0x5000]) == nil)
-        }
-
         @Test func swiftNamesAreShortened() {
             let cases: [(String, String)] = [
                 ("LensKit.ToneCurve.build(for: Swift.Int) -> [Swift.Float]", "LensKit.ToneCurve.build(for:)"),
