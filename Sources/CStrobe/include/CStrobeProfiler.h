@@ -113,13 +113,24 @@ size_t cstrobe_swift_demangle(const char *name, size_t length, char *out, size_t
 /// returning its length, or 0. Allocates: for the writer, never a handler.
 size_t cstrobe_cxx_demangle(const char *name, char *out, size_t capacity);
 
+/// The GNU build id of this process's vDSO, read from its image in memory
+/// (`getauxval(AT_SYSINFO_EHDR)`), as `cstrobe_elf_build_id`.
+size_t cstrobe_vdso_build_id(uint8_t *out, size_t capacity);
+
 /// A file's ELF symbol table (`.symtab`, else `.dynsym`), function symbols
-/// sorted by address, with its loadable segments. Opaque.
+/// sorted by address, one per address (the preferred of its names), with its
+/// loadable segments. Where the dynamic table names an IFUNC (libm's `sin`)
+/// and the library is loaded, the implementation the IFUNC chose is named
+/// after it too, over the extent of its FDE. Opaque.
 typedef struct cstrobe_elf_symbols cstrobe_elf_symbols;
 
 /// Loads the function symbols of the ELF file at `path`; NULL when it cannot
 /// be read or is not a 64-bit ELF file of this machine's byte order.
 cstrobe_elf_symbols *cstrobe_elf_symbols_load(const char *path);
+
+/// Loads the function symbols of this process's vDSO from its image in
+/// memory; NULL when there is none.
+cstrobe_elf_symbols *cstrobe_vdso_symbols_load(void);
 
 /// The name of the function holding the byte at `file_offset` of the file
 /// (as a mapping of it places that byte), or NULL when no symbol covers it.
