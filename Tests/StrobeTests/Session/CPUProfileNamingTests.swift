@@ -43,7 +43,9 @@ extension RecordingTests {
 
         /// Nearly every sample inside libm is under the function that called
         /// it, and no stack repeats a function that did not recurse.
-        @Test(.enabled(if: OfficialDecoder.isUsable), arguments: [TraceConfiguration.CPUProfile.Method.automatic, .cpuTimer])
+        @Test(
+            .enabled(if: OfficialDecoder.isUsable),
+            arguments: [TraceConfiguration.CPUProfile.Method.automatic, .cpuTimer])
         func aLibmLeafIsUnderItsCaller(method: TraceConfiguration.CPUProfile.Method) throws {
             #if os(Linux) && arch(x86_64)
             let path = temporaryTracePath("libm-\(method)")
