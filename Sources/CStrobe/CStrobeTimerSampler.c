@@ -61,6 +61,9 @@ static void record_sample(cstrobe_sampler *sampler, const ucontext_t *context) {
     // frame pointer with them.
     uint64_t stack[SAMPLE_UNWIND_WORDS];
     size_t stack_words = 0;
+    // x86-64 only, the registers the writer's unwinder knows; elsewhere the
+    // frame-pointer walk stands alone.
+#if defined(__x86_64__)
     if ((sp & 7) == 0 && sp >= sampler->stack_low && sp < sampler->stack_high) {
         stack[stack_words++] = sp;
         stack[stack_words++] = fp;
@@ -68,6 +71,7 @@ static void record_sample(cstrobe_sampler *sampler, const ucontext_t *context) {
         while (copied < CSTROBE_SAMPLE_STACK_WORDS && sp + (copied + 1) * 8 <= sampler->stack_high)
             stack[stack_words++] = ((const uint64_t *)sp)[copied++];
     }
+#endif
     uint64_t head = atomic_load_explicit(&sampler->head, memory_order_relaxed);
     uint64_t tail = atomic_load_explicit(&sampler->tail, memory_order_acquire);
     size_t needed = SAMPLE_HEADER_WORDS + count + stack_words;

@@ -81,8 +81,8 @@ uint64_t cstrobe_sampler_timer_samples(void);
 typedef struct cstrobe_perf_floor cstrobe_perf_floor;
 
 /// For the benchmarks' floor: a perf event on the calling thread's software
-/// CPU clock sampling every `period_ns`, with the user call chain and stack
-/// words Strobe's samplers ask for when `as_strobe` is set (else the thread
+/// CPU clock sampling every `period_ns`, with the user call chain, registers
+/// and stack words Strobe's samplers ask for when `as_strobe` is set (else the thread
 /// id alone), into a 32-page ring (as Strobe's) nobody decodes (left full, the kernel
 /// counts samples lost and still takes every interrupt; drained with
 /// `cstrobe_perf_floor_discard`, it writes them all). It measures what the
