@@ -88,6 +88,49 @@ public enum ProfileWorkload {
     @inline(never)
     public static func lightShare(nanoseconds: UInt64) -> UInt64 { spin(nanoseconds, 9, 3, 29) }
 
+    /// The function that ``runLibmLeaf(threads:milliseconds:)`` calls libm's
+    /// `sin` from, by the name the profile gives it: every sample inside
+    /// libm belongs under it.
+    public static let libmCaller = "ProfileWorkload.ProfileWorkload.libmShare(nanoseconds:)"
+
+    /// Runs ``libmShare(nanoseconds:)`` on `threads` threads (the calling one
+    /// and `threads - 1` more) for `milliseconds` of CPU time each, in
+    /// slices of 5 ms: most of its time is in libm's `sin`, a leaf that
+    /// keeps no frame pointer.
+    public static func runLibmLeaf(threads: Int = 2, milliseconds: Int) {
+        let slices = max(milliseconds / 5, 1)
+        var others: [pthread_t] = []
+        for _ in 1..<max(threads, 1) {
+            var thread = pthread_t()
+            if pthread_create(
+                &thread, nil,
+                { context in
+                    var sink = 0.0
+                    for _ in 0..<Int(bitPattern: context) { sink += ProfileWorkload.libmShare(nanoseconds: 5_000_000) }
+                    if sink == 0 { print("0") }
+                    return nil
+                }, UnsafeMutableRawPointer(bitPattern: slices)) == 0
+            {
+                others.append(thread)
+            }
+        }
+        var sink = 0.0
+        for _ in 0..<slices { sink += libmShare(nanoseconds: 5_000_000) }
+        if sink == 0 { print("0") }
+        for thread in others { pthread_join(thread, nil) }
+    }
+
+    /// Calls libm's `sin` for `nanoseconds` of the thread's CPU time.
+    @inline(never)
+    public static func libmShare(nanoseconds: UInt64) -> Double {
+        let deadline = threadCPUTime() + nanoseconds
+        var x = 0.5
+        while threadCPUTime() < deadline {
+            for _ in 0..<500 { x = sin(x) + 0.75 }
+        }
+        return x
+    }
+
     /// The thread's CPU time in nanoseconds.
     public static func threadCPUTime() -> UInt64 {
         var time = timespec()

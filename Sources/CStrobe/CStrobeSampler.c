@@ -1,36 +1,25 @@
 // The CPU profiler's per-thread samplers (see CStrobeProfiler.h).
 //
 // A perf sampler is a perf event on the software CPU clock of one thread,
-// with user call chains, timestamps on CLOCK_BOOTTIME and an mmap ring the
-// background writer reads; the kernel walks the stack.
+// with user call chains, the user registers and stack words the writer
+// unwinds a frameless function with, timestamps on CLOCK_BOOTTIME and an
+// mmap ring the background writer reads; the kernel walks the stack.
 //
-// A timer sampler is a POSIX timer on the thread's CPU-time clock whose
-// SIGPROF goes to that thread (SIGEV_THREAD_ID). The handler is
-// async-signal-safe: it allocates nothing and takes no lock. It finds its
-// sampler through the signal's value (set when the timer was created), walks
-// the frame pointers of the interrupted code within the thread's stack
-// bounds and writes one record into the sampler's single-producer ring; a
-// full ring counts the sample as lost.
+// The timer samplers are in CStrobeTimerSampler.c; what both do (drain,
+// stop, close) is here.
 
 #define _GNU_SOURCE
-#include "CStrobeProfiler.h"
+#include "CStrobeSamplerState.h"
 
 #include <errno.h>
-#include <stdatomic.h>
-#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #if defined(__linux__)
 #include <linux/perf_event.h>
-#include <pthread.h>
-#include <sched.h>
-#include <signal.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
-#include <ucontext.h>
 #include <unistd.h>
 #endif
 
@@ -38,47 +27,14 @@
 #define PERF_FORMAT_LOST (1U << 4)
 #endif
 
-/// The three words of a record before its frames.
-#define SAMPLE_HEADER_WORDS 3
-
-struct cstrobe_sampler {
-    cstrobe_sampler_kind kind;
-    int32_t tid;
-    // Perf.
-    int fd;
-    void *mapping;
-    size_t mapping_bytes;
-    size_t data_bytes;
-    uint64_t perf_lost_reported;
-    bool perf_reads_lost;  // read() gives the samples the ring had no room for
-    // Timer.
-    struct cstrobe_sampler *next_free;
-    timer_t timer;
-    bool has_timer;
-    _Atomic bool live;
-    uintptr_t stack_low;
-    uintptr_t stack_high;
-    uint64_t *ring;
-    size_t ring_words;
-    _Atomic uint64_t head;  // words written by the handler
-    _Atomic uint64_t tail;  // words read by the writer
-    _Atomic uint64_t lost;
-    uint64_t lost_reported;
-};
-
 #if defined(__linux__)
-
-static uint64_t boottime_now(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_BOOTTIME, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
 
 // MARK: - Perf samplers
 
 /// The event Strobe's samplers open: the software CPU clock of user code
 /// every `period_ns`, with what a sample keeps (`full`: time, CPU, the user
-/// call chain and the stack words; else the thread id alone).
+/// call chain, the user registers the unwind needs and the stack words; else
+/// the thread id alone).
 static void sampling_attr(struct perf_event_attr *attr, uint64_t period_ns, bool full) {
     memset(attr, 0, sizeof *attr);
     attr->size = sizeof *attr;
@@ -91,6 +47,11 @@ static void sampling_attr(struct perf_event_attr *attr, uint64_t period_ns, bool
     if (!full) return;
     attr->sample_type |= PERF_SAMPLE_TIME | PERF_SAMPLE_CPU | PERF_SAMPLE_CALLCHAIN | PERF_SAMPLE_STACK_USER;
     attr->sample_stack_user = CSTROBE_SAMPLE_STACK_WORDS * 8;
+#if defined(__x86_64__)
+    // bp (6), sp (7) and ip (8) of arch/x86's perf_regs.h, given in that order.
+    attr->sample_type |= PERF_SAMPLE_REGS_USER;
+    attr->sample_regs_user = (1ull << 6) | (1ull << 7) | (1ull << 8);
+#endif
     attr->exclude_callchain_kernel = 1;
     attr->use_clockid = 1;
     attr->clockid = CLOCK_BOOTTIME;
@@ -113,8 +74,9 @@ int cstrobe_sampler_open_perf(int32_t tid, uint64_t period_ns, size_t ring_pages
     }
     // A kernel that copies no user stack still walks the frame pointers.
     if (fd < 0 && errno == EINVAL) {
-        attr.sample_type &= ~(uint64_t)PERF_SAMPLE_STACK_USER;
+        attr.sample_type &= ~(uint64_t)(PERF_SAMPLE_STACK_USER | PERF_SAMPLE_REGS_USER);
         attr.sample_stack_user = 0;
+        attr.sample_regs_user = 0;
         fd = syscall(SYS_perf_event_open, &attr, (pid_t)tid, -1, -1, PERF_FLAG_FD_CLOEXEC);
     }
     if (fd < 0) return errno;
@@ -147,6 +109,8 @@ int cstrobe_sampler_open_perf(int32_t tid, uint64_t period_ns, size_t ring_pages
     sampler->mapping_bytes = bytes;
     sampler->data_bytes = ring_pages * page;
     sampler->perf_reads_lost = reads_lost;
+    sampler->perf_regs = (attr.sample_type & PERF_SAMPLE_REGS_USER) != 0;
+    sampler->perf_stack = (attr.sample_type & PERF_SAMPLE_STACK_USER) != 0;
     *out = sampler;
     return 0;
 }
@@ -167,7 +131,9 @@ static size_t drain_perf(cstrobe_sampler *sampler, uint64_t *out, size_t capacit
     uint64_t head = __atomic_load_n(&meta->data_head, __ATOMIC_ACQUIRE);
     uint64_t tail = meta->data_tail;
     size_t written = 0;
-    uint64_t record[SAMPLE_HEADER_WORDS + 2 + CSTROBE_SAMPLE_MAX_FRAMES + 2 + CSTROBE_SAMPLE_STACK_WORDS + 8];
+    // Header, pid/tid, time, cpu, nr, the frames with their context
+    // markers, the registers and the stack.
+    uint64_t record[SAMPLE_HEADER_WORDS + 4 + CSTROBE_SAMPLE_MAX_FRAMES + 8 + 4 + CSTROBE_SAMPLE_STACK_WORDS + 2];
     while (tail < head) {
         struct perf_event_header header;
         ring_copy(data, size, tail, &header, sizeof header);
@@ -186,16 +152,31 @@ static size_t drain_perf(cstrobe_sampler *sampler, uint64_t *out, size_t capacit
             size_t frames = 0;
             for (uint64_t i = 0; i < count; i++)
                 if (ips[i] < (uint64_t)PERF_CONTEXT_MAX) frames++;
-            // After the call chain: the user stack's size, its bytes, and
-            // how many of them the kernel could copy (dyn_size).
-            const uint64_t *stack = ips + count;
+            // After the call chain: the user registers (an ABI word, then
+            // bp, sp, ip, when the ABI is not 0), the user stack's size,
+            // its bytes, and how many of them the kernel could copy.
+            const uint64_t *after = ips + count;
+            const uint64_t *limit = body + available;
+            uint64_t unwind[SAMPLE_UNWIND_WORDS];
             size_t stack_words = 0;
-            if (available >= 4 + count + 1 && stack[0] > 0) {
-                size_t dumped = (size_t)(stack[0] / 8);
-                if (available >= 4 + count + 1 + dumped + 1) {
-                    size_t copied = (size_t)(stack[1 + dumped] / 8);
-                    stack_words = copied < dumped ? copied : dumped;
-                    if (stack_words > CSTROBE_SAMPLE_STACK_WORDS) stack_words = CSTROBE_SAMPLE_STACK_WORDS;
+            bool has_registers = false;
+            if (sampler->perf_regs && after < limit) {
+                uint64_t abi = *after++;
+                if (abi != 0 && after + 3 <= limit) {
+                    unwind[0] = after[1];  // sp
+                    unwind[1] = after[0];  // bp
+                    has_registers = true;
+                    after += 3;
+                }
+            }
+            if (sampler->perf_stack && after < limit && after[0] > 0) {
+                size_t dumped = (size_t)(after[0] / 8);
+                if (after + 1 + dumped + 1 <= limit && has_registers) {
+                    size_t copied = (size_t)(after[1 + dumped] / 8);
+                    size_t words = copied < dumped ? copied : dumped;
+                    if (words > CSTROBE_SAMPLE_STACK_WORDS) words = CSTROBE_SAMPLE_STACK_WORDS;
+                    memcpy(unwind + 2, after + 1, words * 8);
+                    stack_words = 2 + words;
                 }
             }
             if (written + SAMPLE_HEADER_WORDS + frames + stack_words > capacity) break;
@@ -204,7 +185,7 @@ static size_t drain_perf(cstrobe_sampler *sampler, uint64_t *out, size_t capacit
             out[written++] = frames | ((uint64_t)stack_words << 32);
             for (uint64_t i = 0; i < count; i++)
                 if (ips[i] < (uint64_t)PERF_CONTEXT_MAX) out[written++] = ips[i];
-            for (size_t i = 0; i < stack_words; i++) out[written++] = stack[1 + i];
+            for (size_t i = 0; i < stack_words; i++) out[written++] = unwind[i];
         } else if (header.type == PERF_RECORD_LOST) {
             uint64_t body[2];
             ring_copy(data, size, tail + sizeof header, body, sizeof body);
@@ -224,185 +205,6 @@ static size_t drain_perf(cstrobe_sampler *sampler, uint64_t *out, size_t capacit
     }
     return written;
 }
-
-// MARK: - Timer samplers
-
-static _Atomic uint64_t timer_samples = 0;
-static pthread_mutex_t pool_lock = PTHREAD_MUTEX_INITIALIZER;
-static cstrobe_sampler *free_samplers = NULL;
-static bool handler_installed = false;
-
-static void record_sample(cstrobe_sampler *sampler, const ucontext_t *context) {
-    uintptr_t pc, fp, sp;
-#if defined(__x86_64__)
-    pc = (uintptr_t)context->uc_mcontext.gregs[REG_RIP];
-    fp = (uintptr_t)context->uc_mcontext.gregs[REG_RBP];
-    sp = (uintptr_t)context->uc_mcontext.gregs[REG_RSP];
-#elif defined(__aarch64__)
-    pc = (uintptr_t)context->uc_mcontext.pc;
-    fp = (uintptr_t)context->uc_mcontext.regs[29];
-    sp = (uintptr_t)context->uc_mcontext.sp;
-#else
-    return;
-#endif
-    uint64_t frames[CSTROBE_SAMPLE_MAX_FRAMES];
-    size_t count = 0;
-    frames[count++] = pc;
-    uintptr_t low = sp > sampler->stack_low ? sp : sampler->stack_low;
-    // Each frame record is {previous fp, return address}; frames grow up
-    // toward the stack's high end, so a walk that does not climb stops.
-    while (count < CSTROBE_SAMPLE_MAX_FRAMES && fp >= low && fp + 16 <= sampler->stack_high && (fp & 7) == 0) {
-        const uintptr_t *record = (const uintptr_t *)fp;
-        uintptr_t next = record[0];
-        uintptr_t ret = record[1];
-        if (ret == 0) break;
-        frames[count++] = ret;
-        if (next <= fp) break;
-        fp = next;
-    }
-    // The words at the stack pointer, within the thread's stack: the
-    // writer finds a frameless leaf's caller among them.
-    uint64_t stack[CSTROBE_SAMPLE_STACK_WORDS];
-    size_t stack_words = 0;
-    if ((sp & 7) == 0 && sp >= sampler->stack_low) {
-        while (stack_words < CSTROBE_SAMPLE_STACK_WORDS && sp + (stack_words + 1) * 8 <= sampler->stack_high) {
-            stack[stack_words] = ((const uint64_t *)sp)[stack_words];
-            stack_words++;
-        }
-    }
-    uint64_t head = atomic_load_explicit(&sampler->head, memory_order_relaxed);
-    uint64_t tail = atomic_load_explicit(&sampler->tail, memory_order_acquire);
-    size_t needed = SAMPLE_HEADER_WORDS + count + stack_words;
-    if (head - tail + needed > sampler->ring_words) {
-        atomic_fetch_add_explicit(&sampler->lost, 1, memory_order_relaxed);
-        return;
-    }
-    unsigned cpu = 0;
-    int got = sched_getcpu();
-    if (got >= 0) cpu = (unsigned)got;
-    uint64_t words[SAMPLE_HEADER_WORDS] = {(uint64_t)(uint32_t)sampler->tid | ((uint64_t)cpu << 32), boottime_now(),
-                                           count | ((uint64_t)stack_words << 32)};
-    for (size_t i = 0; i < SAMPLE_HEADER_WORDS; i++) sampler->ring[(head + i) % sampler->ring_words] = words[i];
-    for (size_t i = 0; i < count; i++)
-        sampler->ring[(head + SAMPLE_HEADER_WORDS + i) % sampler->ring_words] = frames[i];
-    for (size_t i = 0; i < stack_words; i++)
-        sampler->ring[(head + SAMPLE_HEADER_WORDS + count + i) % sampler->ring_words] = stack[i];
-    atomic_store_explicit(&sampler->head, head + needed, memory_order_release);
-    atomic_fetch_add_explicit(&timer_samples, 1, memory_order_relaxed);
-}
-
-static void sigprof_handler(int signal, siginfo_t *info, void *context) {
-    (void)signal;
-    if (!info || info->si_code != SI_TIMER) return;
-    int saved = errno;
-    cstrobe_sampler *sampler = info->si_value.sival_ptr;
-    // A sampler's memory is never unmapped, so a signal queued before its
-    // timer was deleted finds it, not live, and records nothing.
-    if (sampler && atomic_load_explicit(&sampler->live, memory_order_acquire) &&
-        sampler->tid == (int32_t)syscall(SYS_gettid))
-        record_sample(sampler, context);
-    errno = saved;
-}
-
-static int install_handler(void) {
-    if (handler_installed) return 0;
-    struct sigaction action;
-    memset(&action, 0, sizeof action);
-    action.sa_sigaction = sigprof_handler;
-    action.sa_flags = SA_SIGINFO | SA_RESTART;
-    sigemptyset(&action.sa_mask);
-    if (sigaction(SIGPROF, &action, NULL) != 0) return errno;
-    handler_installed = true;
-    return 0;
-}
-
-int cstrobe_sampler_open_timer(uint64_t period_ns, size_t ring_words, cstrobe_sampler **out) {
-    pthread_attr_t attributes;
-    void *stack_address = NULL;
-    size_t stack_size = 0;
-    if (pthread_getattr_np(pthread_self(), &attributes) != 0) return EINVAL;
-    int got = pthread_attr_getstack(&attributes, &stack_address, &stack_size);
-    pthread_attr_destroy(&attributes);
-    if (got != 0) return EINVAL;
-
-    pthread_mutex_lock(&pool_lock);
-    int installed = install_handler();
-    cstrobe_sampler *sampler = NULL;
-    if (installed == 0) {
-        for (cstrobe_sampler **link = &free_samplers; *link; link = &(*link)->next_free) {
-            if ((*link)->ring_words == ring_words) {
-                sampler = *link;
-                *link = sampler->next_free;
-                break;
-            }
-        }
-    }
-    pthread_mutex_unlock(&pool_lock);
-    if (installed != 0) return installed;
-    if (!sampler) {
-        size_t bytes = sizeof *sampler + ring_words * sizeof(uint64_t);
-        void *memory = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-        if (memory == MAP_FAILED) return ENOMEM;
-        sampler = memory;
-        sampler->ring = (uint64_t *)((uint8_t *)memory + sizeof *sampler);
-        sampler->ring_words = ring_words;
-    }
-    sampler->kind = CSTROBE_SAMPLER_CPU_TIMER;
-    sampler->tid = (int32_t)syscall(SYS_gettid);
-    sampler->fd = -1;
-    sampler->next_free = NULL;
-    sampler->stack_low = (uintptr_t)stack_address;
-    sampler->stack_high = (uintptr_t)stack_address + stack_size;
-    atomic_store(&sampler->head, 0);
-    atomic_store(&sampler->tail, 0);
-    atomic_store(&sampler->lost, 0);
-    sampler->lost_reported = 0;
-    atomic_store_explicit(&sampler->live, true, memory_order_release);
-
-    struct sigevent event;
-    memset(&event, 0, sizeof event);
-    event.sigev_notify = SIGEV_THREAD_ID;
-    event.sigev_signo = SIGPROF;
-    event.sigev_value.sival_ptr = sampler;
-    event._sigev_un._tid = sampler->tid;
-    if (timer_create(CLOCK_THREAD_CPUTIME_ID, &event, &sampler->timer) != 0) {
-        int error = errno;
-        cstrobe_sampler_close(sampler);
-        return error;
-    }
-    sampler->has_timer = true;
-    struct itimerspec spec;
-    spec.it_interval.tv_sec = (time_t)(period_ns / 1000000000ull);
-    spec.it_interval.tv_nsec = (long)(period_ns % 1000000000ull);
-    spec.it_value = spec.it_interval;
-    if (timer_settime(sampler->timer, 0, &spec, NULL) != 0) {
-        int error = errno;
-        cstrobe_sampler_close(sampler);
-        return error;
-    }
-    *out = sampler;
-    return 0;
-}
-
-static size_t drain_timer(cstrobe_sampler *sampler, uint64_t *out, size_t capacity, uint64_t *lost) {
-    uint64_t head = atomic_load_explicit(&sampler->head, memory_order_acquire);
-    uint64_t tail = atomic_load_explicit(&sampler->tail, memory_order_relaxed);
-    size_t written = 0;
-    while (tail < head) {
-        uint64_t counts = sampler->ring[(tail + 2) % sampler->ring_words];
-        size_t length = SAMPLE_HEADER_WORDS + (size_t)(uint32_t)counts + (size_t)(counts >> 32);
-        if (written + length > capacity) break;
-        for (size_t i = 0; i < length; i++) out[written++] = sampler->ring[(tail + i) % sampler->ring_words];
-        tail += length;
-    }
-    atomic_store_explicit(&sampler->tail, tail, memory_order_release);
-    uint64_t total = atomic_load_explicit(&sampler->lost, memory_order_relaxed);
-    *lost += total - sampler->lost_reported;
-    sampler->lost_reported = total;
-    return written;
-}
-
-uint64_t cstrobe_sampler_timer_samples(void) { return atomic_load_explicit(&timer_samples, memory_order_relaxed); }
 
 // MARK: - The kernel's sampling alone, for the benchmarks
 
@@ -460,7 +262,7 @@ int32_t cstrobe_sampler_tid(const cstrobe_sampler *sampler) { return sampler->ti
 
 size_t cstrobe_sampler_drain(cstrobe_sampler *sampler, uint64_t *out, size_t capacity, uint64_t *lost) {
     if (sampler->kind == CSTROBE_SAMPLER_PERF_EVENT) return drain_perf(sampler, out, capacity, lost);
-    return drain_timer(sampler, out, capacity, lost);
+    return cstrobe_timer_drain(sampler, out, capacity, lost);
 }
 
 void cstrobe_sampler_stop(cstrobe_sampler *sampler) {
@@ -479,22 +281,13 @@ void cstrobe_sampler_close(cstrobe_sampler *sampler) {
         free(sampler);
         return;
     }
-    cstrobe_sampler_stop(sampler);
-    atomic_store_explicit(&sampler->live, false, memory_order_release);
-    pthread_mutex_lock(&pool_lock);
-    sampler->next_free = free_samplers;
-    free_samplers = sampler;
-    pthread_mutex_unlock(&pool_lock);
+    cstrobe_timer_release(sampler);
 }
 
 #else
 
 int cstrobe_sampler_open_perf(int32_t tid, uint64_t period_ns, size_t ring_pages, cstrobe_sampler **out) {
     (void)tid, (void)period_ns, (void)ring_pages, (void)out;
-    return ENOSYS;
-}
-int cstrobe_sampler_open_timer(uint64_t period_ns, size_t ring_words, cstrobe_sampler **out) {
-    (void)period_ns, (void)ring_words, (void)out;
     return ENOSYS;
 }
 int32_t cstrobe_sampler_tid(const cstrobe_sampler *sampler) { return sampler->tid; }
@@ -504,7 +297,6 @@ size_t cstrobe_sampler_drain(cstrobe_sampler *sampler, uint64_t *out, size_t cap
 }
 void cstrobe_sampler_stop(cstrobe_sampler *sampler) { (void)sampler; }
 void cstrobe_sampler_close(cstrobe_sampler *sampler) { (void)sampler; }
-uint64_t cstrobe_sampler_timer_samples(void) { return 0; }
 cstrobe_perf_floor *cstrobe_perf_floor_open(uint64_t period_ns, int as_strobe, int *error) {
     (void)period_ns, (void)as_strobe;
     *error = ENOSYS;

@@ -6,6 +6,29 @@ extension PerfettoWire {
     public enum ProfilePacket {
         /// `PerfSample perf_sample = 66`.
         @inlinable public static var perfSample: UInt32 { 66 }
+        /// `TracePacketDefaults trace_packet_defaults = 59`.
+        @inlinable public static var tracePacketDefaults: UInt32 { 59 }
+    }
+
+    /// `TracePacketDefaults`, `PerfSampleDefaults` and `PerfEvents.Timebase`:
+    /// what a profile's sequence says of all its samples.
+    public enum PerfSampleDefaults {
+        /// `TracePacketDefaults.perf_sample_defaults = 12`.
+        @inlinable public static var field: UInt32 { 12 }
+        /// `PerfSampleDefaults.timebase = 1`.
+        @inlinable public static var timebase: UInt32 { 1 }
+        /// `Timebase.frequency = 2`, samples per second.
+        @inlinable public static var frequency: UInt32 { 2 }
+        /// `Timebase.counter = 4`, a `PerfEvents.Counter`.
+        @inlinable public static var counter: UInt32 { 4 }
+        /// `Timebase.timestamp_clock = 11`, a `PerfEvents.PerfClock`.
+        @inlinable public static var timestampClock: UInt32 { 11 }
+        /// `Timebase.name = 10`.
+        @inlinable public static var name: UInt32 { 10 }
+        /// `PerfEvents.Counter.SW_CPU_CLOCK`.
+        @inlinable public static var softwareCPUClock: UInt64 { 1 }
+        /// `PerfEvents.PerfClock.PERF_CLOCK_BOOTTIME`.
+        @inlinable public static var boottimeClock: UInt64 { 4 }
     }
 
     /// `InternedData` fields of CPU samples.
@@ -38,8 +61,11 @@ extension PerfettoWire {
         @inlinable public static var iid: UInt32 { 1 }
         /// `uint64 build_id = 2`, an interned `build_ids` id.
         @inlinable public static var buildID: UInt32 { 2 }
-        /// `uint64 start_offset = 3`.
+        /// `uint64 start_offset = 3`: the offset Strobe wrote before it
+        /// wrote `exact_offset`; still read.
         @inlinable public static var startOffset: UInt32 { 3 }
+        /// `uint64 exact_offset = 8`: the file offset `start` maps.
+        @inlinable public static var exactOffset: UInt32 { 8 }
         /// `uint64 start = 4`.
         @inlinable public static var start: UInt32 { 4 }
         /// `uint64 end = 5`.

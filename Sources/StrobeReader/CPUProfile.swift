@@ -51,6 +51,10 @@ public struct CPUProfile: Sendable {
     /// Samples the writer lost (a ring full before it was drained); nil
     /// when the trace does not say.
     public var lostSamples: Int?
+    /// Samples whose stack ends where a frame could not be unwound by its
+    /// call-frame information, as the closing mark counts them; nil when the
+    /// trace does not say.
+    public var truncatedStacks: Int?
     /// Why the kernel's method was not used, when the trace says.
     public var fallbackReason: String?
     /// Threads no sampler could be opened for (0 when the trace names

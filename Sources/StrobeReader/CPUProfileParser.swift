@@ -106,7 +106,7 @@ struct CPUProfileParser {
                         var packed = WireReader(base, from: bytes.lowerBound, to: bytes.upperBound)
                         while !packed.isAtEnd, let value = packed.varint() { repeated.append(value) }
                     } else if number == PerfettoWire.InternedString.text {
-                        text = fields.string(bytes)
+                        text = field == Fields.buildIDs ? Self.buildID(base, bytes) : fields.string(bytes)
                     }
                 } else if !fields.skip(wireType: entryKey & 7) {
                     break
@@ -134,6 +134,26 @@ struct CPUProfileParser {
             }
         }
         tables[sequence] = table
+    }
+
+    /// A build id as lowercase hex: written as its raw bytes, as Perfetto's
+    /// schema has it, or (by Strobe before it did) already as hex text.
+    static func buildID(_ base: UnsafePointer<UInt8>, _ range: Range<Int>) -> String {
+        let bytes = UnsafeBufferPointer(start: base + range.lowerBound, count: range.count)
+        let decimal = UInt8(ascii: "0")...UInt8(ascii: "9")
+        let letters = UInt8(ascii: "a")...UInt8(ascii: "f")
+        let isHex =
+            !bytes.isEmpty && bytes.count % 2 == 0
+            && bytes.allSatisfy { decimal.contains($0) || letters.contains($0) }
+        if isHex { return String(decoding: bytes, as: UTF8.self) }
+        let digits = Array("0123456789abcdef".utf8)
+        var text: [UInt8] = []
+        text.reserveCapacity(bytes.count * 2)
+        for byte in bytes {
+            text.append(digits[Int(byte >> 4)])
+            text.append(digits[Int(byte & 15)])
+        }
+        return String(decoding: text, as: UTF8.self)
     }
 
     private mutating func readSample(_ base: UnsafePointer<UInt8>, _ range: Range<Int>, sequence: UInt32, time: UInt64)
@@ -216,6 +236,7 @@ struct CPUProfileParser {
             case "method": profile.method = text
             case "frequency_hz": profile.frequency = number.map { Int(truncatingIfNeeded: $0) }
             case "lost_samples": profile.lostSamples = number.map { Int(truncatingIfNeeded: $0) }
+            case "truncated_stacks": profile.truncatedStacks = number.map { Int(truncatingIfNeeded: $0) }
             case "fallback_reason": profile.fallbackReason = text
             case "unsampled_threads": profile.unsampledThreads = number.map { Int(truncatingIfNeeded: $0) } ?? 0
             case "sampler_failure": profile.samplerFailure = text

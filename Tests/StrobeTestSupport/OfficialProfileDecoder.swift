@@ -32,6 +32,21 @@ public struct OfficialProfile: Decodable {
         public var build_id: String?
         public var start: UInt64
         public var end: UInt64
+        /// The file offset `start` maps (`exact_offset`), when written.
+        public var exact_offset: UInt64?
+        /// The legacy `start_offset`, when written.
+        public var start_offset: UInt64?
+    }
+
+    /// A sequence's `perf_sample_defaults`: its timebase.
+    // swift-format-ignore: AlwaysUseLowerCamelCase
+    public struct Defaults: Decodable {
+        public var sequence: UInt32
+        public var frequency: UInt64
+        /// A `PerfEvents.Counter` (1: the software CPU clock).
+        public var counter: Int
+        /// A `PerfEvents.PerfClock` (4: CLOCK_BOOTTIME).
+        public var timestamp_clock: Int
     }
 
     public var samples: [Sample]
@@ -39,6 +54,8 @@ public struct OfficialProfile: Decodable {
     public var errors: [String]
     /// Samples counted lost by the trace's loss packets.
     public var lost_records: Int
+    /// The `perf_sample_defaults` of the trace's sequences.
+    public var defaults: [Defaults]
 
     public static let script: String = {
         var url = URL(fileURLWithPath: #filePath)

@@ -10,7 +10,9 @@ Parses TRACE_FILE with the official schema (perfetto_trace_pb2.Trace from the
     "samples":  [{"ts", "pid", "tid", "cpu", "cpu_mode",
                   "frames": [{"function", "mapping_path", "build_id",
                               "rel_pc"}, ...]}]   (root first),
-    "mappings": [{"path", "build_id", "start", "end"}],
+    "mappings": [{"path", "build_id", "start", "end", "exact_offset",
+                  "start_offset"}],
+    "defaults": [{"sequence", "frequency", "counter", "timestamp_clock"}],
     "errors":   ["<what did not resolve>", ...],
     "lost_records": samples counted lost (PerfSample.kernel_records_lost)
   }
@@ -18,7 +20,9 @@ Parses TRACE_FILE with the official schema (perfetto_trace_pb2.Trace from the
 The interned data follows the trace processor's rules for PerfSample
 packets: each trusted_packet_sequence_id has its own tables (function_names,
 frames, callstacks, mappings, build_ids, mapping_paths), which
-SEQ_INCREMENTAL_STATE_CLEARED empties. A callstack_iid, frame id, mapping
+SEQ_INCREMENTAL_STATE_CLEARED empties. Build ids are bytes in the schema and
+are printed as hex (a build id written as hex text prints as the hex of that
+text). A callstack_iid, frame id, mapping
 id or string id that does not resolve on the sample's sequence is an error.
 """
 
@@ -37,17 +41,25 @@ def main(path):
     tables = {}
     samples, errors, mappings_seen = [], [], {}
     lost_records = 0
+    defaults = []
     for packet in trace.packet:
         seq = packet.trusted_packet_sequence_id
+        if packet.HasField("trace_packet_defaults") and \
+                packet.trace_packet_defaults.HasField("perf_sample_defaults"):
+            timebase = packet.trace_packet_defaults.perf_sample_defaults.timebase
+            defaults.append({"sequence": seq, "frequency": timebase.frequency,
+                             "counter": timebase.counter, "timestamp_clock": timebase.timestamp_clock})
         if packet.sequence_flags & SEQ_INCREMENTAL_STATE_CLEARED or seq not in tables:
             if packet.sequence_flags & SEQ_INCREMENTAL_STATE_CLEARED:
                 tables[seq] = {k: {} for k in ("function_names", "build_ids", "mapping_paths",
                                                "mappings", "frames", "callstacks")}
         if packet.HasField("interned_data") and seq in tables:
             data = packet.interned_data
-            for kind in ("function_names", "build_ids", "mapping_paths"):
+            for kind in ("function_names", "mapping_paths"):
                 for entry in getattr(data, kind):
                     tables[seq][kind][entry.iid] = entry.str.decode("utf-8", "replace")
+            for entry in data.build_ids:
+                tables[seq]["build_ids"][entry.iid] = entry.str.hex()
             for kind in ("mappings", "frames", "callstacks"):
                 for entry in getattr(data, kind):
                     tables[seq][kind][entry.iid] = entry
@@ -90,13 +102,15 @@ def main(path):
                             errors.append("build id %d unresolved" % mapping.build_id)
                     mappings_seen[(seq, frame.mapping_id)] = {
                         "path": mapping_path, "build_id": build_id,
-                        "start": mapping.start, "end": mapping.end}
+                        "start": mapping.start, "end": mapping.end,
+                        "exact_offset": mapping.exact_offset if mapping.HasField("exact_offset") else None,
+                        "start_offset": mapping.start_offset if mapping.HasField("start_offset") else None}
             frames.append({"function": function, "mapping_path": mapping_path,
                            "build_id": build_id, "rel_pc": frame.rel_pc})
         samples.append({"ts": packet.timestamp, "pid": sample.pid, "tid": sample.tid,
                         "cpu": sample.cpu, "cpu_mode": sample.cpu_mode, "frames": frames})
     json.dump({"samples": samples, "mappings": list(mappings_seen.values()), "errors": errors,
-               "lost_records": lost_records}, sys.stdout)
+               "lost_records": lost_records, "defaults": defaults}, sys.stdout)
 
 
 if __name__ == "__main__":

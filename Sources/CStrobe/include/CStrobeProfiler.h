@@ -18,10 +18,11 @@ extern "C" {
 #define CSTROBE_SAMPLE_MAX_FRAMES 127
 
 /// The words at the top of the interrupted stack a sample keeps beside its
-/// frames: where a leaf function keeps no frame pointer (libm's, or any
-/// function in its prologue or epilogue), the return address into its
-/// caller is among them, while the frame-pointer walk skips that caller.
-#define CSTROBE_SAMPLE_STACK_WORDS 8
+/// frames (512 bytes): where a function keeps no frame pointer (a leaf of
+/// libm, or any function in its prologue or epilogue), the writer unwinds
+/// it by its call-frame information, which finds the return address into
+/// its caller at an offset from the stack pointer.
+#define CSTROBE_SAMPLE_STACK_WORDS 64
 
 /// How a sampler samples.
 typedef enum {
@@ -54,12 +55,14 @@ int32_t cstrobe_sampler_tid(const cstrobe_sampler *sampler);
 /// Moves whole samples from the sampler's ring into `out` (at most
 /// `capacity` words), each as: word 0 the thread id in the low 32 bits and
 /// the CPU in the high 32, word 1 the CLOCK_BOOTTIME time in nanoseconds,
-/// word 2 the frame count `n` in the low 32 bits and the count `k` of stack
-/// words in the high 32 (at most `CSTROBE_SAMPLE_STACK_WORDS`), then `n`
-/// program counters, innermost first, then the `k` words at the
-/// interrupted stack pointer, lowest address first.
-/// Returns the words written; call again while it returns more than 0.
-/// Adds the samples the ring lost since the last call to `*lost`.
+/// word 2 the frame count `n` in the low 32 bits and the count `k` of
+/// unwind words in the high 32, then `n` program counters, innermost first
+/// (the interrupted one, then the frame-pointer walk's return addresses),
+/// then the `k` unwind words: none where the sample has no registers, else
+/// the interrupted stack pointer, the frame pointer, and up to
+/// `CSTROBE_SAMPLE_STACK_WORDS` words at the stack pointer, lowest address
+/// first. Returns the words written; call again while it returns more than
+/// 0. Adds the samples the ring lost since the last call to `*lost`.
 size_t cstrobe_sampler_drain(cstrobe_sampler *sampler, uint64_t *out, size_t capacity, uint64_t *lost);
 
 /// Stops sampling. A perf sampler's ring stays readable until
@@ -78,8 +81,8 @@ uint64_t cstrobe_sampler_timer_samples(void);
 typedef struct cstrobe_perf_floor cstrobe_perf_floor;
 
 /// For the benchmarks' floor: a perf event on the calling thread's software
-/// CPU clock sampling every `period_ns`, with the user call chain and stack
-/// words Strobe's samplers ask for when `as_strobe` is set (else the thread
+/// CPU clock sampling every `period_ns`, with the user call chain, registers
+/// and stack words Strobe's samplers ask for when `as_strobe` is set (else the thread
 /// id alone), into a 32-page ring (as Strobe's) nobody decodes (left full, the kernel
 /// counts samples lost and still takes every interrupt; drained with
 /// `cstrobe_perf_floor_discard`, it writes them all). It measures what the
@@ -110,20 +113,24 @@ size_t cstrobe_swift_demangle(const char *name, size_t length, char *out, size_t
 /// returning its length, or 0. Allocates: for the writer, never a handler.
 size_t cstrobe_cxx_demangle(const char *name, char *out, size_t capacity);
 
-/// Whether `address` follows a call instruction of this machine in this
-/// process's memory: a return address, as a frameless leaf's caller left on
-/// the stack. The code bytes are read with `process_vm_readv`, so an
-/// address in no readable mapping answers 0 rather than faulting; 0 too
-/// where the system refuses the read or the architecture is not x86-64.
-int cstrobe_follows_call(uint64_t address);
+/// The GNU build id of this process's vDSO, read from its image in memory
+/// (`getauxval(AT_SYSINFO_EHDR)`), as `cstrobe_elf_build_id`.
+size_t cstrobe_vdso_build_id(uint8_t *out, size_t capacity);
 
 /// A file's ELF symbol table (`.symtab`, else `.dynsym`), function symbols
-/// sorted by address, with its loadable segments. Opaque.
+/// sorted by address, one per address (the preferred of its names), with its
+/// loadable segments. Where the dynamic table names an IFUNC (libm's `sin`)
+/// and the library is loaded, the implementation the IFUNC chose is named
+/// after it too, over the extent of its FDE. Opaque.
 typedef struct cstrobe_elf_symbols cstrobe_elf_symbols;
 
 /// Loads the function symbols of the ELF file at `path`; NULL when it cannot
 /// be read or is not a 64-bit ELF file of this machine's byte order.
 cstrobe_elf_symbols *cstrobe_elf_symbols_load(const char *path);
+
+/// Loads the function symbols of this process's vDSO from its image in
+/// memory; NULL when there is none.
+cstrobe_elf_symbols *cstrobe_vdso_symbols_load(void);
 
 /// The name of the function holding the byte at `file_offset` of the file
 /// (as a mapping of it places that byte), or NULL when no symbol covers it.

@@ -23,11 +23,13 @@ extension SessionWriter {
         else { return }
         ProcessSymbols.shared.withLock { symbols in
             words.withUnsafeBufferPointer { buffer in
-                encoder.appendSamples(buffer, resolve: symbols.resolve, isReturnAddress: symbols.isReturnAddress)
+                encoder.appendSamples(
+                    buffer, frequency: profiler.profile.frequency, resolve: symbols.resolve,
+                    rule: symbols.unwindRule)
             }
         }
         let lost = keptSamplesLost.load(ordering: .relaxed) &+ dropped
-        encoder.appendSampleLoss(lost, boottime: cstrobe_boottime_ns())
+        encoder.appendSampleLoss(lost, frequency: profiler.profile.frequency, boottime: cstrobe_boottime_ns())
         let unsampled = profiler.unsampled
         encoder.appendProfileSummary(
             method: profiler.method.rawValue, frequency: profiler.profile.frequency, lost: lost,

@@ -359,10 +359,12 @@ final class SessionWriter: @unchecked Sendable {
         guard let profiler, let encoder = state.encoder else { return }
         let lost = ProcessSymbols.shared.withLock { symbols in
             take(profiler) {
-                encoder.appendSamples($0, resolve: symbols.resolve, isReturnAddress: symbols.isReturnAddress)
+                encoder.appendSamples(
+                    $0, frequency: profiler.profile.frequency, resolve: symbols.resolve,
+                    rule: symbols.unwindRule)
             }
         }
-        encoder.appendSampleLoss(lost, boottime: cstrobe_boottime_ns())
+        encoder.appendSampleLoss(lost, frequency: profiler.profile.frequency, boottime: cstrobe_boottime_ns())
         state.lostSamples += lost
     }
 

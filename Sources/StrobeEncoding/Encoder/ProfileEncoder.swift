@@ -52,6 +52,8 @@ package struct ResolvedFrame: Sendable {
 package struct ProfileEncoder {
     package let sequenceID: UInt32
     let processID: UInt32
+    /// Samples per second, for the sequence's `perf_sample_defaults`.
+    let frequency: Int
     private var started = false
     /// Interned strings, by the `InternedData` field that holds them.
     private var strings: [UInt32: [String: UInt64]] = [:]
@@ -63,32 +65,61 @@ package struct ProfileEncoder {
     private var pending = ProtoBuffer(capacity: 1 << 12)
     /// Samples written.
     package private(set) var samples: UInt64 = 0
+    /// Samples whose stack ends where a frame could not be unwound.
+    package private(set) var truncatedStacks: UInt64 = 0
 
     private struct FrameKey: Hashable {
         var function: String
         var mapping: UInt64
     }
 
-    package init(sequenceID: UInt32, processID: Int32) {
+    package init(sequenceID: UInt32, processID: Int32, frequency: Int = 0) {
         self.sequenceID = sequenceID
         self.processID = UInt32(bitPattern: processID)
+        self.frequency = frequency
+    }
+
+    /// The sequence's first packet: it clears the incremental state and
+    /// gives the defaults of every sample on the sequence, the timebase
+    /// (the software CPU clock at `frequency`, on CLOCK_BOOTTIME), as
+    /// Perfetto's `traced_perf` does; its importer reads the samples of a
+    /// sequence without them by a legacy path.
+    private mutating func startIfNeeded(_ buffer: inout ProtoBuffer) {
+        guard !started else { return }
+        started = true
+        typealias Packet = PerfettoWire.TracePacket
+        typealias Defaults = PerfettoWire.PerfSampleDefaults
+        let packet = buffer.beginMessage(PerfettoWire.Trace.packet)
+        buffer.appendVarintField(Packet.trustedPacketSequenceID, UInt64(sequenceID))
+        buffer.appendVarintField(Packet.sequenceFlags, UInt64(PerfettoWire.SequenceFlags.incrementalStateCleared))
+        let defaults = buffer.beginMessage(PerfettoWire.ProfilePacket.tracePacketDefaults)
+        let sampleDefaults = buffer.beginMessage(Defaults.field)
+        let timebase = buffer.beginMessage(Defaults.timebase)
+        if frequency > 0 { buffer.appendVarintField(Defaults.frequency, UInt64(frequency)) }
+        buffer.appendVarintField(Defaults.counter, Defaults.softwareCPUClock)
+        buffer.appendVarintField(Defaults.timestampClock, Defaults.boottimeClock)
+        buffer.appendStringField(Defaults.name, "cpu-clock")
+        buffer.endMessage(timebase)
+        buffer.endMessage(sampleDefaults)
+        buffer.endMessage(defaults)
+        buffer.endMessage(packet)
     }
 
     /// Appends the samples in `words` (records as `cstrobe_sampler_drain`
-    /// writes them: thread and CPU, CLOCK_BOOTTIME time, frame and stack
-    /// word counts, program counters innermost first, then the words at the
-    /// stack pointer) to `buffer`, resolving each new program counter with
-    /// `resolve`.
+    /// writes them: thread and CPU, CLOCK_BOOTTIME time, frame and unwind
+    /// word counts, program counters innermost first, then the stack and
+    /// frame pointers and the words at the stack pointer) to `buffer`,
+    /// resolving each new program counter with `resolve`.
     ///
-    /// The frame-pointer walk skips the caller of a leaf that keeps no frame
-    /// pointer (a libm function, or any function sampled in its prologue or
-    /// epilogue): it finds the caller's caller. The first of the stack words
-    /// that `isReturnAddress` accepts is the return address the leaf's
-    /// caller left; when it is not already the walk's second frame, it is
-    /// put there.
+    /// Each stack is unwound by the call-frame information `rule` gives
+    /// (``StackUnwinder``), so a function that keeps no frame pointer does
+    /// not hide its caller; a stack that ends where a frame could not be
+    /// unwound is counted in ``truncatedStacks``. A sample with no unwind
+    /// words (a kernel that copies no registers) keeps the frame-pointer
+    /// walk.
     package mutating func append(
         samples words: UnsafeBufferPointer<UInt64>, to buffer: inout ProtoBuffer,
-        resolve: (UInt64) -> ResolvedFrame, isReturnAddress: (UInt64) -> Bool = { _ in false }
+        resolve: (UInt64) -> ResolvedFrame, rule: (UInt64) -> UnwindRule? = { _ in nil }
     ) {
         var index = 0
         var stack: [UInt64] = []
@@ -103,11 +134,13 @@ package struct ProfileEncoder {
                 // page) is no code address.
                 if words[position] >= 4096 { chain.append(words[position]) }
             }
-            if let caller = Self.skippedCaller(
-                of: chain, in: words[(index + 3 + count)..<(index + length)],
-                isReturnAddress: isReturnAddress)
-            {
-                chain.insert(caller, at: 1)
+            let unwind = index + 3 + count
+            if index + length - unwind >= 2, !chain.isEmpty {
+                let result = StackUnwinder.unwind(
+                    chain: chain, stackPointer: words[unwind], framePointer: words[unwind + 1],
+                    stack: words[(unwind + 2)..<(index + length)], rule: rule)
+                chain = result.frames
+                if result.truncated { truncatedStacks += 1 }
             }
             stack.removeAll(keepingCapacity: true)
             // Root first, as Perfetto's callstacks list their frames.
@@ -134,20 +167,6 @@ package struct ProfileEncoder {
         return index + length <= words.count ? length : nil
     }
 
-    /// The return address into a frameless leaf's caller, among the words
-    /// at the stack pointer, when the walk in `chain` skipped it: the first
-    /// word that is a return address, unless it is the walk's own second
-    /// frame (the leaf kept its frame pointer) or the leaf itself.
-    package static func skippedCaller(
-        of chain: [UInt64], in stackWords: Slice<UnsafeBufferPointer<UInt64>>, isReturnAddress: (UInt64) -> Bool
-    ) -> UInt64? {
-        guard let leaf = chain.first else { return nil }
-        for word in stackWords where word >= 4096 && word != leaf && isReturnAddress(word) {
-            return chain.count > 1 && chain[1] == word ? nil : word
-        }
-        return nil
-    }
-
     private mutating func string(_ text: String, field: UInt32) -> UInt64 {
         if let id = strings[field]?[text] { return id }
         let id = nextID
@@ -160,11 +179,50 @@ package struct ProfileEncoder {
         return id
     }
 
+    /// Interns a build id given as hex text, written as its raw bytes (the
+    /// `build_ids` strings of Perfetto's schema are bytes: 20 for a GNU
+    /// build id).
+    private mutating func buildID(_ hex: String) -> UInt64 {
+        let field = PerfettoWire.ProfileInternedData.buildIDs
+        if let id = strings[field]?[hex] { return id }
+        let id = nextID
+        nextID += 1
+        strings[field, default: [:]][hex] = id
+        let bytes = Self.bytes(ofHex: hex)
+        let entry = pending.beginMessage(field)
+        pending.appendVarintField(PerfettoWire.InternedString.iid, id)
+        bytes.withUnsafeBytes { pending.appendBytesField(PerfettoWire.InternedString.text, $0) }
+        pending.endMessage(entry)
+        return id
+    }
+
+    /// The bytes hex text spells (pairs of digits; a digit left over or a
+    /// character that is none ends it).
+    package static func bytes(ofHex hex: String) -> [UInt8] {
+        var bytes: [UInt8] = []
+        var high: UInt8?
+        for character in hex.utf8 {
+            let digit: UInt8
+            switch character {
+            case UInt8(ascii: "0")...UInt8(ascii: "9"): digit = character - UInt8(ascii: "0")
+            case UInt8(ascii: "a")...UInt8(ascii: "f"): digit = character - UInt8(ascii: "a") + 10
+            case UInt8(ascii: "A")...UInt8(ascii: "F"): digit = character - UInt8(ascii: "A") + 10
+            default: return bytes
+            }
+            if let first = high {
+                bytes.append(first << 4 | digit)
+                high = nil
+            } else {
+                high = digit
+            }
+        }
+        return bytes
+    }
+
     private mutating func mappingID(_ mapping: ProfileMapping) -> UInt64 {
         if let id = mappings[mapping.start] { return id }
         typealias Fields = PerfettoWire.Mapping
-        let build =
-            mapping.buildID.isEmpty ? nil : string(mapping.buildID, field: PerfettoWire.ProfileInternedData.buildIDs)
+        let build = mapping.buildID.isEmpty ? nil : buildID(mapping.buildID)
         let path = string(mapping.path, field: PerfettoWire.ProfileInternedData.mappingPaths)
         let id = nextID
         nextID += 1
@@ -172,7 +230,7 @@ package struct ProfileEncoder {
         let entry = pending.beginMessage(PerfettoWire.ProfileInternedData.mappings)
         pending.appendVarintField(Fields.iid, id)
         if let build { pending.appendVarintField(Fields.buildID, build) }
-        pending.appendVarintField(Fields.startOffset, mapping.fileOffset)
+        pending.appendVarintField(Fields.exactOffset, mapping.fileOffset)
         pending.appendVarintField(Fields.start, mapping.start)
         pending.appendVarintField(Fields.end, mapping.end)
         pending.appendVarintField(Fields.pathStringIDs, path)
@@ -223,6 +281,7 @@ package struct ProfileEncoder {
     /// `perf_cpu_lost_records` statistic.
     package mutating func appendLoss(_ count: UInt64, time: UInt64, to buffer: inout ProtoBuffer) {
         guard count > 0 else { return }
+        startIfNeeded(&buffer)
         typealias Packet = PerfettoWire.TracePacket
         typealias Sample = PerfettoWire.PerfSample
         let packet = buffer.beginMessage(PerfettoWire.Trace.packet)
@@ -239,6 +298,7 @@ package struct ProfileEncoder {
     private mutating func writeSample(
         thread: UInt32, cpu: UInt32, time: UInt64, callstack: UInt64, to buffer: inout ProtoBuffer
     ) {
+        startIfNeeded(&buffer)
         typealias Packet = PerfettoWire.TracePacket
         typealias Sample = PerfettoWire.PerfSample
         let packet = buffer.beginMessage(PerfettoWire.Trace.packet)
@@ -250,11 +310,7 @@ package struct ProfileEncoder {
             buffer.endMessage(interned)
             pending.removeAll()
         }
-        var flags = PerfettoWire.SequenceFlags.needsIncrementalState
-        if !started {
-            flags |= PerfettoWire.SequenceFlags.incrementalStateCleared
-            started = true
-        }
+        let flags = PerfettoWire.SequenceFlags.needsIncrementalState
         buffer.appendVarintField(Packet.sequenceFlags, UInt64(flags))
         buffer.appendVarintField(Packet.timestampClockID, UInt64(PerfettoWire.Clock.boottime))
         let sample = buffer.beginMessage(PerfettoWire.ProfilePacket.perfSample)

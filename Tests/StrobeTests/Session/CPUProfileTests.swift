@@ -1,3 +1,4 @@
+import CStrobe
 import Foundation
 import ProfileWorkload
 import StrobeReader
@@ -46,7 +47,19 @@ extension RecordingTests {
             #expect(!heavyFrames.isEmpty)
             let executable = try #require(heavyFrames.first?.mapping_path)
             #expect(executable == ProcessInfo.processInfo.arguments[0] || executable.hasSuffix(".xctest"))
-            #expect(heavyFrames.allSatisfy { ($0.build_id ?? "").count >= 16 })
+            // The build id as the ELF's note has it, 20 raw bytes.
+            var noteBytes = [UInt8](repeating: 0, count: 64)
+            let noteLength = cstrobe_elf_build_id(executable, &noteBytes, noteBytes.count)
+            let note = noteBytes.prefix(noteLength).map { String(format: "%02x", $0) }.joined()
+            #expect(noteLength == 20)
+            #expect(heavyFrames.allSatisfy { $0.build_id == note })
+            // Mappings carry their file offset as `exact_offset`; the
+            // sequence says its timebase.
+            #expect(!official.mappings.isEmpty)
+            #expect(official.mappings.allSatisfy { $0.exact_offset != nil && $0.start_offset == nil })
+            #expect(official.defaults.count == 1)
+            #expect(official.defaults.first?.frequency == 999)
+            #expect(official.defaults.first?.counter == 1 && official.defaults.first?.timestamp_clock == 4)
             #expect(!official.samples.flatMap(\.frames).contains { ($0.function ?? "").hasPrefix("$s") })
             // The reader agrees with the official decoder, sample for sample.
             #expect(recorded.profile.samples.count == official.samples.count)
@@ -184,26 +197,6 @@ extension RecordingTests {
             configuration.outputPath = temporaryTracePath()
             configuration.cpuProfile = .init(frequency: 0)
             #expect(throws: TraceSessionError.self) { _ = try TraceSession.start(configuration) }
-        }
-
-        @Test func aFramelessLeafsCallerIsFoundOnTheStack() {
-            let isReturn: (UInt64) -> Bool = { [0x5000, 0x6000, 0x7000].contains($0) }
-            func caller(_ chain: [UInt64], _ stack: [UInt64]) -> UInt64? {
-                stack.withUnsafeBufferPointer { words in
-                    ProfileEncoder.skippedCaller(of: chain, in: words[...], isReturnAddress: isReturn)
-                }
-            }
-            // The leaf kept no frame pointer: the walk went from it to its
-            // caller's caller (0x7000); the return into its caller (0x5000)
-            // is the first return address on the stack.
-            #expect(caller([0x9000, 0x7000], [0x1234, 0x5000, 0x7000]) == 0x5000)
-            // The leaf kept its frame: the first return address on the stack
-            // is the walk's own second frame, so nothing is added.
-            #expect(caller([0x9000, 0x5000, 0x7000], [0x10, 0x5000]) == nil)
-            // Nothing on the stack is a return address, or there is no stack.
-            #expect(caller([0x9000, 0x7000], [0x10, 0x20]) == nil)
-            #expect(caller([0x9000, 0x7000], []) == nil)
-            #expect(caller([], [0x5000]) == nil)
         }
 
         @Test func swiftNamesAreShortened() {
