@@ -143,9 +143,16 @@ for night in $(seq 1 "$nights"); do
 done
 echo
 "$tools_bin/strobe" history add "$history_dir/results" --history "$history_dir/history.sqlite"
+# First the counted work, which the machine does not move: the night the code
+# changed, and the functions whose instructions stepped with it.
 "$tools_bin/strobe" trend --history "$history_dir/history.sqlite" --repository "$history_repo" \
-    --reference build=reference --metric 'wall|lens apply|instructions$' --suite-executable .build/release/LensPerfTests \
-    --build-command 'swift build -c release --product LensPerfTests' | sed -n '1,30p'
+    --reference build=reference --metric 'instructions$' --suite-executable .build/release/LensPerfTests \
+    --build-command 'swift build -c release --product LensPerfTests' | sed -n '1,12p'
+# Then the times, which see what instructions do not (and the machine's noise).
+echo
+"$tools_bin/strobe" trend --history "$history_dir/history.sqlite" --repository "$history_repo" \
+    --reference build=reference --metric 'wall|lens apply' | grep -E '^[0-9]+ change|^  (regression|improvement)|cause:' \
+    | head -12
 "$tools_bin/strobe" trend --history "$history_dir/history.sqlite" --repository "$history_repo" \
     --reference build=reference --format html --output "$out/history.html"
 

@@ -66,6 +66,37 @@ import Testing
         #expect(try StepDetector.detect([MetricHistory(name: "i", values: values)]).steps.isEmpty)
     }
 
+    /// The demo's history under load: every time of the host and its
+    /// reference jump a night after the code changed, which makes the
+    /// suite's step the machine's; the instruction count, whose own
+    /// reference stayed put, still steps the night the code changed, as
+    /// the code's.
+    @Test func aCountedStepIsNotTheMachinesWhenTheWholeSuiteMoved() throws {
+        let slow = { (night: Int) in night >= 12 ? 1.5 : 1.0 }
+        let times = (0..<3).map { test in
+            MetricHistory(
+                name: "t\(test)/wall",
+                values: Self.times(nights: 20, sigma: 0.01, seed: UInt64(60 + test)) { 1e7 * slow($0) })
+        }
+        let counted = MetricHistory(
+            name: "t0/instructions", values: Self.counts(nights: 20, seed: 70) { $0 >= 10 ? 1.14e9 : 1e9 })
+        let reference =
+            (0..<3).map { test in
+                MetricHistory(
+                    name: "t\(test)/wall",
+                    values: Self.times(nights: 20, sigma: 0.01, seed: UInt64(80 + test)) { 1e7 * slow($0) })
+            } + [MetricHistory(name: "t0/instructions", values: Self.counts(nights: 20, seed: 90) { _ in 1e9 })]
+        let report = try StepAttribution.attribute([
+            HostHistory(host: "", metrics: times + [counted], reference: reference)
+        ])
+        let count = try #require(report.steps.first { $0.step.metric == "t0/instructions" })
+        #expect(count.step.firstAfter == 10)
+        #expect(count.cause == .code, "\(count.reason)")
+        let wall = try #require(report.steps.first { $0.step.metric == "t1/wall" })
+        #expect(wall.cause == .machine)
+        #expect(!wall.reason.contains("of  moved"), "\(wall.reason)")
+    }
+
     @Test func aCodeStepInCountsIsTheCodesWhenTheCountedReferenceStaysPut() throws {
         let metric = MetricHistory(
             name: "b/instructions", values: Self.counts(nights: 30, seed: 3) { $0 >= 15 ? 1.02e9 : 1e9 })

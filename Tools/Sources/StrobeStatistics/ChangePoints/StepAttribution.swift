@@ -127,7 +127,9 @@ public struct AttributedPossibleChange: Sendable, Hashable, Codable {
 ///    its host that is the machine's is the machine's too, and so is one
 ///    placed further from it when the metric moved at the suite step's
 ///    night as well (a small step is placed less precisely than the
-///    suite's). This rule comes first.
+///    suite's). This rule comes first, but for counted work
+///    (``CountedLevels``), which the machine does not move: its own
+///    reference tells.
 public enum StepAttribution {
     /// The share of a host's metrics that must have moved the suite step's
     /// way for it to be reported: the index is a median of ranks, and one
@@ -190,7 +192,8 @@ public enum StepAttribution {
                         medianChange: medianChange(hosts[hostIndex].metrics, step: step), pValue: step.pValue,
                         status: step.status, cause: cause,
                         reason: cause == .machine && reason.hasPrefix("the reference")
-                            ? "every metric of \(suite.host) moved at run \(step.firstAfter) and the reference moved with them"
+                            ? "every metric of \(suite.host.isEmpty ? "the host" : suite.host) moved at run "
+                                + "\(step.firstAfter) and the reference moved with them"
                             : "the whole suite: " + reason))
             }
             offset += 1
@@ -201,7 +204,17 @@ public enum StepAttribution {
             let series = report.series[offset..<(offset + host.metrics.count)]
             offset += host.metrics.count
             for (metricIndex, found) in zip(host.metrics.indices, series) {
+                // Counted work (instructions) does not move with the
+                // machine: its own reference, not the suite's, tells whose
+                // step it is.
+                let counted = CountedLevels.repeats(host.metrics[metricIndex].values)
                 for step in found.steps {
+                    if counted {
+                        let (cause, reason) = classify(
+                            step, metric: metricIndex, host: hostIndex, hosts: hosts, alpha: options.alpha)
+                        steps.append(AttributedStep(host: host.host, step: step, cause: cause, reason: reason))
+                        continue
+                    }
                     if let suite = suiteSteps.first(where: {
                         $0.host == host.host && $0.cause == .machine && abs($0.firstAfter - step.firstAfter) <= 1
                     }) {
