@@ -1,11 +1,11 @@
 import CStrobe
 import Testing
 
+@testable import StrobeEncoding
+
 #if canImport(Glibc)
 import Glibc
 #endif
-
-@testable import StrobeEncoding
 
 /// The call-frame information's interpreter on a hand-built FDE, and the
 /// unwinder on hand-built stacks.
@@ -29,10 +29,10 @@ extension RecordingTests {
             append64(0x1000)
             append64(0x100)
             fde.append(0)
-            fde += [0x41, 0x0e, 16, 0x86, 2]  // advance 1; CFA offset 16; rbp at CFA-16
-            fde += [0x43, 0x0d, 6]  // advance 3; CFA register rbp
-            fde += [0x02, 0x20, 0x0a, 0x0c, 7, 8]  // advance 0x20; remember; CFA = rsp + 8
-            fde += [0x41, 0x0b]  // advance 1; restore
+            fde += [0x41, 0x0e, 16, 0x86, 2] // advance 1; CFA offset 16; rbp at CFA-16
+            fde += [0x43, 0x0d, 6] // advance 3; CFA register rbp
+            fde += [0x02, 0x20, 0x0a, 0x0c, 7, 8] // advance 0x20; remember; CFA = rsp + 8
+            fde += [0x41, 0x0b] // advance 1; restore
             while (fde.count + 8) % 8 != 0 { fde.append(0) }
             func length(_ count: Int) -> [UInt8] { (0..<4).map { UInt8(truncatingIfNeeded: count >> ($0 * 8)) } }
             let cieEntry = length(cie.count) + cie
@@ -99,7 +99,8 @@ extension RecordingTests {
                 0x4fff: Self.framePointerRule,
             ]
             let unwound = StackUnwinder.unwind(
-                chain: chain, stackPointer: 0x10000, framePointer: 0x20000, stack: stack) { rules[$0] }
+                chain: chain, stackPointer: 0x10000, framePointer: 0x20000, stack: stack
+            ) { rules[$0] }
             #expect(unwound == .init(frames: [0x9000, 0x5000, 0x7000, 0x6000], truncated: false))
             // A leaf with its frame: the walk is kept as it is.
             let framed = StackUnwinder.unwind(
@@ -109,11 +110,13 @@ extension RecordingTests {
             // No rule for the leaf, or its return address beyond the copied
             // stack: the stack ends at the leaf, truncated, never guessed.
             let unknown = StackUnwinder.unwind(
-                chain: chain, stackPointer: 0x10000, framePointer: 0x20000, stack: stack) { _ in nil }
+                chain: chain, stackPointer: 0x10000, framePointer: 0x20000, stack: stack
+            ) { _ in nil }
             #expect(unknown == .init(frames: [0x9000], truncated: true))
             let deep = Self.frameless(1024)
             let beyond = StackUnwinder.unwind(
-                chain: chain, stackPointer: 0x10000, framePointer: 0x20000, stack: stack) { _ in deep }
+                chain: chain, stackPointer: 0x10000, framePointer: 0x20000, stack: stack
+            ) { _ in deep }
             #expect(beyond == .init(frames: [0x9000], truncated: true))
             // Two frameless frames, the second's caller outermost.
             let outer: [UInt64: UnwindRule] = [
