@@ -63,14 +63,16 @@ extension RecordingTests {
                 let stack = profile.stacks[sample.stack]
                 return stack.count >= 2 && profile.functions[stack[stack.count - 2]] == ProfileWorkload.libmCaller
             }
-            print("libm (\(method)): \(underCaller.count) of \(inLibm.count) under their caller;"
-                + " truncated \(profile.truncatedStacks ?? -1) of \(profile.samples.count)")
+            print(
+                "libm (\(method)): \(underCaller.count) of \(inLibm.count) under their caller;"
+                    + " truncated \(profile.truncatedStacks ?? -1) of \(profile.samples.count)")
             #expect(inLibm.count > (method == .automatic ? 500 : 50))
             #expect(Double(underCaller.count) >= 0.95 * Double(inLibm.count))
             // A function of one mapping appears once per stack (libc's
             // `clock_gettime` calling the vDSO's is two functions).
             let official = try OfficialProfile.decode(path)
-            for sample in official.samples where sample.frames.contains(where: {
+            for sample in official.samples
+            where sample.frames.contains(where: {
                 $0.function == ProfileWorkload.libmCaller
             }) {
                 let frames = sample.frames.map { "\($0.function ?? "") in \($0.mapping_path ?? "")" }
