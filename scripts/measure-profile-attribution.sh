@@ -18,6 +18,10 @@
 #             the CPU has no counter): a regression on instructions, the
 #             tokenizer first.
 #   instr2-aa that suite against itself: no metric flagged.
+#   short10   the 3.7 ms suite with the tokenizer doing 10% more work, with
+#             --profile: the tokenizer first (from the counted instructions
+#             per function where a simulation counted them).
+#   short10-aa that suite against itself with --profile: no function named.
 # Each line: the kind, the run, seconds, exit status, the first function
 # listed (or the functions named as changed) and the load average at its
 # end. With BUSY=1 a busy loop keeps one core occupied throughout.
@@ -102,10 +106,16 @@ for run in $(seq 1 "$runs"); do
             instr2-aa)
                 PROFILE_SUITE_SCALE=0.05 compare instr2-aa "$run" "parse document" "$bin/ProfileSuite" \
                     "$bin/ProfileSuite" ;;
+            short10)
+                PROFILE_SUITE_SCALE=0.05 compare short10 "$run" "parse document" "$bin/ProfileSuite" \
+                    "env PROFILE_SUITE_SLOWER=tokenize $bin/ProfileSuite" --profile ;;
+            short10-aa)
+                PROFILE_SUITE_SCALE=0.05 compare short10-aa "$run" "parse document" "$bin/ProfileSuite" \
+                    "$bin/ProfileSuite" --profile ;;
             plain)
                 compare plain "$run" "apply lens" "env LENS_KERNEL=vectorized $lens" \
                     "env LENS_KERNEL=rebuilt-curve $lens" --policy "$policy" ;;
-            *) echo "unknown kind $kind (demo, demo-aa, slower10, plain, instr2, instr2-aa)" >&2; exit 2 ;;
+            *) echo "unknown kind $kind (demo, demo-aa, slower10, plain, instr2, instr2-aa, short10, short10-aa)" >&2; exit 2 ;;
         esac
     done
 done
