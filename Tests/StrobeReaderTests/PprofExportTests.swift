@@ -113,6 +113,7 @@ struct PprofMessage {
 
     private var varints: [UInt64: [UInt64]] = [:]
     private var blobs: [UInt64: [[UInt8]]] = [:]
+    private var fixed: [UInt64: [UInt64]] = [:]
 
     init(_ bytes: [UInt8]) throws {
         var position = 0
@@ -137,12 +138,21 @@ struct PprofMessage {
                 guard position + length <= bytes.count else { throw Malformed() }
                 blobs[key >> 3, default: []].append(Array(bytes[position..<position + length]))
                 position += length
+            case 1:
+                guard position + 8 <= bytes.count else { throw Malformed() }
+                let value = (0..<8).reduce(UInt64(0)) { $0 | UInt64(bytes[position + $1]) << UInt64(8 * $1) }
+                fixed[key >> 3, default: []].append(value)
+                position += 8
             default: throw Malformed()
             }
         }
     }
 
     func numbers(_ field: UInt64) -> [UInt64] { varints[field] ?? [] }
+
+    func fixed64(_ field: UInt64) -> [UInt64] { fixed[field] ?? [] }
+
+    func rawBytes(_ field: UInt64) -> [[UInt8]] { blobs[field] ?? [] }
 
     func number(_ field: UInt64) throws -> UInt64 {
         guard let value = varints[field]?.first else { throw Malformed() }
