@@ -2,7 +2,7 @@ import ArgumentParser
 import Foundation
 import StrobeReader
 
-/// `strobe export TRACE --format csv|ndjson|chrome-json|folded|pprof`.
+/// `strobe export TRACE --format csv|ndjson|chrome-json|folded|pprof|otlp`.
 struct ExportCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "export",
@@ -12,7 +12,9 @@ struct ExportCommand: ParsableCommand {
             thread, track, ts_ns, dur_ns, depth, cpu_ns, value, args), for spreadsheets, DuckDB or \
             Spark. chrome-json opens in chrome://tracing and Speedscope. folded and pprof export the \
             CPU samples: folded stacks for flamegraph.pl, or a gzipped pprof profile for \
-            `go tool pprof`; with --interval, only the samples inside that interval's instances.
+            `go tool pprof`; with --interval, only the samples inside that interval's instances. otlp \
+            writes every interval as a span, instants as span events and flows as links, with the \
+            trace's metadata as the resource.
             """
     )
 
@@ -22,7 +24,8 @@ struct ExportCommand: ParsableCommand {
     @Option(
         help: """
             csv, ndjson, chrome-json, folded (the CPU samples' stacks, for flamegraph.pl and speedscope), \
-            or pprof (the CPU samples, gzipped, for go tool pprof).
+            pprof (the CPU samples, gzipped, for go tool pprof), or otlp (the intervals as OpenTelemetry \
+            spans, an OTLP/protobuf ExportTraceServiceRequest).
             """)
     var format: ExportFormat
 
@@ -49,6 +52,8 @@ struct ExportCommand: ParsableCommand {
             } catch let failure as Gzip.Failure {
                 throw CommandFailure.measurementFailed("\(trace): \(failure)")
             }
+        case .otlp:
+            try emit(bytes: OTLPExport.encode(parsed), to: output)
         case .folded:
             let (profile, samples) = try cpuSamples(parsed, doing: "fold")
             try emit(profile.folded(samples), to: output)
@@ -68,13 +73,15 @@ struct ExportCommand: ParsableCommand {
     }
 }
 
-/// The formats `strobe export` writes: the reader's text formats and pprof.
+/// The formats `strobe export` writes: the reader's text formats, pprof
+/// and OTLP.
 enum ExportFormat: String, CaseIterable, ExpressibleByArgument {
     case csv
     case ndjson
     case chromeJSON = "chrome-json"
     case folded
     case pprof
+    case otlp
 
     /// The reader's format of the same name, for the text formats.
     var textFormat: TraceExport.Format? { TraceExport.Format(rawValue: rawValue) }
