@@ -11,13 +11,24 @@ struct OTLPExportTests {
     /// Thread 7 (track 1): `frame` [100, 200) holding `layout` [110, 150)
     /// and the instant `tap` at 120; `upload` [300, 320), on the flow 9
     /// from `layout`; an instant `late` at 400 that nothing holds; an
-    /// unfinished `hang` at 500. The metadata names the app.
+    /// unfinished `hang` at 500; the async `request` [600, 700) whose track
+    /// holds the track of `query` [620, 650). The metadata names the app.
     static func trace() -> ParsedTrace {
         let intervals: [Interval] = [
             Interval(name: "frame", track: 1, tid: 7, start: 100, duration: 100, depth: 0),
             Interval(name: "layout", track: 1, tid: 7, start: 110, duration: 40, depth: 1, flowIDs: [9]),
             Interval(name: "upload", track: 1, tid: 7, start: 300, duration: 20, depth: 0, terminatingFlowIDs: [9]),
             Interval(name: "hang", track: 1, tid: 7, start: 500, depth: 0),
+            Interval(name: "request", track: 10, start: 600, duration: 100, isAsync: true),
+            Interval(name: "query", track: 11, start: 620, duration: 30, isAsync: true),
+        ]
+        let tracks: [UInt64: TraceTrack] = [
+            10: TraceTrack(
+                uuid: 10, kind: .async, name: "request", parent: nil, tid: nil, pid: 42, counterUnit: nil,
+                isThreadTime: false),
+            11: TraceTrack(
+                uuid: 11, kind: .async, name: "query", parent: 10, tid: nil, pid: 42, counterUnit: nil,
+                isThreadTime: false),
         ]
         let instants = [
             Instant(
@@ -31,7 +42,7 @@ struct OTLPExportTests {
         return ParsedTrace(
             process: TraceProcess(pid: 42, name: "lens"),
             threads: [TraceThread(tid: 7, pid: 42, name: "main", trackUUID: 1)],
-            tracks: [:], intervals: IntervalList(intervals), instants: instants, counters: [], loss: DataLoss(),
+            tracks: tracks, intervals: IntervalList(intervals), instants: instants, counters: [], loss: DataLoss(),
             issues: [], truncation: nil, packetCount: 1, decodedPacketCount: 1)
     }
 
@@ -39,10 +50,13 @@ struct OTLPExportTests {
         let model = OTLPSpans(Self.trace())
         #expect(model.traceID.count == 16)
         let names = model.spans.map(\.name)
-        #expect(names == ["frame", "layout", "upload", "hang", "late"])
+        #expect(names == ["frame", "layout", "upload", "hang", "request", "query", "late"])
         let span = Dictionary(uniqueKeysWithValues: model.spans.enumerated().map { ($1.name, $0) })
         #expect(model.spans[span["layout"]!].parentIndex == span["frame"])
         #expect(model.spans[span["frame"]!].parentIndex == nil)
+        // An async interval under the one whose track holds its track.
+        #expect(model.spans[span["query"]!].parentIndex == span["request"])
+        #expect(model.spans[span["request"]!].parentIndex == nil)
         #expect(model.spans[span["upload"]!].links == [span["layout"]!])
         // `tap` in the innermost span holding it; `late` a span of its own.
         #expect(model.spans[span["layout"]!].events == [1])
@@ -66,7 +80,7 @@ struct OTLPExportTests {
         #expect(keys.contains("sampling.probability"))
         let scope = try #require(resourceSpans.messages(2).first)
         let spans = scope.messages(2)
-        #expect(spans.count == 5)
+        #expect(spans.count == 7)
         let frame = try #require(spans.first { $0.strings(5) == ["frame"] })
         #expect(try frame.number(6) == 1)
         #expect(frame.rawBytes(1).map(\.count) == [16] && frame.rawBytes(2).map(\.count) == [8])

@@ -4,7 +4,8 @@
 ///
 /// Ids derive from the trace (a hash of its metadata, process and first
 /// moment), so exporting a trace twice gives the same ids. A span's parent
-/// is the interval it nests in on its track; a flow becomes a link from each
+/// is the interval it nests in on its track, or for an async interval the
+/// one whose track its track sits under; a flow becomes a link from each
 /// interval on it to the one before; an instant becomes an event of the
 /// innermost span on its track that holds it, or a zero-length span of its
 /// own (with the attribute `strobe.instant`). An interval that never ended

@@ -6,6 +6,7 @@ struct OTLPSpans {
         var spanID: UInt64
         var parentIndex: Int?
         var name: String
+        var track: UInt64
         var start: UInt64
         var end: UInt64
         var tid: Int64?
@@ -53,7 +54,8 @@ struct OTLPSpans {
             let index = spans.count
             spans.append(
                 Span(
-                    spanID: id, parentIndex: parent, name: interval.name, start: interval.start,
+                    spanID: id, parentIndex: parent, name: interval.name, track: interval.track,
+                    start: interval.start,
                     end: interval.end ?? interval.start, tid: interval.tid,
                     threadName: interval.tid.flatMap { names[$0] }, arguments: interval.arguments,
                     isUnfinished: interval.end == nil))
@@ -61,8 +63,22 @@ struct OTLPSpans {
             open[interval.track] = stack
             byTrack[interval.track, default: []].append(index)
         }
+        adoptAsyncChildren(trace, byTrack: byTrack)
         linkFlows(intervals)
         attachInstants(trace, byTrack: byTrack, names: names)
+    }
+
+    /// An async interval's track sits under its parent interval's track:
+    /// a span at the top of such a track is a child of the last span on
+    /// the parent track that began at or before it (else the first).
+    private mutating func adoptAsyncChildren(_ trace: ParsedTrace, byTrack: [UInt64: [Int]]) {
+        for index in spans.indices where spans[index].parentIndex == nil {
+            guard let parentTrack = trace.tracks[spans[index].track]?.parent,
+                let candidates = byTrack[parentTrack], let first = candidates.first
+            else { continue }
+            let start = spans[index].start
+            spans[index].parentIndex = candidates.last { spans[$0].start <= start } ?? first
+        }
     }
 
     /// Each span that carries a flow id links to the span before it (in
@@ -108,7 +124,8 @@ struct OTLPSpans {
             } else {
                 let key = Self.mix(Self.mix(seed, instant.track), instant.time)
                 var span = Span(
-                    spanID: Self.mix(key, 0x696e_7374) | 1, parentIndex: nil, name: instant.name, start: instant.time,
+                    spanID: Self.mix(key, 0x696e_7374) | 1, parentIndex: nil, name: instant.name,
+                    track: instant.track, start: instant.time,
                     end: instant.time, tid: instant.tid, threadName: instant.tid.flatMap { names[$0] },
                     arguments: [:], isUnfinished: false)
                 span.events = [number]
