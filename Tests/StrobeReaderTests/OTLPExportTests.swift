@@ -1,3 +1,4 @@
+import Foundation
 import StrobeTestTraits
 import Testing
 
@@ -91,5 +92,24 @@ struct OTLPExportTests {
         let upload = try #require(spans.first { $0.strings(5) == ["upload"] })
         #expect(upload.messages(13).first?.rawBytes(2) == layout.rawBytes(2))
         #expect(frame.fixed64(7) == [1_100] && frame.fixed64(8) == [1_200])
+    }
+
+    @Test func jsonHasHexIdsAndStringTimes() throws {
+        let text = OTLPExport.json(Self.trace(), unixOffset: 1_000)
+        let object = try JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any]
+        let resourceSpans = try #require((object?["resourceSpans"] as? [[String: Any]])?.first)
+        let scope = try #require((resourceSpans["scopeSpans"] as? [[String: Any]])?.first)
+        let spans = try #require(scope["spans"] as? [[String: Any]])
+        #expect(spans.count == 7)
+        let frame = try #require(spans.first { $0["name"] as? String == "frame" })
+        let layout = try #require(spans.first { $0["name"] as? String == "layout" })
+        let traceID = try #require(frame["traceId"] as? String)
+        #expect(traceID.count == 32 && traceID.allSatisfy(\.isHexDigit))
+        #expect((frame["spanId"] as? String)?.count == 16)
+        #expect(layout["parentSpanId"] as? String == frame["spanId"] as? String)
+        #expect(frame["startTimeUnixNano"] as? String == "1100" && frame["endTimeUnixNano"] as? String == "1200")
+        let attributes = try #require(frame["attributes"] as? [[String: Any]])
+        let thread = try #require(attributes.first { $0["key"] as? String == "thread.id" })
+        #expect((thread["value"] as? [String: Any])?["intValue"] as? String == "7")
     }
 }

@@ -3,7 +3,8 @@
 (PyPI's opentelemetry-proto) and checks it against the trace's intervals as
 `strobe export --format ndjson` gives them: a span per interval with the
 same name and duration, every parent present, instants as events, and the
-resource from the trace's metadata.
+resource from the trace's metadata; and `--format otlp-json`, which must
+hold the same request.
 
 Needs both packages built (`swift build`, `swift build --package-path
 Tools`): it records a trace with the lens demo.
@@ -11,6 +12,7 @@ Tools`): it records a trace with the lens demo.
 usage: python3 Tests/python/test_otlp_export.py
 """
 
+import base64
 import collections
 import json
 import os
@@ -29,6 +31,7 @@ def skip(reason):
 
 
 try:
+    from google.protobuf import json_format
     from opentelemetry.proto.collector.trace.v1 import trace_service_pb2
 except ImportError:
     skip("opentelemetry-proto is not installed (scripts/setup.sh installs it)")
@@ -39,6 +42,17 @@ for program in (LENS, STROBE):
 
 def value(any_value):
     return getattr(any_value, any_value.WhichOneof("value"))
+
+
+def hex_ids_to_base64(node):
+    """OTLP's JSON spells ids in hex where protobuf's JSON has base64."""
+    if isinstance(node, list):
+        return [hex_ids_to_base64(item) for item in node]
+    if isinstance(node, dict):
+        return {key: base64.b64encode(bytes.fromhex(item)).decode()
+                if key in ("traceId", "spanId", "parentSpanId") else hex_ids_to_base64(item)
+                for key, item in node.items()}
+    return node
 
 
 def main():
@@ -60,6 +74,12 @@ def main():
         subprocess.run([STROBE, "export", trace, "--format", "otlp", "-o", again], check=True)
         with open(otlp, "rb") as first, open(again, "rb") as second:
             assert first.read() == second.read(), "two exports differ"
+        # The JSON encoding holds the same request.
+        json_text = subprocess.run(
+            [STROBE, "export", trace, "--format", "otlp-json"], check=True, capture_output=True, text=True).stdout
+        from_json = json_format.ParseDict(
+            hex_ids_to_base64(json.loads(json_text)), trace_service_pb2.ExportTraceServiceRequest())
+        assert from_json == request, "otlp-json differs from otlp"
 
     rows = [json.loads(line) for line in rows.splitlines() if line]
     intervals = [row for row in rows if row["kind"] in ("interval", "async_interval") and row["dur_ns"] is not None]

@@ -2,7 +2,7 @@ import ArgumentParser
 import Foundation
 import StrobeReader
 
-/// `strobe export TRACE --format csv|ndjson|chrome-json|folded|pprof|otlp`.
+/// `strobe export TRACE --format csv|ndjson|chrome-json|folded|pprof|otlp|otlp-json`.
 struct ExportCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "export",
@@ -25,7 +25,7 @@ struct ExportCommand: ParsableCommand {
         help: """
             csv, ndjson, chrome-json, folded (the CPU samples' stacks, for flamegraph.pl and speedscope), \
             pprof (the CPU samples, gzipped, for go tool pprof), or otlp (the intervals as OpenTelemetry \
-            spans, an OTLP/protobuf ExportTraceServiceRequest).
+            spans, an OTLP/protobuf ExportTraceServiceRequest; otlp-json in OTLP's JSON encoding).
             """)
     var format: ExportFormat
 
@@ -54,6 +54,8 @@ struct ExportCommand: ParsableCommand {
             }
         case .otlp:
             try emit(bytes: OTLPExport.encode(parsed), to: output)
+        case .otlpJSON:
+            try emit(OTLPExport.json(parsed), to: output)
         case .folded:
             let (profile, samples) = try cpuSamples(parsed, doing: "fold")
             try emit(profile.folded(samples), to: output)
@@ -82,6 +84,7 @@ enum ExportFormat: String, CaseIterable, ExpressibleByArgument {
     case folded
     case pprof
     case otlp
+    case otlpJSON = "otlp-json"
 
     /// The reader's format of the same name, for the text formats.
     var textFormat: TraceExport.Format? { TraceExport.Format(rawValue: rawValue) }
