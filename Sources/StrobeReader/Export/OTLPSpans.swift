@@ -106,17 +106,16 @@ struct OTLPSpans {
                     let middle = (low + high) / 2
                     if spans[indexes[middle]].start <= instant.time { low = middle + 1 } else { high = middle }
                 }
-                var position = low - 1
-                while position >= 0 {
-                    let span = spans[indexes[position]]
+                // Intervals on a track nest: of the spans that began by
+                // then, only the last one and its ancestors can hold it.
+                var candidate = low > 0 ? indexes[low - 1] : nil
+                while let index = candidate, spans[index].track == instant.track {
+                    let span = spans[index]
                     if span.end >= instant.time, !span.isUnfinished || span.start == instant.time {
-                        holder = indexes[position]
+                        holder = index
                         break
                     }
-                    // A span that ended before with no parent: nothing
-                    // earlier on the track can hold it.
-                    if span.parentIndex == nil && span.end < instant.time { break }
-                    position -= 1
+                    candidate = span.parentIndex
                 }
             }
             if let holder {
