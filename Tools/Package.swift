@@ -74,6 +74,9 @@ let package = Package(
         // carry no run id (libpq links it too).
         .systemLibrary(
             name: "CLibCrypto", pkgConfig: "libcrypto", providers: [.apt(["libssl-dev"]), .brew(["openssl@3"])]),
+        // zlib, for the gzip of `strobe export --format pprof` (the reader
+        // gives the protobuf bytes; an app's products link no zlib).
+        .systemLibrary(name: "CZlib", pkgConfig: "zlib", providers: [.apt(["zlib1g-dev"]), .brew(["zlib"])]),
         // The run history's model: runs as a history stores and returns them
         // (with each process's summaries), loading results files into them,
         // exporting them, marks on change points, queries.
@@ -147,7 +150,7 @@ let package = Package(
             name: "StrobeCLI",
             dependencies: [
                 "StrobeStatistics", "StrobeDiff", "StrobeCompare", "StrobeHistory", "StrobeHistoryStore", "StrobeTrend",
-                "StrobeFleet", "StrobeServer", "CStrobeBuildInfo",
+                "StrobeFleet", "StrobeServer", "CStrobeBuildInfo", "CZlib",
                 .product(name: "StrobeCrashRecovery", package: "strobe"),
                 .product(name: "StrobeReader", package: "strobe"),
                 .product(name: "StrobeProcessRunner", package: "strobe"),

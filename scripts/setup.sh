@@ -4,12 +4,15 @@
 #   - valgrind (callgrind counts instructions where the CPU has no counter),
 #   - protoc-c (to check that the generated code is current),
 #   - systemtap-sdt-dev (the header behind Strobe's USDT probes) and readelf,
+#   - zlib1g-dev (gzip, for `strobe export --format pprof`),
+#   - golang-go (`go tool pprof`, which a test reads the pprof export with),
 #   - libsqlite3-dev (the run history's SQLite store), libpq-dev (its
 #     PostgreSQL store) and libssl-dev (libcrypto's SHA-256, which keys runs
 #     without a run id),
 #   - chromium (headless, for the test that renders the trend dashboard),
 #   - Python's `perfetto` and `protobuf` packages (the official trace schema,
-#     used by the tests as an independent decoder).
+#     used by the tests as an independent decoder) and `opentelemetry-proto`
+#     (OTLP's schema, which reads the OTLP export back).
 # Safe to run again: it only installs what it cannot find.
 #
 # `scripts/setup.sh --demo` installs only what `make demo` needs (the C
@@ -41,6 +44,10 @@ pkg-config --exists sqlite3 2>/dev/null || need_apt+=(libsqlite3-dev)
 pkg-config --exists libpq 2>/dev/null || need_apt+=(libpq-dev)
 # OpenSSL's libcrypto, for the SHA-256 of results files without a run id.
 pkg-config --exists libcrypto 2>/dev/null || need_apt+=(libssl-dev)
+# zlib, which gzips `strobe export --format pprof`.
+pkg-config --exists zlib 2>/dev/null || need_apt+=(zlib1g-dev)
+# Go, whose `go tool pprof` reads the pprof export in a test.
+$demo_only || command -v go >/dev/null 2>&1 || need_apt+=(golang-go)
 # A browser for the test that renders `strobe trend --format html`.
 $demo_only || command -v chromium >/dev/null 2>&1 || command -v chromium-browser >/dev/null 2>&1 || need_apt+=(chromium)
 
@@ -55,4 +62,8 @@ fi
 if ! $demo_only && ! python3 -c 'import perfetto.protos.perfetto.trace.perfetto_trace_pb2' >/dev/null 2>&1; then
     echo "setup: installing the Python packages perfetto and protobuf"
     python3 -m pip install --quiet --disable-pip-version-check perfetto protobuf
+fi
+if ! $demo_only && ! python3 -c 'import opentelemetry.proto.collector.trace.v1.trace_service_pb2' >/dev/null 2>&1; then
+    echo "setup: installing the Python package opentelemetry-proto"
+    python3 -m pip install --quiet --disable-pip-version-check opentelemetry-proto
 fi

@@ -17,6 +17,21 @@ public struct CPUProfile: Sendable {
         public var cpu: UInt32
         /// Its call stack, an index into ``CPUProfile/stacks``.
         public var stack: Int
+        /// The same call stack as frames, an index into
+        /// ``CPUProfile/frameStacks``.
+        public var frameStack: Int = 0
+    }
+
+    /// One frame of a call stack: a function at an address in a mapping.
+    public struct Frame: Sendable, Hashable {
+        /// The function, an index into ``CPUProfile/functions``.
+        public var function: Int
+        /// The mapping it is in, an index into ``CPUProfile/mappings``; nil
+        /// when the trace names none.
+        public var mapping: Int?
+        /// The frame's address as an offset in the mapped file (Perfetto's
+        /// `rel_pc`; Strobe's profiler writes the function's entry).
+        public var relativePC: UInt64
     }
 
     /// A file code was sampled in.
@@ -25,6 +40,12 @@ public struct CPUProfile: Sendable {
         public var path: String
         /// Its GNU build id in hex, empty when it has none.
         public var buildID: String
+        /// The first address the process mapped it at (0 when unknown).
+        public var start: UInt64 = 0
+        /// The address just past the mapping (0 when unknown).
+        public var end: UInt64 = 0
+        /// The offset in the file that ``start`` maps.
+        public var fileOffset: UInt64 = 0
     }
 
     /// The samples, in file order.
@@ -32,6 +53,11 @@ public struct CPUProfile: Sendable {
     /// The call stacks: indexes into ``functions``, the outermost caller
     /// first, the function that ran last.
     public var stacks: [[Int]] = []
+    /// The call stacks as frames: indexes into ``frames``, the outermost
+    /// caller first; a sample's ``Sample/frameStack`` picks one.
+    public var frameStacks: [[Int]] = []
+    /// The frames, each once.
+    public var frames: [Frame] = []
     /// Function names, each once.
     public var functions: [String] = []
     /// The files the frames are in.

@@ -13,13 +13,15 @@ struct CPUProfileParser {
         var strings: [UInt32: [UInt64: String]] = [:]
         var mappings: [UInt64: Int] = [:]
         var frames: [UInt64: Int] = [:]
-        var callstacks: [UInt64: Int?] = [:]
+        var callstacks: [UInt64: (stack: Int, frames: Int)?] = [:]
     }
 
     private var tables: [UInt32: Tables] = [:]
     private var functionIndex: [String: Int] = [:]
     private var mappingIndex: [CPUProfile.Mapping: Int] = [:]
     private var stackIndex: [[Int]: Int] = [:]
+    private var frameIndex: [CPUProfile.Frame: Int] = [:]
+    private var frameStackIndex: [[Int]: Int] = [:]
 
     typealias Fields = PerfettoWire.ProfileInternedData
 
@@ -119,16 +121,29 @@ struct CPUProfileParser {
             case Fields.mappings:
                 let path = repeated.compactMap { table.strings[Fields.mappingPaths]?[$0] }.joined(separator: "/")
                 let build = values[PerfettoWire.Mapping.buildID].flatMap { table.strings[Fields.buildIDs]?[$0] } ?? ""
-                table.mappings[iid] = mapping(CPUProfile.Mapping(path: path, buildID: build))
+                table.mappings[iid] = mapping(
+                    CPUProfile.Mapping(
+                        path: path, buildID: build, start: values[PerfettoWire.Mapping.start] ?? 0,
+                        end: values[PerfettoWire.Mapping.end] ?? 0,
+                        fileOffset: values[PerfettoWire.Mapping.startOffset] ?? 0))
             case Fields.frames:
                 if let name = values[PerfettoWire.Frame.functionNameID].flatMap({
                     table.strings[Fields.functionNames]?[$0]
                 }) {
-                    table.frames[iid] = function(name)
+                    table.frames[iid] = frame(
+                        CPUProfile.Frame(
+                            function: function(name),
+                            mapping: values[PerfettoWire.Frame.mappingID].flatMap { table.mappings[$0] },
+                            relativePC: values[PerfettoWire.Frame.relativePC] ?? 0))
                 }
             case Fields.callstacks:
                 let frames = repeated.map { table.frames[$0] }
-                table.callstacks[iid] = frames.contains(where: { $0 == nil }) ? nil : stack(frames.map { $0! })
+                if frames.contains(where: { $0 == nil }) {
+                    table.callstacks[iid] = .some(nil)
+                } else {
+                    let resolved = frames.map { $0! }
+                    table.callstacks[iid] = (stack(resolved.map { profile.frames[$0].function }), frameStack(resolved))
+                }
             default:
                 break
             }
@@ -189,7 +204,8 @@ struct CPUProfileParser {
         }
         profile.samples.append(
             CPUProfile.Sample(
-                time: time, tid: Int64(truncatingIfNeeded: tid), cpu: UInt32(truncatingIfNeeded: cpu), stack: stack))
+                time: time, tid: Int64(truncatingIfNeeded: tid), cpu: UInt32(truncatingIfNeeded: cpu),
+                stack: stack.stack, frameStack: stack.frames))
     }
 
     /// The profile's closing instant: its name and annotations spelled out.
@@ -257,6 +273,20 @@ struct CPUProfileParser {
         mappingIndex[mapping] = profile.mappings.count
         profile.mappings.append(mapping)
         return profile.mappings.count - 1
+    }
+
+    private mutating func frame(_ frame: CPUProfile.Frame) -> Int {
+        if let index = frameIndex[frame] { return index }
+        frameIndex[frame] = profile.frames.count
+        profile.frames.append(frame)
+        return profile.frames.count - 1
+    }
+
+    private mutating func frameStack(_ frames: [Int]) -> Int {
+        if let index = frameStackIndex[frames] { return index }
+        frameStackIndex[frames] = profile.frameStacks.count
+        profile.frameStacks.append(frames)
+        return profile.frameStacks.count - 1
     }
 
     private mutating func stack(_ frames: [Int]) -> Int {

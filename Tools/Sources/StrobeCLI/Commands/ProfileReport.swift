@@ -46,10 +46,7 @@ struct ProfileReport: Encodable {
         }
         var sections = [section("whole trace", profile, profile.samples, instances: nil, top: top)]
         if let interval {
-            let instances = trace.intervals(named: interval).filter { $0.tid != nil && $0.end != nil }
-            guard !instances.isEmpty else {
-                throw .badInput("--interval \"\(interval)\": no finished interval of that name on a thread in \(path)")
-            }
+            let instances = try instances(of: interval, in: trace, path: path)
             let inside = profile.samples(within: instances)
             sections.append(section("interval \"\(interval)\"", profile, inside, instances: instances.count, top: top))
         }
@@ -58,6 +55,17 @@ struct ProfileReport: Encodable {
             lostSamples: profile.lostSamples, unresolvedSamples: profile.unresolvedSamples,
             fallbackReason: profile.fallbackReason, unsampledThreads: profile.unsampledThreads,
             samplerFailure: profile.samplerFailure, sections: sections)
+    }
+
+    /// The finished instances of `interval` on a thread, whose samples
+    /// `--interval` keeps; bad input when there is none.
+    static func instances(of interval: String, in trace: ParsedTrace, path: String) throws(CommandFailure) -> [Interval]
+    {
+        let instances = trace.intervals(named: interval).filter { $0.tid != nil && $0.end != nil }
+        guard !instances.isEmpty else {
+            throw .badInput("--interval \"\(interval)\": no finished interval of that name on a thread in \(path)")
+        }
+        return instances
     }
 
     private static func section(
