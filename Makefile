@@ -39,11 +39,14 @@ demo-fleet: setup
 	bash scripts/demo-fleet.sh "$$($(SWIFT) build -c release --show-bin-path)" \
 		"$$($(SWIFT) build $(RELEASE_FLAGS) $(TOOLS) --show-bin-path)" out/demo-fleet
 
+# Last, OTLP read back with OpenTelemetry's own classes, from the debug
+# LensPipeline and strobe the two test builds made.
 test: setup
 	bash scripts/generate-protos.sh --check
 	python3 Tests/python/check_schema.py
 	python3 Tests/python/test_perfetto_decode.py
 	$(MAKE) --no-print-directory test-sdk test-tools test-adoption
+	python3 Tests/python/test_otlp_export.py
 
 # Trace sessions are process-wide, and every test target runs in one
 # process, so the tests run one at a time. The tools' tests run programs the
