@@ -40,6 +40,9 @@ step "2. What the trace says (strobe summarize)"
 step "2a. Which code ran inside 'lens apply' (strobe summarize --profile)"
 "$tools_bin/strobe" summarize "$out/lens.pftrace" --profile --interval "lens apply" --top 8
 "$tools_bin/strobe" export "$out/lens.pftrace" --format folded -o "$out/lens.folded"
+# The same samples for the tools teams already run: pprof, and the intervals as OpenTelemetry spans.
+"$tools_bin/strobe" export "$out/lens.pftrace" --format pprof -o "$out/lens.pb.gz"
+"$tools_bin/strobe" export "$out/lens.pftrace" --format otlp -o "$out/lens.otlp.pb"
 
 step "2b. The same app as a flight recorder: it dumps the seconds around a late frame"
 # Nothing is written until a frame takes over 33 ms (frame 90 waits for a
@@ -169,6 +172,8 @@ echo "  that ran it; select a 'lens apply' slice to see its thread CPU time and 
 echo "  Under each worker thread's slices is its CPU-samples track: drag across it over a few"
 echo "  'lens apply' slices for a flame graph of the code that ran (the Perf Samples flame graph)."
 echo "Folded stacks:           $out/lens.folded (flamegraph.pl or speedscope.app)"
+echo "pprof profile:           $out/lens.pb.gz (go tool pprof -http=:8080 $out/lens.pb.gz)"
+echo "OpenTelemetry spans:     $out/lens.otlp.pb (OTLP/protobuf; a Collector's otlp receiver takes it, docs/export.md)"
 echo "Flight-recorder dump:    $out/flight-recorder/ (the trigger is the instant strobe.trigger)"
 echo "Pull-request comment:    $out/pr-comment.md"
 echo "HTML report with plots: $out/report.html"

@@ -102,6 +102,17 @@ enum CoreBenchmarks {
             baselineName: "getrusage(RUSAGE_THREAD)", baselineValue: rusage, target: "ratio <= 2.2"
         ).printLine()
 
+        // What an event adds above reading its timestamp: the cycle counter
+        // (rdtsc where the CPU has an invariant TSC), read in the same run.
+        let timestamp = median(runs: runs) { timeFastTimestamps(eventsPerRun) / Double(eventsPerRun) }
+        for (name, value) in [("begin", begin), ("end", end)] {
+            Figure(
+                name: "\(name) above the timestamp read", value: value - timestamp, unit: "ns/event",
+                baselineName: "cstrobe_fast_timestamp() (rdtsc)", baselineValue: timestamp,
+                target: "value <= 4 ns", extra: ["event_ns": value]
+            ).printLine()
+        }
+
         allocationFigure(clock: clock)
         twoThreadFigure()
     }
@@ -220,6 +231,16 @@ func timeClockGettime(_ count: Int) -> Double {
         clock_gettime(CLOCK_MONOTONIC, &spec)
         sink &+= UInt64(spec.tv_nsec)
     }
+    let elapsed = Double(cstrobe_monotonic_ns() - start)
+    if sink == 1 { print(sink) }
+    return elapsed
+}
+
+@inline(never)
+func timeFastTimestamps(_ count: Int) -> Double {
+    let start = cstrobe_monotonic_ns()
+    var sink: UInt64 = 0
+    for _ in 0..<count { sink &+= cstrobe_fast_timestamp() }
     let elapsed = Double(cstrobe_monotonic_ns() - start)
     if sink == 1 { print(sink) }
     return elapsed
