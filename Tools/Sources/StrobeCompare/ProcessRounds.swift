@@ -40,8 +40,14 @@ public struct ProcessRounds: RoundRunner {
     /// the two sources never mix.
     public let instructions: InstructionCounting
     /// Measured iterations of a simulated process: two, so that a count
-    /// that is not the same in every iteration shows.
+    /// that is not the same in every iteration shows, where round 1's
+    /// slowest test took under ``longIteration`` per iteration; one where
+    /// it took longer (a simulation runs 20 to 100 times slower than
+    /// native, so two iterations of a 300 ms test would take a minute).
     public static let simulatedIterations = 2
+    /// Round 1's wall time per iteration past which a simulated process
+    /// measures one iteration: 20 ms, in nanoseconds.
+    public static let longIteration = 20e6
     /// How the run ids of simulated processes begin.
     static let simulatedRunPrefix = "simulated-"
     /// Seconds the simulated processes took, which are no round's pace.
@@ -109,11 +115,15 @@ public struct ProcessRounds: RoundRunner {
     /// After round 1: whether and how instructions are counted, and the
     /// simulated processes that count them where no hardware counter did.
     private mutating func countInstructions(tests: [String]?) throws(ComparisonFailure) {
-        let sources = Set(
-            ComparisonSide.allCases.flatMap { side in
-                Self.resultsFiles(in: resultsDirectory(of: side)).compactMap { try? ResultsFile.read($0) }
-                    .map(\.metadata.instructionSource)
-            })
+        let firstRound = ComparisonSide.allCases.flatMap { side in
+            Self.resultsFiles(in: resultsDirectory(of: side)).compactMap { try? ResultsFile.read($0) }
+        }
+        let sources = Set(firstRound.map(\.metadata.instructionSource))
+        let slowest = firstRound.flatMap(\.tests).compactMap { test -> Double? in
+            guard let wall = test.metric("wall")?.samples.sorted(), !wall.isEmpty else { return nil }
+            return wall[wall.count / 2]
+        }.max() ?? 0
+        let iterations = slowest < Self.longIteration ? Self.simulatedIterations : 1
         if sources.contains("hardware") {
             instructionNote = "instructions: counted by the CPU's hardware counter"
             return
@@ -133,7 +143,7 @@ public struct ProcessRounds: RoundRunner {
             guard let command = commands[side] else { return nil }
             var options = suiteOptions(side, round: 1, tests: tests)
             options.instructions = .simulated
-            options.iterations = Self.simulatedIterations
+            options.iterations = iterations
             options.warmup = 1
             options.runID = "\(Self.simulatedRunPrefix)\(side.rawValue)-\(UInt32.random(in: 0...UInt32.max))"
             let line = ([command] + options.arguments.map(Self.shellQuoted)).joined(separator: " ")
@@ -173,7 +183,8 @@ public struct ProcessRounds: RoundRunner {
         }
         instructionNote =
             notes.first.map { "instructions: not counted: \($0)" }
-            ?? "instructions: counted by simulation (callgrind), \(Self.simulatedIterations) iterations per side"
+            ?? "instructions: counted by simulation (callgrind), \(iterations) iteration\(iterations == 1 ? "" : "s") "
+            + "per side"
     }
 
     /// The results files in `directory`.
