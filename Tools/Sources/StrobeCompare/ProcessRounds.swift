@@ -119,10 +119,11 @@ public struct ProcessRounds: RoundRunner {
             Self.resultsFiles(in: resultsDirectory(of: side)).compactMap { try? ResultsFile.read($0) }
         }
         let sources = Set(firstRound.map(\.metadata.instructionSource))
-        let slowest = firstRound.flatMap(\.tests).compactMap { test -> Double? in
-            guard let wall = test.metric("wall")?.samples.sorted(), !wall.isEmpty else { return nil }
-            return wall[wall.count / 2]
-        }.max() ?? 0
+        let slowest =
+            firstRound.flatMap(\.tests).compactMap { test -> Double? in
+                guard let wall = test.metric("wall")?.samples.sorted(), !wall.isEmpty else { return nil }
+                return wall[wall.count / 2]
+            }.max() ?? 0
         let iterations = slowest < Self.longIteration ? Self.simulatedIterations : 1
         if sources.contains("hardware") {
             instructionNote = "instructions: counted by the CPU's hardware counter"
