@@ -154,8 +154,8 @@ echo
 # Then the times, which see what instructions do not (and the machine's noise).
 echo
 "$tools_bin/strobe" trend --history "$history_dir/history.sqlite" --repository "$history_repo" \
-    --reference build=reference --metric 'wall|lens apply' | grep -E '^[0-9]+ change|^  (regression|improvement)|cause:' \
-    | head -12
+    --reference build=reference --metric 'wall|lens apply' \
+    | sed -n -E '/^[0-9]+ runs|^[0-9]+ change|^  (regression|improvement)|cause:/p' | sed -n '1,12p'
 "$tools_bin/strobe" trend --history "$history_dir/history.sqlite" --repository "$history_repo" \
     --reference build=reference --format html --output "$out/history.html"
 
