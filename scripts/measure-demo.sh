@@ -31,9 +31,29 @@ for run in $(seq 1 "$runs"); do
     history=out/demo/history
     "$tools_bin/strobe" trend --history "$history/history.sqlite" --repository "$history/repo" \
         --reference build=reference --metric 'wall|lens apply' --format json >"$logs/$run-trend.json" 2>/dev/null || true
-    python3 - "$log" "$logs/$run-trend.json" "$run" "$load" <<'PY'
+    "$tools_bin/strobe" trend --history "$history/history.sqlite" --repository "$history/repo" \
+        --reference build=reference --metric 'instructions$' --format json >"$logs/$run-counted.json" 2>/dev/null || true
+    python3 - "$log" "$logs/$run-trend.json" "$run" "$load" "$logs/$run-counted.json" <<'PY'
 import json, re, sys
-log, trend_path, run, load = sys.argv[1:]
+log, trend_path, run, load, counted_path = sys.argv[1:]
+def counted_steps(path):
+    try:
+        counted = json.load(open(path))
+    except Exception as error:
+        return f"unreadable ({error})"
+    lines = []
+    for change in counted.get("changes", []):
+        if change.get("test") != "apply lens":
+            continue
+        commits = change.get("commits") or [""]
+        found = re.search(r"night (\d+)", commits[0])
+        line = "night " + (found.group(1) if found else "?") + ", the " + str((change.get("step") or {}).get("cause")) + "'s"
+        functions = change.get("functionsThatStepped") or []
+        if functions:
+            line += ", naming " + str(functions[0].get("function"))
+        lines.append(line)
+    return "; ".join(lines) or "nothing found"
+counted_line = "; instructions: " + counted_steps(counted_path)
 text = open(log, errors="replace").read()
 # The compare step is the first comparison of the log (the suite's); its
 # summary line reads "compare: N rounds in M:SS, ...".
@@ -60,6 +80,6 @@ elif possible:
     history = "a possible change only: " + possible[0]
 else:
     history = "nothing found"
-print(f"demo {run}: compare {seconds} s, {rounds} rounds, {verdict}; history: {history}; load {load}")
+print(f"demo {run}: compare {seconds} s, {rounds} rounds, {verdict}; history: {history}{counted_line}; load {load}")
 PY
 done
