@@ -31,7 +31,7 @@ enum SimulatedLaunch {
             return "the suite was built without Valgrind's headers (valgrind/callgrind.h): install Valgrind "
                 + "(apt-get install valgrind) and build it again"
         }
-        guard executable(named: "valgrind", environment: environment) != nil else {
+        guard ProcessRunner.executable(named: "valgrind", environment: environment) != nil else {
             return "Valgrind is not installed (apt-get install valgrind)"
         }
         return nil
@@ -40,7 +40,7 @@ enum SimulatedLaunch {
     /// Runs the suite with `arguments` under callgrind and returns its exit
     /// status; throws when the child cannot be started.
     static func run(arguments: [String], environment: [String: String]) throws -> Int32 {
-        guard let valgrind = executable(named: "valgrind", environment: environment) else {
+        guard let valgrind = ProcessRunner.executable(named: "valgrind", environment: environment) else {
             throw InstructionCountError(problem: "Valgrind is not installed (apt-get install valgrind)")
         }
         let original = try FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")
@@ -69,8 +69,8 @@ enum SimulatedLaunch {
     /// where no objcopy is installed.
     private static func strippedCopy(of path: String, environment: [String: String]) throws -> String {
         guard
-            let objcopy = executable(named: "objcopy", environment: environment)
-                ?? executable(named: "llvm-objcopy", environment: environment)
+            let objcopy = ProcessRunner.executable(named: "objcopy", environment: environment)
+                ?? ProcessRunner.executable(named: "llvm-objcopy", environment: environment)
         else { return path }
         let url = URL(fileURLWithPath: path)
         let name = ".\(url.lastPathComponent).simulated-\(getpid())"
@@ -85,15 +85,5 @@ enum SimulatedLaunch {
             throw InstructionCountError(problem: "\(objcopy) --strip-debug \(path) failed")
         }
         return destination
-    }
-
-    /// The first executable file named `name` on the `PATH`.
-    static func executable(named name: String, environment: [String: String]) -> String? {
-        let path = environment["PATH"] ?? "/usr/local/bin:/usr/bin:/bin"
-        for folder in path.split(separator: ":") where !folder.isEmpty {
-            let candidate = "\(folder)/\(name)"
-            if access(candidate, X_OK) == 0 { return candidate }
-        }
-        return nil
     }
 }

@@ -212,4 +212,15 @@ public struct ProcessRunner: Sendable {
         clock_gettime(CLOCK_MONOTONIC, &now)
         return UInt64(now.tv_sec) * 1_000_000_000 + UInt64(now.tv_nsec)
     }
+
+    /// The first executable file named `name` in the folders of the `PATH`
+    /// that `environment` gives (`/usr/local/bin:/usr/bin:/bin` without
+    /// one); nil when none holds it.
+    public static func executable(
+        named name: String, environment: [String: String] = ProcessInfo.processInfo.environment
+    ) -> String? {
+        let path = environment["PATH"] ?? "/usr/local/bin:/usr/bin:/bin"
+        return path.split(separator: ":").filter { !$0.isEmpty }.map { "\($0)/\(name)" }
+            .first { access($0, X_OK) == 0 }
+    }
 }

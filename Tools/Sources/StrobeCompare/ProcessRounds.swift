@@ -130,7 +130,7 @@ public struct ProcessRounds: RoundRunner {
             return
         }
         guard instructions == .simulated || instructions == .auto else { return }
-        guard Self.findExecutable("valgrind") != nil else {
+        guard ProcessRunner.executable(named: "valgrind") != nil else {
             instructionNote =
                 "instructions: not counted: no hardware counter here, and Valgrind, which would count them by "
                 + "simulation, is not installed (apt-get install valgrind)"
@@ -192,12 +192,6 @@ public struct ProcessRounds: RoundRunner {
     static func resultsFiles(in directory: String) -> [String] {
         let names = (try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []
         return names.filter { $0.hasSuffix("." + ResultsFile.fileExtension) }.sorted().map { "\(directory)/\($0)" }
-    }
-
-    /// The first executable named `name` on the `PATH`.
-    static func findExecutable(_ name: String) -> String? {
-        let path = ProcessInfo.processInfo.environment["PATH"] ?? "/usr/local/bin:/usr/bin:/bin"
-        return path.split(separator: ":").map { "\($0)/\(name)" }.first { access($0, X_OK) == 0 }
     }
 
     /// The options a suite process of `side` in round `round` is given.
