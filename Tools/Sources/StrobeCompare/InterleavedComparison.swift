@@ -110,6 +110,11 @@ public struct InterleavedComparison<Runner: RoundRunner> {
             roundSeconds.append((runner.iterationsPerProcess, elapsed - roundStart - counting))
             guard rounds >= minimumRounds else {
                 events(.round(rounds, elapsed: elapsed))
+                // Counts read by a simulation or emulation decide at once:
+                // told now, before the rounds a look of times needs.
+                if counting > 0 {
+                    for line in counts.newLines(in: try countsSoFar(), at: "round \(rounds)") { events(.note(line)) }
+                }
                 continue
             }
             let perRound = max(elapsed - runner.countingSeconds, 0) / Double(rounds)
@@ -149,7 +154,7 @@ public struct InterleavedComparison<Runner: RoundRunner> {
             let (report, openTests) = ledger.record(judged, rounds: rounds, plannedRounds: fitting)
             let gated = report.rows.filter(\.gates).count
             events(.look(look, decided: gated - report.undecided.count, gated: gated, elapsed: clock()))
-            for line in counts.newLines(in: report, look: look) { events(.note(line)) }
+            for line in counts.newLines(in: report, at: "look \(look.number)") { events(.note(line)) }
             if openTests.isEmpty || look.isFinal {
                 return Outcome(report: report, rounds: rounds, elapsed: clock())
             }
@@ -182,6 +187,18 @@ public struct InterleavedComparison<Runner: RoundRunner> {
                             + "\(Self.percent(plan.within)) within a process, ±\(Self.percent(plan.between)) between processes)"
                     ))
             }
+        }
+    }
+
+    /// The results so far judged as one fixed sample, for their counts.
+    private func countsSoFar() throws(ComparisonFailure) -> DiffReport {
+        do throws(DiffError) {
+            return try DiffEngine.diff(
+                baseline: SampleSet.load([runner.resultsDirectory(of: .baseline)]),
+                candidate: SampleSet.load([runner.resultsDirectory(of: .candidate)]),
+                metricFilter: settings.metricFilter, options: settings.options, policy: settings.policy)
+        } catch {
+            throw ComparisonFailure(error.description)
         }
     }
 
