@@ -10,10 +10,17 @@
 #   A: the code never changes.
 #   B: from night STEP (default 16) the build runs with NIGHTLY_LONGER_LOOPS=1:
 #      `checksum` and `sieve` do 10% more work (the commit says so).
+#   C (with COUNTED=1): from night STEP `checksum` alone does 2% more work
+#      (NIGHTLY_CHECKSUM_PERCENT=2), a change wall time cannot see here.
+# With COUNTED=1 each night also runs the build once more with
+# --instructions COUNTING (simulated, the default, or emulated), whose
+# instruction counts join the night's runs; history B is then skipped.
 # Then `strobe trend --reference build=reference` over each store, and the
 # checks: A has no change that is the code's; B has changes of `checksum`
 # and `sieve` only, each at night STEP, as the code's, with the commit
-# range; nothing else is the code's. Exit status 1 when a check fails.
+# range; C has the code's changes in `checksum` only (its instructions among
+# them), at night STEP; nothing else is the code's. Exit status 1 when a
+# check fails.
 #
 #   bash scripts/nightly-history.sh [OUTPUT_DIR]     # reports kept in OUTPUT_DIR
 #   STROBE=Tools/.build/debug/strobe bash scripts/nightly-history.sh
@@ -40,29 +47,42 @@ fi
 cp "$suite_bin" "$work/NightlyPerf-candidate"
 cp "$suite_bin" "$work/NightlyPerf-reference"   # the pinned build: never changes
 
+COUNTED=${COUNTED:-0}
+COUNTING=${COUNTING:-simulated}
+
 run_history() {
-    local name=$1 step=$2
+    local name=$1 step=$2 extra_work=${3:-NIGHTLY_LONGER_LOOPS=1}
     local repo="$work/$name/repo" store="$work/$name/history.sqlite"
     mkdir -p "$repo"
     git init -q "$repo"
     for night in $(seq 1 "$NIGHTS"); do
         local message="night $night" longer=0
         if [ "$step" -gt 0 ] && [ "$night" -ge "$step" ]; then longer=1; fi
-        if [ "$step" -gt 0 ] && [ "$night" -eq "$step" ]; then message="night $night: checksum and sieve loop 10% longer"; fi
+        if [ "$step" -gt 0 ] && [ "$night" -eq "$step" ]; then message="night $night: $extra_work"; fi
         git -C "$repo" -c user.name=Nightly -c user.email=nightly@example.com commit -q --allow-empty -m "$message"
         local sha
         sha=$(git -C "$repo" rev-parse HEAD)
         local sides=(candidate reference)
         if [ $((RANDOM % 2)) -eq 1 ]; then sides=(reference candidate); fi
+        local work_env=()
+        if [ "$longer" = 1 ]; then work_env=("$extra_work"); fi
         for side in "${sides[@]}"; do
-            local env_longer=0
-            if [ "$side" = candidate ]; then env_longer=$longer; fi
-            GITHUB_SHA=$sha NIGHTLY_LONGER_LOOPS=$env_longer "$work/NightlyPerf-$side" \
+            local side_env=()
+            if [ "$side" = candidate ]; then side_env=("${work_env[@]}"); fi
+            env GITHUB_SHA="$sha" "${side_env[@]}" "$work/NightlyPerf-$side" \
                 --output "$work/$name/results/night$night-$side" --iterations "$ITERATIONS" \
                 --tag build="$side" --tag branch=main --run-id "$name-night$night-$side" >/dev/null
         done
+        local counted=()
+        if [ "$COUNTED" = 1 ]; then
+            env GITHUB_SHA="$sha" "${work_env[@]}" "$work/NightlyPerf-candidate" \
+                --output "$work/$name/results/night$night-counted" --iterations 1 --warmup 1 \
+                --instructions "$COUNTING" --tag build=candidate --tag branch=main \
+                --run-id "$name-night$night-counted" >/dev/null
+            counted=("$work/$name/results/night$night-counted")
+        fi
         "$strobe" history add "$work/$name/results/night$night-candidate" "$work/$name/results/night$night-reference" \
-            --history "$store" >/dev/null
+            "${counted[@]}" --history "$store" >/dev/null
         printf '.'
     done
     echo
@@ -76,12 +96,17 @@ run_history() {
 
 echo "history A: the code never changes"
 run_history A 0
-echo "history B: checksum and sieve 10% more work from night $STEP"
-run_history B "$STEP"
+if [ "$COUNTED" = 1 ]; then
+    echo "history C: checksum 2% more work from night $STEP, each night also counted ($COUNTING)"
+    run_history C "$STEP" NIGHTLY_CHECKSUM_PERCENT=2
+else
+    echo "history B: checksum and sieve 10% more work from night $STEP"
+    run_history B "$STEP"
+fi
 
-python3 - "$out" "$STEP" <<'PY'
+python3 - "$out" "$STEP" "$COUNTED" <<'PY'
 import json, sys
-out, step = sys.argv[1], int(sys.argv[2])
+out, step, counted = sys.argv[1], int(sys.argv[2]), sys.argv[3] == "1"
 failed = False
 def show(name, report):
     print(f"{name}: {report['runCount']} runs + {report['referenceRunCount']} reference runs, {len(report['series'])} series, "
@@ -99,20 +124,23 @@ if code_a:
     print(f"FAIL A: {len(code_a)} changes reported as the code's")
 else:
     print("ok A: no change reported as the code's")
-b = json.load(open(f"{out}/B.json"))
-show("B", b)
-before, after = open(f"{out}/B.step-commits").read().split()
+name, expected = ("C", ['checksum']) if counted else ("B", ['checksum', 'sieve'])
+b = json.load(open(f"{out}/{name}.json"))
+show(name, b)
+before, after = open(f"{out}/{name}.step-commits").read().split()
 code_b = [c for c in b['changes'] if c['cause'] == 'code']
 tests = sorted({c['test'] for c in code_b})
-wrong = [c for c in code_b if c['test'] not in ('checksum', 'sieve') or c['firstAfter']['slot'] != step - 1
+wrong = [c for c in code_b if c['test'] not in expected or c['firstAfter']['slot'] != step - 1
          or c['lastBefore']['commit'] != before or c['firstAfter']['commit'] != after]
 metrics = sorted(f"{c['test']}/{c['metric']}" for c in code_b)
-if tests == ['checksum', 'sieve'] and not wrong:
-    print(f"ok B: the code's changes are checksum and sieve ({', '.join(metrics)}), all at night {step}, "
+missing = counted and 'checksum/instructions' not in metrics
+if tests == expected and not wrong and not missing:
+    print(f"ok {name}: the code's changes are {' and '.join(expected)} ({', '.join(metrics)}), all at night {step}, "
           f"range {before[:10]}..{after[:10]}")
 else:
     failed = True
-    print(f"FAIL B: the code's changes are in {tests}; {len(wrong)} elsewhere or at another night")
+    print(f"FAIL {name}: the code's changes are in {tests} ({', '.join(metrics)}); {len(wrong)} elsewhere or at "
+          f"another night")
 sys.exit(1 if failed else 0)
 PY
-echo "reports: $out/{A,B}.{txt,json,html}"
+echo "reports: $out/{A,B,C}.{txt,json,html} (B without COUNTED=1, C with it)"
