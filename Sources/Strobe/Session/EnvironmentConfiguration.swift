@@ -1,5 +1,5 @@
 /// The flight recorder and crash capture as environment variables ask for
-/// them (see ``TraceConfiguration/fromEnvironment(_:)``).
+/// them (see ``TraceSession/startFromEnvironment()``).
 extension TraceConfiguration {
     /// The directory a flight recorder started from the environment dumps
     /// into; setting it turns the flight recorder on.
