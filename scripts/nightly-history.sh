@@ -58,7 +58,7 @@ run_history() {
             local env_longer=0
             if [ "$side" = candidate ]; then env_longer=$longer; fi
             GITHUB_SHA=$sha NIGHTLY_LONGER_LOOPS=$env_longer "$work/NightlyPerf-$side" \
-                --output "$work/$name/results/night$night-$side" --iterations "$ITERATIONS" \
+                --results-dir "$work/$name/results/night$night-$side" --iterations "$ITERATIONS" \
                 --tag build="$side" --tag branch=main --run-id "$name-night$night-$side" >/dev/null
         done
         "$strobe" history add "$work/$name/results/night$night-candidate" "$work/$name/results/night$night-reference" \

@@ -45,13 +45,16 @@ enum SuiteCommandLine {
                 return nil
             },
             Option(
-                name: "--time-budget", valueName: "SECONDS",
-                help: "Iterate for this many seconds per test instead of a count.",
+                name: "--time-budget", valueName: "DURATION",
+                help: "Iterate for this long per test instead of a count: a duration with its unit, such as 30s.",
                 defaultValue: "none"
             ) { options, value in
-                guard let parsed = number(value) else { return "not a number of seconds" }
-                options.timeBudget = parsed
-                return nil
+                do throws(DurationText.Problem) {
+                    options.timeBudget = .nanoseconds(Int64(try DurationText.nanoseconds(value)))
+                    return nil
+                } catch {
+                    return error.description
+                }
             },
             Option(
                 name: "--p90-precision", valueName: "PCT",
@@ -64,10 +67,10 @@ enum SuiteCommandLine {
                 return nil
             },
             Option(
-                name: "--output", valueName: "DIR", help: "Directory for the results file (and the kept traces).",
-                defaultValue: defaults.output
+                name: "--results-dir", valueName: "DIR", help: "Directory for the results file (and the kept traces).",
+                defaultValue: defaults.resultsDirectory
             ) { options, value in
-                options.output = value
+                options.resultsDirectory = value
                 return nil
             },
             Option(
@@ -134,6 +137,11 @@ enum SuiteCommandLine {
 
     static let helpFlags: Set<String> = ["--help", "-h"]
 
+    /// Options spelled otherwise before, by their old name: refused with
+    /// the new one named, so that a script that still says `--output`
+    /// fails instead of writing where it did not ask.
+    static let renamed = ["--output": "--results-dir DIR"]
+
     static func wholeNumber(_ text: String) -> Int? {
         Int(text)
     }
@@ -168,6 +176,11 @@ enum SuiteCommandLine {
             if argument.hasPrefix("--"), let equals = argument.firstIndex(of: "=") {
                 name = String(argument[..<equals])
                 inlineValue = String(argument[argument.index(after: equals)...])
+            }
+            if let newName = renamed[name] {
+                firstError =
+                    firstError ?? SuiteCommandLineError(flag: name, value: inlineValue, problem: "is now \(newName)")
+                continue
             }
             guard let option = option(named: name) else {
                 firstError =
