@@ -162,8 +162,8 @@ public struct PerfSuite: Sendable {
         }
         try FileManager.default.createDirectory(atPath: options.resultsDirectory, withIntermediateDirectories: true)
         let stamp = ISO8601DateFormatter().string(from: Date()).replacingOccurrences(of: ":", with: "")
-        let path =
-            "\(options.resultsDirectory)/\(ResultsFile.fileSafe(name))-\(stamp)-\(getpid()).\(ResultsFile.fileExtension)"
+        let file = "\(ResultsFile.fileSafe(name))-\(stamp)-\(getpid()).\(ResultsFile.fileExtension)"
+        let path = "\(options.resultsDirectory)/\(file)"
         try ResultsFile.write(run, to: path)
         print("results: \(path)")
         return run

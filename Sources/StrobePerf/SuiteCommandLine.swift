@@ -59,7 +59,8 @@ enum SuiteCommandLine {
             Option(
                 name: "--p90-precision", valueName: "PCT",
                 help:
-                    "Iterate until the 95% confidence interval of the p90 of wall time is narrower than PCT percent of it.",
+                    "Iterate until the 95% confidence interval of the p90 of wall time is narrower than PCT percent "
+                    + "of it.",
                 defaultValue: "none"
             ) { options, value in
                 guard let parsed = number(value) else { return "not a number" }

@@ -77,7 +77,8 @@ public struct PerfSuiteOptions: Sendable, Hashable {
             throw SuiteCommandLineError(
                 flag: given[1].0, value: given[1].1,
                 problem:
-                    "conflicts with \(given[0].0) \(given[0].1): choose one of --iterations, --time-budget and --p90-precision"
+                    "conflicts with \(given[0].0) \(given[0].1): choose one of --iterations, --time-budget and "
+                    + "--p90-precision"
             )
         }
         if let iterations {

@@ -162,7 +162,8 @@ struct SuiteCommandLineTests {
         // Options that exclude each other.
         (
             ["--iterations", "3", "--time-budget", "2s"],
-            "--time-budget 2s: conflicts with --iterations 3: choose one of --iterations, --time-budget and --p90-precision"
+            "--time-budget 2s: conflicts with --iterations 3: choose one of --iterations, --time-budget and "
+                + "--p90-precision"
         ),
         (["--profile-rate", "0"], "--profile-rate 0: must be from 1 to 10000 (hertz)"),
         (["--profile-rate", "fast"], "--profile-rate fast: not a whole number of hertz"),

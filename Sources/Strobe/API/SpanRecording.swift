@@ -36,8 +36,9 @@ extension Trace {
         package var kind: StaticString
 
         /// An identity.
-        package init(traceIDHigh: UInt64, traceIDLow: UInt64, spanID: UInt64, parentSpanID: UInt64, kind: StaticString)
-        {
+        package init(
+            traceIDHigh: UInt64, traceIDLow: UInt64, spanID: UInt64, parentSpanID: UInt64, kind: StaticString
+        ) {
             self.traceIDHigh = traceIDHigh
             self.traceIDLow = traceIDLow
             self.spanID = spanID

@@ -30,7 +30,8 @@ extension TraceConfiguration {
             let known = ["BEFORE", "AFTER", "SPACING", "MAX_FILES", "MAX_BYTES", "TRIGGERS"].map { prefix + $0 }
             if let unknown = settings.sorted().first(where: { !known.contains($0) }) {
                 throw .invalidConfiguration(
-                    "\(unknown): unknown; the flight recorder reads \(([Self.flightRecorderEnvironmentVariable] + known).joined(separator: ", "))"
+                    "\(unknown): unknown; the flight recorder reads "
+                        + "\(([Self.flightRecorderEnvironmentVariable] + known).joined(separator: ", "))"
                 )
             }
             flightRecorder = recorder

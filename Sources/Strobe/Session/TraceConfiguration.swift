@@ -124,9 +124,9 @@ public struct TraceConfiguration: Sendable {
     /// none: `STROBE_TRACE_OUTPUT`, `STROBE_CRASH_CAPTURE` and every
     /// `STROBE_FLIGHT_RECORDER_` variable are unset or empty. The variables
     /// are those ``TraceSession/startFromEnvironment()`` reads.
-    package static func fromEnvironment(_ environment: [String: String]) throws(TraceSessionError)
-        -> TraceConfiguration?
-    {
+    package static func fromEnvironment(
+        _ environment: [String: String]
+    ) throws(TraceSessionError) -> TraceConfiguration? {
         let path = environment[TraceSession.outputEnvironmentVariable].flatMap { $0.isEmpty ? nil : $0 }
         let asked =
             !(environment[crashCaptureEnvironmentVariable] ?? "").isEmpty
@@ -143,7 +143,8 @@ public struct TraceConfiguration: Sendable {
         if let list = environment[Self.signpostsEnvironmentVariable], !list.isEmpty {
             guard let signposts = Signposts(list: list) else {
                 throw .invalidConfiguration(
-                    "\(Self.signpostsEnvironmentVariable)=\(list): expected a comma-separated list of probes, ftrace-marker, os-signposts or all"
+                    "\(Self.signpostsEnvironmentVariable)=\(list): expected a comma-separated list of probes, "
+                        + "ftrace-marker, os-signposts or all"
                 )
             }
             configuration.signposts = signposts
