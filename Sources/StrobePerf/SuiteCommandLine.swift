@@ -30,20 +30,13 @@ enum SuiteCommandLine {
             Option(
                 name: "--iterations", valueName: "N", help: "Measured iterations per test.",
                 defaultValue:
-                    "\(PerfSuiteOptions.defaultIterations), when neither --time-budget nor --p90-precision is given"
-            ) { options, value in
-                guard let count = wholeNumber(value) else { return "not a whole number" }
-                options.iterations = count
-                return nil
-            },
+                    "\(PerfSuiteOptions.defaultIterations), when neither --time-budget nor --p90-precision is given",
+                apply: wholeNumber { $0.iterations = $1 }
+            ),
             Option(
                 name: "--warmup", valueName: "N", help: "Warm-up iterations per test, run and discarded.",
-                defaultValue: "\(defaults.warmup)"
-            ) { options, value in
-                guard let count = wholeNumber(value) else { return "not a whole number" }
-                options.warmup = count
-                return nil
-            },
+                defaultValue: "\(defaults.warmup)", apply: wholeNumber { $0.warmup = $1 }
+            ),
             Option(
                 name: "--time-budget", valueName: "DURATION",
                 help: "Iterate for this long per test instead of a count: a duration with its unit, such as 30s.",
@@ -99,12 +92,9 @@ enum SuiteCommandLine {
             },
             Option(
                 name: "--profile-rate", valueName: "HZ", help: "The rate --profile samples at (implies --profile).",
-                defaultValue: "\(PerfSuiteOptions.defaultProfileRate)"
-            ) { options, value in
-                guard let rate = wholeNumber(value) else { return "not a whole number of hertz" }
-                options.profileRate = rate
-                return nil
-            },
+                defaultValue: "\(PerfSuiteOptions.defaultProfileRate)",
+                apply: wholeNumber(problem: "not a whole number of hertz") { $0.profileRate = $1 }
+            ),
             Option(
                 name: "--instructions", valueName: "MODE",
                 help:
@@ -120,12 +110,8 @@ enum SuiteCommandLine {
             },
             Option(
                 name: "--round", valueName: "N", help: "The round of a strobe compare experiment this run belongs to.",
-                defaultValue: "none"
-            ) { options, value in
-                guard let count = wholeNumber(value) else { return "not a whole number" }
-                options.round = count
-                return nil
-            },
+                defaultValue: "none", apply: wholeNumber { $0.round = $1 }
+            ),
             Option(
                 name: "--run-id", valueName: "ID", help: "An id for this run, written to the results file.",
                 defaultValue: "a fresh one per process"
@@ -143,8 +129,16 @@ enum SuiteCommandLine {
     /// fails instead of writing where it did not ask.
     static let renamed = ["--output": "--results-dir DIR"]
 
-    static func wholeNumber(_ text: String) -> Int? {
-        Int(text)
+    /// The action of an option whose value is a whole number, which `set`
+    /// stores; `problem` is what a value that is none says.
+    static func wholeNumber(
+        problem: String = "not a whole number", _ set: @escaping @Sendable (inout PerfSuiteOptions, Int) -> Void
+    ) -> @Sendable (inout PerfSuiteOptions, String) -> String? {
+        { options, value in
+            guard let count = Int(value) else { return problem }
+            set(&options, count)
+            return nil
+        }
     }
 
     static func number(_ text: String) -> Double? {
