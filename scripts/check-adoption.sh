@@ -40,7 +40,7 @@ PY
 swift build --package-path "$app" --product YAMLPerfTests
 output=$(mktemp -d)
 trap 'rm -rf "$output"' EXIT
-"$(swift build --package-path "$app" --show-bin-path)/YAMLPerfTests" --filter decode --iterations 2 --warmup 0 --output "$output"
+"$(swift build --package-path "$app" --show-bin-path)/YAMLPerfTests" --filter decode --iterations 2 --warmup 0 --results-dir "$output"
 count=$(find "$output" -name '*.strobe-results' | wc -l)
 if [ "$count" -ne 1 ]; then echo "adoption: expected one results file, found $count" >&2; exit 1; fi
 echo "adoption: the app resolved only Yams and strobe, built, and ran a perf test"

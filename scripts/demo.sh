@@ -118,9 +118,9 @@ for night in $(seq 1 "$nights"); do
     git -C "$history_repo" -c user.name=Nightly -c user.email=nightly@example.com commit -q --allow-empty -m "$message"
     sha=$(git -C "$history_repo" rev-parse HEAD)
     GITHUB_SHA=$sha LENS_KERNEL=$kernel "$bin/LensPerfTests" --iterations 3 --profile --tag build=nightly \
-        --tag branch=main --output "$history_dir/results/night$night-nightly" >/dev/null
+        --tag branch=main --results-dir "$history_dir/results/night$night-nightly" >/dev/null
     GITHUB_SHA=$sha LENS_KERNEL=vectorized "$bin/LensPerfTests" --iterations 3 --profile --tag build=reference \
-        --tag branch=main --output "$history_dir/results/night$night-reference" >/dev/null
+        --tag branch=main --results-dir "$history_dir/results/night$night-reference" >/dev/null
     printf '.'
 done
 echo
@@ -133,7 +133,7 @@ simulate_night() {
     local night=$1 build=$2 kernel=$3 sha=$4
     GITHUB_SHA=$sha LENS_KERNEL=$kernel "$bin/LensPerfTests" --filter '^apply lens$' --instructions simulated \
         --iterations 1 --warmup 1 --tag build="$build" --tag branch=main \
-        --output "$history_dir/results/night$night-$build-simulated" >/dev/null
+        --results-dir "$history_dir/results/night$night-$build-simulated" >/dev/null
 }
 for night in $(seq 1 "$nights"); do
     kernel=vectorized

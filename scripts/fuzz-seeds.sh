@@ -17,7 +17,7 @@ STROBE_TRACE_OUTPUT="$out/reader/rusage.pftrace" STROBE_TRACE_RUSAGE='*' "$bin/T
 head -c 3000 "$out/reader/lens.pftrace" > "$out/reader/lens-cut.pftrace"
 python3 "$(dirname "$0")/../Tests/python/make_perfetto_seeds.py" "$out/reader"
 rm -rf "$out/.suite"
-"$bin/LensPerfTests" --iterations 2 --warmup 0 --filter 'capture' --output "$out/.suite" >/dev/null
+"$bin/LensPerfTests" --iterations 2 --warmup 0 --filter 'capture' --results-dir "$out/.suite" >/dev/null
 find "$out/.suite" -name '*.strobe-results' -exec cp {} "$out/results/" \;
 for file in "$out"/results/*.strobe-results; do
     "$tools_bin/strobe" results export "$file" --format csv > "$out/csv/$(basename "$file" .strobe-results).csv" 2>/dev/null || true

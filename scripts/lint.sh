@@ -9,6 +9,9 @@
 # argument and a trailing body in several places, where the rewrite it asks
 # for reads worse). Single exceptions are marked where they are, with
 # `// swift-format-ignore: RULE` and a reason.
+#
+# It also holds the SDK's public API to its bar: at most 150 public
+# declarations in the Strobe module, counted by scripts/count-public-api.sh.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 paths=(Sources Tools/Sources Tests Tools/Tests Examples Benchmarks Package.swift Tools/Package.swift)
@@ -17,3 +20,5 @@ if [ "${1:-}" = "--fix" ]; then
 fi
 swift format lint --strict --recursive --parallel "${paths[@]}"
 echo "lint: no violations in $(find "${paths[@]}" -name '*.swift' -not -path '*/.build*' | wc -l) Swift files"
+bash scripts/count-public-api.sh --max 150 >/dev/null
+echo "lint: $(bash scripts/count-public-api.sh) public declarations in Strobe (at most 150)"

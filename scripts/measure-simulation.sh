@@ -33,7 +33,7 @@ run_seconds() {
     shift
     local start end
     start=$(seconds)
-    "$@" --output "$out" >/dev/null 2>&1
+    "$@" --results-dir "$out" >/dev/null 2>&1
     end=$(seconds)
     python3 -c "print($end - $start)"
 }
@@ -88,7 +88,7 @@ measure() {
     local all=()
     for process in $(seq 1 "$processes"); do
         "${command[@]}" --filter "^$test\$" --iterations 3 --warmup 1 --instructions "$mode" $extra \
-            --output "$work/spread-$name-$process" >/dev/null 2>&1
+            --results-dir "$work/spread-$name-$process" >/dev/null 2>&1
         all+=($(samples "$(ls "$work/spread-$name-$process"/*.strobe-results)" "$test"))
     done
     python3 - "$mode" "$name" "$native_one" "$native_many" "$sim_one" "$sim_many" "$n" "${all[@]}" <<'PY'

@@ -70,13 +70,13 @@ run_history() {
             local side_env=()
             if [ "$side" = candidate ]; then side_env=("${work_env[@]}"); fi
             env GITHUB_SHA="$sha" "${side_env[@]}" "$work/NightlyPerf-$side" \
-                --output "$work/$name/results/night$night-$side" --iterations "$ITERATIONS" \
+                --results-dir "$work/$name/results/night$night-$side" --iterations "$ITERATIONS" \
                 --tag build="$side" --tag branch=main --run-id "$name-night$night-$side" >/dev/null
         done
         local counted=()
         if [ "$COUNTED" = 1 ]; then
             env GITHUB_SHA="$sha" "${work_env[@]}" "$work/NightlyPerf-candidate" \
-                --output "$work/$name/results/night$night-counted" --iterations 1 --warmup 1 \
+                --results-dir "$work/$name/results/night$night-counted" --iterations 1 --warmup 1 \
                 --instructions "$COUNTING" --tag build=candidate --tag branch=main \
                 --run-id "$name-night$night-counted" >/dev/null
             counted=("$work/$name/results/night$night-counted")

@@ -168,9 +168,12 @@ let sorted = report.frameTimes.sorted()
 let median = sorted.isEmpty ? 0 : sorted[sorted.count / 2] * 1000
 if let statistics = session?.statistics, flightRecorderDirectory != nil {
     print(
-        "LensPipeline: flight recorder wrote \(statistics.triggeredDumps) dump(s), \(statistics.suppressedTriggers) more trigger(s) counted"
+        "LensPipeline: flight recorder wrote \(statistics.triggeredDumps) dump(s), "
+            + "\(statistics.suppressedTriggers) more trigger(s) counted"
     )
 }
 print(
-    "LensPipeline: \(report.frames) frames, kernel \(configuration.kernel.rawValue), median frame \(String(format: "%.2f", median)) ms, \(report.missedDeadlines) over the \(String(format: "%.2f", configuration.frameBudget * 1000)) ms budget"
+    "LensPipeline: \(report.frames) frames, kernel \(configuration.kernel.rawValue), "
+        + "median frame \(String(format: "%.2f", median)) ms, \(report.missedDeadlines) over the "
+        + "\(String(format: "%.2f", configuration.frameBudget * 1000)) ms budget"
 )

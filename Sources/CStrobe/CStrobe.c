@@ -73,7 +73,8 @@ static int clocksource_descriptor = -1;
 static pthread_once_t clocksource_once = PTHREAD_ONCE_INIT;
 
 static void open_clocksource(void) {
-    clocksource_descriptor = open("/sys/devices/system/clocksource/clocksource0/current_clocksource", O_RDONLY | O_CLOEXEC);
+    clocksource_descriptor =
+        open("/sys/devices/system/clocksource/clocksource0/current_clocksource", O_RDONLY | O_CLOEXEC);
 }
 #endif
 

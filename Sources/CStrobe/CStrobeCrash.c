@@ -171,8 +171,8 @@ int cstrobe_crash_install(const cstrobe_crash_config *config) {
             cstrobe_crash_metadata_length = config->metadata_bytes;
         }
     }
-    if (cstrobe_crash_path == NULL || cstrobe_crash_scratch == NULL || cstrobe_crash_output == NULL || cstrobe_crash_seen_names == NULL
-        || (config->metadata_bytes > 0 && cstrobe_crash_metadata == NULL)) {
+    if (cstrobe_crash_path == NULL || cstrobe_crash_scratch == NULL || cstrobe_crash_output == NULL
+        || cstrobe_crash_seen_names == NULL || (config->metadata_bytes > 0 && cstrobe_crash_metadata == NULL)) {
         free_handler_buffers();
         pthread_mutex_unlock(&install_lock);
         return ENOMEM;
@@ -183,15 +183,18 @@ int cstrobe_crash_install(const cstrobe_crash_config *config) {
     memset(&cstrobe_crash_header_template, 0, sizeof(cstrobe_crash_header_template));
     // Version 2 only when the file carries the METADATA section, so that a
     // reader of version 1 still reads a file without it.
-    cstrobe_crash_header_template.version = cstrobe_crash_metadata_length > 0 ? CSTROBE_CRASH_VERSION : CSTROBE_CRASH_VERSION_FIRST;
+    cstrobe_crash_header_template.version =
+        cstrobe_crash_metadata_length > 0 ? CSTROBE_CRASH_VERSION : CSTROBE_CRASH_VERSION_FIRST;
     cstrobe_crash_header_template.header_bytes = sizeof(cstrobe_crash_header_template);
     cstrobe_crash_header_template.process_id = (uint64_t)getpid();
-    cstrobe_crash_header_template.timestamp_is_tsc = (uint64_t)__atomic_load_n((int *)&cstrobe_timestamp_source_is_tsc, __ATOMIC_RELAXED);
+    cstrobe_crash_header_template.timestamp_is_tsc =
+        (uint64_t)__atomic_load_n((int *)&cstrobe_timestamp_source_is_tsc, __ATOMIC_RELAXED);
     cstrobe_crash_header_template.base_raw = config->base_raw;
     cstrobe_crash_header_template.base_boottime_ns = config->base_boottime_ns;
     cstrobe_crash_header_template.buffer_bytes = config->buffer_bytes;
     if (config->process_name != NULL) {
-        strncpy(cstrobe_crash_header_template.process_name, config->process_name, sizeof(cstrobe_crash_header_template.process_name) - 1);
+        strncpy(cstrobe_crash_header_template.process_name, config->process_name,
+                sizeof(cstrobe_crash_header_template.process_name) - 1);
     }
     cstrobe_crash_threads = NULL;
     cstrobe_crash_prepare_thread();
@@ -262,7 +265,8 @@ cstrobe_crash_thread *cstrobe_crash_add_thread(uint64_t thread_id, uint64_t seri
     cstrobe_crash_thread *head = __atomic_load_n(&cstrobe_crash_threads, __ATOMIC_ACQUIRE);
     do {
         thread->next = head;
-    } while (!__atomic_compare_exchange_n(&cstrobe_crash_threads, &head, thread, 1, __ATOMIC_RELEASE, __ATOMIC_ACQUIRE));
+    } while (
+        !__atomic_compare_exchange_n(&cstrobe_crash_threads, &head, thread, 1, __ATOMIC_RELEASE, __ATOMIC_ACQUIRE));
     return thread;
 }
 

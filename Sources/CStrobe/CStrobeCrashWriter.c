@@ -324,8 +324,8 @@ int cstrobe_crash_write_file(int signal, int64_t code, uint64_t address, uint64_
 #endif
     int failed = emit(fd, CSTROBE_CRASH_MAGIC, 8) != 0 || emit(fd, &header, sizeof(header)) != 0;
     uint64_t thread_count = 0;
-    for (cstrobe_crash_thread *thread = __atomic_load_n(&cstrobe_crash_threads, __ATOMIC_ACQUIRE); thread != NULL && !failed;
-         thread = thread->next) {
+    cstrobe_crash_thread *first = __atomic_load_n(&cstrobe_crash_threads, __ATOMIC_ACQUIRE);
+    for (cstrobe_crash_thread *thread = first; thread != NULL && !failed; thread = thread->next) {
         failed = emit_thread(fd, thread) != 0;
         thread_count++;
     }
@@ -333,10 +333,10 @@ int cstrobe_crash_write_file(int signal, int64_t code, uint64_t address, uint64_
     failed = failed || emit_texts(fd, &categories_table, CSTROBE_CRASH_SECTION_CATEGORY) != 0;
     if (!failed && cstrobe_crash_metadata_length > 0) {
         uint64_t fields[2] = {0, cstrobe_crash_metadata_length};
-        failed = emit_section(fd, CSTROBE_CRASH_SECTION_METADATA,
-                              sizeof(fields) + cstrobe_crash_metadata_length + (8 - cstrobe_crash_metadata_length % 8) % 8) != 0
-            || emit(fd, fields, sizeof(fields)) != 0 || emit(fd, cstrobe_crash_metadata, cstrobe_crash_metadata_length) != 0
-            || emit_padding(fd, cstrobe_crash_metadata_length) != 0;
+        uint64_t length = cstrobe_crash_metadata_length;
+        failed = emit_section(fd, CSTROBE_CRASH_SECTION_METADATA, sizeof(fields) + length + (8 - length % 8) % 8) != 0
+            || emit(fd, fields, sizeof(fields)) != 0 || emit(fd, cstrobe_crash_metadata, length) != 0
+            || emit_padding(fd, length) != 0;
     }
     if (!failed) {
         failed = emit_section(fd, CSTROBE_CRASH_SECTION_END, 8) != 0 || emit(fd, &thread_count, 8) != 0

@@ -198,7 +198,8 @@ static size_t drain_perf(cstrobe_sampler *sampler, uint64_t *out, size_t capacit
     __atomic_store_n(&meta->data_tail, tail, __ATOMIC_RELEASE);
     if (sampler->perf_reads_lost) {
         uint64_t values[2];
-        if (read(sampler->fd, values, sizeof values) == (ssize_t)sizeof values && values[1] > sampler->perf_lost_reported) {
+        if (read(sampler->fd, values, sizeof values) == (ssize_t)sizeof values
+            && values[1] > sampler->perf_lost_reported) {
             *lost += values[1] - sampler->perf_lost_reported;
             sampler->perf_lost_reported = values[1];
         }

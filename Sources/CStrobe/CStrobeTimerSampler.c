@@ -82,8 +82,8 @@ static void record_sample(cstrobe_sampler *sampler, const ucontext_t *context) {
     unsigned cpu = 0;
     int got = sched_getcpu();
     if (got >= 0) cpu = (unsigned)got;
-    uint64_t words[SAMPLE_HEADER_WORDS] = {(uint64_t)(uint32_t)sampler->tid | ((uint64_t)cpu << 32), cstrobe_boottime_now(),
-                                           count | ((uint64_t)stack_words << 32)};
+    uint64_t words[SAMPLE_HEADER_WORDS] = {(uint64_t)(uint32_t)sampler->tid | ((uint64_t)cpu << 32),
+                                           cstrobe_boottime_now(), count | ((uint64_t)stack_words << 32)};
     for (size_t i = 0; i < SAMPLE_HEADER_WORDS; i++) sampler->ring[(head + i) % sampler->ring_words] = words[i];
     for (size_t i = 0; i < count; i++)
         sampler->ring[(head + SAMPLE_HEADER_WORDS + i) % sampler->ring_words] = frames[i];

@@ -1,6 +1,6 @@
 import CStrobe
 import Dispatch
-@_spi(Bridges) import Strobe
+import Strobe
 import StrobeTestSupport
 
 #if StrobeTracing

@@ -200,7 +200,8 @@ enum ProfileBenchmarks {
         // reading it, asking for what Strobe asks and for the least.
         let floors: [(String, KernelFloor)] = [
             (
-                "the kernel's sampling alone at 999 Hz, asking what Strobe asks (call chain, stack words), ring never read",
+                "the kernel's sampling alone at 999 Hz, asking what Strobe asks (call chain, stack words), ring never "
+                    + "read",
                 KernelFloor(frequency: 999, asStrobe: true)
             ),
             (

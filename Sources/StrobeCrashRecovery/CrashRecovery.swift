@@ -336,24 +336,8 @@ struct NameTranslator {
     /// Rewrites the argument keys; false when the block does not parse.
     private mutating func translateArguments(_ record: UnsafeMutablePointer<UInt64>, length: Int, kind: UInt64) -> Bool
     {
-        var offset = RecordLayout.fixedWords(kind: kind)
-        if kind & RecordLayout.withResourceUsage != 0 { offset += RecordLayout.resourceUsageWords }
-        if kind & RecordLayout.withFlow != 0 { offset += 1 }
-        if kind & RecordLayout.withTerminatingFlow != 0 { offset += 1 }
-        var position = offset + 1
-        let end = min(position + Int(truncatingIfNeeded: record[offset]), length)
-        while position + 2 <= end {
-            let key = record[position]
-            let tag = record[position + 1]
-            guard (ArgumentEncoding.intTag...ArgumentEncoding.hexTag).contains(tag & 0xFF),
-                tag >> 8 <= UInt64(length) * 16
-            else { return false }
-            let inline = ArgumentEncoding.isInlineKey(key)
-            let step = 2 + ArgumentEncoding.payloadWords(tag: tag) + (inline ? (Int(key & 0xFFFF) + 7) / 8 : 0)
-            guard position + step <= end else { return false }
-            if !inline { record[position] = self.key(key) }
-            position += step
-        }
-        return position == end
+        ArgumentBlock.forEach(in: record, at: ArgumentBlock.offset(kind: kind), length: length) { argument in
+            if !ArgumentEncoding.isInlineKey(argument.key) { record[argument.position] = key(argument.key) }
+        }.isWhole
     }
 }

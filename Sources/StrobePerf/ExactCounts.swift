@@ -106,10 +106,10 @@ package enum ExactCounts {
         var metrics: [PerfMetric] = []
         if selection.allocations {
             let remaining = Double(counts.allocations) - Double(counts.frees)
+            let bytes = Double(counts.allocated_bytes)
             metrics += [
                 PerfMetric(name: "allocations", unit: "count", better: .lower, samples: [Double(counts.allocations)]),
-                PerfMetric(
-                    name: "allocations.bytes", unit: "bytes", better: .lower, samples: [Double(counts.allocated_bytes)]),
+                PerfMetric(name: "allocations.bytes", unit: "bytes", better: .lower, samples: [bytes]),
                 PerfMetric(name: "allocations.remaining", unit: "count", better: .lower, samples: [remaining]),
             ]
         }

@@ -17,8 +17,8 @@ import Synchronization
 /// ```
 ///
 /// Run it with `swift run -c release MyPerfTests [--filter REGEX]
-/// [--iterations N] [--warmup K] [--time-budget SECONDS] [--p90-precision PCT]
-/// [--output DIR] [--tag key=value ...] [--keep-traces] [--round N] [--run-id ID]`;
+/// [--iterations N] [--warmup K] [--time-budget DURATION] [--p90-precision PCT]
+/// [--results-dir DIR] [--tag key=value ...] [--keep-traces] [--round N] [--run-id ID]`;
 /// `--help` lists every option with its default. The suite reads its
 /// command line itself (``PerfSuiteOptions/parse(_:)``), so an app's perf
 /// tests need no package beyond Strobe's.
@@ -156,7 +156,7 @@ public struct PerfSuite: Sendable {
         runnerOptions.suite = name
         runnerOptions.warmupIterations = options.warmup
         runnerOptions.stopRule = try options.stopRule()
-        runnerOptions.traceDirectory = options.keepTraces ? options.output + "/traces" : nil
+        runnerOptions.traceDirectory = options.keepTraces ? options.resultsDirectory + "/traces" : nil
         if let rate = options.profileRate {
             var profile = TraceConfiguration.CPUProfile()
             profile.frequency = rate
@@ -179,9 +179,10 @@ public struct PerfSuite: Sendable {
             progress.finish(result)
             run.tests.append(result)
         }
-        try FileManager.default.createDirectory(atPath: options.output, withIntermediateDirectories: true)
+        try FileManager.default.createDirectory(atPath: options.resultsDirectory, withIntermediateDirectories: true)
         let stamp = ISO8601DateFormatter().string(from: Date()).replacingOccurrences(of: ":", with: "")
-        let path = "\(options.output)/\(ResultsFile.fileSafe(name))-\(stamp)-\(getpid()).\(ResultsFile.fileExtension)"
+        let file = "\(ResultsFile.fileSafe(name))-\(stamp)-\(getpid()).\(ResultsFile.fileExtension)"
+        let path = "\(options.resultsDirectory)/\(file)"
         try ResultsFile.write(run, to: path)
         print("results: \(path)")
         return run

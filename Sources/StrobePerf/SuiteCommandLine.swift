@@ -30,33 +30,30 @@ enum SuiteCommandLine {
             Option(
                 name: "--iterations", valueName: "N", help: "Measured iterations per test.",
                 defaultValue:
-                    "\(PerfSuiteOptions.defaultIterations), when neither --time-budget nor --p90-precision is given"
-            ) { options, value in
-                guard let count = wholeNumber(value) else { return "not a whole number" }
-                options.iterations = count
-                return nil
-            },
+                    "\(PerfSuiteOptions.defaultIterations), when neither --time-budget nor --p90-precision is given",
+                apply: wholeNumber { $0.iterations = $1 }
+            ),
             Option(
                 name: "--warmup", valueName: "N", help: "Warm-up iterations per test, run and discarded.",
-                defaultValue: "\(defaults.warmup)"
-            ) { options, value in
-                guard let count = wholeNumber(value) else { return "not a whole number" }
-                options.warmup = count
-                return nil
-            },
+                defaultValue: "\(defaults.warmup)", apply: wholeNumber { $0.warmup = $1 }
+            ),
             Option(
-                name: "--time-budget", valueName: "SECONDS",
-                help: "Iterate for this many seconds per test instead of a count.",
+                name: "--time-budget", valueName: "DURATION",
+                help: "Iterate for this long per test instead of a count: a duration with its unit, such as 30s.",
                 defaultValue: "none"
             ) { options, value in
-                guard let parsed = number(value) else { return "not a number of seconds" }
-                options.timeBudget = parsed
-                return nil
+                do throws(DurationText.Problem) {
+                    options.timeBudget = .nanoseconds(Int64(try DurationText.nanoseconds(value)))
+                    return nil
+                } catch {
+                    return error.description
+                }
             },
             Option(
                 name: "--p90-precision", valueName: "PCT",
                 help:
-                    "Iterate until the 95% confidence interval of the p90 of wall time is narrower than PCT percent of it.",
+                    "Iterate until the 95% confidence interval of the p90 of wall time is narrower than PCT percent "
+                    + "of it.",
                 defaultValue: "none"
             ) { options, value in
                 guard let parsed = number(value) else { return "not a number" }
@@ -64,10 +61,10 @@ enum SuiteCommandLine {
                 return nil
             },
             Option(
-                name: "--output", valueName: "DIR", help: "Directory for the results file (and the kept traces).",
-                defaultValue: defaults.output
+                name: "--results-dir", valueName: "DIR", help: "Directory for the results file (and the kept traces).",
+                defaultValue: defaults.resultsDirectory
             ) { options, value in
-                options.output = value
+                options.resultsDirectory = value
                 return nil
             },
             Option(
@@ -95,12 +92,9 @@ enum SuiteCommandLine {
             },
             Option(
                 name: "--profile-rate", valueName: "HZ", help: "The rate --profile samples at (implies --profile).",
-                defaultValue: "\(PerfSuiteOptions.defaultProfileRate)"
-            ) { options, value in
-                guard let rate = wholeNumber(value) else { return "not a whole number of hertz" }
-                options.profileRate = rate
-                return nil
-            },
+                defaultValue: "\(PerfSuiteOptions.defaultProfileRate)",
+                apply: wholeNumber(problem: "not a whole number of hertz") { $0.profileRate = $1 }
+            ),
             Option(
                 name: "--instructions", valueName: "MODE",
                 help:
@@ -117,12 +111,8 @@ enum SuiteCommandLine {
             },
             Option(
                 name: "--round", valueName: "N", help: "The round of a strobe compare experiment this run belongs to.",
-                defaultValue: "none"
-            ) { options, value in
-                guard let count = wholeNumber(value) else { return "not a whole number" }
-                options.round = count
-                return nil
-            },
+                defaultValue: "none", apply: wholeNumber { $0.round = $1 }
+            ),
             Option(
                 name: "--run-id", valueName: "ID", help: "An id for this run, written to the results file.",
                 defaultValue: "a fresh one per process"
@@ -135,8 +125,21 @@ enum SuiteCommandLine {
 
     static let helpFlags: Set<String> = ["--help", "-h"]
 
-    static func wholeNumber(_ text: String) -> Int? {
-        Int(text)
+    /// Options spelled otherwise before, by their old name: refused with
+    /// the new one named, so that a script that still says `--output`
+    /// fails instead of writing where it did not ask.
+    static let renamed = ["--output": "--results-dir DIR"]
+
+    /// The action of an option whose value is a whole number, which `set`
+    /// stores; `problem` is what a value that is none says.
+    static func wholeNumber(
+        problem: String = "not a whole number", _ set: @escaping @Sendable (inout PerfSuiteOptions, Int) -> Void
+    ) -> @Sendable (inout PerfSuiteOptions, String) -> String? {
+        { options, value in
+            guard let count = Int(value) else { return problem }
+            set(&options, count)
+            return nil
+        }
     }
 
     static func number(_ text: String) -> Double? {
@@ -169,6 +172,11 @@ enum SuiteCommandLine {
             if argument.hasPrefix("--"), let equals = argument.firstIndex(of: "=") {
                 name = String(argument[..<equals])
                 inlineValue = String(argument[argument.index(after: equals)...])
+            }
+            if let newName = renamed[name] {
+                firstError =
+                    firstError ?? SuiteCommandLineError(flag: name, value: inlineValue, problem: "is now \(newName)")
+                continue
             }
             guard let option = option(named: name) else {
                 firstError =

@@ -14,17 +14,18 @@ public struct PerfSuiteOptions: Sendable, Hashable {
     public var iterations: Int?
     /// Warm-up iterations per test, run and discarded (`--warmup`).
     public var warmup = 2
-    /// Iterate for this many seconds per test instead of a count
-    /// (`--time-budget`).
-    public var timeBudget: Double?
+    /// Iterate for this long per test instead of a count (`--time-budget
+    /// 30s`).
+    public var timeBudget: Duration?
     /// Iterate until the 95% confidence interval of the p90 of wall time is
     /// narrower than this percentage of it (`--p90-precision`).
     public var p90Precision: Double?
-    /// Where the results file (and kept traces) go (`--output`).
-    public var output = ".strobe/results"
+    /// Where the results file (and kept traces) go (`--results-dir`).
+    public var resultsDirectory = ".strobe/results"
     /// User tags, `key=value` each (`--tag device=pixel --tag build=pr`).
     public var tags: [String] = []
-    /// Keep each iteration's trace under `output/traces` (`--keep-traces`).
+    /// Keep each iteration's trace under `resultsDirectory/traces`
+    /// (`--keep-traces`).
     public var keepTraces = false
     /// Sample every measured iteration's call stacks at this rate, in
     /// hertz, and keep them per test in the results (`--profile`,
@@ -76,7 +77,8 @@ public struct PerfSuiteOptions: Sendable, Hashable {
             throw SuiteCommandLineError(
                 flag: given[1].0, value: given[1].1,
                 problem:
-                    "conflicts with \(given[0].0) \(given[0].1): choose one of --iterations, --time-budget and --p90-precision"
+                    "conflicts with \(given[0].0) \(given[0].1): choose one of --iterations, --time-budget and "
+                    + "--p90-precision"
             )
         }
         if let iterations {
@@ -86,11 +88,11 @@ public struct PerfSuiteOptions: Sendable, Hashable {
             return .iterations(iterations)
         }
         if let timeBudget {
-            guard timeBudget > 0 else {
+            guard timeBudget > .zero else {
                 throw SuiteCommandLineError(
                     flag: "--time-budget", value: Self.shown(timeBudget), problem: "must be positive")
             }
-            return .timeBudget(seconds: timeBudget)
+            return .timeBudget(seconds: Self.seconds(timeBudget))
         }
         if let p90Precision {
             guard p90Precision > 0 else {
@@ -119,7 +121,9 @@ public struct PerfSuiteOptions: Sendable, Hashable {
         guard warmup >= 0 else {
             throw SuiteCommandLineError(flag: "--warmup", value: "\(warmup)", problem: "must be zero or more")
         }
-        if output.isEmpty { throw SuiteCommandLineError(flag: "--output", value: output, problem: "must not be empty") }
+        if resultsDirectory.isEmpty {
+            throw SuiteCommandLineError(flag: "--results-dir", value: resultsDirectory, problem: "must not be empty")
+        }
         _ = try parsedTags()
         if let round, round < 0 {
             throw SuiteCommandLineError(flag: "--round", value: "\(round)", problem: "must be zero or more")
@@ -136,7 +140,7 @@ public struct PerfSuiteOptions: Sendable, Hashable {
     /// The command-line arguments that give a suite these options: each
     /// option that differs from its default, in the table's order
     /// (`--filter`, `--iterations`, `--warmup`, ..., `--run-id`), as
-    /// `--name value` pairs. What a runner of suites (`strobe compare`)
+    /// `--name value` pairs, durations with their unit. What a runner of suites (`strobe compare`)
     /// appends to the suite's own command.
     public var arguments: [String] {
         let defaults = PerfSuiteOptions()
@@ -146,7 +150,7 @@ public struct PerfSuiteOptions: Sendable, Hashable {
         if warmup != defaults.warmup { arguments += ["--warmup", "\(warmup)"] }
         if let timeBudget { arguments += ["--time-budget", Self.shown(timeBudget)] }
         if let p90Precision { arguments += ["--p90-precision", Self.shown(p90Precision)] }
-        if output != defaults.output { arguments += ["--output", output] }
+        if resultsDirectory != defaults.resultsDirectory { arguments += ["--results-dir", resultsDirectory] }
         for tag in tags { arguments += ["--tag", tag] }
         if keepTraces { arguments.append("--keep-traces") }
         if let profileRate {
@@ -161,5 +165,19 @@ public struct PerfSuiteOptions: Sendable, Hashable {
     /// A number as a user would have typed it: `2`, not `2.0`.
     static func shown(_ value: Double) -> String {
         value == value.rounded() && abs(value) < 1e15 ? String(Int(value)) : "\(value)"
+    }
+
+    /// A duration as a user would have typed it, with its unit: `30s`,
+    /// `1500ms`; a negative one with a minus sign.
+    static func shown(_ duration: Duration) -> String {
+        let nanoseconds = (seconds(duration) * 1e9).rounded()
+        guard nanoseconds.magnitude < 1e18 else { return shown(seconds(duration)) + "s" }
+        let text = DurationText.text(nanoseconds: UInt64(nanoseconds.magnitude))
+        return nanoseconds < 0 ? "-" + text : text
+    }
+
+    /// A duration in seconds.
+    static func seconds(_ duration: Duration) -> Double {
+        Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
     }
 }

@@ -64,7 +64,8 @@ public enum TraceReader {
             return TraceReadError(
                 path: source, offset: 0,
                 problem:
-                    "not a trace: it begins with 0x\(String(first, radix: 16, uppercase: false)) (\"\(shown)\"), where a trace begins with a packet (0x0a)"
+                    "not a trace: it begins with 0x\(String(first, radix: 16, uppercase: false)) (\"\(shown)\"), "
+                    + "where a trace begins with a packet (0x0a)"
             )
         }
         let problems = parsed.issues + (parsed.truncation.map { [$0] } ?? [])

@@ -17,12 +17,12 @@ public enum ResultsCSV {
         for test in run.tests {
             for metric in test.metrics {
                 for (iteration, sample) in metric.samples.enumerated() {
+                    let runID = run.metadata.runID
                     var cells = [
                         field(run.metadata.suite), field(test.name), field("\(test.name)/\(metric.name)"),
                         field(metric.unit),
                         metric.better.rawValue,
-                        field(
-                            run.metadata.samplesAreLaunches ? "\(run.metadata.runID)#\(iteration)" : run.metadata.runID),
+                        field(run.metadata.samplesAreLaunches ? "\(runID)#\(iteration)" : runID),
                         round, String(iteration), String(sample),
                     ]
                     cells += tagKeys.map { field(run.metadata.tags[$0] ?? "") }

@@ -251,7 +251,8 @@ public enum ResultsFile {
                     throw ResultsFileError(
                         path: path,
                         problem:
-                            "metric \(text(metric.name)) of test \(text(test.name)) has a sample that is not a finite number"
+                            "metric \(text(metric.name)) of test \(text(test.name)) has a sample that is not a finite "
+                            + "number"
                     )
                 }
                 metrics.append(

@@ -1,6 +1,6 @@
 #if StrobeTracing
 import Instrumentation
-@_spi(Bridges) import Strobe
+import Strobe
 
 #if canImport(Glibc)
 import Glibc

@@ -1,5 +1,5 @@
 #if StrobeTracing
-@_spi(Bridges) import Strobe
+import Strobe
 import Synchronization
 import Tracing
 

@@ -1,5 +1,5 @@
 #if StrobeTracing
-@_spi(Bridges) import Strobe
+import Strobe
 import Tracing
 
 /// A swift-distributed-tracing backend that records every span into the

@@ -30,7 +30,7 @@ extension PerfRunnerTests {
                         }
                     ])
                 let options = try PerfSuiteOptions.parse([
-                    "--iterations", "5", "--warmup", "1", "--output", "\(directory)/\(kernel.rawValue)", "--tag",
+                    "--iterations", "5", "--warmup", "1", "--results-dir", "\(directory)/\(kernel.rawValue)", "--tag",
                     "kernel=\(kernel.rawValue)",
                 ])
                 let run = try await suite.run(options: options)

@@ -21,7 +21,7 @@ struct InstructionCountTests {
         let output = NSTemporaryDirectory() + "strobe-instructions-\(UUID().uuidString)"
         defer { try? FileManager.default.removeItem(atPath: output) }
         let outcome = try runProgram(
-            builtProgram("ProfileSuite"), arguments + ["--output", output],
+            builtProgram("ProfileSuite"), arguments + ["--results-dir", output],
             environment: ["PROFILE_SUITE_SCALE": "0.01"].merging(environment) { _, new in new }, timeLimit: 240)
         #expect(outcome.status == status, "\(outcome.output)\n\(outcome.errors)")
         let files = try FileManager.default.contentsOfDirectory(atPath: output).filter {

@@ -114,7 +114,7 @@ struct PerfRunnerTests {
                 PerfTest("passes") { _ in Trace.interval("work") {} },
             ])
         let options = try PerfSuiteOptions.parse([
-            "--iterations", "3", "--warmup", "1", "--output", directory, "--tag", "device=test",
+            "--iterations", "3", "--warmup", "1", "--results-dir", directory, "--tag", "device=test",
         ])
         let run = try await suite.run(options: options)
         #expect(run.hasFailures)

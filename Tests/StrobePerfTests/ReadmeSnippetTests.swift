@@ -56,9 +56,10 @@ struct ReadmeSnippetTests {
         #expect(blocks.count >= 8)
         for (page, block) in blocks where block.notCompiledBecause == nil {
             let holders = files.filter { SnippetCheck.source($0.lines, holds: block.lines) }
+            let first = block.lines.first ?? ""
             #expect(
                 !holders.isEmpty,
-                "\(page) line \(block.line): the block starting \"\(block.lines.first ?? "")\" is in no file of Examples/ReadmeSnippets"
+                "\(page) line \(block.line): the block starting \"\(first)\" is in no file of Examples/ReadmeSnippets"
             )
         }
         for (page, block) in blocks {

@@ -191,7 +191,7 @@ struct ResourceMetricTests {
             Trace.counter("dropped", 1)
             context.report("frames per second", 60, unit: "count/s", better: .higher)
         }
-        let options = try PerfSuiteOptions.parse(["--iterations", "2", "--warmup", "0", "--output", directory])
+        let options = try PerfSuiteOptions.parse(["--iterations", "2", "--warmup", "0", "--results-dir", directory])
         _ = try await PerfSuite("direction", tests: [test]).run(options: options)
         let files = try FileManager.default.contentsOfDirectory(atPath: directory).filter {
             $0.hasSuffix(".strobe-results")

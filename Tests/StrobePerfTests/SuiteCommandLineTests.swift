@@ -13,7 +13,7 @@ struct SuiteCommandLineTests {
     /// Every option with a value that differs from its default, as
     /// `--name value` arguments; the `=` form is made from them.
     static let everyOption: [(name: String, value: String?)] = [
-        ("--filter", "lens.*"), ("--iterations", "20"), ("--warmup", "0"), ("--output", "out/dir"),
+        ("--filter", "lens.*"), ("--iterations", "20"), ("--warmup", "0"), ("--results-dir", "out/dir"),
         ("--tag", "device=pixel-8"),
         ("--tag", "build=pr"), ("--keep-traces", nil), ("--round", "4"), ("--run-id", "run 7"),
         ("--profile", nil), ("--profile-rate", "250"), ("--instructions", "simulated"),
@@ -23,7 +23,7 @@ struct SuiteCommandLineTests {
         #expect(options.filter == "lens.*")
         #expect(options.iterations == 20)
         #expect(options.warmup == 0)
-        #expect(options.output == "out/dir")
+        #expect(options.resultsDirectory == "out/dir")
         #expect(options.tags == ["device=pixel-8", "build=pr"])
         #expect((try? options.parsedTags()) == ["device": "pixel-8", "build": "pr"])
         #expect(options.keepTraces)
@@ -40,10 +40,10 @@ struct SuiteCommandLineTests {
         let joined = Self.everyOption.map { option in option.value.map { "\(option.name)=\($0)" } ?? option.name }
         Self.check(try PerfSuiteOptions.parse(joined))
 
-        var budget = try PerfSuiteOptions.parse(["--time-budget", "2.5"])
-        #expect(budget.timeBudget == 2.5)
+        var budget = try PerfSuiteOptions.parse(["--time-budget", "2500ms"])
+        #expect(budget.timeBudget == .milliseconds(2500))
         #expect(try budget.stopRule() == .timeBudget(seconds: 2.5))
-        budget = try PerfSuiteOptions.parse(["--time-budget=30"])
+        budget = try PerfSuiteOptions.parse(["--time-budget=0.5m"])
         #expect(try budget.stopRule() == .timeBudget(seconds: 30))
         let precision = try PerfSuiteOptions.parse(["--p90-precision", "5"])
         #expect(precision.p90Precision == 5)
@@ -52,7 +52,7 @@ struct SuiteCommandLineTests {
         // A value that starts with a dash but not two is a value.
         #expect(try PerfSuiteOptions.parse(["--filter", "-h"]).filter == "-h")
         // The = form takes a value that starts with --.
-        #expect(try PerfSuiteOptions.parse(["--output=--odd"]).output == "--odd")
+        #expect(try PerfSuiteOptions.parse(["--results-dir=--odd"]).resultsDirectory == "--odd")
         // A repeated option keeps its last value (strobe compare appends its
         // own --iterations after the suite's command).
         #expect(try PerfSuiteOptions.parse(["--iterations", "5", "--iterations", "7"]).iterations == 7)
@@ -67,6 +67,14 @@ struct SuiteCommandLineTests {
         warm.warmup = 0
         warm.profileRate = PerfSuiteOptions.defaultProfileRate
         #expect(warm.arguments == ["--warmup", "0", "--profile"])
+        // Durations go out with their unit, as the suite reads them.
+        var budget = PerfSuiteOptions()
+        budget.timeBudget = .milliseconds(1500)
+        #expect(budget.arguments == ["--time-budget", "1500ms"])
+        #expect(try PerfSuiteOptions.parse(budget.arguments) == budget)
+        budget.timeBudget = .seconds(90)
+        #expect(budget.arguments == ["--time-budget", "90s"])
+        #expect(try PerfSuiteOptions.parse(budget.arguments) == budget)
     }
 
     @Test func profileAloneSamplesAtTheDefaultRate() throws {
@@ -98,7 +106,7 @@ struct SuiteCommandLineTests {
         let options = try PerfSuiteOptions.parse([])
         #expect(options == PerfSuiteOptions())
         #expect(options.warmup == 2)
-        #expect(options.output == ".strobe/results")
+        #expect(options.resultsDirectory == ".strobe/results")
         #expect(try options.stopRule() == .iterations(PerfSuiteOptions.defaultIterations))
         #expect(
             !options.keepTraces && options.tags.isEmpty && options.filter == nil && options.round == nil
@@ -115,7 +123,7 @@ struct SuiteCommandLineTests {
         (["stray"], "stray: unexpected argument"),
         // Missing values.
         (["--iterations"], "--iterations: missing value N"),
-        (["--output", "--keep-traces"], "--output: missing value DIR"),
+        (["--results-dir", "--keep-traces"], "--results-dir: missing value DIR"),
         (["--tag"], "--tag: missing value KEY=VALUE"),
         // A value given to a flag that takes none.
         (["--keep-traces=yes"], "--keep-traces yes: takes no value"),
@@ -124,24 +132,38 @@ struct SuiteCommandLineTests {
         (["--iterations=2.5"], "--iterations 2.5: not a whole number"),
         (["--warmup", "two"], "--warmup two: not a whole number"),
         (["--round", "1st"], "--round 1st: not a whole number"),
-        (["--time-budget", "soon"], "--time-budget soon: not a number of seconds"),
-        (["--time-budget", "inf"], "--time-budget inf: not a number of seconds"),
+        (
+            ["--time-budget", "soon"],
+            "--time-budget soon: is not a duration such as 16.67ms, 30s or 3m (units: ns, µs, ms, s, m, h)"
+        ),
+        (
+            ["--time-budget", "inf"],
+            "--time-budget inf: is not a duration such as 16.67ms, 30s or 3m (units: ns, µs, ms, s, m, h)"
+        ),
         (["--p90-precision", "nan"], "--p90-precision nan: not a number"),
         // Numbers out of range.
         (["--iterations", "0"], "--iterations 0: must be positive"),
         (["--warmup", "-1"], "--warmup -1: must be zero or more"),
         (["--round", "-2"], "--round -2: must be zero or more"),
-        (["--time-budget", "0"], "--time-budget 0: must be positive"),
+        (["--time-budget", "0s"], "--time-budget 0s: is not a positive duration such as 16.67ms, 30s or 3m"),
         (["--p90-precision", "-5"], "--p90-precision -5: must be positive"),
         // Values of the wrong shape.
         (["--tag", "novalue"], "--tag novalue: expected key=value"),
         (["--tag", "=x"], "--tag =x: expected key=value"),
         (["--run-id", ""], "--run-id \"\": must not be empty"),
-        (["--output="], "--output \"\": must not be empty"),
+        (["--results-dir="], "--results-dir \"\": must not be empty"),
+        // The spellings of before, refused with the one to use now.
+        (
+            ["--time-budget", "30"],
+            "--time-budget 30: has no unit; write it with one: 30ms, 30s or 30m (ns, µs, ms, s, m, h)"
+        ),
+        (["--output", "out"], "--output: is now --results-dir DIR"),
+        (["--output=out"], "--output out: is now --results-dir DIR"),
         // Options that exclude each other.
         (
-            ["--iterations", "3", "--time-budget", "2"],
-            "--time-budget 2: conflicts with --iterations 3: choose one of --iterations, --time-budget and --p90-precision"
+            ["--iterations", "3", "--time-budget", "2s"],
+            "--time-budget 2s: conflicts with --iterations 3: choose one of --iterations, --time-budget and "
+                + "--p90-precision"
         ),
         (["--profile-rate", "0"], "--profile-rate 0: must be from 1 to 10000 (hertz)"),
         (["--profile-rate", "fast"], "--profile-rate fast: not a whole number of hertz"),
@@ -200,7 +222,8 @@ struct SuiteCommandLineTests {
             flat.contains("--warmup N Warm-up iterations per test, run and discarded. (default: \(defaults.warmup))"))
         #expect(
             flat.contains(
-                "--output DIR Directory for the results file (and the kept traces). (default: \(defaults.output))"))
+                "--results-dir DIR Directory for the results file (and the kept traces). "
+                    + "(default: \(defaults.resultsDirectory))"))
         guard case .iterations(let count) = try defaults.stopRule() else {
             Issue.record("the default stop rule is not a count")
             return
@@ -237,7 +260,7 @@ struct SuiteCommandLineTests {
         let suite = PerfSuite("Lens", tests: [PerfTest("capture frame") { _ in }, PerfTest("apply lens") { _ in }])
         var errors: [String] = []
         let status = await suite.runCommandLine(
-            ["--filter", "^decode", "--output", NSTemporaryDirectory() + "strobe-unused-\(getpid())"],
+            ["--filter", "^decode", "--results-dir", NSTemporaryDirectory() + "strobe-unused-\(getpid())"],
             command: "LensPerfTests",
             standardOutput: { _ in }, standardError: { errors.append($0) })
         #expect(status == 2)

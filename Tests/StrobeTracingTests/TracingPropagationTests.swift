@@ -35,10 +35,9 @@ struct TracingPropagationTests {
         #expect(header.wholeMatch(of: /00-[0-9a-f]{32}-[0-9a-f]{16}-01/) != nil)
         let client = try #require(trace.intervals(named: "client call").first)
         let server = try #require(trace.intervals(named: "server handler").first)
-        #expect(
-            header
-                == "00-\(StrobeTracingTests.string(client, "trace_id")!)-\(StrobeTracingTests.string(client, "span_id")!)-01"
-        )
+        let traceID = try #require(StrobeTracingTests.string(client, "trace_id"))
+        let spanID = try #require(StrobeTracingTests.string(client, "span_id"))
+        #expect(header == "00-\(traceID)-\(spanID)-01")
         #expect(server.arguments["trace_id"] == client.arguments["trace_id"])
         #expect(server.arguments["parent_span_id"] == client.arguments["span_id"])
         #expect(StrobeTracingTests.string(server, "span.kind") == "server")

@@ -1,7 +1,7 @@
 import Synchronization
 
 /// The async interval a task is inside: the innermost one opened by the
-/// async form of ``Trace/interval(_:isolation:_:)-(StaticString,_,_)`` in
+/// async form of ``Trace/interval(_:isolation:_:)`` in
 /// the task or in the task that started it, and the innermost one a bridge
 /// (such as StrobeTracing's spans) reports.
 ///
@@ -65,14 +65,13 @@ extension Trace {
     }
 }
 
-@_spi(Bridges)
 extension Trace {
     /// The identifier of the innermost interval the async `Trace.interval`
     /// opened in the current task (or the task that started it); 0 for none.
     ///
     /// For bridges that keep a notion of "current" of their own and must
     /// nest under Strobe's intervals too.
-    public static var innermostTaskInterval: UInt64 { AsyncIntervalContext.current }
+    package static var innermostTaskInterval: UInt64 { AsyncIntervalContext.current }
 
     /// Installs a bridge's source of its innermost open interval (an
     /// identifier, 0 for none), consulted with the task's own whenever an
@@ -80,16 +79,15 @@ extension Trace {
     /// under the bridge's (a span's) as well as the other way round.
     ///
     /// The source must be cheap and must not record events.
-    public static func setInnermostIntervalSource(_ source: @convention(c) () -> UInt64) {
+    package static func setInnermostIntervalSource(_ source: @convention(c) () -> UInt64) {
         AsyncIntervalContext.setSource(source)
     }
 }
 
-@_spi(Bridges)
 extension Trace.AsyncInterval {
     /// The interval with identifier `id`, as a parent for
     /// ``Trace/beginAsync(_:parent:flow:terminatingFlow:arguments:renamable:startedAgo:)``.
-    public init(parentID id: UInt64) {
+    package init(parentID id: UInt64) {
         self.init(id: id)
     }
 }

@@ -6,17 +6,16 @@ import StrobeEncoding
 /// they are, never interned, so spans named after URLs or carrying
 /// attributes with run-time keys keep the process's memory flat, and the
 /// identifiers' hex text is made by the background writer, not the caller.
-@_spi(Bridges)
 extension Trace {
     /// An argument whose key is known only at run time.
-    public struct TextArgument: Sendable {
+    package struct TextArgument: Sendable {
         /// The key.
-        public var key: String
+        package var key: String
         /// The value.
-        public var value: ArgumentValue
+        package var value: ArgumentValue
 
         /// An argument.
-        public init(_ key: String, _ value: ArgumentValue) {
+        package init(_ key: String, _ value: ArgumentValue) {
             self.key = key
             self.value = value
         }
@@ -24,20 +23,22 @@ extension Trace {
 
     /// The identity a span's begin carries, written as the arguments
     /// `trace_id`, `span_id`, `parent_span_id` (when not 0) and `span.kind`.
-    public struct SpanIdentity: Sendable {
+    package struct SpanIdentity: Sendable {
         /// The trace id's high 64 bits.
-        public var traceIDHigh: UInt64
+        package var traceIDHigh: UInt64
         /// The trace id's low 64 bits.
-        public var traceIDLow: UInt64
+        package var traceIDLow: UInt64
         /// The span's id.
-        public var spanID: UInt64
+        package var spanID: UInt64
         /// The parent span's id; 0 for none.
-        public var parentSpanID: UInt64
+        package var parentSpanID: UInt64
         /// The span's kind, such as `server`.
-        public var kind: StaticString
+        package var kind: StaticString
 
         /// An identity.
-        public init(traceIDHigh: UInt64, traceIDLow: UInt64, spanID: UInt64, parentSpanID: UInt64, kind: StaticString) {
+        package init(
+            traceIDHigh: UInt64, traceIDLow: UInt64, spanID: UInt64, parentSpanID: UInt64, kind: StaticString
+        ) {
             self.traceIDHigh = traceIDHigh
             self.traceIDLow = traceIDLow
             self.spanID = spanID
@@ -53,7 +54,7 @@ extension Trace {
     /// since the Unix epoch, taken as now when within a microsecond of the
     /// call. The writer places the instant, so the call reads no clock but
     /// the raw one of its record.
-    public static func beginSpan(
+    package static func beginSpan(
         _ name: String, parent: UInt64, identity: SpanIdentity, flow: UInt64, terminatingFlow: UInt64,
         startedAt: UInt64
     ) -> AsyncInterval {
@@ -126,11 +127,10 @@ extension Trace {
     }
 }
 
-@_spi(Bridges)
 extension Trace {
     /// Marks a moment on the calling thread named `name`, with arguments
     /// whose keys are known at run time; nothing is interned.
-    public static func instant(named name: String, arguments: [TextArgument]) {
+    package static func instant(named name: String, arguments: [TextArgument]) {
         guard cstrobe_load_generation() != 0, let recorder = ThreadBuffer.attached() else { return }
         defer { recorder.leave() }
         recorder.signposts?.instant(SpanKeys.signpostName.word)
@@ -154,14 +154,13 @@ extension Trace {
     }
 }
 
-@_spi(Bridges)
 extension Trace.AsyncInterval {
     /// Closes a span's interval: under `name` when it changed (nil keeps
     /// the name), at `endedAt` (wall-clock nanoseconds since the Unix
     /// epoch, taken as now when within a microsecond of the call; an end
     /// before the begin is placed on the begin), with `arguments`, which
     /// the caller may gather on the stack.
-    public func endSpan(
+    package func endSpan(
         renamedTo name: String?, endedAt: UInt64, arguments: UnsafeBufferPointer<Trace.TextArgument>
     ) {
         guard id != 0 else { return }

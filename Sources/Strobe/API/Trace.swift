@@ -22,17 +22,11 @@ import StrobeEncoding
 /// ```
 ///
 /// Intervals nest per thread: each ``end()`` closes the innermost open
-/// ``begin(_:)-(StaticString)`` of the same thread. For work that crosses an
-/// `await` and may resume on another thread, use ``beginAsync(_:)-(StaticString)``
-/// or the `async` form of ``interval(_:capturing:_:)-(StaticString,_,_)``.
+/// ``begin(_:)`` of the same thread. For work that crosses an
+/// `await` and may resume on another thread, use ``beginAsync(_:arguments:)``
+/// or the `async` form of ``interval(_:capturing:_:)``.
 public enum Trace {
     // MARK: Intervals
-
-    /// Opens an interval on the calling thread.
-    @inlinable @inline(__always)
-    public static func begin(_ name: StaticString) {
-        begin(Name(name))
-    }
 
     /// Opens an interval on the calling thread.
     @inlinable @inline(__always)
@@ -58,20 +52,6 @@ public enum Trace {
     ///   - flow: Starts or continues a flow at this interval.
     ///   - terminatingFlow: Ends a flow at this interval.
     ///   - arguments: Values shown with the interval.
-    @inlinable
-    public static func begin(
-        _ name: StaticString,
-        capturing: Capture = [],
-        flow: Flow? = nil,
-        terminatingFlow: Flow? = nil,
-        arguments: KeyValuePairs<StaticString, ArgumentValue> = [:]
-    ) {
-        begin(Name(name), capturing: capturing, flow: flow, terminatingFlow: terminatingFlow, arguments: arguments)
-    }
-
-    /// Opens an interval on the calling thread, with extras.
-    ///
-    /// See ``begin(_:capturing:flow:terminatingFlow:arguments:)-(StaticString,_,_,_,_)``.
     @inlinable
     public static func begin(
         _ name: Name,
@@ -146,20 +126,6 @@ public enum Trace {
     /// The interval ends when `body` returns or throws.
     @inlinable @discardableResult
     public static func interval<Result, Failure: Error>(
-        _ name: StaticString,
-        capturing: Capture = [],
-        _ body: () throws(Failure) -> Result
-    ) throws(Failure) -> Result {
-        if capturing.isEmpty { begin(Name(name)) } else { begin(name, capturing: capturing) }
-        defer { end() }
-        return try body()
-    }
-
-    /// Runs `body` inside an interval and returns its result.
-    ///
-    /// The interval ends when `body` returns or throws.
-    @inlinable @discardableResult
-    public static func interval<Result, Failure: Error>(
         _ name: Name,
         capturing: Capture = [],
         _ body: () throws(Failure) -> Result
@@ -179,22 +145,7 @@ public enum Trace {
     /// innermost async interval open in the current task, and async
     /// intervals begun in `body`, across `await`s and in child tasks
     /// (`async let`, task groups, `Task {}`), belong under it. Intervals
-    /// opened with ``begin(_:)-(StaticString)`` stay on their thread's track.
-    @inlinable @discardableResult
-    public static func interval<Result, Failure: Error>(
-        _ name: StaticString,
-        isolation: isolated (any Actor)? = #isolation,
-        _ body: () async throws(Failure) -> Result
-    ) async throws(Failure) -> Result {
-        guard cstrobe_load_generation() != 0 else { return try await body() }
-        let interval = recordAsyncBegin(Name(name), arguments: [:])
-        defer { interval.end() }
-        return try await withInnermostInterval(interval.id, isolation: isolation, body)
-    }
-
-    /// Runs asynchronous `body` inside an interval and returns its result.
-    ///
-    /// See ``interval(_:isolation:_:)-(StaticString,_,_)``.
+    /// opened with ``begin(_:)`` stay on their thread's track.
     @inlinable @discardableResult
     public static func interval<Result, Failure: Error>(
         _ name: Name,
@@ -211,19 +162,9 @@ public enum Trace {
 
     /// Opens an interval that may end on another thread.
     ///
-    /// Call ``AsyncInterval/end()`` on the returned value, from any thread.
+    /// Call ``AsyncInterval/end(arguments:)`` on the returned value, from any thread.
     /// The interval nests under the innermost async interval open in the
-    /// current task, if any (see ``interval(_:isolation:_:)-(StaticString,_,_)``).
-    @inlinable
-    public static func beginAsync(
-        _ name: StaticString, arguments: KeyValuePairs<StaticString, ArgumentValue> = [:]
-    ) -> AsyncInterval {
-        guard cstrobe_load_generation() != 0 else { return AsyncInterval(id: 0) }
-        return recordAsyncBegin(Name(name), arguments: arguments)
-    }
-
-    /// Opens an interval that may end on another thread, nested under the
-    /// innermost async interval open in the current task, if any.
+    /// current task, if any (see ``interval(_:isolation:_:)``).
     @inlinable
     public static func beginAsync(
         _ name: Name, arguments: KeyValuePairs<StaticString, ArgumentValue> = [:]
@@ -329,15 +270,6 @@ public enum Trace {
     /// Marks a moment on the calling thread.
     @inlinable
     public static func instant(
-        _ name: StaticString, arguments: KeyValuePairs<StaticString, ArgumentValue> = [:]
-    ) {
-        guard cstrobe_load_generation() != 0 else { return }
-        recordInstant(Name(name), arguments: arguments)
-    }
-
-    /// Marks a moment on the calling thread.
-    @inlinable
-    public static func instant(
         _ name: Name, arguments: KeyValuePairs<StaticString, ArgumentValue> = [:]
     ) {
         guard cstrobe_load_generation() != 0 else { return }
@@ -352,28 +284,11 @@ public enum Trace {
         recordInstant(name, arguments: arguments)
     }
 
-    /// Records an integer value on the counter track `name`.
+    /// Records an integer value on the counter track `name`: an `Int`,
+    /// `Int64` or any other integer, clamped to `Int64`'s range.
     @inlinable @inline(__always)
-    public static func counter(_ name: StaticString, _ value: Int64, unit: CounterUnit = .count) {
-        counter(Name(name), value, unit: unit)
-    }
-
-    /// Records an integer value on the counter track `name`.
-    @inlinable @inline(__always)
-    public static func counter(_ name: StaticString, _ value: Int, unit: CounterUnit = .count) {
-        counter(Name(name), Int64(value), unit: unit)
-    }
-
-    /// Records a floating point value on the counter track `name`.
-    @inlinable @inline(__always)
-    public static func counter(_ name: StaticString, _ value: Double, unit: CounterUnit = .count) {
-        counter(Name(name), value, unit: unit)
-    }
-
-    /// Records an integer value on the counter track `name`.
-    @inlinable @inline(__always)
-    public static func counter(_ name: Name, _ value: Int64, unit: CounterUnit = .count) {
-        writeCounter(name, kind: RecordLayout.counterInt, bits: UInt64(bitPattern: value), unit: unit)
+    public static func counter(_ name: Name, _ value: some BinaryInteger, unit: CounterUnit = .count) {
+        writeCounter(name, kind: RecordLayout.counterInt, bits: UInt64(bitPattern: Int64(clamping: value)), unit: unit)
     }
 
     /// Records a floating point value on the counter track `name`.

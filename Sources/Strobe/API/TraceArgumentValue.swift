@@ -16,11 +16,11 @@ extension Trace {
         case double(Double)
         /// A Boolean.
         case bool(Bool)
-        /// A string; values longer than ``maximumStringLength`` bytes are cut.
+        /// A string; values longer than 1,024 bytes (UTF-8) are cut.
         case string(String)
 
         /// The longest string value kept, in UTF-8 bytes.
-        public static let maximumStringLength = 1024
+        package static let maximumStringLength = 1024
     }
 }
 

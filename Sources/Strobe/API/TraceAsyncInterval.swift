@@ -1,7 +1,7 @@
 import CStrobe
 
 extension Trace {
-    /// An interval opened with ``Trace/beginAsync(_:arguments:)-(StaticString,_)``;
+    /// An interval opened with ``Trace/beginAsync(_:arguments:)``;
     /// end it from any thread.
     public struct AsyncInterval: Sendable, Hashable {
         /// The interval's identifier; 0 when nothing was recorded.
@@ -16,14 +16,8 @@ extension Trace {
             isRenamable = renamable
         }
 
-        /// Closes the interval, on whichever thread runs this.
-        @inlinable
-        public func end() {
-            guard id != 0, cstrobe_load_generation() != 0 else { return }
-            Trace.recordAsyncEnd(id: id)
-        }
-
-        /// Closes the interval with arguments, on whichever thread runs this.
+        /// Closes the interval, with arguments or none, on whichever thread
+        /// runs this.
         ///
         /// The arguments join those of the begin; where both name the same
         /// key, the end's value wins.
@@ -34,15 +28,19 @@ extension Trace {
         /// download.end(arguments: ["bytes": .int(Int64(bytes.count))])
         /// ```
         @inlinable
-        public func end(arguments: KeyValuePairs<StaticString, ArgumentValue>) {
+        public func end(arguments: KeyValuePairs<StaticString, ArgumentValue> = [:]) {
             guard id != 0, cstrobe_load_generation() != 0 else { return }
-            Trace.recordAsyncEnd(id: id, arguments: arguments)
+            if arguments.isEmpty {
+                Trace.recordAsyncEnd(id: id)
+            } else {
+                Trace.recordAsyncEnd(id: id, arguments: arguments)
+            }
         }
 
         /// Closes the interval with arguments whose keys are known at run
         /// time, on whichever thread runs this.
         ///
-        /// See ``end(arguments:)-(KeyValuePairs<StaticString,Trace.ArgumentValue>)``.
+        /// See ``end(arguments:)``.
         ///
         /// - Parameters:
         ///   - arguments: Values shown with the interval.

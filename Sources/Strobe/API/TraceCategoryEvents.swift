@@ -12,15 +12,9 @@ extension Trace {
     /// Opens an interval in `category` on the calling thread.
     ///
     /// Close it with ``end(category:)``, which skips the end when the begin
-    /// was skipped. Prefer ``interval(_:category:_:)-(StaticString,_,_)``,
+    /// was skipped. Prefer ``interval(_:category:_:)``,
     /// which pairs them even when the category is turned on or off while
     /// the interval is open.
-    @inlinable @inline(__always)
-    public static func begin(_ name: StaticString, category: Category) {
-        beginRecorded(Name(name), category: category)
-    }
-
-    /// Opens an interval in `category` on the calling thread.
     @inlinable @inline(__always)
     public static func begin(_ name: Name, category: Category) {
         beginRecorded(name, category: category)
@@ -46,7 +40,7 @@ extension Trace {
     }
 
     /// Closes the innermost open interval of the calling thread, opened by
-    /// ``begin(_:category:)-(StaticString,_)`` in `category`; does nothing
+    /// ``begin(_:category:)`` in `category`; does nothing
     /// while the category is off.
     ///
     /// When the category was turned on or off between the begin and the
@@ -89,17 +83,6 @@ extension Trace {
     /// just runs `body` while the category is off.
     @inlinable @discardableResult
     public static func interval<Result, Failure: Error>(
-        _ name: StaticString,
-        category: Category,
-        _ body: () throws(Failure) -> Result
-    ) throws(Failure) -> Result {
-        try interval(Name(name), category: category, body)
-    }
-
-    /// Runs `body` inside an interval in `category` and returns its result;
-    /// just runs `body` while the category is off.
-    @inlinable @discardableResult
-    public static func interval<Result, Failure: Error>(
         _ name: Name,
         category: Category,
         _ body: () throws(Failure) -> Result
@@ -110,21 +93,8 @@ extension Trace {
     }
 
     /// Runs asynchronous `body` inside an async interval in `category`, nested
-    /// as ``interval(_:isolation:_:)-(StaticString,_,_)`` nests; just runs
+    /// as ``interval(_:isolation:_:)`` nests; just runs
     /// `body` while the category is off.
-    @inlinable @discardableResult
-    public static func interval<Result, Failure: Error>(
-        _ name: StaticString,
-        category: Category,
-        isolation: isolated (any Actor)? = #isolation,
-        _ body: () async throws(Failure) -> Result
-    ) async throws(Failure) -> Result {
-        try await interval(Name(name), category: category, isolation: isolation, body)
-    }
-
-    /// Runs asynchronous `body` inside an async interval in `category`.
-    ///
-    /// See ``interval(_:category:isolation:_:)-(StaticString,_,_,_)``.
     @inlinable @discardableResult
     public static func interval<Result, Failure: Error>(
         _ name: Name,
@@ -143,15 +113,6 @@ extension Trace {
     /// the category is off, the returned interval records nothing.
     @inlinable
     public static func beginAsync(
-        _ name: StaticString, category: Category, arguments: KeyValuePairs<StaticString, ArgumentValue> = [:]
-    ) -> AsyncInterval {
-        guard cstrobe_category_generation(category.index) != 0 else { return AsyncInterval(id: 0) }
-        return recordAsyncBegin(Name(name), arguments: arguments, category: category.recordWord)
-    }
-
-    /// Opens an interval in `category` that may end on another thread.
-    @inlinable
-    public static func beginAsync(
         _ name: Name, category: Category, arguments: KeyValuePairs<StaticString, ArgumentValue> = [:]
     ) -> AsyncInterval {
         guard cstrobe_category_generation(category.index) != 0 else { return AsyncInterval(id: 0) }
@@ -163,48 +124,21 @@ extension Trace {
     /// Marks a moment in `category` on the calling thread.
     @inlinable
     public static func instant(
-        _ name: StaticString, category: Category, arguments: KeyValuePairs<StaticString, ArgumentValue> = [:]
-    ) {
-        guard cstrobe_category_generation(category.index) != 0 else { return }
-        recordInstant(Name(name), arguments: arguments, category: category.recordWord)
-    }
-
-    /// Marks a moment in `category` on the calling thread.
-    @inlinable
-    public static func instant(
         _ name: Name, category: Category, arguments: KeyValuePairs<StaticString, ArgumentValue> = [:]
     ) {
         guard cstrobe_category_generation(category.index) != 0 else { return }
         recordInstant(name, arguments: arguments, category: category.recordWord)
     }
 
-    /// Records an integer value in `category` on the counter track `name`.
+    /// Records an integer value in `category` on the counter track `name`,
+    /// clamped to `Int64`'s range.
     @inlinable @inline(__always)
-    public static func counter(_ name: StaticString, _ value: Int, category: Category, unit: CounterUnit = .count) {
+    public static func counter(
+        _ name: Name, _ value: some BinaryInteger, category: Category, unit: CounterUnit = .count
+    ) {
         writeCounter(
-            Name(name), kind: RecordLayout.counterInt, bits: UInt64(bitPattern: Int64(value)), unit: unit,
+            name, kind: RecordLayout.counterInt, bits: UInt64(bitPattern: Int64(clamping: value)), unit: unit,
             category: category)
-    }
-
-    /// Records an integer value in `category` on the counter track `name`.
-    @inlinable @inline(__always)
-    public static func counter(_ name: StaticString, _ value: Int64, category: Category, unit: CounterUnit = .count) {
-        writeCounter(
-            Name(name), kind: RecordLayout.counterInt, bits: UInt64(bitPattern: value), unit: unit, category: category)
-    }
-
-    /// Records a floating point value in `category` on the counter track `name`.
-    @inlinable @inline(__always)
-    public static func counter(_ name: StaticString, _ value: Double, category: Category, unit: CounterUnit = .count) {
-        writeCounter(
-            Name(name), kind: RecordLayout.counterDouble, bits: value.bitPattern, unit: unit, category: category)
-    }
-
-    /// Records an integer value in `category` on the counter track `name`.
-    @inlinable @inline(__always)
-    public static func counter(_ name: Name, _ value: Int64, category: Category, unit: CounterUnit = .count) {
-        writeCounter(
-            name, kind: RecordLayout.counterInt, bits: UInt64(bitPattern: value), unit: unit, category: category)
     }
 
     /// Records a floating point value in `category` on the counter track `name`.

@@ -43,8 +43,9 @@ public struct TraceMetadata: Sendable, Hashable {
     /// The operating system's version.
     public var osVersion: String?
     /// Further dimensions by name, such as `device.class` or `country`. A name
-    /// may not be empty nor one of the reserved names above
-    /// (``reservedNames``).
+    /// may not be empty nor a name the fields above are written under
+    /// (`app.name`, `app.version`, `app.build`, `device.model`,
+    /// `os.version`) or `sampling.probability`.
     public var dimensions: [String: String]
 
     /// Metadata with these values; all are optional.
@@ -61,12 +62,12 @@ public struct TraceMetadata: Sendable, Hashable {
     }
 
     /// The name of the instant event that carries the metadata.
-    public static let eventName = SessionMetadata.eventName
+    package static let eventName = SessionMetadata.eventName
     /// The annotation that carries the sampling probability.
-    public static let samplingProbabilityName = SessionMetadata.samplingProbabilityName
+    package static let samplingProbabilityName = SessionMetadata.samplingProbabilityName
     /// The names the fixed fields and the sampling probability are written
     /// under, which ``dimensions`` may not use.
-    public static let reservedNames: Set<String> = [
+    package static let reservedNames: Set<String> = [
         "app.name", "app.version", "app.build", "device.model", "os.version", samplingProbabilityName,
     ]
 
@@ -100,9 +101,8 @@ public struct TraceMetadata: Sendable, Hashable {
 
 extension TraceMetadata {
     /// The environment variable that gives a session started by
-    /// ``TraceSession/startFromEnvironment()`` its metadata (see
-    /// ``TraceConfiguration/fromEnvironment(_:)``).
-    public static let environmentVariable = "STROBE_TRACE_METADATA"
+    /// ``TraceSession/startFromEnvironment()`` its metadata.
+    package static let environmentVariable = "STROBE_TRACE_METADATA"
 
     /// Metadata from `KEY=VALUE,KEY=VALUE`: the fixed fields by their names
     /// in the trace, any other key a dimension.

@@ -5,7 +5,8 @@ import Synchronization
 extension Trace {
     /// The name of an interval, instant or counter.
     ///
-    /// Names written as string literals go straight into the buffer as a
+    /// Every call that takes a `Name` takes a string literal too. Names
+    /// written as string literals go straight into the buffer as a
     /// pointer to the literal: no hashing, no copy, no allocation. Names built
     /// at run time are interned once, when you create the `Trace.Name`; keep the
     /// value and reuse it to stay on the fast path.
@@ -14,7 +15,7 @@ extension Trace {
     /// let upload = Trace.Name("upload \(endpoint)")
     /// Trace.interval(upload) { send() }
     /// ```
-    public struct Name: Sendable, Hashable {
+    public struct Name: Sendable, Hashable, ExpressibleByStringLiteral {
         /// A static literal as `length << 48 | address`, or an interned name as
         /// `0xFFFF << 48 | id`.
         @usableFromInline
@@ -23,9 +24,16 @@ extension Trace {
         @inlinable
         init(word: UInt64) { self.word = word }
 
-        /// A name from a string literal; free at run time.
+        /// A name from a string literal, as in `Trace.begin("parse")` or
+        /// `Trace.Name("parse")`; free at run time.
         @inlinable @inline(__always)
-        public init(_ literal: StaticString) {
+        public init(stringLiteral literal: StaticString) {
+            self.init(literal)
+        }
+
+        /// A name from a static string; free at run time.
+        @inlinable @inline(__always)
+        package init(_ literal: StaticString) {
             if literal.hasPointerRepresentation, literal.utf8CodeUnitCount < Int(Self.maximumStaticLength) {
                 let address = UInt64(UInt(bitPattern: literal.utf8Start))
                 word = (UInt64(literal.utf8CodeUnitCount) << 48) | address
@@ -41,14 +49,14 @@ extension Trace {
 
         /// A name built at run time, interned once here.
         ///
-        /// Names longer than ``maximumLength`` bytes are cut at a character
+        /// Names longer than 4,096 bytes (UTF-8) are cut at a character
         /// boundary.
         public init(_ string: String) {
             word = NameTable.shared.intern(string)
         }
 
         /// The longest name kept, in UTF-8 bytes.
-        public static let maximumLength = 4096
+        package static let maximumLength = 4096
 
         @usableFromInline static let maximumStaticLength: UInt64 = 0xFFF0
         /// ``NameWord/internedTag``, as a constant of this module.

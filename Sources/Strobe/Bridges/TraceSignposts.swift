@@ -58,7 +58,7 @@ extension TraceConfiguration {
         /// Parses a comma-separated list such as `probes,ftrace-marker`
         /// (`os-signposts` names the third kind; `all` all three), or returns
         /// nil naming nothing it knows.
-        public init?(list: String) {
+        package init?(list: String) {
             var result: Signposts = []
             for item in list.split(separator: ",") {
                 switch item.trimmingWhitespace() {

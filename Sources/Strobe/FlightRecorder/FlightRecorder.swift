@@ -118,7 +118,7 @@ extension TraceConfiguration {
         }
 
         /// The name of the interval or counter the trigger watches.
-        public var name: String {
+        var name: String {
             switch condition {
             case .intervalLongerThan(let name, _), .counterAbove(let name, _), .counterBelow(let name, _): return name
             }

@@ -79,7 +79,8 @@ final class CPUProfiler: @unchecked Sendable {
             guard error == 0, let sampler else {
                 scratch.deallocate()
                 throw .invalidConfiguration(
-                    "cpuProfile: neither sampling method is available (\(reason ?? "perf events not tried"); timer_create: \(Self.describe(error)))"
+                    "cpuProfile: neither sampling method is available (\(reason ?? "perf events not tried"); "
+                        + "timer_create: \(Self.describe(error)))"
                 )
             }
             method = .cpuTimer

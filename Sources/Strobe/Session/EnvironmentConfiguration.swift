@@ -1,5 +1,5 @@
 /// The flight recorder and crash capture as environment variables ask for
-/// them (see ``TraceConfiguration/fromEnvironment(_:)``).
+/// them (see ``TraceSession/startFromEnvironment()``).
 extension TraceConfiguration {
     /// The directory a flight recorder started from the environment dumps
     /// into; setting it turns the flight recorder on.
@@ -30,7 +30,8 @@ extension TraceConfiguration {
             let known = ["BEFORE", "AFTER", "SPACING", "MAX_FILES", "MAX_BYTES", "TRIGGERS"].map { prefix + $0 }
             if let unknown = settings.sorted().first(where: { !known.contains($0) }) {
                 throw .invalidConfiguration(
-                    "\(unknown): unknown; the flight recorder reads \(([Self.flightRecorderEnvironmentVariable] + known).joined(separator: ", "))"
+                    "\(unknown): unknown; the flight recorder reads "
+                        + "\(([Self.flightRecorderEnvironmentVariable] + known).joined(separator: ", "))"
                 )
             }
             flightRecorder = recorder

@@ -72,7 +72,7 @@ public struct TraceConfiguration: Sendable {
 
     /// Whether timestamps may come from the CPU's time-stamp counter where it
     /// is invariant. Default: true.
-    public var allowsTimestampCounter = true
+    package var allowsTimestampCounter = true
 
     /// Where events are also announced for system profilers: USDT probes,
     /// the ftrace marker, `os_signpost`. Default: none, at no cost.
@@ -122,47 +122,11 @@ public struct TraceConfiguration: Sendable {
 
     /// The configuration the environment asks for, or nil when it asks for
     /// none: `STROBE_TRACE_OUTPUT`, `STROBE_CRASH_CAPTURE` and every
-    /// `STROBE_FLIGHT_RECORDER_` variable are unset or empty.
-    ///
-    /// - `STROBE_TRACE_OUTPUT`: the trace file (``outputPath``).
-    /// - `STROBE_TRACE_RUSAGE`: interval names that capture rusage (`*` for
-    ///   all), comma separated.
-    /// - `STROBE_TRACE_SIGNPOSTS`: signposts to turn on (`probes`,
-    ///   `ftrace-marker`, `os-signposts` or `all`, comma separated).
-    /// - `STROBE_TRACE_CATEGORIES`: the category patterns to record (comma
-    ///   separated, see ``categories``).
-    /// - `STROBE_FLIGHT_RECORDER_DIR`: turns the ``flightRecorder`` on,
-    ///   dumping into this directory, and records into rings
-    ///   (``FullBufferPolicy/overwriteOldest``). With it:
-    ///   `STROBE_FLIGHT_RECORDER_BEFORE`, `_AFTER` and `_SPACING` (durations
-    ///   such as `10s` or `500ms`: ``FlightRecorder/before``,
-    ///   ``FlightRecorder/after``, ``FlightRecorder/minimumSpacing``),
-    ///   `_MAX_FILES` and `_MAX_BYTES` (whole numbers), and `_TRIGGERS`,
-    ///   comma separated: `interval:NAME>DURATION`, `counter:NAME>NUMBER` or
-    ///   `counter:NAME<NUMBER`, as in
-    ///   `interval:frame>33ms,counter:queue.depth>100` (names holding a comma
-    ///   cannot be written so).
-    /// - `STROBE_TRACE_METADATA`: the ``metadata``, comma separated
-    ///   `KEY=VALUE` pairs: `app.name`, `app.version`, `app.build`,
-    ///   `device.model` and `os.version` set those fields, any other key is a
-    ///   dimension (`app.version=5.2,device.class=mid`; values holding a comma
-    ///   cannot be written so).
-    /// - `STROBE_CPU_PROFILE`: the ``cpuProfile``, a rate such as `999hz`,
-    ///   optionally followed by `,timer` for the CPU-time timer.
-    /// - `STROBE_CRASH_CAPTURE`: the path of ``crashCapture``'s file. Without
-    ///   `STROBE_TRACE_OUTPUT` the session records into rings, which reach a
-    ///   file only on a crash (or in a flight-recorder dump).
-    ///
-    /// ``TraceSession/startFromEnvironment()`` uses it; `strobe run` sets
-    /// `STROBE_TRACE_OUTPUT` for each child process it launches.
-    ///
-    /// - Throws: ``TraceSessionError/invalidConfiguration(_:)`` naming the
-    ///   variable and its value when one cannot be read: an unknown signpost
-    ///   or `STROBE_FLIGHT_RECORDER_` setting, a malformed duration, number,
-    ///   trigger or category pattern, or a flight-recorder setting without
-    ///   `STROBE_FLIGHT_RECORDER_DIR`.
-    public static func fromEnvironment(_ environment: [String: String]) throws(TraceSessionError) -> TraceConfiguration?
-    {
+    /// `STROBE_FLIGHT_RECORDER_` variable are unset or empty. The variables
+    /// are those ``TraceSession/startFromEnvironment()`` reads.
+    package static func fromEnvironment(
+        _ environment: [String: String]
+    ) throws(TraceSessionError) -> TraceConfiguration? {
         let path = environment[TraceSession.outputEnvironmentVariable].flatMap { $0.isEmpty ? nil : $0 }
         let asked =
             !(environment[crashCaptureEnvironmentVariable] ?? "").isEmpty
@@ -179,7 +143,8 @@ public struct TraceConfiguration: Sendable {
         if let list = environment[Self.signpostsEnvironmentVariable], !list.isEmpty {
             guard let signposts = Signposts(list: list) else {
                 throw .invalidConfiguration(
-                    "\(Self.signpostsEnvironmentVariable)=\(list): expected a comma-separated list of probes, ftrace-marker, os-signposts or all"
+                    "\(Self.signpostsEnvironmentVariable)=\(list): expected a comma-separated list of probes, "
+                        + "ftrace-marker, os-signposts or all"
                 )
             }
             configuration.signposts = signposts

@@ -32,7 +32,7 @@ public final class TraceSession: Sendable {
     package static let outputEnvironmentVariable = "STROBE_TRACE_OUTPUT"
 
     /// The configuration the session runs with.
-    public let configuration: TraceConfiguration
+    package let configuration: TraceConfiguration
 
     /// Whether the sampling draw chose this session to record. An unsampled
     /// session records nothing and writes no file.
@@ -92,13 +92,53 @@ public final class TraceSession: Sendable {
         return try result.get()
     }
 
-    /// Starts a session when the `STROBE_TRACE_OUTPUT` environment variable
-    /// names a file, and returns nil otherwise.
+    /// Starts the session the environment asks for, and returns nil when it
+    /// asks for none.
     ///
     /// Call it at the top of `main` so that `strobe run` can trace the
-    /// process. `STROBE_TRACE_RUSAGE` may list interval names (comma
-    /// separated, or `*` for all) that capture rusage, and
-    /// `STROBE_TRACE_SIGNPOSTS` the signposts to turn on.
+    /// process (it sets `STROBE_TRACE_OUTPUT` for each child process it
+    /// launches). A session starts when `STROBE_TRACE_OUTPUT`,
+    /// `STROBE_CRASH_CAPTURE` or a `STROBE_FLIGHT_RECORDER_` variable is set:
+    ///
+    /// - `STROBE_TRACE_OUTPUT`: the trace file (``TraceConfiguration/outputPath``).
+    /// - `STROBE_TRACE_RUSAGE`: interval names that capture rusage (`*` for
+    ///   all), comma separated.
+    /// - `STROBE_TRACE_SIGNPOSTS`: signposts to turn on (`probes`,
+    ///   `ftrace-marker`, `os-signposts` or `all`, comma separated).
+    /// - `STROBE_TRACE_CATEGORIES`: the category patterns to record (comma
+    ///   separated, see ``TraceConfiguration/categories``).
+    /// - `STROBE_FLIGHT_RECORDER_DIR`: turns the
+    ///   ``TraceConfiguration/flightRecorder`` on, dumping into this
+    ///   directory, and records into rings
+    ///   (``TraceConfiguration/FullBufferPolicy/overwriteOldest``). With it:
+    ///   `STROBE_FLIGHT_RECORDER_BEFORE`, `_AFTER` and `_SPACING` (durations
+    ///   such as `10s` or `500ms`:
+    ///   ``TraceConfiguration/FlightRecorder/before``,
+    ///   ``TraceConfiguration/FlightRecorder/after``,
+    ///   ``TraceConfiguration/FlightRecorder/minimumSpacing``),
+    ///   `_MAX_FILES` and `_MAX_BYTES` (whole numbers), and `_TRIGGERS`,
+    ///   comma separated: `interval:NAME>DURATION`, `counter:NAME>NUMBER` or
+    ///   `counter:NAME<NUMBER`, as in
+    ///   `interval:frame>33ms,counter:queue.depth>100` (names holding a comma
+    ///   cannot be written so).
+    /// - `STROBE_TRACE_METADATA`: the ``TraceConfiguration/metadata``, comma
+    ///   separated `KEY=VALUE` pairs: `app.name`, `app.version`, `app.build`,
+    ///   `device.model` and `os.version` set those fields, any other key is a
+    ///   dimension (`app.version=5.2,device.class=mid`; values holding a comma
+    ///   cannot be written so).
+    /// - `STROBE_CPU_PROFILE`: the ``TraceConfiguration/cpuProfile``, a rate
+    ///   such as `999hz`, optionally followed by `,timer` for the CPU-time
+    ///   timer.
+    /// - `STROBE_CRASH_CAPTURE`: the path of
+    ///   ``TraceConfiguration/crashCapture``'s file. Without
+    ///   `STROBE_TRACE_OUTPUT` the session records into rings, which reach a
+    ///   file only on a crash (or in a flight-recorder dump).
+    ///
+    /// - Throws: ``TraceSessionError/invalidConfiguration(_:)`` naming the
+    ///   variable and its value when one cannot be read: an unknown signpost
+    ///   or `STROBE_FLIGHT_RECORDER_` setting, a malformed duration, number,
+    ///   trigger or category pattern, or a flight-recorder setting without
+    ///   `STROBE_FLIGHT_RECORDER_DIR`.
     public static func startFromEnvironment() throws(TraceSessionError) -> TraceSession? {
         var environment: [String: String] = [:]
         for name in [

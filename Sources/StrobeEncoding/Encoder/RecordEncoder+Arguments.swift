@@ -8,53 +8,34 @@ extension RecordEncoder {
         /// Each argument: its interned key, or 0 and the key's text when
         /// the key is written inline.
         var arguments: [(iid: UInt64, tag: UInt64, payload: UnsafePointer<UInt64>, key: UnsafeRawBufferPointer?)] = []
+        /// The text of the argument that holds the record's own name, when
+        /// it has one (its name word is `ArgumentEncoding.inlineNameWord`).
+        var inlineName: UnsafeRawBufferPointer?
     }
 
     /// The text of the argument that holds the name of the record, when it
     /// has one (its name word is `ArgumentEncoding.inlineNameWord`).
     static func inlineName(_ record: UnsafePointer<UInt64>, kind: UInt64) -> UnsafeRawBufferPointer? {
-        var offset = RecordLayout.fixedWords(kind: kind)
-        if kind & RecordLayout.withResourceUsage != 0, RecordLayout.event(of: kind) == RecordLayout.begin {
-            offset += RecordLayout.resourceUsageWords
-        }
-        if kind & RecordLayout.withFlow != 0 { offset += 1 }
-        if kind & RecordLayout.withTerminatingFlow != 0 { offset += 1 }
         guard kind & RecordLayout.withArguments != 0 else { return nil }
         var found: UnsafeRawBufferPointer?
-        forEachArgument(record, at: offset) { key, tag, payload, _ in
-            if key == ArgumentEncoding.nameKey, tag & 0xFF == ArgumentEncoding.stringTag {
-                found = UnsafeRawBufferPointer(start: payload, count: Int(tag >> 8))
-            }
+        ArgumentBlock.forEach(in: record, at: ArgumentBlock.offset(kind: kind)) { argument in
+            if let name = nameText(argument, in: record) { found = name }
         }
         return found
     }
 
-    /// Calls `body` with each argument of the argument block at `offset`:
-    /// key word, tag, payload and, for an inline key, the key's text.
-    /// Returns the offset past the block.
-    @discardableResult
-    static func forEachArgument(
-        _ record: UnsafePointer<UInt64>, at offset: Int,
-        _ body: (UInt64, UInt64, UnsafePointer<UInt64>, UnsafeRawBufferPointer?) -> Void
-    ) -> Int {
-        let words = Int(record[offset])
-        var position = offset + 1
-        let end = position + words
-        while position + 2 <= end {
-            let key = record[position]
-            let tag = record[position + 1]
-            let payloadWords = ArgumentEncoding.payloadWords(tag: tag)
-            let inline = ArgumentEncoding.isInlineKey(key)
-            let keyLength = inline ? Int(key & 0xFFFF) : 0
-            guard position + 2 + payloadWords + (keyLength + 7) / 8 <= end else { break }
-            let payload = record + position + 2
-            let keyText = inline ? UnsafeRawBufferPointer(start: payload + payloadWords, count: keyLength) : nil
-            body(key, tag, payload, keyText)
-            position += 2 + payloadWords + (keyLength + 7) / 8
+    /// The text of `argument` when it is the record's own name.
+    private static func nameText(
+        _ argument: ArgumentBlock.Argument, in record: UnsafePointer<UInt64>
+    ) -> UnsafeRawBufferPointer? {
+        guard argument.key == ArgumentEncoding.nameKey, argument.tag & 0xFF == ArgumentEncoding.stringTag else {
+            return nil
         }
-        return end
+        return UnsafeRawBufferPointer(start: record + argument.position + 2, count: Int(argument.tag >> 8))
     }
 
+    /// Reads the flows and the argument block from `offset` on, in one walk
+    /// of the block, and moves `offset` past them.
     mutating func collectAnnotations(
         _ record: UnsafePointer<UInt64>, kind: UInt64, offset: inout Int, _ interning: inout Interning
     ) -> Annotations {
@@ -70,14 +51,21 @@ extension RecordEncoder {
         if kind & RecordLayout.withArguments != 0 {
             // At most one argument per two words of the block.
             result.arguments.reserveCapacity(min(Int(record[offset]) / 2, 16))
-            offset = Self.forEachArgument(record, at: offset) { key, tag, payload, keyText in
-                if key == ArgumentEncoding.nameKey { return } // the event's own name
-                if keyText != nil {
-                    result.arguments.append((0, tag, payload, keyText))
-                } else {
-                    result.arguments.append((annotationNameIID(key, &interning), tag, payload, nil))
-                }
-            }
+            offset =
+                ArgumentBlock.forEach(in: record, at: offset) { argument in
+                    let payload = record + argument.position + 2
+                    if argument.key == ArgumentEncoding.nameKey {
+                        // The event's own name, not an annotation.
+                        result.inlineName = Self.nameText(argument, in: record) ?? result.inlineName
+                    } else if ArgumentEncoding.isInlineKey(argument.key) {
+                        let keyText = UnsafeRawBufferPointer(
+                            start: payload + argument.payloadWords, count: argument.keyLength)
+                        result.arguments.append((0, argument.tag, payload, keyText))
+                    } else {
+                        result.arguments.append(
+                            (annotationNameIID(argument.key, &interning), argument.tag, payload, nil))
+                    }
+                }.end
         }
         return result
     }

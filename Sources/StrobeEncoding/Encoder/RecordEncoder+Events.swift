@@ -106,7 +106,7 @@ extension RecordEncoder {
         writeArguments(annotations)
         out.appendVarintField(PerfettoWire.TrackEvent.type, PerfettoWire.EventType.instant)
         if inline {
-            let name = Self.inlineName(record, kind: kind) ?? UnsafeRawBufferPointer(start: nil, count: 0)
+            let name = annotations.inlineName ?? UnsafeRawBufferPointer(start: nil, count: 0)
             out.appendBytesField(PerfettoWire.TrackEvent.name, name)
         } else {
             out.appendVarintField(PerfettoWire.TrackEvent.nameIID, iid)

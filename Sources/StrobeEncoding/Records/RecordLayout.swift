@@ -132,10 +132,7 @@ package enum RecordLayout {
         if event == counterInt || event == counterDouble || event == dropMarker || event == categoryPrefix {
             return fixed
         }
-        var total = fixed
-        if kind & withResourceUsage != 0 { total += resourceUsageWords }
-        if kind & withFlow != 0 { total += 1 }
-        if kind & withTerminatingFlow != 0 { total += 1 }
+        var total = ArgumentBlock.offset(kind: kind)
         if kind & withArguments != 0 {
             guard total < available else { return nil }
             let argumentWords = Int(truncatingIfNeeded: record[total])

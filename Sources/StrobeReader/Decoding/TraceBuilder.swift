@@ -153,7 +153,8 @@ struct TraceBuilder {
                 truncation = TraceReadError(
                     path: source, offset: offset,
                     problem:
-                        "packet of \(length) bytes (length at byte \(lengthOffset)) runs past the end of the file at byte \(count)"
+                        "packet of \(length) bytes (length at byte \(lengthOffset)) runs past the end of the file at "
+                        + "byte \(count)"
                 )
                 return
             }

@@ -85,7 +85,8 @@ struct RingBoundTests {
                 "\(size): resident memory grew \(grown) bytes for a \(ring)-byte ring")
 
             print(
-                "RingBoundTests: bufferSizePerThread \(size): ring \(ring) bytes, dump \(dumpBytes) bytes, resident +\(grown) bytes"
+                "RingBoundTests: bufferSizePerThread \(size): ring \(ring) bytes, dump \(dumpBytes) bytes, resident "
+                    + "+\(grown) bytes"
             )
             let trace = try OfficialDecoder.decode(path)
             #expect(trace.errors.isEmpty, "\(size): \(trace.errors.prefix(3))")

@@ -61,7 +61,8 @@ struct SignpostTests {
             ])
         guard outcome.status == 0 else {
             print(
-                "skipping the live probe test: bpftrace could not attach here (exit \(outcome.status)): \(outcome.errors)"
+                "skipping the live probe test: bpftrace could not attach here (exit \(outcome.status)): "
+                    + "\(outcome.errors)"
             )
             return
         }

@@ -220,21 +220,26 @@ extension RecordingTests {
                 ),
                 ("M.h() async -> Swift.Int", "M.h()"),
                 (
-                    "generic specialization <Swift.SIMD4<Swift.Float>> of Swift.pointwiseMax<A where A: Swift.SIMD>(_: A, _: A) -> A",
+                    "generic specialization <Swift.SIMD4<Swift.Float>> of Swift.pointwiseMax<A where A: "
+                        + "Swift.SIMD>(_: A, _: A) -> A",
                     "generic specialization <Swift.SIMD4<Swift.Float>> of Swift.pointwiseMax(_:_:)"
                 ),
                 ("Swift.Array<Swift.Int>.append(_: Swift.Int) -> ()", "Swift.Array<Swift.Int>.append(_:)"),
                 (
-                    "merged function signature specialization <Arg[1] = Dead> of static M.T.f(nanoseconds: Swift.UInt64) -> Swift.UInt64",
+                    "merged function signature specialization <Arg[1] = Dead> of static M.T.f(nanoseconds: "
+                        + "Swift.UInt64) -> Swift.UInt64",
                     "M.T.f(nanoseconds:)"
                 ),
                 (
-                    "function signature specialization <Arg[0] = Exploded> of function signature specialization <Arg[3] = Exploded> of L.Lens.(grade in _A9CE)(_: Swift.UnsafeMutableBufferPointer<Swift.Float>, from: Swift.Int) -> ()",
+                    "function signature specialization <Arg[0] = Exploded> of function signature specialization "
+                        + "<Arg[3] = Exploded> of L.Lens.(grade in _A9CE)"
+                        + "(_: Swift.UnsafeMutableBufferPointer<Swift.Float>, from: Swift.Int) -> ()",
                     "L.Lens.grade(_:from:)"
                 ),
                 ("memcpy", "memcpy"),
                 (
-                    "(extension in Swift):Swift.Collection.map<A, B where B: Swift.Error>((A.Element) throws(B) -> A1) throws(B) -> Swift.Array<A1>",
+                    "(extension in Swift):Swift.Collection.map<A, B where B: Swift.Error>((A.Element) throws(B) -> "
+                        + "A1) throws(B) -> Swift.Array<A1>",
                     "Swift.Collection.map(_:)"
                 ),
             ]

@@ -8,7 +8,7 @@ public struct ProcessRounds: RoundRunner {
     /// What a command is.
     public enum Mode: Sendable, Hashable {
         /// A perf-suite executable (`PerfSuite`): it is given the suite
-        /// options ``PerfSuiteOptions/arguments`` spells (`--output`,
+        /// options ``PerfSuiteOptions/arguments`` spells (`--results-dir`,
         /// `--iterations`, `--round`, and `--warmup`, `--filter` and
         /// `--profile` where asked).
         case suite
@@ -229,7 +229,7 @@ public struct ProcessRounds: RoundRunner {
     /// The options a suite process of `side` in round `round` is given.
     func suiteOptions(_ side: ComparisonSide, round: Int, tests: [String]?) -> PerfSuiteOptions {
         var options = PerfSuiteOptions()
-        options.output = resultsDirectory(of: side)
+        options.resultsDirectory = resultsDirectory(of: side)
         options.iterations = iterations
         options.round = round
         if let warmup { options.warmup = warmup }

@@ -31,15 +31,9 @@ enum ChangePointBenchmarks {
 
     /// The CPU the figures were measured on, as a JSON line of its own.
     static func printMachine() {
-        var model = "unknown"
-        if let info = try? String(contentsOfFile: "/proc/cpuinfo", encoding: .utf8),
-            let line = info.split(separator: "\n").first(where: { $0.hasPrefix("model name") }),
-            let colon = line.firstIndex(of: ":")
-        {
-            model = line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces)
-        }
         let object: [String: Any] = [
-            "section": "changepoints", "cpu": model, "cores": ProcessInfo.processInfo.activeProcessorCount,
+            "section": "changepoints", "cpu": BenchmarkMachine.current.modelName,
+            "cores": ProcessInfo.processInfo.activeProcessorCount,
         ]
         let data = try! JSONSerialization.data(withJSONObject: object, options: [.sortedKeys])
         print(String(decoding: data, as: UTF8.self))

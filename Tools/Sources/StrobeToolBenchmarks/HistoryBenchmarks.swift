@@ -219,7 +219,7 @@ enum HistoryBenchmarks {
             tests: [PerfTestResult(name: "suite", metrics: metrics, warmupIterations: 1)])
     }
 
-    /// `model name` from /proc/cpuinfo.
+    /// `model name` from /proc/cpuinfo, as ``BenchmarkMachine`` reads it.
     static func cpuModel() -> String { BenchmarkMachine.current.modelName }
 }
 

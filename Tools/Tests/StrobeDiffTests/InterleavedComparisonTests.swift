@@ -126,7 +126,7 @@ import Testing
             directory: root, commands: [.baseline: "true", .candidate: "true"], mode: .suite, iterations: 3,
             warmup: 0, timeout: 10, profile: true)
         let options = rounds.suiteOptions(.candidate, round: 7, tests: ["apply lens", "a.b"])
-        #expect(options.output == root + "/candidate")
+        #expect(options.resultsDirectory == root + "/candidate")
         #expect(options.iterations == 3 && options.round == 7 && options.warmup == 0)
         #expect(options.filter == "^(apply lens|a\\.b)$")
         #expect(options.profileRate == PerfSuiteOptions.defaultProfileRate)

@@ -86,7 +86,8 @@ struct ServerTracing {
         print(summary(trace, path: path))
         if problems.isEmpty {
             print(
-                "verified: every client request has its server span as a child, across the traceparent header, linked by a flow"
+                "verified: every client request has its server span as a child, across the traceparent header, linked "
+                    + "by a flow"
             )
         } else {
             for problem in problems { print("FAILED: \(problem)") }

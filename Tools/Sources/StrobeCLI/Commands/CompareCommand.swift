@@ -15,7 +15,7 @@ struct CompareCommand: ParsableCommand {
         discussion: """
             Each round runs one baseline process and one candidate process, in random order, so that \
             drift of the machine lands on both sides alike. CMD is run through /bin/sh -c. By default it \
-            is a perf-suite executable (PerfSuite): Strobe appends --output DIR/SIDE --iterations K \
+            is a perf-suite executable (PerfSuite): Strobe appends --results-dir DIR/SIDE --iterations K \
             --round N. With --process, CMD is any program, measured per launch as `strobe run` measures \
             it (wall, CPU, rusage, and its trace when it writes one to STROBE_TRACE_OUTPUT).
 
