@@ -1,4 +1,5 @@
 import StrobeDiff
+import StrobeJudgement
 import StrobeStatistics
 
 /// The exact counts (allocations, retains) and instruction counts that a

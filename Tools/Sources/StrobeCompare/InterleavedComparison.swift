@@ -1,4 +1,5 @@
 import StrobeDiff
+import StrobeJudgement
 import StrobeStatistics
 
 /// `strobe compare`'s experiment: rounds of one baseline and one candidate
@@ -136,7 +137,7 @@ public struct InterleavedComparison<Runner: RoundRunner> {
             do throws(DiffError) {
                 baselineSet = try SampleSet.load([runner.resultsDirectory(of: .baseline)])
                 candidateSet = try SampleSet.load([runner.resultsDirectory(of: .candidate)])
-                judged = try DiffEngine.diff(
+                judged = try Judgement.compare(
                     baseline: baselineSet, candidate: candidateSet, metricFilter: settings.metricFilter,
                     options: settings.options, policy: settings.policy, look: look)
             } catch {

@@ -1,5 +1,6 @@
 import Foundation
 import StrobeFormatting
+import StrobeJudgement
 
 /// The functions behind the verdicts, as each report format shows them.
 extension DiffReport {

@@ -1,5 +1,6 @@
 import Foundation
 import StrobeFormatting
+import StrobeJudgement
 import StrobeStatistics
 
 extension FleetReport {

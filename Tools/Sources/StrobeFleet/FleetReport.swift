@@ -2,6 +2,7 @@ import Foundation
 import StrobeDiff
 import StrobeHistory
 import StrobeHistoryStore
+import StrobeJudgement
 import StrobeResults
 import StrobeStatistics
 

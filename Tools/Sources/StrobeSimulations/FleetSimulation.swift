@@ -1,5 +1,6 @@
 import Foundation
 import StrobeDiff
+import StrobeJudgement
 import StrobeStatistics
 
 /// A simulated fleet, to measure the fleet report's intervals and verdicts:

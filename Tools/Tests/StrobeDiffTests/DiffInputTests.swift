@@ -1,5 +1,6 @@
 import Foundation
 import StrobeDiff
+import StrobeJudgement
 import StrobeSimulations
 import StrobeStatistics
 import Testing
@@ -38,12 +39,12 @@ import Testing
 
     @Test func mismatchedUnitsAndNoCommonMetricsAreErrors() {
         #expect(throws: DiffError.self) {
-            try DiffEngine.diff(
+            try Judgement.compare(
                 baseline: Self.set("a", unit: "ns", samples: [1, 2]),
                 candidate: Self.set("a", unit: "bytes", samples: [1, 2]))
         }
         #expect(throws: DiffError.self) {
-            try DiffEngine.diff(
+            try Judgement.compare(
                 baseline: Self.set("a", unit: "ns", samples: [1, 2]),
                 candidate: Self.set("b", unit: "ns", samples: [1, 2]))
         }
@@ -53,7 +54,7 @@ import Testing
         var generator = SeededGenerator(seed: 11)
         let base = (0..<30).map { _ in 100 * exp(0.03 * generator.normal()) }
         let cand = (0..<30).map { _ in 115 * exp(0.03 * generator.normal()) }
-        let report = try DiffEngine.diff(
+        let report = try Judgement.compare(
             baseline: Self.set("lens apply", unit: "ns", samples: base, dimensions: ["host": "a", "device": "x"]),
             candidate: Self.set("lens apply", unit: "ns", samples: cand, dimensions: ["host": "b", "device": "x"]),
             groupBy: "device")

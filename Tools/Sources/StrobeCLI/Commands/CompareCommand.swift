@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import StrobeCompare
 import StrobeDiff
+import StrobeJudgement
 import StrobeProcessRunner
 import StrobeStatistics
 

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import StrobeDiff
+import StrobeJudgement
 import StrobeStatistics
 
 /// `strobe diff`: did the candidate regress against the baseline?
@@ -147,7 +148,7 @@ struct DiffCommand: AsyncParsableCommand {
         } else {
             baselineSamples = try SampleSet.load(baseline)
         }
-        let report = try DiffEngine.diff(
+        let report = try Judgement.compare(
             baseline: baselineSamples, candidate: SampleSet.load(candidate), metricFilter: filter, groupBy: groupBy,
             options: options, policy: rules)
         try report.deliver(as: format, to: output)

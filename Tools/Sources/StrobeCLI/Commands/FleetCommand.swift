@@ -4,6 +4,7 @@ import StrobeDiff
 import StrobeFleet
 import StrobeHistory
 import StrobeHistoryStore
+import StrobeJudgement
 import StrobeStatistics
 
 /// `strobe fleet`: percentiles of a fleet's traces per group, with intervals
