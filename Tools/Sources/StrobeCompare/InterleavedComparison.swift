@@ -1,3 +1,4 @@
+import Foundation
 import StrobeDiff
 import StrobeJudgement
 import StrobeStatistics
@@ -152,6 +153,7 @@ public struct InterleavedComparison<Runner: RoundRunner> {
             events(.look(look, decided: gated - report.undecided.count, gated: gated, elapsed: clock()))
             for line in counts.newLines(in: report, look: look) { events(.note(line)) }
             if openTests.isEmpty || look.isFinal {
+                try record(report)
                 return Outcome(report: report, rounds: rounds, elapsed: clock())
             }
             if runner.runsSelectedTests {
@@ -183,6 +185,21 @@ public struct InterleavedComparison<Runner: RoundRunner> {
                             + "\(Self.percent(plan.within)) within a process, ±\(Self.percent(plan.between)) between processes)"
                     ))
             }
+        }
+    }
+
+    /// Writes the decisions of `report` beside the results
+    /// (``RecordedDecisions``), where both sides' directories lie in one,
+    /// so that a later `strobe diff` of them shows these numbers.
+    func record(_ report: DiffReport) throws(ComparisonFailure) {
+        let parents = ComparisonSide.allCases.map {
+            URL(fileURLWithPath: runner.resultsDirectory(of: $0)).standardizedFileURL.deletingLastPathComponent().path
+        }
+        guard let directory = parents.first, Set(parents).count == 1 else { return }
+        do throws(DiffError) {
+            try RecordedDecisions(report: report, directory: directory).write(to: directory)
+        } catch {
+            throw ComparisonFailure(error.description)
         }
     }
 

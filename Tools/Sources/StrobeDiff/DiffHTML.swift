@@ -21,6 +21,7 @@ extension DiffReport {
             """
         html += "<h1>\(HTMLText.escape(headline))</h1>"
         html += "<p>\(HTMLText.escape(metricCounts))</p>"
+        if let originLine { html += "<p class=\"origin\">\(HTMLText.escape(originLine))</p>" }
         let decided = decisionLines
         if !decided.isEmpty {
             html += "<ul class=\"tests\">" + decided.map { "<li>\(HTMLText.escape($0))</li>" }.joined() + "</ul>"

@@ -233,6 +233,7 @@ extension DiffReport {
             }.joined(separator: "\n")
         }
         var output = headline + "\n" + metricCounts + "\n"
+        if let originLine { output += Self.wrap(originLine, width: width, indent: "  ") + "\n" }
         let decided = decisionLines
         if !decided.isEmpty {
             output += decided.map { Self.wrap("  " + $0, width: width, indent: "    ") }.joined(separator: "\n") + "\n"
@@ -295,6 +296,10 @@ extension DiffReport {
             regressions > 0 ? "### :red_circle: Strobe: \(headline)" : "### :green_circle: Strobe: \(headline)")
         lines.append("")
         lines.append(metricCounts)
+        if let originLine {
+            lines.append("")
+            lines.append("_\(originLine)_")
+        }
         let changed = tests.filter { $0.outcome == .slower || $0.outcome == .faster }
         if !changed.isEmpty {
             lines.append("")

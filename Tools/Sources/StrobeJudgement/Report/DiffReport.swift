@@ -43,6 +43,15 @@ public struct DiffReport: Sendable, Codable {
     /// ones: they ran on one thread, so both measured the same thing.
     public var foldedTests: [String] = []
 
+    /// Whose verdicts these are: nil when this report judged the results
+    /// itself; else the decisions `strobe compare` recorded beside them,
+    /// shown as it reached them or, on request, judged again.
+    public var origin: DecisionOrigin?
+
+    /// The line that says whose verdicts these are; nil when this report
+    /// judged the results itself.
+    public var originLine: String? { origin?.line }
+
     /// How many rows reached `verdict`.
     public func count(_ verdict: Verdict) -> Int { rows.filter { $0.verdict == verdict }.count }
 
