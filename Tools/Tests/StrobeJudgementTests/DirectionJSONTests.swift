@@ -5,15 +5,10 @@ import Testing
 
 @testable import StrobeJudgement
 
-/// JSON written before directions were `"better": "lower" | "higher"` held
-/// the flag `"lowerIsBetter"`: it still decodes, and only `better` is written.
-struct OlderJSONTests {
-    /// `json` as an older version wrote it: each `"better"` as the flag.
-    static func older(_ json: String) -> String {
-        json.replacing(#/"better"\s*:\s*"lower"/#, with: #""lowerIsBetter":true"#)
-            .replacing(#/"better"\s*:\s*"higher"/#, with: #""lowerIsBetter":false"#)
-    }
-
+/// A direction is `"better": "lower" | "higher"` in every JSON form, read
+/// by one decoder (`MetricDirection.decoded(from:forKey:)`): lower when the
+/// key is absent; no other key is read.
+struct DirectionJSONTests {
     static func encode(_ value: some Encodable) throws -> String {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys]
@@ -21,7 +16,7 @@ struct OlderJSONTests {
     }
 
     @Test(arguments: MetricDirection.allCases)
-    func aComparisonWithTheOlderFlagDecodesToTheSameComparison(better: MetricDirection) throws {
+    func aComparisonRoundTripsWithItsDirection(better: MetricDirection) throws {
         let comparison = ComparisonEngine.compare([
             .init(
                 name: "fps", unit: "count/s", better: better,
@@ -35,25 +30,22 @@ struct OlderJSONTests {
         #expect(comparison.better == better)
         let json = try Self.encode(comparison)
         #expect(json.contains(#""better":"\#(better.rawValue)""#))
-        #expect(!json.contains("lowerIsBetter"))
-        let older = Self.older(json)
-        #expect(older.contains(#""lowerIsBetter":\#(better == .lower)"#) && !older.contains(#""better""#))
-        let decoded = try JSONDecoder().decode(MetricComparison.self, from: Data(older.utf8))
-        #expect(decoded == comparison)
         #expect(try JSONDecoder().decode(MetricComparison.self, from: Data(json.utf8)) == comparison)
+        // Without the key, lower; a flag of another name says nothing.
+        let without = json.replacing(#""better":"\#(better.rawValue)","#, with: #""lowerIsBetter":false,"#)
+        #expect(!without.contains(#""better""#))
+        #expect(try JSONDecoder().decode(MetricComparison.self, from: Data(without.utf8)).better == .lower)
     }
 
-    @Test func aHistoryWithTheOlderFlagDecodesAndIsWrittenWithBetter() throws {
-        let older = #"{"name":"fps","values":[60,59,52],"lowerIsBetter":false,"relativeFloor":0.02}"#
-        let history = try JSONDecoder().decode(MetricHistory.self, from: Data(older.utf8))
-        #expect(history == MetricHistory(name: "fps", values: [60, 59, 52], better: .higher, relativeFloor: 0.02))
+    @Test func aHistoryIsWrittenAndReadWithBetter() throws {
+        let history = MetricHistory(name: "fps", values: [60, 59, 52], better: .higher, relativeFloor: 0.02)
         let json = try Self.encode(history)
         #expect(json == #"{"better":"higher","name":"fps","relativeFloor":0.02,"values":[60,59,52]}"#)
-        #expect(Self.older(json).contains(#""lowerIsBetter":false"#))
+        #expect(try JSONDecoder().decode(MetricHistory.self, from: Data(json.utf8)) == history)
     }
 
-    @Test func aHistoryWithNeitherKeyIsLowerIsBetterAsAResultsFileIs() throws {
-        let neither = #"{"name":"fps","values":[60],"relativeFloor":0}"#
+    @Test func withoutTheKeyADirectionIsLowerAsAResultsFileIs() throws {
+        let neither = #"{"name":"fps","values":[60],"lowerIsBetter":false,"relativeFloor":0}"#
         #expect(try JSONDecoder().decode(MetricHistory.self, from: Data(neither.utf8)).better == .lower)
         let metric = #"{"name":"fps","unit":"count/s","samples":[60]}"#
         #expect(try JSONDecoder().decode(PerfMetric.self, from: Data(metric.utf8)).better == .lower)
