@@ -147,7 +147,7 @@ public enum ComparisonEngine {
                 iterationShare = iterationNoiseShare(input, test: test)
                 advice = Self.advice(test: test, roundsNeeded: needed, iterationNoiseShare: iterationShare)
             }
-            return MetricComparison(
+            var row = MetricComparison(
                 name: input.name, group: input.group, unit: input.unit, better: input.better,
                 gates: input.gates, relativeFloor: floor, absoluteFloor: absoluteFloor, summary: input.summary,
                 baseline: SampleSummary(pooledBase, percentiles: options.percentiles),
@@ -159,6 +159,10 @@ public enum ComparisonEngine {
                 adjustedPValue: adjusted[index], level: level, verdict: verdict, roundsNeeded: needed, advice: advice,
                 iterationNoiseShare: iterationShare, warnings: warnings, isCount: input.isCount,
                 isConstantCount: constantCount, countTolerance: input.countTolerance, countSpread: countSpread)
+            let candidateCenter = center(input.candidate)
+            row.baselineCenter = baseCenter.isFinite ? baseCenter : nil
+            row.candidateCenter = candidateCenter.isFinite ? candidateCenter : nil
+            return row
         }
     }
 

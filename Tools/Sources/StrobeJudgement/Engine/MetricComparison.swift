@@ -88,6 +88,14 @@ public struct MetricComparison: Sendable, Hashable, Codable {
     /// relative spreads. Within ``countTolerance`` the metric was judged by
     /// the ratio of the sides' centers at once; past it, like a time.
     public var countSpread: Double?
+    /// The baseline's center as the test compared it: the median of its
+    /// processes' summaries (of their means, for a count that varies); nil
+    /// when it has none. The medians of all samples (``baseline``) can
+    /// point the other way from the change.
+    public var baselineCenter: Double?
+    /// The candidate's center as the test compared it; nil when it has
+    /// none.
+    public var candidateCenter: Double?
 
     /// Whether the metric is a counted one judged within its tolerance:
     /// its change is the ratio of the sides' centers ("+1.9% instructions
@@ -101,20 +109,19 @@ public struct MetricComparison: Sendable, Hashable, Codable {
         case name, group, unit, better, gates, relativeFloor, absoluteFloor, summary, baseline, candidate, test, shift
         case difference, differenceLower, differenceUpper, mannWhitney, kolmogorovSmirnov, adjustedPValue, level
         case verdict, roundsNeeded, advice, iterationNoiseShare, warnings, isCount, isConstantCount
-        case countTolerance, countSpread
+        case countTolerance, countSpread, baselineCenter, candidateCenter
     }
 }
 
 // In an extension, so that the memberwise initializer stays.
 extension MetricComparison {
-    /// Reads a comparison, its direction as `better` or, from JSON written
-    /// before it, the `lowerIsBetter` flag.
+    /// Reads a comparison, its direction as `better` (lower when it is not there).
     public init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: CodingKeys.self)
         name = try container.decode(String.self, forKey: .name)
         group = try container.decode(String.self, forKey: .group)
         unit = try container.decode(String.self, forKey: .unit)
-        better = try MetricDirection(decodingEitherKeyFrom: decoder)
+        better = try MetricDirection.decoded(from: container, forKey: .better)
         gates = try container.decode(Bool.self, forKey: .gates)
         relativeFloor = try container.decode(Double.self, forKey: .relativeFloor)
         absoluteFloor = try container.decode(Double.self, forKey: .absoluteFloor)
@@ -139,5 +146,7 @@ extension MetricComparison {
         isConstantCount = try container.decodeIfPresent(Bool.self, forKey: .isConstantCount) ?? false
         countTolerance = try container.decodeIfPresent(Double.self, forKey: .countTolerance)
         countSpread = try container.decodeIfPresent(Double.self, forKey: .countSpread)
+        baselineCenter = try container.decodeIfPresent(Double.self, forKey: .baselineCenter)
+        candidateCenter = try container.decodeIfPresent(Double.self, forKey: .candidateCenter)
     }
 }
