@@ -29,7 +29,8 @@ struct DiffCommand: AsyncParsableCommand {
             Instead of --baseline, --baseline-history STORE judges the candidate against the newest runs \
             of a store (SQLite path or postgres:// URL) like the candidate's: its suites, on its CPU \
             model, and the --where conditions (e.g. --where branch=main); only runs after the last \
-            change `strobe trend` finds in them in a metric that gates count, and at most --last of them. Which runs were \
+            change `strobe trend` finds in them in a metric that gates count, and at most --last of them. Which runs \
+            were \
             chosen is printed on standard error.
 
             The results of a `strobe compare` (--baseline RESULTS_DIR/baseline --candidate \
@@ -82,13 +83,7 @@ struct DiffCommand: AsyncParsableCommand {
     @Option(name: .customLong("group-by"), help: "Compare within each value of this dimension, e.g. device.")
     var groupBy: String?
 
-    @Option(help: "False discovery rate across all metrics (default: 0.01, or the policy's).")
-    var alpha: Double?
-
-    @Option(
-        name: .customLong("min-effect"),
-        help: "Noise floor in percent: smaller changes are never flagged (default: 2, or the policy's).")
-    var minEffect: Double?
+    @OptionGroup var judgement: JudgementOptions
 
     @Option(help: "Percentiles to report, comma separated (default: 50,90).")
     var percentiles: String?
@@ -126,12 +121,6 @@ struct DiffCommand: AsyncParsableCommand {
             if !filters.isEmpty { throw ValidationError("--where goes with --baseline-history") }
         }
         guard !candidate.isEmpty else { throw ValidationError("give at least one --candidate PATH") }
-        if let alpha, !(alpha > 0 && alpha < 1) {
-            throw ValidationError("--alpha must be between 0 and 1, not \(alpha)")
-        }
-        if let minEffect, !(minEffect >= 0 && minEffect < 100) {
-            throw ValidationError("--min-effect is a percentage from 0 to 100, not \(minEffect)")
-        }
         guard parsedPercentiles != nil else {
             throw ValidationError(
                 "--percentiles: \"\(percentiles ?? "")\" is not a list of percentiles between 0 and 100")
@@ -146,7 +135,7 @@ struct DiffCommand: AsyncParsableCommand {
         options.percentiles = parsedPercentiles ?? options.percentiles
         let filter = try metric.map { try Regex($0) }
         let rules = try loadPolicy(policy)
-        options = rules.options(overriding: options, alpha: alpha, minimumEffect: minEffect.map { $0 / 100 })
+        options = judgement.resolved(options, policy: rules)
         let baselineSamples: SampleSet
         if let baselineHistory {
             let chosen = try await HistoryBaseline.choose(
@@ -191,8 +180,8 @@ struct DiffCommand: AsyncParsableCommand {
     var judgementFlag: String? {
         if groupBy != nil { return "--group-by" }
         if policy != nil { return "--policy" }
-        if alpha != nil { return "--alpha" }
-        if minEffect != nil { return "--min-effect" }
+        if judgement.alpha != nil { return "--alpha" }
+        if judgement.minEffect != nil { return "--min-effect" }
         if percentiles != nil { return "--percentiles" }
         return nil
     }
