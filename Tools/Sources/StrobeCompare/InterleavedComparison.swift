@@ -182,7 +182,8 @@ public struct InterleavedComparison<Runner: RoundRunner> {
                 events(
                     .note(
                         "\(plan.iterations) iterations per process from round \(rounds + 1) (noise ±"
-                            + "\(Self.percent(plan.within)) within a process, ±\(Self.percent(plan.between)) between processes)"
+                            + "\(Self.percent(plan.within)) within a process, ±\(Self.percent(plan.between)) between "
+                            + "processes)"
                     ))
             }
         }

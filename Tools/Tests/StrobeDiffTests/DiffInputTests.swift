@@ -10,7 +10,8 @@ import Testing
         let text = "metric,value,unit,better,device\r\n\"lens, apply\",10,ns,lower,a\n\nlens, apply\",11,ns,lower,a\n"
         #expect(throws: DiffError.self) { try CSVSamples.parse(text: text, file: "bad.csv") }
         let good =
-            "metric,value,unit,better,device\r\n\"lens, apply\",10,ns,lower,a\n\n\"lens, apply\",11,ns,lower,a\nfps,60,count,higher,b\n"
+            "metric,value,unit,better,device\r\n\"lens, apply\",10,ns,lower,a\n\n\"lens, apply\",11,ns,lower,a\nfps,60,"
+            + "count,higher,b\n"
         let series = try CSVSamples.parse(text: good, file: "good.csv")
         #expect(series.count == 2)
         #expect(
@@ -79,7 +80,8 @@ import Testing
         let simulation = DetectorSimulation()
         let aa = simulation.run(suites: 1000, noise: .logNormal(sigma: 0.05), slowdown: 0, seed: 101)
         print(
-            "A/A, 1000 suites x 20 metrics, n=30, log-normal 0.05: \(aa.falseAlarmRate * 100)% of suites with a false regression"
+            "A/A, 1000 suites x 20 metrics, n=30, log-normal 0.05: \(aa.falseAlarmRate * 100)% of suites with a false "
+                + "regression"
         )
         #expect(aa.falseAlarmRate <= 0.01)
         for noise: DetectorSimulation.Noise in [
@@ -101,7 +103,8 @@ import Testing
         #expect(easy.power >= 0.95)
         let hard = simulation.run(suites: 1000, noise: .logNormal(sigma: 0.10), slowdown: 0.10, seed: 202)
         print(
-            "power at sigma 0.10: ours \(hard.power), oracle \(hard.oraclePower), ratio \(hard.power / hard.oraclePower)"
+            "power at sigma 0.10: ours \(hard.power), oracle \(hard.oraclePower), ratio "
+                + "\(hard.power / hard.oraclePower)"
         )
         #expect(hard.power >= 0.85 * hard.oraclePower)
         #expect(hard.falseAlarmRate <= 0.02)

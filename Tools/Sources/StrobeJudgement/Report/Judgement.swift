@@ -60,7 +60,8 @@ public enum Judgement {
                         throw DiffError(
                             path: series.source,
                             problem:
-                                "metric \(series.metric) is in \(series.unit) here but in \(existing.unit) in \(existing.source)"
+                                "metric \(series.metric) is in \(series.unit) here but in \(existing.unit) in "
+                                + "\(existing.source)"
                         )
                     }
                     existing.add(series)
@@ -87,7 +88,8 @@ public enum Judgement {
                 throw DiffError(
                     path: c.source,
                     problem:
-                        "metric \(key.metric) is in \(c.unit) in the candidate but in \(b.unit) in the baseline (\(b.source))"
+                        "metric \(key.metric) is in \(c.unit) in the candidate but in \(b.unit) in the baseline "
+                        + "(\(b.source))"
                 )
             }
             let settings = policy.settings(for: key.metric, unit: b.unit)
@@ -111,7 +113,8 @@ public enum Judgement {
                 warnings.append(
                     .init(
                         caveat:
-                            "baseline and candidate differ in \(dimension): \(left.sorted().joined(separator: ", ")) vs \(right.sorted().joined(separator: ", "))"
+                            "baseline and candidate differ in \(dimension): \(left.sorted().joined(separator: ", ")) "
+                            + "vs \(right.sorted().joined(separator: ", "))"
                     ))
             }
         }

@@ -149,7 +149,8 @@ public struct ComparisonPolicy: Sendable {
             throw DiffError(
                 path: file,
                 problem:
-                    "\(location(root)): the policy must be a mapping with `metrics:` and optional `alpha:`, `relative-floor:`"
+                    "\(location(root)): the policy must be a mapping with `metrics:` and optional `alpha:`, "
+                    + "`relative-floor:`"
             )
         }
         for (keyNode, value) in mapping {
@@ -230,7 +231,8 @@ public struct ComparisonPolicy: Sendable {
                 throw DiffError(
                     path: file,
                     problem:
-                        "\(location(keyNode)): unknown key `\(key)` in a rule (expected match, better, relative-floor, absolute-floor, gate or summary)"
+                        "\(location(keyNode)): unknown key `\(key)` in a rule (expected match, better, relative-floor, "
+                        + "absolute-floor, gate or summary)"
                 )
             }
         }
