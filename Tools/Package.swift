@@ -130,7 +130,7 @@ let package = Package(
         .target(
             name: "StrobeFleet",
             dependencies: [
-                "StrobeStatistics", "StrobeJudgement", "StrobeDiff", "StrobeHistory", "StrobeHistoryStore",
+                "StrobeStatistics", "StrobeJudgement", "StrobeHistory", "StrobeHistoryStore",
                 .product(name: "StrobeReader", package: "strobe"),
                 .product(name: "StrobeResults", package: "strobe"),
                 .product(name: "_StrobeFormatting", package: "strobe"),

@@ -1,5 +1,4 @@
 import Foundation
-import StrobeDiff
 import StrobeHistory
 import StrobeHistoryStore
 import StrobeJudgement
