@@ -50,9 +50,13 @@ compare() { # KIND RUN BASELINE CANDIDATE
     "$strobe" compare --baseline "$3" --candidate "$4" --max-time "$max_time" ${COMPARE_ARGS:-} \
         --results-dir "$dir" --format json --output "$dir.json" >"$dir.log" 2>&1 || status=$?
     end=$(date +%s.%N)
-    python3 - "$dir.json" "$dir.log" "$1" "$2" "$status" "$start" "$end" "$(cut -d' ' -f1 /proc/loadavg)" <<'PY'
+    # When the counts were told: the elapsed time of the round or look whose
+    # line came before the first "changed at" line.
+    local told
+    told=$(awk '/^compare: round [0-9]+,/ {t = $4} /changed at (look|round)/ {print t; exit}' "$dir.log")
+    python3 - "$dir.json" "$dir.log" "$1" "$2" "$status" "$start" "$end" "$(cut -d' ' -f1 /proc/loadavg)" "${told:-never}" <<'PY'
 import json, re, sys
-path, log, kind, run, status, start, end, load = sys.argv[1:]
+path, log, kind, run, status, start, end, load, told = sys.argv[1:]
 seconds = float(end) - float(start)
 rounds = "?"
 for line in open(log, errors="replace"):
@@ -69,7 +73,11 @@ verdicts = {}
 for row in gated:
     verdicts.setdefault(row.get("verdict", "?"), []).append(row.get("name", "?"))
 summary = ", ".join(f"{k} {len(v)}" for k, v in sorted(verdicts.items()))
-print(f"{kind} {run}: exit {status}, {seconds:.0f} s, {rounds} rounds, load {load}; gated metrics: {summary}")
+counted = next((line.strip() for line in open(log, errors="replace") if line.startswith("instructions:")), "")
+print(f"{kind} {run}: exit {status}, {seconds:.0f} s, {rounds} rounds, load {load}, counts told at {told}; "
+      f"gated metrics: {summary}")
+if counted:
+    print(f"    {counted}")
 for name in verdicts.get("regression", []) + verdicts.get("improvement", []):
     row = next(r for r in gated if r.get("name") == name)
     print(f"    {row.get('verdict')}: {name}")

@@ -78,9 +78,10 @@ compare() { # KIND RUN TEST BASELINE CANDIDATE [FLAGS...]
     end=$(date +%s.%N)
     local found="-"
     [ -f "$dir.json" ] && found=$(functions "$dir.json" "$test")
-    # When a count decided the test: the elapsed time of the look that told it.
+    # When a count decided the test: the elapsed time of the round or look that
+    # told it.
     local told
-    told=$(awk '/gated metrics decided/ {t = $4} /changed at look/ {print t; exit}' "$dir.log")
+    told=$(awk '/^compare: round [0-9]+,/ {t = $4} /changed at (look|round)/ {print t; exit}' "$dir.log")
     [ -n "$told" ] && found="$found told at $told"
     printf '%-9s %2d  %5.1f s  exit %d  %s  load %s\n' "$kind" "$run" "$(echo "$end - $start" | bc)" "$status" \
         "$found" "$(cut -d' ' -f1 /proc/loadavg)"

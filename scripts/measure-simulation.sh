@@ -1,16 +1,17 @@
 #!/usr/bin/env bash
-# The simulated instruction count (`--instructions simulated`), measured:
-#   - its cost: seconds per measured iteration under callgrind against the
+# The simulated and emulated instruction counts (`--instructions simulated`,
+# under callgrind, and `--instructions emulated`, under QEMU), measured:
+#   - their cost: seconds per measured iteration under each against the
 #     same iteration run natively, as a ratio (each from the difference of a
 #     process with 1 + N measured iterations and one with 1, so that start-up
 #     and warm-up cancel);
-#   - its residual spread: instructions per iteration of one build across
+#   - their residual spread: instructions per iteration of one build across
 #     PROCESSES processes (default 5) of 3 iterations each, as the largest
 #     over the smallest, minus 1, for a single-threaded test
 #     (ProfileSuite's "parse document") and the demo's tests ("capture frame",
 #     and "apply lens" with two worker threads).
 # Prints the CPU and the load average with the figures; BUSY=1 keeps one core
-# busy meanwhile.
+# busy meanwhile; MODES="simulated" measures one of the two.
 #
 #   bash scripts/measure-simulation.sh [PROCESSES]
 set -euo pipefail
@@ -72,35 +73,38 @@ PY
 }
 
 echo "$(machine_line "load average $(cut -d' ' -f1-3 /proc/loadavg) at the start")"
-printf '%-16s %12s %12s %8s %14s %10s\n' "test" "native/iter" "sim/iter" "ratio" "instructions" "spread"
+printf '%-10s %-16s %12s %12s %8s %14s %10s\n' "mode" "test" "native/iter" "counted/iter" "ratio" "instructions" \
+    "spread"
 measure() {
-    local name=$1 test=$2 extra=$3
+    local mode=$MODE name=$1 test=$2 extra=$3
     shift 3
     local command=("$@")
     local n=4
     local native_one native_many sim_one sim_many
     native_one=$(run_seconds "$work/n1" "${command[@]}" --filter "^$test\$" --iterations 1 --warmup 1 $extra)
     native_many=$(run_seconds "$work/n2" "${command[@]}" --filter "^$test\$" --iterations $((1 + n)) --warmup 1 $extra)
-    sim_one=$(run_seconds "$work/s1" "${command[@]}" --filter "^$test\$" --iterations 1 --warmup 1 --instructions simulated $extra)
-    sim_many=$(run_seconds "$work/s2" "${command[@]}" --filter "^$test\$" --iterations $((1 + n)) --warmup 1 --instructions simulated $extra)
+    sim_one=$(run_seconds "$work/s1" "${command[@]}" --filter "^$test\$" --iterations 1 --warmup 1 --instructions "$mode" $extra)
+    sim_many=$(run_seconds "$work/s2" "${command[@]}" --filter "^$test\$" --iterations $((1 + n)) --warmup 1 --instructions "$mode" $extra)
     local all=()
     for process in $(seq 1 "$processes"); do
-        "${command[@]}" --filter "^$test\$" --iterations 3 --warmup 1 --instructions simulated $extra \
+        "${command[@]}" --filter "^$test\$" --iterations 3 --warmup 1 --instructions "$mode" $extra \
             --output "$work/spread-$name-$process" >/dev/null 2>&1
         all+=($(samples "$(ls "$work/spread-$name-$process"/*.strobe-results)" "$test"))
     done
-    python3 - "$name" "$native_one" "$native_many" "$sim_one" "$sim_many" "$n" "${all[@]}" <<'PY'
+    python3 - "$mode" "$name" "$native_one" "$native_many" "$sim_one" "$sim_many" "$n" "${all[@]}" <<'PY'
 import sys
-name = sys.argv[1]
-native = (float(sys.argv[3]) - float(sys.argv[2])) / int(sys.argv[6])
-sim = (float(sys.argv[5]) - float(sys.argv[4])) / int(sys.argv[6])
-values = [int(v) for v in sys.argv[7:]]
+mode, name = sys.argv[1], sys.argv[2]
+native = (float(sys.argv[4]) - float(sys.argv[3])) / int(sys.argv[7])
+sim = (float(sys.argv[6]) - float(sys.argv[5])) / int(sys.argv[7])
+values = [int(v) for v in sys.argv[8:]]
 spread = max(values) / min(values) - 1 if values else float('nan')
-print('%-16s %10.2f ms %10.1f ms %7.1fx %14d %9.4f%%' % (name, native * 1e3, sim * 1e3, sim / max(native, 1e-9),
-      sorted(values)[len(values) // 2], spread * 100))
+print('%-10s %-16s %10.2f ms %10.1f ms %7.1fx %14d %9.4f%%' % (mode, name, native * 1e3, sim * 1e3,
+      sim / max(native, 1e-9), sorted(values)[len(values) // 2], spread * 100))
 PY
 }
-measure "parse document" "parse document" "" "$bin/ProfileSuite"
-measure "capture frame" "capture frame" "" "$bin/LensPerfTests"
-LENS_APPLY_FRAMES=2 measure "apply lens" "apply lens" "" env LENS_APPLY_FRAMES=2 "$bin/LensPerfTests"
+for MODE in ${MODES:-simulated emulated}; do
+    measure "parse document" "parse document" "" "$bin/ProfileSuite"
+    measure "capture frame" "capture frame" "" "$bin/LensPerfTests"
+    LENS_APPLY_FRAMES=2 measure "apply lens" "apply lens" "" env LENS_APPLY_FRAMES=2 "$bin/LensPerfTests"
+done
 echo "load average at the end: $(cut -d' ' -f1-3 /proc/loadavg); spread over $processes processes of 3 iterations each"

@@ -1,5 +1,6 @@
-// The two sources of instruction counts: Valgrind's client requests for a
-// simulated run, and perf events for the hardware counter.
+// The sources of instruction counts: Valgrind's client requests for a
+// simulated run, the marking system call for an emulated one, and perf
+// events for the hardware counter.
 
 #include "CStrobeInstructions.h"
 
@@ -46,6 +47,16 @@ void cstrobe_simulation_end(const char *label) {
     CALLGRIND_DUMP_STATS_AT(label);
 #else
     (void)label;
+#endif
+}
+
+void cstrobe_emulation_mark(int mark) {
+#if defined(__linux__)
+    int saved = errno;
+    (void)syscall(CSTROBE_EMULATION_SYSCALL, (long)mark);
+    errno = saved;
+#else
+    (void)mark;
 #endif
 }
 

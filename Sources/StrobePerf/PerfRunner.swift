@@ -130,8 +130,8 @@ public struct PerfRunner: Sendable {
         }
         result.metrics = metrics.metrics
         result.profile = profile?.profile
-        if case .simulated = instructionCounter?.source {
-            // Under simulation only counts mean anything.
+        if instructionCounter?.source.countsOnly == true {
+            // Under simulation or emulation only counts mean anything.
             let counted = Set(ExactCounts.metricNames + ["instructions"])
             result.metrics = result.metrics.filter { counted.contains($0.name) }
             result.instructionProfile = instructionProfile
@@ -158,14 +158,14 @@ public struct PerfRunner: Sendable {
         configuration.processSamplingInterval = .zero
         // Under simulation every thread's instructions count: the writer,
         // whose wake-ups follow the clock, sleeps until the session stops.
-        if case .simulated = instructions?.source { configuration.flushInterval = .seconds(3600) }
+        if instructions?.source.countsOnly == true { configuration.flushInterval = .seconds(3600) }
         // Warm-up iterations are not sampled: nothing keeps their samples.
         if tracePath != nil, measured { configuration.cpuProfile = cpuProfile }
         if !test.resourceUsageIntervals.isEmpty {
             configuration.resourceUsage = .intervals(named: test.resourceUsageIntervals)
         }
         let session = try TraceSession.start(configuration)
-        if case .simulated = instructions?.source { Self.letWriterSettle(session) }
+        if instructions?.source.countsOnly == true { Self.letWriterSettle(session) }
         if let profile = configuration.cpuProfile {
             Self.shiftSamplingPhase(periodNanoseconds: profile.periodNanoseconds)
         }

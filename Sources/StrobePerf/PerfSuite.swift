@@ -75,6 +75,18 @@ public struct PerfSuite: Sendable {
                 }
             }
         }
+        if options.instructions == .emulated, !EmulatedLaunch.isChild(environment: environment) {
+            if let problem = EmulatedLaunch.problem(environment: environment) {
+                standardError("\(command): --instructions emulated: \(problem); running natively without them")
+            } else {
+                do {
+                    return try EmulatedLaunch.run(arguments: arguments, environment: environment)
+                } catch {
+                    standardError("\(command): --instructions emulated: \(error)")
+                    return 2
+                }
+            }
+        }
         do {
             let run = try await run(options: options)
             return run.hasFailures ? 1 : 0
@@ -86,8 +98,14 @@ public struct PerfSuite: Sendable {
 
     /// Why `--instructions simulated` ran natively, when it did.
     static func simulationProblem(_ mode: InstructionCounting) -> String? {
-        guard mode == .simulated else { return nil }
-        return SimulatedLaunch.problem(environment: ProcessInfo.processInfo.environment)
+        let environment = ProcessInfo.processInfo.environment
+        switch mode {
+        case .simulated: return SimulatedLaunch.problem(environment: environment)
+        case .emulated:
+            return EmulatedLaunch.isChild(environment: environment)
+                ? nil : EmulatedLaunch.problem(environment: environment)
+        default: return nil
+        }
     }
 
     /// Whether this process is the simulated one that `--instructions
@@ -97,8 +115,9 @@ public struct PerfSuite: Sendable {
     /// sides of a comparison), as long as the work it skips is more of the
     /// same.
     public static var runsUnderSimulation: Bool {
-        cstrobe_simulation_running() != 0
-            && ProcessInfo.processInfo.environment[InstructionCounter.dumpDirectoryVariable] != nil
+        let environment = ProcessInfo.processInfo.environment
+        return (cstrobe_simulation_running() != 0 && environment[InstructionCounter.dumpDirectoryVariable] != nil)
+            || EmulatedLaunch.isChild(environment: environment)
     }
 
     /// The text `--help` prints: usage, the suite's tests, every option with
@@ -127,7 +146,7 @@ public struct PerfSuite: Sendable {
         let instructions = InstructionCounter.make(options.instructions)
         if let counter = instructions.counter {
             run.metadata.instructionSource = counter.source.name
-            if case .simulated = counter.source { run.metadata.simulated = true }
+            run.metadata.simulated = counter.source.countsOnly
         } else if let note = Self.simulationProblem(options.instructions) ?? instructions.note {
             run.metadata.instructionNote = note
             print("instructions: not counted: \(note)")

@@ -105,11 +105,12 @@ enum SuiteCommandLine {
                 name: "--instructions", valueName: "MODE",
                 help:
                     "Count the measure blocks' instructions: auto (the hardware counter where there is one), "
-                    + "hardware, simulated (under Valgrind's callgrind, counts only) or off.",
+                    + "hardware, simulated (under Valgrind's callgrind, counts only), emulated (under QEMU, "
+                    + "counts only) or off.",
                 defaultValue: defaults.instructions.rawValue
             ) { options, value in
                 guard let mode = InstructionCounting(rawValue: value) else {
-                    return "expected auto, hardware, simulated or off"
+                    return "expected auto, hardware, simulated, emulated or off"
                 }
                 options.instructions = mode
                 return nil

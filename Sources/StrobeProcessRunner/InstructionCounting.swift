@@ -1,3 +1,9 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
 /// Where a perf suite counts the user-space instructions of its measure
 /// blocks (the `instructions` metric), set by its `--instructions` option.
 ///
@@ -19,6 +25,24 @@ public enum InstructionCounting: String, Sendable, Hashable, CaseIterable {
     /// carry counts only; where Valgrind cannot run, the run says why and
     /// goes on natively.
     case simulated
+    /// An emulation: the suite runs again under QEMU's user-mode emulator
+    /// with Strobe's counting plugin, which counts every instruction of the
+    /// measure blocks, 5 to 10 times slower than natively (a simulation
+    /// runs 20 to 100 times slower) but with no count per function. The
+    /// emulated CPU's counts compare only with counts emulated the same
+    /// way. Its results carry counts only, like a simulation's; where QEMU
+    /// cannot run, the run says why and goes on natively.
+    case emulated
     /// No instruction count.
     case off
+
+    /// The name of QEMU's user-mode emulator for this machine's
+    /// architecture, which `.emulated` runs a suite under: `qemu-x86_64` on
+    /// x86-64, `qemu-aarch64` on 64-bit Arm.
+    public static var emulatorName: String {
+        var name = utsname()
+        uname(&name)
+        let machine = withUnsafeBytes(of: &name.machine) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+        return "qemu-\(machine)"
+    }
 }

@@ -33,7 +33,7 @@ public struct PerfSuiteOptions: Sendable, Hashable {
     /// The rate `--profile` samples at: 999 Hz, off the kernel's tick.
     public static let defaultProfileRate = 999
     /// Where the measure blocks' instructions are counted
-    /// (`--instructions auto|hardware|simulated|off`).
+    /// (`--instructions auto|hardware|simulated|emulated|off`).
     public var instructions: InstructionCounting = .auto
     /// The round of an interleaved comparison this run belongs to
     /// (`--round`).

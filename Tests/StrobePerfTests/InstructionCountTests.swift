@@ -8,19 +8,22 @@ import Testing
 @testable import StrobePerf
 
 /// The `instructions` metric: a suite run under simulation counts the same
-/// instructions in every iteration and every process, and per function; a
-/// machine without a hardware counter says why and goes on.
+/// instructions in every iteration and every process, and per function; so
+/// does one run under emulation, without functions; a machine without a
+/// hardware counter says why and goes on.
 @Suite(.serialized, .processWide)
 struct InstructionCountTests {
     /// Runs ProfileSuite (tokenize 60%, index 30%, render 10% of its work)
     /// with `arguments` and `environment`, and reads its results file.
-    static func runProfileSuite(_ arguments: [String], environment: [String: String] = [:]) throws -> PerfRun {
+    static func runProfileSuite(
+        _ arguments: [String], environment: [String: String] = [:], status: Int32 = 0
+    ) throws -> PerfRun {
         let output = NSTemporaryDirectory() + "strobe-instructions-\(UUID().uuidString)"
         defer { try? FileManager.default.removeItem(atPath: output) }
         let outcome = try runProgram(
             builtProgram("ProfileSuite"), arguments + ["--output", output],
             environment: ["PROFILE_SUITE_SCALE": "0.01"].merging(environment) { _, new in new }, timeLimit: 240)
-        #expect(outcome.status == 0, "\(outcome.output)\n\(outcome.errors)")
+        #expect(outcome.status == status, "\(outcome.output)\n\(outcome.errors)")
         let files = try FileManager.default.contentsOfDirectory(atPath: output).filter {
             $0.hasSuffix(".strobe-results")
         }
@@ -89,6 +92,60 @@ struct InstructionCountTests {
         #expect(abs(ratio - 1.02) < 0.002, "\(ratio)")
         let tokenize = "ProfileSuite.Document.tokenize(units:)"
         #expect(after.countPerIteration[tokenize]?.inclusive == before.countPerIteration[tokenize]?.inclusive)
+    }
+
+    /// Why an emulated run cannot be tested here, or nil.
+    static var emulationProblem: String? {
+        EmulatedLaunch.problem(environment: ProcessInfo.processInfo.environment)
+    }
+
+    @Test func anEmulatedRunCountsTheSameInstructionsEveryTime() throws {
+        if let problem = Self.emulationProblem {
+            print("skipped: no emulation here: \(problem)")
+            return
+        }
+        let arguments = ["--instructions", "emulated", "--iterations", "3", "--warmup", "1"]
+        let first = try Self.runProfileSuite(arguments)
+        let second = try Self.runProfileSuite(arguments)
+        for run in [first, second] {
+            #expect(run.metadata.simulated)
+            #expect(run.metadata.instructionSource == "emulated")
+            let test = try #require(run.tests.first)
+            #expect(test.metric("wall") == nil)
+            #expect(test.instructionProfile == nil)
+            let counted = try #require(test.metric("instructions")).samples
+            #expect(counted.count == 3)
+            let spread = (counted.max() ?? 0) / (counted.min() ?? 1) - 1
+            #expect(spread < 1e-4, "\(counted)")
+        }
+        let a = try #require(first.tests.first?.metric("instructions")?.samples.first)
+        let b = try #require(second.tests.first?.metric("instructions")?.samples.first)
+        #expect(abs(a - b) / a < 1e-4, "\(a) against \(b)")
+    }
+
+    @Test func twoPercentMoreWorkInOneFunctionShowsInTheEmulatedCount() throws {
+        if let problem = Self.emulationProblem {
+            print("skipped: no emulation here: \(problem)")
+            return
+        }
+        let arguments = ["--instructions", "emulated", "--iterations", "2", "--warmup", "1"]
+        let before = try #require(Self.runProfileSuite(arguments).tests.first?.metric("instructions")?.samples)
+        let after = try #require(
+            Self.runProfileSuite(
+                arguments, environment: ["PROFILE_SUITE_SLOWER": "index", "PROFILE_SUITE_FACTOR": "1.02"]
+            ).tests.first?.metric("instructions")?.samples)
+        // index is 30% of the work: 2% more of it is 0.6% more in all.
+        let ratio = after[0] / before[0]
+        #expect(abs(ratio - 1.006) < 0.002, "\(ratio)")
+    }
+
+    @Test func aProcessThatIsNotEmulatedSaysItsCountsAreMissing() throws {
+        let counts = NSTemporaryDirectory() + "strobe-not-emulated-\(UUID().uuidString)"
+        let run = try Self.runProfileSuite(
+            ["--instructions", "emulated", "--iterations", "1"], environment: [EmulatedLaunch.countsVariable: counts],
+            status: 1)
+        let error = try #require(run.tests.first?.error)
+        #expect(error.contains("the emulator's counting plugin wrote no file \(counts)"), "\(error)")
     }
 
     @Test func withoutAHardwareCounterTheRunSaysWhyAndGoesOn() throws {

@@ -1,7 +1,8 @@
 // Instructions a stretch of code executes, in user space: counted by the
 // CPU's hardware counter (a perf event per thread) where the machine has
-// one, or by a simulation (callgrind, with the whole process run under
-// Valgrind) where it does not.
+// one, or where it does not by a simulation (callgrind, with the whole
+// process run under Valgrind) or an emulation (the whole process run by
+// QEMU's user-mode emulator with Strobe's counting plugin).
 //
 // The simulation is steered by Valgrind's client requests: a few
 // instructions that do nothing on a real CPU and that Valgrind recognises.
@@ -32,6 +33,24 @@ void cstrobe_simulation_begin(void);
 /// Stops counting and has the simulation write what it counted since
 /// `cstrobe_simulation_begin` to its next dump file, labelled `label`.
 void cstrobe_simulation_end(const char *label);
+
+/// The system call number the emulation's counting plugin watches for. No
+/// kernel defines it: outside the emulator the call fails with ENOSYS and
+/// does nothing.
+#define CSTROBE_EMULATION_SYSCALL 0x5354524fL
+
+/// What a marking call asks of the emulation's counting plugin.
+enum {
+    /// Start a window: note every thread's count so far.
+    CSTROBE_EMULATION_BEGIN = 1,
+    /// End the window: write what every thread executed since its start.
+    CSTROBE_EMULATION_END = 2,
+};
+
+/// Marks the start or end (`CSTROBE_EMULATION_BEGIN` or `_END`) of a
+/// counting window for the emulation's plugin, with a system call it
+/// watches for. Does nothing outside the emulator but fail with ENOSYS.
+void cstrobe_emulation_mark(int mark);
 
 /// Opens a counter of the user-space instructions retired by thread `tid`
 /// (and the threads it starts while the counter is open), disabled. Returns

@@ -112,6 +112,11 @@ public struct InterleavedComparison<Runner: RoundRunner> {
             roundSeconds.append((runner.iterationsPerProcess, elapsed - roundStart - counting))
             guard rounds >= minimumRounds else {
                 events(.round(rounds, elapsed: elapsed))
+                // Counts read by a simulation or emulation decide at once:
+                // told now, before the rounds a look of times needs.
+                if counting > 0 {
+                    for line in counts.newLines(in: try countsSoFar(), at: "round \(rounds)") { events(.note(line)) }
+                }
                 continue
             }
             let perRound = max(elapsed - runner.countingSeconds, 0) / Double(rounds)
@@ -151,7 +156,7 @@ public struct InterleavedComparison<Runner: RoundRunner> {
             let (report, openTests) = ledger.record(judged, rounds: rounds, plannedRounds: fitting)
             let gated = report.rows.filter(\.gates).count
             events(.look(look, decided: gated - report.undecided.count, gated: gated, elapsed: clock()))
-            for line in counts.newLines(in: report, look: look) { events(.note(line)) }
+            for line in counts.newLines(in: report, at: "look \(look.number)") { events(.note(line)) }
             if openTests.isEmpty || look.isFinal {
                 try record(report)
                 return Outcome(report: report, rounds: rounds, elapsed: clock())
@@ -199,6 +204,18 @@ public struct InterleavedComparison<Runner: RoundRunner> {
         guard let directory = parents.first, Set(parents).count == 1 else { return }
         do throws(DiffError) {
             try RecordedDecisions(report: report, directory: directory).write(to: directory)
+        } catch {
+            throw ComparisonFailure(error.description)
+        }
+    }
+
+    /// The results so far judged as one fixed sample, for their counts.
+    private func countsSoFar() throws(ComparisonFailure) -> DiffReport {
+        do throws(DiffError) {
+            return try Judgement.compare(
+                baseline: SampleSet.load([runner.resultsDirectory(of: .baseline)]),
+                candidate: SampleSet.load([runner.resultsDirectory(of: .candidate)]),
+                metricFilter: settings.metricFilter, options: settings.options, policy: settings.policy)
         } catch {
             throw ComparisonFailure(error.description)
         }

@@ -34,10 +34,13 @@ public struct ProcessRounds: RoundRunner {
     public let profile: Bool
     /// Where suite processes count instructions. `.simulated` runs, after
     /// round 1, one more process of each side under simulation (both at
-    /// once, each on a core of its own), which counts them;
-    /// `.auto` does the same where round 1 found no hardware counter and
-    /// Valgrind is installed. Native processes then count none, so that
-    /// the two sources never mix.
+    /// once, each on a core of its own), which counts them and names the
+    /// functions; `.emulated` does the same under QEMU's emulator, faster
+    /// but with no functions; `.auto` does either where round 1 found no
+    /// hardware counter: the simulation where round 1's tests predict it
+    /// takes at most ``simulationBudget``, else the emulation where QEMU is
+    /// installed. Native processes then count none, so that the sources
+    /// never mix.
     public let instructions: InstructionCounting
     /// Measured iterations of a simulated process: two, so that a count
     /// that is not the same in every iteration shows, where round 1's
@@ -48,6 +51,12 @@ public struct ProcessRounds: RoundRunner {
     /// Round 1's wall time per iteration past which a simulated process
     /// measures one iteration: 20 ms, in nanoseconds.
     public static let longIteration = 20e6
+    /// Seconds a simulation of one side may be predicted to take for
+    /// `.auto` to choose it over the emulation: 20.
+    public static let simulationBudget = 20.0
+    /// How many times slower than natively a measured iteration runs under
+    /// callgrind, for the prediction: 60 (19 to 93 measured here).
+    static let simulationSlowdown = 60.0
     /// How the run ids of simulated processes begin.
     static let simulatedRunPrefix = "simulated-"
     /// Seconds the simulated processes took, which are no round's pace.
@@ -129,11 +138,31 @@ public struct ProcessRounds: RoundRunner {
             instructionNote = "instructions: counted by the CPU's hardware counter"
             return
         }
-        guard instructions == .simulated || instructions == .auto else { return }
-        guard ProcessRunner.executable(named: "valgrind") != nil else {
+        // What one side's simulation would take: each test's median
+        // iteration, measured `iterations` times 60 times slower.
+        let perSide =
+            firstRound.map { run in
+                run.tests.compactMap { test -> Double? in
+                    guard let wall = test.metric("wall")?.samples.sorted(), !wall.isEmpty else { return nil }
+                    return wall[wall.count / 2]
+                }.reduce(0, +)
+            }.max() ?? 0
+        let predicted = perSide * 1e-9 * Self.simulationSlowdown * Double(iterations)
+        let valgrind = ProcessRunner.executable(named: "valgrind") != nil
+        let qemu = ProcessRunner.executable(named: InstructionCounting.emulatorName) != nil
+        let engine: InstructionCounting
+        switch instructions {
+        case .simulated, .emulated:
+            engine = instructions
+        case .auto:
+            engine = valgrind && (predicted <= Self.simulationBudget || !qemu) ? .simulated : qemu ? .emulated : .off
+        case .hardware, .off:
+            return
+        }
+        guard engine != .off else {
             instructionNote =
-                "instructions: not counted: no hardware counter here, and Valgrind, which would count them by "
-                + "simulation, is not installed (apt-get install valgrind)"
+                "instructions: not counted: no hardware counter here, and neither Valgrind nor QEMU, which would "
+                + "count them, is installed (apt-get install valgrind qemu-user)"
             return
         }
         simulating = true
@@ -143,7 +172,7 @@ public struct ProcessRounds: RoundRunner {
         let lines = ComparisonSide.allCases.map { side -> (String, String)? in
             guard let command = commands[side] else { return nil }
             var options = suiteOptions(side, round: 1, tests: tests)
-            options.instructions = .simulated
+            options.instructions = engine
             options.iterations = iterations
             options.warmup = 1
             options.runID = "\(Self.simulatedRunPrefix)\(side.rawValue)-\(UInt32.random(in: 0...UInt32.max))"
@@ -182,10 +211,13 @@ public struct ProcessRounds: RoundRunner {
                     run.metadata.instructionNote.isEmpty ? "the suite did not simulate" : run.metadata.instructionNote)
             }
         }
+        let counted =
+            engine == .emulated
+            ? "emulation (QEMU; no counts per function: --instructions simulated names them)"
+            : "simulation (callgrind)"
         instructionNote =
             notes.first.map { "instructions: not counted: \($0)" }
-            ?? "instructions: counted by simulation (callgrind), \(iterations) iteration\(iterations == 1 ? "" : "s") "
-            + "per side"
+            ?? "instructions: counted by \(counted), \(iterations) iteration\(iterations == 1 ? "" : "s") per side"
     }
 
     /// The results files in `directory`.
@@ -204,7 +236,8 @@ public struct ProcessRounds: RoundRunner {
         if let tests, !tests.isEmpty { options.filter = Self.exactNames(tests) }
         if profile { options.profileRate = PerfSuiteOptions.defaultProfileRate }
         // Once a simulation counts instructions, native processes count none.
-        options.instructions = simulating ? .off : instructions == .simulated ? .off : instructions
+        options.instructions =
+            simulating || instructions == .simulated || instructions == .emulated ? .off : instructions
         return options
     }
 

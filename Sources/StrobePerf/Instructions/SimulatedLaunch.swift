@@ -53,15 +53,9 @@ enum SimulatedLaunch {
         }
         var childEnvironment = environment
         childEnvironment[InstructionCounter.dumpDirectoryVariable] = dumps
-        childEnvironment["SWIFT_DETERMINISTIC_HASHING"] = "1"
-        let child = Process()
-        child.executableURL = URL(fileURLWithPath: valgrind)
-        child.arguments = valgrindOptions + ["--callgrind-out-file=\(dumps)/callgrind.out", copy] + arguments
-        child.environment = childEnvironment
-        try child.run()
-        child.waitUntilExit()
-        if child.terminationReason == .uncaughtSignal { return 128 + child.terminationStatus }
-        return child.terminationStatus
+        return try CountingChild.run(
+            valgrind, arguments: valgrindOptions + ["--callgrind-out-file=\(dumps)/callgrind.out", copy] + arguments,
+            environment: childEnvironment)
     }
 
     /// A copy of `path` without debug sections, beside it (or in the

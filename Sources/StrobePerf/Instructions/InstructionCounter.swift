@@ -9,7 +9,7 @@ import Glibc
 #endif
 
 /// Counts the user-space instructions of measure blocks, from the CPU's
-/// hardware counter or from the simulation the process runs in.
+/// hardware counter or from the simulation or emulation the process runs in.
 ///
 /// - Hardware: a perf event counting retired instructions, user space only,
 ///   on every thread of the process but the session's writer (threads those
@@ -24,19 +24,32 @@ import Glibc
 ///   asleep through the block instead (``PerfRunner`` gives a simulated
 ///   iteration's session a flush interval longer than any block), so that
 ///   the writer's wake-ups, which follow the clock, add nothing.
+/// - Emulated: the process runs under QEMU's user-mode emulator with
+///   Strobe's counting plugin (``EmulatedLaunch`` starts it so); a window's
+///   start and end are marked by a system call the plugin watches for, and
+///   at the end the plugin appends the window's count, every thread's, to a
+///   file read back at once. The writer sleeps through the block as under
+///   simulation.
 final class InstructionCounter {
     /// Where the counts come from.
     enum Source: Equatable {
         case hardware
         case simulated(dumps: String)
+        case emulated(counts: String)
 
-        /// The name a results file records: `hardware` or `simulated`.
+        /// The name a results file records: `hardware`, `simulated` or
+        /// `emulated`.
         var name: String {
             switch self {
             case .hardware: "hardware"
             case .simulated: "simulated"
+            case .emulated: "emulated"
             }
         }
+
+        /// Whether the process runs under a simulation or an emulation,
+        /// whose times say nothing of the code's speed: only counts are kept.
+        var countsOnly: Bool { self != .hardware }
     }
 
     /// What one window counted.
@@ -52,6 +65,8 @@ final class InstructionCounter {
     /// Dumps callgrind has written in this process: they are numbered per
     /// process, whichever counter asked for them.
     private static let dumpsWritten = Atomic<Int>(0)
+    /// Windows the emulation's plugin has closed in this process.
+    private static let windowsClosed = Atomic<Int>(0)
 
     private init(source: Source) {
         self.source = source
@@ -77,11 +92,16 @@ final class InstructionCounter {
             }
             return (InstructionCounter(source: .simulated(dumps: dumps)), nil)
         }
+        if EmulatedLaunch.isChild(environment: environment), let counts = environment[EmulatedLaunch.countsVariable] {
+            return (InstructionCounter(source: .emulated(counts: counts)), nil)
+        }
         switch mode {
         case .off:
             return (nil, nil)
         case .simulated:
             return (nil, "instructions are counted only in the simulated process --instructions simulated starts")
+        case .emulated:
+            return (nil, "instructions are counted only in the emulated process --instructions emulated starts")
         case .auto, .hardware:
             if let problem = hardwareProblem(environment: environment) {
                 return (nil, mode == .hardware ? "no hardware instruction counter: \(problem)" : nil)
@@ -113,6 +133,8 @@ final class InstructionCounter {
         switch source {
         case .simulated:
             cstrobe_simulation_begin()
+        case .emulated:
+            cstrobe_emulation_mark(Int32(CSTROBE_EMULATION_BEGIN))
         case .hardware:
             open = Self.threadIDs().filter { $0 != writer }.compactMap { tid in
                 let fd = cstrobe_instructions_open(pid_t(tid))
@@ -131,6 +153,10 @@ final class InstructionCounter {
             label.withUnsafeBufferPointer { cstrobe_simulation_end($0.baseAddress) }
             let number = Self.dumpsWritten.add(1, ordering: .relaxed).newValue
             return try readDump(in: dumps, number: number)
+        case .emulated(let counts):
+            cstrobe_emulation_mark(Int32(CSTROBE_EMULATION_END))
+            let window = Self.windowsClosed.add(1, ordering: .relaxed).newValue
+            return Reading(instructions: try Self.emulatedCount(in: counts, window: window), profile: nil)
         case .hardware:
             var sum: UInt64 = 0
             var failure: Int32?
@@ -154,6 +180,9 @@ final class InstructionCounter {
             cstrobe_simulation_end("strobe abandoned window")
             let number = Self.dumpsWritten.add(1, ordering: .relaxed).newValue
             if let path = try? dumpPath(in: dumpDirectory, number: number) { unlink(path) }
+        case .emulated:
+            cstrobe_emulation_mark(Int32(CSTROBE_EMULATION_END))
+            Self.windowsClosed.add(1, ordering: .relaxed)
         case .hardware:
             for fd in open { close(fd) }
             open = []
@@ -185,6 +214,24 @@ final class InstructionCounter {
         }
         let dump = try CallgrindDump(parsing: String(decoding: data, as: UTF8.self), source: path)
         return Reading(instructions: dump.total, profile: dump.profile)
+    }
+
+    /// The count the plugin appended for the `window`-th window (from 1):
+    /// its file holds one decimal line per window closed.
+    private static func emulatedCount(in path: String, window: Int) throws -> UInt64 {
+        guard let data = FileManager.default.contents(atPath: path) else {
+            throw InstructionCountError(problem: "the emulator's counting plugin wrote no file \(path)")
+        }
+        let lines = String(decoding: data, as: UTF8.self).split(separator: "\n")
+        guard lines.count >= window else {
+            throw InstructionCountError(
+                problem: "the emulator's counting plugin wrote \(lines.count) counts to \(path), "
+                    + "window \(window) ended (is the process running under the plugin?)")
+        }
+        guard let count = UInt64(lines[window - 1]) else {
+            throw InstructionCountError(problem: "\(path), line \(window): not a count: \(lines[window - 1])")
+        }
+        return count
     }
 
     /// The kernel ids of the process's threads.

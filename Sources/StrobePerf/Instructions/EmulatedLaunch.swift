@@ -1,0 +1,85 @@
+import CStrobeCounting
+import Foundation
+import StrobeProcessRunner
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Runs the suite again as a child process under QEMU's user-mode emulator
+/// with Strobe's counting plugin (``EmulationPlugin``), for `--instructions
+/// emulated`, and waits for it.
+///
+/// The emulator translates the suite's machine code block by block and runs
+/// it 5 to 10 times slower than natively (a simulation under callgrind runs
+/// 20 to 100 times slower, but names functions): every guest instruction is
+/// counted, and a measure block's start and end are marked by a system call
+/// the plugin watches for. The counts are those of the emulated CPU, so they
+/// compare only with counts emulated the same way; like a simulated one, the
+/// process records counts only. The child hashes deterministically
+/// (`SWIFT_DETERMINISTIC_HASHING=1`).
+enum EmulatedLaunch {
+    /// The environment variable through which the launch tells the child
+    /// where the plugin writes its counts.
+    static let countsVariable = "STROBE_EMULATION_COUNTS"
+
+    /// QEMU's user-mode emulator for this machine's architecture.
+    static var emulatorName: String { InstructionCounting.emulatorName }
+
+    /// Why the emulation cannot run here, or nil when it can.
+    static func problem(environment: [String: String]) -> String? {
+        guard ProcessRunner.executable(named: emulatorName, environment: environment) != nil else {
+            return "QEMU's user-mode emulator \(emulatorName) is not installed (apt-get install qemu-user)"
+        }
+        guard
+            ["cc", "clang", "gcc"].contains(where: {
+                ProcessRunner.executable(named: $0, environment: environment) != nil
+            })
+        else {
+            return "no C compiler (cc, clang or gcc) to build the emulator's counting plugin"
+        }
+        return nil
+    }
+
+    /// Whether this process is the emulated child a launch started.
+    static func isChild(environment: [String: String]) -> Bool {
+        environment[countsVariable].map { !$0.isEmpty } ?? false
+    }
+
+    /// Runs the suite with `arguments` under the emulator and returns its
+    /// exit status; throws when the child cannot be started.
+    static func run(arguments: [String], environment: [String: String]) throws -> Int32 {
+        guard let emulator = ProcessRunner.executable(named: emulatorName, environment: environment) else {
+            throw InstructionCountError(
+                problem: "QEMU's user-mode emulator \(emulatorName) is not installed (apt-get install qemu-user)")
+        }
+        let plugin = try EmulationPlugin.library(environment: environment)
+        let executable = try FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")
+        let counts = ScratchFiles.base + "/strobe-emulation-\(getpid())-\(UInt32.random(in: 0...UInt32.max)).counts"
+        defer { unlink(counts) }
+        var childEnvironment = environment
+        childEnvironment[countsVariable] = counts
+        return try CountingChild.run(
+            emulator, arguments: ["-plugin", "\(plugin),out=\(counts)", executable] + arguments,
+            environment: childEnvironment)
+    }
+}
+
+/// Starts a suite's counting child (simulated or emulated) and waits for it.
+enum CountingChild {
+    /// Runs `executable` with `arguments` and `environment`, plus
+    /// deterministic hashing, and returns its exit status (128 + the signal
+    /// when a signal ended it).
+    static func run(_ executable: String, arguments: [String], environment: [String: String]) throws -> Int32 {
+        var environment = environment
+        environment["SWIFT_DETERMINISTIC_HASHING"] = "1"
+        let child = Process()
+        child.executableURL = URL(fileURLWithPath: executable)
+        child.arguments = arguments
+        child.environment = environment
+        try child.run()
+        child.waitUntilExit()
+        if child.terminationReason == .uncaughtSignal { return 128 + child.terminationStatus }
+        return child.terminationStatus
+    }
+}
