@@ -17,6 +17,7 @@ let package = Package(
     products: [
         .executable(name: "strobe", targets: ["StrobeCLI"]),
         .library(name: "StrobeStatistics", targets: ["StrobeStatistics"]),
+        .library(name: "StrobeJudgement", targets: ["StrobeJudgement"]),
         .library(name: "StrobeDiff", targets: ["StrobeDiff"]),
         .library(name: "StrobeHistory", targets: ["StrobeHistory", "StrobeHistoryStore", "StrobeTrend"]),
     ],
@@ -46,13 +47,26 @@ let package = Package(
             dependencies: [.product(name: "StrobeResults", package: "strobe")],
             swiftSettings: optimizedInDebug
         ),
+        // Everything that turns a comparison's numbers into verdicts: the
+        // policy, the verdict per metric and per test, the functions behind
+        // them, and what a sequential comparison has decided so far.
         .target(
-            name: "StrobeDiff",
+            name: "StrobeJudgement",
             dependencies: [
                 "StrobeStatistics",
                 .product(name: "StrobeResults", package: "strobe"),
                 .product(name: "_StrobeFormatting", package: "strobe"),
                 .product(name: "Yams", package: "Yams"),
+            ],
+            swiftSettings: optimizedInDebug
+        ),
+        // Loads runs into sample sets and renders the judgement's reports.
+        .target(
+            name: "StrobeDiff",
+            dependencies: [
+                "StrobeJudgement", "StrobeStatistics",
+                .product(name: "StrobeResults", package: "strobe"),
+                .product(name: "_StrobeFormatting", package: "strobe"),
             ],
             swiftSettings: optimizedInDebug
         ),
@@ -63,7 +77,8 @@ let package = Package(
         .target(
             name: "StrobeSimulations",
             dependencies: [
-                "StrobeStatistics", "StrobeDiff", "StrobeCompare", .product(name: "StrobeResults", package: "strobe"),
+                "StrobeStatistics", "StrobeJudgement", "StrobeDiff", "StrobeCompare",
+                .product(name: "StrobeResults", package: "strobe"),
             ],
             swiftSettings: optimizedInDebug
         ),
@@ -115,7 +130,7 @@ let package = Package(
         .target(
             name: "StrobeFleet",
             dependencies: [
-                "StrobeStatistics", "StrobeDiff", "StrobeHistory", "StrobeHistoryStore",
+                "StrobeStatistics", "StrobeJudgement", "StrobeHistory", "StrobeHistoryStore",
                 .product(name: "StrobeReader", package: "strobe"),
                 .product(name: "StrobeResults", package: "strobe"),
                 .product(name: "_StrobeFormatting", package: "strobe"),
@@ -138,7 +153,7 @@ let package = Package(
         .target(
             name: "StrobeCompare",
             dependencies: [
-                "StrobeStatistics", "StrobeDiff",
+                "StrobeStatistics", "StrobeJudgement", "StrobeDiff",
                 .product(name: "StrobeProcessRunner", package: "strobe"),
                 .product(name: "StrobeResults", package: "strobe"),
                 .product(name: "_StrobeFormatting", package: "strobe"),
@@ -149,7 +164,8 @@ let package = Package(
         .executableTarget(
             name: "StrobeCLI",
             dependencies: [
-                "StrobeStatistics", "StrobeDiff", "StrobeCompare", "StrobeHistory", "StrobeHistoryStore", "StrobeTrend",
+                "StrobeStatistics", "StrobeJudgement", "StrobeDiff", "StrobeCompare", "StrobeHistory",
+                "StrobeHistoryStore", "StrobeTrend",
                 "StrobeFleet", "StrobeServer", "CStrobeBuildInfo", "CZlib",
                 .product(name: "StrobeCrashRecovery", package: "strobe"),
                 .product(name: "StrobeReader", package: "strobe"),
@@ -165,8 +181,8 @@ let package = Package(
         .executableTarget(
             name: "StrobeToolBenchmarks",
             dependencies: [
-                "StrobeStatistics", "StrobeDiff", "StrobeHistory", "StrobeHistoryStore", "StrobeTrend", "StrobeFleet",
-                "StrobeSimulations", "StrobeCompare",
+                "StrobeStatistics", "StrobeJudgement", "StrobeDiff", "StrobeHistory", "StrobeHistoryStore",
+                "StrobeTrend", "StrobeFleet", "StrobeSimulations", "StrobeCompare",
                 .product(name: "Strobe", package: "strobe"),
                 .product(name: "StrobeResults", package: "strobe"),
                 .product(name: "_StrobeTestSupport", package: "strobe"),
@@ -178,7 +194,7 @@ let package = Package(
         .executableTarget(
             name: "StrobeFuzz",
             dependencies: [
-                "StrobeDiff",
+                "StrobeJudgement", "StrobeDiff",
                 .product(name: "StrobeCrashRecovery", package: "strobe"),
                 .product(name: "StrobeReader", package: "strobe"),
                 .product(name: "StrobeResults", package: "strobe"),
@@ -198,11 +214,21 @@ let package = Package(
             path: "Tests/StrobeStatisticsTestSupport"),
         .testTarget(
             name: "StrobeStatisticsTests",
-            dependencies: ["StrobeStatistics", "StrobeDiff", "StrobeSimulations", "StrobeStatisticsTestSupport"]),
+            dependencies: ["StrobeStatistics", "StrobeSimulations", "StrobeStatisticsTestSupport"]),
+        // The verdicts, on replicates and sample sets built in the tests
+        // (the reports some of them check are rendered by StrobeDiff).
+        .testTarget(
+            name: "StrobeJudgementTests",
+            dependencies: [
+                "StrobeJudgement", "StrobeStatistics", "StrobeDiff", "StrobeSimulations", "StrobeStatisticsTestSupport",
+                .product(name: "StrobeProcessRunner", package: "strobe"),
+                .product(name: "StrobeResults", package: "strobe"),
+            ]
+        ),
         .testTarget(
             name: "StrobeDiffTests",
             dependencies: [
-                "StrobeDiff", "StrobeStatistics", "StrobeSimulations", "StrobeCompare", "StrobeCLI",
+                "StrobeDiff", "StrobeJudgement", "StrobeStatistics", "StrobeSimulations", "StrobeCompare", "StrobeCLI",
                 .product(name: "StrobeProcessRunner", package: "strobe"),
                 .product(name: "_StrobeTestSupport", package: "strobe"),
             ]
@@ -237,7 +263,7 @@ let package = Package(
             name: "StrobeFleetTests",
             dependencies: [
                 "StrobeFleet", "StrobeHistory", "StrobeHistoryStore", "StrobePostgres", "StrobeStatistics",
-                "StrobeDiff",
+                "StrobeJudgement", "StrobeDiff",
                 "StrobeSimulations", "StrobeCLI", "StrobeStoreTestSupport",
                 .product(name: "_StrobeTestTraits", package: "strobe"),
                 "StrobeStatisticsTestSupport",

@@ -1,8 +1,7 @@
 /// The raw samples of one metric across a test's measured iterations.
 ///
 /// In JSON (`strobe results --json`) the direction is `"better": "lower"` or
-/// `"better": "higher"`; files written before it read with their
-/// `"lowerIsBetter"` flag.
+/// `"better": "higher"`.
 public struct PerfMetric: Sendable, Hashable, Codable {
     /// The metric's name, e.g. `wall`, `process.cpu.user`, `interval:lens apply:sum`.
     public var name: String
@@ -24,22 +23,16 @@ public struct PerfMetric: Sendable, Hashable, Codable {
 
     private enum CodingKeys: String, CodingKey {
         case name, unit, better, samples
-        case legacyLowerIsBetter = "lowerIsBetter"
     }
 
-    /// Reads a metric, with its direction as `better` or, from older JSON,
-    /// the `lowerIsBetter` flag (lower when neither is there).
+    /// Reads a metric, with its direction as `better` (lower when it is not
+    /// there).
     public init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: CodingKeys.self)
         name = try container.decode(String.self, forKey: .name)
         unit = try container.decode(String.self, forKey: .unit)
         samples = try container.decode([Double].self, forKey: .samples)
-        if let better = try container.decodeIfPresent(MetricDirection.self, forKey: .better) {
-            self.better = better
-        } else {
-            let lower = try container.decodeIfPresent(Bool.self, forKey: .legacyLowerIsBetter) ?? true
-            better = lower ? .lower : .higher
-        }
+        better = try MetricDirection.decoded(from: container, forKey: .better)
     }
 
     /// Writes the metric, its direction as `better`.

@@ -207,12 +207,12 @@ struct ResourceMetricTests {
         #expect(result.metric("process.cpu.user")?.better == .lower)
     }
 
-    @Test func directionsReadFromBothJSONForms() throws {
+    @Test func aDirectionReadsFromBetterAndIsLowerWithoutIt() throws {
         let current = Data(#"{"name":"fps","unit":"count/s","better":"higher","samples":[60]}"#.utf8)
-        let legacy = Data(#"{"name":"fps","unit":"count/s","lowerIsBetter":false,"samples":[60]}"#.utf8)
+        let otherKey = Data(#"{"name":"fps","unit":"count/s","lowerIsBetter":false,"samples":[60]}"#.utf8)
         let neither = Data(#"{"name":"wall","unit":"ns","samples":[1]}"#.utf8)
         #expect(try JSONDecoder().decode(PerfMetric.self, from: current).better == .higher)
-        #expect(try JSONDecoder().decode(PerfMetric.self, from: legacy).better == .higher)
+        #expect(try JSONDecoder().decode(PerfMetric.self, from: otherKey).better == .lower)
         #expect(try JSONDecoder().decode(PerfMetric.self, from: neither).better == .lower)
         let written = try JSONEncoder().encode(PerfMetric(name: "fps", unit: "count/s", better: .higher, samples: [60]))
         #expect(String(decoding: written, as: UTF8.self).contains(#""better":"higher""#))

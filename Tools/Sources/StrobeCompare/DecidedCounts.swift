@@ -1,9 +1,9 @@
-import StrobeDiff
+import StrobeJudgement
 
 /// The exact counts (allocations, retains) and instruction counts that a
 /// look of `strobe compare` found changed, and the instruction counts it
-/// found unchanged, each told once, as soon as it is decided: a count that is the same in every iteration on each side, or
-/// instructions that repeat within their tolerance, are decided at the
+/// found unchanged, each told once, as soon as it is decided: a count that
+/// is the same in every iteration on each side, or instructions that repeat within their tolerance, are decided at the
 /// first look, while the same test's times may need many more rounds.
 struct DecidedCounts {
     private var told: Set<String> = []

@@ -1,4 +1,6 @@
+import Foundation
 import StrobeDiff
+import StrobeJudgement
 import StrobeStatistics
 
 /// `strobe compare`'s experiment: rounds of one baseline and one candidate
@@ -141,7 +143,7 @@ public struct InterleavedComparison<Runner: RoundRunner> {
             do throws(DiffError) {
                 baselineSet = try SampleSet.load([runner.resultsDirectory(of: .baseline)])
                 candidateSet = try SampleSet.load([runner.resultsDirectory(of: .candidate)])
-                judged = try DiffEngine.diff(
+                judged = try Judgement.compare(
                     baseline: baselineSet, candidate: candidateSet, metricFilter: settings.metricFilter,
                     options: settings.options, policy: settings.policy, look: look)
             } catch {
@@ -156,6 +158,7 @@ public struct InterleavedComparison<Runner: RoundRunner> {
             events(.look(look, decided: gated - report.undecided.count, gated: gated, elapsed: clock()))
             for line in counts.newLines(in: report, at: "look \(look.number)") { events(.note(line)) }
             if openTests.isEmpty || look.isFinal {
+                try record(report)
                 return Outcome(report: report, rounds: rounds, elapsed: clock())
             }
             if runner.runsSelectedTests {
@@ -184,16 +187,32 @@ public struct InterleavedComparison<Runner: RoundRunner> {
                 events(
                     .note(
                         "\(plan.iterations) iterations per process from round \(rounds + 1) (noise ±"
-                            + "\(Self.percent(plan.within)) within a process, ±\(Self.percent(plan.between)) between processes)"
+                            + "\(Self.percent(plan.within)) within a process, ±\(Self.percent(plan.between)) between "
+                            + "processes)"
                     ))
             }
+        }
+    }
+
+    /// Writes the decisions of `report` beside the results
+    /// (``RecordedDecisions``), where both sides' directories lie in one,
+    /// so that a later `strobe diff` of them shows these numbers.
+    func record(_ report: DiffReport) throws(ComparisonFailure) {
+        let parents = ComparisonSide.allCases.map {
+            URL(fileURLWithPath: runner.resultsDirectory(of: $0)).standardizedFileURL.deletingLastPathComponent().path
+        }
+        guard let directory = parents.first, Set(parents).count == 1 else { return }
+        do throws(DiffError) {
+            try RecordedDecisions(report: report, directory: directory).write(to: directory)
+        } catch {
+            throw ComparisonFailure(error.description)
         }
     }
 
     /// The results so far judged as one fixed sample, for their counts.
     private func countsSoFar() throws(ComparisonFailure) -> DiffReport {
         do throws(DiffError) {
-            return try DiffEngine.diff(
+            return try Judgement.compare(
                 baseline: SampleSet.load([runner.resultsDirectory(of: .baseline)]),
                 candidate: SampleSet.load([runner.resultsDirectory(of: .candidate)]),
                 metricFilter: settings.metricFilter, options: settings.options, policy: settings.policy)

@@ -1,5 +1,5 @@
 import Foundation
-import StrobeDiff
+import StrobeJudgement
 import StrobeStatistics
 
 /// How many iterations a suite process should measure, from the split of
@@ -101,48 +101,12 @@ struct IterationPlan: Equatable {
         let perProcess = max(processSeconds - Double(current) * iterationSeconds, iterationSeconds / 4)
         // The seconds each k takes to reach the target; the first of the
         // quickest wins.
-        var quantiles = TQuantiles(level: level)
+        var quantiles = DecisionPower.TQuantiles(level: level)
         let seconds = range.map { k in
             quantiles.roundsToReach(target, roundVariance: 2 * (between + within / Double(k)))
                 * (perProcess + Double(k) * iterationSeconds)
         }
         let iterations = range.lowerBound + seconds.indices.min { seconds[$0] < seconds[$1] }!
         return IterationPlan(iterations: iterations, within: within.squareRoot(), between: between.squareRoot())
-    }
-
-    /// Student's t quantiles of one level, by degrees of freedom, computed
-    /// once each.
-    struct TQuantiles {
-        let level: Double
-        private var cache: [Int: Double] = [:]
-        private let power = NormalDistribution.quantile(0.8)
-
-        init(level: Double) { self.level = min(max(level, 1e-12), 0.5) }
-
-        mutating func quantile(_ degrees: Int) -> Double {
-            if let known = cache[degrees] { return known }
-            let value = StudentDistribution.quantile(1 - level / 2, degreesOfFreedom: Double(degrees))
-            cache[degrees] = value
-            return value
-        }
-
-        /// The fewest rounds (2 to 2,000) whose paired t-test at the level
-        /// reaches a log distance `target` with 80% power, for rounds whose
-        /// paired differences have `roundVariance`.
-        mutating func roundsToReach(_ target: Double, roundVariance: Double) -> Double {
-            guard target > 0 else { return 2000 }
-            func enough(_ rounds: Int) -> Bool {
-                let z = quantile(rounds - 1) + power
-                return Double(rounds) >= z * z * roundVariance / (target * target)
-            }
-            var low = 2
-            var high = 2000
-            if !enough(high) { return Double(high) }
-            while low < high {
-                let middle = (low + high) / 2
-                if enough(middle) { high = middle } else { low = middle + 1 }
-            }
-            return Double(low)
-        }
     }
 }

@@ -272,7 +272,8 @@ public struct ProcessRounds: RoundRunner {
             let metadata = RunMetadata.current(
                 suite: name, buildConfiguration: "", tags: ["side": side.rawValue], round: round)
             let path =
-                "\(resultsDirectory(of: side))/\(ResultsFile.fileSafe(name))-round-\(round).\(ResultsFile.fileExtension)"
+                "\(resultsDirectory(of: side))/\(ResultsFile.fileSafe(name))-round-\(round)."
+                + "\(ResultsFile.fileExtension)"
             do throws(ResultsFileError) {
                 try ResultsFile.write(PerfRun(metadata: metadata, tests: [result]), to: path)
             } catch {

@@ -1,4 +1,5 @@
 import Foundation
+import StrobeJudgement
 import StrobeResults
 
 /// Samples measured elsewhere, as CSV: a header with at least `metric` and

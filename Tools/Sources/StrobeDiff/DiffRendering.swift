@@ -1,5 +1,6 @@
 import Foundation
 import StrobeFormatting
+import StrobeJudgement
 import StrobeStatistics
 
 extension DiffReport {
@@ -70,9 +71,8 @@ extension DiffReport {
         var facts: [String] = []
         if row.test.logScale, row.test.method == .pairedRounds || row.test.method == .processes {
             let noise = (exp(row.test.replicateSpread) - 1) * 100
-            facts.append(
-                "noise ±\(HumanFormat.format(noise, decimals: noise >= 10 ? 0 : 1))% per \(row.test.method == .pairedRounds ? "round" : "process")"
-            )
+            let per = row.test.method == .pairedRounds ? "round" : "process"
+            facts.append("noise ±\(HumanFormat.format(noise, decimals: noise >= 10 ? 0 : 1))% per \(per)")
         }
         if row.test.method != .iterations { facts.append("\(rounds) \(unit)") }
         if !facts.isEmpty { seen += " (" + facts.joined(separator: ", ") + ")" }
@@ -146,8 +146,8 @@ extension DiffReport {
         let names =
             foldedTests.count == 1
             ? foldedTests[0] : foldedTests.dropLast().joined(separator: ", ") + " and " + foldedTests.last!
-        return
-            "\(names) ran on one thread: \(foldedTests.count == 1 ? "its" : "their") thread.* metrics are shown as the process.* ones"
+        let their = foldedTests.count == 1 ? "its" : "their"
+        return "\(names) ran on one thread: \(their) thread.* metrics are shown as the process.* ones"
     }
 
     /// The test column of a row: its test's name on the first row of that
@@ -232,6 +232,7 @@ extension DiffReport {
             }.joined(separator: "\n")
         }
         var output = headline + "\n" + metricCounts + "\n"
+        if let originLine { output += Self.wrap(originLine, width: width, indent: "  ") + "\n" }
         let decided = decisionLines
         if !decided.isEmpty {
             output += decided.map { Self.wrap("  " + $0, width: width, indent: "    ") }.joined(separator: "\n") + "\n"
@@ -248,6 +249,12 @@ extension DiffReport {
         }
         var notes: [String] = []
         if let foldedLine { notes.append("note: " + foldedLine) }
+        if let listed = Self.contradictingMedians(shown) {
+            notes.append(
+                "note: the percentile columns are of all samples; where the medians point the other way from the "
+                    + "change (\(listed)), the test compared the median of each side's process summaries (for a "
+                    + "count that varies, each process's mean), and the processes of a side differ")
+        }
         notes += warnings.map { "warning: " + $0 }
         if !notes.isEmpty {
             output += "\n" + notes.map { Self.wrap($0, width: width, indent: "  ") }.joined(separator: "\n") + "\n"
@@ -294,6 +301,10 @@ extension DiffReport {
             regressions > 0 ? "### :red_circle: Strobe: \(headline)" : "### :green_circle: Strobe: \(headline)")
         lines.append("")
         lines.append(metricCounts)
+        if let originLine {
+            lines.append("")
+            lines.append("_\(originLine)_")
+        }
         let changed = tests.filter { $0.outcome == .slower || $0.outcome == .faster }
         if !changed.isEmpty {
             lines.append("")
@@ -330,15 +341,17 @@ extension DiffReport {
             if groupBy != nil { cells.append(row.group) }
             cells.append(Self.replicatesText(row))
             cells.append("\(row.baseline.count) / \(row.candidate.count)")
-            cells.append(
-                "\(Self.value(row.baseline.median, unit: row.unit)) → \(Self.value(row.candidate.median, unit: row.unit))"
-            )
+            cells.append(Self.centralValues(row))
             cells.append(
                 "\(Self.value(row.baseline.p90, unit: row.unit)) → \(Self.value(row.candidate.p90, unit: row.unit))")
             cells.append(Self.change(row))
             cells.append(Self.pValue(row.adjustedPValue))
             cells.append(Self.verdictText(row, markdown: true))
             lines.append("| " + cells.joined(separator: " | ") + " |")
+        }
+        if let centersNote = Self.centersNote(shown) {
+            lines.append("")
+            lines.append(centersNote.replacingOccurrences(of: "* ", with: "\\* ", options: .anchored))
         }
         if let quietRowsLine {
             lines.append("")
@@ -372,10 +385,12 @@ extension DiffReport {
         var note =
             "Each process (run) is a replicate: its iterations are summarised by their median (or minimum, "
             + "where the policy says so), and processes "
-            + "are compared by a t-test on log values, paired by round when rounds are given. Benjamini–Hochberg across "
-            + "\(gated) gated metrics at α \(Self.level(rows.first?.level ?? options.alpha)), noise floor "
-            + "\(HumanFormat.format(options.minimumEffect * 100, decimals: 1))% unless the policy sets another; unchanged "
-            + "means the equivalence interval lies inside the floors; resource counts are reported, not gated, unless "
+            + "are compared by a t-test on log values, paired by round when rounds are given. "
+            + "Benjamini–Hochberg across \(gated) gated metrics at α \(Self.level(rows.first?.level ?? options.alpha)),"
+            + " "
+            + "noise floor \(HumanFormat.format(options.minimumEffect * 100, decimals: 1))% unless the policy sets "
+            + "another; unchanged means the equivalence interval lies inside the floors; resource counts are reported, "
+            + "not gated, unless "
             + "the policy gates them."
         if let look {
             note +=

@@ -1,5 +1,6 @@
 import Foundation
 import StrobeFormatting
+import StrobeJudgement
 
 /// The functions behind the verdicts, as each report format shows them.
 extension DiffReport {
@@ -104,11 +105,13 @@ extension DiffReport {
                 let colour = function.change >= 0 ? "#c62828" : "#2e7d32"
                 let low = half + (scale > 0 ? function.lower / scale * half : 0)
                 let high = half + (scale > 0 ? function.upper / scale * half : 0)
+                func f(_ value: Double) -> String { String(format: "%.1f", value) }
                 let bar =
-                    "<svg width=\"240\" height=\"16\" role=\"img\"><line x1=\"120\" x2=\"120\" y1=\"0\" y2=\"16\" stroke=\"#999\"/>"
-                    + "<rect x=\"\(String(format: "%.1f", x))\" y=\"3\" width=\"\(String(format: "%.1f", max(width, 0.5)))\" "
+                    "<svg width=\"240\" height=\"16\" role=\"img\">"
+                    + "<line x1=\"120\" x2=\"120\" y1=\"0\" y2=\"16\" stroke=\"#999\"/>"
+                    + "<rect x=\"\(f(x))\" y=\"3\" width=\"\(f(max(width, 0.5)))\" "
                     + "height=\"10\" fill=\"\(colour)\" fill-opacity=\"\(function.changed ? "0.8" : "0.25")\"/>"
-                    + "<line x1=\"\(String(format: "%.1f", low))\" x2=\"\(String(format: "%.1f", high))\" y1=\"8\" y2=\"8\" stroke=\"#333\"/></svg>"
+                    + "<line x1=\"\(f(low))\" x2=\"\(f(high))\" y1=\"8\" y2=\"8\" stroke=\"#333\"/></svg>"
                 let cls = function.changed ? (function.change > 0 ? "regression" : "improvement") : ""
                 html +=
                     "<tr><td>\(HTMLText.escape(function.function))</td>"

@@ -1,5 +1,6 @@
 import Foundation
 import StrobeFormatting
+import StrobeJudgement
 import StrobeStatistics
 
 extension FleetReport {
@@ -13,7 +14,8 @@ extension FleetReport {
             <meta name="viewport" content="width=device-width, initial-scale=1">
             <title>Fleet percentiles</title>
             <style>
-            body{font:14px/1.45 -apple-system,"Segoe UI",Helvetica,Arial,sans-serif;margin:0;color:#1d1d1f;background:#f6f6f8}
+            body{font:14px/1.45 -apple-system,"Segoe UI",Helvetica,Arial,sans-serif;margin:0;color:#1d1d1f;
+            background:#f6f6f8}
             main{max-width:1000px;margin:0 auto;padding:28px 24px 48px}
             h1{font-size:22px;margin:0 0 4px}h2{font-size:16px;margin:28px 0 10px}
             .sub{color:#6e6e73;margin:0 0 18px}.note{color:#6e6e73;font-size:12px;margin:-4px 0 12px}
@@ -46,12 +48,14 @@ extension FleetReport {
             html += "<h2>\(HTMLText.escape((metric.kind == "counter" ? "counter " : "") + metric.name))</h2>\n"
             let direction = Self.direction(metric)
             html +=
-                "<p class=\"note direction\">\(HTMLText.escape(direction.prefix(1).uppercased() + direction.dropFirst())).</p>\n"
+                "<p class=\"note direction\">"
+                + "\(HTMLText.escape(direction.prefix(1).uppercased() + direction.dropFirst())).</p>\n"
             let series = seriesNames(metric)
             html +=
                 "<div class=\"legend\">"
                 + series.enumerated().map { index, name in
-                    "<span><i style=\"background:\(Self.palette[index % Self.palette.count])\"></i>\(HTMLText.escape(name))</span>"
+                    "<span><i style=\"background:\(Self.palette[index % Self.palette.count])\"></i>"
+                        + "\(HTMLText.escape(name))</span>"
                 }.joined() + "</div>\n<div class=\"plots\">\n"
             for index in (metric.groups.first?.percentiles ?? []).indices {
                 html += plot(metric, percentile: index, series: series)
@@ -110,18 +114,22 @@ extension FleetReport {
         let name = "P" + String(Int((metric.groups.first?.percentiles[index].probability ?? 0) * 100))
         var svg = "<div class=\"plot\"><h3>\(name)</h3>"
         svg +=
-            "<svg class=\"fleet-plot\" width=\"\(Int(width))\" height=\"\(Int(height))\" viewBox=\"0 0 \(Int(width)) \(Int(height))\" role=\"img\" aria-label=\"\(HTMLText.escape(metric.name)) \(name)\">"
+            "<svg class=\"fleet-plot\" width=\"\(Int(width))\" height=\"\(Int(height))\" viewBox=\"0 0 \(Int(width)) "
+            + "\(Int(height))\" role=\"img\" aria-label=\"\(HTMLText.escape(metric.name)) \(name)\">"
         svg += "<line class=\"axis\" x1=\"\(left)\" y1=\"\(top)\" x2=\"\(left)\" y2=\"\(height - bottom)\"/>"
         svg +=
-            "<line class=\"axis\" x1=\"\(left)\" y1=\"\(height - bottom)\" x2=\"\(width - right)\" y2=\"\(height - bottom)\"/>"
+            "<line class=\"axis\" x1=\"\(left)\" y1=\"\(height - bottom)\" x2=\"\(width - right)\" "
+            + "y2=\"\(height - bottom)\"/>"
         for tick in 0...3 {
             let value = low + (high - low) * Double(tick) / 3
             svg +=
-                "<text x=\"\(left - 6)\" y=\"\(Self.format(y(value) + 4))\" text-anchor=\"end\">\(HTMLText.escape(self.value(value, metric)))</text>"
+                "<text x=\"\(left - 6)\" y=\"\(Self.format(y(value) + 4))\" text-anchor=\"end\">"
+                + "\(HTMLText.escape(self.value(value, metric)))</text>"
         }
         for label in xs where !label.isEmpty {
             svg +=
-                "<text x=\"\(Self.format(x(label, (series.count - 1) / 2)))\" y=\"\(height - 10)\" text-anchor=\"middle\">\(HTMLText.escape(label))</text>"
+                "<text x=\"\(Self.format(x(label, (series.count - 1) / 2)))\" y=\"\(height - 10)\" "
+                + "text-anchor=\"middle\">\(HTMLText.escape(label))</text>"
         }
         for (seriesIndex, seriesName) in series.enumerated() {
             let color = Self.palette[seriesIndex % Self.palette.count]
@@ -130,16 +138,23 @@ extension FleetReport {
                 let line = mine.map { "\(Self.format(x($0.1.x, seriesIndex))),\(Self.format(y($0.2.estimate)))" }
                     .joined(separator: " ")
                 svg +=
-                    "<polyline class=\"series\" fill=\"none\" stroke=\"\(color)\" stroke-width=\"1.5\" points=\"\(line)\"/>"
+                    "<polyline class=\"series\" fill=\"none\" stroke=\"\(color)\" stroke-width=\"1.5\" "
+                    + "points=\"\(line)\"/>"
             }
             for (group, place, estimate) in mine {
                 let px = Self.format(x(place.x, seriesIndex))
                 svg +=
-                    "<line class=\"ci\" x1=\"\(px)\" y1=\"\(Self.format(y(estimate.lower)))\" x2=\"\(px)\" y2=\"\(Self.format(y(estimate.upper)))\" stroke=\"\(color)\" stroke-width=\"2\"/>"
+                    "<line class=\"ci\" x1=\"\(px)\" y1=\"\(Self.format(y(estimate.lower)))\" x2=\"\(px)\" "
+                    + "y2=\"\(Self.format(y(estimate.upper)))\" stroke=\"\(color)\" stroke-width=\"2\"/>"
                 svg +=
-                    "<circle class=\"point\" cx=\"\(px)\" cy=\"\(Self.format(y(estimate.estimate)))\" r=\"4\" fill=\"\(color)\" data-series=\"\(HTMLText.escape(seriesName))\">"
-                svg +=
-                    "<title>\(HTMLText.escape("\(seriesName) \(place.x): \(value(estimate.estimate, metric)) [\(value(estimate.lower, metric)), \(value(estimate.upper, metric))], \(group.sessions) sessions\(group.weighted ? ", weighted by 1/sampling probability" : "")"))</title></circle>"
+                    "<circle class=\"point\" cx=\"\(px)\" cy=\"\(Self.format(y(estimate.estimate)))\" r=\"4\" "
+                    + "fill=\"\(color)\" data-series=\"\(HTMLText.escape(seriesName))\">"
+                let interval = "[\(value(estimate.lower, metric)), \(value(estimate.upper, metric))]"
+                let weighted = group.weighted ? ", weighted by 1/sampling probability" : ""
+                let title =
+                    "\(seriesName) \(place.x): \(value(estimate.estimate, metric)) \(interval), "
+                    + "\(group.sessions) sessions\(weighted)"
+                svg += "<title>\(HTMLText.escape(title))</title></circle>"
             }
         }
         return svg + "</svg></div>\n"
@@ -161,7 +176,8 @@ extension FleetReport {
                     let percentile = group.percentiles[index]
                     let text =
                         group.tailEvents(index) >= SessionQuantiles.minimumTailEvents
-                        ? "\(value(percentile.estimate, metric)) [\(value(percentile.lower, metric)), \(value(percentile.upper, metric))]"
+                        ? "\(value(percentile.estimate, metric)) "
+                            + "[\(value(percentile.lower, metric)), \(value(percentile.upper, metric))]"
                         : "≈\(value(percentile.estimate, metric))"
                     return "<td class=\"num\">\(HTMLText.escape(text))</td>"
                 }.joined() + "</tr>\n"

@@ -1,5 +1,6 @@
 import Foundation
 import StrobeFormatting
+import StrobeJudgement
 import StrobeStatistics
 
 extension FleetReport {
@@ -26,7 +27,8 @@ extension FleetReport {
                                 return "≈\(value(percentile.estimate, metric))"
                             }
                             return
-                                "\(value(percentile.estimate, metric)) [\(value(percentile.lower, metric)), \(value(percentile.upper, metric))]"
+                                "\(value(percentile.estimate, metric)) [\(value(percentile.lower, metric)), "
+                                + "\(value(percentile.upper, metric))]"
                         })
             }
             let thinNote =
@@ -55,7 +57,8 @@ extension FleetReport {
                 sections.append(
                     table(
                         title:
-                            "\(metric.name): \(compared[1]) against \(compared[0]) (α \(alpha), Benjamini–Hochberg across the report)",
+                            "\(metric.name): \(compared[1]) against \(compared[0]) (α \(alpha), Benjamini–Hochberg "
+                            + "across the report)",
                         header: changeHeader, rows: changeRows, markdown: markdown, numeric: by.count)
                         + notes.map { (markdown ? "\n\n" : "\n") + $0 }.joined())
             }

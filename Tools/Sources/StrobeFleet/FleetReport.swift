@@ -1,7 +1,7 @@
 import Foundation
-import StrobeDiff
 import StrobeHistory
 import StrobeHistoryStore
+import StrobeJudgement
 import StrobeResults
 import StrobeStatistics
 
@@ -189,7 +189,8 @@ package struct FleetReport: Sendable, Codable {
             let versions = Set(sessions.compactMap { $0.metadata[options.versionKey] })
             for version in [compare.baseline, compare.candidate] where !versions.contains(version) {
                 throw FleetReportError(
-                    "--compare: no session of \(name) has \(options.versionKey) \(version); versions stored: \(list(versions))"
+                    "--compare: no session of \(name) has \(options.versionKey) \(version); versions stored: "
+                        + "\(list(versions))"
                 )
             }
         }
@@ -216,14 +217,16 @@ package struct FleetReport: Sendable, Codable {
             for session in sessions {
                 guard session.samplingProbability > 0, session.samplingProbability <= 1 else {
                     throw FleetReportError(
-                        "trace \(session.trace), \(name): sampling probability \(session.samplingProbability) is not in (0, 1]"
+                        "trace \(session.trace), \(name): sampling probability \(session.samplingProbability) is not "
+                            + "in (0, 1]"
                     )
                 }
                 do {
                     let sketch = try QuantileSketch(serialized: session.sketch)
                     guard sketch.relativeAccuracy == QuantileSketch.defaultRelativeAccuracy else {
                         throw FleetReportError(
-                            "trace \(session.trace), \(name): a sketch of accuracy \(sketch.relativeAccuracy), this strobe merges \(QuantileSketch.defaultRelativeAccuracy)"
+                            "trace \(session.trace), \(name): a sketch of accuracy \(sketch.relativeAccuracy), this "
+                                + "strobe merges \(QuantileSketch.defaultRelativeAccuracy)"
                         )
                     }
                     sketches.append((session, sketch))

@@ -17,6 +17,7 @@
 import Foundation
 import StrobeCrashRecovery
 import StrobeDiff
+import StrobeJudgement
 import StrobeReader
 import StrobeResults
 

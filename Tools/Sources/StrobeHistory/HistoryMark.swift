@@ -48,7 +48,8 @@ public struct HistoryMark: Sendable, Hashable, Codable {
         guard !after.isEmpty, before.map({ !$0.isEmpty }) ?? true, !after.contains("..") else {
             throw HistoryError(
                 .badArgument,
-                "mark \(target): write A..B (the last commit or run id before the change and the first after) or one commit or run id"
+                "mark \(target): write A..B (the last commit or run id before the change and the first after) or one "
+                    + "commit or run id"
             )
         }
         if !series.isEmpty, series.split(separator: "/", omittingEmptySubsequences: false).contains(where: \.isEmpty) {

@@ -158,7 +158,8 @@ public struct RunRecord: Sendable, Hashable {
                 if let unit = seen[name], unit != metric.unit {
                     return HistoryError(
                         .unitChanged,
-                        "metric \(test.name)/\(metric.name) of suite \(run.metadata.suite) is in both \(unit) and \(metric.unit) within run \(key)"
+                        "metric \(test.name)/\(metric.name) of suite \(run.metadata.suite) is in both \(unit) and "
+                            + "\(metric.unit) within run \(key)"
                     )
                 }
                 seen[name] = metric.unit

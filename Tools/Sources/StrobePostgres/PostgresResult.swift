@@ -49,7 +49,8 @@ package final class PostgresResult {
             start: PQgetvalue(result, row32, column32), count: Int(PQgetlength(result, row32, column32)))
         guard let value = Value.decode(bytes, type: columnType) else {
             throw PostgresError(
-                "column \(column) (\(columnName(column))) is of type OID \(columnType) with \(bytes.count) bytes, not \(Value.postgresTypes)"
+                "column \(column) (\(columnName(column))) is of type OID \(columnType) with \(bytes.count) bytes, not "
+                    + "\(Value.postgresTypes)"
             )
         }
         return value

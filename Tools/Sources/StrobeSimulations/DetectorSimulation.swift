@@ -1,10 +1,11 @@
 import Foundation
 import StrobeDiff
+import StrobeJudgement
 import StrobeStatistics
 
 /// Measures how well `strobe diff` tells real changes from noise, by
 /// feeding it synthetic suites through the same code path (sample sets into
-/// ``DiffEngine``).
+/// ``Judgement``).
 package struct DetectorSimulation: Sendable {
     /// The noise the samples carry.
     package enum Noise: Sendable, Hashable, CustomStringConvertible {
@@ -152,7 +153,7 @@ package struct DetectorSimulation: Sendable {
                     oracleDirections.append(test.candidateLarger)
                 }
             }
-            guard let report = try? DiffEngine.diff(baseline: baseline, candidate: candidate, options: options) else {
+            guard let report = try? Judgement.compare(baseline: baseline, candidate: candidate, options: options) else {
                 continue
             }
             let regressions = Set(report.rows.filter { $0.verdict == .regression }.map(\.name))
@@ -244,7 +245,7 @@ package struct DetectorSimulation: Sendable {
                 lookNumber += 1
                 let look = current.look(number: lookNumber, rounds: round, final: round >= current.plannedRounds)
                 guard
-                    let report = try? DiffEngine.diff(
+                    let report = try? Judgement.compare(
                         baseline: baseline, candidate: candidate, options: options, look: look)
                 else { break }
                 last = report

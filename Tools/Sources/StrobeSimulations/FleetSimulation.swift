@@ -1,5 +1,6 @@
 import Foundation
 import StrobeDiff
+import StrobeJudgement
 import StrobeStatistics
 
 /// A simulated fleet, to measure the fleet report's intervals and verdicts:
@@ -254,7 +255,7 @@ package struct FleetSimulation: Sendable {
 
     /// Over `sides` seeded sets of sessions, Woodruff's 95% intervals and
     /// percentile-bootstrap intervals of `resamples` resamples of sessions
-    /// (``StrobeStatistics/SessionQuantiles/bootstrap(sessions:samplingProbabilities:probabilities:confidence:resamples:generator:)``):
+    /// (`SessionQuantiles.bootstrap`):
     /// how often each holds the true percentile, and how wide each is.
     package func intervalCheck(sides: Int, resamples: Int, seed: UInt64) -> IntervalCheck {
         var generator = SeededGenerator(seed: seed)

@@ -1,11 +1,12 @@
 import Foundation
 import StrobeDiff
+import StrobeJudgement
 import StrobeStatistics
 
 /// Measures `strobe diff` on suites of process-tagged samples, as a user
 /// who runs each build in several processes sees them, fed through the
 /// diff's CSV input (a `run` column, and `round` when paired) into
-/// ``DiffEngine``.
+/// ``Judgement``.
 ///
 /// Each process draws one standard normal z that stands for its heap layout,
 /// core and neighbours, and multiplies every iteration of metric m by
@@ -140,7 +141,7 @@ package struct ProcessSuiteSimulation: Sendable {
             set.series = try CSVSamples.parse(text: text, file: file)
             return set
         }
-        return try DiffEngine.diff(
+        return try Judgement.compare(
             baseline: set(baseline, file: "baseline.csv"), candidate: set(candidate, file: "candidate.csv"),
             options: options,
             policy: ComparisonPolicy())

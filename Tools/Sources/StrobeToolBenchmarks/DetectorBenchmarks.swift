@@ -66,7 +66,8 @@ enum DetectorBenchmarks {
                 let outcome = aa.run(suites: 1000, noise: .logNormal(sigma: 0.05), slowdown: 0, seed: 11)
                 Figure(
                     name:
-                        "A/A false alarms, 5 processes × 6 iterations per side, process σ=\(processSigma)\(paired ? ", paired" : "")",
+                        "A/A false alarms, 5 processes × 6 iterations per side, process "
+                        + "σ=\(processSigma)\(paired ? ", paired" : "")",
                     value: outcome.falseAlarmRate * 100, unit: "% of suites", baselineName: "allowed (1%)",
                     baselineValue: 1,
                     target: "value <= 1", extra: ["suites": 1000, "metrics_per_suite": 20]
@@ -77,7 +78,8 @@ enum DetectorBenchmarks {
             let outcome = power.run(suites: 1000, noise: .logNormal(sigma: 0.05), slowdown: 0.10, seed: 12)
             Figure(
                 name:
-                    "power, 10% slowdown, 10 processes × 6 iterations per side, process σ=0.05, iteration σ=0.05\(paired ? ", paired" : "")",
+                    "power, 10% slowdown, 10 processes × 6 iterations per side, process σ=0.05, iteration "
+                    + "σ=0.05\(paired ? ", paired" : "")",
                 value: outcome.power * 100, unit: "% of suites",
                 baselineName: "oracle: Welch t on process mean logs, same FDR control",
                 baselineValue: outcome.oraclePower * 100,

@@ -23,7 +23,8 @@ enum FleetBenchmarks {
 
     static func measure() async throws {
         print(
-            "{\"section\":\"fleet\",\"cpu\":\"\(HistoryBenchmarks.cpuModel())\",\"cores\":\(ProcessInfo.processInfo.activeProcessorCount)}"
+            "{\"section\":\"fleet\",\"cpu\":\"\(HistoryBenchmarks.cpuModel())\","
+                + "\"cores\":\(ProcessInfo.processInfo.activeProcessorCount)}"
         )
         simulation()
         if ProcessInfo.processInfo.environment["STROBE_BENCH_FLEET_SIMULATION_ONLY"] == "1" { return }
@@ -48,7 +49,8 @@ enum FleetBenchmarks {
             let study = simulation.study(reports: 300, slowdown: 0.1, seed: 2028 + UInt64(index))
             Figure(
                 name:
-                    "10% slowdown, 500 sessions a version, session σ \(sigma): P90 regressions found (\(study.reports) reports × 3 groups), method against oracle",
+                    "10% slowdown, 500 sessions a version, session σ \(sigma): P90 regressions found (\(study.reports) "
+                    + "reports × 3 groups), method against oracle",
                 value: study.methodPower * 100, unit: "% of slowed P90s",
                 baselineName: "oracle: exact pooled P90, its true standard error, same BH family and floors",
                 baselineValue: study.oraclePower * 100, target: "value >= 90",
@@ -70,7 +72,8 @@ enum FleetBenchmarks {
         let more = larger.study(reports: 200, slowdown: 0.1, seed: 2035)
         Figure(
             name:
-                "10% slowdown, 600 sessions a version, session σ 0.3: P90 regressions found (\(more.reports) reports × 3 groups), method against oracle",
+                "10% slowdown, 600 sessions a version, session σ 0.3: P90 regressions found (\(more.reports) reports × "
+                + "3 groups), method against oracle",
             value: more.methodPower * 100, unit: "% of slowed P90s", baselineName: "oracle",
             baselineValue: more.oraclePower * 100, target: "value >= 90",
             extra: ["false_regression_reports_pct": more.methodFalseRegressionReports * 100]
@@ -81,7 +84,8 @@ enum FleetBenchmarks {
             let study = simulation.study(reports: 500, slowdown: 0, seed: 2040 + UInt64(index))
             Figure(
                 name:
-                    "A/A, session σ \(sigma): reports with a false regression (\(study.reports) reports of 2 metrics × 3 groups × 3 percentiles, 500 sessions a side)",
+                    "A/A, session σ \(sigma): reports with a false regression (\(study.reports) reports of 2 metrics × "
+                    + "3 groups × 3 percentiles, 500 sessions a side)",
                 value: study.methodFalseRegressionReports * 100, unit: "% of reports",
                 baselineName: "oracle", baselineValue: study.oracleFalseRegressionReports * 100,
                 target: "value <= 1",
@@ -90,7 +94,8 @@ enum FleetBenchmarks {
             for p in simulation.probabilities {
                 Figure(
                     name:
-                        "session σ \(sigma): 95% CI covers the true P\(Int(p * 100)) (\(study.reports * simulation.metrics * simulation.groups * 2) sides of 500 sessions)",
+                        "session σ \(sigma): 95% CI covers the true P\(Int(p * 100)) "
+                        + "(\(study.reports * simulation.metrics * simulation.groups * 2) sides of 500 sessions)",
                     value: (study.coverage[p] ?? 0) * 100, unit: "% of sides", baselineName: "nominal",
                     baselineValue: 95, target: "93 <= value <= 97",
                     extra: [
@@ -108,7 +113,8 @@ enum FleetBenchmarks {
         for p in simulation.probabilities {
             Figure(
                 name:
-                    "session σ 0.3, P\(Int(p * 100)): Woodruff's 95% CI covers the truth, against a bootstrap over sessions (\(check.sides) sides, \(check.resamples) resamples)",
+                    "session σ 0.3, P\(Int(p * 100)): Woodruff's 95% CI covers the truth, against a bootstrap over "
+                    + "sessions (\(check.sides) sides, \(check.resamples) resamples)",
                 value: (check.woodruffCoverage[p] ?? 0) * 100, unit: "% of sides",
                 baselineName: "bootstrap over sessions", baselineValue: (check.bootstrapCoverage[p] ?? 0) * 100,
                 extra: [
@@ -247,7 +253,8 @@ enum FleetBenchmarks {
         await store.close()
         Figure(
             name:
-                "fleet report of \(records.count) traces, 3 groups × 2 versions, P50/P90/P99 with CIs and verdicts, sessions sampled at 0.01 and 0.05 (median of 3)",
+                "fleet report of \(records.count) traces, 3 groups × 2 versions, P50/P90/P99 with CIs and verdicts, "
+                + "sessions sampled at 0.01 and 0.05 (median of 3)",
             value: median(reportSeconds), unit: "s", baselineName: "read the sessions' rows only",
             baselineValue: median(readSeconds), target: "value <= 5",
             extra: [

@@ -114,7 +114,8 @@ enum HistoryBenchmarks {
             counts.alreadyStored == writers * 20
         else {
             throw BenchmarkFailure(
-                "concurrent writers: \(stored) stored (\(distinct) distinct), \(counts) — expected \(writers * perWriter) added, \(writers * 20) already stored"
+                "concurrent writers: \(stored) stored (\(distinct) distinct), \(counts) — expected "
+                    + "\(writers * perWriter) added, \(writers * 20) already stored"
             )
         }
         // Baseline: one writer adding 200 runs alone.

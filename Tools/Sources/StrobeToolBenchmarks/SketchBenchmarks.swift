@@ -8,7 +8,8 @@ import StrobeTestSupport
 enum SketchBenchmarks {
     static func run() {
         print(
-            "{\"section\":\"sketch\",\"cpu\":\"\(HistoryBenchmarks.cpuModel())\",\"cores\":\(ProcessInfo.processInfo.activeProcessorCount)}"
+            "{\"section\":\"sketch\",\"cpu\":\"\(HistoryBenchmarks.cpuModel())\","
+                + "\"cores\":\(ProcessInfo.processInfo.activeProcessorCount)}"
         )
         // 10^7 events in 1,000 sessions of 10^4, each session with its own
         // speed: log-normal durations around 20 ms.

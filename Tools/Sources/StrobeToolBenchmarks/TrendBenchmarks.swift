@@ -37,11 +37,13 @@ enum TrendBenchmarks {
         ).path
         guard FileManager.default.isExecutableFile(atPath: strobe) else {
             throw BenchmarkFailure(
-                "\(strobe): no strobe command beside the benchmark; build it first (swift build -c release --product strobe)"
+                "\(strobe): no strobe command beside the benchmark; build it first (swift build -c release --product "
+                    + "strobe)"
             )
         }
         print(
-            "{\"section\":\"trend\",\"cpu\":\"\(HistoryBenchmarks.cpuModel())\",\"cores\":\(ProcessInfo.processInfo.activeProcessorCount),"
+            "{\"section\":\"trend\",\"cpu\":\"\(HistoryBenchmarks.cpuModel())\","
+                + "\"cores\":\(ProcessInfo.processInfo.activeProcessorCount),"
                 + "\"load_average\":\"\(loadAverage())\"}")
         let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("strobe-trend-bench-\(getpid())")
             .path
@@ -111,7 +113,8 @@ enum TrendBenchmarks {
                     "\(name): strobe trend wrote a report without the headline \"\(report.headline)\"")
             }
             print(
-                "{\"section\":\"trend\",\"store\":\"\(name)\",\"headline\":\"\(report.headline.replacingOccurrences(of: "\"", with: "'"))\"}"
+                "{\"section\":\"trend\",\"store\":\"\(name)\","
+                    + "\"headline\":\"\(report.headline.replacingOccurrences(of: "\"", with: "'"))\"}"
             )
         }
     }

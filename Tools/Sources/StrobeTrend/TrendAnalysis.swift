@@ -74,7 +74,8 @@ public enum TrendAnalysis {
         if options.commitOrder != nil, !unknown.isEmpty {
             let example = unknown.sorted().first.map { $0.isEmpty ? "(none)" : String($0.prefix(12)) } ?? ""
             notes.append(
-                "ordered by time: \(unknown.count) commit\(unknown.count == 1 ? " is" : "s are") not in the repository (e.g. \(example))"
+                "ordered by time: \(unknown.count) commit\(unknown.count == 1 ? " is" : "s are") not in the repository "
+                    + "(e.g. \(example))"
             )
         }
         var report = TrendReport(
@@ -160,7 +161,8 @@ public enum TrendAnalysis {
         let label = cohort.groups.count == 1 && !cohort.groups[0].isEmpty ? "\(suite) on \(cohort.groups[0])" : suite
         guard cohort.slots.count >= 2 else {
             report.notes.append(
-                "\(label): \(cohort.slots.count) commit\(cohort.slots.count == 1 ? "" : "s"): a trend needs at least two"
+                "\(label): \(cohort.slots.count) commit\(cohort.slots.count == 1 ? "" : "s"): a trend needs at least "
+                    + "two"
             )
             return
         }

@@ -71,13 +71,15 @@ extension TrendAnalysis {
             let left = runs.filter { !sharedKeys.contains(slotKey($0)) }.count
             if left > 0 {
                 notes.append(
-                    "\(suite): \(left) run\(left == 1 ? "" : "s") at commits not measured by every one of \(groups.joined(separator: ", ")) left out (series are aligned commit by commit)"
+                    "\(suite): \(left) run\(left == 1 ? "" : "s") at commits not measured by every one of "
+                        + "\(groups.joined(separator: ", ")) left out (series are aligned commit by commit)"
                 )
             }
             return [cohort(groups, slots: shared)]
         }
         notes.append(
-            "\(suite): \(groups.joined(separator: ", ")) share \(shared.count) commit\(shared.count == 1 ? "" : "s"); each is analysed alone, so no step is compared across them"
+            "\(suite): \(groups.joined(separator: ", ")) share \(shared.count) commit\(shared.count == 1 ? "" : "s"); "
+                + "each is analysed alone, so no step is compared across them"
         )
         return groups.map { group in
             cohort([group], slots: ordered.filter { slotsOf[group]!.contains($0) })

@@ -30,15 +30,19 @@ extension TrendReport {
             <title>Performance history</title>
             <style>
             :root{--ink:#1d1d1f;--muted:#6e6e73;--rule:#e3e3e8}
-            body{font:14px/1.45 -apple-system,"Segoe UI",Helvetica,Arial,sans-serif;margin:0;color:var(--ink);background:#f6f6f8}
+            body{font:14px/1.45 -apple-system,"Segoe UI",Helvetica,Arial,sans-serif;margin:0;color:var(--ink);
+            background:#f6f6f8}
             main{max-width:1000px;margin:0 auto;padding:28px 24px 48px}
             h1{font-size:22px;margin:0 0 4px}h2{font-size:16px;margin:28px 0 10px}
             .sub{color:var(--muted);margin:0 0 18px}
             .cards{display:flex;gap:12px;flex-wrap:wrap;margin:0 0 8px}
             .card{background:#fff;border:1px solid var(--rule);border-radius:10px;padding:10px 16px;min-width:120px}
-            .card b{display:block;font-size:22px}.card span{color:var(--muted);font-size:12px;text-transform:uppercase;letter-spacing:.04em}
-            table{border-collapse:collapse;width:100%;background:#fff;border:1px solid var(--rule);border-radius:10px;overflow:hidden}
-            td,th{padding:7px 10px;border-bottom:1px solid var(--rule);text-align:left;vertical-align:top;font-size:13px}
+            .card b{display:block;font-size:22px}
+            .card span{color:var(--muted);font-size:12px;text-transform:uppercase;letter-spacing:.04em}
+            table{border-collapse:collapse;width:100%;background:#fff;border:1px solid var(--rule);border-radius:10px;
+            overflow:hidden}
+            td,th{padding:7px 10px;border-bottom:1px solid var(--rule);text-align:left;vertical-align:top;
+            font-size:13px}
             th{background:#fafafc;color:var(--muted);font-weight:600;font-size:12px}
             td.num{text-align:right;white-space:nowrap;font-variant-numeric:tabular-nums}
             code{font:12px ui-monospace,SFMono-Regular,Menlo,monospace}
@@ -49,9 +53,12 @@ extension TrendReport {
             svg text{font:11px -apple-system,"Segoe UI",Helvetica,Arial,sans-serif;fill:#48484a}
             svg .axis{stroke:#c7c7cc}svg .grid{stroke:#efeff4}
             details{background:#fff;border:1px solid var(--rule);border-radius:10px;padding:8px 14px;margin:0 0 10px}
-            summary{cursor:pointer;font-weight:600}pre{background:#f6f6f8;padding:8px 10px;border-radius:6px;overflow-x:auto;font-size:12px}
-            .notes li{color:var(--muted)}.legend{display:flex;gap:16px;flex-wrap:wrap;font-size:12px;color:#48484a;margin:2px 0 6px}
-            .legend i{display:inline-block;width:10px;height:10px;border-radius:50%;margin-right:5px;vertical-align:-1px}
+            summary{cursor:pointer;font-weight:600}
+            pre{background:#f6f6f8;padding:8px 10px;border-radius:6px;overflow-x:auto;font-size:12px}
+            .notes li{color:var(--muted)}
+            .legend{display:flex;gap:16px;flex-wrap:wrap;font-size:12px;color:#48484a;margin:2px 0 6px}
+            .legend i{display:inline-block;width:10px;height:10px;border-radius:50%;margin-right:5px;
+            vertical-align:-1px}
             .legend i.hollow{background:#fff!important;border:2px solid #888;width:7px;height:7px}
             .legend i.line{border-radius:0;width:14px;height:0;border-top:2px dashed #888;vertical-align:3px}
             </style></head><body><main>
@@ -66,31 +73,39 @@ extension TrendReport {
         html += "<div class=\"cards\">"
         html += "<div class=\"card\"><b>\(series.count)</b><span>series</span></div>"
         html +=
-            "<div class=\"card\"><b class=\"regression\">\(code.filter { $0.direction == .regression }.count)</b><span>code regressions</span></div>"
+            "<div class=\"card\"><b class=\"regression\">\(code.filter { $0.direction == .regression }.count)</b><span>"
+            + "code regressions</span></div>"
         html +=
-            "<div class=\"card\"><b class=\"improvement\">\(code.filter { $0.direction == .improvement }.count)</b><span>code improvements</span></div>"
+            "<div class=\"card\"><b class=\"improvement\">\(code.filter { $0.direction == .improvement }.count)</b>"
+            + "<span>code improvements</span></div>"
         html +=
             "<div class=\"card\"><b>\(changes.filter { $0.cause == .machine }.count)</b><span>machine's</span></div>"
         html +=
-            "<div class=\"card\"><b>\(changes.filter { $0.cause == .undetermined }.count)</b><span>undetermined</span></div>"
+            "<div class=\"card\"><b>\(changes.filter { $0.cause == .undetermined }.count)</b><span>undetermined</span>"
+            + "</div>"
         html += "</div>"
         html += "<h2>Changes</h2>"
         if changes.isEmpty {
             html += "<p>No series changed.</p>"
         } else {
             html +=
-                "<table class=\"changes\"><tr><th>series</th><th>where</th><th>change [95% CI]</th><th>p</th><th>status</th><th>cause</th><th>commits</th></tr>"
+                "<table class=\"changes\"><tr><th>series</th><th>where</th><th>change [95% CI]</th><th>p</th><th>"
+                + "status</th><th>cause</th><th>commits</th></tr>"
             for (index, change) in changes.enumerated() {
                 html +=
-                    "<tr class=\"change\"><td><a href=\"#plot-\(plotIndex(change))\">\(HTMLText.escape(change.series))</a></td>"
+                    "<tr class=\"change\"><td><a href=\"#plot-\(plotIndex(change))\">"
+                    + "\(HTMLText.escape(change.series))</a></td>"
                 html += "<td>\(HTMLText.escape(change.group.isEmpty ? "—" : change.group))</td>"
                 html +=
-                    "<td class=\"num \(change.direction.rawValue)\">\(HTMLText.escape(Self.changeText(change.change)))</td>"
+                    "<td class=\"num \(change.direction.rawValue)\">"
+                    + "\(HTMLText.escape(Self.changeText(change.change)))</td>"
                 html +=
-                    "<td class=\"num\">\(Self.pValue(change.pValue))</td><td>\(HTMLText.escape(change.status.description))"
+                    "<td class=\"num\">\(Self.pValue(change.pValue))</td><td>"
+                    + "\(HTMLText.escape(change.status.description))"
                 if let mark = change.mark { html += "<br><small>\(HTMLText.escape(Self.markText(mark)))</small>" }
                 html +=
-                    "</td><td><span class=\"tag\" style=\"background:\(Self.colour(change))\">\(change.cause.rawValue)</span></td>"
+                    "</td><td><span class=\"tag\" style=\"background:\(Self.colour(change))\">"
+                    + "\(change.cause.rawValue)</span></td>"
                 html +=
                     "<td><a href=\"#change-\(index)\"><code>\(HTMLText.escape(change.shortRange))</code></a></td></tr>"
             }
@@ -114,9 +129,11 @@ extension TrendReport {
             html += "<h2>Each change</h2>"
             for (index, change) in changes.enumerated() {
                 html +=
-                    "<details id=\"change-\(index)\"><summary>\(HTMLText.escape(change.series)) <code>\(HTMLText.escape(change.shortRange))</code>: "
+                    "<details id=\"change-\(index)\"><summary>\(HTMLText.escape(change.series)) <code>"
+                    + "\(HTMLText.escape(change.shortRange))</code>: "
                 html +=
-                    "<span class=\"\(change.direction.rawValue)\">\(change.direction.rawValue)</span>, the \(change.cause.rawValue)'s</summary>"
+                    "<span class=\"\(change.direction.rawValue)\">\(change.direction.rawValue)</span>, the "
+                    + "\(change.cause.rawValue)'s</summary>"
                 html +=
                     "<p>\(HTMLText.escape(Self.runsLine(change)))</p><p>Cause: \(HTMLText.escape(change.reason))</p>"
                 if !change.commits.isEmpty {
@@ -176,45 +193,55 @@ extension TrendReport {
         let unitName = item.unit.isEmpty || item.unit == "ns" || item.unit == "bytes" ? "" : " (\(item.unit))"
         var html = "<section class=\"plot\" id=\"plot-\(index)\" data-series=\"\(HTMLText.escape(item.name))\">"
         html +=
-            "<h3>\(HTMLText.escape(item.suite)) · \(HTMLText.escape(item.test)) · \(HTMLText.escape(item.metric))\(HTMLText.escape(unitName))</h3>"
+            "<h3>\(HTMLText.escape(item.suite)) · \(HTMLText.escape(item.test)) · "
+            + "\(HTMLText.escape(item.metric))\(HTMLText.escape(unitName))</h3>"
         html +=
             "<p>\(item.better.rawValue) is better · \(item.slots.count) \(order == "commit" ? "commits" : "positions")"
         html += own.isEmpty ? " · no change</p>" : " · \(own.count) change\(own.count == 1 ? "" : "s")</p>"
         html += "<div class=\"legend\">"
         for (g, group) in item.groups.enumerated() {
             html +=
-                "<span><i style=\"background:\(Self.palette[g % Self.palette.count])\"></i>\(HTMLText.escape(group.isEmpty ? "runs" : group))</span>"
+                "<span><i style=\"background:\(Self.palette[g % Self.palette.count])\"></i>"
+                + "\(HTMLText.escape(group.isEmpty ? "runs" : group))</span>"
         }
         if item.points.contains(where: \.reference) { html += "<span><i class=\"hollow\"></i>reference runs</span>" }
         if !own.isEmpty { html += "<span><i class=\"line\"></i>change (commit range · cause)</span>" }
         html += "</div>"
         html +=
-            "<svg class=\"trend-plot\" viewBox=\"0 0 \(Int(width)) \(Int(height))\" width=\"100%\" role=\"img\" aria-label=\"\(HTMLText.escape(item.name))\">"
+            "<svg class=\"trend-plot\" viewBox=\"0 0 \(Int(width)) \(Int(height))\" width=\"100%\" role=\"img\" "
+            + "aria-label=\"\(HTMLText.escape(item.name))\">"
         // The value axis and its grid.
         for tick in ticks {
             html +=
-                "<line class=\"grid\" x1=\"\(f(left))\" x2=\"\(f(width - right))\" y1=\"\(f(y(tick)))\" y2=\"\(f(y(tick)))\"/>"
+                "<line class=\"grid\" x1=\"\(f(left))\" x2=\"\(f(width - right))\" y1=\"\(f(y(tick)))\" "
+                + "y2=\"\(f(y(tick)))\"/>"
             html +=
-                "<text x=\"\(f(left - 6))\" y=\"\(f(y(tick) + 4))\" text-anchor=\"end\">\(HTMLText.escape(HumanFormat.value(tick, unit: item.unit)))</text>"
+                "<text x=\"\(f(left - 6))\" y=\"\(f(y(tick) + 4))\" text-anchor=\"end\">"
+                + "\(HTMLText.escape(HumanFormat.value(tick, unit: item.unit)))</text>"
         }
         html +=
             "<line class=\"axis\" x1=\"\(f(left))\" x2=\"\(f(left))\" y1=\"\(f(top))\" y2=\"\(f(top + plotHeight))\"/>"
         html +=
-            "<line class=\"axis\" x1=\"\(f(left))\" x2=\"\(f(width - right))\" y1=\"\(f(top + plotHeight))\" y2=\"\(f(top + plotHeight))\"/>"
+            "<line class=\"axis\" x1=\"\(f(left))\" x2=\"\(f(width - right))\" y1=\"\(f(top + plotHeight))\" "
+            + "y2=\"\(f(top + plotHeight))\"/>"
         html +=
-            "<text transform=\"translate(14 \(f(top + plotHeight / 2))) rotate(-90)\" text-anchor=\"middle\">\(HTMLText.escape(item.metric + unitName))</text>"
+            "<text transform=\"translate(14 \(f(top + plotHeight / 2))) rotate(-90)\" text-anchor=\"middle\">"
+            + "\(HTMLText.escape(item.metric + unitName))</text>"
         // The position axis: commits (or dates), about ten labels.
         let every = max(1, Int((Double(item.slots.count) / 10).rounded(.up)))
         for (slot, position) in item.slots.enumerated() where slot % every == 0 || slot == item.slots.count - 1 {
             if slot == item.slots.count - 1, slot % every != 0, slot % every < every / 2 + 1 { continue }
             let label = position.commit.isEmpty ? Self.day(position.time) : String(position.commit.prefix(7))
             html +=
-                "<line class=\"axis\" x1=\"\(f(x(Double(slot))))\" x2=\"\(f(x(Double(slot))))\" y1=\"\(f(top + plotHeight))\" y2=\"\(f(top + plotHeight + 4))\"/>"
+                "<line class=\"axis\" x1=\"\(f(x(Double(slot))))\" x2=\"\(f(x(Double(slot))))\" "
+                + "y1=\"\(f(top + plotHeight))\" y2=\"\(f(top + plotHeight + 4))\"/>"
             html +=
-                "<text x=\"\(f(x(Double(slot))))\" y=\"\(f(top + plotHeight + 16))\" text-anchor=\"middle\">\(HTMLText.escape(label))</text>"
+                "<text x=\"\(f(x(Double(slot))))\" y=\"\(f(top + plotHeight + 16))\" text-anchor=\"middle\">"
+                + "\(HTMLText.escape(label))</text>"
         }
         html +=
-            "<text x=\"\(f(left + plotWidth / 2))\" y=\"\(f(height - 6))\" text-anchor=\"middle\">\(order == "commit" ? "commit (oldest first, git order)" : "run (oldest first)")</text>"
+            "<text x=\"\(f(left + plotWidth / 2))\" y=\"\(f(height - 6))\" text-anchor=\"middle\">"
+            + "\(order == "commit" ? "commit (oldest first, git order)" : "run (oldest first)")</text>"
         // The levels on either side of each change, per group.
         for (g, group) in item.groups.enumerated() {
             let groupChanges = own.filter { $0.group == group }.sorted { $0.firstAfter.slot < $1.firstAfter.slot }
@@ -228,9 +255,11 @@ extension TrendReport {
                 guard !segment.isEmpty else { continue }
                 let level = Quantiles.median(sorted: segment.sorted())
                 html +=
-                    "<line class=\"level\" stroke=\"\(Self.palette[g % Self.palette.count])\" stroke-width=\"2\" stroke-opacity=\".55\" "
+                    "<line class=\"level\" stroke=\"\(Self.palette[g % Self.palette.count])\" stroke-width=\"2\" "
+                    + "stroke-opacity=\".55\" "
                 html +=
-                    "x1=\"\(f(x(Double(start)) - slotWidth / 2))\" x2=\"\(f(x(Double(end - 1)) + slotWidth / 2))\" y1=\"\(f(y(level)))\" y2=\"\(f(y(level)))\"/>"
+                    "x1=\"\(f(x(Double(start)) - slotWidth / 2))\" x2=\"\(f(x(Double(end - 1)) + slotWidth / 2))\" "
+                    + "y1=\"\(f(y(level)))\" y2=\"\(f(y(level)))\"/>"
             }
         }
         // The runs.
@@ -241,13 +270,20 @@ extension TrendReport {
             let slot = item.slots[point.slot]
             let place = slot.commit.isEmpty ? Self.time(slot.time) : "commit \(slot.commit.prefix(10))"
             let title =
-                "\(point.reference ? "reference " : "")run \(point.run)\(point.group.isEmpty ? "" : " on \(point.group)"), \(place): \(HumanFormat.value(point.value, unit: item.unit))"
+                "\(point.reference ? "reference " : "")run "
+                + "\(point.run)\(point.group.isEmpty ? "" : " on \(point.group)"), \(place): "
+                + "\(HumanFormat.value(point.value, unit: item.unit))"
             if point.reference {
                 html +=
-                    "<circle class=\"point reference\" data-group=\"\(HTMLText.escape(point.group))\" cx=\"\(f(x(Double(point.slot))))\" cy=\"\(f(y(point.value)))\" r=\"\(f(radius))\" fill=\"#fff\" stroke=\"\(colour)\" stroke-width=\"1.5\" opacity=\".8\"><title>\(HTMLText.escape(title))</title></circle>"
+                    "<circle class=\"point reference\" data-group=\"\(HTMLText.escape(point.group))\" "
+                    + "cx=\"\(f(x(Double(point.slot))))\" cy=\"\(f(y(point.value)))\" r=\"\(f(radius))\" fill=\"#fff\" "
+                    + "stroke=\"\(colour)\" stroke-width=\"1.5\" opacity=\".8\"><title>"
+                    + "\(HTMLText.escape(title))</title></circle>"
             } else {
                 html +=
-                    "<circle class=\"point\" data-group=\"\(HTMLText.escape(point.group))\" cx=\"\(f(x(Double(point.slot))))\" cy=\"\(f(y(point.value)))\" r=\"\(f(radius))\" fill=\"\(colour)\"><title>\(HTMLText.escape(title))</title></circle>"
+                    "<circle class=\"point\" data-group=\"\(HTMLText.escape(point.group))\" "
+                    + "cx=\"\(f(x(Double(point.slot))))\" cy=\"\(f(y(point.value)))\" r=\"\(f(radius))\" "
+                    + "fill=\"\(colour)\"><title>\(HTMLText.escape(title))</title></circle>"
             }
         }
         // The changes: a dashed line between the two commits, labelled.
@@ -255,15 +291,20 @@ extension TrendReport {
             let position = x(Double(change.firstAfter.slot) - 0.5)
             let colour = Self.colour(change)
             let label =
-                "\(change.shortRange.split(separator: ".").map { String($0.prefix(7)) }.joined(separator: "..")) · \(change.cause.rawValue) · \(Self.changeText(change.change).split(separator: " ").first ?? "")"
+                "\(change.shortRange.split(separator: ".").map { String($0.prefix(7)) }.joined(separator: "..")) · "
+                + "\(change.cause.rawValue) · \(Self.changeText(change.change).split(separator: " ").first ?? "")"
             let anchor = position > left + plotWidth * 0.6 ? "end" : "start"
             let offset = anchor == "end" ? -5.0 : 5.0
             html +=
-                "<g class=\"change-point\" data-cause=\"\(change.cause.rawValue)\" data-range=\"\(HTMLText.escape(change.range))\">"
+                "<g class=\"change-point\" data-cause=\"\(change.cause.rawValue)\" "
+                + "data-range=\"\(HTMLText.escape(change.range))\">"
             html +=
-                "<line x1=\"\(f(position))\" x2=\"\(f(position))\" y1=\"\(f(top - 4))\" y2=\"\(f(top + plotHeight))\" stroke=\"\(colour)\" stroke-width=\"1.5\" stroke-dasharray=\"5 4\"/>"
+                "<line x1=\"\(f(position))\" x2=\"\(f(position))\" y1=\"\(f(top - 4))\" y2=\"\(f(top + plotHeight))\" "
+                + "stroke=\"\(colour)\" stroke-width=\"1.5\" stroke-dasharray=\"5 4\"/>"
             html +=
-                "<text class=\"change-label\" x=\"\(f(position + offset))\" y=\"\(f(top - 8 - Double(number % 2) * 13))\" text-anchor=\"\(anchor)\" style=\"fill:\(colour);font-weight:600\">\(HTMLText.escape(label))</text>"
+                "<text class=\"change-label\" x=\"\(f(position + offset))\" "
+                + "y=\"\(f(top - 8 - Double(number % 2) * 13))\" text-anchor=\"\(anchor)\" style=\"fill:\(colour);"
+                + "font-weight:600\">\(HTMLText.escape(label))</text>"
             html += "</g>"
         }
         html += "</svg></section>"

@@ -79,7 +79,8 @@ public struct ConfirmCommand: Sendable, Hashable, Codable {
             "\(git) worktree add --detach \(afterDirectory) \(after)",
             "(cd \(beforeDirectory) && \(build)) && (cd \(afterDirectory) && \(build))",
             "strobe compare --baseline \(side(beforeDirectory)) --candidate \(side(afterDirectory)) "
-                + "--metric \(Self.quote(alternatives(series.map { $0.test + "/" + $0.metric }))) --max-time \(maxTime) "
+                + "--metric \(Self.quote(alternatives(series.map { $0.test + "/" + $0.metric }))) --max-time "
+                + "\(maxTime) "
                 + "--results-dir /tmp/strobe-confirm-\(before.prefix(7))-\(after.prefix(7))",
         ]
     }

@@ -22,7 +22,10 @@ extension TrendReport {
 
     /// A line of method: the false discovery rate and the floor.
     var methodLine: String {
-        "Each run is one value (its processes' median); steps by rank binary segmentation, Benjamini–Hochberg over the series of a suite at α \(HumanFormat.format(alpha, decimals: 3)), changes within ±\(HumanFormat.format(relativeFloor * 100, decimals: 1))% not reported; intervals are Hodges–Lehmann 95%."
+        "Each run is one value (its processes' median); steps by rank binary segmentation, Benjamini–Hochberg over the "
+            + "series of a suite at α \(HumanFormat.format(alpha, decimals: 3)), changes within "
+            + "±\(HumanFormat.format(relativeFloor * 100, decimals: 1))% not reported; "
+            + "intervals are Hodges–Lehmann 95%."
     }
 
     /// The changes grouped by where they lie: one group per commit range
@@ -111,12 +114,14 @@ extension TrendReport {
             "### Performance history\n\n**\(Self.markdownEscape(headline))** (\(Self.markdownEscape(source)))\n\n"
         if !changes.isEmpty {
             text +=
-                "| | series | where | change [95% CI] | p | status | cause | commits |\n|---|---|---|---|---|---|---|---|\n"
+                "| | series | where | change [95% CI] | p | status | cause | commits "
+                + "|\n|---|---|---|---|---|---|---|---|\n"
             for change in changes {
                 let icon = change.direction == .regression ? "🔴" : "🟢"
                 let mark = change.mark.map { " (\($0.verdict.rawValue))" } ?? ""
                 text +=
-                    "| \(icon) | `\(Self.markdownEscape(change.series))` | \(Self.markdownEscape(change.group.isEmpty ? "—" : change.group)) "
+                    "| \(icon) | `\(Self.markdownEscape(change.series))` | "
+                    + "\(Self.markdownEscape(change.group.isEmpty ? "—" : change.group)) "
                 text += "| \(Self.changeText(change.change)) | \(Self.pValue(change.pValue)) | \(change.status)\(mark) "
                 text += "| **\(change.cause.rawValue)** | `\(change.shortRange)` |\n"
             }
@@ -189,7 +194,8 @@ extension TrendReport {
             return text
         }
         return
-            "between \(describe(change.lastBefore)) (position \(change.lastBefore.slot + 1)) and \(describe(change.firstAfter)) (position \(change.firstAfter.slot + 1))"
+            "between \(describe(change.lastBefore)) (position \(change.lastBefore.slot + 1)) and "
+            + "\(describe(change.firstAfter)) (position \(change.firstAfter.slot + 1))"
     }
 
     /// A suite step in a line.
@@ -201,13 +207,16 @@ extension TrendReport {
         let step = change.step
         let sign = step.medianChange >= 0 ? "+" : ""
         return
-            "\(change.suite)\(change.group.isEmpty ? "" : " on \(change.group)") at \(before)..\(after): median \(sign)\(HumanFormat.format(step.medianChange * 100, decimals: 1))% (worse when positive), \(step.status); the \(step.cause.rawValue)'s: \(step.reason)"
+            "\(change.suite)\(change.group.isEmpty ? "" : " on \(change.group)") at \(before)..\(after): median "
+            + "\(sign)\(HumanFormat.format(step.medianChange * 100, decimals: 1))% (worse when positive), "
+            + "\(step.status); the \(step.cause.rawValue)'s: \(step.reason)"
     }
 
     /// The command that marks the change; for a range of several changes,
     /// the first one's, said to be one per series.
     static func markCommand(_ change: TrendChange, of count: Int = 1) -> String {
-        "strobe history mark \(change.shortRange) --series \(ConfirmCommand.quote(change.series)) --confirmed (or --dismissed) --note '...'"
+        "strobe history mark \(change.shortRange) --series \(ConfirmCommand.quote(change.series)) --confirmed (or "
+            + "--dismissed) --note '...'"
             + (count > 1 ? " (one per series)" : "")
     }
 

@@ -26,7 +26,8 @@ extension StrobeCLITests {
         #expect(summarize.status == 2)
         #expect(
             summarize.errors.contains(
-                "text.pftrace: byte 0: not a trace: it begins with 0x68 (\"hello, this \"), where a trace begins with a packet (0x0a)"
+                "text.pftrace: byte 0: not a trace: it begins with 0x68 (\"hello, this \"), where a trace begins with "
+                    + "a packet (0x0a)"
             ), "\(summarize.errors)")
         #expect(!summarize.errors.contains("unknown Trace field"))
 

@@ -43,7 +43,7 @@ import Testing
         #expect(files.count >= 4)
         let run = try ResultsFile.read(output + "/baseline/" + files.sorted()[0])
         #expect(run.metadata.round != nil && !run.metadata.runID.isEmpty)
-        // strobe diff re-judges them, paired by round.
+        // strobe diff shows what compare decided, paired by round.
         let diff = try runProgram(
             Self.strobe,
             [

@@ -1,5 +1,6 @@
 import Foundation
 import StrobeDiff
+import StrobeJudgement
 import StrobeSimulations
 import StrobeStatistics
 import Testing
@@ -9,7 +10,8 @@ import Testing
         let text = "metric,value,unit,better,device\r\n\"lens, apply\",10,ns,lower,a\n\nlens, apply\",11,ns,lower,a\n"
         #expect(throws: DiffError.self) { try CSVSamples.parse(text: text, file: "bad.csv") }
         let good =
-            "metric,value,unit,better,device\r\n\"lens, apply\",10,ns,lower,a\n\n\"lens, apply\",11,ns,lower,a\nfps,60,count,higher,b\n"
+            "metric,value,unit,better,device\r\n\"lens, apply\",10,ns,lower,a\n\n\"lens, apply\",11,ns,lower,a\nfps,60,"
+            + "count,higher,b\n"
         let series = try CSVSamples.parse(text: good, file: "good.csv")
         #expect(series.count == 2)
         #expect(
@@ -38,12 +40,12 @@ import Testing
 
     @Test func mismatchedUnitsAndNoCommonMetricsAreErrors() {
         #expect(throws: DiffError.self) {
-            try DiffEngine.diff(
+            try Judgement.compare(
                 baseline: Self.set("a", unit: "ns", samples: [1, 2]),
                 candidate: Self.set("a", unit: "bytes", samples: [1, 2]))
         }
         #expect(throws: DiffError.self) {
-            try DiffEngine.diff(
+            try Judgement.compare(
                 baseline: Self.set("a", unit: "ns", samples: [1, 2]),
                 candidate: Self.set("b", unit: "ns", samples: [1, 2]))
         }
@@ -53,7 +55,7 @@ import Testing
         var generator = SeededGenerator(seed: 11)
         let base = (0..<30).map { _ in 100 * exp(0.03 * generator.normal()) }
         let cand = (0..<30).map { _ in 115 * exp(0.03 * generator.normal()) }
-        let report = try DiffEngine.diff(
+        let report = try Judgement.compare(
             baseline: Self.set("lens apply", unit: "ns", samples: base, dimensions: ["host": "a", "device": "x"]),
             candidate: Self.set("lens apply", unit: "ns", samples: cand, dimensions: ["host": "b", "device": "x"]),
             groupBy: "device")
@@ -78,7 +80,8 @@ import Testing
         let simulation = DetectorSimulation()
         let aa = simulation.run(suites: 1000, noise: .logNormal(sigma: 0.05), slowdown: 0, seed: 101)
         print(
-            "A/A, 1000 suites x 20 metrics, n=30, log-normal 0.05: \(aa.falseAlarmRate * 100)% of suites with a false regression"
+            "A/A, 1000 suites x 20 metrics, n=30, log-normal 0.05: \(aa.falseAlarmRate * 100)% of suites with a false "
+                + "regression"
         )
         #expect(aa.falseAlarmRate <= 0.01)
         for noise: DetectorSimulation.Noise in [
@@ -100,7 +103,8 @@ import Testing
         #expect(easy.power >= 0.95)
         let hard = simulation.run(suites: 1000, noise: .logNormal(sigma: 0.10), slowdown: 0.10, seed: 202)
         print(
-            "power at sigma 0.10: ours \(hard.power), oracle \(hard.oraclePower), ratio \(hard.power / hard.oraclePower)"
+            "power at sigma 0.10: ours \(hard.power), oracle \(hard.oraclePower), ratio "
+                + "\(hard.power / hard.oraclePower)"
         )
         #expect(hard.power >= 0.85 * hard.oraclePower)
         #expect(hard.falseAlarmRate <= 0.02)

@@ -3,6 +3,7 @@ import StrobeResults
 import Testing
 
 @testable import StrobeDiff
+@testable import StrobeJudgement
 @testable import StrobeStatistics
 
 /// The functions behind an instructions verdict: each function's inclusive
@@ -113,7 +114,7 @@ import Testing
 
     @Test func aReportPrefersCountedFunctionsAndLabelsThemInInstructions() throws {
         let (baseline, candidate) = InstructionGateTests.sides(cand: 4.08e6)
-        var report = try DiffEngine.diff(
+        var report = try Judgement.compare(
             baseline: baseline, candidate: candidate, look: InstructionGateTests.firstLook())
         let grown =
             Self.baselineStacks + [(Self.apply + ["LensKit.Lens.makeToneCurve()"], 84e3)]

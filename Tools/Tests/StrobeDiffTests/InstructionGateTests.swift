@@ -4,6 +4,7 @@ import Testing
 
 @testable import StrobeCompare
 @testable import StrobeDiff
+@testable import StrobeJudgement
 @testable import StrobeStatistics
 
 /// The `instructions` metric: gated by default, judged as a deterministic
@@ -53,7 +54,7 @@ import Testing
 
     @Test func aTestDecidedByInstructionsWithWallInconclusiveIsARegression() throws {
         let (baseline, candidate) = Self.sides(cand: 4.08e6)
-        let report = try DiffEngine.diff(baseline: baseline, candidate: candidate, look: Self.firstLook())
+        let report = try Judgement.compare(baseline: baseline, candidate: candidate, look: Self.firstLook())
         let instructions = try #require(report.rows.first { $0.name == "apply lens/instructions" })
         #expect(instructions.verdict == .regression && instructions.gates)
         #expect(DiffReport.change(instructions) == "+2.0% instructions per iteration (4.00 M → 4.08 M)")
@@ -83,7 +84,7 @@ import Testing
     @Test func fewerInstructionsAreAnImprovementAndASmallMoveIsUnchanged() throws {
         for (count, expected) in [(3.9e6, Verdict.improvement), (4.01e6, .unchanged)] {
             let (baseline, candidate) = Self.sides(cand: count)
-            let report = try DiffEngine.diff(baseline: baseline, candidate: candidate, look: Self.firstLook())
+            let report = try Judgement.compare(baseline: baseline, candidate: candidate, look: Self.firstLook())
             let row = try #require(report.rows.first { $0.name == "apply lens/instructions" })
             #expect(row.verdict == expected)
             #expect(row.test.method == .exact)
@@ -103,7 +104,7 @@ import Testing
         let (baseline, candidate) = Self.sides(cand: 4.08e6)
         let policy = try ComparisonPolicy.parse(
             "metrics:\n  - match: instructions$\n    relative-floor: 3%\n", file: "policy.yml")
-        let report = try DiffEngine.diff(
+        let report = try Judgement.compare(
             baseline: baseline, candidate: candidate, policy: policy, look: Self.firstLook())
         let row = try #require(report.rows.first { $0.name == "apply lens/instructions" })
         #expect(row.verdict == .unchanged)
@@ -111,7 +112,7 @@ import Testing
 
     @Test func aCountThatSpreadsPastTheToleranceIsWarnedAbout() throws {
         let (baseline, candidate) = Self.sides(cand: 4.08e6, wobble: 0.01)
-        let report = try DiffEngine.diff(baseline: baseline, candidate: candidate, look: Self.firstLook())
+        let report = try Judgement.compare(baseline: baseline, candidate: candidate, look: Self.firstLook())
         let row = try #require(report.rows.first { $0.name == "apply lens/instructions" })
         #expect(row.test.method == .pairedRounds)
         #expect(report.warnings.contains { $0.contains("not deterministic") && $0.contains("instructions") })
@@ -161,7 +162,7 @@ import Testing
                     source: "s\(index)\(round)")
             }
         }
-        let report = try DiffEngine.diff(baseline: sides[0], candidate: sides[1], look: Self.firstLook())
+        let report = try Judgement.compare(baseline: sides[0], candidate: sides[1], look: Self.firstLook())
         let row = try #require(report.rows.first { $0.name == "t/instructions" })
         #expect(row.baseline.median == 4.0e6 && row.candidate.median == 4.1e6)
         #expect(row.isWithinCountTolerance && row.verdict == .regression)

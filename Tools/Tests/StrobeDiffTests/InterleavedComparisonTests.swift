@@ -132,4 +132,11 @@ import Testing
         #expect(options.profileRate == PerfSuiteOptions.defaultProfileRate)
         #expect(options.arguments.contains("--profile"))
     }
+
+    @Test func aRoundRunsOnlyTheNamedTests() {
+        #expect(ProcessRounds.exactNames(["apply lens", "a.b"]) == "^(apply lens|a\\.b)$")
+        let expression = try? Regex(ProcessRounds.exactNames(["apply lens", "a.b"]))
+        #expect(expression.map { "a.b".wholeMatch(of: $0) != nil } == true)
+        #expect(expression.map { "axb".wholeMatch(of: $0) == nil } == true)
+    }
 }

@@ -41,7 +41,8 @@ import Testing
     @Test func powerIsNearTheOracles() {
         let outcome = ProcessSuiteSimulation().run(suites: 300, slowdown: 0.10, seed: 404)
         print(
-            "10% slowdown, 10 x 6 per side: caught in \(outcome.detections) of 300 suites, oracle \(outcome.oracleDetections)"
+            "10% slowdown, 10 x 6 per side: caught in \(outcome.detections) of 300 suites, oracle "
+                + "\(outcome.oracleDetections)"
         )
         #expect(outcome.oracleDetections >= 60, "the oracle itself caught \(outcome.oracleDetections)")
         #expect(Double(outcome.detections) >= 0.85 * Double(outcome.oracleDetections))
@@ -55,7 +56,8 @@ import Testing
         simulation.slowedProcess = .init(candidate: false, factor: 1.3)
         let outcome = simulation.run(suites: 200, slowdown: 0.10, seed: 405)
         print(
-            "10% slowdown, a baseline process 30% slow: caught in \(outcome.detections) of 200, oracle \(outcome.oracleDetections)"
+            "10% slowdown, a baseline process 30% slow: caught in \(outcome.detections) of 200, oracle "
+                + "\(outcome.oracleDetections)"
         )
         #expect(outcome.detections >= 12)
         #expect(outcome.detections >= 4 * outcome.oracleDetections)

@@ -5,6 +5,7 @@ import StrobeResults
 import Testing
 
 @testable import StrobeDiff
+@testable import StrobeJudgement
 @testable import StrobeStatistics
 
 /// What a comparison gates by default, the floors of resource counts, and a
@@ -72,7 +73,7 @@ import Testing
     @Test func wallCPUAndTheSuitesMetricsGateResourceCountsAreReported() throws {
         // The candidate's voluntary context switches go 1 → 2.
         let (baseline, candidate) = try Self.suite(rounds: 6, slowdown: 0, candidateSwitches: [2, 2, 2], seed: 1)
-        let report = try DiffEngine.diff(baseline: baseline, candidate: candidate)
+        let report = try Judgement.compare(baseline: baseline, candidate: candidate)
         let gated = Set(report.rows.filter(\.gates).map(\.name))
         #expect(
             gated
@@ -90,7 +91,7 @@ import Testing
         // A policy may still gate a resource count.
         let policy = try ComparisonPolicy.parse(
             "metrics:\n  - match: context_switches\n    gate: true\n", file: "p.yml")
-        let gating = try DiffEngine.diff(baseline: baseline, candidate: candidate, policy: policy)
+        let gating = try Judgement.compare(baseline: baseline, candidate: candidate, policy: policy)
         #expect(gating.rows.contains { $0.name == "decode/process.context_switches.voluntary" && $0.gates })
     }
 
@@ -138,7 +139,7 @@ import Testing
 
     @Test func theHeadlineCountsTestsAndSingleThreadedCopiesFold() throws {
         let (baseline, candidate) = try Self.suite(rounds: 6, slowdown: 0.6, seed: 2)
-        let report = try DiffEngine.diff(baseline: baseline, candidate: candidate)
+        let report = try Judgement.compare(baseline: baseline, candidate: candidate)
         #expect(report.headline.hasPrefix("3 tests slower: decode +6"), "\(report.headline)")
         #expect(report.headline.contains(", encode +6") && report.headline.contains(", load +6"))
         #expect(report.tests.map(\.outcome) == [.slower, .slower, .slower])
@@ -157,14 +158,14 @@ import Testing
         #expect(table.filter { $0.hasPrefix("decode") }.count == 1)
         // A multi-threaded test keeps both.
         let (threads, threadsCandidate) = try Self.suite(rounds: 4, slowdown: 0, threadShare: 0.4, seed: 3)
-        let unfolded = try DiffEngine.diff(baseline: threads, candidate: threadsCandidate)
+        let unfolded = try Judgement.compare(baseline: threads, candidate: threadsCandidate)
         #expect(unfolded.foldedTests.isEmpty)
         #expect(unfolded.rows.contains { $0.name == "decode/thread.cpu.user" })
     }
 
     @Test func aMixedOutcomeNamesEachKindOfTest() throws {
         let (baseline, candidate) = try Self.suite(rounds: 8, slowdown: 0.3, slowed: ["encode"], seed: 4)
-        let report = try DiffEngine.diff(baseline: baseline, candidate: candidate)
+        let report = try Judgement.compare(baseline: baseline, candidate: candidate)
         #expect(report.headline.hasPrefix("1 test slower: encode +2"), "\(report.renderText())")
         #expect(report.headline.hasSuffix("; 2 tests inconclusive: decode, load"), "\(report.headline)")
         // One line per undecided test, its wall time explained.
@@ -196,7 +197,7 @@ import Testing
                         source: "c"))
             }
         }
-        let report = try? DiffEngine.diff(baseline: baseline, candidate: candidate)
+        let report = try? Judgement.compare(baseline: baseline, candidate: candidate)
         let warnings = report?.warnings ?? []
         #expect(warnings.count == 1, "\(warnings)")
         #expect(
@@ -219,7 +220,7 @@ import Testing
                 }
             }
         }
-        let report = try DiffEngine.diff(baseline: baseline, candidate: candidate)
+        let report = try Judgement.compare(baseline: baseline, candidate: candidate)
         for colour in [false, true] {
             let lines = report.renderText(colour: colour).split(separator: "\n").map(String.init)
             let rows = lines.filter { $0.contains(" pairs ") }

@@ -6,6 +6,7 @@ import StrobeStatisticsTestSupport
 import Testing
 
 @testable import StrobeFleet
+@testable import StrobeJudgement
 
 /// In a weighted group, a percentile is judged by the effective number of
 /// events beyond it (Kish's), not their count: a tail that a few heavy

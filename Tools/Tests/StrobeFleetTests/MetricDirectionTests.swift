@@ -7,6 +7,7 @@ import StrobeStatistics
 import Testing
 
 @testable import StrobeFleet
+@testable import StrobeJudgement
 
 /// Which way a metric gets better in `strobe fleet`: `strobe diff`'s policy
 /// rules set it, matched as diff matches them; without one a metric is

@@ -1,6 +1,7 @@
 import Foundation
 import StrobeDiff
 import StrobeFleet
+import StrobeJudgement
 import StrobeSimulations
 import StrobeStatistics
 import Testing

@@ -19,7 +19,8 @@ import Testing
 
     struct NoBrowser: Error, CustomStringConvertible {
         var description: String {
-            "the dashboard test needs headless Chromium: `apt-get install -y chromium` (scripts/setup.sh, run by make test, installs it)"
+            "the dashboard test needs headless Chromium: `apt-get install -y chromium` (scripts/setup.sh, run by make "
+                + "test, installs it)"
         }
     }
 

@@ -69,13 +69,13 @@ import Testing
         let report = try JSONDecoder().decode(TrendReport.self, from: Data(json.utf8))
         #expect(!report.series.isEmpty && report.series.allSatisfy { $0.better == .lower })
         #expect(!json.contains("lowerIsBetter"))
-        // As an older strobe wrote it; and a series made higher-is-better.
-        let older = json.replacing(#/"better"\s*:\s*"lower"/#, with: #""lowerIsBetter" : true"#)
-        #expect(!older.contains(#""better""#))
-        #expect(try JSONDecoder().decode(TrendReport.self, from: Data(older.utf8)) == report)
-        let flipped = older.replacing(#/"lowerIsBetter" : true/#, with: #""lowerIsBetter" : false"#)
+        // A series made higher-is-better reads so; one without the key is
+        // lower, whatever other flag it carries.
+        let flipped = json.replacing(#/"better"\s*:\s*"lower"/#, with: #""better" : "higher""#)
         let higher = try JSONDecoder().decode(TrendReport.self, from: Data(flipped.utf8))
         #expect(higher.series.allSatisfy { $0.better == .higher })
+        let without = flipped.replacing(#/"better" : "higher"/#, with: #""lowerIsBetter" : false"#)
+        #expect(try JSONDecoder().decode(TrendReport.self, from: Data(without.utf8)) == report)
     }
 
     @Test func aStepInTwoTestsIsPinnedToItsCommitsAndIsTheCodes() async throws {
@@ -112,7 +112,8 @@ import Testing
             #expect(
                 change.confirm.contains {
                     $0.contains(
-                        "worktree add --detach /tmp/strobe-confirm-\(history.commits[14].prefix(10)) \(history.commits[14])"
+                        "worktree add --detach /tmp/strobe-confirm-\(history.commits[14].prefix(10)) "
+                            + "\(history.commits[14])"
                     )
                 })
             #expect(

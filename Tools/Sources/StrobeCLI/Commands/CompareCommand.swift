@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import StrobeCompare
 import StrobeDiff
+import StrobeJudgement
 import StrobeProcessRunner
 import StrobeStatistics
 
@@ -35,7 +36,8 @@ struct CompareCommand: ParsableCommand {
             reported. Progress goes to standard error: one line per look, and at most one line every \
             10 s between looks (a line rewritten in place on a terminal).
 
-            The results stay in RESULTS_DIR/baseline and RESULTS_DIR/candidate for `strobe diff` later; the report goes to standard output or --output FILE. \
+            The results stay in RESULTS_DIR/baseline and RESULTS_DIR/candidate for `strobe diff` later; the report \
+            goes to standard output or --output FILE. \
             Exit status: 0 no regression, 1 at least one gated regression, 2 bad input or a failed run.
             """
     )
@@ -111,11 +113,7 @@ struct CompareCommand: ParsableCommand {
     @Option(help: "The test's name in the results with --process.")
     var name = "process"
 
-    @Option(help: "False-alarm rate over all looks and metrics (default: 0.01, or the policy's).")
-    var alpha: Double?
-
-    @Option(name: .customLong("min-effect"), help: "Noise floor in percent (default: 2, or the policy's).")
-    var minEffect: Double?
+    @OptionGroup var judgement: JudgementOptions
 
     @Option(
         help: "How long one process may run before it is stopped (default: 10m).", transform: DurationArgument.parse)
@@ -138,10 +136,7 @@ struct CompareCommand: ParsableCommand {
         if let minRounds, minRounds < 2 { return "--min-rounds must be at least 2, not \(minRounds)" }
         guard iterations > 0 else { return "--iterations must be positive, not \(iterations)" }
         if let warmup, warmup < 0 { return "--warmup must be zero or more, not \(warmup)" }
-        if let alpha, !(alpha > 0 && alpha < 1) { return "--alpha must be between 0 and 1, not \(alpha)" }
-        if let minEffect, !(minEffect >= 0 && minEffect < 100) {
-            return "--min-effect is a percentage from 0 to 100, not \(minEffect)"
-        }
+        if let problem = judgement.problem { return problem }
         if let metric, (try? Regex(metric)) == nil {
             return "--metric: \"\(metric)\" is not a valid regular expression"
         }
@@ -168,8 +163,7 @@ struct CompareCommand: ParsableCommand {
         var settings = InterleavedComparison<ProcessRounds>.Settings(
             budget: maxTime.seconds, seed: seed ?? UInt64.random(in: 0...UInt64.max))
         settings.minimumRounds = minRounds ?? (profile ? 4 : 2)
-        settings.options = rules.options(
-            overriding: ComparisonOptions(), alpha: alpha, minimumEffect: minEffect.map { $0 / 100 })
+        settings.options = judgement.resolved(policy: rules)
         settings.policy = rules
         settings.metricFilter = try metric.map { try Regex($0) }
         settings.decideAll = decideAll

@@ -1,6 +1,7 @@
 import Foundation
 import StrobeCompare
 import StrobeDiff
+import StrobeJudgement
 import StrobeStatistics
 
 /// The progress of a comparison on standard error. On a terminal, one line

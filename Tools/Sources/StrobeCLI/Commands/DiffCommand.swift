@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import StrobeDiff
+import StrobeJudgement
 import StrobeStatistics
 
 /// `strobe diff`: did the candidate regress against the baseline?
@@ -28,8 +29,15 @@ struct DiffCommand: AsyncParsableCommand {
             Instead of --baseline, --baseline-history STORE judges the candidate against the newest runs \
             of a store (SQLite path or postgres:// URL) like the candidate's: its suites, on its CPU \
             model, and the --where conditions (e.g. --where branch=main); only runs after the last \
-            change `strobe trend` finds in them in a metric that gates count, and at most --last of them. Which runs were \
+            change `strobe trend` finds in them in a metric that gates count, and at most --last of them. Which runs \
+            were \
             chosen is printed on standard error.
+
+            The results of a `strobe compare` (--baseline RESULTS_DIR/baseline --candidate \
+            RESULTS_DIR/candidate) carry its decisions (RESULTS_DIR/decisions.json): every format shows those \
+            verdicts, estimates and intervals, each from the look that reached it, and --metric only selects \
+            rows. --rejudge judges the results again, all rounds at once (the report says so); --group-by, \
+            --policy, --alpha, --min-effect and --percentiles change the judgement and need it.
 
             Exit status: 0 no regression, 1 at least one regression, 2 bad input.
             """
@@ -75,16 +83,13 @@ struct DiffCommand: AsyncParsableCommand {
     @Option(name: .customLong("group-by"), help: "Compare within each value of this dimension, e.g. device.")
     var groupBy: String?
 
-    @Option(help: "False discovery rate across all metrics (default: 0.01, or the policy's).")
-    var alpha: Double?
+    @OptionGroup var judgement: JudgementOptions
 
-    @Option(
-        name: .customLong("min-effect"),
-        help: "Noise floor in percent: smaller changes are never flagged (default: 2, or the policy's).")
-    var minEffect: Double?
+    @Option(help: "Percentiles to report, comma separated (default: 50,90).")
+    var percentiles: String?
 
-    @Option(help: "Percentiles to report, comma separated.")
-    var percentiles = "50,90"
+    @Flag(help: "Judge the results of a strobe compare again instead of showing its recorded decisions.")
+    var rejudge = false
 
     @Option(help: "A YAML policy: per metric pattern, direction, relative and absolute floors, and whether it gates.")
     var policy: String?
@@ -93,7 +98,7 @@ struct DiffCommand: AsyncParsableCommand {
     /// from 0 to 100.
     var parsedPercentiles: [Double]? {
         var values: [Double] = []
-        for part in percentiles.split(separator: ",") {
+        for part in (percentiles ?? "50,90").split(separator: ",") {
             guard let value = Double(part.trimmingCharacters(in: .whitespaces)), value >= 0, value <= 100 else {
                 return nil
             }
@@ -116,14 +121,9 @@ struct DiffCommand: AsyncParsableCommand {
             if !filters.isEmpty { throw ValidationError("--where goes with --baseline-history") }
         }
         guard !candidate.isEmpty else { throw ValidationError("give at least one --candidate PATH") }
-        if let alpha, !(alpha > 0 && alpha < 1) {
-            throw ValidationError("--alpha must be between 0 and 1, not \(alpha)")
-        }
-        if let minEffect, !(minEffect >= 0 && minEffect < 100) {
-            throw ValidationError("--min-effect is a percentage from 0 to 100, not \(minEffect)")
-        }
         guard parsedPercentiles != nil else {
-            throw ValidationError("--percentiles: \"\(percentiles)\" is not a list of percentiles between 0 and 100")
+            throw ValidationError(
+                "--percentiles: \"\(percentiles ?? "")\" is not a list of percentiles between 0 and 100")
         }
         if let metric, (try? Regex(metric)) == nil {
             throw ValidationError("--metric: \"\(metric)\" is not a valid regular expression")
@@ -135,7 +135,7 @@ struct DiffCommand: AsyncParsableCommand {
         options.percentiles = parsedPercentiles ?? options.percentiles
         let filter = try metric.map { try Regex($0) }
         let rules = try loadPolicy(policy)
-        options = rules.options(overriding: options, alpha: alpha, minimumEffect: minEffect.map { $0 / 100 })
+        options = judgement.resolved(options, policy: rules)
         let baselineSamples: SampleSet
         if let baselineHistory {
             let chosen = try await HistoryBaseline.choose(
@@ -147,10 +147,43 @@ struct DiffCommand: AsyncParsableCommand {
         } else {
             baselineSamples = try SampleSet.load(baseline)
         }
-        let report = try DiffEngine.diff(
-            baseline: baselineSamples, candidate: SampleSet.load(candidate), metricFilter: filter, groupBy: groupBy,
+        let candidateSamples = try SampleSet.load(candidate)
+        var origin: DecisionOrigin?
+        if baselineHistory == nil,
+            let directory = RecordedDecisions.directory(baseline: baseline, candidate: candidate),
+            let recorded = try RecordedDecisions.read(from: directory)
+        {
+            let path = RecordedDecisions.path(in: directory)
+            if rejudge {
+                origin = DecisionOrigin(kind: .rejudged, path: path, reason: "--rejudge")
+            } else if recorded.matches(baseline: baselineSamples, candidate: candidateSamples, directory: directory) {
+                if let flag = judgementFlag {
+                    throw CommandFailure.badInput(
+                        "\(flag) changes the judgement of results strobe compare decided (\(path)): add --rejudge")
+                }
+                try recorded.recordedReport(path: path, metricFilter: filter).deliver(as: format, to: output)
+                return
+            } else {
+                origin = DecisionOrigin(
+                    kind: .rejudged, path: path, reason: "the results changed since strobe compare decided")
+            }
+        }
+        var report = try Judgement.compare(
+            baseline: baselineSamples, candidate: candidateSamples, metricFilter: filter, groupBy: groupBy,
             options: options, policy: rules)
+        report.origin = origin
         try report.deliver(as: format, to: output)
+    }
+
+    /// The first flag given that changes how results are judged, which
+    /// recorded decisions cannot show; nil when none is.
+    var judgementFlag: String? {
+        if groupBy != nil { return "--group-by" }
+        if policy != nil { return "--policy" }
+        if judgement.alpha != nil { return "--alpha" }
+        if judgement.minEffect != nil { return "--min-effect" }
+        if percentiles != nil { return "--percentiles" }
+        return nil
     }
 }
 

@@ -4,6 +4,7 @@ import StrobeDiff
 import StrobeFleet
 import StrobeHistory
 import StrobeHistoryStore
+import StrobeJudgement
 import StrobeStatistics
 
 /// `strobe fleet`: percentiles of a fleet's traces per group, with intervals
@@ -59,17 +60,13 @@ struct FleetCommand: AsyncParsableCommand {
     @Option(name: .shortAndLong, help: "Write the report here (default: standard output).")
     var output: String?
 
-    @Option(help: "False discovery rate over the comparisons of the report (default: 0.01, or the policy's).")
-    var alpha: Double?
+    @OptionGroup var judgement: JudgementOptions
 
     @Option(
-        name: .customLong("min-effect"),
-        help: "Smallest change that counts, in percent (default: 2, or the policy's).")
-    var minEffect: Double?
-
-    @Option(
-        help:
-            "strobe diff's YAML policy: per metric pattern, its direction (better: higher) and floors; gate and summary do not apply."
+        help: """
+            strobe diff's YAML policy: per metric pattern, its direction (better: higher) and floors; gate and \
+            summary do not apply.
+            """
     )
     var policy: String?
 
@@ -94,10 +91,7 @@ struct FleetCommand: AsyncParsableCommand {
         if compare.count == 2, compare[0] == compare[1] {
             return "--compare \(compare[0]) \(compare[1]): the versions are the same"
         }
-        if let alpha, !(alpha > 0 && alpha < 1) { return "--alpha must be between 0 and 1, not \(alpha)" }
-        if let minEffect, !(minEffect >= 0 && minEffect < 100) {
-            return "--min-effect is a percentage from 0 to 100, not \(minEffect)"
-        }
+        if let problem = judgement.problem { return problem }
         return nil
     }
 
@@ -115,8 +109,7 @@ struct FleetCommand: AsyncParsableCommand {
         if compare.count == 2 { options.compare = (compare[0], compare[1]) }
         options.versionKey = versionKey
         options.policy = try loadPolicy(policy)
-        let resolved = options.policy.options(
-            overriding: ComparisonOptions(), alpha: alpha, minimumEffect: minEffect.map { $0 / 100 })
+        let resolved = judgement.resolved(policy: options.policy)
         options.alpha = resolved.alpha
         options.relativeFloor = resolved.minimumEffect
         let location: HistoryLocation

@@ -50,7 +50,8 @@ struct HistoryListCommand: AsyncParsableCommand {
             return counts.sorted { $0.key < $1.key }.map { "\($0.key) (\($0.value))" }.joined(separator: ", ")
         }
         var lines = [
-            "\(location): \(runs.count) run\(runs.count == 1 ? "" : "s"), \(fleet.traces) fleet trace\(fleet.traces == 1 ? "" : "s")"
+            "\(location): \(runs.count) run\(runs.count == 1 ? "" : "s"), \(fleet.traces) fleet "
+                + "trace\(fleet.traces == 1 ? "" : "s")"
         ]
         if !runs.isEmpty {
             let times = runs.map(\.metadata.timestamp).filter { $0 > 0 }.sorted()

@@ -70,7 +70,8 @@ struct HistoryMarkCommand: AsyncParsableCommand {
             throw error
         }
         print(
-            "\(mark.target)\(mark.series.isEmpty ? "" : " (\(mark.series))") marked \(mark.verdict.rawValue) in \(location)"
+            "\(mark.target)\(mark.series.isEmpty ? "" : " (\(mark.series))") marked \(mark.verdict.rawValue) in "
+                + "\(location)"
         )
     }
 

@@ -41,7 +41,8 @@ struct ProfileReport: Encodable {
     ) throws(CommandFailure) -> ProfileReport {
         guard !profile.isEmpty else {
             throw .badInput(
-                "\(path): no CPU samples in the trace (record with configuration.cpuProfile or STROBE_CPU_PROFILE=999hz)"
+                "\(path): no CPU samples in the trace (record with configuration.cpuProfile or "
+                    + "STROBE_CPU_PROFILE=999hz)"
             )
         }
         var sections = [section("whole trace", profile, profile.samples, instances: nil, top: top)]

@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import StrobeHistory
 import StrobeHistoryStore
+import StrobeJudgement
 import StrobeStatistics
 import StrobeTrend
 
@@ -38,15 +39,7 @@ struct TrendCommand: AsyncParsableCommand {
     @Argument(help: "Results files or directories of them (instead of --history).")
     var paths: [String] = []
 
-    @Option(
-        name: .customLong("history"),
-        help: "The store: a path (SQLite) or a postgres:// URL (no default: give a store or results files).")
-    var store: String?
-
-    @Option(
-        name: .customLong("password-file"),
-        help: "With a postgres:// --history, a file whose first line is the password.")
-    var passwordFile: String?
+    @OptionGroup var history: HistorySourceOptions
 
     @Option(help: "Only runs of this branch (their branch tag).")
     var branch: String?
@@ -78,11 +71,7 @@ struct TrendCommand: AsyncParsableCommand {
     @Option(name: .shortAndLong, help: "Write the report here (default: standard output).")
     var output: String?
 
-    @Option(help: "False discovery rate over the series of a suite.")
-    var alpha = 0.01
-
-    @Option(name: .customLong("min-effect"), help: "Smallest change reported, in percent.")
-    var minEffect = 2.0
+    @OptionGroup var judgement: JudgementOptions
 
     @Option(
         name: .customLong("build-command"),
@@ -98,12 +87,9 @@ struct TrendCommand: AsyncParsableCommand {
 
     /// The first problem with the flags, if any.
     var problem: String? {
-        if paths.isEmpty && store == nil { return "give a store with --history STORE, or results files" }
-        if !paths.isEmpty && store != nil { return "give either --history STORE or results files, not both" }
-        if store == nil && passwordFile != nil { return "--password-file goes with --history" }
-        if let store {
-            do { _ = try HistoryLocation.parse(store, passwordFile: passwordFile) } catch { return error.message }
-        }
+        if paths.isEmpty && history.store == nil { return "give a store with --history STORE, or results files" }
+        if !paths.isEmpty && history.store != nil { return "give either --history STORE or results files, not both" }
+        if let problem = history.problem { return problem }
         for filter in filters + (reference.map { [$0] } ?? []) {
             do { _ = try HistoryFilter(parsing: filter) } catch {
                 return error.message.replacingOccurrences(
@@ -120,10 +106,7 @@ struct TrendCommand: AsyncParsableCommand {
         {
             return "--group-by \(by): a key is empty; write e.g. host or host,device"
         }
-        guard alpha > 0 && alpha < 1 else { return "--alpha must be between 0 and 1, not \(alpha)" }
-        guard minEffect >= 0 && minEffect < 100 else {
-            return "--min-effect is a percentage from 0 to 100, not \(minEffect)"
-        }
+        if let problem = judgement.problem { return problem }
         guard maxCommits >= 0 else { return "--max-commits must be zero or more, not \(maxCommits)" }
         return nil
     }
@@ -137,8 +120,9 @@ struct TrendCommand: AsyncParsableCommand {
         options.metricPattern = metric
         options.groupBy = by.map { $0.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) } }
         options.reference = try reference.map { try HistoryFilter(parsing: $0) }
-        options.detection.alpha = alpha
-        options.relativeFloor = minEffect / 100
+        let resolved = judgement.resolved(policy: ComparisonPolicy())
+        options.detection.alpha = resolved.alpha
+        options.relativeFloor = resolved.minimumEffect
         options.confirm.build = buildCommand
         options.confirm.executable = suiteExecutable
         let git: GitRepository?
@@ -193,7 +177,7 @@ struct TrendCommand: AsyncParsableCommand {
     func load() async throws -> (runs: [HistoryRun], marks: [HistoryMark], source: String) {
         var filters: [HistoryFilter] = try filters.map { try HistoryFilter(parsing: $0) }
         if let branch { filters.append(HistoryFilter(.branch, branch)) }
-        guard let store else {
+        guard let store = history.store else {
             let entries: [HistoryInput.Entry]
             do {
                 entries = try HistoryInput.load(paths)
@@ -207,7 +191,7 @@ struct TrendCommand: AsyncParsableCommand {
         }
         let location: HistoryLocation
         do {
-            location = try HistoryLocation.parse(store, passwordFile: passwordFile)
+            location = try HistoryLocation.parse(store, passwordFile: history.passwordFile)
         } catch {
             throw CommandFailure.badInput(error.message)
         }

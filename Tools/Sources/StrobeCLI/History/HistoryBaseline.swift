@@ -2,6 +2,7 @@ import Foundation
 import StrobeDiff
 import StrobeHistory
 import StrobeHistoryStore
+import StrobeJudgement
 import StrobeResults
 import StrobeTrend
 
@@ -84,7 +85,9 @@ struct HistoryBaseline {
         let described = wanted.isEmpty ? "" : " (" + wanted.joined(separator: ", ") + ")"
         guard !like.isEmpty else {
             throw CommandFailure.badInput(
-                "--baseline-history \(location): none of its \(stored.count) run\(stored.count == 1 ? "" : "s")\(filterTexts.isEmpty ? "" : " matching the --where conditions") "
+                "--baseline-history \(location): none of its \(stored.count) "
+                    + "run\(stored.count == 1 ? "" : "s")"
+                    + "\(filterTexts.isEmpty ? "" : " matching the --where conditions") "
                     + "is like the candidate's\(described)")
         }
 
@@ -108,7 +111,8 @@ struct HistoryBaseline {
                     latest.firstAfter.commit.isEmpty
                     ? "run \(latest.firstAfter.run)" : "commit \(latest.firstAfter.commit.prefix(10))"
                 changeNote =
-                    "since the change at \(commit) (\(latest.test)/\(latest.metric) \(String(format: "%+.1f%%", latest.change.change * 100)))"
+                    "since the change at \(commit) (\(latest.test)/\(latest.metric) "
+                    + "\(String(format: "%+.1f%%", latest.change.change * 100)))"
             }
         }
         let chosen = Array(since.suffix(last))

@@ -8,8 +8,10 @@ import StrobeHistory
 struct HistoryDestinationOptions: ParsableArguments {
     @Option(
         name: .customLong("history"),
-        help:
-            "Also add the runs to this store: a path (SQLite) or a postgres:// URL (see `strobe history`; default: none, nothing is stored)."
+        help: """
+            Also add the runs to this store: a path (SQLite) or a postgres:// URL (see `strobe history`; default: \
+            none, nothing is stored).
+            """
     )
     var store: String?
 

@@ -32,7 +32,8 @@ extension PostgresHistoryStore {
             try connection.execute(
                 """
                 INSERT INTO strobe_fleet_metrics (trace, kind, name, count, total, sketch)
-                SELECT t, k, n, c, s, b FROM unnest($1::text[], $2::text[], $3::text[], $4::int8[], $5::float8[], $6::bytea[])
+                SELECT t, k, n, c, s, b
+                FROM unnest($1::text[], $2::text[], $3::text[], $4::int8[], $5::float8[], $6::bytea[])
                     AS x(t, k, n, c, s, b)
                 """,
                 [
@@ -54,7 +55,8 @@ extension PostgresHistoryStore {
         var parameters: [any PostgresParameter] = [metricName, kind.rawValue]
         for (key, value) in filters {
             filterSQL +=
-                " AND m.trace IN (SELECT trace FROM strobe_fleet_trace_metadata WHERE key = $\(parameters.count + 1) AND value = $\(parameters.count + 2))"
+                " AND m.trace IN (SELECT trace FROM strobe_fleet_trace_metadata WHERE key = $\(parameters.count + 1) "
+                + "AND value = $\(parameters.count + 2))"
             parameters += [key, value]
         }
         // One read transaction: both queries see one snapshot.

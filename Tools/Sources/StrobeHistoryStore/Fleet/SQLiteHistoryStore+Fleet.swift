@@ -17,7 +17,8 @@ extension SQLiteHistoryStore {
                 sql: "INSERT INTO strobe_fleet_trace_metadata (trace, key, value) VALUES (?, ?, ?)")
             let metric = try db.cachedStatement(
                 sql:
-                    "INSERT INTO strobe_fleet_metrics (trace, kind, name, count, total, sketch) VALUES (?, ?, ?, ?, ?, ?)"
+                    "INSERT INTO strobe_fleet_metrics (trace, kind, name, count, total, sketch) VALUES (?, ?, ?, ?, ?, "
+                    + "?)"
             )
             for record in records {
                 try trace.execute(arguments: [record.id, record.source, record.samplingProbability, now])
@@ -90,7 +91,8 @@ extension SQLiteHistoryStore {
             try Row.fetchAll(
                 db,
                 sql:
-                    "SELECT key, COUNT(DISTINCT value), COUNT(*) FROM strobe_fleet_trace_metadata GROUP BY key ORDER BY key"
+                    "SELECT key, COUNT(DISTINCT value), COUNT(*) FROM strobe_fleet_trace_metadata GROUP BY key ORDER "
+                    + "BY key"
             ).map { row in FleetMetadataKey(key: row[0], values: row[1], traces: row[2]) }
         }
     }

@@ -31,7 +31,9 @@ public enum HistoryAccess: Sendable, Hashable {
         if version < HistorySchema.currentVersion {
             throw HistoryError(
                 .olderSchema,
-                "\(store): the history's schema is at version \(version), older than this strobe's \(HistorySchema.currentVersion); `strobe history add` (any command that writes) brings it up to date"
+                "\(store): the history's schema is at version \(version), older than this strobe's "
+                    + "\(HistorySchema.currentVersion); `strobe history add` (any command that writes) brings it up "
+                    + "to date"
             )
         }
     }

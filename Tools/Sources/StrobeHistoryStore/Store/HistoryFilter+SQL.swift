@@ -19,7 +19,8 @@ extension HistoryFilter {
                 let keyPlaceholder = next()
                 values.append(key)
                 clauses.append(
-                    "EXISTS (SELECT 1 FROM strobe_run_tags t WHERE t.run = r.id AND t.key = \(keyPlaceholder) AND t.value = \(next()))"
+                    "EXISTS (SELECT 1 FROM strobe_run_tags t WHERE t.run = r.id AND t.key = \(keyPlaceholder) AND "
+                        + "t.value = \(next()))"
                 )
             }
             values.append(filter.value)

@@ -31,7 +31,8 @@ public enum HistoryLocation: Sendable, Hashable, CustomStringConvertible {
             if text.contains("://") {
                 throw HistoryError(
                     .badLocation,
-                    "\(text): not a store this knows; give a file path (SQLite) or a postgres://USER@HOST:PORT/DATABASE URL"
+                    "\(text): not a store this knows; give a file path (SQLite) or a "
+                        + "postgres://USER@HOST:PORT/DATABASE URL"
                 )
             }
             if passwordFile != nil {
@@ -108,7 +109,8 @@ public struct PostgresLocation: Sendable, Hashable, CustomStringConvertible {
         }
         if components.password != nil {
             throw bad(
-                "a password in the URL would show in process lists and logs; put it in PGPASSWORD or a file given with --password-file"
+                "a password in the URL would show in process lists and logs; put it in PGPASSWORD or a file given with "
+                    + "--password-file"
             )
         }
         guard let user = components.user, !user.isEmpty else {

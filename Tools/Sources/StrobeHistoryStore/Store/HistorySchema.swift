@@ -151,7 +151,8 @@ public enum HistorySchema {
     static func newer(_ version: Int, store: String) -> HistoryError {
         HistoryError(
             .newerSchema,
-            "\(store): the history's schema is at version \(version), but this strobe knows versions up to \(currentVersion); use a newer strobe (the store was left unchanged)"
+            "\(store): the history's schema is at version \(version), but this strobe knows versions up to "
+                + "\(currentVersion); use a newer strobe (the store was left unchanged)"
         )
     }
 }

@@ -75,7 +75,8 @@ public struct StoredUnit: Sendable, Hashable {
     func conflict(with record: RunRecord, unit: String, stored: Bool = true) -> HistoryError {
         HistoryError(
             .unitChanged,
-            "metric \(test)/\(metric) of suite \(record.run.metadata.suite) is in \(unit) in run \(record.key) but in \(self.unit) in run \(firstRun)"
+            "metric \(test)/\(metric) of suite \(record.run.metadata.suite) is in \(unit) in run \(record.key) but in "
+                + "\(self.unit) in run \(firstRun)"
                 + (stored ? ", stored before" : ", added with it")
                 + "; a metric keeps its unit (give the new one another name)")
     }

@@ -106,9 +106,9 @@ actor PostgresHistoryStore: HistoryStore, FleetStore {
             let key = record.key
             let inserted = try connection.execute(
                 """
-                INSERT INTO strobe_runs (id, run_id, timestamp_ns, suite, git_commit, branch, host, os, cpu_model, core_count,
-                    build_configuration, strobe_version, round, samples_are_launches, comparison, side, added_at_ns,
-                    simulated, instruction_source)
+                INSERT INTO strobe_runs (id, run_id, timestamp_ns, suite, git_commit, branch, host, os, cpu_model,
+                    core_count, build_configuration, strobe_version, round, samples_are_launches, comparison, side,
+                    added_at_ns, simulated, instruction_source)
                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19)
                 ON CONFLICT (id) DO NOTHING RETURNING id
                 """,
@@ -125,7 +125,8 @@ actor PostgresHistoryStore: HistoryStore, FleetStore {
 
             let tags = metadata.tags.sorted { $0.key < $1.key }
             try connection.execute(
-                "INSERT INTO strobe_run_tags (run, key, value) SELECT $1::text, k, v FROM unnest($2::text[], $3::text[]) AS x(k, v)",
+                "INSERT INTO strobe_run_tags (run, key, value) SELECT $1::text, k, v FROM unnest($2::text[], "
+                    + "$3::text[]) AS x(k, v)",
                 [key, tags.map(\.key), tags.map(\.value)])
 
             let tests = record.run.tests
@@ -149,8 +150,8 @@ actor PostgresHistoryStore: HistoryStore, FleetStore {
                 INSERT INTO strobe_metrics (run, test_position, position, test, name, unit, lower_is_better, samples,
                     replicate_medians, replicate_minimums, median)
                 SELECT $1::text, tp, p, t, n, u, l, s, md, mn, m
-                FROM unnest($2::int4[], $3::int4[], $4::text[], $5::text[], $6::text[], $7::bool[], $8::bytea[], $9::bytea[],
-                    $10::bytea[], $11::float8[]) AS x(tp, p, t, n, u, l, s, md, mn, m)
+                FROM unnest($2::int4[], $3::int4[], $4::text[], $5::text[], $6::text[], $7::bool[], $8::bytea[],
+                    $9::bytea[], $10::bytea[], $11::float8[]) AS x(tp, p, t, n, u, l, s, md, mn, m)
                 """,
                 [
                     key, rows.map { Int32($0.testPosition) }, rows.map { Int32($0.position) }, rows.map(\.test),
@@ -243,7 +244,8 @@ actor PostgresHistoryStore: HistoryStore, FleetStore {
                     instructionSource: try runs.value(row, 17)))
         }
         let tags = try connection.execute(
-            "SELECT g.run, g.key, g.value FROM strobe_run_tags g JOIN strobe_runs r ON r.id = g.run WHERE \(condition.sql)",
+            "SELECT g.run, g.key, g.value FROM strobe_run_tags g JOIN strobe_runs r ON r.id = g.run WHERE "
+                + "\(condition.sql)",
             condition.values)
         for row in 0..<tags.rowCount {
             assembly.addTag(run: try tags.value(row, 0), key: try tags.value(row, 1), value: try tags.value(row, 2))
@@ -357,7 +359,8 @@ extension PostgresHistoryStore {
     func marks() throws -> [HistoryMark] {
         try transaction("read marks", .read) { connection in
             let rows = try connection.execute(
-                "SELECT target, series, verdict, note, marked_at_ns FROM strobe_marks ORDER BY marked_at_ns, target, series"
+                "SELECT target, series, verdict, note, marked_at_ns FROM strobe_marks ORDER BY marked_at_ns, target, "
+                    + "series"
             )
             return try (0..<rows.rowCount).map { row in
                 let target: String = try rows.value(row, 0)

@@ -132,7 +132,8 @@ final class SQLiteHistoryStore: HistoryStore, FleetStore {
             }
             let test = try db.cachedStatement(
                 sql:
-                    "INSERT INTO strobe_tests (run, position, name, error, warmup_iterations, trace_paths) VALUES (?, ?, ?, ?, ?, ?)"
+                    "INSERT INTO strobe_tests (run, position, name, error, warmup_iterations, trace_paths) VALUES (?, "
+                    + "?, ?, ?, ?, ?)"
             )
             for (position, result) in record.run.tests.enumerated() {
                 try test.execute(arguments: [
@@ -143,8 +144,8 @@ final class SQLiteHistoryStore: HistoryStore, FleetStore {
             TestPause.pauseIfAsked()
             let metric = try db.cachedStatement(
                 sql: """
-                    INSERT INTO strobe_metrics (run, test_position, position, test, name, unit, lower_is_better, samples,
-                        replicate_medians, replicate_minimums, median)
+                    INSERT INTO strobe_metrics (run, test_position, position, test, name, unit, lower_is_better,
+                        samples, replicate_medians, replicate_minimums, median)
                     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
                     """)
             for row in record.metricRows {
@@ -157,7 +158,8 @@ final class SQLiteHistoryStore: HistoryStore, FleetStore {
             }
             let claim = try db.cachedStatement(
                 sql:
-                    "INSERT INTO strobe_metric_units (suite, test, metric, unit, first_run) VALUES (?, ?, ?, ?, ?) ON CONFLICT DO NOTHING"
+                    "INSERT INTO strobe_metric_units (suite, test, metric, unit, first_run) VALUES (?, ?, ?, ?, ?) ON "
+                    + "CONFLICT DO NOTHING"
             )
             let stored = try db.cachedStatement(
                 sql: "SELECT unit, first_run FROM strobe_metric_units WHERE suite = ? AND test = ? AND metric = ?")
@@ -177,7 +179,8 @@ final class SQLiteHistoryStore: HistoryStore, FleetStore {
             try Row.fetchAll(
                 db,
                 sql:
-                    "SELECT test, metric, unit, first_run FROM strobe_metric_units WHERE suite = ? ORDER BY test, metric",
+                    "SELECT test, metric, unit, first_run FROM strobe_metric_units WHERE suite = ? ORDER BY test, "
+                    + "metric",
                 arguments: [suite]
             ).map { StoredUnit(test: $0[0], metric: $0[1], unit: $0[2], firstRun: $0[3]) }
         }
@@ -206,7 +209,8 @@ final class SQLiteHistoryStore: HistoryStore, FleetStore {
             try Row.fetchAll(
                 db,
                 sql:
-                    "SELECT target, series, verdict, note, marked_at_ns FROM strobe_marks ORDER BY marked_at_ns, target, series"
+                    "SELECT target, series, verdict, note, marked_at_ns FROM strobe_marks ORDER BY marked_at_ns, "
+                    + "target, series"
             ).map { row throws(HistoryError) in
                 let target: String = row[0]
                 let verdict: String = row[2]
@@ -249,7 +253,8 @@ final class SQLiteHistoryStore: HistoryStore, FleetStore {
             let tags = try Row.fetchCursor(
                 db,
                 sql:
-                    "SELECT g.run, g.key, g.value FROM strobe_run_tags g JOIN strobe_runs r ON r.id = g.run WHERE \(condition.sql)",
+                    "SELECT g.run, g.key, g.value FROM strobe_run_tags g JOIN strobe_runs r ON r.id = g.run WHERE "
+                    + "\(condition.sql)",
                 arguments: arguments)
             while let row = try tags.next() { assembly.addTag(run: row[0], key: row[1], value: row[2]) }
             let tests = try Row.fetchCursor(

@@ -30,13 +30,12 @@ public struct MetricHistory: Sendable, Hashable, Codable {
         case name, values, better, relativeFloor
     }
 
-    /// Reads a history, its direction as `better` or, from older JSON, the
-    /// `lowerIsBetter` flag.
+    /// Reads a history, its direction as `better` (lower when it is not there).
     public init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: CodingKeys.self)
         name = try container.decode(String.self, forKey: .name)
         values = try container.decode([Double].self, forKey: .values)
-        better = try MetricDirection(decodingEitherKeyFrom: decoder)
+        better = try MetricDirection.decoded(from: container, forKey: .better)
         relativeFloor = try container.decode(Double.self, forKey: .relativeFloor)
     }
 
@@ -85,7 +84,8 @@ public enum SeriesAnalysisError: Error, Sendable, Hashable, CustomStringConverti
         case .invalidFloor(let metric, let floor):
             "metric \"\(metric)\": the relative floor \(floor) must be a finite number of at least 0"
         case .lengthMismatch(let host, let metric, let expected, let found):
-            "host \"\(host)\", metric \"\(metric)\": \(found) runs where the other series have \(expected) (series must be aligned by night)"
+            "host \"\(host)\", metric \"\(metric)\": \(found) runs where the other series have \(expected) (series "
+                + "must be aligned by night)"
         case .duplicateHost(let host):
             "host \"\(host)\" appears twice"
         case .invalidOption(let name, let value, let expected):

@@ -63,7 +63,7 @@ public enum ComparisonMethod: String, Sendable, Hashable, Codable {
     /// processes.
     case iterations
     /// No spread on either side, or a counted metric whose sides spread
-    /// within its tolerance (``ComparisonEngine/Input/countTolerance``): the
+    /// within its tolerance (the judgement's `countTolerance`): the
     /// values are compared as they are.
     case exact
 }
@@ -98,6 +98,25 @@ public struct ReplicateTestResult: Sendable, Hashable, Codable {
     /// round's difference from the other rounds'), so that the means were
     /// 15%-trimmed (Yuen's test) rather than plain (Welch's).
     public var trimmed: Bool = false
+
+    /// A result with these values.
+    public init(
+        method: ComparisonMethod, logScale: Bool, estimate: Double, standardError: Double, degreesOfFreedom: Double,
+        statistic: Double, pValue: Double, baselineReplicates: Int, candidateReplicates: Int, replicateSpread: Double,
+        trimmed: Bool = false
+    ) {
+        self.method = method
+        self.logScale = logScale
+        self.estimate = estimate
+        self.standardError = standardError
+        self.degreesOfFreedom = degreesOfFreedom
+        self.statistic = statistic
+        self.pValue = pValue
+        self.baselineReplicates = baselineReplicates
+        self.candidateReplicates = candidateReplicates
+        self.replicateSpread = replicateSpread
+        self.trimmed = trimmed
+    }
 
     /// The two-sided confidence interval of ``estimate`` at `confidence`.
     public func interval(confidence: Double) -> (lower: Double, upper: Double) {
@@ -290,7 +309,7 @@ public enum ReplicateTest {
         return scale > 0 ? farthest > outlierDistance * scale : farthest > 0
     }
 
-    static func meanAndVariance(_ values: [Double]) -> (mean: Double, variance: Double) {
+    package static func meanAndVariance(_ values: [Double]) -> (mean: Double, variance: Double) {
         let n = Double(values.count)
         let mean = values.reduce(0, +) / n
         guard values.count > 1 else { return (mean, 0) }

@@ -11,6 +11,14 @@ public struct ShiftEstimate: Sendable, Hashable, Codable {
     /// The interval's confidence level.
     public var confidence: Double
 
+    /// A ratio with its interval at `confidence`.
+    public init(ratio: Double, lower: Double, upper: Double, confidence: Double) {
+        self.ratio = ratio
+        self.lower = lower
+        self.upper = upper
+        self.confidence = confidence
+    }
+
     /// The relative change, `ratio - 1`.
     public var change: Double { ratio - 1 }
 

@@ -1,6 +1,6 @@
 /// How many events a set of sessions has beyond a percentile, for the rule
 /// that judges a change only where each side has at least
-/// ``SessionQuantiles/minimumTailEvents`` of them
+/// `SessionQuantiles.minimumTailEvents` (StrobeJudgement) of them
 /// (``SessionQuantileEstimate/tailEvents``).
 ///
 /// The rule is there because the interval rests on a normal approximation

@@ -1,0 +1,21 @@
+import StrobeStatistics
+
+/// The settings of a comparison.
+public struct ComparisonOptions: Sendable, Hashable, Codable {
+    /// The false discovery rate across all metrics compared together
+    /// (Benjamini–Hochberg). With every metric unchanged it is also the chance
+    /// of any false alarm. Default 0.01.
+    public var alpha = 0.01
+    /// The noise floor: relative changes smaller than this are never called a
+    /// regression or an improvement. Default 0.02 (2%).
+    public var minimumEffect = 0.02
+    /// Confidence of the intervals. Default 0.95.
+    public var confidence = 0.95
+    /// Percentiles to report (0–100). Default 50 and 90.
+    public var percentiles: [Double] = [50, 90]
+    /// The power the "rounds needed" estimate aims at. Default 0.8.
+    public var power = 0.8
+
+    /// The defaults.
+    public init() {}
+}

@@ -1,0 +1,43 @@
+import Foundation
+import StrobeStatistics
+
+/// The count rule (``MetricComparison/isCount``): a count the same in every
+/// iteration of every process on each side is compared as it is
+/// (``ComparisonMethod/exact``); one that varies is compared by the mean of
+/// each process's iterations, with an absolute floor of at least
+/// ``countFloor``.
+extension ComparisonEngine {
+    /// The least absolute floor of an exact count whose value varies: a
+    /// change of one count is not told from its own variation.
+    public static let countFloor = 1.0
+
+    /// The process-level test of a count that varies, on the mean of each
+    /// replicate's iterations; nil for any other input (the caller tests it
+    /// as usual).
+    static func countTest(_ input: Input) -> ReplicateTestResult? {
+        guard input.isCount, !(isConstant(input.baseline) && isConstant(input.candidate)),
+            let base = meanPerReplicate(input.baseline), let cand = meanPerReplicate(input.candidate)
+        else { return nil }
+        return ReplicateTest.compare(baseline: base, candidate: cand, summary: .median)
+    }
+
+    /// The replicates of a count that varies, each as the mean of its
+    /// iterations (the count per iteration it averages: a median of a count
+    /// that takes one of two values flips between them from process to
+    /// process); nil with fewer than two replicates, where the iterations
+    /// themselves are compared.
+    static func meanPerReplicate(_ replicates: [Replicate]) -> [Replicate]? {
+        let filled = replicates.filter { !$0.samples.isEmpty }
+        guard filled.count >= 2 else { return nil }
+        return filled.map { replicate in
+            Replicate(
+                id: replicate.id, round: replicate.round,
+                samples: [replicate.samples.reduce(0, +) / Double(replicate.samples.count)])
+        }
+    }
+
+    /// Whether every sample of every replicate is the same value.
+    static func isConstant(_ replicates: [Replicate]) -> Bool {
+        Set(replicates.flatMap(\.samples)).count <= 1
+    }
+}

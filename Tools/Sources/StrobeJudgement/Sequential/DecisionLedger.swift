@@ -1,0 +1,130 @@
+import Foundation
+import StrobeFormatting
+import StrobeStatistics
+
+/// What `strobe compare` has decided so far, so that each round measures
+/// only what is still open.
+///
+/// A gated metric's verdict stands from the look that reached it: later
+/// looks neither re-judge it nor spend error rate on it, and the false-alarm
+/// bound (the levels of all looks add up to at most alpha) still holds,
+/// since each metric is flagged at most once, at a look that spent its
+/// level. A test whose gated metrics are all decided stops running. A
+/// metric the budget cannot decide either way is said so at that look and
+/// measured no further, unless every metric is to be decided
+/// (`--decide-all`): from ``roundsBeforeSettingAside`` rounds on, when even
+/// an optimistic reading of the rounds so far
+/// (``DecisionPower/roundsToDecide(_:optimistic:)``: the spread at its 80% lower
+/// confidence bound, the change 0.84 standard errors further from the
+/// nearer verdict) needs more rounds than the plan holds. A metric that
+/// reading could still decide keeps its rounds: a comparison does not stop
+/// with budget left while a gated metric could be decided.
+public struct DecisionLedger: Sendable {
+    /// A metric set aside because the budget cannot decide it.
+    public struct OutOfReach: Sendable {
+        /// The row as it was when it was set aside.
+        public var row: MetricComparison
+        /// The rounds run then.
+        public var rounds: Int
+        /// The rounds the plan had.
+        public var plannedRounds: Int
+    }
+
+    /// The rounds a look must have before a metric may be set aside: fewer
+    /// rounds' spread is too rough to say the budget cannot reach it (with
+    /// 2 rounds a process that a neighbour slowed can double it).
+    public static let roundsBeforeSettingAside = 6
+
+    /// An empty ledger.
+    public init() {}
+
+    /// Whether metrics out of the budget's reach are measured anyway.
+    public var decideAll = false
+    /// Decided gated rows, by metric and group.
+    public private(set) var decided: [String: MetricComparison] = [:]
+    /// Gated rows set aside as out of reach, by metric and group.
+    public private(set) var outOfReach: [String: OutOfReach] = [:]
+
+    static func key(_ row: MetricComparison) -> String { row.name + "\u{0}" + row.group }
+
+    /// Takes a look's report: decided rows keep the verdict they were given
+    /// first, newly decided ones are kept, metrics out of reach are set
+    /// aside. Returns the report with those verdicts and the tests that
+    /// still have an open gated metric (empty: nothing is left to measure).
+    public mutating func record(_ report: DiffReport, rounds: Int, plannedRounds: Int) -> (
+        report: DiffReport, openTests: [String]
+    ) {
+        var report = report
+        report.rows = report.rows.map { decided[Self.key($0)] ?? $0 }
+        report.testVerdicts = report.tests
+        for row in report.rows where row.gates && row.verdict != .inconclusive {
+            if decided[Self.key(row)] == nil { decided[Self.key(row)] = row }
+        }
+        let open = report.rows.filter { $0.gates && $0.verdict == .inconclusive }
+        if !decideAll {
+            let left = max(plannedRounds - rounds, 0)
+            for row in open where outOfReach[Self.key(row)] == nil {
+                if Self.isOutOfReach(row, rounds: rounds, left: left) {
+                    outOfReach[Self.key(row)] = OutOfReach(row: row, rounds: rounds, plannedRounds: plannedRounds)
+                }
+            }
+        }
+        var tests: [String] = []
+        for row in open where outOfReach[Self.key(row)] == nil {
+            let test = MetricDefaults.testPart(of: row.name)
+            if !tests.contains(test) { tests.append(test) }
+        }
+        if let line = Self.outOfReachLine(outOfReach.values.sorted { $0.row.name < $1.row.name }) {
+            report.warnings.append(line)
+        }
+        return (report, tests)
+    }
+
+    /// One line for the metrics set aside: "set aside after round 32 as out
+    /// of this budget's reach (about 378 rounds would decide them, 74
+    /// fit): capture frame/wall (the budget shows about ±11%), …;
+    /// --decide-all keeps measuring them."
+    static func outOfReachLine(_ entries: [OutOfReach]) -> String? {
+        guard let first = entries.first else { return nil }
+        let needed = entries.compactMap { DecisionPower.roundsToDecide($0.row) }.filter { $0 < 1e7 }.min()
+        var line = "set aside after round \(entries.map(\.rounds).max() ?? first.rounds) as out of this budget's reach"
+        if let needed {
+            line += " (about \(Int(needed.rounded(.up))) rounds or more would decide them, \(first.plannedRounds) fit)"
+        }
+        line +=
+            ": "
+            + entries.map { entry in
+                let name = entry.row.name + (entry.row.group.isEmpty ? "" : " [\(entry.row.group)]")
+                guard let reachable = DecisionPower.reachableFloor(entry.row, rounds: entry.plannedRounds) else {
+                    return name
+                }
+                return name + " (the budget shows about ±\(HumanFormat.format(reachable * 100, decimals: 0))%)"
+            }.joined(separator: ", ")
+        return line + "; --decide-all keeps measuring them."
+    }
+
+    /// The log distance the hardest open gated metric of `report` must
+    /// cover to be decided: per metric the larger of its estimated change
+    /// and its room inside its floor, the smallest of those; the log of
+    /// `1 + floor` when no open metric has a log-scale estimate.
+    public func hardestDistance(in report: DiffReport, floor: Double) -> Double {
+        let distances = report.rows.filter {
+            $0.gates && $0.verdict == .inconclusive && outOfReach[Self.key($0)] == nil && $0.test.logScale
+        }.map { row in
+            let effect = abs(row.test.estimate)
+            return max(effect, DecisionPower.logFloor(row.relativeFloor) - effect)
+        }
+        return distances.min() ?? DecisionPower.logFloor(floor)
+    }
+
+    /// Whether an open row is out of the reach of a plan with `left` rounds
+    /// after the `rounds` run: from ``roundsBeforeSettingAside`` rounds on,
+    /// even the optimistic reading needs more than the plan holds.
+    static func isOutOfReach(_ row: MetricComparison, rounds: Int, left: Int) -> Bool {
+        guard rounds >= roundsBeforeSettingAside, let needed = DecisionPower.roundsToDecide(row, optimistic: true)
+        else {
+            return false
+        }
+        return needed > Double(rounds + left)
+    }
+}
