@@ -22,6 +22,9 @@ let package = Package(
     ],
     dependencies: [
         .package(name: "strobe", path: ".."),
+        // What the tests of both packages share (the program runner, the
+        // figure printer, the `.processWide` suite trait); no app resolves it.
+        .package(name: "strobe-test-support", path: "../Tests/Support"),
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
         // Policy files; both majors build.
         .package(url: "https://github.com/jpsim/Yams", "5.0.1"..<"7.0.0"),
@@ -168,8 +171,9 @@ let package = Package(
                 "StrobeStatistics", "StrobeDiff", "StrobeHistory", "StrobeHistoryStore", "StrobeTrend", "StrobeFleet",
                 "StrobeSimulations", "StrobeCompare",
                 .product(name: "Strobe", package: "strobe"),
+                .product(name: "StrobeProcessRunner", package: "strobe"),
                 .product(name: "StrobeResults", package: "strobe"),
-                .product(name: "_StrobeTestSupport", package: "strobe"),
+                .product(name: "StrobeTestSupport", package: "strobe-test-support"),
             ]
         ),
 
@@ -204,7 +208,7 @@ let package = Package(
             dependencies: [
                 "StrobeDiff", "StrobeStatistics", "StrobeSimulations", "StrobeCompare", "StrobeCLI",
                 .product(name: "StrobeProcessRunner", package: "strobe"),
-                .product(name: "_StrobeTestSupport", package: "strobe"),
+                .product(name: "StrobeTestSupport", package: "strobe-test-support"),
             ]
         ),
         // The run history on SQLite and on PostgreSQL (`make test-history`
@@ -215,7 +219,7 @@ let package = Package(
                 "StrobeHistory", "StrobeHistoryStore", "StrobePostgres", "StrobeTrend", "StrobeStatistics", "StrobeCLI",
                 "StrobeStoreTestSupport",
                 .product(name: "StrobeResults", package: "strobe"),
-                .product(name: "_StrobeTestSupport", package: "strobe"),
+                .product(name: "StrobeTestSupport", package: "strobe-test-support"),
                 .product(name: "GRDB", package: "GRDB.swift"),
             ]
         ),
@@ -224,12 +228,12 @@ let package = Package(
             name: "StrobeServerTests",
             dependencies: [
                 "StrobeServer", "StrobeFleet", "StrobeHistoryStore", "StrobeStoreTestSupport",
-                .product(name: "_StrobeTestTraits", package: "strobe"),
+                .product(name: "StrobeTestTraits", package: "strobe-test-support"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "Strobe", package: "strobe"),
-                .product(name: "_StrobeTestSupport", package: "strobe"),
+                .product(name: "StrobeTestSupport", package: "strobe-test-support"),
             ]
         ),
         // Ingest and the fleet report, on traces the SDK writes.
@@ -239,24 +243,24 @@ let package = Package(
                 "StrobeFleet", "StrobeHistory", "StrobeHistoryStore", "StrobePostgres", "StrobeStatistics",
                 "StrobeDiff",
                 "StrobeSimulations", "StrobeCLI", "StrobeStoreTestSupport",
-                .product(name: "_StrobeTestTraits", package: "strobe"),
+                .product(name: "StrobeTestTraits", package: "strobe-test-support"),
                 "StrobeStatisticsTestSupport",
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "Strobe", package: "strobe"),
                 .product(name: "StrobeReader", package: "strobe"),
                 .product(name: "StrobeResults", package: "strobe"),
-                .product(name: "_StrobeTestSupport", package: "strobe"),
+                .product(name: "StrobeTestSupport", package: "strobe-test-support"),
             ]
         ),
         // Every `strobe` subcommand, run as a user runs it.
         .testTarget(
             name: "StrobeCLITests",
             dependencies: [
-                "StrobeCLI", .product(name: "_StrobeTestTraits", package: "strobe"),
+                "StrobeCLI", .product(name: "StrobeTestTraits", package: "strobe-test-support"),
                 .product(name: "Strobe", package: "strobe"),
                 .product(name: "StrobeReader", package: "strobe"),
                 .product(name: "StrobeResults", package: "strobe"),
-                .product(name: "_StrobeTestSupport", package: "strobe"),
+                .product(name: "StrobeTestSupport", package: "strobe-test-support"),
             ]
         ),
     ]
