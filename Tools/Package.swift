@@ -223,14 +223,14 @@ let package = Package(
                 .product(name: "GRDB", package: "GRDB.swift"),
             ]
         ),
-        // The ingest endpoint, over HTTP on loopback.
+        // The ingest endpoint, over HTTP on loopback (URLSession: no TLS
+        // stack is built for the tests).
         .testTarget(
             name: "StrobeServerTests",
             dependencies: [
                 "StrobeServer", "StrobeFleet", "StrobeHistoryStore", "StrobeStoreTestSupport",
                 .product(name: "StrobeTestTraits", package: "strobe-test-support"),
                 .product(name: "Hummingbird", package: "hummingbird"),
-                .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "Strobe", package: "strobe"),
                 .product(name: "StrobeTestSupport", package: "strobe-test-support"),
