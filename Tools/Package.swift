@@ -191,10 +191,17 @@ let package = Package(
 
         // MARK: Tests
 
-        // A scratch store of either backend for the store, fleet and server
-        // tests.
+        // A scratch store of either backend (PostgreSQL's a throwaway cluster
+        // the tests start themselves), runs and the `strobe` binary for the
+        // store, history, trend, fleet and server tests.
         .target(
-            name: "StrobeStoreTestSupport", dependencies: ["StrobeHistory", "StrobeHistoryStore", "StrobePostgres"],
+            name: "StrobeStoreTestSupport",
+            dependencies: [
+                "StrobeHistory", "StrobeHistoryStore", "StrobePostgres",
+                .product(name: "StrobeResults", package: "strobe"),
+                .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "StrobeTestSupport", package: "strobe-test-support"),
+            ],
             path: "Tests/StrobeStoreTestSupport"),
         // Seeded sessions for the tests of percentiles over sessions.
         .target(
@@ -206,21 +213,49 @@ let package = Package(
         .testTarget(
             name: "StrobeDiffTests",
             dependencies: [
-                "StrobeDiff", "StrobeStatistics", "StrobeSimulations", "StrobeCompare", "StrobeCLI",
+                "StrobeDiff", "StrobeStatistics", "StrobeSimulations", "StrobeCLI",
                 .product(name: "StrobeProcessRunner", package: "strobe"),
                 .product(name: "StrobeTestSupport", package: "strobe-test-support"),
             ]
         ),
-        // The run history on SQLite and on PostgreSQL (`make test-history`
-        // starts a server); runs the `strobe` binary for the killed writer.
+        // `strobe compare`'s experiment, with a runner of its own.
+        .testTarget(
+            name: "StrobeCompareTests",
+            dependencies: [
+                "StrobeCompare", "StrobeDiff", "StrobeStatistics", "StrobeSimulations",
+                .product(name: "StrobeProcessRunner", package: "strobe"),
+                .product(name: "StrobeResults", package: "strobe"),
+            ]
+        ),
+        // The run history's model through both stores.
         .testTarget(
             name: "StrobeHistoryTests",
             dependencies: [
-                "StrobeHistory", "StrobeHistoryStore", "StrobePostgres", "StrobeTrend", "StrobeStatistics", "StrobeCLI",
+                "StrobeHistory", "StrobeHistoryStore", "StrobeStatistics", "StrobeCLI", "StrobeStoreTestSupport",
+                .product(name: "StrobeResults", package: "strobe"),
+            ]
+        ),
+        // The stores on SQLite and on PostgreSQL; runs the `strobe` binary
+        // for the killed writer.
+        .testTarget(
+            name: "StrobeHistoryStoreTests",
+            dependencies: [
+                "StrobeHistory", "StrobeHistoryStore", "StrobePostgres", "StrobeCLI", "StrobeStoreTestSupport",
+                .product(name: "StrobeResults", package: "strobe"),
+            ]
+        ),
+        // The libpq client against the test server.
+        .testTarget(
+            name: "StrobePostgresTests",
+            dependencies: ["StrobeHistory", "StrobeHistoryStore", "StrobePostgres", "StrobeStoreTestSupport"]
+        ),
+        // The trend over stored runs and results files, through `strobe trend`.
+        .testTarget(
+            name: "StrobeTrendTests",
+            dependencies: [
+                "StrobeTrend", "StrobeHistory", "StrobeHistoryStore", "StrobeStatistics", "StrobeCLI",
                 "StrobeStoreTestSupport",
                 .product(name: "StrobeResults", package: "strobe"),
-                .product(name: "StrobeTestSupport", package: "strobe-test-support"),
-                .product(name: "GRDB", package: "GRDB.swift"),
             ]
         ),
         // The ingest endpoint, over HTTP on loopback (URLSession: no TLS
