@@ -93,28 +93,17 @@ extension TestServer {
                     reason: "PostgreSQL's server programs are not installed (no /usr/lib/postgresql/*/bin/initdb)"))
         }
         let directory = "/tmp/strobe-pg-test-\(getpid())-\(UUID().uuidString.prefix(8))"
-        // The script's errors go to a file: the server it starts keeps a
-        // pipe open for as long as it runs.
+        // The script's output goes to a file, since the server it starts
+        // keeps what it inherits open; and it runs through posix_spawn, not
+        // Foundation's Process, whose wait needs a run loop this global's
+        // initializer may not give it.
         let log = directory + ".log"
         defer { try? FileManager.default.removeItem(atPath: log) }
-        guard FileManager.default.createFile(atPath: log, contents: nil), let errors = FileHandle(forWritingAtPath: log)
-        else { return .failure(NoTestServer(reason: "\(log) could not be written")) }
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/bin/bash")
-        process.arguments = [script, "start", directory]
-        process.standardOutput = FileHandle.nullDevice
-        process.standardError = errors
-        do {
-            try process.run()
-        } catch {
-            return .failure(NoTestServer(reason: "\(script) did not run: \(error)"))
-        }
-        process.waitUntilExit()
-        try? errors.close()
+        let status = run(["/bin/bash", script, "start", directory], output: log)
         let message = (try? String(contentsOfFile: log, encoding: .utf8)) ?? ""
         clusterDirectory.withLock { $0 = directory }
         atexit { TestServer.stopCluster() }
-        guard process.terminationStatus == 0,
+        guard status == 0,
             let url = try? String(contentsOfFile: directory + "/url", encoding: .utf8),
             let tcpURL = try? String(contentsOfFile: directory + "/tcp-url", encoding: .utf8)
         else {
@@ -130,13 +119,25 @@ extension TestServer {
 
     private static func stopCluster() {
         guard let directory = clusterDirectory.withLock({ $0 }) else { return }
-        let words: [String] = ["/bin/bash", script, "stop", directory]
-        var arguments: [UnsafeMutablePointer<CChar>?] = words.map { strdup($0) } + [nil]
-        defer { for argument in arguments { free(argument) } }
+        _ = run(["/bin/bash", script, "stop", directory], output: "/dev/null")
+    }
+
+    /// Runs `arguments` with its output and errors in the file `output`;
+    /// returns its exit status, or -1 when it did not start.
+    private static func run(_ arguments: [String], output: String) -> Int32 {
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+        posix_spawn_file_actions_addopen(&actions, 1, output, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
+        posix_spawn_file_actions_adddup2(&actions, 1, 2)
+        var words: [UnsafeMutablePointer<CChar>?] = arguments.map { strdup($0) } + [nil]
+        defer { for word in words { free(word) } }
         var child: pid_t = 0
-        guard posix_spawn(&child, "/bin/bash", nil, nil, &arguments, environ) == 0 else { return }
+        guard posix_spawn(&child, arguments[0], &actions, nil, &words, environ) == 0 else { return -1 }
         var status: Int32 = 0
-        _ = waitpid(child, &status, 0)
+        while waitpid(child, &status, 0) == -1, errno == EINTR {}
+        return status & 0x7f == 0 ? (status >> 8) & 0xff : -1
     }
 }
 
