@@ -193,6 +193,12 @@ let package = Package(
                 "LensPipeline", "TraceChild", "ProfileWorkload",
             ]
         ),
+        // Many threads at once and ten thousand in turn, for minutes: run
+        // apart from `make test` (`make test-stress`, its own CI step).
+        .testTarget(
+            name: "StrobeStressTests",
+            dependencies: ["Strobe", "StrobeReader", "StrobeTestSupport", "StrobeTestTraits"]
+        ),
         .testTarget(
             name: "StrobeMetricsTests",
             dependencies: [

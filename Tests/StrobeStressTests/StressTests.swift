@@ -126,7 +126,7 @@ struct StressTests {
                 }.start()
             }
             group.wait()
-            if (start / batch) % 125 == 124 { resident.append(RingBoundTests.residentBytes()) }
+            if (start / batch) % 125 == 124 { resident.append(ProcessMemory.residentBytes()) }
         }
         try session.stop()
         let statistics = session.statistics
@@ -135,7 +135,7 @@ struct StressTests {
         // After the first fifth, memory stays on a flat line: exited threads'
         // recorders, chunks and encoder state are all released.
         let settled = resident.dropFirst(resident.count / 5)
-        if !RingBoundTests.isSanitized, let low = settled.min(), let high = settled.max() {
+        if !ProcessMemory.isThreadSanitized, let low = settled.min(), let high = settled.max() {
             #expect(high - low < 16 << 20, "resident memory moved \(high - low) bytes: \(resident)")
         }
         let trace = try TraceReader.read(contentsOf: path)
