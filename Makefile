@@ -95,10 +95,12 @@ test-adoption:
 # fails the run. Resident-memory checks skip themselves under the sanitizer.
 # Crashing children are told to leave fatal signals to crash capture.
 TSAN_SUITES = RecordingTests|QuiescenceTests|RingBoundTests|StressTests|StrobeReaderTests|FlightRecorder|CrashCaptureTests|CrashSafetyTests
+# The bridges' traits stay off: none of these suites uses them, so their
+# packages are not built a second time.
 tsan: setup
-	$(SWIFT) build --build-tests --sanitize=thread --build-path .build/tsan $(SDK_TRAITS)
+	$(SWIFT) build --build-tests --sanitize=thread --build-path .build/tsan
 	TSAN_OPTIONS="halt_on_error=1 abort_on_error=1 $(TSAN_OPTIONS)" $(SWIFT) test --skip-build \
-		--sanitize=thread --build-path .build/tsan $(SDK_TRAITS) --filter '$(TSAN_SUITES)'
+		--sanitize=thread --build-path .build/tsan --filter '$(TSAN_SUITES)'
 
 # Coverage-guided fuzzing (libFuzzer, with AddressSanitizer) of the readers
 # of untrusted files: traces (TraceReader and TraceSummary), results files,
