@@ -54,7 +54,8 @@ test: setup
 # tests run programs the SDK package builds (TraceChild), so the SDK package
 # builds first.
 # The stress tests (StrobeStressTests, minutes of threads) run apart, in
-# `make test-stress`.
+# `make test-stress`; without STROBE_STRESS_TESTS=1 they report themselves
+# skipped.
 test-sdk:
 	$(SWIFT) build --build-tests $(SDK_TRAITS)
 	$(SWIFT) test --skip-build $(SDK_TRAITS) --skip StrobeStressTests
@@ -64,7 +65,7 @@ test-sdk:
 # them in a step of their own.
 test-stress: setup
 	$(SWIFT) build --build-tests $(SDK_TRAITS)
-	$(SWIFT) test --skip-build $(SDK_TRAITS) --filter StrobeStressTests
+	STROBE_STRESS_TESTS=1 $(SWIFT) test --skip-build $(SDK_TRAITS) --filter StrobeStressTests
 
 # The run history's tests run against a real PostgreSQL: a throwaway cluster
 # (scripts/postgres.sh, on its own Unix socket and loopback port) started
@@ -99,8 +100,8 @@ TSAN_SUITES = RecordingTests|QuiescenceTests|RingBoundTests|StressTests|StrobeRe
 # packages are not built a second time.
 tsan: setup
 	$(SWIFT) build --build-tests --sanitize=thread --build-path .build/tsan
-	TSAN_OPTIONS="halt_on_error=1 abort_on_error=1 $(TSAN_OPTIONS)" $(SWIFT) test --skip-build \
-		--sanitize=thread --build-path .build/tsan --filter '$(TSAN_SUITES)'
+	STROBE_STRESS_TESTS=1 TSAN_OPTIONS="halt_on_error=1 abort_on_error=1 $(TSAN_OPTIONS)" $(SWIFT) test \
+		--skip-build --sanitize=thread --build-path .build/tsan --filter '$(TSAN_SUITES)'
 
 # Coverage-guided fuzzing (libFuzzer, with AddressSanitizer) of the readers
 # of untrusted files: traces (TraceReader and TraceSummary), results files,
