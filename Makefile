@@ -8,7 +8,7 @@ RELEASE_FLAGS = -c release
 SDK_TRAITS = --traits StrobeMetrics,StrobeTracing
 TOOLS = --package-path Tools
 
-.PHONY: setup setup-demo demo demo-fleet lint test test-sdk test-tools test-history test-adoption bench tsan fuzz validate-gate example-server bench-otel proto \
+.PHONY: setup setup-demo demo demo-fleet lint test test-sdk test-stress test-tools test-history test-adoption bench tsan fuzz validate-gate example-server bench-otel proto \
 	proto-check build strobe clean
 
 setup:
@@ -49,23 +49,41 @@ test: setup
 	python3 Tests/python/test_otlp_export.py
 
 # Trace sessions are process-wide, and every test target runs in one
-# process, so the tests run one at a time. The tools' tests run programs the
-# SDK package builds (TraceChild), so the SDK package builds first.
+# process: the suites that use such state carry the `.processWide` trait,
+# which runs them one at a time, so the rest run in parallel. The tools'
+# tests run programs the SDK package builds (TraceChild), so the SDK package
+# builds first.
+# The stress tests (StrobeStressTests, minutes of threads) run apart, in
+# `make test-stress`; without STROBE_STRESS_TESTS=1 they report themselves
+# skipped.
 test-sdk:
 	$(SWIFT) build --build-tests $(SDK_TRAITS)
-	$(SWIFT) test --skip-build --no-parallel $(SDK_TRAITS)
+	$(SWIFT) test --skip-build $(SDK_TRAITS) --skip StrobeStressTests
+
+# Many threads with tiny buffers and a starved writer, and ten thousand
+# short-lived threads: every event accounted for and no memory kept. CI runs
+# them in a step of their own.
+test-stress: setup
+	$(SWIFT) build --build-tests $(SDK_TRAITS)
+	STROBE_STRESS_TESTS=1 $(SWIFT) test --skip-build $(SDK_TRAITS) --filter StrobeStressTests
 
 # The run history's tests run against a real PostgreSQL: a throwaway cluster
 # (scripts/postgres.sh, on its own Unix socket and loopback port) started
-# for the run and stopped and removed however the tests end.
+# for the run and stopped and removed however the tests end, installed
+# first if it is missing. Outside make, the tests start such a cluster
+# themselves when PostgreSQL is installed and are skipped, saying why, when
+# it is not; STROBE_REQUIRE_POSTGRES=1 makes that skip a failure.
+HISTORY_TESTS = StrobeHistoryTests|StrobeHistoryStoreTests|StrobePostgresTests|StrobeTrendTests
 test-tools:
 	$(SWIFT) build --build-tests $(TOOLS)
-	bash scripts/with-postgres.sh $(SWIFT) test --skip-build --no-parallel $(TOOLS)
+	STROBE_REQUIRE_POSTGRES=1 bash scripts/with-postgres.sh $(SWIFT) test --skip-build $(TOOLS)
 
-# The run history's tests alone.
+# The run history's tests alone: its model, stores, PostgreSQL client and
+# trend.
 test-history: setup
 	$(SWIFT) build --build-tests $(TOOLS)
-	bash scripts/with-postgres.sh $(SWIFT) test --skip-build $(TOOLS) --filter StrobeHistoryTests
+	STROBE_REQUIRE_POSTGRES=1 bash scripts/with-postgres.sh $(SWIFT) test --skip-build $(TOOLS) \
+		--filter '$(HISTORY_TESTS)'
 
 # A client package that pins an older major of a package the tools use
 # resolves, builds and runs a perf test with Strobe and StrobePerf, and its
@@ -78,10 +96,12 @@ test-adoption:
 # fails the run. Resident-memory checks skip themselves under the sanitizer.
 # Crashing children are told to leave fatal signals to crash capture.
 TSAN_SUITES = RecordingTests|QuiescenceTests|RingBoundTests|StressTests|StrobeReaderTests|FlightRecorder|CrashCaptureTests|CrashSafetyTests
+# The bridges' traits stay off: none of these suites uses them, so their
+# packages are not built a second time.
 tsan: setup
-	$(SWIFT) build --build-tests --sanitize=thread --build-path .build/tsan $(SDK_TRAITS)
-	TSAN_OPTIONS="halt_on_error=1 abort_on_error=1 $(TSAN_OPTIONS)" $(SWIFT) test --skip-build --no-parallel \
-		--sanitize=thread --build-path .build/tsan $(SDK_TRAITS) --filter '$(TSAN_SUITES)'
+	$(SWIFT) build --build-tests --sanitize=thread --build-path .build/tsan
+	STROBE_STRESS_TESTS=1 TSAN_OPTIONS="halt_on_error=1 abort_on_error=1 $(TSAN_OPTIONS)" $(SWIFT) test \
+		--skip-build --sanitize=thread --build-path .build/tsan --filter '$(TSAN_SUITES)'
 
 # Coverage-guided fuzzing (libFuzzer, with AddressSanitizer) of the readers
 # of untrusted files: traces (TraceReader and TraceSummary), results files,

@@ -23,14 +23,10 @@ let package = Package(
         .library(name: "StrobeCrashRecovery", targets: ["StrobeCrashRecovery"]),
         .library(name: "StrobeMetrics", targets: ["StrobeMetrics"]),
         .library(name: "StrobeTracing", targets: ["StrobeTracing"]),
-        // Shared with the tools package only: tables and units, and the
-        // helpers of Strobe's own tests and benchmarks. SwiftPM has no
-        // product a sibling package alone can see, so their names start with
-        // an underscore, the convention for products that are not API: an
-        // app's list of products reads as what it may use.
+        // Shared with the tools package only: tables and units. SwiftPM has
+        // no product a sibling package alone can see, so its name starts
+        // with an underscore, the convention for products that are not API.
         .library(name: "_StrobeFormatting", targets: ["StrobeFormatting"]),
-        .library(name: "_StrobeTestSupport", targets: ["StrobeTestSupport"]),
-        .library(name: "_StrobeTestTraits", targets: ["StrobeTestTraits"]),
     ],
     traits: [
         .trait(name: "StrobeMetrics", description: "Builds StrobeMetrics, the swift-metrics backend."),
@@ -140,7 +136,7 @@ let package = Package(
             name: "StrobeBenchmarks",
             dependencies: [
                 "Strobe", "StrobeReader", "StrobeMetrics", "StrobeTracing", "StrobePerf", "StrobeProtos", "CProtobufC",
-                "CStrobe", "CStrobeCounting", "StrobeTestSupport", "ProfileWorkload",
+                "CStrobe", "CStrobeCounting", "StrobeProcessRunner", "StrobeTestSupport", "ProfileWorkload",
                 .product(name: "CoreMetrics", package: "swift-metrics", condition: .when(traits: ["StrobeMetrics"])),
                 .product(
                     name: "Tracing", package: "swift-distributed-tracing", condition: .when(traits: ["StrobeTracing"])),
@@ -179,11 +175,15 @@ let package = Package(
 
         // Helpers the test targets and benchmarks of both packages share: the
         // official-decoder bridge, a program runner and the figure printer.
-        .target(name: "StrobeTestSupport", dependencies: ["StrobeProcessRunner"], path: "Tests/StrobeTestSupport"),
+        // Their folders are the products of the package in Tests/Support,
+        // which the tools package depends on; this package cannot (an app
+        // would resolve a local package), so it compiles them as targets
+        // that no product names.
+        .target(name: "StrobeTestSupport", path: "Tests/Support/Sources/StrobeTestSupport"),
         // The `.processWide` suite trait: suites that use the trace session or
         // other state of the whole process take turns, so `swift test` needs
         // no `--no-parallel`. Test targets only; it links swift-testing.
-        .target(name: "StrobeTestTraits", path: "Tests/StrobeTestTraits"),
+        .target(name: "StrobeTestTraits", path: "Tests/Support/Sources/StrobeTestTraits"),
 
         .testTarget(
             name: "StrobeTests",
@@ -192,6 +192,12 @@ let package = Package(
                 "CStrobe", "StrobeTestSupport", "StrobeTestTraits",
                 "LensPipeline", "TraceChild", "ProfileWorkload",
             ]
+        ),
+        // Many threads at once and ten thousand in turn, for minutes: run
+        // apart from `make test` (`make test-stress`, its own CI step).
+        .testTarget(
+            name: "StrobeStressTests",
+            dependencies: ["Strobe", "StrobeReader", "StrobeTestSupport", "StrobeTestTraits"]
         ),
         .testTarget(
             name: "StrobeMetricsTests",

@@ -23,6 +23,9 @@ let package = Package(
     ],
     dependencies: [
         .package(name: "strobe", path: ".."),
+        // What the tests of both packages share (the program runner, the
+        // figure printer, the `.processWide` suite trait); no app resolves it.
+        .package(name: "strobe-test-support", path: "../Tests/Support"),
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
         // Policy files; both majors build.
         .package(url: "https://github.com/jpsim/Yams", "5.0.1"..<"7.0.0"),
@@ -184,8 +187,9 @@ let package = Package(
                 "StrobeStatistics", "StrobeJudgement", "StrobeDiff", "StrobeHistory", "StrobeHistoryStore",
                 "StrobeTrend", "StrobeFleet", "StrobeSimulations", "StrobeCompare",
                 .product(name: "Strobe", package: "strobe"),
+                .product(name: "StrobeProcessRunner", package: "strobe"),
                 .product(name: "StrobeResults", package: "strobe"),
-                .product(name: "_StrobeTestSupport", package: "strobe"),
+                .product(name: "StrobeTestSupport", package: "strobe-test-support"),
             ]
         ),
 
@@ -203,10 +207,17 @@ let package = Package(
 
         // MARK: Tests
 
-        // A scratch store of either backend for the store, fleet and server
-        // tests.
+        // A scratch store of either backend (PostgreSQL's a throwaway cluster
+        // the tests start themselves), runs and the `strobe` binary for the
+        // store, history, trend, fleet and server tests.
         .target(
-            name: "StrobeStoreTestSupport", dependencies: ["StrobeHistory", "StrobeHistoryStore", "StrobePostgres"],
+            name: "StrobeStoreTestSupport",
+            dependencies: [
+                "StrobeHistory", "StrobeHistoryStore", "StrobePostgres",
+                .product(name: "StrobeResults", package: "strobe"),
+                .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "StrobeTestSupport", package: "strobe-test-support"),
+            ],
             path: "Tests/StrobeStoreTestSupport"),
         // Seeded sessions for the tests of percentiles over sessions.
         .target(
@@ -230,32 +241,60 @@ let package = Package(
             dependencies: [
                 "StrobeDiff", "StrobeJudgement", "StrobeStatistics", "StrobeSimulations", "StrobeCompare", "StrobeCLI",
                 .product(name: "StrobeProcessRunner", package: "strobe"),
-                .product(name: "_StrobeTestSupport", package: "strobe"),
+                .product(name: "StrobeTestSupport", package: "strobe-test-support"),
             ]
         ),
-        // The run history on SQLite and on PostgreSQL (`make test-history`
-        // starts a server); runs the `strobe` binary for the killed writer.
+        // `strobe compare`'s experiment, with a runner of its own.
+        .testTarget(
+            name: "StrobeCompareTests",
+            dependencies: [
+                "StrobeCompare", "StrobeJudgement", "StrobeDiff", "StrobeStatistics", "StrobeSimulations",
+                .product(name: "StrobeProcessRunner", package: "strobe"),
+                .product(name: "StrobeResults", package: "strobe"),
+            ]
+        ),
+        // The run history's model through both stores.
         .testTarget(
             name: "StrobeHistoryTests",
             dependencies: [
-                "StrobeHistory", "StrobeHistoryStore", "StrobePostgres", "StrobeTrend", "StrobeStatistics", "StrobeCLI",
-                "StrobeStoreTestSupport",
+                "StrobeHistory", "StrobeHistoryStore", "StrobeStatistics", "StrobeCLI", "StrobeStoreTestSupport",
                 .product(name: "StrobeResults", package: "strobe"),
-                .product(name: "_StrobeTestSupport", package: "strobe"),
-                .product(name: "GRDB", package: "GRDB.swift"),
             ]
         ),
-        // The ingest endpoint, over HTTP on loopback.
+        // The stores on SQLite and on PostgreSQL; runs the `strobe` binary
+        // for the killed writer.
+        .testTarget(
+            name: "StrobeHistoryStoreTests",
+            dependencies: [
+                "StrobeHistory", "StrobeHistoryStore", "StrobePostgres", "StrobeCLI", "StrobeStoreTestSupport",
+                .product(name: "StrobeResults", package: "strobe"),
+            ]
+        ),
+        // The libpq client against the test server.
+        .testTarget(
+            name: "StrobePostgresTests",
+            dependencies: ["StrobeHistory", "StrobeHistoryStore", "StrobePostgres", "StrobeStoreTestSupport"]
+        ),
+        // The trend over stored runs and results files, through `strobe trend`.
+        .testTarget(
+            name: "StrobeTrendTests",
+            dependencies: [
+                "StrobeTrend", "StrobeHistory", "StrobeHistoryStore", "StrobeStatistics", "StrobeCLI",
+                "StrobeStoreTestSupport",
+                .product(name: "StrobeResults", package: "strobe"),
+            ]
+        ),
+        // The ingest endpoint, over HTTP on loopback (URLSession: no TLS
+        // stack is built for the tests).
         .testTarget(
             name: "StrobeServerTests",
             dependencies: [
                 "StrobeServer", "StrobeFleet", "StrobeHistoryStore", "StrobeStoreTestSupport",
-                .product(name: "_StrobeTestTraits", package: "strobe"),
+                .product(name: "StrobeTestTraits", package: "strobe-test-support"),
                 .product(name: "Hummingbird", package: "hummingbird"),
-                .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "Strobe", package: "strobe"),
-                .product(name: "_StrobeTestSupport", package: "strobe"),
+                .product(name: "StrobeTestSupport", package: "strobe-test-support"),
             ]
         ),
         // Ingest and the fleet report, on traces the SDK writes.
@@ -265,24 +304,24 @@ let package = Package(
                 "StrobeFleet", "StrobeHistory", "StrobeHistoryStore", "StrobePostgres", "StrobeStatistics",
                 "StrobeJudgement", "StrobeDiff",
                 "StrobeSimulations", "StrobeCLI", "StrobeStoreTestSupport",
-                .product(name: "_StrobeTestTraits", package: "strobe"),
+                .product(name: "StrobeTestTraits", package: "strobe-test-support"),
                 "StrobeStatisticsTestSupport",
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "Strobe", package: "strobe"),
                 .product(name: "StrobeReader", package: "strobe"),
                 .product(name: "StrobeResults", package: "strobe"),
-                .product(name: "_StrobeTestSupport", package: "strobe"),
+                .product(name: "StrobeTestSupport", package: "strobe-test-support"),
             ]
         ),
         // Every `strobe` subcommand, run as a user runs it.
         .testTarget(
             name: "StrobeCLITests",
             dependencies: [
-                "StrobeCLI", .product(name: "_StrobeTestTraits", package: "strobe"),
+                "StrobeCLI", .product(name: "StrobeTestTraits", package: "strobe-test-support"),
                 .product(name: "Strobe", package: "strobe"),
                 .product(name: "StrobeReader", package: "strobe"),
                 .product(name: "StrobeResults", package: "strobe"),
-                .product(name: "_StrobeTestSupport", package: "strobe"),
+                .product(name: "StrobeTestSupport", package: "strobe-test-support"),
             ]
         ),
     ]

@@ -10,6 +10,7 @@ let package = Package(
     platforms: [.macOS(.v15)],
     dependencies: [
         .package(name: "strobe", path: "../..", traits: ["StrobeTracing"]),
+        .package(name: "strobe-test-support", path: "../../Tests/Support"),
         // The comparison drops spans at swift-otel's "none" exporter, so it
         // builds only the OTLP/HTTP exporter's trait, not OTLP/gRPC's: 1.6.0
         // built with neither trait does not compile (it calls Foundation's
@@ -25,7 +26,9 @@ let package = Package(
             dependencies: [
                 .product(name: "Strobe", package: "strobe"),
                 .product(name: "StrobeTracing", package: "strobe"),
-                .product(name: "_StrobeTestSupport", package: "strobe"),
+                .product(name: "StrobeProcessRunner", package: "strobe"),
+                .product(name: "StrobeResults", package: "strobe"),
+                .product(name: "StrobeTestSupport", package: "strobe-test-support"),
                 .product(name: "OTel", package: "swift-otel"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Tracing", package: "swift-distributed-tracing"),

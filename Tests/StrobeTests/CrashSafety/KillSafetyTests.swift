@@ -30,6 +30,10 @@ struct KillSafetyTests {
             child.environment = ProcessInfo.processInfo.environment.merging(["STROBE_TRACE_OUTPUT": path]) { $1 }
             child.standardOutput = FileHandle.nullDevice
             try child.run()
+            // The kill lands at a random moment of the writing, once the
+            // writer has begun: on a loaded machine the child can take longer
+            // than the random wait to start its session.
+            waitForFile(path, toReach: 1)
             usleep(UInt32.random(in: 100_000...400_000))
             kill(child.processIdentifier, SIGKILL)
             child.waitUntilExit()

@@ -8,18 +8,6 @@ import Testing
 /// A flight recorder holds at most its ring, whatever size it is given.
 @Suite(.serialized, .processWide)
 struct RingBoundTests {
-    /// The process's resident memory in bytes, from `/proc/self/statm`.
-    static func residentBytes() -> Int {
-        guard let text = try? String(contentsOfFile: "/proc/self/statm", encoding: .utf8) else { return 0 }
-        let fields = text.split(separator: " ")
-        guard fields.count > 1, let pages = Int(fields[1]) else { return 0 }
-        return pages * Int(sysconf(Int32(_SC_PAGESIZE)))
-    }
-
-    /// Whether ThreadSanitizer runs in this process: its shadow memory
-    /// makes resident memory meaningless as a measure of ours.
-    static let isSanitized = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "__tsan_init") != nil
-
     @Test func ringSizesRoundToWholeChunks() {
         for size in [1, 4095, 4096, 8191, 8192, 8193, 64 << 10, (128 << 10) + 1, 192 << 10, 1 << 20, 32 << 20, 1 << 30]
         {
@@ -53,7 +41,7 @@ struct RingBoundTests {
             let (chunk, chunks) = SessionWriter.ring(for: size)
             let ring = chunk * chunks
             let session = try TraceSession.start(configuration)
-            let before = Self.residentBytes()
+            let before = ProcessMemory.residentBytes()
             // Run the loop on a fresh thread, so that no chunk this thread
             // kept from an earlier session counts.
             let done = DispatchSemaphore(value: 0)
@@ -68,7 +56,7 @@ struct RingBoundTests {
                 done.signal()
             }.start()
             done.wait()
-            let grown = Self.residentBytes() - before
+            let grown = ProcessMemory.residentBytes() - before
             try session.dump(to: path)
             try session.stop()
             let statistics = session.statistics
@@ -81,7 +69,7 @@ struct RingBoundTests {
             // ring plus one chunk.
             #expect(dumpBytes <= ring + chunk, "\(size): a \(ring)-byte ring dumped \(dumpBytes) bytes")
             #expect(
-                Self.isSanitized || grown < ring + (8 << 20),
+                ProcessMemory.isThreadSanitized || grown < ring + (8 << 20),
                 "\(size): resident memory grew \(grown) bytes for a \(ring)-byte ring")
 
             print(

@@ -98,7 +98,7 @@ extension RecordingTests {
             // ThreadSanitizer holds a signal back until the thread reaches one
             // of its hooks, which moves the timer's samples: only the
             // structure is checked there.
-            if method == .cpuTimer, RingBoundTests.isSanitized {
+            if method == .cpuTimer, ProcessMemory.isThreadSanitized {
                 #expect(!workload.isEmpty)
                 return
             }
@@ -132,13 +132,14 @@ extension RecordingTests {
             let path = temporaryTracePath()
             defer { try? FileManager.default.removeItem(atPath: path) }
             var configuration = TraceConfiguration(outputPath: path)
-            configuration.cpuProfile = .init(frequency: 999)
+            configuration.cpuProfile = .init(frequency: 5000)
             configuration.flushInterval = .seconds(1000)
             configuration.processSamplingInterval = .zero
             let session = try TraceSession.start(configuration)
             // About 4,000 samples per thread, three times what a ring holds
-            // of this workload's shallow stacks.
-            ProfileWorkload.run(threads: 2, milliseconds: 4000)
+            // of this workload's shallow stacks (the ring's size does not
+            // depend on the frequency, so a high one fills it sooner).
+            ProfileWorkload.run(threads: 2, milliseconds: 800)
             try session.stop()
             let profile = try CPUProfile.read(contentsOf: path)
             // The timer samples on the kernel's tick: too few to fill a ring.

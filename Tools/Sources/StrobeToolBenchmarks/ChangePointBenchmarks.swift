@@ -32,7 +32,7 @@ enum ChangePointBenchmarks {
     /// The CPU the figures were measured on, as a JSON line of its own.
     static func printMachine() {
         let object: [String: Any] = [
-            "section": "changepoints", "cpu": BenchmarkMachine.current.modelName,
+            "section": "changepoints", "cpu": HistoryBenchmarks.cpuModel(),
             "cores": ProcessInfo.processInfo.activeProcessorCount,
         ]
         let data = try! JSONSerialization.data(withJSONObject: object, options: [.sortedKeys])

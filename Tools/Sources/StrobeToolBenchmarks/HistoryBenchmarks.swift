@@ -1,6 +1,7 @@
 import Foundation
 import StrobeHistory
 import StrobeHistoryStore
+import StrobeProcessRunner
 import StrobeResults
 import StrobeTestSupport
 
@@ -220,8 +221,10 @@ enum HistoryBenchmarks {
             tests: [PerfTestResult(name: "suite", metrics: metrics, warmupIterations: 1)])
     }
 
-    /// `model name` from /proc/cpuinfo, as ``BenchmarkMachine`` reads it.
-    static func cpuModel() -> String { BenchmarkMachine.current.modelName }
+    /// `model name` from /proc/cpuinfo, as the runner records it.
+    static func cpuModel() -> String {
+        RunMetadata.current(suite: "bench", buildConfiguration: "release", tags: [:]).cpuModel
+    }
 }
 
 struct BenchmarkFailure: Error, CustomStringConvertible {

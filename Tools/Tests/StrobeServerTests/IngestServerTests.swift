@@ -1,7 +1,5 @@
 import Foundation
 import HTTPTypes
-import Hummingbird
-import HummingbirdTesting
 import Strobe
 import StrobeFleet
 import StrobeHistory
@@ -11,8 +9,8 @@ import StrobeStoreTestSupport
 import StrobeTestTraits
 import Testing
 
-/// `strobe serve`'s endpoint, through Hummingbird's router and over real
-/// loopback connections, against a real store.
+/// `strobe serve`'s endpoint over real loopback connections, against a real
+/// store.
 @Suite(.serialized, .processWide) struct IngestServerTests {
     static let token = "a-token-of-thirty-two-characters"
 
@@ -26,18 +24,13 @@ import Testing
     }
 
     static func upload(
-        _ client: any TestClientProtocol, _ bytes: [UInt8], token: String? = IngestServerTests.token,
-        name: String? = nil
-    ) async throws -> (HTTPResponse.Status, [String: Any]) {
-        var headers: HTTPFields = [:]
-        if let token { headers[.authorization] = "Bearer \(token)" }
-        if let name { headers[IngestServer.traceNameHeader] = name }
-        return try await client.execute(
-            uri: IngestServer.uploadPath, method: .post, headers: headers, body: ByteBuffer(bytes: bytes)
-        ) { response in
-            let object = try? JSONSerialization.jsonObject(with: Data(buffer: response.body))
-            return (response.status, object as? [String: Any] ?? [:])
-        }
+        _ server: LiveServer, _ bytes: [UInt8], token: String? = IngestServerTests.token, name: String? = nil
+    ) async throws -> (Int, [String: Any]) {
+        var headers: [String: String] = [:]
+        if let token { headers["Authorization"] = "Bearer \(token)" }
+        if let name { headers[IngestServer.traceNameHeader.rawName] = name }
+        let answer = try await server.request("POST", IngestServer.uploadPath, headers: headers, body: bytes)
+        return (answer.status, answer.object)
     }
 
     @Test(arguments: StoreBackend.tested)
@@ -46,19 +39,17 @@ import Testing
             let traces = try ServerTraces.write(count: 2, in: scratch.directory)
             let store = try await FleetStores.open(scratch.location)
             let server = try Self.server(store: store)
-            try await server.application().test(.router) { client in
+            try await LiveServer.with(server) { client in
                 let (first, body) = try await Self.upload(client, traces[0], name: "device-1.pftrace")
-                #expect(first == .created)
+                #expect(first == 201)
                 #expect(body["stored"] as? Bool == true)
                 #expect((body["id"] as? String)?.hasPrefix("sha256:") == true)
                 let (again, repeated) = try await Self.upload(client, traces[0])
-                #expect(again == .ok)
+                #expect(again == 200)
                 #expect(repeated["reason"] as? String == "already stored")
                 let (second, _) = try await Self.upload(client, traces[1])
-                #expect(second == .created)
-                try await client.execute(uri: "/v1/health", method: .get) { response in
-                    #expect(response.status == .ok)
-                }
+                #expect(second == 201)
+                #expect(try await client.request("GET", "/v1/health").status == 200)
             }
             #expect(try await store.traceCount() == 2)
             #expect(server.currentCounts.stored == 2)
@@ -72,18 +63,15 @@ import Testing
             let trace = try ServerTraces.write(count: 1, in: scratch.directory)[0]
             let store = try await FleetStores.open(scratch.location)
             let server = try Self.server(store: store)
-            try await server.application().test(.router) { client in
-                #expect(try await Self.upload(client, trace, token: nil).0 == .unauthorized)
+            try await LiveServer.with(server) { client in
+                #expect(try await Self.upload(client, trace, token: nil).0 == 401)
                 #expect(
-                    try await Self.upload(client, trace, token: "a-token-of-thirty-two-characterZ").0 == .unauthorized)
-                #expect(try await Self.upload(client, trace, token: "short").0 == .unauthorized)
-                try await client.execute(
-                    uri: IngestServer.uploadPath, method: .post, headers: [.authorization: "Basic \(Self.token)"],
-                    body: ByteBuffer(bytes: trace)
-                ) { response in
-                    #expect(response.status == .unauthorized)
-                    #expect(response.headers[.wwwAuthenticate]?.hasPrefix("Bearer") == true)
-                }
+                    try await Self.upload(client, trace, token: "a-token-of-thirty-two-characterZ").0 == 401)
+                #expect(try await Self.upload(client, trace, token: "short").0 == 401)
+                let basic = try await client.request(
+                    "POST", IngestServer.uploadPath, headers: ["Authorization": "Basic \(Self.token)"], body: trace)
+                #expect(basic.status == 401)
+                #expect(basic.headers["www-authenticate"]?.hasPrefix("Bearer") == true)
             }
             #expect(try await store.traceCount() == 0)
             #expect(server.currentCounts.refused == 4)
@@ -96,11 +84,10 @@ import Testing
             let trace = try ServerTraces.write(count: 1, in: scratch.directory)[0]
             let store = try await FleetStores.open(scratch.location)
             let server = try Self.server(store: store, limit: trace.count - 1)
-            // Over a real connection, so the request carries its length as a
-            // client sends it.
-            try await server.application().test(.live) { client in
+            // The request carries its length as a client sends it.
+            try await LiveServer.with(server) { client in
                 let (status, body) = try await Self.upload(client, trace)
-                #expect(status == .contentTooLarge)
+                #expect(status == 413)
                 #expect((body["error"] as? String)?.contains("\(trace.count - 1)") == true)
             }
             #expect(try await store.traceCount() == 0)
@@ -113,14 +100,14 @@ import Testing
             let trace = try ServerTraces.write(count: 1, in: scratch.directory)[0]
             let store = try await FleetStores.open(scratch.location)
             let server = try Self.server(store: store)
-            try await server.application().test(.router) { client in
+            try await LiveServer.with(server) { client in
                 let (cut, cutBody) = try await Self.upload(client, Array(trace.prefix(trace.count * 2 / 3)))
-                #expect(cut == .unprocessableContent)
+                #expect(cut == 422)
                 #expect((cutBody["reason"] as? String)?.contains("byte") == true)
                 let (foreign, foreignBody) = try await Self.upload(client, Array("PK\u{3}\u{4} not a trace".utf8))
-                #expect(foreign == .unprocessableContent)
+                #expect(foreign == 422)
                 #expect(foreignBody["reason"] != nil)
-                #expect(try await Self.upload(client, []).0 == .unprocessableContent)
+                #expect(try await Self.upload(client, []).0 == 422)
             }
             #expect(try await store.traceCount() == 0)
             #expect(server.currentCounts.refused == 3)
@@ -135,17 +122,17 @@ import Testing
             let stores = [try await FleetStores.open(scratch.location), try await FleetStores.open(scratch.location)]
             let servers = try stores.map { try Self.server(store: $0) }
             // Both servers get every trace, interleaved, over real connections.
-            try await servers[0].application().test(.live) { first in
-                try await servers[1].application().test(.live) { second in
-                    try await withThrowingTaskGroup(of: HTTPResponse.Status.self) { group in
+            try await LiveServer.with(servers[0]) { first in
+                try await LiveServer.with(servers[1]) { second in
+                    try await withThrowingTaskGroup(of: Int.self) { group in
                         for (index, trace) in traces.enumerated() {
                             group.addTask { try await Self.upload(index % 2 == 0 ? first : second, trace).0 }
                             group.addTask { try await Self.upload(index % 2 == 0 ? second : first, trace).0 }
                         }
-                        var statuses: [HTTPResponse.Status] = []
+                        var statuses: [Int] = []
                         for try await status in group { statuses.append(status) }
-                        #expect(statuses.filter { $0 == .created }.count == traces.count)
-                        #expect(statuses.filter { $0 == .ok }.count == traces.count)
+                        #expect(statuses.filter { $0 == 201 }.count == traces.count)
+                        #expect(statuses.filter { $0 == 200 }.count == traces.count)
                     }
                 }
             }

@@ -19,7 +19,8 @@ package struct ScratchStore: Sendable {
 
     /// A fresh, empty store (not yet opened, so not yet migrated).
     ///
-    /// - Throws: ``NoTestServer`` for PostgreSQL without a test server.
+    /// - Throws: as ``StoreBackend/serverURL()`` for PostgreSQL without a
+    ///   test server.
     package static func make(_ backend: StoreBackend) async throws -> ScratchStore {
         let directory = FileManager.default.temporaryDirectory
             .appendingPathComponent("strobe-store-\(UUID().uuidString.prefix(8))").path

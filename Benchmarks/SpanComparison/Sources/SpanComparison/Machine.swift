@@ -1,17 +1,21 @@
 import Foundation
-import StrobeTestSupport
+import StrobeProcessRunner
+import StrobeResults
 
 /// The processor and the load the figures were taken on, printed as the
 /// first and last lines so that every run names its CPU.
 struct Machine {
-    /// The processor (``StrobeTestSupport/BenchmarkMachine``).
-    var processor: BenchmarkMachine
+    /// The processor's model name, as the runner records it in a run's
+    /// metadata (`model name` of `/proc/cpuinfo`).
+    var processor: String
     /// Online logical CPUs.
     var cpus: Int
 
     /// This machine.
     static func current() -> Machine {
-        Machine(processor: .current, cpus: ProcessInfo.processInfo.activeProcessorCount)
+        Machine(
+            processor: RunMetadata.current(suite: "SpanComparison", buildConfiguration: "release", tags: [:]).cpuModel,
+            cpus: ProcessInfo.processInfo.activeProcessorCount)
     }
 
     /// The 1, 5 and 15 minute load averages, from `/proc/loadavg`.
@@ -25,7 +29,7 @@ struct Machine {
     func printLine(moment: String) {
         let loads = Self.loadAverages()
         let object: [String: Any] = [
-            "cpu": processor.modelName, "cpu_family": processor.family, "cpu_model": processor.model, "cpus": cpus,
+            "cpu": processor, "cpus": cpus,
             "load_average_1m": loads.first ?? -1, "moment": moment,
         ]
         let data = try! JSONSerialization.data(withJSONObject: object, options: [.sortedKeys])

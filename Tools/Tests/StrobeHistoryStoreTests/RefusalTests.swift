@@ -153,8 +153,8 @@ import Testing
                 && location.database == "db")
     }
 
-    /// PostgreSQL only. The password part runs when `make test-history`
-    /// gives the server's loopback URL and password file.
+    /// PostgreSQL only. The password part runs when the server's loopback
+    /// URL and password file are known.
     @Test(.enabled(if: StoreBackend.tested.contains(.postgres)))
     func aWrongDatabaseOrPasswordIsNamed() async throws {
         let base = try StoreBackend.serverURL()
@@ -166,9 +166,8 @@ import Testing
         } catch let error as HistoryError {
             #expect(error.message.contains("no_such_database") && error.message.contains("does not exist"), "\(error)")
         }
-        guard let tcp = ProcessInfo.processInfo.environment["STROBE_TEST_POSTGRES_TCP_URL"],
-            let passwordFile = ProcessInfo.processInfo.environment["STROBE_TEST_POSTGRES_PASSWORD_FILE"]
-        else { return }
+        let (tcp, passwordFile) = try StoreBackend.serverTCP()
+        guard !tcp.isEmpty, !passwordFile.isEmpty else { return }
         // Over TCP, with the password from a file, then a wrong one.
         let store = try await HistoryStores.open(try HistoryLocation.parse(tcp, passwordFile: passwordFile))
         #expect(try await store.count() >= 0)

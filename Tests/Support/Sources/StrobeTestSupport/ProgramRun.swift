@@ -81,12 +81,14 @@ public func builtProgram(_ name: String) -> String {
     let bundleDirectory = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
     let beside = bundleDirectory.appendingPathComponent(name).path
     if FileManager.default.isExecutableFile(atPath: beside) { return beside }
-    // This file is Tests/StrobeTestSupport/ProgramRun.swift in the SDK package.
-    let sdkRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-        .deletingLastPathComponent()
-    return sdkRoot.appendingPathComponent(".build").appendingPathComponent(bundleDirectory.lastPathComponent)
+    return repositoryRoot.appendingPathComponent(".build").appendingPathComponent(bundleDirectory.lastPathComponent)
         .appendingPathComponent(name).path
 }
+
+/// The repository, whose root is the SDK package: this file is
+/// `Tests/Support/Sources/StrobeTestSupport/ProgramRun.swift` in it.
+let repositoryRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+    .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
 
 /// Waits until the file at `path` holds at least `bytes` bytes, polling
 /// every 10 ms for at most `seconds`, and returns its size then (0 while it

@@ -6,8 +6,14 @@ import StrobeTestTraits
 import Testing
 
 /// Many threads with tiny buffers and a starved writer: every event is
-/// accounted for, exactly, per thread.
-@Suite(.serialized, .processWide)
+/// accounted for, exactly, per thread. Minutes of threads, so they run only
+/// when asked (`make test-stress`, `make tsan` and CI set
+/// `STROBE_STRESS_TESTS=1`); a plain `swift test` reports them skipped.
+@Suite(
+    .serialized, .processWide,
+    .enabled(
+        if: ProcessInfo.processInfo.environment["STROBE_STRESS_TESTS"] == "1",
+        "minutes of threads: set STROBE_STRESS_TESTS=1, as make test-stress does"))
 struct StressTests {
     /// One thread's mix of events; returns how many it emitted (ends of
     /// async intervals whose begin was discarded are not events: the call
@@ -126,7 +132,7 @@ struct StressTests {
                 }.start()
             }
             group.wait()
-            if (start / batch) % 125 == 124 { resident.append(RingBoundTests.residentBytes()) }
+            if (start / batch) % 125 == 124 { resident.append(ProcessMemory.residentBytes()) }
         }
         try session.stop()
         let statistics = session.statistics
@@ -135,7 +141,7 @@ struct StressTests {
         // After the first fifth, memory stays on a flat line: exited threads'
         // recorders, chunks and encoder state are all released.
         let settled = resident.dropFirst(resident.count / 5)
-        if !RingBoundTests.isSanitized, let low = settled.min(), let high = settled.max() {
+        if !ProcessMemory.isThreadSanitized, let low = settled.min(), let high = settled.max() {
             #expect(high - low < 16 << 20, "resident memory moved \(high - low) bytes: \(resident)")
         }
         let trace = try TraceReader.read(contentsOf: path)

@@ -91,11 +91,7 @@ public struct OfficialDecoder {
         public func stat(_ name: String) -> Double { stats[name] ?? 0 }
     }
 
-    public static let script: String = {
-        var url = URL(fileURLWithPath: #filePath)
-        for _ in 0..<3 { url.deleteLastPathComponent() }
-        return url.appendingPathComponent("Tests/python/perfetto_decode.py").path
-    }()
+    public static let script = repositoryRoot.appendingPathComponent("Tests/python/perfetto_decode.py").path
 
     /// Why the decoder cannot run here, or nil when it can.
     static let unavailableReason: String? = {

@@ -3,7 +3,7 @@ import Testing
 /// A suite trait for the suites of both packages that use state of the whole
 /// process: each suite that carries it runs alone, never at the same time as
 /// another suite that carries it (the tools' tests reach it through the
-/// product `_StrobeTestTraits`).
+/// package `strobe-test-support`, in `Tests/Support`).
 ///
 /// The trace session, crash capture's signal handlers, the exact counts of
 /// a measure block and the process's resource usage belong to the whole

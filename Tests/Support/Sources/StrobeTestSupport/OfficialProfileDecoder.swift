@@ -57,11 +57,7 @@ public struct OfficialProfile: Decodable {
     /// The `perf_sample_defaults` of the trace's sequences.
     public var defaults: [Defaults]
 
-    public static let script: String = {
-        var url = URL(fileURLWithPath: #filePath)
-        for _ in 0..<3 { url.deleteLastPathComponent() }
-        return url.appendingPathComponent("Tests/python/perfetto_profile.py").path
-    }()
+    public static let script = repositoryRoot.appendingPathComponent("Tests/python/perfetto_profile.py").path
 
     /// Decodes the samples of the trace at `path`.
     public static func decode(_ path: String) throws -> OfficialProfile {

@@ -4,16 +4,16 @@ import StrobeProcessRunner
 /// The processor a benchmark ran on, as `lscpu` names it (model name, CPU
 /// family, model), read from `/proc/cpuinfo`: figures from machines of one
 /// kind differ by CPU model, so every benchmark prints it beside them.
-public struct BenchmarkMachine: Sendable {
+struct BenchmarkMachine: Sendable {
     /// The model name (`AMD EPYC`), or `unknown`.
-    public var modelName: String
+    var modelName: String
     /// The CPU family (`25`), or `unknown`.
-    public var family: String
+    var family: String
     /// The model number within the family (`17`), or `unknown`.
-    public var model: String
+    var model: String
 
     /// The processor of this machine.
-    public static var current: BenchmarkMachine {
+    static var current: BenchmarkMachine {
         let fields = MachineDescription.processorFields()
         return BenchmarkMachine(
             modelName: fields["model name"] ?? "unknown", family: fields["cpu family"] ?? "unknown",

@@ -3,18 +3,15 @@ import GRDB
 import StrobeHistory
 import StrobeHistoryStore
 import StrobeResults
-import StrobeStoreTestSupport
 import StrobeTestSupport
-import Testing
 
-// The scratch stores of StrobeStoreTestSupport, with what only these tests
-// ask of them.
+// What the history's tests ask of a scratch store beyond making one.
 extension ScratchStore {
     /// Opens the store.
-    func open() async throws -> any HistoryStore { try await HistoryStores.open(location) }
+    package func open() async throws -> any HistoryStore { try await HistoryStores.open(location) }
 
     /// Sets the schema version the store records, as a newer Strobe would.
-    func setSchemaVersion(_ version: Int) async throws {
+    package func setSchemaVersion(_ version: Int) async throws {
         switch location {
         case .sqlite(let path):
             let queue = try DatabaseQueue(path: path)
@@ -30,7 +27,7 @@ extension ScratchStore {
 
     /// What the store holds, as text: every table's rows (SQLite: the file's
     /// bytes too), to see that nothing changed.
-    func snapshot() async throws -> String {
+    package func snapshot() async throws -> String {
         switch location {
         case .sqlite(let path):
             let bytes = try Data(contentsOf: URL(fileURLWithPath: path))
@@ -52,10 +49,10 @@ extension ScratchStore {
 }
 
 /// Runs for the tests.
-enum SampleRuns {
+package enum SampleRuns {
     /// A run of `suite` with `metrics` metrics of one test (`wall`, then
     /// `m1`...) and `iterations` samples each, at `time` seconds.
-    static func run(
+    package static func run(
         id: String, suite: String = "suite", time: Int64 = 1, metrics: Int = 3, iterations: Int = 5,
         unit: String = "ns",
         tags: [String: String] = ["branch": "main", "device": "ci"], launches: Bool = false, round: Int? = nil
@@ -77,7 +74,7 @@ enum SampleRuns {
 
     /// Two tests, one failed with trace paths kept, a run without a run id,
     /// a run of launches in a round: every field a file holds.
-    static var varied: [PerfRun] {
+    package static var varied: [PerfRun] {
         var first = run(id: "run-a", time: 10)
         first.tests.append(
             PerfTestResult(
@@ -94,7 +91,7 @@ enum SampleRuns {
 
     /// Writes `run` as a results file in `directory`.
     @discardableResult
-    static func write(_ run: PerfRun, to directory: String, name: String? = nil) throws -> String {
+    package static func write(_ run: PerfRun, to directory: String, name: String? = nil) throws -> String {
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         let path =
             directory + "/" + (name ?? (run.metadata.runID.isEmpty ? "anonymous" : run.metadata.runID))
@@ -105,12 +102,12 @@ enum SampleRuns {
 }
 
 /// The built `strobe` command.
-enum StrobeBinary {
-    static let path = builtProgram("strobe")
+package enum StrobeBinary {
+    package static let path = builtProgram("strobe")
 
     /// Runs `strobe` with `arguments` and the given extra environment;
     /// returns its exit status, output and errors.
-    static func run(_ arguments: [String], environment: [String: String] = [:]) throws -> (
+    package static func run(_ arguments: [String], environment: [String: String] = [:]) throws -> (
         status: Int32, output: String, errors: String
     ) {
         guard FileManager.default.isExecutableFile(atPath: path) else {
@@ -120,8 +117,12 @@ enum StrobeBinary {
         return (outcome.status, outcome.output, outcome.errors)
     }
 
-    struct StrobeNotBuilt: Error, CustomStringConvertible {
-        var path: String
-        var description: String { "\(path) is not built; run `swift build --package-path Tools` first" }
+    package struct StrobeNotBuilt: Error, CustomStringConvertible {
+        package var path: String
+
+        /// The error for the program at `path`.
+        package init(path: String) { self.path = path }
+
+        package var description: String { "\(path) is not built; run `swift build --package-path Tools` first" }
     }
 }

@@ -1,6 +1,7 @@
 import Foundation
 import StrobeHistory
 import StrobeResults
+import StrobeStoreTestSupport
 import StrobeTrend
 import Testing
 
