@@ -112,13 +112,16 @@ def show(name, report):
     print(f"{name}: {report['runCount']} runs + {report['referenceRunCount']} reference runs, {len(report['series'])} series, "
           f"{len(report['changes'])} changes")
     for c in report['changes']:
-        lo, hi = (c['change']['lower'] - 1) * 100, (c['change']['upper'] - 1) * 100
-        print(f"  {c['test']}/{c['metric']}: {(c['change']['ratio'] - 1) * 100:+.1f}% [{lo:+.1f}, {hi:+.1f}] at position "
-              f"{c['firstAfter']['slot'] + 1}, {c['status']}, the {c['cause']}'s ({c['reason']}), "
+        step = c['step']['step']
+        change = step['change']
+        lo, hi = (change['lower'] - 1) * 100, (change['upper'] - 1) * 100
+        status = next(iter(step['status']))
+        print(f"  {c['test']}/{c['metric']}: {(change['ratio'] - 1) * 100:+.1f}% [{lo:+.1f}, {hi:+.1f}] at position "
+              f"{c['firstAfter']['slot'] + 1}, {status}, the {c['step']['cause']}'s ({c['step']['reason']}), "
               f"{c['lastBefore']['commit'][:7]}..{c['firstAfter']['commit'][:7]}")
 a = json.load(open(f"{out}/A.json"))
 show("A", a)
-code_a = [c for c in a['changes'] if c['cause'] == 'code']
+code_a = [c for c in a['changes'] if c['step']['cause'] == 'code']
 if code_a:
     failed = True
     print(f"FAIL A: {len(code_a)} changes reported as the code's")
@@ -128,7 +131,7 @@ name, expected = ("C", ['checksum']) if counted else ("B", ['checksum', 'sieve']
 b = json.load(open(f"{out}/{name}.json"))
 show(name, b)
 before, after = open(f"{out}/{name}.step-commits").read().split()
-code_b = [c for c in b['changes'] if c['cause'] == 'code']
+code_b = [c for c in b['changes'] if c['step']['cause'] == 'code']
 tests = sorted({c['test'] for c in code_b})
 wrong = [c for c in code_b if c['test'] not in expected or c['firstAfter']['slot'] != step - 1
          or c['lastBefore']['commit'] != before or c['firstAfter']['commit'] != after]
