@@ -83,7 +83,7 @@ struct SuiteCommandLineTests {
         #expect(try PerfSuiteOptions.parse(["--profile-rate", "99", "--profile"]).profileRate == 99)
     }
 
-    @Test func instructionsTakeOneOfFourModes() throws {
+    @Test func instructionsTakeOneOfFiveModes() throws {
         #expect(try PerfSuiteOptions.parse([]).instructions == .auto)
         for mode in InstructionCounting.allCases {
             #expect(try PerfSuiteOptions.parse(["--instructions", mode.rawValue]).instructions == mode)
@@ -93,7 +93,7 @@ struct SuiteCommandLineTests {
             _ = try PerfSuiteOptions.parse(["--instructions", "cycles"])
         } catch {
             #expect("\(error)".contains("--instructions"))
-            #expect("\(error)".contains("expected auto, hardware, simulated or off"))
+            #expect("\(error)".contains("expected auto, hardware, simulated, emulated or off"))
         }
     }
 
