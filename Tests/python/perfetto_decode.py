@@ -18,7 +18,9 @@ object to stdout:
                    "clock"}],
     "counters":  [{"track", "name", "ts", "value"}],
     "stats":     {name: value},
-    "errors":    [code, ...]
+    "errors":    [code, ...],
+    "realtime_offsets": [REALTIME less BOOTTIME, per clock snapshot that
+                         holds both]
   }
 
 The reconstruction follows the rules of Perfetto's trace processor, so a test
@@ -126,6 +128,7 @@ TYPE_COUNTER = pb.TrackEvent.TYPE_COUNTER
 COUNTER_THREAD_TIME_NS = pb.CounterDescriptor.COUNTER_THREAD_TIME_NS
 
 BOOTTIME = pb.BUILTIN_CLOCK_BOOTTIME
+REALTIME = pb.BUILTIN_CLOCK_REALTIME
 
 UNIT_NAMES = {
     pb.CounterDescriptor.UNIT_TIME_NS: "ns",
@@ -617,6 +620,10 @@ class Decoder:
             "counters": counters,
             "stats": dict(self.stats),
             "errors": self.errors,
+            "realtime_offsets": [
+                readings[REALTIME] - readings[BOOTTIME]
+                for readings in self.clocks.snapshots
+                if REALTIME in readings and BOOTTIME in readings],
         }
 
     def tracks_json(self, used_tracks):
