@@ -97,16 +97,17 @@ extension StrobeCLITests {
             }
             guard let port = Int(String(decoding: line, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines))
             else {
-                process.terminate()
+                kill(process.processIdentifier, SIGKILL)
                 throw ReceiverFailure(
                     message: "the receiver did not print its port: \(String(decoding: line, as: UTF8.self))")
             }
             self.port = port
         }
 
-        /// Stops the receiver.
+        /// Stops the receiver. SIGKILL: a child of the test process may
+        /// inherit a signal mask that blocks SIGTERM.
         func stop() {
-            process.terminate()
+            kill(process.processIdentifier, SIGKILL)
             process.waitUntilExit()
         }
 
