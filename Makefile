@@ -130,7 +130,7 @@ fuzz: setup
 # The SDK's sections run in StrobeBenchmarks, the statistics' in the tools
 # package's StrobeToolBenchmarks.
 SDK_BENCH_SECTIONS = core crash triggers categories async session format reader bridges signposts runner instructions counting profile
-TOOL_BENCH_SECTIONS = statistics changepoints compare history trend sketch fleet
+TOOL_BENCH_SECTIONS = statistics changepoints compare history trend sketch fleet export
 # strobe serve over HTTP, by a script (scripts/measure-serve.sh); the cost
 # and spread of simulated instruction counts (scripts/measure-simulation.sh).
 SCRIPT_BENCH_SECTIONS = serve simulation

@@ -37,6 +37,9 @@ let package = Package(
         .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1", traits: ["FullFoundation"]),
         .package(url: "https://github.com/apple/swift-http-types", from: "1.8.0"),
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
+        // The OTLP/HTTP sender's client (plain HTTP; no TLS is compiled in),
+        // the event loops Hummingbird already runs on.
+        .package(url: "https://github.com/apple/swift-nio.git", from: "2.81.0"),
     ],
     targets: [
         // The statistics and the diff are compiled with optimization even in
@@ -162,6 +165,17 @@ let package = Package(
                 .product(name: "_StrobeFormatting", package: "strobe"),
             ]
         ),
+        // `--otlp-endpoint`: a trace's OTLP requests posted over OTLP/HTTP,
+        // in batches, with retries.
+        .target(
+            name: "StrobeOTLP",
+            dependencies: [
+                .product(name: "StrobeReader", package: "strobe"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+            ]
+        ),
         // The commit `strobe --version` names (scripts/build-commit.sh).
         .target(name: "CStrobeBuildInfo"),
         .executableTarget(
@@ -169,7 +183,7 @@ let package = Package(
             dependencies: [
                 "StrobeStatistics", "StrobeJudgement", "StrobeDiff", "StrobeCompare", "StrobeHistory",
                 "StrobeHistoryStore", "StrobeTrend",
-                "StrobeFleet", "StrobeServer", "CStrobeBuildInfo", "CZlib",
+                "StrobeFleet", "StrobeServer", "StrobeOTLP", "CStrobeBuildInfo", "CZlib",
                 .product(name: "StrobeCrashRecovery", package: "strobe"),
                 .product(name: "StrobeReader", package: "strobe"),
                 .product(name: "StrobeProcessRunner", package: "strobe"),
@@ -317,7 +331,7 @@ let package = Package(
         .testTarget(
             name: "StrobeCLITests",
             dependencies: [
-                "StrobeCLI", .product(name: "StrobeTestTraits", package: "strobe-test-support"),
+                "StrobeCLI", "StrobeOTLP", .product(name: "StrobeTestTraits", package: "strobe-test-support"),
                 .product(name: "Strobe", package: "strobe"),
                 .product(name: "StrobeReader", package: "strobe"),
                 .product(name: "StrobeResults", package: "strobe"),

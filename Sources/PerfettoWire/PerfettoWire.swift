@@ -186,6 +186,10 @@ extension PerfettoWire {
     public enum Clock {
         /// `BUILTIN_CLOCK_BOOTTIME`: what every Strobe timestamp maps to.
         @inlinable public static var boottime: UInt32 { 6 }
+        /// `BUILTIN_CLOCK_REALTIME`: Unix time, in a sequence start's clock
+        /// snapshot beside BOOTTIME, so a reader can place the trace in
+        /// wall-clock time.
+        @inlinable public static var realtime: UInt32 { 1 }
         /// The sequence-scoped incremental clock each Strobe sequence's event
         /// timestamps are deltas on (the first sequence-scoped id).
         @inlinable public static var incremental: UInt32 { 64 }

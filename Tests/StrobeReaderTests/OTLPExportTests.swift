@@ -112,4 +112,46 @@ struct OTLPExportTests {
         let thread = try #require(attributes.first { $0["key"] as? String == "thread.id" })
         #expect((thread["value"] as? [String: Any])?["intValue"] as? String == "7")
     }
+
+    /// Batches of a few spans each: every span in exactly one request, in
+    /// order, each request with the resource; one request when unbounded,
+    /// with the bytes `encode` gives.
+    @Test func requestsSplitTheSpansWithoutLosingAny() throws {
+        let trace = Self.trace()
+        let whole = try PprofMessage(OTLPExport.encode(trace))
+        let all = try #require(whole.messages(1).first?.messages(2).first).messages(2)
+        var seen: [[UInt8]] = []
+        var count = 0
+        for request in OTLPExport.requests(trace, maxBytes: 400) {
+            count += 1
+            #expect(request.number == count)
+            #expect(request.body.count <= 400 || request.spans.count == 1)
+            let message = try PprofMessage(request.body)
+            let resourceSpans = try #require(message.messages(1).first)
+            #expect(resourceSpans.messages(1).count == 1)
+            let spans = try #require(resourceSpans.messages(2).first).messages(2)
+            #expect(spans.count == request.spans.count)
+            seen += spans.compactMap { $0.rawBytes(2).first }
+        }
+        #expect(count > 1)
+        #expect(seen == all.compactMap { $0.rawBytes(2).first })
+        let single = Array(OTLPExport.requests(trace, maxBytes: .max))
+        #expect(single.count == 1 && single.first?.body == OTLPExport.encode(trace))
+    }
+
+    /// Without an offset given, times are the trace's BOOTTIME plus the
+    /// realtime offset it recorded.
+    @Test func timesAreUnixTimeWhenTheTraceRecordsTheOffset() throws {
+        var trace = Self.trace()
+        trace.realtimeOffset = 1_700_000_000_000_000_000
+        let request = try PprofMessage(OTLPExport.encode(trace))
+        let spans = try #require(request.messages(1).first?.messages(2).first).messages(2)
+        let frame = try #require(spans.first { $0.strings(5) == ["frame"] })
+        #expect(frame.fixed64(7) == [1_700_000_000_000_000_100])
+        trace.realtimeOffset = nil
+        let old = try PprofMessage(OTLPExport.encode(trace))
+        let oldFrame = try #require(
+            old.messages(1).first?.messages(2).first?.messages(2).first { $0.strings(5) == ["frame"] })
+        #expect(oldFrame.fixed64(7) == [100])
+    }
 }

@@ -18,7 +18,9 @@ object to stdout:
                    "clock"}],
     "counters":  [{"track", "name", "ts", "value"}],
     "stats":     {name: value},
-    "errors":    [code, ...]
+    "errors":    [code, ...],
+    "realtime_offsets": [REALTIME less BOOTTIME, per clock snapshot that
+                         holds both]
   }
 
 The reconstruction follows the rules of Perfetto's trace processor, so a test

@@ -6,7 +6,7 @@ the tracks they use and the import statistics.
 import collections
 
 from perfetto_state import (
-    TYPE_COUNTER, TYPE_INSTANT, TYPE_SLICE_BEGIN, TYPE_SLICE_END, UNIT_NAMES, is_repeated, pb)
+    BOOTTIME, REALTIME, TYPE_COUNTER, TYPE_INSTANT, TYPE_SLICE_BEGIN, TYPE_SLICE_END, UNIT_NAMES, is_repeated, pb)
 
 
 class DecodedOutput:
@@ -83,6 +83,10 @@ class DecodedOutput:
             "counters": counters,
             "stats": dict(self.stats),
             "errors": self.errors,
+            "realtime_offsets": [
+                readings[REALTIME] - readings[BOOTTIME]
+                for readings in self.clocks.snapshots
+                if REALTIME in readings and BOOTTIME in readings],
         }
 
     def tracks_json(self, used_tracks):

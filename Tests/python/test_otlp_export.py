@@ -3,7 +3,8 @@
 (PyPI's opentelemetry-proto) and checks it against the trace's intervals as
 `strobe export --format ndjson` gives them: a span per interval with the
 same name and duration, every parent present, instants as events, and the
-resource from the trace's metadata; and `--format otlp-json`, which must
+resource from the trace's metadata, times in Unix nanoseconds within the
+recording; and `--format otlp-json`, which must
 hold the same request.
 
 Needs both packages built (`swift build`, `swift build --package-path
@@ -19,6 +20,7 @@ import os
 import subprocess
 import sys
 import tempfile
+import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 LENS = os.path.join(ROOT, ".build", "debug", "LensPipeline")
@@ -58,10 +60,12 @@ def hex_ids_to_base64(node):
 def main():
     with tempfile.TemporaryDirectory() as folder:
         trace = os.path.join(folder, "lens.pftrace")
+        before = time.time_ns()
         subprocess.run(
             [LENS, "--frames", "12", "--size", "160x120", "--app-version", "2.1.0", "--device-class", "laptop",
              "--sampling", "1", "--trace", trace],
             check=True, capture_output=True)
+        after = time.time_ns()
         otlp = os.path.join(folder, "lens.otlp")
         subprocess.run([STROBE, "export", trace, "--format", "otlp", "-o", otlp], check=True)
         rows = subprocess.run(
@@ -116,6 +120,11 @@ def main():
     assert threads, "no thread attributes"
     events = sum(len(span.events) for span in spans)
     assert events == len(instants), (events, len(instants))
+    # Unix time: the trace records the wall clock beside BOOTTIME, so every
+    # span lies within the recording (a second's slack for a slewed clock).
+    for span in spans:
+        assert before - 10**9 <= span.start_time_unix_nano <= span.end_time_unix_nano <= after + 10**9, \
+            (span.name, before, span.start_time_unix_nano, after)
     for span in spans:
         for event in span.events:
             assert span.start_time_unix_nano <= event.time_unix_nano <= span.end_time_unix_nano, span.name

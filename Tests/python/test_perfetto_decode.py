@@ -61,6 +61,8 @@ def build_trace():
     p = packet(t, seq=1, flags=CLEARED, first_packet_on_sequence=True)
     p.clock_snapshot.clocks.add(clock_id=pb.BUILTIN_CLOCK_BOOTTIME, timestamp=5_000_000)
     p.clock_snapshot.clocks.add(clock_id=pb.BUILTIN_CLOCK_MONOTONIC, timestamp=2_000_000)
+    # The wall clock beside BOOTTIME, as Strobe writes it.
+    p.clock_snapshot.clocks.add(clock_id=pb.BUILTIN_CLOCK_REALTIME, timestamp=1_700_000_000_005_000_000)
     d = packet(t, seq=1).track_descriptor
     d.uuid = PROCESS
     d.process.pid = 42
@@ -222,6 +224,7 @@ EXPECTED = {
         "traced_buf_sequence_packet_loss": 1,
     },
     "errors": ["unmatched_end"],
+    "realtime_offsets": [1_700_000_000_000_000_000],
 }
 
 

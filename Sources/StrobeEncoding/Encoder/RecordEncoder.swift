@@ -80,7 +80,8 @@ struct RecordEncoder {
         let timestamp = max(timestamp, state.lastTimestamp)
         PacketBuilder.appendSequenceStart(
             sequenceID: state.sequenceID, threadTrack: state.threadUUID, boottime: timestamp,
-            previousPacketDropped: state.restartPending, first: !state.started, to: &out)
+            realtimeOffset: state.converter.latestRealtimeOffset, previousPacketDropped: state.restartPending,
+            first: !state.started, to: &out)
         state.started = true
         state.restartPending = false
         state.lastTimestamp = timestamp

@@ -42,6 +42,10 @@ package struct TimestampConverter {
         self.points = points
     }
 
+    /// CLOCK_REALTIME less CLOCK_BOOTTIME at the latest reading; 0 when
+    /// unknown.
+    package var latestRealtimeOffset: UInt64 { points.last?.realtimeOffset ?? 0 }
+
     /// CLOCK_BOOTTIME at the latest reading.
     package var lastBoottime: UInt64 { points.last?.boottime ?? 0 }
 

@@ -29,11 +29,14 @@ enum PacketBuilder {
     /// The first packet of a sequence, and of a sequence restarted after lost
     /// events: it clears incremental state, sets the defaults (the thread's
     /// track, the incremental clock) and anchors that clock to CLOCK_BOOTTIME
-    /// at `boottime`.
+    /// at `boottime`. A `realtimeOffset` other than 0 (CLOCK_REALTIME less
+    /// CLOCK_BOOTTIME) adds BUILTIN_CLOCK_REALTIME to the snapshot, so a
+    /// reader can place the trace in Unix time.
     static func appendSequenceStart(
         sequenceID: UInt32,
         threadTrack: UInt64,
         boottime: UInt64,
+        realtimeOffset: UInt64 = 0,
         previousPacketDropped: Bool,
         first: Bool,
         to buffer: inout ProtoBuffer
@@ -83,6 +86,12 @@ enum PacketBuilder {
         incremental.is_incremental = 1
         incremental.has_unit_multiplier_ns = 1
         incremental.unit_multiplier_ns = 1
+        var realtime = Perfetto__Protos__ClockSnapshot__Clock()
+        perfetto__protos__clock_snapshot__clock__init(&realtime)
+        realtime.has_clock_id = 1
+        realtime.clock_id = PerfettoWire.Clock.realtime
+        realtime.has_timestamp = 1
+        realtime.timestamp = boottime &+ realtimeOffset
         var snapshot = Perfetto__Protos__ClockSnapshot()
         perfetto__protos__clock_snapshot__init(&snapshot)
         snapshot.has_primary_trace_clock = 1
@@ -93,17 +102,20 @@ enum PacketBuilder {
                 defaults.pointee.track_event_defaults = eventDefaults
                 withUnsafeMutablePointer(to: &boot) { boot in
                     withUnsafeMutablePointer(to: &incremental) { incremental in
-                        var clocks: [UnsafeMutablePointer<Perfetto__Protos__ClockSnapshot__Clock>?] = [
-                            boot, incremental,
-                        ]
-                        clocks.withUnsafeMutableBufferPointer { clocks in
-                            snapshot.n_clocks = clocks.count
-                            snapshot.clocks = clocks.baseAddress
-                            withUnsafeMutablePointer(to: &snapshot) { snapshot in
-                                packet.trace_packet_defaults = defaults
-                                packet.data_case = PERFETTO__PROTOS__TRACE_PACKET__DATA_CLOCK_SNAPSHOT
-                                packet.clock_snapshot = snapshot
-                                append(&packet, to: &buffer)
+                        withUnsafeMutablePointer(to: &realtime) { realtime in
+                            var clocks: [UnsafeMutablePointer<Perfetto__Protos__ClockSnapshot__Clock>?] = [
+                                boot, incremental,
+                            ]
+                            if realtimeOffset != 0 { clocks.append(realtime) }
+                            clocks.withUnsafeMutableBufferPointer { clocks in
+                                snapshot.n_clocks = clocks.count
+                                snapshot.clocks = clocks.baseAddress
+                                withUnsafeMutablePointer(to: &snapshot) { snapshot in
+                                    packet.trace_packet_defaults = defaults
+                                    packet.data_case = PERFETTO__PROTOS__TRACE_PACKET__DATA_CLOCK_SNAPSHOT
+                                    packet.clock_snapshot = snapshot
+                                    append(&packet, to: &buffer)
+                                }
                             }
                         }
                     }

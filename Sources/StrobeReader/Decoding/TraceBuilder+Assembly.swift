@@ -90,7 +90,8 @@ extension TraceBuilder {
             intervals: IntervalList(records: records, names: names, tracks: intervalTracks, extras: intervalExtras),
             instants: instants,
             counters: counters, loss: loss, issues: issues, truncation: truncation, packetCount: packetCount,
-            decodedPacketCount: packetCount - undecodedPackets)
+            decodedPacketCount: packetCount - undecodedPackets,
+            realtimeOffset: globalPairs[PerfettoWire.Clock.realtime]?.last.map { $0.clock &- $0.boottime })
     }
 
     func makeTrack(uuid: UInt64, info: PacketFields.TrackFields) -> TraceTrack {

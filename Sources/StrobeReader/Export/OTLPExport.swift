@@ -9,33 +9,54 @@
 /// interval on it to the one before; an instant becomes an event of the
 /// innermost span on its track that holds it, or a zero-length span of its
 /// own (with the attribute `strobe.instant`). An interval that never ended
-/// is a zero-length span with `strobe.unfinished`. Times are the trace's CLOCK_BOOTTIME plus `unixOffset`: a Strobe
-/// trace records no wall-clock time, so spans line up with Unix time only
-/// when the caller knows the offset.
+/// is a zero-length span with `strobe.unfinished`.
+///
+/// Times are Unix-epoch nanoseconds: the trace's CLOCK_BOOTTIME plus its
+/// ``ParsedTrace/realtimeOffset``, which Strobe records in each sequence's
+/// clock snapshot. A trace without one (from an older Strobe, or a
+/// recovered crash) keeps its BOOTTIME times unless the caller gives
+/// `unixOffset`.
 ///
 /// ```swift
 /// let trace = try TraceReader.read(contentsOf: "app.pftrace")
 /// let body = OTLPExport.encode(trace)
 /// ```
 public enum OTLPExport {
-    /// The request's bytes.
-    public static func encode(_ trace: ParsedTrace, unixOffset: UInt64 = 0) -> [UInt8] {
-        let model = OTLPSpans(trace)
+    /// The request's bytes: every span in one request.
+    ///
+    /// - Parameter unixOffset: Nanoseconds added to every time; nil takes
+    ///   the trace's ``ParsedTrace/realtimeOffset``, else 0.
+    public static func encode(_ trace: ParsedTrace, unixOffset: UInt64? = nil) -> [UInt8] {
+        var requests = OTLPRequests(trace, unixOffset: unixOffset, maxBytes: .max)
+        return requests.next()?.body ?? requests.emptyRequest()
+    }
+
+    /// The same spans as ``encode(_:unixOffset:)`` split into requests of
+    /// at most `maxBytes` each (a span larger than that alone in its
+    /// request), in order, each with the trace's resource: what a sender
+    /// posts batch by batch. A trace with no span gives no request.
+    public static func requests(
+        _ trace: ParsedTrace, unixOffset: UInt64? = nil, maxBytes: Int = OTLPRequests.defaultMaxBytes
+    ) -> OTLPRequests {
+        OTLPRequests(trace, unixOffset: unixOffset, maxBytes: maxBytes)
+    }
+
+    /// An `ExportTraceServiceRequest` of one `ResourceSpans` from the
+    /// resource's bytes and the `ScopeSpans`' bytes.
+    static func request(resource: [UInt8], scopeSpans: [UInt8]) -> [UInt8] {
         var request = ProtobufWriter()
         request.message(1) { resourceSpans in
-            resourceSpans.message(1) { resource in
-                for (key, value) in resourceAttributes(trace) { keyValue(&resource, 1, key, value) }
-            }
-            resourceSpans.message(2) { scopeSpans in
-                scopeSpans.message(1) { scope in scope.string(1, "strobe") }
-                for span in model.spans {
-                    scopeSpans.message(2) { writer in
-                        write(span, of: model, trace: trace, offset: unixOffset, into: &writer)
-                    }
-                }
-            }
+            resourceSpans.bytes(1, resource)
+            resourceSpans.bytes(2, scopeSpans)
         }
         return request.bytes
+    }
+
+    /// The `Resource` message of `trace`.
+    static func resource(_ trace: ParsedTrace) -> [UInt8] {
+        var resource = ProtobufWriter()
+        for (key, value) in resourceAttributes(trace) { keyValue(&resource, 1, key, value) }
+        return resource.bytes
     }
 
     /// The resource's attributes: `service.name` (the app's name, else the
@@ -57,7 +78,7 @@ public enum OTLPExport {
         return attributes
     }
 
-    private static func write(
+    static func write(
         _ span: OTLPSpans.Span, of model: OTLPSpans, trace: ParsedTrace, offset: UInt64,
         into writer: inout ProtobufWriter
     ) {

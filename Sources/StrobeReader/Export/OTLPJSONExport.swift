@@ -6,7 +6,11 @@ import Foundation
 /// trace and span ids in hex, and 64-bit integers as strings.
 extension OTLPExport {
     /// The request as JSON text.
-    public static func json(_ trace: ParsedTrace, unixOffset: UInt64 = 0) -> String {
+    ///
+    /// `unixOffset` as in ``OTLPExport/encode(_:unixOffset:)``: nil takes
+    /// the trace's ``ParsedTrace/realtimeOffset``.
+    public static func json(_ trace: ParsedTrace, unixOffset: UInt64? = nil) -> String {
+        let unixOffset = unixOffset ?? trace.realtimeOffset ?? 0
         let model = OTLPSpans(trace)
         let traceID = hex(model.traceID)
         let spans: [[String: Any]] = model.spans.map { span in

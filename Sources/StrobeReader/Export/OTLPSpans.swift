@@ -36,21 +36,26 @@ struct OTLPSpans {
         traceID = Self.bytes(Self.mix(seed, 1)) + Self.bytes(Self.mix(seed, 2))
         let names = Dictionary(trace.threads.map { ($0.tid, $0.name) }, uniquingKeysWith: { first, _ in first })
 
-        // Spans in the order of their start, a parent before its children.
-        let intervals = Array(trace.intervals).sorted { ($0.start, $0.depth) < ($1.start, $1.depth) }
+        // Spans in the order of their start, a parent before its children:
+        // the order the trace keeps its intervals in.
+        let intervals = trace.intervals
+        spans.reserveCapacity(intervals.count)
         var open: [UInt64: [Int]] = [:]
         var byTrack: [UInt64: [Int]] = [:]
-        var seen: [UInt64: Int] = [:]
+        // Per track, the last start and how many spans before had it.
+        var last: [UInt64: (start: UInt64, ordinal: UInt64)] = [:]
         for interval in intervals {
-            var stack = open[interval.track] ?? []
+            // Taken out of the table, so growing it copies nothing.
+            var stack = open.removeValue(forKey: interval.track) ?? []
             if stack.count > interval.depth { stack.removeLast(stack.count - interval.depth) }
             let parent = interval.depth > 0 && stack.count == interval.depth ? stack.last : nil
             // Unique per trace: the track, the start, and how many spans
-            // before it had both.
+            // before it had both (they come one after another on a track).
             let key = Self.mix(Self.mix(seed, interval.track), interval.start)
-            let ordinal = seen[key, default: 0]
-            seen[key] = ordinal + 1
-            let id = Self.mix(key, UInt64(ordinal)) | 1
+            var ordinal: UInt64 = 0
+            if let previous = last[interval.track], previous.start == interval.start { ordinal = previous.ordinal + 1 }
+            last[interval.track] = (interval.start, ordinal)
+            let id = Self.mix(key, ordinal) | 1
             let index = spans.count
             spans.append(
                 Span(
@@ -83,10 +88,11 @@ struct OTLPSpans {
 
     /// Each span that carries a flow id links to the span before it (in
     /// time) that carried the same id.
-    private mutating func linkFlows(_ intervals: [Interval]) {
+    private mutating func linkFlows(_ intervals: IntervalList) {
         var last: [UInt64: Int] = [:]
         for (index, interval) in intervals.enumerated() {
             let ids = interval.flowIDs + interval.terminatingFlowIDs
+            if ids.isEmpty { continue }
             for id in Set(ids).sorted() {
                 if let previous = last[id], previous != index { spans[index].links.append(previous) }
                 last[id] = interval.terminatingFlowIDs.contains(id) ? nil : index
@@ -97,6 +103,7 @@ struct OTLPSpans {
     /// Each instant becomes an event of the innermost span on its track
     /// that holds its time, or a zero-length span of its own.
     private mutating func attachInstants(_ trace: ParsedTrace, byTrack: [UInt64: [Int]], names: [Int64: String]) {
+        var seen: [UInt64: Int] = [:]
         for (number, instant) in trace.instants.enumerated() where !Self.skippedInstants.contains(instant.name) {
             var holder: Int?
             if let indexes = byTrack[instant.track] {
@@ -121,9 +128,13 @@ struct OTLPSpans {
             if let holder {
                 spans[holder].events.append(number)
             } else {
-                let key = Self.mix(Self.mix(seed, instant.track), instant.time)
+                // Unique per trace: the track, the time, and how many
+                // instants without a span before it had both.
+                let key = Self.mix(Self.mix(Self.mix(seed, instant.track), instant.time), 0x696e_7374)
+                let ordinal = seen[key, default: 0]
+                seen[key] = ordinal + 1
                 var span = Span(
-                    spanID: Self.mix(key, 0x696e_7374) | 1, parentIndex: nil, name: instant.name,
+                    spanID: Self.mix(key, UInt64(ordinal)) | 1, parentIndex: nil, name: instant.name,
                     track: instant.track, start: instant.time,
                     end: instant.time, tid: instant.tid, threadName: instant.tid.flatMap { names[$0] },
                     arguments: [:], isUnfinished: false)

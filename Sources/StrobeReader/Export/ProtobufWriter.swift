@@ -1,9 +1,17 @@
 /// A small protobuf writer for the binary exports (pprof, OTLP): fields are
 /// appended in the order they are written, each with its tag; a nested
-/// message is written into a writer of its own and appended as bytes.
+/// message is written in place, its length filled in after it.
 struct ProtobufWriter {
     /// The bytes written so far.
     private(set) var bytes: [UInt8] = []
+
+    /// How many bytes are written.
+    var count: Int { bytes.count }
+
+    /// Forgets what was written, keeping the storage for the next message.
+    mutating func reset() {
+        bytes.removeAll(keepingCapacity: true)
+    }
 
     /// Appends `value` as a base-128 varint, with no tag.
     mutating func appendVarint(_ value: UInt64) {
@@ -50,21 +58,35 @@ struct ProtobufWriter {
 
     /// A string field, as UTF-8.
     mutating func string(_ field: UInt32, _ text: String) {
-        bytes(field, Array(text.utf8))
+        appendTag(field, 2)
+        let utf8 = text.utf8
+        appendVarint(UInt64(utf8.count))
+        bytes.append(contentsOf: utf8)
     }
 
-    /// A nested message, built by `build` in a writer of its own.
+    /// A nested message, built by `build` in place: its length is written
+    /// once it is known, moving the message only when that takes more than
+    /// one byte.
     mutating func message(_ field: UInt32, _ build: (inout ProtobufWriter) -> Void) {
-        var nested = ProtobufWriter()
-        build(&nested)
-        bytes(field, nested.bytes)
+        appendTag(field, 2)
+        let lengthAt = bytes.count
+        bytes.append(0)
+        build(&self)
+        var length = bytes.count - lengthAt - 1
+        var size = 1
+        while length >> (7 * size) != 0 { size += 1 }
+        if size > 1 { bytes.insert(contentsOf: repeatElement(0, count: size - 1), at: lengthAt + 1) }
+        for index in 0..<size {
+            bytes[lengthAt + index] = UInt8(truncatingIfNeeded: length) | (index < size - 1 ? 0x80 : 0)
+            length >>= 7
+        }
     }
 
     /// A packed repeated varint field; nothing when `values` is empty.
     mutating func packed(_ field: UInt32, _ values: [UInt64]) {
         guard !values.isEmpty else { return }
-        var packed = ProtobufWriter()
-        for value in values { packed.appendVarint(value) }
-        bytes(field, packed.bytes)
+        message(field) { packed in
+            for value in values { packed.appendVarint(value) }
+        }
     }
 }

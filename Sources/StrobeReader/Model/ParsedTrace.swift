@@ -32,6 +32,12 @@ public struct ParsedTrace: Sendable {
     /// foreign bytes at its start (named, with the bytes shown), or the
     /// first packet's problem; nil when a packet decoded.
     public var notATrace: TraceReadError? = nil
+    /// CLOCK_REALTIME less CLOCK_BOOTTIME, in nanoseconds: add it to a
+    /// timestamp for Unix-epoch nanoseconds. From the latest clock snapshot
+    /// that ties `BUILTIN_CLOCK_REALTIME` to BOOTTIME (Strobe writes one at
+    /// each sequence's start); nil when the trace has none, as in traces
+    /// from Strobe releases that did not record it and recovered crashes.
+    public var realtimeOffset: UInt64? = nil
 
     /// Puts intervals and instants in time order, as documented.
     mutating func sortByTime() {

@@ -4,6 +4,8 @@
 // `make bench trend`: `strobe trend` end to end over 10,000 runs.
 // `make bench sketch`: the fleet's quantile sketch, accuracy and size;
 // `make bench fleet`: the fleet report's rates, ingest and report speed.
+// `make bench export`: `strobe export --format otlp` of a 100 MB trace, speed
+// and peak memory.
 // Prints one JSON line per figure, each with the baseline measured in the
 // same process and the ratio between them.
 
@@ -11,7 +13,7 @@
 import Glibc
 #endif
 
-let sections = ["statistics", "changepoints", "compare", "history", "trend", "sketch", "fleet"]
+let sections = ["statistics", "changepoints", "compare", "history", "trend", "sketch", "fleet", "export"]
 let arguments = Set(CommandLine.arguments.dropFirst())
 let unknown = arguments.subtracting(sections).sorted()
 if !unknown.isEmpty {
@@ -31,3 +33,4 @@ if arguments.isEmpty || arguments.contains("history") { await HistoryBenchmarks.
 if arguments.isEmpty || arguments.contains("trend") { await TrendBenchmarks.run() }
 if arguments.isEmpty || arguments.contains("sketch") { SketchBenchmarks.run() }
 if arguments.isEmpty || arguments.contains("fleet") { await FleetBenchmarks.run() }
+if arguments.isEmpty || arguments.contains("export") { ExportBenchmarks.run() }

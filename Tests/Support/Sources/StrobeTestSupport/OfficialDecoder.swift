@@ -83,7 +83,14 @@ public struct OfficialDecoder {
         public var counters: [Counter]
         public var stats: [String: Double]
         public var errors: [String]
+        /// CLOCK_REALTIME less CLOCK_BOOTTIME in each clock snapshot that
+        /// holds both, in file order.
+        public var realtimeOffsets: [Int64]
 
+        enum CodingKeys: String, CodingKey {
+            case packets, sequences, tracks, slices, instants, counters, stats, errors
+            case realtimeOffsets = "realtime_offsets"
+        }
         public func track(_ uuid: UInt64) -> Track? { tracks[String(uuid)] }
 
         public func slices(named name: String) -> [Slice] { slices.filter { $0.name == name } }

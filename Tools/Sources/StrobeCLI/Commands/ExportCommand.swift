@@ -1,9 +1,10 @@
 import ArgumentParser
 import Foundation
+import StrobeOTLP
 import StrobeReader
 
 /// `strobe export TRACE --format csv|ndjson|chrome-json|folded|pprof|otlp|otlp-json`.
-struct ExportCommand: ParsableCommand {
+struct ExportCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "export",
         abstract: "Export a trace as CSV or NDJSON rows, Chrome trace-event JSON, or its CPU samples.",
@@ -14,7 +15,10 @@ struct ExportCommand: ParsableCommand {
             CPU samples: folded stacks for flamegraph.pl, or a gzipped pprof profile for \
             `go tool pprof`; with --interval, only the samples inside that interval's instances. otlp \
             writes every interval as a span, instants as span events and flows as links, with the \
-            trace's metadata as the resource.
+            trace's metadata as the resource; with --otlp-endpoint the same spans are posted to an \
+            OTLP/HTTP endpoint in batches (and written to -o only when it is given). Exit status 2 when the \
+            endpoint refuses a batch (any status but 2xx, 429, 502, 503, 504), 1 when it stays busy or \
+            unreachable through every attempt; the message names the trace, the batch and the answer.
             """
     )
 
@@ -35,13 +39,18 @@ struct ExportCommand: ParsableCommand {
     @Option(help: "With folded or pprof, only the CPU samples inside the instances of this interval name.")
     var interval: String?
 
+    @OptionGroup var otlp: OTLPEndpointOptions
+
     func validate() throws {
+        if otlp.url != nil, format != .otlp {
+            throw ValidationError("--otlp-endpoint needs --format otlp")
+        }
         if interval != nil, format != .folded, format != .pprof {
             throw ValidationError("--interval needs --format folded or pprof")
         }
     }
 
-    func run() throws {
+    func run() async throws {
         let parsed = try readTrace(trace)
         switch format {
         case .pprof:
@@ -53,7 +62,20 @@ struct ExportCommand: ParsableCommand {
                 throw CommandFailure.measurementFailed("\(trace): \(failure)")
             }
         case .otlp:
-            try emit(bytes: OTLPExport.encode(parsed), to: output)
+            if let sender = try otlp.sender() {
+                if output != nil { try emit(bytes: OTLPExport.encode(parsed), to: output) }
+                let report: OTLPSender.Report
+                do throws(OTLPSendError) {
+                    report = try await sender.send(parsed, from: trace, batchBytes: otlp.batchBytes)
+                } catch {
+                    throw CommandFailure.otlp(error)
+                }
+                print(
+                    "\(trace): sent \(report.spans) spans in \(report.batches) request\(report.batches == 1 ? "" : "s") "
+                        + "to \(sender.endpoint)\(report.retries > 0 ? " (\(report.retries) retried)" : "")")
+            } else {
+                try emit(bytes: OTLPExport.encode(parsed), to: output)
+            }
         case .otlpJSON:
             try emit(OTLPExport.json(parsed), to: output)
         case .folded:

@@ -3,6 +3,8 @@ import Foundation
 import StrobeFleet
 import StrobeHistory
 import StrobeHistoryStore
+import StrobeOTLP
+import StrobeReader
 
 /// `strobe ingest TRACE_OR_DIR... --history STORE`: a fleet's traces into the
 /// store, for `strobe fleet`.
@@ -17,7 +19,11 @@ struct IngestCommand: AsyncParsableCommand {
             it again changes nothing. A damaged or foreign file is skipped, named on standard error with the \
             reason, and counted in the summary line; the exit status stays 0 while any trace was stored, and is 2 \
             when every file was skipped. A path that does not exist is bad input (exit status 2) and nothing is \
-            ingested.
+            ingested. With --otlp-endpoint the traces are sent as OTLP spans (as `strobe export --format otlp` \
+            writes them) to that OTLP/HTTP endpoint instead of the store, one after another, in batches, with \
+            retries; a trace the endpoint refuses is named on standard error and the rest are still sent (exit \
+            status 2 at the end), and an endpoint busy or unreachable through every attempt stops the command \
+            (exit status 1), naming the trace, the batch and what was not sent.
             """
     )
 
@@ -29,6 +35,8 @@ struct IngestCommand: AsyncParsableCommand {
     @Option(help: "Traces stored per transaction.")
     var batch: Int = 64
 
+    @OptionGroup var otlp: OTLPEndpointOptions
+
     func validate() throws {
         if batch < 1 { throw ValidationError("--batch must be at least 1, not \(batch)") }
     }
@@ -39,6 +47,10 @@ struct IngestCommand: AsyncParsableCommand {
             files = try FleetIngestion.traceFiles(in: paths)
         } catch {
             throw CommandFailure.badInput(error.description)
+        }
+        if let sender = try otlp.sender() {
+            try await send(files, with: sender)
+            return
         }
         let location: HistoryLocation
         do {
@@ -67,6 +79,68 @@ struct IngestCommand: AsyncParsableCommand {
                 summary.files == 1
                     ? "the one file given is not a trace that can be stored"
                     : "none of the \(summary.files) files is a trace that can be stored")
+        }
+    }
+
+    /// Sends every trace of `files` to the endpoint, in order.
+    private func send(_ files: [String], with sender: OTLPSender) async throws {
+        var total = OTLPSender.Report()
+        var sent = 0
+        var skipped = 0
+        var refused: [String] = []
+        for (index, file) in files.enumerated() {
+            let parsed: ParsedTrace
+            do {
+                parsed = try TraceReader.read(contentsOf: file)
+            } catch {
+                StrobeCommand.printError("strobe ingest: skipped \(error)")
+                skipped += 1
+                continue
+            }
+            if let failure = noReadablePacket(parsed, path: file) {
+                StrobeCommand.printError("strobe ingest: skipped \(failure.description)")
+                skipped += 1
+                continue
+            }
+            if let truncation = parsed.truncation {
+                StrobeCommand.printError("strobe: warning: \(truncation); sending what came before")
+            }
+            do throws(OTLPSendError) {
+                let report = try await sender.send(parsed, from: file, batchBytes: otlp.batchBytes)
+                total.batches += report.batches
+                total.spans += report.spans
+                total.retries += report.retries
+                total.rejectedSpans += report.rejectedSpans
+                sent += 1
+            } catch {
+                guard !error.isRefusal else {
+                    StrobeCommand.printError("strobe ingest: \(error)")
+                    refused.append(file)
+                    continue
+                }
+                let rest = files.count - index - 1
+                throw CommandFailure.measurementFailed(
+                    "\(error)" + (rest > 0 ? "; \(rest) more trace\(rest == 1 ? "" : "s") not sent" : ""))
+            }
+        }
+        var line =
+            "sent \(total.spans) spans of \(sent) trace\(sent == 1 ? "" : "s") in \(total.batches) "
+            + "request\(total.batches == 1 ? "" : "s") to \(sender.endpoint)"
+        if total.retries > 0 { line += ", \(total.retries) retried" }
+        if total.rejectedSpans > 0 { line += ", \(total.rejectedSpans) spans rejected by the endpoint" }
+        if skipped > 0 { line += ", \(skipped) skipped" }
+        if !refused.isEmpty { line += ", \(refused.count) refused" }
+        print(line)
+        if !refused.isEmpty {
+            throw CommandFailure.badInput(
+                "the endpoint refused \(refused.count) trace\(refused.count == 1 ? "" : "s"): "
+                    + refused.joined(separator: ", "))
+        }
+        if sent == 0, skipped > 0 {
+            throw CommandFailure.badInput(
+                files.count == 1
+                    ? "the one file given is not a trace that can be sent"
+                    : "none of the \(files.count) files is a trace that can be sent")
         }
     }
 }

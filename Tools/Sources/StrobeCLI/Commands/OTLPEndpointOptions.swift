@@ -1,0 +1,68 @@
+import ArgumentParser
+import Foundation
+import StrobeOTLP
+import StrobeReader
+
+/// `--otlp-endpoint URL` and its batch and retry flags, shared by `export`
+/// and `ingest`.
+struct OTLPEndpointOptions: ParsableArguments {
+    @Option(
+        name: .customLong("otlp-endpoint"),
+        help: ArgumentHelp(
+            "Send the spans over OTLP/HTTP (protobuf) to this http:// URL, posted to as given, "
+                + "e.g. http://127.0.0.1:4318/v1/traces.",
+            valueName: "url"))
+    var url: String?
+
+    @Option(
+        name: .customLong("otlp-batch-bytes"),
+        help: "With --otlp-endpoint, the largest request body (a span larger than that goes alone).")
+    var batchBytes: Int = OTLPRequests.defaultMaxBytes
+
+    @Option(
+        name: .customLong("otlp-attempts"),
+        help: "With --otlp-endpoint, attempts per batch on 429, 502, 503, 504 or a failed connection.")
+    var attempts: Int = 5
+
+    func validate() throws {
+        if batchBytes < 1024 { throw ValidationError("--otlp-batch-bytes must be at least 1024, not \(batchBytes)") }
+        if attempts < 1 { throw ValidationError("--otlp-attempts must be at least 1, not \(attempts)") }
+        if let url {
+            do {
+                _ = try OTLPEndpoint(parsing: url)
+            } catch {
+                throw ValidationError(error.description)
+            }
+        }
+    }
+
+    /// The sender, when `--otlp-endpoint` is given.
+    func sender() throws(CommandFailure) -> OTLPSender? {
+        guard let url else { return nil }
+        do {
+            return OTLPSender(
+                endpoint: try OTLPEndpoint(parsing: url), retry: OTLPSender.RetryPolicy(attempts: attempts))
+        } catch {
+            throw .badInput(error.description)
+        }
+    }
+}
+
+extension OTLPSender {
+    /// Sends `parsed`, read from `path`, in batches of at most
+    /// `batchBytes`; warnings go to standard error.
+    func send(_ parsed: ParsedTrace, from path: String, batchBytes: Int) async throws(OTLPSendError) -> Report {
+        try await send(OTLPExport.requests(parsed, maxBytes: batchBytes), of: path) { warning in
+            StrobeCommand.printError("strobe: warning: \(warning)")
+        }
+    }
+}
+
+extension CommandFailure {
+    /// The failure of a send: bad input (exit status 2) when the endpoint
+    /// refused the trace, else exit status 1 (the endpoint stayed busy or
+    /// unreachable through every attempt).
+    static func otlp(_ error: OTLPSendError) -> CommandFailure {
+        CommandFailure(message: error.description, status: error.isRefusal ? 2 : 1)
+    }
+}
