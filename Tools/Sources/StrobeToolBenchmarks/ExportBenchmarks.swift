@@ -39,7 +39,7 @@ enum ExportBenchmarks {
             )
         }
         print(
-            "{\"section\":\"export\",\"cpu\":\"\(BenchmarkMachine.current.modelName)\","
+            "{\"section\":\"export\",\"cpu\":\"\(HistoryBenchmarks.cpuModel())\","
                 + "\"cores\":\(ProcessInfo.processInfo.activeProcessorCount),"
                 + "\"load_average\":\"\(TrendBenchmarks.loadAverage())\"}")
         let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("strobe-export-bench-\(getpid())")
