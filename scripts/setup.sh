@@ -40,8 +40,8 @@ fi
 # headers let the runner switch the count on and off around measure blocks.
 command -v valgrind >/dev/null 2>&1 && [ -f /usr/include/valgrind/callgrind.h ] || need_apt+=(valgrind)
 # QEMU's user-mode emulator: with Strobe's plugin it counts the instructions
-# of a suite run with --instructions emulated, 5 to 10 times slower than
-# natively where callgrind runs 20 to 100 times slower.
+# of a suite run with --instructions emulated, about 20 times slower than
+# natively for integer code (callgrind measures 20 to 100 times slower).
 command -v "qemu-$(uname -m)" >/dev/null 2>&1 || need_apt+=(qemu-user)
 # SQLite's headers and library, for the run history (strobe history).
 pkg-config --exists sqlite3 2>/dev/null || need_apt+=(libsqlite3-dev)

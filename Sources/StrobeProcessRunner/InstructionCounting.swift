@@ -27,8 +27,9 @@ public enum InstructionCounting: String, Sendable, Hashable, CaseIterable {
     case simulated
     /// An emulation: the suite runs again under QEMU's user-mode emulator
     /// with Strobe's counting plugin, which counts every instruction of the
-    /// measure blocks, 5 to 10 times slower than natively (a simulation
-    /// runs 20 to 100 times slower) but with no count per function. The
+    /// measure blocks, about 20 times slower than natively for integer code
+    /// (a simulation measures 20 to 100 times slower) but over 100 times
+    /// for floating point, and with no count per function. The
     /// emulated CPU's counts compare only with counts emulated the same
     /// way. Its results carry counts only, like a simulation's; where QEMU
     /// cannot run, the run says why and goes on natively.

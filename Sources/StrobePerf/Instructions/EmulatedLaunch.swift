@@ -11,8 +11,10 @@ import Glibc
 /// emulated`, and waits for it.
 ///
 /// The emulator translates the suite's machine code block by block and runs
-/// it 5 to 10 times slower than natively (a simulation under callgrind runs
-/// 20 to 100 times slower, but names functions): every guest instruction is
+/// it about 20 times slower than natively where the code is integer work and
+/// over 100 times where it is floating point, which it emulates in software
+/// (a simulation under callgrind measures 20 to 100 times slower whatever
+/// the code, and names functions): every guest instruction is
 /// counted, and a measure block's start and end are marked by a system call
 /// the plugin watches for. The counts are those of the emulated CPU, so they
 /// compare only with counts emulated the same way; like a simulated one, the
