@@ -63,26 +63,31 @@ public struct PerfSuite: Sendable {
             return 0
         }
         let environment = ProcessInfo.processInfo.environment
-        if options.instructions == .simulated, cstrobe_simulation_running() == 0 {
-            if let problem = SimulatedLaunch.problem(environment: environment) {
-                standardError("\(command): --instructions simulated: \(problem); running natively without them")
-            } else {
-                do {
-                    return try SimulatedLaunch.run(arguments: arguments, environment: environment)
-                } catch {
-                    standardError("\(command): --instructions simulated: \(error)")
-                    return 2
-                }
+        // A counting child (under Valgrind or QEMU) runs the tests instead of
+        // this process, unless this process is that child.
+        let launch: (problem: String?, run: () throws -> Int32)? =
+            switch options.instructions {
+            case .simulated where cstrobe_simulation_running() == 0:
+                (
+                    SimulatedLaunch.problem(environment: environment),
+                    { try SimulatedLaunch.run(arguments: arguments, environment: environment) }
+                )
+            case .emulated where !EmulatedLaunch.isChild(environment: environment):
+                (
+                    EmulatedLaunch.problem(environment: environment),
+                    { try EmulatedLaunch.run(arguments: arguments, environment: environment) }
+                )
+            default: nil
             }
-        }
-        if options.instructions == .emulated, !EmulatedLaunch.isChild(environment: environment) {
-            if let problem = EmulatedLaunch.problem(environment: environment) {
-                standardError("\(command): --instructions emulated: \(problem); running natively without them")
+        if let launch {
+            let mode = "--instructions \(options.instructions.rawValue)"
+            if let problem = launch.problem {
+                standardError("\(command): \(mode): \(problem); running natively without them")
             } else {
                 do {
-                    return try EmulatedLaunch.run(arguments: arguments, environment: environment)
+                    return try launch.run()
                 } catch {
-                    standardError("\(command): --instructions emulated: \(error)")
+                    standardError("\(command): \(mode): \(error)")
                     return 2
                 }
             }
