@@ -66,8 +66,9 @@ struct CompareCommand: ParsableCommand {
 
     @Option(
         help: """
-            Where a perf suite's instructions are counted: auto (the CPU's counter, else one simulated process \
-            per side under Valgrind's callgrind), hardware, simulated or off.
+            Where a perf suite's instructions are counted: auto (the CPU's counter, else one process per side \
+            under Valgrind's callgrind, or under QEMU where callgrind would take over 20 s), hardware, \
+            simulated, emulated or off.
             """)
     var instructions = "auto"
 
@@ -153,7 +154,7 @@ struct CompareCommand: ParsableCommand {
     func validate() throws {
         if let problem { throw ValidationError(problem) }
         if InstructionCounting(rawValue: instructions) == nil {
-            throw ValidationError("--instructions \(instructions): expected auto, hardware, simulated or off")
+            throw ValidationError("--instructions \(instructions): expected auto, hardware, simulated, emulated or off")
         }
     }
 
