@@ -104,9 +104,11 @@ extension RecordingTests {
             }
             // The timer expires on the kernel's tick (CONFIG_HZ), so it takes
             // fewer samples than asked for; its shares are held to three
-            // standard errors where that is wider than 3 points.
+            // standard errors where that is wider than 3 points. The timer
+            // samples the whole process, so suites that run beside this one
+            // take a share of its samples.
             #expect(
-                workload.count > (method == .automatic ? 1500 : 100), "\(workload.count) of \(profile.samples.count)")
+                workload.count > (method == .automatic ? 1500 : 50), "\(workload.count) of \(profile.samples.count)")
             for (function, share) in ProfileWorkload.truth {
                 let measured = profile.share(of: workload) { $0 == function }
                 let standardError = (share * (1 - share) / Double(max(workload.count, 1))).squareRoot()
