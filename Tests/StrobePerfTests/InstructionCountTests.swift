@@ -36,19 +36,18 @@ struct InstructionCountTests {
         SimulatedLaunch.problem(environment: ProcessInfo.processInfo.environment)
     }
 
-    @Test func aSimulatedRunCountsTheSameInstructionsEveryTimeAndPerFunction() throws {
-        if let problem = Self.simulationProblem {
-            print("skipped: no simulation here: \(problem)")
-            return
-        }
-        let arguments = ["--instructions", "simulated", "--iterations", "3", "--warmup", "1"]
-        let first = try Self.runProfileSuite(arguments)
-        let second = try Self.runProfileSuite(arguments)
-        for run in [first, second] {
+    /// Two ProfileSuite processes counted by `mode` (3 iterations each),
+    /// checked for what every counting process holds: counts only, the
+    /// source named, the same instructions in every iteration and, to
+    /// `processTolerance`, in both processes.
+    static func twoCountedProcesses(_ mode: String, processTolerance: Double) throws -> [PerfRun] {
+        let arguments = ["--instructions", mode, "--iterations", "3", "--warmup", "1"]
+        let runs = [try runProfileSuite(arguments), try runProfileSuite(arguments)]
+        for run in runs {
             #expect(run.metadata.simulated)
-            #expect(run.metadata.instructionSource == "simulated")
+            #expect(run.metadata.instructionSource == mode)
             let test = try #require(run.tests.first)
-            // Counts only: the simulated process's times are not kept.
+            // Counts only: the counting process's times are not kept.
             #expect(test.metric("wall") == nil)
             #expect(test.metric("allocations") != nil)
             let counted = try #require(test.metric("instructions")).samples
@@ -58,6 +57,21 @@ struct InstructionCountTests {
             // few hundred).
             let spread = (counted.max() ?? 0) / (counted.min() ?? 1) - 1
             #expect(spread < 1e-4, "\(counted)")
+        }
+        let a = try #require(runs[0].tests.first?.metric("instructions")?.samples.first)
+        let b = try #require(runs[1].tests.first?.metric("instructions")?.samples.first)
+        #expect(abs(a - b) / a < processTolerance, "\(a) against \(b)")
+        return runs
+    }
+
+    @Test func aSimulatedRunCountsTheSameInstructionsEveryTimeAndPerFunction() throws {
+        if let problem = Self.simulationProblem {
+            print("skipped: no simulation here: \(problem)")
+            return
+        }
+        for run in try Self.twoCountedProcesses("simulated", processTolerance: 0.001) {
+            let test = try #require(run.tests.first)
+            let counted = try #require(test.metric("instructions")).samples
             let profile = try #require(test.instructionProfile)
             #expect(profile.iterations == 3)
             let counts = profile.countPerIteration
@@ -69,9 +83,6 @@ struct InstructionCountTests {
             let mean = counted.reduce(0, +) / Double(counted.count)
             #expect(abs(total - mean) <= mean * 1e-9)
         }
-        let a = try #require(first.tests.first?.metric("instructions")?.samples.first)
-        let b = try #require(second.tests.first?.metric("instructions")?.samples.first)
-        #expect(abs(a - b) / a < 0.001, "\(a) against \(b)")
     }
 
     @Test func twoPercentMoreWorkInOneFunctionShowsInItsCount() throws {
@@ -104,23 +115,9 @@ struct InstructionCountTests {
             print("skipped: no emulation here: \(problem)")
             return
         }
-        let arguments = ["--instructions", "emulated", "--iterations", "3", "--warmup", "1"]
-        let first = try Self.runProfileSuite(arguments)
-        let second = try Self.runProfileSuite(arguments)
-        for run in [first, second] {
-            #expect(run.metadata.simulated)
-            #expect(run.metadata.instructionSource == "emulated")
-            let test = try #require(run.tests.first)
-            #expect(test.metric("wall") == nil)
-            #expect(test.instructionProfile == nil)
-            let counted = try #require(test.metric("instructions")).samples
-            #expect(counted.count == 3)
-            let spread = (counted.max() ?? 0) / (counted.min() ?? 1) - 1
-            #expect(spread < 1e-4, "\(counted)")
+        for run in try Self.twoCountedProcesses("emulated", processTolerance: 1e-4) {
+            #expect(run.tests.first?.instructionProfile == nil)
         }
-        let a = try #require(first.tests.first?.metric("instructions")?.samples.first)
-        let b = try #require(second.tests.first?.metric("instructions")?.samples.first)
-        #expect(abs(a - b) / a < 1e-4, "\(a) against \(b)")
     }
 
     @Test func twoPercentMoreWorkInOneFunctionShowsInTheEmulatedCount() throws {
