@@ -128,11 +128,14 @@ public struct ProcessRounds: RoundRunner {
             Self.resultsFiles(in: resultsDirectory(of: side)).compactMap { try? ResultsFile.read($0) }
         }
         let sources = Set(firstRound.map(\.metadata.instructionSource))
-        let slowest =
-            firstRound.flatMap(\.tests).compactMap { test -> Double? in
+        // Each round-1 process's median wall time per iteration of each test.
+        let medians = firstRound.map { run in
+            run.tests.compactMap { test -> Double? in
                 guard let wall = test.metric("wall")?.samples.sorted(), !wall.isEmpty else { return nil }
                 return wall[wall.count / 2]
-            }.max() ?? 0
+            }
+        }
+        let slowest = medians.joined().max() ?? 0
         let iterations = slowest < Self.longIteration ? Self.simulatedIterations : 1
         if sources.contains("hardware") {
             instructionNote = "instructions: counted by the CPU's hardware counter"
@@ -140,13 +143,7 @@ public struct ProcessRounds: RoundRunner {
         }
         // What one side's simulation would take: each test's median
         // iteration, measured `iterations` times 60 times slower.
-        let perSide =
-            firstRound.map { run in
-                run.tests.compactMap { test -> Double? in
-                    guard let wall = test.metric("wall")?.samples.sorted(), !wall.isEmpty else { return nil }
-                    return wall[wall.count / 2]
-                }.reduce(0, +)
-            }.max() ?? 0
+        let perSide = medians.map { $0.reduce(0, +) }.max() ?? 0
         let predicted = perSide * 1e-9 * Self.simulationSlowdown * Double(iterations)
         let valgrind = ProcessRunner.executable(named: "valgrind") != nil
         let qemu = ProcessRunner.executable(named: InstructionCounting.emulatorName) != nil
