@@ -33,11 +33,7 @@ enum EmulatedLaunch {
         guard ProcessRunner.executable(named: emulatorName, environment: environment) != nil else {
             return "QEMU's user-mode emulator \(emulatorName) is not installed (apt-get install qemu-user)"
         }
-        guard
-            ["cc", "clang", "gcc"].contains(where: {
-                ProcessRunner.executable(named: $0, environment: environment) != nil
-            })
-        else {
+        guard EmulationPlugin.compiler(environment: environment) != nil else {
             return "no C compiler (cc, clang or gcc) to build the emulator's counting plugin"
         }
         return nil

@@ -114,11 +114,7 @@ enum EmulationPlugin {
         let directory = cacheDirectory(environment: environment)
         let library = "\(directory)/qemu-counting-\(sourceDigest).so"
         if access(library, R_OK) == 0 { return library }
-        guard
-            let compiler = ["cc", "clang", "gcc"].lazy.compactMap({
-                ProcessRunner.executable(named: $0, environment: environment)
-            }).first
-        else {
+        guard let compiler = compiler(environment: environment) else {
             throw InstructionCountError(
                 problem: "no C compiler (cc, clang or gcc) to build the emulator's counting plugin")
         }
@@ -148,6 +144,12 @@ enum EmulationPlugin {
             throw InstructionCountError(problem: "cannot move the counting plugin to \(library) (errno \(errno))")
         }
         return library
+    }
+
+    /// The C compiler on the path that builds the plugin: cc, clang or
+    /// gcc, the first found.
+    static func compiler(environment: [String: String]) -> String? {
+        ["cc", "clang", "gcc"].lazy.compactMap { ProcessRunner.executable(named: $0, environment: environment) }.first
     }
 
     private static func cacheDirectory(environment: [String: String]) -> String {
