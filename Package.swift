@@ -23,10 +23,6 @@ let package = Package(
         .library(name: "StrobeCrashRecovery", targets: ["StrobeCrashRecovery"]),
         .library(name: "StrobeMetrics", targets: ["StrobeMetrics"]),
         .library(name: "StrobeTracing", targets: ["StrobeTracing"]),
-        // Shared with the tools package only: tables and units. SwiftPM has
-        // no product a sibling package alone can see, so its name starts
-        // with an underscore, the convention for products that are not API.
-        .library(name: "_StrobeFormatting", targets: ["StrobeFormatting"]),
     ],
     traits: [
         .trait(name: "StrobeMetrics", description: "Builds StrobeMetrics, the swift-metrics backend."),

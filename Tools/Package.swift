@@ -45,9 +45,15 @@ let package = Package(
         // The statistics and the diff are compiled with optimization even in
         // debug builds: their tests simulate thousands of suites (the
         // false-alarm and power bars), which take minutes unoptimized.
+        // Aligned text tables, human units, CSV fields and HTML escaping for
+        // the reports: the sources of the root package's internal
+        // StrobeFormatting (the folder is a link to them), compiled here
+        // under a name of its own, so the package an app depends on offers
+        // no product for them.
+        .target(name: "StrobeToolFormatting"),
         // Judges the metrics of results files, so it takes their model's
-        // MetricDirection (StrobeResults adds only StrobeProtos, CProtobufC
-        // and StrobeFormatting, which every other module here links).
+        // MetricDirection (StrobeResults adds only StrobeProtos and
+        // CProtobufC).
         .target(
             name: "StrobeStatistics",
             dependencies: [.product(name: "StrobeResults", package: "strobe")],
@@ -61,7 +67,7 @@ let package = Package(
             dependencies: [
                 "StrobeStatistics",
                 .product(name: "StrobeResults", package: "strobe"),
-                .product(name: "_StrobeFormatting", package: "strobe"),
+                "StrobeToolFormatting",
                 .product(name: "Yams", package: "Yams"),
             ],
             swiftSettings: optimizedInDebug
@@ -72,7 +78,7 @@ let package = Package(
             dependencies: [
                 "StrobeJudgement", "StrobeStatistics",
                 .product(name: "StrobeResults", package: "strobe"),
-                .product(name: "_StrobeFormatting", package: "strobe"),
+                "StrobeToolFormatting",
             ],
             swiftSettings: optimizedInDebug
         ),
@@ -106,7 +112,7 @@ let package = Package(
             dependencies: [
                 "StrobeStatistics",
                 .product(name: "StrobeResults", package: "strobe"),
-                .product(name: "_StrobeFormatting", package: "strobe"),
+                "StrobeToolFormatting",
                 "CLibCrypto",
             ]
         ),
@@ -129,7 +135,7 @@ let package = Package(
             dependencies: [
                 "StrobeHistory", "StrobeStatistics",
                 .product(name: "StrobeResults", package: "strobe"),
-                .product(name: "_StrobeFormatting", package: "strobe"),
+                "StrobeToolFormatting",
             ]
         ),
         // A fleet's traces: extraction into the store, and the fleet report.
@@ -139,7 +145,7 @@ let package = Package(
                 "StrobeStatistics", "StrobeJudgement", "StrobeHistory", "StrobeHistoryStore",
                 .product(name: "StrobeReader", package: "strobe"),
                 .product(name: "StrobeResults", package: "strobe"),
-                .product(name: "_StrobeFormatting", package: "strobe"),
+                "StrobeToolFormatting",
             ],
             swiftSettings: optimizedInDebug
         ),
@@ -162,7 +168,7 @@ let package = Package(
                 "StrobeStatistics", "StrobeJudgement", "StrobeDiff",
                 .product(name: "StrobeProcessRunner", package: "strobe"),
                 .product(name: "StrobeResults", package: "strobe"),
-                .product(name: "_StrobeFormatting", package: "strobe"),
+                "StrobeToolFormatting",
             ]
         ),
         // `--otlp-endpoint`: a trace's OTLP requests posted over OTLP/HTTP,
@@ -188,7 +194,7 @@ let package = Package(
                 .product(name: "StrobeReader", package: "strobe"),
                 .product(name: "StrobeProcessRunner", package: "strobe"),
                 .product(name: "StrobeResults", package: "strobe"),
-                .product(name: "_StrobeFormatting", package: "strobe"),
+                "StrobeToolFormatting",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
@@ -254,7 +260,7 @@ let package = Package(
             name: "StrobeDiffTests",
             dependencies: [
                 "StrobeDiff", "StrobeJudgement", "StrobeStatistics", "StrobeSimulations", "StrobeCompare", "StrobeCLI",
-                .product(name: "StrobeProcessRunner", package: "strobe"),
+                "StrobeToolFormatting", .product(name: "StrobeProcessRunner", package: "strobe"),
                 .product(name: "StrobeTestSupport", package: "strobe-test-support"),
             ]
         ),

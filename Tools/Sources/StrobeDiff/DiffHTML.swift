@@ -1,7 +1,7 @@
 import Foundation
-import StrobeFormatting
 import StrobeJudgement
 import StrobeStatistics
+import StrobeToolFormatting
 
 extension DiffReport {
     /// A self-contained HTML page: the summary, the table, and per metric a

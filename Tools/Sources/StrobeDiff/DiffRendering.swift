@@ -1,7 +1,7 @@
 import Foundation
-import StrobeFormatting
 import StrobeJudgement
 import StrobeStatistics
+import StrobeToolFormatting
 
 extension DiffReport {
     /// A sample value in its unit, for people.

@@ -1,6 +1,6 @@
 import Foundation
-import StrobeFormatting
 import StrobeJudgement
+import StrobeToolFormatting
 
 /// The functions behind the verdicts, as each report format shows them.
 extension DiffReport {

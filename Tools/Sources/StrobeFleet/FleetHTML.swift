@@ -1,7 +1,7 @@
 import Foundation
-import StrobeFormatting
 import StrobeJudgement
 import StrobeStatistics
+import StrobeToolFormatting
 
 extension FleetReport {
     /// The report as a self-contained HTML page (no script, nothing fetched):

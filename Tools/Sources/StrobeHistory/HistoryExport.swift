@@ -1,6 +1,6 @@
 import Foundation
-import StrobeFormatting
 import StrobeResults
+import StrobeToolFormatting
 
 /// Runs read from a history, written out again.
 public enum HistoryExport {

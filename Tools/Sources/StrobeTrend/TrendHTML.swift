@@ -1,7 +1,7 @@
 import Foundation
-import StrobeFormatting
 import StrobeHistory
 import StrobeStatistics
+import StrobeToolFormatting
 
 extension TrendReport {
     /// The colours of the groups, in order (Tableau 10).

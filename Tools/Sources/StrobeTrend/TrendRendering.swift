@@ -1,7 +1,7 @@
 import Foundation
-import StrobeFormatting
 import StrobeHistory
 import StrobeStatistics
+import StrobeToolFormatting
 
 extension TrendReport {
     /// The first line: how many runs, series and changes, and whose.

@@ -1,7 +1,7 @@
 import Foundation
-import StrobeFormatting
 import StrobeProcessRunner
 import StrobeResults
+import StrobeToolFormatting
 import Testing
 
 @testable import StrobeDiff

@@ -1,6 +1,6 @@
 import Foundation
-import StrobeFormatting
 import StrobeReader
+import StrobeToolFormatting
 
 /// `strobe summarize --profile`: the functions that took the CPU, by self
 /// and inclusive samples, over the whole trace and, with `--interval`,

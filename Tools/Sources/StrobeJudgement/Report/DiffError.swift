@@ -1,6 +1,6 @@
 import Foundation
-import StrobeFormatting
 import StrobeStatistics
+import StrobeToolFormatting
 
 /// Why samples could not be loaded or compared; `strobe diff` exits with
 /// status 2 on these.

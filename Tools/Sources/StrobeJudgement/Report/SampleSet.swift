@@ -1,7 +1,7 @@
 import Foundation
-import StrobeFormatting
 import StrobeResults
 import StrobeStatistics
+import StrobeToolFormatting
 
 /// Samples pooled from results files and CSV files, each with the
 /// dimensions of where it came from.

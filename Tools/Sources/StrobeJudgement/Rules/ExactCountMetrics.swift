@@ -1,6 +1,6 @@
 import Foundation
-import StrobeFormatting
 import StrobeStatistics
+import StrobeToolFormatting
 
 /// The runner's exact counts of a measure block (`allocations`,
 /// `allocations.bytes`, `allocations.remaining`, `retains`, `releases`):

@@ -1,6 +1,6 @@
 import Foundation
-import StrobeFormatting
 import StrobeStatistics
+import StrobeToolFormatting
 
 /// What `strobe compare` has decided so far, so that each round measures
 /// only what is still open.
