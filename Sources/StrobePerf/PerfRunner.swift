@@ -288,16 +288,22 @@ public struct PerfRunner: Sendable {
         if spins == .max { print(spins) }
     }
 
-    /// Waits until the session's writer thread has started and gone to
-    /// sleep, so that its start-up is not counted in the block under
-    /// simulation (where it runs when the measuring thread yields).
+    /// Waits until the session's writer thread has started up and is
+    /// blocked in its first wait, so that none of its start-up is counted
+    /// in the measure block under simulation or emulation, which count
+    /// every thread. A fixed pause is not enough: on a loaded machine an
+    /// emulated writer's start-up (about 1,800 instructions) landed in
+    /// one window in three. Gives up after two seconds.
     static func letWriterSettle(_ session: TraceSession) {
+        guard session.backgroundThread != nil else { return }
         var waited = 0
-        while session.backgroundThreadID == nil, waited < 2_000 {
+        while waited < 20_000 {
+            if session.backgroundThreadHasWaited, let id = session.backgroundThreadID, ThreadState.isBlocked(id) {
+                return
+            }
             usleep(100)
             waited += 1
         }
-        usleep(2_000)
     }
 
     /// Adds the CPU samples of the iteration's trace (its bytes; nil when

@@ -52,11 +52,13 @@ struct InstructionCountTests {
             #expect(test.metric("allocations") != nil)
             let counted = try #require(test.metric("instructions")).samples
             #expect(counted.count == 3)
-            // The same instructions in every iteration, to a thousandth of a
-            // percent (the writer's and the runtime's bookkeeping can move a
-            // few hundred).
+            // The same instructions in every iteration, to a quarter of the
+            // gate's 0.2% tolerance. Bookkeeping outside the measure block's
+            // code still lands in a window now and then: one iteration of
+            // 18.8 M counted 1,847 more under emulation at load 4 and 3,260
+            // more at load 6 (0.017%); in a quiet run, none.
             let spread = (counted.max() ?? 0) / (counted.min() ?? 1) - 1
-            #expect(spread < 1e-4, "\(counted)")
+            #expect(spread < 5e-4, "\(counted)")
         }
         let a = try #require(runs[0].tests.first?.metric("instructions")?.samples.first)
         let b = try #require(runs[1].tests.first?.metric("instructions")?.samples.first)
@@ -115,7 +117,7 @@ struct InstructionCountTests {
             print("skipped: no emulation here: \(problem)")
             return
         }
-        for run in try Self.twoCountedProcesses("emulated", processTolerance: 1e-4) {
+        for run in try Self.twoCountedProcesses("emulated", processTolerance: 5e-4) {
             #expect(run.tests.first?.instructionProfile == nil)
         }
     }

@@ -58,6 +58,9 @@ final class SessionWriter: @unchecked Sendable {
     private let writerFinished = Atomic<Bool>(false)
     /// The writer thread's kernel thread id, which it stores as it starts; 0 before.
     private let writerThreadIDStorage = Atomic<Int32>(0)
+    /// How many times the writer has gone to wait for its next turn; its
+    /// first wait ends its start-up.
+    private let writerWaits = Atomic<UInt64>(0)
 
     struct WriterState {
         var encoder: TraceEncoder?
@@ -268,6 +271,10 @@ final class SessionWriter: @unchecked Sendable {
         }
     }
 
+    /// Whether the writer has finished starting up and gone to wait for its
+    /// first turn (it may not have blocked yet).
+    var writerHasWaited: Bool { writerWaits.load(ordering: .acquiring) > 0 }
+
     /// The writer thread's kernel thread id, once it has started.
     var writerThreadID: Int32? {
         let id = writerThreadIDStorage.load(ordering: .acquiring)
@@ -297,6 +304,7 @@ final class SessionWriter: @unchecked Sendable {
                 ProcessSampler.sample()
                 nextSample = elapsed + sampleInterval
             }
+            writerWaits.wrappingAdd(1, ordering: .releasing)
             wakeup.wait(seconds: tick)
             elapsed += tick
             if stopRequested.load(ordering: .acquiring) { break }

@@ -207,6 +207,13 @@ public final class TraceSession: Sendable {
         core?.writerThreadID
     }
 
+    /// Whether the background writer has finished starting up and gone to
+    /// wait for its first turn; `StrobePerf` waits for it before a counted
+    /// measure block, so that the start-up is not counted.
+    package var backgroundThreadHasWaited: Bool {
+        core?.writerHasWaited ?? true
+    }
+
     /// Counts of what the session has recorded and lost so far.
     public struct Statistics: Sendable, Hashable {
         /// Events written into thread buffers.
