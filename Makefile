@@ -50,15 +50,17 @@ test: setup
 
 # Trace sessions are process-wide, and every test target runs in one
 # process: the suites that use such state carry the `.processWide` trait,
-# which runs them one at a time, so the rest run in parallel. The tools'
-# tests run programs the SDK package builds (TraceChild), so the SDK package
-# builds first.
+# which runs them one at a time, so the rest run in parallel. StrobeTests
+# runs in a second process beside the other targets, so the two chains of
+# such suites run side by side (scripts/test-in-two-processes.sh). The
+# tools' tests run programs the SDK package builds (TraceChild), so the SDK
+# package builds first.
 # The stress tests (StrobeStressTests, minutes of threads) run apart, in
 # `make test-stress`; without STROBE_STRESS_TESTS=1 they report themselves
 # skipped.
 test-sdk:
 	$(SWIFT) build --build-tests $(SDK_TRAITS)
-	$(SWIFT) test --skip-build $(SDK_TRAITS) --skip StrobeStressTests
+	bash scripts/test-in-two-processes.sh 'StrobeTests\.' $(SWIFT) test --skip-build $(SDK_TRAITS) --skip StrobeStressTests
 
 # Many threads with tiny buffers and a starved writer, and ten thousand
 # short-lived threads: every event accounted for and no memory kept. CI runs
@@ -95,7 +97,7 @@ test-adoption:
 # under ThreadSanitizer, in a build directory of their own; the first report
 # fails the run. Resident-memory checks skip themselves under the sanitizer.
 # Crashing children are told to leave fatal signals to crash capture.
-TSAN_SUITES = RecordingTests|QuiescenceTests|RingBoundTests|StressTests|StrobeReaderTests|FlightRecorder|CrashCaptureTests|CrashSafetyTests
+TSAN_SUITES = RecordingTests|QuiescenceTests|RingBoundTests|StressTests|StrobeReaderTests|FlightRecorder|CrashCaptureTests|CrashedChildTests|CrashSafetyTests
 # The bridges' traits stay off: none of these suites uses them, so their
 # packages are not built a second time.
 tsan: setup
@@ -114,8 +116,9 @@ FUZZ_FLAGS = -max_len=65536 -malloc_limit_mb=16 -rss_limit_mb=2048 -timeout=10 -
 	-artifact_prefix=Tools/.build/fuzz-artifacts/
 FUZZ_BUILD = -c release --sanitize=fuzzer --sanitize=address $(TOOLS) --build-path Tools/.build/fuzz --product StrobeFuzz \
 	-Xswiftc -Xfrontend -Xswiftc -entry-point-function-name -Xswiftc -Xfrontend -Xswiftc StrobeFuzz_main
+# The seeds come from the debug programs below and the debug `strobe`.
 fuzz: setup
-	$(SWIFT) build $(SDK_TRAITS)
+	for program in TraceChild LensPipeline LensPerfTests; do $(SWIFT) build $(SDK_TRAITS) --product $$program || exit 1; done
 	$(SWIFT) build $(TOOLS) --product strobe
 	bash scripts/fuzz-seeds.sh .build/debug Tools/.build/debug Tools/.build/fuzz-seeds
 	$(SWIFT) build $(FUZZ_BUILD)
