@@ -10,8 +10,8 @@ struct DecidedCounts {
 
     /// Lines for the count changes of `report` not told before:
     /// "apply lens changed at look 1: allocations +1 allocation per
-    /// iteration (12 → 13), regression"; `moment` is when ("look 1", or
-    /// "round 1" for the counts read before the first look).
+    /// iteration (12 → 13), regression"; `moment` is when ("at look 1", or
+    /// "before round 1" for the counts of the counting processes).
     mutating func newLines(in report: DiffReport, at moment: String) -> [String] {
         var lines: [String] = []
         for row in report.rows {
@@ -26,11 +26,11 @@ struct DecidedCounts {
             let test = MetricDefaults.testPart(of: row.name) + (row.group.isEmpty ? "" : " [\(row.group)]")
             let only = row.gates ? "" : " (report only)"
             if unchanged {
-                lines.append("\(test) unchanged at \(moment): \(MetricDefaults.metricPart(of: row.name)) \(change)")
+                lines.append("\(test) unchanged \(moment): \(MetricDefaults.metricPart(of: row.name)) \(change)")
                 continue
             }
             lines.append(
-                "\(test) changed at \(moment): \(MetricDefaults.metricPart(of: row.name)) \(change), "
+                "\(test) changed \(moment): \(MetricDefaults.metricPart(of: row.name)) \(change), "
                     + "\(row.verdict.rawValue)\(only)")
         }
         return lines

@@ -100,23 +100,21 @@ public struct InterleavedComparison<Runner: RoundRunner> {
         var onlyTests: [String]?
         // Each round's iterations per process and seconds.
         var roundSeconds: [(iterations: Int?, seconds: Double)] = []
+        // Counts read by a simulation or emulation decide at once: told
+        // before the rounds a look of times needs.
+        if try runner.countBeforeRounds(tests: onlyTests) {
+            for line in counts.newLines(in: try countsSoFar(), at: "before round 1") { events(.note(line)) }
+        }
         while true {
             rounds += 1
             var order = ComparisonSide.allCases
             if Bool.random(using: &generator) { order.reverse() }
             let roundStart = clock()
-            let countingBefore = runner.countingSeconds
             try runner.runRound(rounds, order: order, tests: onlyTests)
             let elapsed = clock()
-            let counting = runner.countingSeconds - countingBefore
-            roundSeconds.append((runner.iterationsPerProcess, elapsed - roundStart - counting))
+            roundSeconds.append((runner.iterationsPerProcess, elapsed - roundStart))
             guard rounds >= minimumRounds else {
                 events(.round(rounds, elapsed: elapsed))
-                // Counts read by a simulation or emulation decide at once:
-                // told now, before the rounds a look of times needs.
-                if counting > 0 {
-                    for line in counts.newLines(in: try countsSoFar(), at: "round \(rounds)") { events(.note(line)) }
-                }
                 continue
             }
             let perRound = max(elapsed - runner.countingSeconds, 0) / Double(rounds)
@@ -156,7 +154,7 @@ public struct InterleavedComparison<Runner: RoundRunner> {
             let (report, openTests) = ledger.record(judged, rounds: rounds, plannedRounds: fitting)
             let gated = report.rows.filter(\.gates).count
             events(.look(look, decided: gated - report.undecided.count, gated: gated, elapsed: clock()))
-            for line in counts.newLines(in: report, at: "look \(look.number)") { events(.note(line)) }
+            for line in counts.newLines(in: report, at: "at look \(look.number)") { events(.note(line)) }
             if openTests.isEmpty || look.isFinal {
                 try record(report)
                 return Outcome(report: report, rounds: rounds, elapsed: clock())

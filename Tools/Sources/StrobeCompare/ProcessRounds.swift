@@ -32,23 +32,24 @@ public struct ProcessRounds: RoundRunner {
     public let timeout: Double
     /// Whether suite processes sample their measure blocks (`--profile`).
     public let profile: Bool
-    /// Where suite processes count instructions. `.simulated` runs, after
+    /// Where suite processes count instructions. `.simulated` runs, before
     /// round 1, one more process of each side under simulation (both at
     /// once, each on a core of its own), which counts them and names the
     /// functions; `.emulated` does the same under QEMU's emulator, faster
-    /// but with no functions; `.auto` does either where round 1 found no
-    /// hardware counter: the simulation where round 1's tests predict it
-    /// takes at most ``simulationBudget``, else the emulation where QEMU is
-    /// installed. Native processes then count none, so that the sources
-    /// never mix.
+    /// but with no functions; `.auto` does either where the short native
+    /// process before them found no hardware counter: the simulation where
+    /// its tests predict it takes at most ``simulationBudget``, else the
+    /// emulation where QEMU is installed (see ``countBeforeRounds(tests:)``).
+    /// Native processes then count none, so that the sources never mix.
     public let instructions: InstructionCounting
     /// Measured iterations of a simulated process: two, so that a count
-    /// that is not the same in every iteration shows, where round 1's
-    /// slowest test took under ``longIteration`` per iteration; one where
+    /// that is not the same in every iteration shows, where the short
+    /// native process's slowest test took under ``longIteration`` per
+    /// iteration; one where
     /// it took longer (a simulation runs 20 to 100 times slower than
     /// native, so two iterations of a 300 ms test would take a minute).
     public static let simulatedIterations = 2
-    /// Round 1's wall time per iteration past which a simulated process
+    /// The wall time per iteration past which a simulated process
     /// measures one iteration: 20 ms, in nanoseconds.
     public static let longIteration = 20e6
     /// Seconds a simulation of one side may be predicted to take for
@@ -118,18 +119,55 @@ public struct ProcessRounds: RoundRunner {
             for side in order { try warmUpLaunches(side) }
         }
         for side in order { try run(side, round: round, tests: tests) }
-        if round == 1, case .suite = mode { try countInstructions(tests: tests) }
     }
 
-    /// After round 1: whether and how instructions are counted, and the
-    /// simulated processes that count them where no hardware counter did.
-    private mutating func countInstructions(tests: [String]?) throws(ComparisonFailure) {
-        let firstRound = ComparisonSide.allCases.flatMap { side in
-            Self.resultsFiles(in: resultsDirectory(of: side)).compactMap { try? ResultsFile.read($0) }
+    /// Before round 1: one short native process of the baseline (one
+    /// iteration of each test, no warm-up, its results kept apart) tells
+    /// whether a hardware counter counts and how long each test takes;
+    /// where none counts, the counting processes run now, so that their
+    /// counts are told before the rounds of times begin.
+    public mutating func countBeforeRounds(tests: [String]?) throws(ComparisonFailure) -> Bool {
+        guard case .suite = mode, instructions != .off, instructions != .hardware else { return false }
+        let start = Date()
+        defer { countingSeconds += Date().timeIntervalSince(start) }
+        return try countInstructions(tests: tests, measuredBy: probe(tests: tests))
+    }
+
+    /// The short native process of the baseline (or the only side) that
+    /// precedes the counting processes, read back.
+    private func probe(tests: [String]?) throws(ComparisonFailure) -> PerfRun {
+        guard let side = ComparisonSide.allCases.first(where: { commands[$0] != nil }), let command = commands[side]
+        else { throw ComparisonFailure("no command to run") }
+        let directory = "\(logDirectory)/probe"
+        var options = suiteOptions(side, round: 1, tests: tests)
+        options.resultsDirectory = directory
+        options.iterations = 1
+        options.warmup = 0
+        options.profileRate = nil
+        options.runID = "probe-\(side.rawValue)-\(UInt32.random(in: 0...UInt32.max))"
+        let line = ([command] + options.arguments.map(Self.shellQuoted)).joined(separator: " ")
+        let log = "\(logDirectory)/probe-\(side.rawValue).log"
+        let status = try Self.runShell(line, log: log, timeout: timeout)
+        guard status == 0, let path = Self.resultsFiles(in: directory).first else {
+            throw ComparisonFailure(
+                "the \(side.rawValue)'s first process exited with status \(status): \(command)\n" + Self.tail(of: log))
         }
-        let sources = Set(firstRound.map(\.metadata.instructionSource))
-        // Each round-1 process's median wall time per iteration of each test.
-        let medians = firstRound.map { run in
+        do throws(ResultsFileError) {
+            return try ResultsFile.read(path)
+        } catch {
+            throw ComparisonFailure(error.description)
+        }
+    }
+
+    /// Whether and how instructions are counted, judged from `probe`, and
+    /// the counting processes that count them where no hardware counter
+    /// did; true when those ran.
+    private mutating func countInstructions(
+        tests: [String]?, measuredBy probe: PerfRun
+    ) throws(ComparisonFailure) -> Bool {
+        let sources = Set([probe.metadata.instructionSource])
+        // The probe's wall time per iteration of each test.
+        let medians = [probe].map { run in
             run.tests.compactMap { test -> Double? in
                 guard let wall = test.metric("wall")?.samples.sorted(), !wall.isEmpty else { return nil }
                 return wall[wall.count / 2]
@@ -139,7 +177,7 @@ public struct ProcessRounds: RoundRunner {
         let iterations = slowest < Self.longIteration ? Self.simulatedIterations : 1
         if sources.contains("hardware") {
             instructionNote = "instructions: counted by the CPU's hardware counter"
-            return
+            return false
         }
         // What one side's simulation would take: each test's median
         // iteration, measured `iterations` times 60 times slower.
@@ -154,17 +192,15 @@ public struct ProcessRounds: RoundRunner {
         case .auto:
             engine = valgrind && (predicted <= Self.simulationBudget || !qemu) ? .simulated : qemu ? .emulated : .off
         case .hardware, .off:
-            return
+            return false
         }
         guard engine != .off else {
             instructionNote =
                 "instructions: not counted: no hardware counter here, and neither Valgrind nor QEMU, which would "
                 + "count them, is installed (apt-get install valgrind qemu-user)"
-            return
+            return false
         }
         simulating = true
-        let start = Date()
-        defer { countingSeconds += Date().timeIntervalSince(start) }
         var failures: [ComparisonFailure?] = [nil, nil]
         let lines = ComparisonSide.allCases.map { side -> (String, String)? in
             guard let command = commands[side] else { return nil }
@@ -215,6 +251,7 @@ public struct ProcessRounds: RoundRunner {
         instructionNote =
             notes.first.map { "instructions: not counted: \($0)" }
             ?? "instructions: counted by \(counted), \(iterations) iteration\(iterations == 1 ? "" : "s") per side"
+        return notes.isEmpty
     }
 
     /// The results files in `directory`.

@@ -24,9 +24,18 @@ public protocol RoundRunner {
     /// Seconds spent in processes that are no round's (a simulation that
     /// counts instructions), left out of the rounds' pace.
     var countingSeconds: Double { get }
+
+    /// Runs, before round 1, the processes that count instructions where
+    /// no hardware counter does, running the tests named in `tests` (every
+    /// test when nil); true when their counts are in the sides'
+    /// directories.
+    mutating func countBeforeRounds(tests: [String]?) throws(ComparisonFailure) -> Bool
 }
 
 extension RoundRunner {
     /// None.
     public var countingSeconds: Double { 0 }
+
+    /// Counts nothing.
+    public mutating func countBeforeRounds(tests: [String]?) throws(ComparisonFailure) -> Bool { false }
 }

@@ -72,13 +72,13 @@ import Testing
         #expect(report.exitStatus == 1)
         // strobe compare tells the decided instructions at the look.
         var counts = DecidedCounts()
-        let lines = counts.newLines(in: report, at: "look 1")
+        let lines = counts.newLines(in: report, at: "at look 1")
         #expect(
             lines == [
                 "apply lens changed at look 1: instructions +2.0% instructions per iteration (4.00 M → 4.08 M), "
                     + "regression"
             ])
-        #expect(counts.newLines(in: report, at: "look 1").isEmpty)
+        #expect(counts.newLines(in: report, at: "at look 1").isEmpty)
     }
 
     @Test func fewerInstructionsAreAnImprovementAndASmallMoveIsUnchanged() throws {
@@ -90,11 +90,11 @@ import Testing
             #expect(row.test.method == .exact)
             // strobe compare tells the instructions' verdict either way.
             var counts = DecidedCounts()
-            let told = counts.newLines(in: report, at: "round 1")
+            let told = counts.newLines(in: report, at: "before round 1")
             let expectedLine =
                 expected == .unchanged
-                ? "apply lens unchanged at round 1: instructions +0.2% instructions per iteration (4.00 M → 4.01 M)"
-                : "apply lens changed at round 1: instructions −2.5% instructions per iteration (4.00 M → 3.90 M), "
+                ? "apply lens unchanged before round 1: instructions +0.2% instructions per iteration (4.00 M → 4.01 M)"
+                : "apply lens changed before round 1: instructions −2.5% instructions per iteration (4.00 M → 3.90 M), "
                     + "improvement"
             #expect(told == [expectedLine])
         }
