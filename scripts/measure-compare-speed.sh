@@ -50,10 +50,12 @@ compare() { # KIND RUN BASELINE CANDIDATE
     "$strobe" compare --baseline "$3" --candidate "$4" --max-time "$max_time" ${COMPARE_ARGS:-} \
         --results-dir "$dir" --format json --output "$dir.json" >"$dir.log" 2>&1 || status=$?
     end=$(date +%s.%N)
-    # When the counts were told: the elapsed time of the round or look whose
-    # line came before the first "changed at" line.
+    # When the counts were told: the elapsed time of the counting processes'
+    # line, or of the round or look, that came before the first line telling
+    # a count changed or unchanged.
     local told
-    told=$(awk '/^compare: round [0-9]+,/ {t = $4} /changed at (look|round)/ {print t; exit}' "$dir.log")
+    told=$(awk '/^compare: (round [0-9]+|instructions counted),/ {t = $4}
+        /(changed|unchanged) (at look|before round)/ {print t; exit}' "$dir.log")
     python3 - "$dir.json" "$dir.log" "$1" "$2" "$status" "$start" "$end" "$(cut -d' ' -f1 /proc/loadavg)" "${told:-never}" <<'PY'
 import json, re, sys
 path, log, kind, run, status, start, end, load, told = sys.argv[1:]

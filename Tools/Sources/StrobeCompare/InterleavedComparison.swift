@@ -59,6 +59,9 @@ public struct InterleavedComparison<Runner: RoundRunner> {
         case look(SequentialDesign.Look, decided: Int, gated: Int, elapsed: Double)
         /// A line of its own: a count decided, the tests narrowed.
         case note(String)
+        /// The counting processes before round 1 ended; their counts'
+        /// verdicts follow as notes.
+        case counted(elapsed: Double)
     }
 
     /// How it ended.
@@ -103,6 +106,7 @@ public struct InterleavedComparison<Runner: RoundRunner> {
         // Counts read by a simulation or emulation decide at once: told
         // before the rounds a look of times needs.
         if try runner.countBeforeRounds(tests: onlyTests) {
+            events(.counted(elapsed: clock()))
             for line in counts.newLines(in: try countsSoFar(), at: "before round 1") { events(.note(line)) }
         }
         while true {

@@ -29,6 +29,7 @@ import Testing
             case .round(let round, _): events.append("round \(round)")
             case .look(let look, let decided, let gated, _): events.append("look \(look.number): \(decided)/\(gated)")
             case .note(let line): events.append(line)
+            case .counted: events.append("counted")
             }
         }
         // Looks after rounds 2, 3 and 4: decode +60% against ±2% noise

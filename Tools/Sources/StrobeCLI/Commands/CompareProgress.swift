@@ -38,6 +38,7 @@ final class CompareProgress {
         case .look(let look, let decided, let gated, let elapsed):
             self.look(look, decided: decided, of: gated, elapsed: elapsed)
         case .note(let line): note(line)
+        case .counted(let elapsed): note("instructions counted, \(Self.clock(elapsed)) of \(Self.clock(budget))")
         }
     }
 
