@@ -12,29 +12,15 @@ import StrobeTestSupport
 /// PostgreSQL on traces the SDK writes, and the time of a 10,000-trace
 /// report. `STROBE_BENCH_FLEET_SIMULATION_ONLY=1` runs the simulation alone.
 enum FleetBenchmarks {
-    static func run() async {
-        do {
-            try await measure()
-        } catch {
-            FileHandle.standardError.write(Data("StrobeToolBenchmarks fleet: \(error)\n".utf8))
-            exit(1)
-        }
-    }
-
-    static func measure() async throws {
-        print(
-            "{\"section\":\"fleet\",\"cpu\":\"\(HistoryBenchmarks.cpuModel())\","
-                + "\"cores\":\(ProcessInfo.processInfo.activeProcessorCount)}"
-        )
+    static func run() async throws {
+        ToolBenchmarkSection.printOpeningLine("fleet")
         simulation()
         if ProcessInfo.processInfo.environment["STROBE_BENCH_FLEET_SIMULATION_ONLY"] == "1" { return }
-        let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("strobe-fleet-bench-\(getpid())")
-            .path
-        try FileManager.default.createDirectory(atPath: scratch, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(atPath: scratch) }
-        let files = try writeTraces(count: 400, in: scratch + "/traces")
-        try await ingest(files, scratch: scratch)
-        try await report(scratch: scratch)
+        try await ToolBenchmarkSection.withScratchDirectory("fleet") { scratch in
+            let files = try writeTraces(count: 400, in: scratch + "/traces")
+            try await ingest(files, scratch: scratch)
+            try await report(scratch: scratch)
+        }
     }
 
     /// Power and false alarms of the method against an oracle on the same
