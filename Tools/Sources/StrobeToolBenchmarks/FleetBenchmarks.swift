@@ -28,11 +28,13 @@ enum FleetBenchmarks {
     /// intervals' claimed against true spread; Woodruff's intervals against
     /// a bootstrap over sessions.
     static func simulation() {
-        let base = FleetSimulation()
+        func fleet(sessionSpread: Double) -> FleetSimulation {
+            var simulation = FleetSimulation()
+            simulation.sessionSpread = sessionSpread
+            return simulation
+        }
         for (index, sigma) in [0.1, 0.2, 0.25, 0.3].enumerated() {
-            var simulation = base
-            simulation.sessionSpread = sigma
-            let study = simulation.study(reports: 300, slowdown: 0.1, seed: 2028 + UInt64(index))
+            let study = fleet(sessionSpread: sigma).study(reports: 300, slowdown: 0.1, seed: 2028 + UInt64(index))
             Figure(
                 name:
                     "10% slowdown, 500 sessions a version, session σ \(sigma): P90 regressions found (\(study.reports) "
@@ -53,7 +55,7 @@ enum FleetBenchmarks {
             ).printLine()
         }
         // What it takes at session σ 0.3: more sessions a version.
-        var larger = base
+        var larger = fleet(sessionSpread: 0.3)
         larger.sessions = 600
         let more = larger.study(reports: 200, slowdown: 0.1, seed: 2035)
         Figure(
@@ -65,8 +67,7 @@ enum FleetBenchmarks {
             extra: ["false_regression_reports_pct": more.methodFalseRegressionReports * 100]
         ).printLine()
         for (index, sigma) in [0.2, 0.3].enumerated() {
-            var simulation = base
-            simulation.sessionSpread = sigma
+            let simulation = fleet(sessionSpread: sigma)
             let study = simulation.study(reports: 500, slowdown: 0, seed: 2040 + UInt64(index))
             Figure(
                 name:
@@ -93,8 +94,7 @@ enum FleetBenchmarks {
                 ).printLine()
             }
         }
-        var simulation = base
-        simulation.sessionSpread = 0.3
+        let simulation = fleet(sessionSpread: 0.3)
         let check = simulation.intervalCheck(sides: 300, resamples: 200, seed: 2050)
         for p in simulation.probabilities {
             Figure(
