@@ -61,8 +61,18 @@ func openStore(_ location: HistoryLocation, access: HistoryAccess) async throws 
     return store
 }
 
-/// Adds `entries` to the store and prints `N added, M already stored`.
-func addToHistory(_ entries: [HistoryInput.Entry], options: HistoryStoreOptions) async throws {
+/// Adds the results files under `paths` to the store and prints `N added,
+/// M already stored`; with `recognizeComparisons`, the baseline and
+/// candidate directories of a `strobe compare` output are recorded as its
+/// sides. Every file is read before anything is stored: one that cannot be
+/// is bad input (exit status 2).
+func addToHistory(_ paths: [String], recognizeComparisons: Bool = false, options: HistoryStoreOptions) async throws {
+    let entries: [HistoryInput.Entry]
+    do {
+        entries = try HistoryInput.load(paths, recognizeComparisons: recognizeComparisons)
+    } catch {
+        throw CommandFailure.badInput(error.message)
+    }
     let store = try await options.open(.readWrite)
     do {
         let counts = try await HistoryWriter.add(entries.map(\.record), to: store)
@@ -92,13 +102,7 @@ struct HistoryAddCommand: AsyncParsableCommand {
     @OptionGroup var options: HistoryStoreOptions
 
     func run() async throws {
-        let entries: [HistoryInput.Entry]
-        do {
-            entries = try HistoryInput.load(results)
-        } catch {
-            throw CommandFailure.badInput(error.message)
-        }
-        try await addToHistory(entries, options: options)
+        try await addToHistory(results, options: options)
     }
 }
 
@@ -129,13 +133,7 @@ struct HistoryImportCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
-        let entries: [HistoryInput.Entry]
-        do {
-            entries = try HistoryInput.load(directories, recognizeComparisons: true)
-        } catch {
-            throw CommandFailure.badInput(error.message)
-        }
-        try await addToHistory(entries, options: options)
+        try await addToHistory(directories, recognizeComparisons: true, options: options)
     }
 }
 

@@ -1,7 +1,6 @@
 import ArgumentParser
 import Dispatch
 import Foundation
-import StrobeHistory
 
 /// `--history STORE` on a command that writes results (`strobe run`,
 /// `strobe compare`): the runs it wrote are added to the store too.
@@ -34,18 +33,12 @@ struct HistoryDestinationOptions: ParsableArguments {
     /// they are stored; the failure is bad input (exit status 2).
     func record(_ paths: [String], comparison: Bool = false) throws {
         guard let store else { return }
-        let entries: [HistoryInput.Entry]
-        do {
-            entries = try HistoryInput.load(paths, recognizeComparisons: comparison)
-        } catch {
-            throw CommandFailure.badInput(error.message)
-        }
         let options = HistoryStoreOptions(store: store, passwordFile: passwordFile)
         let outcome = Outcome()
         // The command itself is synchronous; the store's client is not.
         Task.detached {
             do {
-                try await addToHistory(entries, options: options)
+                try await addToHistory(paths, recognizeComparisons: comparison, options: options)
             } catch {
                 outcome.failure = error
             }
