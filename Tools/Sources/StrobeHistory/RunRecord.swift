@@ -62,11 +62,21 @@ public struct RunRecord: Sendable, Hashable {
             !test.metrics.contains(where: { $0.name.hasPrefix(profileMetricPrefix) })
         else { return [] }
         let total = profile.cpuPerIteration
-        return profile.timePerIteration
-            .filter { $0.value.inclusive >= 0.02 * total && $0.value.inclusive < 0.98 * total }
-            .sorted { ($0.value.inclusive, $1.key) > ($1.value.inclusive, $0.key) }
-            .prefix(profileFunctionsKept)
-            .map { PerfMetric(name: profileMetricPrefix + $0.key, unit: "ns", samples: [$0.value.inclusive]) }
+        return leadingFunctions(
+            profile.timePerIteration.mapValues(\.inclusive), where: { $0 >= 0.02 * total && $0 < 0.98 * total },
+            atMost: profileFunctionsKept, prefix: profileMetricPrefix, unit: "ns")
+    }
+
+    /// A metric `PREFIX` + name in `unit` for each function whose inclusive
+    /// amount per iteration passes `kept`, its amount the one value, the
+    /// largest `limit` of them (largest first).
+    private static func leadingFunctions(
+        _ inclusive: [String: Double], where kept: (Double) -> Bool, atMost limit: Int, prefix: String, unit: String
+    ) -> [PerfMetric] {
+        inclusive.filter { kept($0.value) }
+            .sorted { ($0.value, $1.key) > ($1.value, $0.key) }
+            .prefix(limit)
+            .map { PerfMetric(name: prefix + $0.key, unit: unit, samples: [$0.value]) }
     }
 
     /// The prefix of the metrics a test's instruction profile becomes:
@@ -101,13 +111,9 @@ public struct RunRecord: Sendable, Hashable {
             !test.metrics.contains(where: { $0.name.hasPrefix(instructionMetricPrefix) })
         else { return [] }
         let total = profile.totalPerIteration
-        return profile.countPerIteration
-            .filter { $0.value.inclusive >= instructionShareKept * total }
-            .sorted { ($0.value.inclusive, $1.key) > ($1.value.inclusive, $0.key) }
-            .prefix(instructionFunctionsKept)
-            .map {
-                PerfMetric(name: instructionMetricPrefix + $0.key, unit: "count", samples: [$0.value.inclusive])
-            }
+        return leadingFunctions(
+            profile.countPerIteration.mapValues(\.inclusive), where: { $0 >= instructionShareKept * total },
+            atMost: instructionFunctionsKept, prefix: instructionMetricPrefix, unit: "count")
     }
 
     /// The branch measured: the run's `branch` tag, or "".
