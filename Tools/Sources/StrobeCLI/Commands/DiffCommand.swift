@@ -54,10 +54,7 @@ struct DiffCommand: AsyncParsableCommand {
         help: "Instead of --baseline: a store (path or postgres:// URL) whose recent runs are the baseline.")
     var baselineHistory: String?
 
-    @Option(
-        name: .customLong("password-file"),
-        help: "With a postgres:// --baseline-history, a file whose first line is the password.")
-    var passwordFile: String?
+    @OptionGroup var password: PostgresPasswordOption
 
     @Option(
         name: .customLong("where"),
@@ -109,7 +106,9 @@ struct DiffCommand: AsyncParsableCommand {
             guard !baseline.isEmpty else {
                 throw ValidationError("give at least one --baseline PATH, or --baseline-history STORE")
             }
-            if passwordFile != nil { throw ValidationError("--password-file goes with --baseline-history") }
+            if let problem = password.problem(store: baselineHistory, storeFlag: "--baseline-history") {
+                throw ValidationError(problem)
+            }
             if !filters.isEmpty { throw ValidationError("--where goes with --baseline-history") }
         }
         guard !candidate.isEmpty else { throw ValidationError("give at least one --candidate PATH") }
@@ -131,7 +130,7 @@ struct DiffCommand: AsyncParsableCommand {
         let baselineSamples: SampleSet
         if let baselineHistory {
             let chosen = try await HistoryBaseline.choose(
-                store: baselineHistory, passwordFile: passwordFile, filters: filters, last: last,
+                store: baselineHistory, passwordFile: password.file, filters: filters, last: last,
                 candidatePaths: candidate,
                 policy: rules)
             FileHandle.standardError.write(Data((chosen.summary + "\n").utf8))

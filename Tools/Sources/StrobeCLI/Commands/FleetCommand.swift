@@ -106,7 +106,7 @@ struct FleetCommand: AsyncParsableCommand {
         options.relativeFloor = resolved.minimumEffect
         let location: HistoryLocation
         do {
-            location = try HistoryLocation.parse(history.store, passwordFile: history.passwordFile)
+            location = try HistoryLocation.parse(history.store, passwordFile: history.password.file)
         } catch {
             throw CommandFailure.badInput(error.message)
         }

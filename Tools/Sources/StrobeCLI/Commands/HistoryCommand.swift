@@ -27,12 +27,11 @@ struct HistoryStoreOptions: ParsableArguments {
     @Option(name: .customLong("history"), help: "The store: a path (SQLite) or a postgres:// URL.")
     var store: String = HistoryLocation.defaultPath
 
-    @Option(name: .customLong("password-file"), help: "A file whose first line is the PostgreSQL password.")
-    var passwordFile: String?
+    @OptionGroup var password: PostgresPasswordOption
 
     func validate() throws {
         do {
-            _ = try HistoryLocation.parse(store, passwordFile: passwordFile)
+            _ = try HistoryLocation.parse(store, passwordFile: password.file)
         } catch {
             throw ValidationError(error.message)
         }
@@ -42,7 +41,7 @@ struct HistoryStoreOptions: ParsableArguments {
     /// command that writes); bad input (exit status 2) when it cannot be.
     func open(_ access: HistoryAccess) async throws -> any HistoryStore {
         do {
-            let location = try HistoryLocation.parse(store, passwordFile: passwordFile)
+            let location = try HistoryLocation.parse(store, passwordFile: password.file)
             return try await openStore(location, access: access)
         } catch let error as HistoryError {
             throw CommandFailure.badInput(error.message)

@@ -184,7 +184,7 @@ struct TrendCommand: AsyncParsableCommand {
         }
         let location: HistoryLocation
         do {
-            location = try HistoryLocation.parse(store, passwordFile: history.passwordFile)
+            location = try HistoryLocation.parse(store, passwordFile: history.password.file)
         } catch {
             throw CommandFailure.badInput(error.message)
         }

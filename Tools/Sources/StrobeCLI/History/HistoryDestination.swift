@@ -14,17 +14,12 @@ struct HistoryDestinationOptions: ParsableArguments {
     )
     var store: String?
 
-    @Option(
-        name: .customLong("password-file"),
-        help: "With a postgres:// --history, a file whose first line is the password (default: PGPASSWORD, else none).")
-    var passwordFile: String?
+    @OptionGroup var password: PostgresPasswordOption
 
     func validate() throws {
-        guard let store else {
-            if passwordFile != nil { throw ValidationError("--password-file goes with --history") }
-            return
-        }
-        try HistoryStoreOptions(store: store, passwordFile: passwordFile).validate()
+        if let problem = password.problem(store: store, storeFlag: "--history") { throw ValidationError(problem) }
+        guard let store else { return }
+        try HistoryStoreOptions(store: store, password: password).validate()
     }
 
     /// Adds the results files under `paths` to the store, when one was
@@ -33,7 +28,7 @@ struct HistoryDestinationOptions: ParsableArguments {
     /// they are stored; the failure is bad input (exit status 2).
     func record(_ paths: [String], comparison: Bool = false) throws {
         guard let store else { return }
-        let options = HistoryStoreOptions(store: store, passwordFile: passwordFile)
+        let options = HistoryStoreOptions(store: store, password: password)
         let outcome = Outcome()
         // The command itself is synchronous; the store's client is not.
         Task.detached {
@@ -58,9 +53,9 @@ private final class Outcome: @unchecked Sendable {
 
 extension HistoryStoreOptions {
     /// Options naming `store`.
-    init(store: String, passwordFile: String?) {
+    init(store: String, password: PostgresPasswordOption) {
         self.init()
         self.store = store
-        self.passwordFile = passwordFile
+        self.password = password
     }
 }
