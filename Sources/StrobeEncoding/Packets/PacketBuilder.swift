@@ -26,6 +26,15 @@ enum PacketBuilder {
         }
     }
 
+    /// A packet of sequence `sequenceID` with nothing else set yet.
+    private static func emptyPacket(onSequence sequenceID: UInt32) -> Perfetto__Protos__TracePacket {
+        var packet = Perfetto__Protos__TracePacket()
+        perfetto__protos__trace_packet__init(&packet)
+        packet.has_trusted_packet_sequence_id = 1
+        packet.trusted_packet_sequence_id = sequenceID
+        return packet
+    }
+
     /// The first packet of a sequence, and of a sequence restarted after lost
     /// events: it clears incremental state, sets the defaults (the thread's
     /// track, the incremental clock) and anchors that clock to CLOCK_BOOTTIME
@@ -41,10 +50,7 @@ enum PacketBuilder {
         first: Bool,
         to buffer: inout ProtoBuffer
     ) {
-        var packet = Perfetto__Protos__TracePacket()
-        perfetto__protos__trace_packet__init(&packet)
-        packet.has_trusted_packet_sequence_id = 1
-        packet.trusted_packet_sequence_id = sequenceID
+        var packet = emptyPacket(onSequence: sequenceID)
         packet.has_sequence_flags = 1
         packet.sequence_flags = UInt32(
             PERFETTO__PROTOS__TRACE_PACKET__SEQUENCE_FLAGS__SEQ_INCREMENTAL_STATE_CLEARED.rawValue)
@@ -160,10 +166,7 @@ enum PacketBuilder {
         uuid: UInt64, parent: UInt64?, kind: TrackKind, sequenceID: UInt32, to buffer: inout ProtoBuffer
     ) {
         let strings = CStrings()
-        var packet = Perfetto__Protos__TracePacket()
-        perfetto__protos__trace_packet__init(&packet)
-        packet.has_trusted_packet_sequence_id = 1
-        packet.trusted_packet_sequence_id = sequenceID
+        var packet = emptyPacket(onSequence: sequenceID)
         var track = Perfetto__Protos__TrackDescriptor()
         perfetto__protos__track_descriptor__init(&track)
         track.has_uuid = 1
@@ -283,10 +286,7 @@ enum PacketBuilder {
                         statistics.buffer_stats = bufferPointers.baseAddress
                         statistics.n_writer_stats = writerPointers.count
                         statistics.writer_stats = writerPointers.baseAddress
-                        var packet = Perfetto__Protos__TracePacket()
-                        perfetto__protos__trace_packet__init(&packet)
-                        packet.has_trusted_packet_sequence_id = 1
-                        packet.trusted_packet_sequence_id = sequenceID
+                        var packet = emptyPacket(onSequence: sequenceID)
                         withUnsafeMutablePointer(to: &statistics) { statistics in
                             packet.data_case = PERFETTO__PROTOS__TRACE_PACKET__DATA_TRACE_STATS
                             packet.trace_stats = statistics
