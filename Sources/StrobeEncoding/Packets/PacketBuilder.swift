@@ -26,6 +26,17 @@ enum PacketBuilder {
         }
     }
 
+    /// A clock of a clock snapshot: clock `id` reads `timestamp`.
+    private static func clock(_ id: UInt32, at timestamp: UInt64) -> Perfetto__Protos__ClockSnapshot__Clock {
+        var clock = Perfetto__Protos__ClockSnapshot__Clock()
+        perfetto__protos__clock_snapshot__clock__init(&clock)
+        clock.has_clock_id = 1
+        clock.clock_id = id
+        clock.has_timestamp = 1
+        clock.timestamp = timestamp
+        return clock
+    }
+
     /// A packet of sequence `sequenceID` with nothing else set yet.
     private static func emptyPacket(onSequence sequenceID: UInt32) -> Perfetto__Protos__TracePacket {
         var packet = Perfetto__Protos__TracePacket()
@@ -76,28 +87,13 @@ enum PacketBuilder {
         defaults.has_timestamp_clock_id = 1
         defaults.timestamp_clock_id = PerfettoWire.Clock.incremental
 
-        var boot = Perfetto__Protos__ClockSnapshot__Clock()
-        perfetto__protos__clock_snapshot__clock__init(&boot)
-        boot.has_clock_id = 1
-        boot.clock_id = PerfettoWire.Clock.boottime
-        boot.has_timestamp = 1
-        boot.timestamp = boottime
-        var incremental = Perfetto__Protos__ClockSnapshot__Clock()
-        perfetto__protos__clock_snapshot__clock__init(&incremental)
-        incremental.has_clock_id = 1
-        incremental.clock_id = PerfettoWire.Clock.incremental
-        incremental.has_timestamp = 1
-        incremental.timestamp = boottime
+        var boot = clock(PerfettoWire.Clock.boottime, at: boottime)
+        var incremental = clock(PerfettoWire.Clock.incremental, at: boottime)
         incremental.has_is_incremental = 1
         incremental.is_incremental = 1
         incremental.has_unit_multiplier_ns = 1
         incremental.unit_multiplier_ns = 1
-        var realtime = Perfetto__Protos__ClockSnapshot__Clock()
-        perfetto__protos__clock_snapshot__clock__init(&realtime)
-        realtime.has_clock_id = 1
-        realtime.clock_id = PerfettoWire.Clock.realtime
-        realtime.has_timestamp = 1
-        realtime.timestamp = boottime &+ realtimeOffset
+        var realtime = clock(PerfettoWire.Clock.realtime, at: boottime &+ realtimeOffset)
         var snapshot = Perfetto__Protos__ClockSnapshot()
         perfetto__protos__clock_snapshot__init(&snapshot)
         snapshot.has_primary_trace_clock = 1
