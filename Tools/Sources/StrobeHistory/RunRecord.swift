@@ -58,22 +58,24 @@ public struct RunRecord: Sendable, Hashable {
     /// process's), the largest ``profileFunctionsKept`` of them; none
     /// without a profile, or where the test already has such metrics.
     static func profileMetrics(of test: PerfTestResult) -> [PerfMetric] {
-        guard let profile = test.profile, profile.sampleCount > 0, profile.iterations > 0,
-            !test.metrics.contains(where: { $0.name.hasPrefix(profileMetricPrefix) })
-        else { return [] }
+        guard let profile = test.profile, profile.sampleCount > 0, profile.iterations > 0 else { return [] }
         let total = profile.cpuPerIteration
         return leadingFunctions(
-            profile.timePerIteration.mapValues(\.inclusive), where: { $0 >= 0.02 * total && $0 < 0.98 * total },
-            atMost: profileFunctionsKept, prefix: profileMetricPrefix, unit: "ns")
+            of: test, profile.timePerIteration.mapValues(\.inclusive),
+            where: { $0 >= 0.02 * total && $0 < 0.98 * total }, atMost: profileFunctionsKept,
+            prefix: profileMetricPrefix, unit: "ns")
     }
 
     /// A metric `PREFIX` + name in `unit` for each function whose inclusive
     /// amount per iteration passes `kept`, its amount the one value, the
-    /// largest `limit` of them (largest first).
+    /// largest `limit` of them (largest first); none where `test` already
+    /// has metrics of that prefix.
     private static func leadingFunctions(
-        _ inclusive: [String: Double], where kept: (Double) -> Bool, atMost limit: Int, prefix: String, unit: String
+        of test: PerfTestResult, _ inclusive: [String: Double], where kept: (Double) -> Bool, atMost limit: Int,
+        prefix: String, unit: String
     ) -> [PerfMetric] {
-        inclusive.filter { kept($0.value) }
+        guard !test.metrics.contains(where: { $0.name.hasPrefix(prefix) }) else { return [] }
+        return inclusive.filter { kept($0.value) }
             .sorted { ($0.value, $1.key) > ($1.value, $0.key) }
             .prefix(limit)
             .map { PerfMetric(name: prefix + $0.key, unit: unit, samples: [$0.value]) }
@@ -107,12 +109,10 @@ public struct RunRecord: Sendable, Hashable {
     /// ``instructionFunctionsKept`` of them; none without an instruction
     /// profile, or where the test already has such metrics.
     static func instructionMetrics(of test: PerfTestResult) -> [PerfMetric] {
-        guard let profile = test.instructionProfile, profile.iterations > 0, profile.total > 0,
-            !test.metrics.contains(where: { $0.name.hasPrefix(instructionMetricPrefix) })
-        else { return [] }
+        guard let profile = test.instructionProfile, profile.iterations > 0, profile.total > 0 else { return [] }
         let total = profile.totalPerIteration
         return leadingFunctions(
-            profile.countPerIteration.mapValues(\.inclusive), where: { $0 >= instructionShareKept * total },
+            of: test, profile.countPerIteration.mapValues(\.inclusive), where: { $0 >= instructionShareKept * total },
             atMost: instructionFunctionsKept, prefix: instructionMetricPrefix, unit: "count")
     }
 
