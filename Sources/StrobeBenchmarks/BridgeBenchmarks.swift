@@ -175,50 +175,38 @@ enum BridgeBenchmarks {
 
 @inline(never)
 func timeMetricsIncrements(_ counter: Counter, _ count: Int) -> Double {
-    let start = cstrobe_monotonic_ns()
-    for _ in 0..<count { counter.increment() }
-    return Double(cstrobe_monotonic_ns() - start)
+    nanoseconds(repeating: count) { _ in counter.increment() }
 }
 
 @inline(never)
 func timeAsyncIntervals(_ count: Int) -> Double {
-    let start = cstrobe_monotonic_ns()
-    for _ in 0..<count { Trace.beginAsync("span").end() }
-    return Double(cstrobe_monotonic_ns() - start)
+    nanoseconds(repeating: count) { _ in Trace.beginAsync("span").end() }
 }
 
 @inline(never)
 func timeSpans(_ count: Int) -> Double {
-    let start = cstrobe_monotonic_ns()
-    for _ in 0..<count { withSpan("span") { _ in } }
-    return Double(cstrobe_monotonic_ns() - start)
+    nanoseconds(repeating: count) { _ in withSpan("span") { _ in } }
 }
 
 @inline(never)
 func timeSpans(_ tracer: some Tracer, _ count: Int) -> Double {
-    let start = cstrobe_monotonic_ns()
-    for _ in 0..<count { tracer.withSpan("span") { _ in } }
-    return Double(cstrobe_monotonic_ns() - start)
+    nanoseconds(repeating: count) { _ in tracer.withSpan("span") { _ in } }
 }
 
 @inline(never)
 func timeSpansWithOneAttribute(_ tracer: some Tracer, _ count: Int) -> Double {
-    let start = cstrobe_monotonic_ns()
-    for _ in 0..<count {
+    nanoseconds(repeating: count) { _ in
         tracer.withSpan("span") { span in span.attributes["http.route"] = "/photos/{id}" }
     }
-    return Double(cstrobe_monotonic_ns() - start)
 }
 
 @inline(never)
 func timeSpansWithAttributes(_ count: Int) -> Double {
-    let start = cstrobe_monotonic_ns()
-    for index in 0..<count {
+    nanoseconds(repeating: count) { index in
         withSpan("span") { span in
             span.attributes["http.route"] = "/photos/{id}"
             span.attributes["http.response.status_code"] = index & 0xFF
         }
     }
-    return Double(cstrobe_monotonic_ns() - start)
 }
 #endif
