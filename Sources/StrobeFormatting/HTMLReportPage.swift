@@ -4,7 +4,7 @@
 public enum HTMLReportPage {
     /// The rules every such page shares: the page, its headings, the
     /// verdicts' colours, the plots' text and axes, the legend's dots.
-    public static let sharedStyle = """
+    private static let sharedStyle = """
         body{font:14px/1.45 -apple-system,"Segoe UI",Helvetica,Arial,sans-serif;margin:0;color:#1d1d1f;
         background:#f6f6f8}
         main{max-width:1000px;margin:0 auto;padding:28px 24px 48px}

@@ -43,7 +43,7 @@ extension FleetReport {
     }
 
     /// The page's own rules, beside the shared ones of
-    /// ``StrobeFormatting/HTMLReportPage``: notes, plots side by side, tables.
+    /// ``HTMLReportPage``: notes, plots side by side, tables.
     static let pageStyle = """
         .note{color:#6e6e73;font-size:12px;margin:-4px 0 12px}
         .plots{display:flex;flex-wrap:wrap;gap:12px}

@@ -10,7 +10,7 @@ extension TrendReport {
     ]
 
     /// The dashboard's own rules, beside the shared ones of
-    /// ``StrobeFormatting/HTMLReportPage``: cards, tables, plots, changes.
+    /// ``HTMLReportPage``: cards, tables, plots, changes.
     static let dashboardStyle = """
         :root{--ink:#1d1d1f;--muted:#6e6e73;--rule:#e3e3e8}
         .cards{display:flex;gap:12px;flex-wrap:wrap;margin:0 0 8px}
