@@ -2,6 +2,13 @@
 
 import PackageDescription
 
+// The packages the bridges bridge to, each resolved only when its bridge's
+// trait is on.
+let coreMetrics: Target.Dependency = .product(
+    name: "CoreMetrics", package: "swift-metrics", condition: .when(traits: ["StrobeMetrics"]))
+let tracing: Target.Dependency = .product(
+    name: "Tracing", package: "swift-distributed-tracing", condition: .when(traits: ["StrobeTracing"]))
+
 // The package an app depends on: the tracing SDK, the trace reader, the
 // results model and the perf-test runner, with no package of anyone else's.
 // The bridges to swift-metrics and swift-distributed-tracing are behind
@@ -75,21 +82,8 @@ let package = Package(
 
         // MARK: Bridges (each behind the package trait of its name)
 
-        .target(
-            name: "StrobeMetrics",
-            dependencies: [
-                "Strobe",
-                .product(name: "CoreMetrics", package: "swift-metrics", condition: .when(traits: ["StrobeMetrics"])),
-            ]
-        ),
-        .target(
-            name: "StrobeTracing",
-            dependencies: [
-                "Strobe",
-                .product(
-                    name: "Tracing", package: "swift-distributed-tracing", condition: .when(traits: ["StrobeTracing"])),
-            ]
-        ),
+        .target(name: "StrobeMetrics", dependencies: ["Strobe", coreMetrics]),
+        .target(name: "StrobeTracing", dependencies: ["Strobe", tracing]),
 
         // MARK: Reading traces and results
 
@@ -133,9 +127,7 @@ let package = Package(
             dependencies: [
                 "Strobe", "StrobeReader", "StrobeMetrics", "StrobeTracing", "StrobePerf", "StrobeProtos", "CProtobufC",
                 "CStrobe", "CStrobeCounting", "StrobeProcessRunner", "StrobeTestSupport", "ProfileWorkload",
-                .product(name: "CoreMetrics", package: "swift-metrics", condition: .when(traits: ["StrobeMetrics"])),
-                .product(
-                    name: "Tracing", package: "swift-distributed-tracing", condition: .when(traits: ["StrobeTracing"])),
+                coreMetrics, tracing,
             ]
         ),
 
@@ -160,9 +152,7 @@ let package = Package(
         .target(
             name: "ReadmeSnippets",
             dependencies: [
-                "Strobe", "StrobePerf", "StrobeReader", "StrobeTracing", "LensKit",
-                .product(
-                    name: "Tracing", package: "swift-distributed-tracing", condition: .when(traits: ["StrobeTracing"])),
+                "Strobe", "StrobePerf", "StrobeReader", "StrobeTracing", "LensKit", tracing,
             ],
             path: "Examples/ReadmeSnippets"
         ),
@@ -197,18 +187,10 @@ let package = Package(
         ),
         .testTarget(
             name: "StrobeMetricsTests",
-            dependencies: [
-                "StrobeMetrics", "Strobe", "StrobeReader", "StrobeTestTraits",
-                .product(name: "CoreMetrics", package: "swift-metrics", condition: .when(traits: ["StrobeMetrics"])),
-            ]
-        ),
+            dependencies: ["StrobeMetrics", "Strobe", "StrobeReader", "StrobeTestTraits", coreMetrics]),
         .testTarget(
             name: "StrobeTracingTests",
-            dependencies: [
-                "StrobeTracing", "Strobe", "StrobeReader", "StrobeTestSupport", "StrobeTestTraits",
-                .product(
-                    name: "Tracing", package: "swift-distributed-tracing", condition: .when(traits: ["StrobeTracing"])),
-            ]
+            dependencies: ["StrobeTracing", "Strobe", "StrobeReader", "StrobeTestSupport", "StrobeTestTraits", tracing]
         ),
         .testTarget(name: "StrobeReaderTests", dependencies: ["Strobe", "StrobeReader", "StrobeTestTraits"]),
         .testTarget(

@@ -11,6 +11,16 @@ import PackageDescription
 // `make strobe`).
 let optimizedInDebug: [SwiftSetting] = [.unsafeFlags(["-O"], .when(configuration: .debug))]
 
+/// Products of the SDK package (the repository root), by name.
+func strobe(_ products: String...) -> [Target.Dependency] {
+    products.map { .product(name: $0, package: "strobe") }
+}
+
+/// What the tests and benchmarks share: the program runner and the figure
+/// printer, and the `.processWide` suite trait (tests only).
+let testSupport: Target.Dependency = .product(name: "StrobeTestSupport", package: "strobe-test-support")
+let testTraits: Target.Dependency = .product(name: "StrobeTestTraits", package: "strobe-test-support")
+
 let package = Package(
     name: "strobe-tools",
     platforms: [.macOS(.v15)],
@@ -54,32 +64,20 @@ let package = Package(
         // Judges the metrics of results files, so it takes their model's
         // MetricDirection (StrobeResults adds only StrobeProtos and
         // CProtobufC).
-        .target(
-            name: "StrobeStatistics",
-            dependencies: [.product(name: "StrobeResults", package: "strobe")],
-            swiftSettings: optimizedInDebug
-        ),
+        .target(name: "StrobeStatistics", dependencies: strobe("StrobeResults"), swiftSettings: optimizedInDebug),
         // Everything that turns a comparison's numbers into verdicts: the
         // policy, the verdict per metric and per test, the functions behind
         // them, and what a sequential comparison has decided so far.
         .target(
             name: "StrobeJudgement",
-            dependencies: [
-                "StrobeStatistics",
-                .product(name: "StrobeResults", package: "strobe"),
-                "StrobeToolFormatting",
-                .product(name: "Yams", package: "Yams"),
-            ],
+            dependencies: ["StrobeStatistics", "StrobeToolFormatting", .product(name: "Yams", package: "Yams")]
+                + strobe("StrobeResults"),
             swiftSettings: optimizedInDebug
         ),
         // Loads runs into sample sets and renders the judgement's reports.
         .target(
             name: "StrobeDiff",
-            dependencies: [
-                "StrobeJudgement", "StrobeStatistics",
-                .product(name: "StrobeResults", package: "strobe"),
-                "StrobeToolFormatting",
-            ],
+            dependencies: ["StrobeJudgement", "StrobeStatistics", "StrobeToolFormatting"] + strobe("StrobeResults"),
             swiftSettings: optimizedInDebug
         ),
         // Synthetic suites and fleets that measure the gate and the fleet
@@ -88,10 +86,8 @@ let package = Package(
         // benchmarks only, so no product links them.
         .target(
             name: "StrobeSimulations",
-            dependencies: [
-                "StrobeStatistics", "StrobeJudgement", "StrobeDiff", "StrobeCompare",
-                .product(name: "StrobeResults", package: "strobe"),
-            ],
+            dependencies: ["StrobeStatistics", "StrobeJudgement", "StrobeDiff", "StrobeCompare"]
+                + strobe("StrobeResults"),
             swiftSettings: optimizedInDebug
         ),
         // PostgreSQL's own C client library, for the run history's
@@ -109,12 +105,7 @@ let package = Package(
         // exporting them, marks on change points, queries.
         .target(
             name: "StrobeHistory",
-            dependencies: [
-                "StrobeStatistics",
-                .product(name: "StrobeResults", package: "strobe"),
-                "StrobeToolFormatting",
-                "CLibCrypto",
-            ]
+            dependencies: ["StrobeStatistics", "StrobeToolFormatting", "CLibCrypto"] + strobe("StrobeResults")
         ),
         // A PostgreSQL client on libpq (`package` API only).
         .target(name: "StrobePostgres", dependencies: ["CLibPQ"]),
@@ -122,31 +113,21 @@ let package = Package(
         // StrobePostgres) and the fleet's tables in them.
         .target(
             name: "StrobeHistoryStore",
-            dependencies: [
-                "StrobeHistory", "StrobePostgres",
-                .product(name: "StrobeResults", package: "strobe"),
-                .product(name: "GRDB", package: "GRDB.swift"),
-            ]
+            dependencies: ["StrobeHistory", "StrobePostgres", .product(name: "GRDB", package: "GRDB.swift")]
+                + strobe("StrobeResults")
         ),
         // The trend over a history's runs: change points pinned to runs, and
         // its reports.
         .target(
             name: "StrobeTrend",
-            dependencies: [
-                "StrobeHistory", "StrobeStatistics",
-                .product(name: "StrobeResults", package: "strobe"),
-                "StrobeToolFormatting",
-            ]
+            dependencies: ["StrobeHistory", "StrobeStatistics", "StrobeToolFormatting"] + strobe("StrobeResults")
         ),
         // A fleet's traces: extraction into the store, and the fleet report.
         .target(
             name: "StrobeFleet",
             dependencies: [
-                "StrobeStatistics", "StrobeJudgement", "StrobeHistory", "StrobeHistoryStore",
-                .product(name: "StrobeReader", package: "strobe"),
-                .product(name: "StrobeResults", package: "strobe"),
-                "StrobeToolFormatting",
-            ],
+                "StrobeStatistics", "StrobeJudgement", "StrobeHistory", "StrobeHistoryStore", "StrobeToolFormatting",
+            ] + strobe("StrobeReader", "StrobeResults"),
             swiftSettings: optimizedInDebug
         ),
         // The HTTP ingest endpoint (`strobe serve`) over the fleet's
@@ -154,8 +135,7 @@ let package = Package(
         .target(
             name: "StrobeServer",
             dependencies: [
-                "StrobeFleet", "StrobeHistoryStore",
-                .product(name: "Hummingbird", package: "hummingbird"),
+                "StrobeFleet", "StrobeHistoryStore", .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "Logging", package: "swift-log"),
             ]
@@ -164,23 +144,17 @@ let package = Package(
         // over a runner of processes that tests can replace.
         .target(
             name: "StrobeCompare",
-            dependencies: [
-                "StrobeStatistics", "StrobeJudgement", "StrobeDiff",
-                .product(name: "StrobeProcessRunner", package: "strobe"),
-                .product(name: "StrobeResults", package: "strobe"),
-                "StrobeToolFormatting",
-            ]
+            dependencies: ["StrobeStatistics", "StrobeJudgement", "StrobeDiff", "StrobeToolFormatting"]
+                + strobe("StrobeProcessRunner", "StrobeResults")
         ),
         // `--otlp-endpoint`: a trace's OTLP requests posted over OTLP/HTTP,
         // in batches, with retries.
         .target(
             name: "StrobeOTLP",
             dependencies: [
-                .product(name: "StrobeReader", package: "strobe"),
-                .product(name: "NIOCore", package: "swift-nio"),
-                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
-            ]
+            ] + strobe("StrobeReader")
         ),
         // The commit `strobe --version` names (scripts/build-commit.sh).
         .target(name: "CStrobeBuildInfo"),
@@ -188,15 +162,9 @@ let package = Package(
             name: "StrobeCLI",
             dependencies: [
                 "StrobeStatistics", "StrobeJudgement", "StrobeDiff", "StrobeCompare", "StrobeHistory",
-                "StrobeHistoryStore", "StrobeTrend",
-                "StrobeFleet", "StrobeServer", "StrobeOTLP", "CStrobeBuildInfo", "CZlib",
-                .product(name: "StrobeCrashRecovery", package: "strobe"),
-                .product(name: "StrobeReader", package: "strobe"),
-                .product(name: "StrobeProcessRunner", package: "strobe"),
-                .product(name: "StrobeResults", package: "strobe"),
-                "StrobeToolFormatting",
-                .product(name: "ArgumentParser", package: "swift-argument-parser"),
-            ]
+                "StrobeHistoryStore", "StrobeTrend", "StrobeFleet", "StrobeServer", "StrobeOTLP", "CStrobeBuildInfo",
+                "CZlib", "StrobeToolFormatting", .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ] + strobe("StrobeCrashRecovery", "StrobeReader", "StrobeProcessRunner", "StrobeResults")
         ),
 
         // MARK: Benchmarks of the statistics and the history (`make bench statistics history`)
@@ -205,24 +173,16 @@ let package = Package(
             name: "StrobeToolBenchmarks",
             dependencies: [
                 "StrobeStatistics", "StrobeJudgement", "StrobeDiff", "StrobeHistory", "StrobeHistoryStore",
-                "StrobeTrend", "StrobeFleet", "StrobeSimulations", "StrobeCompare",
-                .product(name: "Strobe", package: "strobe"),
-                .product(name: "StrobeProcessRunner", package: "strobe"),
-                .product(name: "StrobeResults", package: "strobe"),
-                .product(name: "StrobeTestSupport", package: "strobe-test-support"),
-            ]
+                "StrobeTrend", "StrobeFleet", "StrobeSimulations", "StrobeCompare", testSupport,
+            ] + strobe("Strobe", "StrobeProcessRunner", "StrobeResults")
         ),
 
         // MARK: Fuzzing (`make fuzz`)
 
         .executableTarget(
             name: "StrobeFuzz",
-            dependencies: [
-                "StrobeJudgement", "StrobeDiff",
-                .product(name: "StrobeCrashRecovery", package: "strobe"),
-                .product(name: "StrobeReader", package: "strobe"),
-                .product(name: "StrobeResults", package: "strobe"),
-            ]
+            dependencies: ["StrobeJudgement", "StrobeDiff"]
+                + strobe("StrobeCrashRecovery", "StrobeReader", "StrobeResults")
         ),
 
         // MARK: Tests
@@ -233,11 +193,9 @@ let package = Package(
         .target(
             name: "StrobeStoreTestSupport",
             dependencies: [
-                "StrobeHistory", "StrobeHistoryStore", "StrobePostgres",
-                .product(name: "StrobeResults", package: "strobe"),
-                .product(name: "GRDB", package: "GRDB.swift"),
-                .product(name: "StrobeTestSupport", package: "strobe-test-support"),
-            ],
+                "StrobeHistory", "StrobeHistoryStore", "StrobePostgres", .product(name: "GRDB", package: "GRDB.swift"),
+                testSupport,
+            ] + strobe("StrobeResults"),
             path: "Tests/StrobeStoreTestSupport"),
         // Seeded sessions for the tests of percentiles over sessions.
         .target(
@@ -252,34 +210,27 @@ let package = Package(
             name: "StrobeJudgementTests",
             dependencies: [
                 "StrobeJudgement", "StrobeStatistics", "StrobeDiff", "StrobeSimulations", "StrobeStatisticsTestSupport",
-                .product(name: "StrobeProcessRunner", package: "strobe"),
-                .product(name: "StrobeResults", package: "strobe"),
-            ]
+            ] + strobe("StrobeProcessRunner", "StrobeResults")
         ),
         .testTarget(
             name: "StrobeDiffTests",
             dependencies: [
                 "StrobeDiff", "StrobeJudgement", "StrobeStatistics", "StrobeSimulations", "StrobeCompare", "StrobeCLI",
-                "StrobeToolFormatting", .product(name: "StrobeProcessRunner", package: "strobe"),
-                .product(name: "StrobeTestSupport", package: "strobe-test-support"),
-            ]
+                "StrobeToolFormatting", testSupport,
+            ] + strobe("StrobeProcessRunner")
         ),
         // `strobe compare`'s experiment, with a runner of its own.
         .testTarget(
             name: "StrobeCompareTests",
-            dependencies: [
-                "StrobeCompare", "StrobeJudgement", "StrobeDiff", "StrobeStatistics", "StrobeSimulations",
-                .product(name: "StrobeProcessRunner", package: "strobe"),
-                .product(name: "StrobeResults", package: "strobe"),
-            ]
+            dependencies: ["StrobeCompare", "StrobeJudgement", "StrobeDiff", "StrobeStatistics", "StrobeSimulations"]
+                + strobe("StrobeProcessRunner", "StrobeResults")
         ),
         // The run history's model through both stores.
         .testTarget(
             name: "StrobeHistoryTests",
             dependencies: [
                 "StrobeHistory", "StrobeHistoryStore", "StrobeStatistics", "StrobeCLI", "StrobeStoreTestSupport",
-                .product(name: "StrobeResults", package: "strobe"),
-            ]
+            ] + strobe("StrobeResults")
         ),
         // The stores on SQLite and on PostgreSQL; runs the `strobe` binary
         // for the killed writer.
@@ -287,8 +238,7 @@ let package = Package(
             name: "StrobeHistoryStoreTests",
             dependencies: [
                 "StrobeHistory", "StrobeHistoryStore", "StrobePostgres", "StrobeCLI", "StrobeStoreTestSupport",
-                .product(name: "StrobeResults", package: "strobe"),
-            ]
+            ] + strobe("StrobeResults")
         ),
         // The libpq client against the test server.
         .testTarget(
@@ -301,48 +251,33 @@ let package = Package(
             dependencies: [
                 "StrobeTrend", "StrobeHistory", "StrobeHistoryStore", "StrobeStatistics", "StrobeCLI",
                 "StrobeStoreTestSupport",
-                .product(name: "StrobeResults", package: "strobe"),
-            ]
+            ] + strobe("StrobeResults")
         ),
         // The ingest endpoint, over HTTP on loopback (URLSession: no TLS
         // stack is built for the tests).
         .testTarget(
             name: "StrobeServerTests",
             dependencies: [
-                "StrobeServer", "StrobeFleet", "StrobeHistoryStore", "StrobeStoreTestSupport",
-                .product(name: "StrobeTestTraits", package: "strobe-test-support"),
+                "StrobeServer", "StrobeFleet", "StrobeHistoryStore", "StrobeStoreTestSupport", testSupport, testTraits,
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
-                .product(name: "Strobe", package: "strobe"),
-                .product(name: "StrobeTestSupport", package: "strobe-test-support"),
-            ]
+            ] + strobe("Strobe")
         ),
         // Ingest and the fleet report, on traces the SDK writes.
         .testTarget(
             name: "StrobeFleetTests",
             dependencies: [
                 "StrobeFleet", "StrobeHistory", "StrobeHistoryStore", "StrobePostgres", "StrobeStatistics",
-                "StrobeJudgement", "StrobeDiff",
-                "StrobeSimulations", "StrobeCLI", "StrobeStoreTestSupport",
-                .product(name: "StrobeTestTraits", package: "strobe-test-support"),
-                "StrobeStatisticsTestSupport",
+                "StrobeJudgement", "StrobeDiff", "StrobeSimulations", "StrobeCLI", "StrobeStoreTestSupport",
+                "StrobeStatisticsTestSupport", testSupport, testTraits,
                 .product(name: "HTTPTypes", package: "swift-http-types"),
-                .product(name: "Strobe", package: "strobe"),
-                .product(name: "StrobeReader", package: "strobe"),
-                .product(name: "StrobeResults", package: "strobe"),
-                .product(name: "StrobeTestSupport", package: "strobe-test-support"),
-            ]
+            ] + strobe("Strobe", "StrobeReader", "StrobeResults")
         ),
         // Every `strobe` subcommand, run as a user runs it.
         .testTarget(
             name: "StrobeCLITests",
-            dependencies: [
-                "StrobeCLI", "StrobeOTLP", .product(name: "StrobeTestTraits", package: "strobe-test-support"),
-                .product(name: "Strobe", package: "strobe"),
-                .product(name: "StrobeReader", package: "strobe"),
-                .product(name: "StrobeResults", package: "strobe"),
-                .product(name: "StrobeTestSupport", package: "strobe-test-support"),
-            ]
+            dependencies: ["StrobeCLI", "StrobeOTLP", testSupport, testTraits]
+                + strobe("Strobe", "StrobeReader", "StrobeResults")
         ),
     ]
 )

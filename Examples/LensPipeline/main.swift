@@ -34,71 +34,48 @@ var configuration = LensPipeline.Configuration()
 var metadata = TraceMetadata(appName: "Lens")
 var samplingProbability = 1.0
 var arguments = CommandLine.arguments.dropFirst()
+/// The value after `flag`, read by `parse` and checked by `valid`; when
+/// there is none that passes, says what `flag` takes and exits with status 2.
+@MainActor func value<Value>(
+    of flag: String, _ takes: String, _ parse: (String) -> Value?, where valid: (Value) -> Bool = { _ in true }
+) -> Value {
+    guard let value = arguments.popFirst().flatMap(parse), valid(value) else {
+        FileHandle.standardError.write(Data("LensPipeline: \(flag) \(takes)\n".utf8))
+        exit(2)
+    }
+    return value
+}
 while let argument = arguments.popFirst() {
     switch argument {
     case "--frames":
-        guard let value = arguments.popFirst().flatMap(Int.init), value > 0 else {
-            FileHandle.standardError.write(Data("LensPipeline: --frames needs a positive number\n".utf8))
-            exit(2)
-        }
-        frames = value
+        frames = value(of: argument, "needs a positive number", { Int($0) }, where: { $0 > 0 })
     case "--kernel":
-        guard let value = arguments.popFirst().flatMap(Lens.Kernel.init(rawValue:)) else {
-            FileHandle.standardError.write(Data("LensPipeline: --kernel is vectorized, scalar or rebuilt-curve\n".utf8))
-            exit(2)
-        }
-        configuration.kernel = value
+        configuration.kernel = value(of: argument, "is vectorized, scalar or rebuilt-curve", Lens.Kernel.init)
     case "--size":
-        let parts = arguments.popFirst()?.split(separator: "x").compactMap { Int($0) } ?? []
-        guard parts.count == 2, parts[0] > 0, parts[1] > 0 else {
-            FileHandle.standardError.write(Data("LensPipeline: --size is WIDTHxHEIGHT, for example 640x480\n".utf8))
-            exit(2)
+        let size = value(of: argument, "is WIDTHxHEIGHT, for example 640x480") { text in
+            let parts = text.split(separator: "x").compactMap { Int($0) }
+            return parts.count == 2 && parts[0] > 0 && parts[1] > 0 ? (width: parts[0], height: parts[1]) : nil
         }
-        configuration.width = parts[0]
-        configuration.height = parts[1]
+        configuration.width = size.width
+        configuration.height = size.height
     case "--trace":
-        guard let value = arguments.popFirst() else {
-            FileHandle.standardError.write(Data("LensPipeline: --trace needs a file path\n".utf8))
-            exit(2)
-        }
-        tracePath = value
+        tracePath = value(of: argument, "needs a file path", { $0 })
     case "--cpu-profile":
-        guard let value = arguments.popFirst().flatMap(Int.init), value > 0 else {
-            FileHandle.standardError.write(
-                Data("LensPipeline: --cpu-profile needs a rate in samples per second\n".utf8))
-            exit(2)
-        }
-        cpuProfileFrequency = value
+        cpuProfileFrequency = value(
+            of: argument, "needs a rate in samples per second", { Int($0) }, where: { $0 > 0 })
     case "--flight-recorder":
-        guard let value = arguments.popFirst() else {
-            FileHandle.standardError.write(Data("LensPipeline: --flight-recorder needs a directory\n".utf8))
-            exit(2)
-        }
-        flightRecorderDirectory = value
+        flightRecorderDirectory = value(of: argument, "needs a directory", { $0 })
     case "--stall-frame":
-        guard let value = arguments.popFirst().flatMap(Int.init), value >= 0 else {
-            FileHandle.standardError.write(Data("LensPipeline: --stall-frame needs a frame number\n".utf8))
-            exit(2)
-        }
-        configuration.stallingFrame = value
+        configuration.stallingFrame = value(of: argument, "needs a frame number", { Int($0) }, where: { $0 >= 0 })
     case "--app-version":
-        guard let value = arguments.popFirst(), !value.isEmpty else {
-            FileHandle.standardError.write(Data("LensPipeline: --app-version needs a version, for example 5.2\n".utf8))
-            exit(2)
-        }
-        metadata.appVersion = value
+        metadata.appVersion = value(
+            of: argument, "needs a version, for example 5.2", { $0 }, where: { !$0.isEmpty })
     case "--device-class":
-        guard let value = arguments.popFirst(), !value.isEmpty else {
-            FileHandle.standardError.write(Data("LensPipeline: --device-class needs a name, for example mid\n".utf8))
-            exit(2)
-        }
-        metadata.dimensions["device.class"] = value
+        metadata.dimensions["device.class"] = value(
+            of: argument, "needs a name, for example mid", { $0 }, where: { !$0.isEmpty })
     case "--sampling":
-        guard let value = arguments.popFirst().flatMap(Double.init), value > 0, value <= 1 else {
-            FileHandle.standardError.write(Data("LensPipeline: --sampling is a probability in (0, 1]\n".utf8))
-            exit(2)
-        }
-        samplingProbability = value
+        samplingProbability = value(
+            of: argument, "is a probability in (0, 1]", { Double($0) }, where: { $0 > 0 && $0 <= 1 })
     default:
         FileHandle.standardError.write(Data("LensPipeline: unknown argument \(argument)\n".utf8))
         exit(2)

@@ -48,9 +48,11 @@ enum BridgeBenchmarks {
             _ = timeAsyncIntervals(count)
             _ = timeSpans(count)
         }
-        let core = median(runs: 5) {
-            CoreBenchmarks.withSession(spanConfiguration) { timeAsyncIntervals(count) / Double(count) }
+        /// The median over 5 sessions of `time`'s nanoseconds per span.
+        func perSpanWhileRecording(_ time: (Int) -> Double) -> Double {
+            median(runs: 5) { CoreBenchmarks.withSession(spanConfiguration) { time(count) / Double(count) } }
         }
+        let core = perSpanWhileRecording(timeAsyncIntervals)
         // The tracer called directly, as the no-op tracer is, the two
         // alternating in one process: Strobe's own share of a span is the
         // difference, and swift-distributed-tracing's share (the task-local
@@ -85,20 +87,16 @@ enum BridgeBenchmarks {
         ).printLine()
         // Through the global function, which asks InstrumentationSystem
         // for the tracer (a lock and dynamic casts) on every call.
-        let spans = median(runs: 5) {
-            CoreBenchmarks.withSession(spanConfiguration) { timeSpans(count) / Double(count) }
+        let throughTheGlobalFunction: [(name: String, time: (Int) -> Double)] = [
+            ("swift-distributed-tracing withSpan through StrobeTracing", { timeSpans($0) }),
+            ("withSpan with 2 attributes through StrobeTracing", timeSpansWithAttributes),
+        ]
+        for (name, time) in throughTheGlobalFunction {
+            Figure(
+                name: name, value: perSpanWhileRecording(time), unit: "ns/span",
+                baselineName: "Trace.beginAsync + AsyncInterval.end, same run", baselineValue: core
+            ).printLine()
         }
-        Figure(
-            name: "swift-distributed-tracing withSpan through StrobeTracing", value: spans, unit: "ns/span",
-            baselineName: "Trace.beginAsync + AsyncInterval.end, same run", baselineValue: core
-        ).printLine()
-        let attributed = median(runs: 5) {
-            CoreBenchmarks.withSession(spanConfiguration) { timeSpansWithAttributes(count) / Double(count) }
-        }
-        Figure(
-            name: "withSpan with 2 attributes through StrobeTracing", value: attributed, unit: "ns/span",
-            baselineName: "Trace.beginAsync + AsyncInterval.end, same run", baselineValue: core
-        ).printLine()
         // With no session, what is left is swift-distributed-tracing's own
         // bookkeeping: compare with its no-op tracer.
         let idleNoOp = median(runs: 5) { timeSpans(NoOpTracer(), count) / Double(count) }
@@ -177,50 +175,38 @@ enum BridgeBenchmarks {
 
 @inline(never)
 func timeMetricsIncrements(_ counter: Counter, _ count: Int) -> Double {
-    let start = cstrobe_monotonic_ns()
-    for _ in 0..<count { counter.increment() }
-    return Double(cstrobe_monotonic_ns() - start)
+    nanoseconds(repeating: count) { _ in counter.increment() }
 }
 
 @inline(never)
 func timeAsyncIntervals(_ count: Int) -> Double {
-    let start = cstrobe_monotonic_ns()
-    for _ in 0..<count { Trace.beginAsync("span").end() }
-    return Double(cstrobe_monotonic_ns() - start)
+    nanoseconds(repeating: count) { _ in Trace.beginAsync("span").end() }
 }
 
 @inline(never)
 func timeSpans(_ count: Int) -> Double {
-    let start = cstrobe_monotonic_ns()
-    for _ in 0..<count { withSpan("span") { _ in } }
-    return Double(cstrobe_monotonic_ns() - start)
+    nanoseconds(repeating: count) { _ in withSpan("span") { _ in } }
 }
 
 @inline(never)
 func timeSpans(_ tracer: some Tracer, _ count: Int) -> Double {
-    let start = cstrobe_monotonic_ns()
-    for _ in 0..<count { tracer.withSpan("span") { _ in } }
-    return Double(cstrobe_monotonic_ns() - start)
+    nanoseconds(repeating: count) { _ in tracer.withSpan("span") { _ in } }
 }
 
 @inline(never)
 func timeSpansWithOneAttribute(_ tracer: some Tracer, _ count: Int) -> Double {
-    let start = cstrobe_monotonic_ns()
-    for _ in 0..<count {
+    nanoseconds(repeating: count) { _ in
         tracer.withSpan("span") { span in span.attributes["http.route"] = "/photos/{id}" }
     }
-    return Double(cstrobe_monotonic_ns() - start)
 }
 
 @inline(never)
 func timeSpansWithAttributes(_ count: Int) -> Double {
-    let start = cstrobe_monotonic_ns()
-    for index in 0..<count {
+    nanoseconds(repeating: count) { index in
         withSpan("span") { span in
             span.attributes["http.route"] = "/photos/{id}"
             span.attributes["http.response.status_code"] = index & 0xFF
         }
     }
-    return Double(cstrobe_monotonic_ns() - start)
 }
 #endif

@@ -77,26 +77,19 @@ enum CoreBenchmarks {
             withSession { timeResourceUsageIntervals(20_000) / 20_000 }
         }
 
-        Figure(
-            name: "begin", value: begin, unit: "ns/event", baselineName: baselineName, baselineValue: clock,
-            target: "ratio <= 0.6"
-        ).printLine()
-        Figure(
-            name: "end", value: end, unit: "ns/event", baselineName: baselineName, baselineValue: clock,
-            target: "ratio <= 0.6"
-        ).printLine()
-        Figure(
-            name: "begin+end pair", value: pair, unit: "ns/pair", baselineName: baselineName, baselineValue: clock,
-            target: "ratio <= 1.2"
-        ).printLine()
-        Figure(
-            name: "counter", value: counter, unit: "ns/event", baselineName: baselineName, baselineValue: clock,
-            target: "ratio <= 0.6"
-        ).printLine()
-        Figure(
-            name: "disabled (no session), per call", value: disabled, unit: "ns/call", baselineName: baselineName,
-            baselineValue: clock, target: "value <= 1 ns"
-        ).printLine()
+        let againstTheClock: [(name: String, value: Double, unit: String, target: String)] = [
+            ("begin", begin, "ns/event", "ratio <= 0.6"),
+            ("end", end, "ns/event", "ratio <= 0.6"),
+            ("begin+end pair", pair, "ns/pair", "ratio <= 1.2"),
+            ("counter", counter, "ns/event", "ratio <= 0.6"),
+            ("disabled (no session), per call", disabled, "ns/call", "value <= 1 ns"),
+        ]
+        for figure in againstTheClock {
+            Figure(
+                name: figure.name, value: figure.value, unit: figure.unit, baselineName: baselineName,
+                baselineValue: clock, target: figure.target
+            ).printLine()
+        }
         Figure(
             name: "interval with rusage at both ends", value: withUsage, unit: "ns/interval",
             baselineName: "getrusage(RUSAGE_THREAD)", baselineValue: rusage, target: "ratio <= 2.2"
@@ -224,24 +217,20 @@ func makeArray(_ index: Int) -> [Int] { [index, index + 1] }
 
 @inline(never)
 func timeClockGettime(_ count: Int) -> Double {
-    let start = cstrobe_monotonic_ns()
     var sink: UInt64 = 0
     var spec = timespec()
-    for _ in 0..<count {
+    let elapsed = nanoseconds(repeating: count) { _ in
         clock_gettime(CLOCK_MONOTONIC, &spec)
         sink &+= UInt64(spec.tv_nsec)
     }
-    let elapsed = Double(cstrobe_monotonic_ns() - start)
     if sink == 1 { print(sink) }
     return elapsed
 }
 
 @inline(never)
 func timeFastTimestamps(_ count: Int) -> Double {
-    let start = cstrobe_monotonic_ns()
     var sink: UInt64 = 0
-    for _ in 0..<count { sink &+= cstrobe_fast_timestamp() }
-    let elapsed = Double(cstrobe_monotonic_ns() - start)
+    let elapsed = nanoseconds(repeating: count) { _ in sink &+= cstrobe_fast_timestamp() }
     if sink == 1 { print(sink) }
     return elapsed
 }
@@ -249,48 +238,36 @@ func timeFastTimestamps(_ count: Int) -> Double {
 @inline(never)
 func timeGetrusage(_ count: Int) -> Double {
     var usage = cstrobe_rusage()
-    let start = cstrobe_monotonic_ns()
-    for _ in 0..<count { cstrobe_thread_rusage(&usage) }
-    return Double(cstrobe_monotonic_ns() - start)
+    return nanoseconds(repeating: count) { _ in cstrobe_thread_rusage(&usage) }
 }
 
 @inline(never)
 func timeBegins(_ count: Int) -> Double {
-    let start = cstrobe_monotonic_ns()
-    for _ in 0..<count { Trace.begin("benchmark interval") }
-    return Double(cstrobe_monotonic_ns() - start)
+    nanoseconds(repeating: count) { _ in Trace.begin("benchmark interval") }
 }
 
 @inline(never)
 func timeEnds(_ count: Int) -> Double {
-    let start = cstrobe_monotonic_ns()
-    for _ in 0..<count { Trace.end() }
-    return Double(cstrobe_monotonic_ns() - start)
+    nanoseconds(repeating: count) { _ in Trace.end() }
 }
 
 @inline(never)
 func timePairs(_ count: Int) -> Double {
-    let start = cstrobe_monotonic_ns()
-    for _ in 0..<count {
+    nanoseconds(repeating: count) { _ in
         Trace.begin("benchmark interval")
         Trace.end()
     }
-    return Double(cstrobe_monotonic_ns() - start)
 }
 
 @inline(never)
 func timeCounters(_ count: Int) -> Double {
-    let start = cstrobe_monotonic_ns()
-    for index in 0..<count { Trace.counter("benchmark counter", Int64(index)) }
-    return Double(cstrobe_monotonic_ns() - start)
+    nanoseconds(repeating: count) { index in Trace.counter("benchmark counter", Int64(index)) }
 }
 
 @inline(never)
 func timeResourceUsageIntervals(_ count: Int) -> Double {
-    let start = cstrobe_monotonic_ns()
-    for _ in 0..<count {
+    nanoseconds(repeating: count) { _ in
         Trace.begin("benchmark rusage", capturing: .resourceUsage)
         Trace.end()
     }
-    return Double(cstrobe_monotonic_ns() - start)
 }

@@ -2,45 +2,35 @@
 // Tools/Sources/StrobeToolBenchmarks). Prints one JSON line per figure, each
 // with the baseline measured in the same process and the ratio between them.
 
-#if canImport(Glibc)
-import Glibc
-#endif
+import StrobeTestSupport
 
-let sections = [
-    "core", "crash", "triggers", "categories", "async", "session", "format", "reader", "bridges",
-    "signposts", "runner", "instructions", "counting", "profile",
-]
-let arguments = Set(CommandLine.arguments.dropFirst())
-let unknown = arguments.subtracting(sections).sorted()
-if !unknown.isEmpty {
-    let message =
-        "StrobeBenchmarks: unknown section \(unknown.joined(separator: ", ")); "
-        + "sections: \(sections.joined(separator: " "))\n"
-    _ = message.withCString { write(2, $0, strlen($0)) }
-    exit(2)
-}
-if arguments.isEmpty || arguments.contains("core") { CoreBenchmarks.run() }
-if arguments.isEmpty || arguments.contains("crash") { CrashCaptureBenchmarks.run() }
-if arguments.isEmpty || arguments.contains("triggers") { TriggerBenchmarks.run() }
-if arguments.isEmpty || arguments.contains("categories") { CategoryBenchmarks.run() }
-if arguments.isEmpty || arguments.contains("async") { AsyncBenchmarks.run() }
-if arguments.isEmpty || arguments.contains("session") { SessionBenchmarks.run() }
-if arguments.isEmpty || arguments.contains("format") { FormatBenchmarks.run() }
-if arguments.isEmpty || arguments.contains("reader") { ReaderBenchmarks.run() }
-if arguments.isEmpty || arguments.contains("bridges") {
+let sections = BenchmarkSections(
+    program: "StrobeBenchmarks",
+    all: [
+        "core", "crash", "triggers", "categories", "async", "session", "format", "reader", "bridges",
+        "signposts", "runner", "instructions", "counting", "profile",
+    ])
+if sections.includes("core") { CoreBenchmarks.run() }
+if sections.includes("crash") { CrashCaptureBenchmarks.run() }
+if sections.includes("triggers") { TriggerBenchmarks.run() }
+if sections.includes("categories") { CategoryBenchmarks.run() }
+if sections.includes("async") { AsyncBenchmarks.run() }
+if sections.includes("session") { SessionBenchmarks.run() }
+if sections.includes("format") { FormatBenchmarks.run() }
+if sections.includes("reader") { ReaderBenchmarks.run() }
+if sections.includes("bridges") {
     #if StrobeMetrics && StrobeTracing
     BridgeBenchmarks.run()
     #else
-    let message =
-        "StrobeBenchmarks: the bridges section needs the traits StrobeMetrics and StrobeTracing "
-        + "(swift build --traits StrobeMetrics,StrobeTracing)\n"
-    _ = message.withCString { write(2, $0, strlen($0)) }
-    exit(2)
+    sections.fail(
+        "the bridges section needs the traits StrobeMetrics and StrobeTracing "
+            + "(swift build --traits StrobeMetrics,StrobeTracing)",
+        status: 2)
     #endif
 }
-if arguments.isEmpty || arguments.contains("signposts") { SignpostBenchmarks.run() }
-if arguments.isEmpty || arguments.contains("runner") { await RunnerBenchmarks.run() }
-if arguments.isEmpty || arguments.contains("counting") { CountingBenchmarks.run() }
-if arguments.isEmpty || arguments.contains("profile") { ProfileBenchmarks.run() }
+if sections.includes("signposts") { SignpostBenchmarks.run() }
+if sections.includes("runner") { await RunnerBenchmarks.run() }
+if sections.includes("counting") { CountingBenchmarks.run() }
+if sections.includes("profile") { ProfileBenchmarks.run() }
 // Only when asked for: loops for counting instructions under callgrind.
-if arguments.contains("instructions") { InstructionCountBenchmarks.run() }
+if sections.named.contains("instructions") { InstructionCountBenchmarks.run() }

@@ -39,12 +39,6 @@ package enum ExactCounts {
         /// Swift retains and releases.
         package var retains: Bool
 
-        /// A selection.
-        package init(allocations: Bool, retains: Bool) {
-            self.allocations = allocations
-            self.retains = retains
-        }
-
         /// The counts this process can take: allocations where glibc's
         /// allocator is wrapped, retains where the Swift runtime has its
         /// hooks.

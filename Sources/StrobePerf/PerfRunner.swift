@@ -400,14 +400,9 @@ public struct PerfRunner: Sendable {
         ]
         metrics += usageMetrics(prefix: "process", before: before.process, after: after.process)
         if let threadBefore = before.thread, let threadAfter = after.thread {
-            metrics += [
-                PerfMetric(
-                    name: "thread.cpu.user", unit: "ns",
-                    samples: [delta(threadBefore.userNanoseconds, threadAfter.userNanoseconds)]),
-                PerfMetric(
-                    name: "thread.cpu.system", unit: "ns",
-                    samples: [delta(threadBefore.systemNanoseconds, threadAfter.systemNanoseconds)]),
-            ]
+            metrics += changes(
+                "thread.cpu", unit: "ns", of: [("user", \.userNanoseconds), ("system", \.systemNanoseconds)],
+                from: threadBefore, to: threadAfter)
             metrics += usageMetrics(prefix: "thread", before: threadBefore, after: threadAfter)
         }
         return metrics
@@ -416,19 +411,27 @@ public struct PerfRunner: Sendable {
     /// Context switches and page faults between two readings, named
     /// `PREFIX.context_switches.voluntary` and so on.
     static func usageMetrics(prefix: String, before: ResourceUsage, after: ResourceUsage) -> [PerfMetric] {
-        func delta<Count: BinaryInteger>(_ a: Count, _ b: Count) -> Double { b >= a ? Double(b - a) : 0 }
-        return [
-            PerfMetric(
-                name: "\(prefix).context_switches.voluntary", unit: "count",
-                samples: [delta(before.voluntarySwitches, after.voluntarySwitches)]),
-            PerfMetric(
-                name: "\(prefix).context_switches.involuntary", unit: "count",
-                samples: [delta(before.involuntarySwitches, after.involuntarySwitches)]),
-            PerfMetric(
-                name: "\(prefix).faults.minor", unit: "count", samples: [delta(before.minorFaults, after.minorFaults)]),
-            PerfMetric(
-                name: "\(prefix).faults.major", unit: "count", samples: [delta(before.majorFaults, after.majorFaults)]),
-        ]
+        changes(
+            prefix, unit: "count",
+            of: [
+                ("context_switches.voluntary", \.voluntarySwitches),
+                ("context_switches.involuntary", \.involuntarySwitches),
+                ("faults.minor", \.minorFaults),
+                ("faults.major", \.majorFaults),
+            ],
+            from: before, to: after)
+    }
+
+    /// A metric `PREFIX.NAME` in `unit` for each count: how much it grew
+    /// from `before` to `after` (0 where it did not).
+    private static func changes(
+        _ prefix: String, unit: String, of counts: [(name: String, count: KeyPath<ResourceUsage, Int64>)],
+        from before: ResourceUsage, to after: ResourceUsage
+    ) -> [PerfMetric] {
+        counts.map { name, count in
+            let (a, b) = (before[keyPath: count], after[keyPath: count])
+            return PerfMetric(name: "\(prefix).\(name)", unit: unit, samples: [b >= a ? Double(b - a) : 0])
+        }
     }
 
     /// Moves the iteration's trace into `folder` (`<suite>/<test>`) as

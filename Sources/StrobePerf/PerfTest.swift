@@ -132,13 +132,8 @@ public struct PerfTest: Sendable {
         measure: @escaping @Sendable (Fixture, PerfContext) throws -> Void,
         teardown: (@Sendable (Fixture) async throws -> Void)? = nil
     ) {
-        let once = SetupOnce(setupOnce)
-        let prepare: @Sendable () async throws -> Blocks = {
-            let fixture = try await once.value()
-            var blocks = Blocks(body: .sync { context in try measure(fixture, context) })
-            if let setup { blocks.setup = { try await setup(fixture) } }
-            if let teardown { blocks.teardown = { try await teardown(fixture) } }
-            return blocks
+        let prepare = Self.preparing(setupOnce: setupOnce, setup: setup, teardown: teardown) { fixture in
+            .sync { context in try measure(fixture, context) }
         }
         self.init(name, metrics, stopRule, resourceUsageIntervals, prepare: prepare)
     }
@@ -168,15 +163,30 @@ public struct PerfTest: Sendable {
         measureAsync: @escaping @Sendable (Fixture, PerfContext) async throws -> Void,
         teardown: (@Sendable (Fixture) async throws -> Void)? = nil
     ) {
+        let prepare = Self.preparing(setupOnce: setupOnce, setup: setup, teardown: teardown) { fixture in
+            .async { context in try await measureAsync(fixture, context) }
+        }
+        self.init(name, metrics, stopRule, resourceUsageIntervals, prepare: prepare)
+    }
+
+    /// What a test whose setup runs once per process does before its first
+    /// iteration: runs `setupOnce` (or waits for or reuses its value), then
+    /// binds the value into `setup`, the measure block `body` makes of it,
+    /// and `teardown`.
+    private static func preparing<Fixture: Sendable>(
+        setupOnce: @escaping @Sendable () async throws -> Fixture,
+        setup: (@Sendable (Fixture) async throws -> Void)?,
+        teardown: (@Sendable (Fixture) async throws -> Void)?,
+        body: @escaping @Sendable (Fixture) -> Body
+    ) -> @Sendable () async throws -> Blocks {
         let once = SetupOnce(setupOnce)
-        let prepare: @Sendable () async throws -> Blocks = {
+        return {
             let fixture = try await once.value()
-            var blocks = Blocks(body: .async { context in try await measureAsync(fixture, context) })
+            var blocks = Blocks(body: body(fixture))
             if let setup { blocks.setup = { try await setup(fixture) } }
             if let teardown { blocks.teardown = { try await teardown(fixture) } }
             return blocks
         }
-        self.init(name, metrics, stopRule, resourceUsageIntervals, prepare: prepare)
     }
 
     private init(

@@ -7,24 +7,15 @@ extension ResultsFile {
     ) -> UnsafeMutablePointer<Strobe__Results__InstructionProfile> {
         let message = storage.allocate(Strobe__Results__InstructionProfile.self)
         strobe__results__instruction_profile__init(message)
-        let functions = storage.allocateArray(UnsafeMutablePointer<CChar>?.self, count: profile.functions.count)
-        for (index, name) in profile.functions.enumerated() { functions[index] = storage.string(name) }
-        message.pointee.n_functions = profile.functions.count
-        message.pointee.functions = functions
-        func counts(_ values: [UInt64]) -> (Int, UnsafeMutablePointer<UInt64>) {
-            let array = storage.allocateArray(UInt64.self, count: profile.functions.count)
-            for index in 0..<profile.functions.count { array[index] = index < values.count ? values[index] : 0 }
-            return (profile.functions.count, array)
+        (message.pointee.n_functions, message.pointee.functions) = storage.strings(profile.functions)
+        // One count per function, 0 past the end of a shorter list.
+        func counts(_ values: [UInt64]) -> [UInt64] {
+            profile.functions.indices.map { $0 < values.count ? values[$0] : 0 }
         }
-        (message.pointee.n_exclusive, message.pointee.exclusive) = counts(profile.exclusive)
-        (message.pointee.n_inclusive, message.pointee.inclusive) = counts(profile.inclusive)
-        let calls = storage.allocateArray(UInt32.self, count: profile.calls.count * 2)
-        for (index, call) in profile.calls.enumerated() {
-            calls[2 * index] = UInt32(clamping: call.caller)
-            calls[2 * index + 1] = UInt32(clamping: call.callee)
-        }
-        message.pointee.n_calls = profile.calls.count * 2
-        message.pointee.calls = calls
+        (message.pointee.n_exclusive, message.pointee.exclusive) = storage.array(counts(profile.exclusive))
+        (message.pointee.n_inclusive, message.pointee.inclusive) = storage.array(counts(profile.inclusive))
+        (message.pointee.n_calls, message.pointee.calls) = storage.array(
+            profile.calls.flatMap { [UInt32(clamping: $0.caller), UInt32(clamping: $0.callee)] })
         message.pointee.has_iterations = 1
         message.pointee.iterations = UInt32(clamping: profile.iterations)
         message.pointee.has_total = 1

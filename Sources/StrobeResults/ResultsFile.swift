@@ -105,13 +105,8 @@ public enum ResultsFile {
             if let error = test.error { result.pointee.error = storage.string(error) }
             result.pointee.has_warmup_iterations = 1
             result.pointee.warmup_iterations = UInt32(clamping: test.warmupIterations)
-            let paths = storage.allocateArray(UnsafeMutablePointer<CChar>?.self, count: test.tracePaths.count)
-            for (index, path) in test.tracePaths.enumerated() { paths[index] = storage.string(path) }
-            result.pointee.n_trace_paths = test.tracePaths.count
-            result.pointee.trace_paths = paths
-            let metrics = storage.allocateArray(
-                UnsafeMutablePointer<Strobe__Results__Metric>?.self, count: test.metrics.count)
-            for (index, metric) in test.metrics.enumerated() {
+            (result.pointee.n_trace_paths, result.pointee.trace_paths) = storage.strings(test.tracePaths)
+            let metrics: [UnsafeMutablePointer<Strobe__Results__Metric>?] = test.metrics.map { metric in
                 let message = storage.allocate(Strobe__Results__Metric.self)
                 strobe__results__metric__init(message)
                 message.pointee.name = storage.string(metric.name)
@@ -121,14 +116,10 @@ public enum ResultsFile {
                     metric.better == .lower
                     ? STROBE__RESULTS__METRIC__DIRECTION__LOWER_IS_BETTER
                     : STROBE__RESULTS__METRIC__DIRECTION__HIGHER_IS_BETTER
-                let samples = storage.allocateArray(Double.self, count: metric.samples.count)
-                for (sampleIndex, sample) in metric.samples.enumerated() { samples[sampleIndex] = sample }
-                message.pointee.n_samples = metric.samples.count
-                message.pointee.samples = samples
-                metrics[index] = message
+                (message.pointee.n_samples, message.pointee.samples) = storage.array(metric.samples)
+                return message
             }
-            result.pointee.n_metrics = test.metrics.count
-            result.pointee.metrics = metrics
+            (result.pointee.n_metrics, result.pointee.metrics) = storage.array(metrics)
             if let profile = test.profile { result.pointee.profile = encode(profile, in: &storage) }
             if let counts = test.instructionProfile {
                 result.pointee.instruction_profile = encode(counts, in: &storage)
@@ -156,25 +147,16 @@ public enum ResultsFile {
     ) -> UnsafeMutablePointer<Strobe__Results__CallStackProfile> {
         let message = storage.allocate(Strobe__Results__CallStackProfile.self)
         strobe__results__call_stack_profile__init(message)
-        let functions = storage.allocateArray(UnsafeMutablePointer<CChar>?.self, count: profile.functions.count)
-        for (index, name) in profile.functions.enumerated() { functions[index] = storage.string(name) }
-        message.pointee.n_functions = profile.functions.count
-        message.pointee.functions = functions
-        let stacks = storage.allocateArray(
-            UnsafeMutablePointer<Strobe__Results__SampledStack>?.self, count: profile.stacks.count)
-        for (index, stack) in profile.stacks.enumerated() {
+        (message.pointee.n_functions, message.pointee.functions) = storage.strings(profile.functions)
+        let stacks: [UnsafeMutablePointer<Strobe__Results__SampledStack>?] = profile.stacks.map { stack in
             let entry = storage.allocate(Strobe__Results__SampledStack.self)
             strobe__results__sampled_stack__init(entry)
-            let frames = storage.allocateArray(UInt32.self, count: stack.frames.count)
-            for (position, frame) in stack.frames.enumerated() { frames[position] = UInt32(clamping: frame) }
-            entry.pointee.n_frames = stack.frames.count
-            entry.pointee.frames = frames
+            (entry.pointee.n_frames, entry.pointee.frames) = storage.array(stack.frames.map { UInt32(clamping: $0) })
             entry.pointee.has_samples = 1
             entry.pointee.samples = UInt64(clamping: stack.samples)
-            stacks[index] = entry
+            return entry
         }
-        message.pointee.n_stacks = profile.stacks.count
-        message.pointee.stacks = stacks
+        (message.pointee.n_stacks, message.pointee.stacks) = storage.array(stacks)
         message.pointee.has_nanoseconds_per_sample = 1
         message.pointee.nanoseconds_per_sample = profile.nanosecondsPerSample
         message.pointee.has_iterations = 1
@@ -296,6 +278,14 @@ struct MessageStorage {
         return raw.bindMemory(to: T.self, capacity: max(count, 1))
     }
 
+    /// A C copy of `values`, freed with the rest, with their count: a
+    /// repeated field's two members.
+    mutating func array<T>(_ values: [T]) -> (count: Int, elements: UnsafeMutablePointer<T>) {
+        let elements = allocateArray(T.self, count: values.count)
+        for (index, value) in values.enumerated() { elements[index] = value }
+        return (values.count, elements)
+    }
+
     private var strings: [UnsafeMutablePointer<CChar>] = []
 
     /// A C copy of `text`, freed with the rest.
@@ -303,6 +293,14 @@ struct MessageStorage {
         let pointer = strdup(text)!
         strings.append(pointer)
         return pointer
+    }
+
+    /// C copies of `texts` in a C array, freed with the rest, with their
+    /// count: a repeated string field's two members.
+    mutating func strings(_ texts: [String]) -> (
+        count: Int, elements: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>
+    ) {
+        array(texts.map { string($0) })
     }
 
     mutating func release() {

@@ -281,16 +281,11 @@ package struct ProfileEncoder {
     /// `perf_cpu_lost_records` statistic.
     package mutating func appendLoss(_ count: UInt64, time: UInt64, to buffer: inout ProtoBuffer) {
         guard count > 0 else { return }
-        startIfNeeded(&buffer)
-        typealias Packet = PerfettoWire.TracePacket
-        typealias Sample = PerfettoWire.PerfSample
-        let packet = buffer.beginMessage(PerfettoWire.Trace.packet)
-        buffer.appendVarintField(Packet.timestamp, time)
-        buffer.appendVarintField(Packet.trustedPacketSequenceID, UInt64(sequenceID))
-        buffer.appendVarintField(Packet.timestampClockID, UInt64(PerfettoWire.Clock.boottime))
+        let packet = beginPacket(at: time, in: &buffer)
+        buffer.appendVarintField(PerfettoWire.TracePacket.timestampClockID, UInt64(PerfettoWire.Clock.boottime))
         let sample = buffer.beginMessage(PerfettoWire.ProfilePacket.perfSample)
-        buffer.appendVarintField(Sample.cpu, 0)
-        buffer.appendVarintField(Sample.kernelRecordsLost, count)
+        buffer.appendVarintField(PerfettoWire.PerfSample.cpu, 0)
+        buffer.appendVarintField(PerfettoWire.PerfSample.kernelRecordsLost, count)
         buffer.endMessage(sample)
         buffer.endMessage(packet)
     }
@@ -298,12 +293,9 @@ package struct ProfileEncoder {
     private mutating func writeSample(
         thread: UInt32, cpu: UInt32, time: UInt64, callstack: UInt64, to buffer: inout ProtoBuffer
     ) {
-        startIfNeeded(&buffer)
         typealias Packet = PerfettoWire.TracePacket
         typealias Sample = PerfettoWire.PerfSample
-        let packet = buffer.beginMessage(PerfettoWire.Trace.packet)
-        buffer.appendVarintField(Packet.timestamp, time)
-        buffer.appendVarintField(Packet.trustedPacketSequenceID, UInt64(sequenceID))
+        let packet = beginPacket(at: time, in: &buffer)
         if pending.count > 0 {
             let interned = buffer.beginMessage(Packet.internedData)
             pending.withBytes { buffer.append($0) }
@@ -322,6 +314,17 @@ package struct ProfileEncoder {
         buffer.endMessage(sample)
         buffer.endMessage(packet)
         samples += 1
+    }
+
+    /// Begins a packet of this sequence at `time`, after the sequence's
+    /// first packet when that is still to be written; returns where it
+    /// starts, for `endMessage`.
+    private mutating func beginPacket(at time: UInt64, in buffer: inout ProtoBuffer) -> Int {
+        startIfNeeded(&buffer)
+        let packet = buffer.beginMessage(PerfettoWire.Trace.packet)
+        buffer.appendVarintField(PerfettoWire.TracePacket.timestamp, time)
+        buffer.appendVarintField(PerfettoWire.TracePacket.trustedPacketSequenceID, UInt64(sequenceID))
+        return packet
     }
 }
 

@@ -26,6 +26,26 @@ enum PacketBuilder {
         }
     }
 
+    /// A clock of a clock snapshot: clock `id` reads `timestamp`.
+    private static func clock(_ id: UInt32, at timestamp: UInt64) -> Perfetto__Protos__ClockSnapshot__Clock {
+        var clock = Perfetto__Protos__ClockSnapshot__Clock()
+        perfetto__protos__clock_snapshot__clock__init(&clock)
+        clock.has_clock_id = 1
+        clock.clock_id = id
+        clock.has_timestamp = 1
+        clock.timestamp = timestamp
+        return clock
+    }
+
+    /// A packet of sequence `sequenceID` with nothing else set yet.
+    private static func emptyPacket(onSequence sequenceID: UInt32) -> Perfetto__Protos__TracePacket {
+        var packet = Perfetto__Protos__TracePacket()
+        perfetto__protos__trace_packet__init(&packet)
+        packet.has_trusted_packet_sequence_id = 1
+        packet.trusted_packet_sequence_id = sequenceID
+        return packet
+    }
+
     /// The first packet of a sequence, and of a sequence restarted after lost
     /// events: it clears incremental state, sets the defaults (the thread's
     /// track, the incremental clock) and anchors that clock to CLOCK_BOOTTIME
@@ -41,10 +61,7 @@ enum PacketBuilder {
         first: Bool,
         to buffer: inout ProtoBuffer
     ) {
-        var packet = Perfetto__Protos__TracePacket()
-        perfetto__protos__trace_packet__init(&packet)
-        packet.has_trusted_packet_sequence_id = 1
-        packet.trusted_packet_sequence_id = sequenceID
+        var packet = emptyPacket(onSequence: sequenceID)
         packet.has_sequence_flags = 1
         packet.sequence_flags = UInt32(
             PERFETTO__PROTOS__TRACE_PACKET__SEQUENCE_FLAGS__SEQ_INCREMENTAL_STATE_CLEARED.rawValue)
@@ -70,28 +87,13 @@ enum PacketBuilder {
         defaults.has_timestamp_clock_id = 1
         defaults.timestamp_clock_id = PerfettoWire.Clock.incremental
 
-        var boot = Perfetto__Protos__ClockSnapshot__Clock()
-        perfetto__protos__clock_snapshot__clock__init(&boot)
-        boot.has_clock_id = 1
-        boot.clock_id = PerfettoWire.Clock.boottime
-        boot.has_timestamp = 1
-        boot.timestamp = boottime
-        var incremental = Perfetto__Protos__ClockSnapshot__Clock()
-        perfetto__protos__clock_snapshot__clock__init(&incremental)
-        incremental.has_clock_id = 1
-        incremental.clock_id = PerfettoWire.Clock.incremental
-        incremental.has_timestamp = 1
-        incremental.timestamp = boottime
+        var boot = clock(PerfettoWire.Clock.boottime, at: boottime)
+        var incremental = clock(PerfettoWire.Clock.incremental, at: boottime)
         incremental.has_is_incremental = 1
         incremental.is_incremental = 1
         incremental.has_unit_multiplier_ns = 1
         incremental.unit_multiplier_ns = 1
-        var realtime = Perfetto__Protos__ClockSnapshot__Clock()
-        perfetto__protos__clock_snapshot__clock__init(&realtime)
-        realtime.has_clock_id = 1
-        realtime.clock_id = PerfettoWire.Clock.realtime
-        realtime.has_timestamp = 1
-        realtime.timestamp = boottime &+ realtimeOffset
+        var realtime = clock(PerfettoWire.Clock.realtime, at: boottime &+ realtimeOffset)
         var snapshot = Perfetto__Protos__ClockSnapshot()
         perfetto__protos__clock_snapshot__init(&snapshot)
         snapshot.has_primary_trace_clock = 1
@@ -160,10 +162,7 @@ enum PacketBuilder {
         uuid: UInt64, parent: UInt64?, kind: TrackKind, sequenceID: UInt32, to buffer: inout ProtoBuffer
     ) {
         let strings = CStrings()
-        var packet = Perfetto__Protos__TracePacket()
-        perfetto__protos__trace_packet__init(&packet)
-        packet.has_trusted_packet_sequence_id = 1
-        packet.trusted_packet_sequence_id = sequenceID
+        var packet = emptyPacket(onSequence: sequenceID)
         var track = Perfetto__Protos__TrackDescriptor()
         perfetto__protos__track_descriptor__init(&track)
         track.has_uuid = 1
@@ -283,10 +282,7 @@ enum PacketBuilder {
                         statistics.buffer_stats = bufferPointers.baseAddress
                         statistics.n_writer_stats = writerPointers.count
                         statistics.writer_stats = writerPointers.baseAddress
-                        var packet = Perfetto__Protos__TracePacket()
-                        perfetto__protos__trace_packet__init(&packet)
-                        packet.has_trusted_packet_sequence_id = 1
-                        packet.trusted_packet_sequence_id = sequenceID
+                        var packet = emptyPacket(onSequence: sequenceID)
                         withUnsafeMutablePointer(to: &statistics) { statistics in
                             packet.data_case = PERFETTO__PROTOS__TRACE_PACKET__DATA_TRACE_STATS
                             packet.trace_stats = statistics

@@ -291,18 +291,10 @@ public struct ProcessRounds: RoundRunner {
                         + Self.tail(of: log))
             }
         case .perLaunch(let name):
-            var options = ProcessRunner.Options()
-            options.iterations = 1
-            options.warmupIterations = 0
-            options.timeout = timeout
-            options.name = name
-            options.requiresTrace = false
-            let log = "\(logDirectory)/round-\(round)-\(side.rawValue).log"
-            let result = ProcessRunner(options: options).run(["/bin/sh", "-c", Self.redirected(command, to: log)])
-            if let error = result.error {
-                throw ComparisonFailure(
-                    "the \(side.rawValue) (round \(round)) failed: \(error): \(command)\n" + Self.tail(of: log))
-            }
+            let result = try launch(
+                command, name: name, iterations: 1, warmup: 0,
+                log: "\(logDirectory)/round-\(round)-\(side.rawValue).log",
+                failing: "the \(side.rawValue) (round \(round))")
             let metadata = RunMetadata.current(
                 suite: name, buildConfiguration: "", tags: ["side": side.rawValue], round: round)
             let path =
@@ -318,17 +310,30 @@ public struct ProcessRounds: RoundRunner {
 
     private func warmUpLaunches(_ side: ComparisonSide) throws(ComparisonFailure) {
         guard let command = commands[side], (warmup ?? 1) > 0 else { return }
+        _ = try launch(
+            command, iterations: 0, warmup: warmup ?? 1, log: "\(logDirectory)/warm-up-\(side.rawValue).log",
+            failing: "the \(side.rawValue)'s warm-up")
+    }
+
+    /// Launches `command` through /bin/sh `warmup` times unmeasured, then
+    /// `iterations` times measured (as test `name`, when given), its output in `log`; a
+    /// launch that fails fails the comparison, as `failing` ("the baseline
+    /// (round 3)") failed.
+    private func launch(
+        _ command: String, name: String? = nil, iterations: Int, warmup: Int, log: String,
+        failing: String
+    ) throws(ComparisonFailure) -> PerfTestResult {
         var options = ProcessRunner.Options()
-        options.iterations = 0
-        options.warmupIterations = warmup ?? 1
+        options.iterations = iterations
+        options.warmupIterations = warmup
         options.timeout = timeout
+        if let name { options.name = name }
         options.requiresTrace = false
-        let log = "\(logDirectory)/warm-up-\(side.rawValue).log"
         let result = ProcessRunner(options: options).run(["/bin/sh", "-c", Self.redirected(command, to: log)])
         if let error = result.error {
-            throw ComparisonFailure(
-                "the \(side.rawValue)'s warm-up failed: \(error): \(command)\n" + Self.tail(of: log))
+            throw ComparisonFailure("\(failing) failed: \(error): \(command)\n" + Self.tail(of: log))
         }
+        return result
     }
 
     /// Runs `line` through /bin/sh with its output in `log`; stops it after

@@ -40,7 +40,7 @@ extension SampleSet {
         do {
             run = try ResultsFile.read(file)
         } catch {
-            throw DiffError(path: file, problem: error.problem, errno: error.errno)
+            throw .resultsFile(error)
         }
         add(run, source: file)
     }

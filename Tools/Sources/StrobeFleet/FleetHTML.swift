@@ -9,30 +9,8 @@ extension FleetReport {
     /// 95% interval, the versions along the axis and one line per group
     /// (device class) when comparing, then the tables of the text report.
     package func renderHTML() -> String {
-        var html = """
-            <!doctype html><html lang="en"><head><meta charset="utf-8">
-            <meta name="viewport" content="width=device-width, initial-scale=1">
-            <title>Fleet percentiles</title>
-            <style>
-            body{font:14px/1.45 -apple-system,"Segoe UI",Helvetica,Arial,sans-serif;margin:0;color:#1d1d1f;
-            background:#f6f6f8}
-            main{max-width:1000px;margin:0 auto;padding:28px 24px 48px}
-            h1{font-size:22px;margin:0 0 4px}h2{font-size:16px;margin:28px 0 10px}
-            .sub{color:#6e6e73;margin:0 0 18px}.note{color:#6e6e73;font-size:12px;margin:-4px 0 12px}
-            .plots{display:flex;flex-wrap:wrap;gap:12px}
-            .plot{background:#fff;border:1px solid #e3e3e8;border-radius:10px;padding:10px 12px 4px}
-            .plot h3{font-size:14px;margin:0 0 4px}
-            table{border-collapse:collapse;width:100%;background:#fff;border:1px solid #e3e3e8;margin:12px 0}
-            td,th{padding:6px 9px;border-bottom:1px solid #e3e3e8;text-align:left;font-size:13px}
-            th{background:#fafafc;color:#6e6e73;font-size:12px}td.num{text-align:right;white-space:nowrap}
-            .regression{color:#c62828;font-weight:600}.improvement{color:#2e7d32;font-weight:600}
-            svg text{font:11px -apple-system,"Segoe UI",Helvetica,Arial,sans-serif;fill:#48484a}
-            svg .axis{stroke:#c7c7cc}.legend{display:flex;gap:14px;flex-wrap:wrap;font-size:12px;margin:4px 0 8px}
-            .legend i{display:inline-block;width:10px;height:10px;border-radius:50%;margin-right:5px}
-            </style></head><body><main>
-            <h1>Fleet percentiles</h1>
-
-            """
+        var html =
+            HTMLReportPage.start(title: "Fleet percentiles", style: Self.pageStyle) + "\n<h1>Fleet percentiles</h1>\n"
         html += "<p class=\"headline\"><strong>\(HTMLText.escape(headline))</strong></p>\n"
         var subtitle =
             "Each plot shows a group's percentile as a dot and its 95% confidence interval as the bar through it; "
@@ -54,16 +32,29 @@ extension FleetReport {
             html +=
                 "<div class=\"legend\">"
                 + series.enumerated().map { index, name in
-                    "<span><i style=\"background:\(Self.palette[index % Self.palette.count])\"></i>"
-                        + "\(HTMLText.escape(name))</span>"
+                    HTMLReportPage.legendEntry(colour: Self.palette[index % Self.palette.count], label: name)
                 }.joined() + "</div>\n<div class=\"plots\">\n"
             for index in (metric.groups.first?.percentiles ?? []).indices {
                 html += plot(metric, percentile: index, series: series)
             }
             html += "</div>\n" + tables(metric)
         }
-        return html + "</main></body></html>\n"
+        return html + HTMLReportPage.end
     }
+
+    /// The page's own rules, beside the shared ones of
+    /// ``HTMLReportPage``: notes, plots side by side, tables.
+    static let pageStyle = """
+        .note{color:#6e6e73;font-size:12px;margin:-4px 0 12px}
+        .plots{display:flex;flex-wrap:wrap;gap:12px}
+        .plot{background:#fff;border:1px solid #e3e3e8;border-radius:10px;padding:10px 12px 4px}
+        .plot h3{font-size:14px;margin:0 0 4px}
+        table{border-collapse:collapse;width:100%;background:#fff;border:1px solid #e3e3e8;margin:12px 0}
+        td,th{padding:6px 9px;border-bottom:1px solid #e3e3e8;text-align:left;font-size:13px}
+        th{background:#fafafc;color:#6e6e73;font-size:12px}td.num{text-align:right;white-space:nowrap}
+        .legend{display:flex;gap:14px;flex-wrap:wrap;font-size:12px;margin:4px 0 8px}
+
+        """
 
     static let palette = ["#1565c0", "#ef6c00", "#2e7d32", "#6a1b9a", "#c62828", "#00838f", "#5d4037", "#9e9d24"]
 
@@ -88,12 +79,7 @@ extension FleetReport {
     }
 
     private func plot(_ metric: Metric, percentile index: Int, series: [String]) -> String {
-        let width = 300.0
-        let height = 220.0
-        let left = 64.0
-        let right = 14.0
-        let top = 10.0
-        let bottom = 28.0
+        let frame = SVGPlotFrame(width: 300, height: 220, left: 64, right: 14, top: 10, bottom: 28)
         let points = metric.groups.map { ($0, placement($0), $0.percentiles[index]) }
         let xs = compared ?? [""]
         var low = points.map(\.2.lower).min() ?? 0
@@ -104,50 +90,50 @@ extension FleetReport {
         low = low >= 0 ? max(0, low - pad) : low - pad
         high += pad
         func x(_ label: String, _ seriesIndex: Int) -> Double {
-            let slot = (width - left - right) / Double(xs.count)
-            let base = left + slot * (Double(xs.firstIndex(of: label) ?? 0) + 0.5)
+            let slot = frame.dataWidth / Double(xs.count)
+            let base = frame.left + slot * (Double(xs.firstIndex(of: label) ?? 0) + 0.5)
             // Groups side by side, so their intervals do not hide each other.
             return base + (Double(seriesIndex) - Double(series.count - 1) / 2)
                 * min(10, slot / Double(series.count + 1))
         }
-        func y(_ value: Double) -> Double { top + (high - value) / (high - low) * (height - top - bottom) }
+        func y(_ value: Double) -> Double { frame.y(value, low: low, high: high) }
         let name = "P" + String(Int((metric.groups.first?.percentiles[index].probability ?? 0) * 100))
         var svg = "<div class=\"plot\"><h3>\(name)</h3>"
         svg +=
-            "<svg class=\"fleet-plot\" width=\"\(Int(width))\" height=\"\(Int(height))\" viewBox=\"0 0 \(Int(width)) "
-            + "\(Int(height))\" role=\"img\" aria-label=\"\(HTMLText.escape(metric.name)) \(name)\">"
-        svg += "<line class=\"axis\" x1=\"\(left)\" y1=\"\(top)\" x2=\"\(left)\" y2=\"\(height - bottom)\"/>"
-        svg +=
-            "<line class=\"axis\" x1=\"\(left)\" y1=\"\(height - bottom)\" x2=\"\(width - right)\" "
-            + "y2=\"\(height - bottom)\"/>"
+            "<svg class=\"fleet-plot\" width=\"\(Int(frame.width))\" height=\"\(Int(frame.height))\" "
+            + "viewBox=\"0 0 \(Int(frame.width)) \(Int(frame.height))\" role=\"img\" "
+            + "aria-label=\"\(HTMLText.escape(metric.name)) \(name)\">"
+        svg += frame.axes
         for tick in 0...3 {
             let value = low + (high - low) * Double(tick) / 3
             svg +=
-                "<text x=\"\(left - 6)\" y=\"\(Self.format(y(value) + 4))\" text-anchor=\"end\">"
+                "<text x=\"\(frame.left - 6)\" y=\"\(SVGPlotFrame.format(y(value) + 4))\" text-anchor=\"end\">"
                 + "\(HTMLText.escape(self.value(value, metric)))</text>"
         }
         for label in xs where !label.isEmpty {
             svg +=
-                "<text x=\"\(Self.format(x(label, (series.count - 1) / 2)))\" y=\"\(height - 10)\" "
+                "<text x=\"\(SVGPlotFrame.format(x(label, (series.count - 1) / 2)))\" y=\"\(frame.height - 10)\" "
                 + "text-anchor=\"middle\">\(HTMLText.escape(label))</text>"
         }
         for (seriesIndex, seriesName) in series.enumerated() {
             let color = Self.palette[seriesIndex % Self.palette.count]
             let mine = points.filter { $0.1.series == seriesName }
             if mine.count > 1 {
-                let line = mine.map { "\(Self.format(x($0.1.x, seriesIndex))),\(Self.format(y($0.2.estimate)))" }
-                    .joined(separator: " ")
+                let line = mine.map {
+                    "\(SVGPlotFrame.format(x($0.1.x, seriesIndex))),\(SVGPlotFrame.format(y($0.2.estimate)))"
+                }
+                .joined(separator: " ")
                 svg +=
                     "<polyline class=\"series\" fill=\"none\" stroke=\"\(color)\" stroke-width=\"1.5\" "
                     + "points=\"\(line)\"/>"
             }
             for (group, place, estimate) in mine {
-                let px = Self.format(x(place.x, seriesIndex))
+                let px = SVGPlotFrame.format(x(place.x, seriesIndex))
                 svg +=
-                    "<line class=\"ci\" x1=\"\(px)\" y1=\"\(Self.format(y(estimate.lower)))\" x2=\"\(px)\" "
-                    + "y2=\"\(Self.format(y(estimate.upper)))\" stroke=\"\(color)\" stroke-width=\"2\"/>"
+                    "<line class=\"ci\" x1=\"\(px)\" y1=\"\(SVGPlotFrame.format(y(estimate.lower)))\" x2=\"\(px)\" "
+                    + "y2=\"\(SVGPlotFrame.format(y(estimate.upper)))\" stroke=\"\(color)\" stroke-width=\"2\"/>"
                 svg +=
-                    "<circle class=\"point\" cx=\"\(px)\" cy=\"\(Self.format(y(estimate.estimate)))\" r=\"4\" "
+                    "<circle class=\"point\" cx=\"\(px)\" cy=\"\(SVGPlotFrame.format(y(estimate.estimate)))\" r=\"4\" "
                     + "fill=\"\(color)\" data-series=\"\(HTMLText.escape(seriesName))\">"
                 let interval = "[\(value(estimate.lower, metric)), \(value(estimate.upper, metric))]"
                 let weighted = group.weighted ? ", weighted by 1/sampling probability" : ""
@@ -159,8 +145,6 @@ extension FleetReport {
         }
         return svg + "</svg></div>\n"
     }
-
-    private static func format(_ value: Double) -> String { String(format: "%.1f", value) }
 
     private func tables(_ metric: Metric) -> String {
         var header = by

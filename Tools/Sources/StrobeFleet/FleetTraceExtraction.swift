@@ -83,12 +83,6 @@ package struct FleetTraceRefusal: Error, Sendable, Hashable, CustomStringConvert
     /// Why it was refused.
     package var reason: String
 
-    /// A refusal of `source` for `reason`.
-    package init(source: String, reason: String) {
-        self.source = source
-        self.reason = reason
-    }
-
     /// `SOURCE: REASON`.
     package var description: String { "\(source): \(reason)" }
 }

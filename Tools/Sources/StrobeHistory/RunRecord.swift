@@ -58,15 +58,27 @@ public struct RunRecord: Sendable, Hashable {
     /// process's), the largest ``profileFunctionsKept`` of them; none
     /// without a profile, or where the test already has such metrics.
     static func profileMetrics(of test: PerfTestResult) -> [PerfMetric] {
-        guard let profile = test.profile, profile.sampleCount > 0, profile.iterations > 0,
-            !test.metrics.contains(where: { $0.name.hasPrefix(profileMetricPrefix) })
-        else { return [] }
+        guard let profile = test.profile, profile.sampleCount > 0, profile.iterations > 0 else { return [] }
         let total = profile.cpuPerIteration
-        return profile.timePerIteration
-            .filter { $0.value.inclusive >= 0.02 * total && $0.value.inclusive < 0.98 * total }
-            .sorted { ($0.value.inclusive, $1.key) > ($1.value.inclusive, $0.key) }
-            .prefix(profileFunctionsKept)
-            .map { PerfMetric(name: profileMetricPrefix + $0.key, unit: "ns", samples: [$0.value.inclusive]) }
+        return leadingFunctions(
+            of: test, profile.timePerIteration.mapValues(\.inclusive),
+            where: { $0 >= 0.02 * total && $0 < 0.98 * total }, atMost: profileFunctionsKept,
+            prefix: profileMetricPrefix, unit: "ns")
+    }
+
+    /// A metric `PREFIX` + name in `unit` for each function whose inclusive
+    /// amount per iteration passes `kept`, its amount the one value, the
+    /// largest `limit` of them (largest first); none where `test` already
+    /// has metrics of that prefix.
+    private static func leadingFunctions(
+        of test: PerfTestResult, _ inclusive: [String: Double], where kept: (Double) -> Bool, atMost limit: Int,
+        prefix: String, unit: String
+    ) -> [PerfMetric] {
+        guard !test.metrics.contains(where: { $0.name.hasPrefix(prefix) }) else { return [] }
+        return inclusive.filter { kept($0.value) }
+            .sorted { ($0.value, $1.key) > ($1.value, $0.key) }
+            .prefix(limit)
+            .map { PerfMetric(name: prefix + $0.key, unit: unit, samples: [$0.value]) }
     }
 
     /// The prefix of the metrics a test's instruction profile becomes:
@@ -97,17 +109,11 @@ public struct RunRecord: Sendable, Hashable {
     /// ``instructionFunctionsKept`` of them; none without an instruction
     /// profile, or where the test already has such metrics.
     static func instructionMetrics(of test: PerfTestResult) -> [PerfMetric] {
-        guard let profile = test.instructionProfile, profile.iterations > 0, profile.total > 0,
-            !test.metrics.contains(where: { $0.name.hasPrefix(instructionMetricPrefix) })
-        else { return [] }
+        guard let profile = test.instructionProfile, profile.iterations > 0, profile.total > 0 else { return [] }
         let total = profile.totalPerIteration
-        return profile.countPerIteration
-            .filter { $0.value.inclusive >= instructionShareKept * total }
-            .sorted { ($0.value.inclusive, $1.key) > ($1.value.inclusive, $0.key) }
-            .prefix(instructionFunctionsKept)
-            .map {
-                PerfMetric(name: instructionMetricPrefix + $0.key, unit: "count", samples: [$0.value.inclusive])
-            }
+        return leadingFunctions(
+            of: test, profile.countPerIteration.mapValues(\.inclusive), where: { $0 >= instructionShareKept * total },
+            atMost: instructionFunctionsKept, prefix: instructionMetricPrefix, unit: "count")
     }
 
     /// The branch measured: the run's `branch` tag, or "".

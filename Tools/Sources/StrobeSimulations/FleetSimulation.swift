@@ -184,10 +184,9 @@ package struct FleetSimulation: Sendable {
                 .squareRoot()
         }
         let z = NormalDistribution.quantile(0.975)
-        var methodFound = 0
-        var oracleFound = 0
-        var methodFalse = 0
-        var oracleFalse = 0
+        // Per judge: slowed P90s found, and reports with a false regression.
+        var found = (method: 0, oracle: 0)
+        var falseReports = (method: 0, oracle: 0)
         var slowed = 0
         var perReport = 0
         let sidesPerReport = metrics * groups * 2
@@ -220,17 +219,23 @@ package struct FleetSimulation: Sendable {
             let methodChanges = SessionQuantiles.compare(method)
             let oracleChanges = SessionQuantiles.compare(oracle)
             slowed += slowedP90.count
-            methodFound += slowedP90.filter { methodChanges[$0].verdict == .regression }.count
-            oracleFound += slowedP90.filter { oracleChanges[$0].verdict == .regression }.count
-            if zip(methodChanges, changed).contains(where: { $0.verdict == .regression && !$1 }) { methodFalse += 1 }
-            if zip(oracleChanges, changed).contains(where: { $0.verdict == .regression && !$1 }) { oracleFalse += 1 }
+            func foundSlowed(_ changes: [SessionQuantileChange]) -> Int {
+                slowedP90.filter { changes[$0].verdict == .regression }.count
+            }
+            func falseRegression(_ changes: [SessionQuantileChange]) -> Int {
+                zip(changes, changed).contains { $0.verdict == .regression && !$1 } ? 1 : 0
+            }
+            found.method += foundSlowed(methodChanges)
+            found.oracle += foundSlowed(oracleChanges)
+            falseReports.method += falseRegression(methodChanges)
+            falseReports.oracle += falseRegression(oracleChanges)
         }
         return Study(
             reports: reports, comparisonsPerReport: perReport,
-            methodPower: slowed == 0 ? 0 : Double(methodFound) / Double(slowed),
-            oraclePower: slowed == 0 ? 0 : Double(oracleFound) / Double(slowed),
-            methodFalseRegressionReports: Double(methodFalse) / Double(reports),
-            oracleFalseRegressionReports: Double(oracleFalse) / Double(reports),
+            methodPower: slowed == 0 ? 0 : Double(found.method) / Double(slowed),
+            oraclePower: slowed == 0 ? 0 : Double(found.oracle) / Double(slowed),
+            methodFalseRegressionReports: Double(falseReports.method) / Double(reports),
+            oracleFalseRegressionReports: Double(falseReports.oracle) / Double(reports),
             coverage: coverage, claimedLogError: claimed, methodLogSpread: methodSpread,
             exactLogSpread: exactSpread, sketchLogError: sketchError)
     }

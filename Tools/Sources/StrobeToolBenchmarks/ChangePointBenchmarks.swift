@@ -18,7 +18,7 @@ enum ChangePointBenchmarks {
     static let machineSuites = 400
 
     static func run() {
-        printMachine()
+        ToolBenchmarkSection.printOpeningLine("changepoints")
         let csv = ProcessInfo.processInfo.environment["STROBE_CHANGEPOINTS_CSV"]
         flat(csv: csv)
         step(csv: csv, bimodal: false)
@@ -27,16 +27,6 @@ enum ChangePointBenchmarks {
         machine(referenceSeries: 1)
         code()
         speed()
-    }
-
-    /// The CPU the figures were measured on, as a JSON line of its own.
-    static func printMachine() {
-        let object: [String: Any] = [
-            "section": "changepoints", "cpu": HistoryBenchmarks.cpuModel(),
-            "cores": ProcessInfo.processInfo.activeProcessorCount,
-        ]
-        let data = try! JSONSerialization.data(withJSONObject: object, options: [.sortedKeys])
-        print(String(decoding: data, as: UTF8.self))
     }
 
     // MARK: The histories

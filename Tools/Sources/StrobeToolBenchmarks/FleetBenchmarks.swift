@@ -12,29 +12,15 @@ import StrobeTestSupport
 /// PostgreSQL on traces the SDK writes, and the time of a 10,000-trace
 /// report. `STROBE_BENCH_FLEET_SIMULATION_ONLY=1` runs the simulation alone.
 enum FleetBenchmarks {
-    static func run() async {
-        do {
-            try await measure()
-        } catch {
-            FileHandle.standardError.write(Data("StrobeToolBenchmarks fleet: \(error)\n".utf8))
-            exit(1)
-        }
-    }
-
-    static func measure() async throws {
-        print(
-            "{\"section\":\"fleet\",\"cpu\":\"\(HistoryBenchmarks.cpuModel())\","
-                + "\"cores\":\(ProcessInfo.processInfo.activeProcessorCount)}"
-        )
+    static func run() async throws {
+        ToolBenchmarkSection.printOpeningLine("fleet")
         simulation()
         if ProcessInfo.processInfo.environment["STROBE_BENCH_FLEET_SIMULATION_ONLY"] == "1" { return }
-        let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("strobe-fleet-bench-\(getpid())")
-            .path
-        try FileManager.default.createDirectory(atPath: scratch, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(atPath: scratch) }
-        let files = try writeTraces(count: 400, in: scratch + "/traces")
-        try await ingest(files, scratch: scratch)
-        try await report(scratch: scratch)
+        try await ToolBenchmarkSection.withScratchDirectory("fleet") { scratch in
+            let files = try writeTraces(count: 400, in: scratch + "/traces")
+            try await ingest(files, scratch: scratch)
+            try await report(scratch: scratch)
+        }
     }
 
     /// Power and false alarms of the method against an oracle on the same
@@ -42,11 +28,13 @@ enum FleetBenchmarks {
     /// intervals' claimed against true spread; Woodruff's intervals against
     /// a bootstrap over sessions.
     static func simulation() {
-        let base = FleetSimulation()
+        func fleet(sessionSpread: Double) -> FleetSimulation {
+            var simulation = FleetSimulation()
+            simulation.sessionSpread = sessionSpread
+            return simulation
+        }
         for (index, sigma) in [0.1, 0.2, 0.25, 0.3].enumerated() {
-            var simulation = base
-            simulation.sessionSpread = sigma
-            let study = simulation.study(reports: 300, slowdown: 0.1, seed: 2028 + UInt64(index))
+            let study = fleet(sessionSpread: sigma).study(reports: 300, slowdown: 0.1, seed: 2028 + UInt64(index))
             Figure(
                 name:
                     "10% slowdown, 500 sessions a version, session σ \(sigma): P90 regressions found (\(study.reports) "
@@ -67,7 +55,7 @@ enum FleetBenchmarks {
             ).printLine()
         }
         // What it takes at session σ 0.3: more sessions a version.
-        var larger = base
+        var larger = fleet(sessionSpread: 0.3)
         larger.sessions = 600
         let more = larger.study(reports: 200, slowdown: 0.1, seed: 2035)
         Figure(
@@ -79,8 +67,7 @@ enum FleetBenchmarks {
             extra: ["false_regression_reports_pct": more.methodFalseRegressionReports * 100]
         ).printLine()
         for (index, sigma) in [0.2, 0.3].enumerated() {
-            var simulation = base
-            simulation.sessionSpread = sigma
+            let simulation = fleet(sessionSpread: sigma)
             let study = simulation.study(reports: 500, slowdown: 0, seed: 2040 + UInt64(index))
             Figure(
                 name:
@@ -107,8 +94,7 @@ enum FleetBenchmarks {
                 ).printLine()
             }
         }
-        var simulation = base
-        simulation.sessionSpread = 0.3
+        let simulation = fleet(sessionSpread: 0.3)
         let check = simulation.intervalCheck(sides: 300, resamples: 200, seed: 2050)
         for p in simulation.probabilities {
             Figure(

@@ -10,28 +10,16 @@ import StrobeTestSupport
 /// PostgreSQL comes from `STROBE_BENCH_POSTGRES_URL`, or else from a
 /// throwaway server `scripts/postgres.sh` starts (and stops) for the run.
 enum HistoryBenchmarks {
-    static func run() async {
-        do {
-            try await measure()
-        } catch {
-            FileHandle.standardError.write(Data("StrobeToolBenchmarks history: \(error)\n".utf8))
-            exit(1)
+    static func run() async throws {
+        ToolBenchmarkSection.printOpeningLine("history")
+        try await ToolBenchmarkSection.withScratchDirectory("history") { scratch in
+            let server = try PostgresServer.start(in: scratch + "/postgres")
+            defer { server.stop() }
+
+            try await addOne(scratch: scratch)
+            try await concurrentWriters(url: server.url, database: "bench_writers")
+            try await load(scratch: scratch, server: server)
         }
-    }
-
-    static func measure() async throws {
-        let cpu = cpuModel()
-        print("{\"section\":\"history\",\"cpu\":\"\(cpu)\",\"cores\":\(ProcessInfo.processInfo.activeProcessorCount)}")
-        let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("strobe-history-bench-\(getpid())")
-            .path
-        try FileManager.default.createDirectory(atPath: scratch, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(atPath: scratch) }
-        let server = try PostgresServer.start(in: scratch + "/postgres")
-        defer { server.stop() }
-
-        try await addOne(scratch: scratch)
-        try await concurrentWriters(url: server.url, database: "bench_writers")
-        try await load(scratch: scratch, server: server)
     }
 
     /// One run of 50 metrics into SQLite, against writing it as a results file.

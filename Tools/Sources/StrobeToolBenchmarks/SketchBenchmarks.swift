@@ -7,10 +7,7 @@ import StrobeTestSupport
 /// sessions' sketches, its size, and its speed against sorting every value.
 enum SketchBenchmarks {
     static func run() {
-        print(
-            "{\"section\":\"sketch\",\"cpu\":\"\(HistoryBenchmarks.cpuModel())\","
-                + "\"cores\":\(ProcessInfo.processInfo.activeProcessorCount)}"
-        )
+        ToolBenchmarkSection.printOpeningLine("sketch")
         // 10^7 events in 1,000 sessions of 10^4, each session with its own
         // speed: log-normal durations around 20 ms.
         let sessions = 1_000

@@ -22,16 +22,7 @@ enum TrendBenchmarks {
     static let stepCommit = 1_800
     static let steppedMetrics = 5
 
-    static func run() async {
-        do {
-            try await measure()
-        } catch {
-            FileHandle.standardError.write(Data("StrobeToolBenchmarks trend: \(error)\n".utf8))
-            exit(1)
-        }
-    }
-
-    static func measure() async throws {
+    static func run() async throws {
         let strobe = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent(
             "strobe"
         ).path
@@ -41,14 +32,15 @@ enum TrendBenchmarks {
                     + "strobe)"
             )
         }
-        print(
-            "{\"section\":\"trend\",\"cpu\":\"\(HistoryBenchmarks.cpuModel())\","
-                + "\"cores\":\(ProcessInfo.processInfo.activeProcessorCount),"
-                + "\"load_average\":\"\(loadAverage())\"}")
-        let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("strobe-trend-bench-\(getpid())")
-            .path
-        try FileManager.default.createDirectory(atPath: scratch, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(atPath: scratch) }
+        ToolBenchmarkSection.printOpeningLine("trend", loadAverage: true)
+        try await ToolBenchmarkSection.withScratchDirectory("trend") { scratch in
+            try await measure(strobe: strobe, scratch: scratch)
+        }
+    }
+
+    /// Stores the history in SQLite and PostgreSQL under `scratch`, then
+    /// times `strobe trend` (the command at `strobe`) and its parts on each.
+    static func measure(strobe: String, scratch: String) async throws {
         let server = try PostgresServer.start(in: scratch + "/postgres")
         defer { server.stop() }
 

@@ -9,28 +9,19 @@
 // Prints one JSON line per figure, each with the baseline measured in the
 // same process and the ratio between them.
 
-#if canImport(Glibc)
-import Glibc
-#endif
+import StrobeTestSupport
 
-let sections = ["statistics", "changepoints", "compare", "history", "trend", "sketch", "fleet", "export"]
-let arguments = Set(CommandLine.arguments.dropFirst())
-let unknown = arguments.subtracting(sections).sorted()
-if !unknown.isEmpty {
-    let message =
-        "StrobeToolBenchmarks: unknown section \(unknown.joined(separator: ", ")); "
-        + "sections: \(sections.joined(separator: " "))\n"
-    _ = message.withCString { write(2, $0, strlen($0)) }
-    exit(2)
-}
-if arguments.isEmpty || arguments.contains("statistics") {
+let sections = BenchmarkSections(
+    program: "StrobeToolBenchmarks",
+    all: ["statistics", "changepoints", "compare", "history", "trend", "sketch", "fleet", "export"])
+if sections.includes("statistics") {
     DetectorBenchmarks.run()
     ProcessSuiteBenchmarks.run()
 }
-if arguments.isEmpty || arguments.contains("changepoints") { ChangePointBenchmarks.run() }
-if arguments.isEmpty || arguments.contains("compare") { CompareBenchmarks.run() }
-if arguments.isEmpty || arguments.contains("history") { await HistoryBenchmarks.run() }
-if arguments.isEmpty || arguments.contains("trend") { await TrendBenchmarks.run() }
-if arguments.isEmpty || arguments.contains("sketch") { SketchBenchmarks.run() }
-if arguments.isEmpty || arguments.contains("fleet") { await FleetBenchmarks.run() }
-if arguments.isEmpty || arguments.contains("export") { ExportBenchmarks.run() }
+if sections.includes("changepoints") { ChangePointBenchmarks.run() }
+if sections.includes("compare") { CompareBenchmarks.run() }
+await sections.run("history", HistoryBenchmarks.run)
+await sections.run("trend", TrendBenchmarks.run)
+if sections.includes("sketch") { SketchBenchmarks.run() }
+await sections.run("fleet", FleetBenchmarks.run)
+if sections.includes("export") { ExportBenchmarks.run() }

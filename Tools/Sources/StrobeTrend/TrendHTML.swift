@@ -9,6 +9,36 @@ extension TrendReport {
         "#4e79a7", "#f28e2b", "#59a14f", "#b07aa1", "#76b7b2", "#edc948", "#9c755f", "#ff9da7", "#bab0ac", "#e15759",
     ]
 
+    /// The dashboard's own rules, beside the shared ones of
+    /// ``HTMLReportPage``: cards, tables, plots, changes.
+    static let dashboardStyle = """
+        :root{--ink:#1d1d1f;--muted:#6e6e73;--rule:#e3e3e8}
+        .cards{display:flex;gap:12px;flex-wrap:wrap;margin:0 0 8px}
+        .card{background:#fff;border:1px solid var(--rule);border-radius:10px;padding:10px 16px;min-width:120px}
+        .card b{display:block;font-size:22px}
+        .card span{color:var(--muted);font-size:12px;text-transform:uppercase;letter-spacing:.04em}
+        table{border-collapse:collapse;width:100%;background:#fff;border:1px solid var(--rule);border-radius:10px;
+        overflow:hidden}
+        td,th{padding:7px 10px;border-bottom:1px solid var(--rule);text-align:left;vertical-align:top;
+        font-size:13px}
+        th{background:#fafafc;color:var(--muted);font-weight:600;font-size:12px}
+        td.num{text-align:right;white-space:nowrap;font-variant-numeric:tabular-nums}
+        code{font:12px ui-monospace,SFMono-Regular,Menlo,monospace}
+        .tag{display:inline-block;padding:1px 7px;border-radius:9px;font-size:12px;font-weight:600;color:#fff}
+        .plot{background:#fff;border:1px solid var(--rule);border-radius:10px;padding:12px 14px 6px;margin:0 0 16px}
+        .plot h3{font-size:14px;margin:0 0 2px}.plot p{margin:0 0 4px;color:var(--muted);font-size:12px}
+        svg .grid{stroke:#efeff4}
+        details{background:#fff;border:1px solid var(--rule);border-radius:10px;padding:8px 14px;margin:0 0 10px}
+        summary{cursor:pointer;font-weight:600}
+        pre{background:#f6f6f8;padding:8px 10px;border-radius:6px;overflow-x:auto;font-size:12px}
+        .notes li{color:var(--muted)}
+        .legend{display:flex;gap:16px;flex-wrap:wrap;font-size:12px;color:#48484a;margin:2px 0 6px}
+        .legend i{vertical-align:-1px}
+        .legend i.hollow{background:#fff!important;border:2px solid #888;width:7px;height:7px}
+        .legend i.line{border-radius:0;width:14px;height:0;border-top:2px dashed #888;vertical-align:3px}
+
+        """
+
     /// The colour of a change by its cause and direction.
     static func colour(_ change: TrendChange) -> String {
         switch change.cause {
@@ -24,45 +54,7 @@ extension TrendReport {
     /// with the levels on either side). Inline SVG and CSS only: no script,
     /// nothing fetched.
     public func renderHTML() -> String {
-        var html = """
-            <!doctype html><html lang="en"><head><meta charset="utf-8">
-            <meta name="viewport" content="width=device-width, initial-scale=1">
-            <title>Performance history</title>
-            <style>
-            :root{--ink:#1d1d1f;--muted:#6e6e73;--rule:#e3e3e8}
-            body{font:14px/1.45 -apple-system,"Segoe UI",Helvetica,Arial,sans-serif;margin:0;color:var(--ink);
-            background:#f6f6f8}
-            main{max-width:1000px;margin:0 auto;padding:28px 24px 48px}
-            h1{font-size:22px;margin:0 0 4px}h2{font-size:16px;margin:28px 0 10px}
-            .sub{color:var(--muted);margin:0 0 18px}
-            .cards{display:flex;gap:12px;flex-wrap:wrap;margin:0 0 8px}
-            .card{background:#fff;border:1px solid var(--rule);border-radius:10px;padding:10px 16px;min-width:120px}
-            .card b{display:block;font-size:22px}
-            .card span{color:var(--muted);font-size:12px;text-transform:uppercase;letter-spacing:.04em}
-            table{border-collapse:collapse;width:100%;background:#fff;border:1px solid var(--rule);border-radius:10px;
-            overflow:hidden}
-            td,th{padding:7px 10px;border-bottom:1px solid var(--rule);text-align:left;vertical-align:top;
-            font-size:13px}
-            th{background:#fafafc;color:var(--muted);font-weight:600;font-size:12px}
-            td.num{text-align:right;white-space:nowrap;font-variant-numeric:tabular-nums}
-            code{font:12px ui-monospace,SFMono-Regular,Menlo,monospace}
-            .tag{display:inline-block;padding:1px 7px;border-radius:9px;font-size:12px;font-weight:600;color:#fff}
-            .regression{color:#c62828;font-weight:600}.improvement{color:#2e7d32;font-weight:600}
-            .plot{background:#fff;border:1px solid var(--rule);border-radius:10px;padding:12px 14px 6px;margin:0 0 16px}
-            .plot h3{font-size:14px;margin:0 0 2px}.plot p{margin:0 0 4px;color:var(--muted);font-size:12px}
-            svg text{font:11px -apple-system,"Segoe UI",Helvetica,Arial,sans-serif;fill:#48484a}
-            svg .axis{stroke:#c7c7cc}svg .grid{stroke:#efeff4}
-            details{background:#fff;border:1px solid var(--rule);border-radius:10px;padding:8px 14px;margin:0 0 10px}
-            summary{cursor:pointer;font-weight:600}
-            pre{background:#f6f6f8;padding:8px 10px;border-radius:6px;overflow-x:auto;font-size:12px}
-            .notes li{color:var(--muted)}
-            .legend{display:flex;gap:16px;flex-wrap:wrap;font-size:12px;color:#48484a;margin:2px 0 6px}
-            .legend i{display:inline-block;width:10px;height:10px;border-radius:50%;margin-right:5px;
-            vertical-align:-1px}
-            .legend i.hollow{background:#fff!important;border:2px solid #888;width:7px;height:7px}
-            .legend i.line{border-radius:0;width:14px;height:0;border-top:2px dashed #888;vertical-align:3px}
-            </style></head><body><main>
-            """
+        var html = HTMLReportPage.start(title: "Performance history", style: Self.dashboardStyle)
         html += "<h1>Performance history</h1>"
         html += "<p class=\"sub\">\(HTMLText.escape(source)) · \(runCount) runs"
         if let reference {
@@ -152,7 +144,7 @@ extension TrendReport {
                 + "</ul>"
         }
         html += "<p class=\"sub\"><small>\(HTMLText.escape(methodLine))</small></p>"
-        return html + "</main></body></html>\n"
+        return html + HTMLReportPage.end
     }
 
     /// The index of the plot of `change`'s series.
@@ -164,12 +156,7 @@ extension TrendReport {
     private func plot(_ index: Int) -> String {
         let item = series[index]
         let own = changes.filter { $0.series == item.name }
-        let width = 960.0
-        let height = 250.0
-        let left = 78.0
-        let right = 16.0
-        let top = 34.0
-        let bottom = 40.0
+        let frame = SVGPlotFrame(width: 960, height: 250, left: 78, right: 16, top: 34, bottom: 40)
         let values = item.points.map(\.value)
         guard var low = values.min(), var high = values.max() else { return "" }
         if high == low {
@@ -182,12 +169,11 @@ extension TrendReport {
         let minimum = min(low, ticks.first ?? low)
         let maximum = max(high, ticks.last ?? high)
         let span = maximum > minimum ? maximum - minimum : max(abs(maximum), 1)
-        let plotWidth = width - left - right
-        let plotHeight = height - top - bottom
+        let plotWidth = frame.dataWidth
         let slotWidth = plotWidth / Double(max(item.slots.count, 1))
-        func x(_ slot: Double) -> Double { left + (slot + 0.5) * slotWidth }
-        func y(_ value: Double) -> Double { top + plotHeight - (value - minimum) / span * plotHeight }
-        func f(_ value: Double) -> String { String(format: "%.1f", value) }
+        func x(_ slot: Double) -> Double { frame.left + (slot + 0.5) * slotWidth }
+        func y(_ value: Double) -> Double { frame.y(value, low: minimum, high: minimum + span) }
+        let f = SVGPlotFrame.format
         // Durations and sizes carry their unit on every tick (1.2 ms, 3 MiB);
         // other units are named once, beside the metric.
         let unitName = item.unit.isEmpty || item.unit == "ns" || item.unit == "bytes" ? "" : " (\(item.unit))"
@@ -200,32 +186,28 @@ extension TrendReport {
         html += own.isEmpty ? " · no change</p>" : " · \(own.count) change\(own.count == 1 ? "" : "s")</p>"
         html += "<div class=\"legend\">"
         for (g, group) in item.groups.enumerated() {
-            html +=
-                "<span><i style=\"background:\(Self.palette[g % Self.palette.count])\"></i>"
-                + "\(HTMLText.escape(group.isEmpty ? "runs" : group))</span>"
+            html += HTMLReportPage.legendEntry(
+                colour: Self.palette[g % Self.palette.count], label: group.isEmpty ? "runs" : group)
         }
         if item.points.contains(where: \.reference) { html += "<span><i class=\"hollow\"></i>reference runs</span>" }
         if !own.isEmpty { html += "<span><i class=\"line\"></i>change (commit range · cause)</span>" }
         html += "</div>"
         html +=
-            "<svg class=\"trend-plot\" viewBox=\"0 0 \(Int(width)) \(Int(height))\" width=\"100%\" role=\"img\" "
-            + "aria-label=\"\(HTMLText.escape(item.name))\">"
+            "<svg class=\"trend-plot\" viewBox=\"0 0 \(Int(frame.width)) \(Int(frame.height))\" width=\"100%\" "
+            + "role=\"img\" aria-label=\"\(HTMLText.escape(item.name))\">"
         // The value axis and its grid.
         for tick in ticks {
             html +=
-                "<line class=\"grid\" x1=\"\(f(left))\" x2=\"\(f(width - right))\" y1=\"\(f(y(tick)))\" "
-                + "y2=\"\(f(y(tick)))\"/>"
+                "<line class=\"grid\" x1=\"\(f(frame.left))\" x2=\"\(f(frame.width - frame.right))\" "
+                + "y1=\"\(f(y(tick)))\" y2=\"\(f(y(tick)))\"/>"
             html +=
-                "<text x=\"\(f(left - 6))\" y=\"\(f(y(tick) + 4))\" text-anchor=\"end\">"
+                "<text x=\"\(f(frame.left - 6))\" y=\"\(f(y(tick) + 4))\" text-anchor=\"end\">"
                 + "\(HTMLText.escape(HumanFormat.value(tick, unit: item.unit)))</text>"
         }
+        html += frame.axes
         html +=
-            "<line class=\"axis\" x1=\"\(f(left))\" x2=\"\(f(left))\" y1=\"\(f(top))\" y2=\"\(f(top + plotHeight))\"/>"
-        html +=
-            "<line class=\"axis\" x1=\"\(f(left))\" x2=\"\(f(width - right))\" y1=\"\(f(top + plotHeight))\" "
-            + "y2=\"\(f(top + plotHeight))\"/>"
-        html +=
-            "<text transform=\"translate(14 \(f(top + plotHeight / 2))) rotate(-90)\" text-anchor=\"middle\">"
+            "<text transform=\"translate(14 \(f(frame.top + frame.dataHeight / 2))) rotate(-90)\" "
+            + "text-anchor=\"middle\">"
             + "\(HTMLText.escape(item.metric + unitName))</text>"
         // The position axis: commits (or dates), about ten labels.
         let every = max(1, Int((Double(item.slots.count) / 10).rounded(.up)))
@@ -234,13 +216,13 @@ extension TrendReport {
             let label = position.commit.isEmpty ? Self.day(position.time) : String(position.commit.prefix(7))
             html +=
                 "<line class=\"axis\" x1=\"\(f(x(Double(slot))))\" x2=\"\(f(x(Double(slot))))\" "
-                + "y1=\"\(f(top + plotHeight))\" y2=\"\(f(top + plotHeight + 4))\"/>"
+                + "y1=\"\(f(frame.dataBottom))\" y2=\"\(f(frame.dataBottom + 4))\"/>"
             html +=
-                "<text x=\"\(f(x(Double(slot))))\" y=\"\(f(top + plotHeight + 16))\" text-anchor=\"middle\">"
+                "<text x=\"\(f(x(Double(slot))))\" y=\"\(f(frame.dataBottom + 16))\" text-anchor=\"middle\">"
                 + "\(HTMLText.escape(label))</text>"
         }
         html +=
-            "<text x=\"\(f(left + plotWidth / 2))\" y=\"\(f(height - 6))\" text-anchor=\"middle\">"
+            "<text x=\"\(f(frame.left + plotWidth / 2))\" y=\"\(f(frame.height - 6))\" text-anchor=\"middle\">"
             + "\(order == "commit" ? "commit (oldest first, git order)" : "run (oldest first)")</text>"
         // The levels on either side of each change, per group.
         for (g, group) in item.groups.enumerated() {
@@ -293,18 +275,18 @@ extension TrendReport {
             let label =
                 "\(change.shortRange.split(separator: ".").map { String($0.prefix(7)) }.joined(separator: "..")) · "
                 + "\(change.cause.rawValue) · \(Self.changeText(change.change).split(separator: " ").first ?? "")"
-            let anchor = position > left + plotWidth * 0.6 ? "end" : "start"
+            let anchor = position > frame.left + plotWidth * 0.6 ? "end" : "start"
             let offset = anchor == "end" ? -5.0 : 5.0
             html +=
                 "<g class=\"change-point\" data-cause=\"\(change.cause.rawValue)\" "
                 + "data-range=\"\(HTMLText.escape(change.range))\">"
             html +=
-                "<line x1=\"\(f(position))\" x2=\"\(f(position))\" y1=\"\(f(top - 4))\" y2=\"\(f(top + plotHeight))\" "
-                + "stroke=\"\(colour)\" stroke-width=\"1.5\" stroke-dasharray=\"5 4\"/>"
+                "<line x1=\"\(f(position))\" x2=\"\(f(position))\" y1=\"\(f(frame.top - 4))\" "
+                + "y2=\"\(f(frame.dataBottom))\" stroke=\"\(colour)\" stroke-width=\"1.5\" stroke-dasharray=\"5 4\"/>"
             html +=
                 "<text class=\"change-label\" x=\"\(f(position + offset))\" "
-                + "y=\"\(f(top - 8 - Double(number % 2) * 13))\" text-anchor=\"\(anchor)\" style=\"fill:\(colour);"
-                + "font-weight:600\">\(HTMLText.escape(label))</text>"
+                + "y=\"\(f(frame.top - 8 - Double(number % 2) * 13))\" text-anchor=\"\(anchor)\" "
+                + "style=\"fill:\(colour);font-weight:600\">\(HTMLText.escape(label))</text>"
             html += "</g>"
         }
         html += "</svg></section>"

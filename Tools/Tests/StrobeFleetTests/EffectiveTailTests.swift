@@ -1,11 +1,11 @@
 import Foundation
 import StrobeHistory
-import StrobeHistoryStore
 import StrobeStatistics
 import StrobeStatisticsTestSupport
 import Testing
 
 @testable import StrobeFleet
+@testable import StrobeHistoryStore
 @testable import StrobeJudgement
 
 /// In a weighted group, a percentile is judged by the effective number of

@@ -1,12 +1,12 @@
 import Foundation
 import StrobeDiff
 import StrobeHistory
-import StrobeHistoryStore
 import StrobeResults
 import StrobeStatistics
 import Testing
 
 @testable import StrobeFleet
+@testable import StrobeHistoryStore
 @testable import StrobeJudgement
 
 /// Which way a metric gets better in `strobe fleet`: `strobe diff`'s policy

@@ -1,10 +1,10 @@
 import Foundation
 import StrobeHistory
-import StrobeHistoryStore
 import StrobeStatistics
 import Testing
 
 @testable import StrobeFleet
+@testable import StrobeHistoryStore
 @testable import StrobeSimulations
 
 /// Sessions sampled at different rates: the percentiles weight each by the

@@ -92,14 +92,10 @@ struct CompareCommand: ParsableCommand {
             """)
     var policy: String?
 
-    @Option(help: "text, markdown, json or html.")
-    var format: DiffCommand.Format = .text
-
-    @Option(name: .shortAndLong, help: "Write the report here (default: standard output).")
-    var output: String?
+    @OptionGroup var reportOutput: ReportOutputOptions
 
     /// Where the report goes; nil for standard output.
-    var reportPath: String? { output }
+    var reportPath: String? { reportOutput.path }
 
     @Flag(help: "CMD is any program, measured per launch, not a perf suite (default: a perf suite).")
     var process = false
@@ -193,6 +189,6 @@ struct CompareCommand: ParsableCommand {
         progress.summary(rounds: outcome.rounds, elapsed: outcome.elapsed, report: outcome.report)
         if let instructionNote { FileHandle.standardError.write(Data((instructionNote + "\n").utf8)) }
         try history.record([resultsDirectory], comparison: true)
-        try outcome.report.deliver(as: format, to: reportPath)
+        try outcome.report.deliver(to: reportOutput)
     }
 }

@@ -43,10 +43,6 @@ struct DiffCommand: AsyncParsableCommand {
             """
     )
 
-    enum Format: String, ExpressibleByArgument, CaseIterable {
-        case text, markdown, json, html
-    }
-
     @Option(parsing: .upToNextOption, help: "Results files, directories or CSV files of the baseline.")
     var baseline: [String] = []
 
@@ -58,10 +54,7 @@ struct DiffCommand: AsyncParsableCommand {
         help: "Instead of --baseline: a store (path or postgres:// URL) whose recent runs are the baseline.")
     var baselineHistory: String?
 
-    @Option(
-        name: .customLong("password-file"),
-        help: "With a postgres:// --baseline-history, a file whose first line is the password.")
-    var passwordFile: String?
+    @OptionGroup var password: PostgresPasswordOption
 
     @Option(
         name: .customLong("where"),
@@ -71,11 +64,7 @@ struct DiffCommand: AsyncParsableCommand {
     @Option(help: "With --baseline-history, the most runs taken, newest first.")
     var last = 10
 
-    @Option(help: "text, markdown, json or html.")
-    var format: Format = .text
-
-    @Option(name: .shortAndLong, help: "Write the report here instead of standard output.")
-    var output: String?
+    @OptionGroup var reportOutput: ReportOutputOptions
 
     @Option(help: "Compare only metrics whose names match this regular expression.")
     var metric: String?
@@ -117,7 +106,9 @@ struct DiffCommand: AsyncParsableCommand {
             guard !baseline.isEmpty else {
                 throw ValidationError("give at least one --baseline PATH, or --baseline-history STORE")
             }
-            if passwordFile != nil { throw ValidationError("--password-file goes with --baseline-history") }
+            if let problem = password.problem(store: baselineHistory, storeFlag: "--baseline-history") {
+                throw ValidationError(problem)
+            }
             if !filters.isEmpty { throw ValidationError("--where goes with --baseline-history") }
         }
         guard !candidate.isEmpty else { throw ValidationError("give at least one --candidate PATH") }
@@ -139,7 +130,7 @@ struct DiffCommand: AsyncParsableCommand {
         let baselineSamples: SampleSet
         if let baselineHistory {
             let chosen = try await HistoryBaseline.choose(
-                store: baselineHistory, passwordFile: passwordFile, filters: filters, last: last,
+                store: baselineHistory, passwordFile: password.file, filters: filters, last: last,
                 candidatePaths: candidate,
                 policy: rules)
             FileHandle.standardError.write(Data((chosen.summary + "\n").utf8))
@@ -161,7 +152,7 @@ struct DiffCommand: AsyncParsableCommand {
                     throw CommandFailure.badInput(
                         "\(flag) changes the judgement of results strobe compare decided (\(path)): add --rejudge")
                 }
-                try recorded.recordedReport(path: path, metricFilter: filter).deliver(as: format, to: output)
+                try recorded.recordedReport(path: path, metricFilter: filter).deliver(to: reportOutput)
                 return
             } else {
                 origin = DecisionOrigin(
@@ -172,7 +163,7 @@ struct DiffCommand: AsyncParsableCommand {
             baseline: baselineSamples, candidate: candidateSamples, metricFilter: filter, groupBy: groupBy,
             options: options, policy: rules)
         report.origin = origin
-        try report.deliver(as: format, to: output)
+        try report.deliver(to: reportOutput)
     }
 
     /// The first flag given that changes how results are judged, which
@@ -188,18 +179,19 @@ struct DiffCommand: AsyncParsableCommand {
 }
 
 extension DiffReport {
-    /// Writes the report in `format` to `path` (standard output when nil,
-    /// coloured on a terminal), and throws ``CommandFailure/regression``
-    /// when a gated metric regressed, as `strobe diff` ends.
-    func deliver(as format: DiffCommand.Format, to path: String?) throws {
+    /// Writes the report as `output` asks (to standard output when it names
+    /// no file, coloured on a terminal), and throws
+    /// ``CommandFailure/regression`` when a gated metric regressed, as
+    /// `strobe diff` ends.
+    func deliver(to output: ReportOutputOptions) throws {
         let text: String
-        switch format {
-        case .text: text = renderText(colour: path == nil && isatty(STDOUT_FILENO) != 0)
+        switch output.format {
+        case .text: text = renderText(colour: output.path == nil && isatty(STDOUT_FILENO) != 0)
         case .markdown: text = renderMarkdown()
         case .json: text = renderJSON()
         case .html: text = renderHTML()
         }
-        try emit(text, to: path)
+        try emit(text, to: output.path)
         if exitStatus != 0 { throw CommandFailure.regression }
     }
 }

@@ -28,10 +28,6 @@ struct FleetCommand: AsyncParsableCommand {
             """
     )
 
-    enum Format: String, ExpressibleByArgument, CaseIterable {
-        case text, markdown, json, html
-    }
-
     @OptionGroup var history: HistoryStoreOptions
 
     @Option(help: "An interval name, or counter:NAME; repeat for several metrics in one report.")
@@ -54,11 +50,7 @@ struct FleetCommand: AsyncParsableCommand {
     @Option(name: .customLong("version-key"), help: "The metadata key holding the version.")
     var versionKey = "app.version"
 
-    @Option(help: "text, markdown, json or html (a page with a plot per percentile).")
-    var format: Format = .text
-
-    @Option(name: .shortAndLong, help: "Write the report here (default: standard output).")
-    var output: String?
+    @OptionGroup var reportOutput: ReportOutputOptions
 
     @OptionGroup var judgement: JudgementOptions
 
@@ -114,7 +106,7 @@ struct FleetCommand: AsyncParsableCommand {
         options.relativeFloor = resolved.minimumEffect
         let location: HistoryLocation
         do {
-            location = try HistoryLocation.parse(history.store, passwordFile: history.passwordFile)
+            location = try HistoryLocation.parse(history.store, passwordFile: history.password.file)
         } catch {
             throw CommandFailure.badInput(error.message)
         }
@@ -133,7 +125,8 @@ struct FleetCommand: AsyncParsableCommand {
         } catch let error as FleetReportError {
             throw CommandFailure.badInput(error.description)
         }
-        switch format {
+        let output = reportOutput.path
+        switch reportOutput.format {
         case .text: try emit(report.render(), to: output)
         case .markdown: try emit(report.render(markdown: true), to: output)
         case .html: try emit(report.renderHTML(), to: output)

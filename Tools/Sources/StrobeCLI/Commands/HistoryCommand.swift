@@ -27,12 +27,11 @@ struct HistoryStoreOptions: ParsableArguments {
     @Option(name: .customLong("history"), help: "The store: a path (SQLite) or a postgres:// URL.")
     var store: String = HistoryLocation.defaultPath
 
-    @Option(name: .customLong("password-file"), help: "A file whose first line is the PostgreSQL password.")
-    var passwordFile: String?
+    @OptionGroup var password: PostgresPasswordOption
 
     func validate() throws {
         do {
-            _ = try HistoryLocation.parse(store, passwordFile: passwordFile)
+            _ = try HistoryLocation.parse(store, passwordFile: password.file)
         } catch {
             throw ValidationError(error.message)
         }
@@ -42,7 +41,7 @@ struct HistoryStoreOptions: ParsableArguments {
     /// command that writes); bad input (exit status 2) when it cannot be.
     func open(_ access: HistoryAccess) async throws -> any HistoryStore {
         do {
-            let location = try HistoryLocation.parse(store, passwordFile: passwordFile)
+            let location = try HistoryLocation.parse(store, passwordFile: password.file)
             return try await openStore(location, access: access)
         } catch let error as HistoryError {
             throw CommandFailure.badInput(error.message)
@@ -61,8 +60,18 @@ func openStore(_ location: HistoryLocation, access: HistoryAccess) async throws 
     return store
 }
 
-/// Adds `entries` to the store and prints `N added, M already stored`.
-func addToHistory(_ entries: [HistoryInput.Entry], options: HistoryStoreOptions) async throws {
+/// Adds the results files under `paths` to the store and prints `N added,
+/// M already stored`; with `recognizeComparisons`, the baseline and
+/// candidate directories of a `strobe compare` output are recorded as its
+/// sides. Every file is read before anything is stored: one that cannot be
+/// is bad input (exit status 2).
+func addToHistory(_ paths: [String], recognizeComparisons: Bool = false, options: HistoryStoreOptions) async throws {
+    let entries: [HistoryInput.Entry]
+    do {
+        entries = try HistoryInput.load(paths, recognizeComparisons: recognizeComparisons)
+    } catch {
+        throw CommandFailure.badInput(error.message)
+    }
     let store = try await options.open(.readWrite)
     do {
         let counts = try await HistoryWriter.add(entries.map(\.record), to: store)
@@ -92,13 +101,7 @@ struct HistoryAddCommand: AsyncParsableCommand {
     @OptionGroup var options: HistoryStoreOptions
 
     func run() async throws {
-        let entries: [HistoryInput.Entry]
-        do {
-            entries = try HistoryInput.load(results)
-        } catch {
-            throw CommandFailure.badInput(error.message)
-        }
-        try await addToHistory(entries, options: options)
+        try await addToHistory(results, options: options)
     }
 }
 
@@ -129,13 +132,7 @@ struct HistoryImportCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
-        let entries: [HistoryInput.Entry]
-        do {
-            entries = try HistoryInput.load(directories, recognizeComparisons: true)
-        } catch {
-            throw CommandFailure.badInput(error.message)
-        }
-        try await addToHistory(entries, options: options)
+        try await addToHistory(directories, recognizeComparisons: true, options: options)
     }
 }
 

@@ -49,7 +49,7 @@ struct HistoryMarkCommand: AsyncParsableCommand {
 
     func run() async throws {
         let mark = mark(at: Int64(Date().timeIntervalSince1970 * 1e9))
-        let location = try HistoryLocation.parse(options.store, passwordFile: options.passwordFile)
+        let location = try HistoryLocation.parse(options.store, passwordFile: options.password.file)
         if case .sqlite(let path) = location, !FileManager.default.fileExists(atPath: path) {
             throw CommandFailure.badInput("\(path): no such store (`strobe history add` creates one)")
         }

@@ -54,7 +54,7 @@ struct IngestCommand: AsyncParsableCommand {
         }
         let location: HistoryLocation
         do {
-            location = try HistoryLocation.parse(history.store, passwordFile: history.passwordFile)
+            location = try HistoryLocation.parse(history.store, passwordFile: history.password.file)
         } catch {
             throw CommandFailure.badInput(error.message)
         }

@@ -49,7 +49,7 @@ struct ServeCommand: AsyncParsableCommand {
         let location: HistoryLocation
         let store: any FleetStore
         do {
-            location = try HistoryLocation.parse(history.store, passwordFile: history.passwordFile)
+            location = try HistoryLocation.parse(history.store, passwordFile: history.password.file)
             store = try await openStore(location, access: .readWrite)
         } catch let error as HistoryError {
             throw CommandFailure.badInput(error.message)

@@ -32,10 +32,6 @@ struct TrendCommand: AsyncParsableCommand {
             """
     )
 
-    enum Format: String, ExpressibleByArgument, CaseIterable {
-        case text, markdown, json, html
-    }
-
     @Argument(help: "Results files or directories of them (instead of --history).")
     var paths: [String] = []
 
@@ -65,11 +61,7 @@ struct TrendCommand: AsyncParsableCommand {
     @Option(help: "The git repository holding the runs' commits (default: the current directory, when it is one).")
     var repository: String?
 
-    @Option(help: "text, markdown, json or html (a dashboard page).")
-    var format: Format = .text
-
-    @Option(name: .shortAndLong, help: "Write the report here (default: standard output).")
-    var output: String?
+    @OptionGroup var reportOutput: ReportOutputOptions
 
     @OptionGroup var judgement: JudgementOptions
 
@@ -162,13 +154,14 @@ struct TrendCommand: AsyncParsableCommand {
                 report.changes[index].moreCommits = listed.more
             }
         }
-        switch format {
+        let output = reportOutput.path
+        switch reportOutput.format {
         case .text: try emit(report.renderText(), to: output)
         case .markdown: try emit(report.renderMarkdown(), to: output)
         case .json: try emit(report.renderJSON(), to: output)
         case .html: try emit(report.renderHTML(), to: output)
         }
-        if output != nil, format != .text {
+        if output != nil, reportOutput.format != .text {
             print(report.headline)
         }
     }
@@ -191,7 +184,7 @@ struct TrendCommand: AsyncParsableCommand {
         }
         let location: HistoryLocation
         do {
-            location = try HistoryLocation.parse(store, passwordFile: history.passwordFile)
+            location = try HistoryLocation.parse(store, passwordFile: history.password.file)
         } catch {
             throw CommandFailure.badInput(error.message)
         }

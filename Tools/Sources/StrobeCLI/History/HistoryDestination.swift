@@ -1,7 +1,6 @@
 import ArgumentParser
 import Dispatch
 import Foundation
-import StrobeHistory
 
 /// `--history STORE` on a command that writes results (`strobe run`,
 /// `strobe compare`): the runs it wrote are added to the store too.
@@ -15,17 +14,12 @@ struct HistoryDestinationOptions: ParsableArguments {
     )
     var store: String?
 
-    @Option(
-        name: .customLong("password-file"),
-        help: "With a postgres:// --history, a file whose first line is the password (default: PGPASSWORD, else none).")
-    var passwordFile: String?
+    @OptionGroup var password: PostgresPasswordOption
 
     func validate() throws {
-        guard let store else {
-            if passwordFile != nil { throw ValidationError("--password-file goes with --history") }
-            return
-        }
-        try HistoryStoreOptions(store: store, passwordFile: passwordFile).validate()
+        if let problem = password.problem(store: store, storeFlag: "--history") { throw ValidationError(problem) }
+        guard let store else { return }
+        try HistoryStoreOptions(store: store, password: password).validate()
     }
 
     /// Adds the results files under `paths` to the store, when one was
@@ -34,18 +28,12 @@ struct HistoryDestinationOptions: ParsableArguments {
     /// they are stored; the failure is bad input (exit status 2).
     func record(_ paths: [String], comparison: Bool = false) throws {
         guard let store else { return }
-        let entries: [HistoryInput.Entry]
-        do {
-            entries = try HistoryInput.load(paths, recognizeComparisons: comparison)
-        } catch {
-            throw CommandFailure.badInput(error.message)
-        }
-        let options = HistoryStoreOptions(store: store, passwordFile: passwordFile)
+        let options = HistoryStoreOptions(store: store, password: password)
         let outcome = Outcome()
         // The command itself is synchronous; the store's client is not.
         Task.detached {
             do {
-                try await addToHistory(entries, options: options)
+                try await addToHistory(paths, recognizeComparisons: comparison, options: options)
             } catch {
                 outcome.failure = error
             }
@@ -65,9 +53,9 @@ private final class Outcome: @unchecked Sendable {
 
 extension HistoryStoreOptions {
     /// Options naming `store`.
-    init(store: String, passwordFile: String?) {
+    init(store: String, password: PostgresPasswordOption) {
         self.init()
         self.store = store
-        self.passwordFile = passwordFile
+        self.password = password
     }
 }

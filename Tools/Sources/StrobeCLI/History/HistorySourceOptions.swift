@@ -10,15 +10,13 @@ struct HistorySourceOptions: ParsableArguments {
         help: "The store: a path (SQLite) or a postgres:// URL (no default: give a store or results files).")
     var store: String?
 
-    @Option(
-        name: .customLong("password-file"),
-        help: "With a postgres:// --history, a file whose first line is the password (default: PGPASSWORD, else none).")
-    var passwordFile: String?
+    @OptionGroup var password: PostgresPasswordOption
 
     /// The first problem with the two, if any.
     var problem: String? {
-        guard let store else { return passwordFile != nil ? "--password-file goes with --history" : nil }
-        do { _ = try HistoryLocation.parse(store, passwordFile: passwordFile) } catch { return error.message }
+        if let problem = password.problem(store: store, storeFlag: "--history") { return problem }
+        guard let store else { return nil }
+        do { _ = try HistoryLocation.parse(store, passwordFile: password.file) } catch { return error.message }
         return nil
     }
 }

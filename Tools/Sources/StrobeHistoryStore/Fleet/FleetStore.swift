@@ -40,13 +40,6 @@ public struct FleetMetadataKey: Sendable, Hashable {
     public var values: Int
     /// The traces that carry it.
     public var traces: Int
-
-    /// A key with its counts.
-    public init(key: String, values: Int, traces: Int) {
-        self.key = key
-        self.values = values
-        self.traces = traces
-    }
 }
 
 /// Opens fleet stores.

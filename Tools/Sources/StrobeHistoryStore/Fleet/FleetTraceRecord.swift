@@ -81,19 +81,6 @@ public struct FleetSession: Sendable, Hashable {
     public var total: Double
     /// Their sketch, serialized.
     public var sketch: [UInt8]
-
-    /// A session with these values.
-    public init(
-        trace: String, metadata: [String: String], samplingProbability: Double, count: Int64, total: Double,
-        sketch: [UInt8]
-    ) {
-        self.trace = trace
-        self.metadata = metadata
-        self.samplingProbability = samplingProbability
-        self.count = count
-        self.total = total
-        self.sketch = sketch
-    }
 }
 
 /// What adding traces to a fleet store did.

@@ -61,14 +61,6 @@ public struct StoredUnit: Sendable, Hashable {
     /// The key of the run that stored it first.
     public var firstRun: String
 
-    /// A stored unit.
-    public init(test: String, metric: String, unit: String, firstRun: String) {
-        self.test = test
-        self.metric = metric
-        self.unit = unit
-        self.firstRun = firstRun
-    }
-
     /// The error for `record`, whose metric has `unit`, not this one;
     /// `stored` says whether this unit is in the store or only in another
     /// run being added with it.

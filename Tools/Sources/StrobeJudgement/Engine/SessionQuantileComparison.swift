@@ -26,22 +26,10 @@ public struct SessionQuantileChange: Sendable, Hashable, Codable {
     /// would decide a change the size of the floor (at the report's level,
     /// with 80% power); nil otherwise.
     public var sessionsNeeded: Int?
+}
 
-    /// A change of `baseline` to `candidate`.
-    public init(
-        baseline: SessionQuantileEstimate, candidate: SessionQuantileEstimate, shift: ShiftEstimate, pValue: Double,
-        adjustedPValue: Double, verdict: Verdict, judged: Bool = true, sessionsNeeded: Int? = nil
-    ) {
-        self.baseline = baseline
-        self.candidate = candidate
-        self.shift = shift
-        self.pValue = pValue
-        self.adjustedPValue = adjustedPValue
-        self.verdict = verdict
-        self.judged = judged
-        self.sessionsNeeded = sessionsNeeded
-    }
-
+// In an extension, so that the memberwise initializer stays.
+extension SessionQuantileChange {
     private enum CodingKeys: String, CodingKey {
         case baseline, candidate, shift, pValue, adjustedPValue, verdict, judged, sessionsNeeded
     }

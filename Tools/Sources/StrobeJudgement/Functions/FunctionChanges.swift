@@ -130,37 +130,59 @@ public enum FunctionComparison {
         tests: [TestVerdict], baseline: [ProcessProfile], candidate: [ProcessProfile], groupBy: String?,
         options: ComparisonOptions
     ) -> [String: TestFunctionChanges] {
-        var result: [String: TestFunctionChanges] = [:]
-        for verdict in tests {
-            func matches(_ profile: ProcessProfile) -> Bool {
-                profile.test == verdict.test && (groupBy.map { profile.dimensions[$0] ?? "" } ?? "") == verdict.group
-            }
-            let base = baseline.filter(matches)
-            let cand = candidate.filter(matches)
-            guard !base.isEmpty, !cand.isEmpty else { continue }
-            result[verdict.displayName] = compare(
-                test: verdict.displayName, baseline: base, candidate: cand, options: options)
+        eachTest(tests, baseline: baseline, candidate: candidate, groupBy: groupBy) { verdict, base, cand in
+            compare(test: verdict.displayName, baseline: base, candidate: cand, options: options)
         }
-        return result
     }
 
     /// One test's functions, judged.
     public static func compare(
         test: String, baseline: [ProcessProfile], candidate: [ProcessProfile], options: ComparisonOptions
     ) -> TestFunctionChanges {
-        func processes(_ profiles: [ProcessProfile]) -> [ProcessFunctions] {
-            profiles.map { entry in
+        let rule = Rule(
+            unit: .nanoseconds, relativeFloor: options.minimumEffect / 4, smallestShare: smallestShare, tolerance: nil)
+        return judge(test: test, baseline: baseline, candidate: candidate, rule: rule, options: options)
+    }
+
+    /// `compare` of each test in `tests` whose processes both sides have
+    /// (of its group, under `groupBy`), keyed by test name (`TEST` or
+    /// `TEST [GROUP]`).
+    static func eachTest<Amounts>(
+        _ tests: [TestVerdict], baseline: [ProcessFunctionProfile<Amounts>],
+        candidate: [ProcessFunctionProfile<Amounts>], groupBy: String?,
+        compare: (TestVerdict, [ProcessFunctionProfile<Amounts>], [ProcessFunctionProfile<Amounts>]) ->
+            TestFunctionChanges
+    ) -> [String: TestFunctionChanges] {
+        var result: [String: TestFunctionChanges] = [:]
+        for verdict in tests {
+            func matches(_ process: ProcessFunctionProfile<Amounts>) -> Bool {
+                process.test == verdict.test && (groupBy.map { process.dimensions[$0] ?? "" } ?? "") == verdict.group
+            }
+            let base = baseline.filter(matches)
+            let cand = candidate.filter(matches)
+            guard !base.isEmpty, !cand.isEmpty else { continue }
+            result[verdict.displayName] = compare(verdict, base, cand)
+        }
+        return result
+    }
+
+    /// One test's functions, judged by `rule`: each process's amounts, and
+    /// the calls of every process on either side.
+    static func judge<Amounts: FunctionAmounts>(
+        test: String, baseline: [ProcessFunctionProfile<Amounts>], candidate: [ProcessFunctionProfile<Amounts>],
+        rule: Rule, options: ComparisonOptions
+    ) -> TestFunctionChanges {
+        func processes(_ side: [ProcessFunctionProfile<Amounts>]) -> [ProcessFunctions] {
+            side.map { entry in
                 ProcessFunctions(
-                    id: entry.run, round: entry.round, total: entry.profile.cpuPerIteration,
-                    values: entry.profile.timePerIteration.mapValues(\.inclusive))
+                    id: entry.run, round: entry.round, total: entry.profile.totalPerIteration,
+                    values: entry.profile.inclusivePerIteration)
             }
         }
         var callees: [String: Set<String>] = [:]
         for entry in baseline + candidate {
             callees.merge(entry.profile.callees) { $0.union($1) }
         }
-        let rule = Rule(
-            unit: .nanoseconds, relativeFloor: options.minimumEffect / 4, smallestShare: smallestShare, tolerance: nil)
         return judge(
             test: test, baseline: processes(baseline), candidate: processes(candidate), callees: callees, rule: rule,
             options: options)

@@ -24,19 +24,11 @@ extension FunctionComparison {
         candidateInstructions candidate: [ProcessInstructions], groupBy: String?, options: ComparisonOptions,
         relativeFloor: (String) -> Double = { _ in MetricDefaults.instructionFloor }
     ) -> [String: TestFunctionChanges] {
-        var result: [String: TestFunctionChanges] = [:]
-        for verdict in tests {
-            func matches(_ counted: ProcessInstructions) -> Bool {
-                counted.test == verdict.test && (groupBy.map { counted.dimensions[$0] ?? "" } ?? "") == verdict.group
-            }
-            let base = baseline.filter(matches)
-            let cand = candidate.filter(matches)
-            guard !base.isEmpty, !cand.isEmpty else { continue }
-            result[verdict.displayName] = compare(
+        eachTest(tests, baseline: baseline, candidate: candidate, groupBy: groupBy) { verdict, base, cand in
+            compare(
                 test: verdict.displayName, baselineInstructions: base, candidateInstructions: cand, options: options,
                 relativeFloor: relativeFloor(verdict.test))
         }
-        return result
     }
 
     /// One test's functions, judged by their counted instructions.
@@ -45,22 +37,9 @@ extension FunctionComparison {
         candidateInstructions candidate: [ProcessInstructions], options: ComparisonOptions,
         relativeFloor: Double = MetricDefaults.instructionFloor
     ) -> TestFunctionChanges {
-        func processes(_ counted: [ProcessInstructions]) -> [ProcessFunctions] {
-            counted.map { entry in
-                ProcessFunctions(
-                    id: entry.run, round: entry.round, total: entry.profile.totalPerIteration,
-                    values: entry.profile.countPerIteration.mapValues(\.inclusive))
-            }
-        }
-        var callees: [String: Set<String>] = [:]
-        for entry in baseline + candidate {
-            callees.merge(entry.profile.callees) { $0.union($1) }
-        }
         let rule = Rule(
             unit: .instructions, relativeFloor: relativeFloor / 4, smallestShare: relativeFloor / 4,
             tolerance: MetricDefaults.instructionTolerance)
-        return judge(
-            test: test, baseline: processes(baseline), candidate: processes(candidate), callees: callees, rule: rule,
-            options: options)
+        return judge(test: test, baseline: baseline, candidate: candidate, rule: rule, options: options)
     }
 }

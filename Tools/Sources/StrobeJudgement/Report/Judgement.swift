@@ -57,12 +57,9 @@ public enum Judgement {
                 if !series.simulated, simulatedCounts.contains(key) { continue }
                 if var existing = pools[key] {
                     guard existing.unit == series.unit else {
-                        throw DiffError(
-                            path: series.source,
-                            problem:
-                                "metric \(series.metric) is in \(series.unit) here but in \(existing.unit) in "
-                                + "\(existing.source)"
-                        )
+                        throw unitMismatch(
+                            series.metric, path: series.source, unit: series.unit, "here",
+                            otherUnit: existing.unit, "in \(existing.source)")
                     }
                     existing.add(series)
                     pools[key] = existing
@@ -85,12 +82,9 @@ public enum Judgement {
                 continue
             }
             guard b.unit == c.unit else {
-                throw DiffError(
-                    path: c.source,
-                    problem:
-                        "metric \(key.metric) is in \(c.unit) in the candidate but in \(b.unit) in the baseline "
-                        + "(\(b.source))"
-                )
+                throw unitMismatch(
+                    key.metric, path: c.source, unit: c.unit, "in the candidate", otherUnit: b.unit,
+                    "in the baseline (\(b.source))")
             }
             let settings = policy.settings(for: key.metric, unit: b.unit)
             inputs.append(
@@ -133,5 +127,14 @@ public enum Judgement {
             baseline: baseline.profiles, candidate: candidate.profiles,
             baselineInstructions: baseline.instructionProfiles, candidateInstructions: candidate.instructionProfiles)
         return report
+    }
+
+    /// The error for a metric measured in `unit` at `path` (`here`) but in
+    /// `otherUnit` elsewhere (`there`): its samples cannot be pooled or
+    /// compared.
+    private static func unitMismatch(
+        _ metric: String, path: String, unit: String, _ here: String, otherUnit: String, _ there: String
+    ) -> DiffError {
+        DiffError(path: path, problem: "metric \(metric) is in \(unit) \(here) but in \(otherUnit) \(there)")
     }
 }

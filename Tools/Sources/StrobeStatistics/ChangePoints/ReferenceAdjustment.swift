@@ -34,18 +34,6 @@ public struct ReferenceAdjustment: Sendable, Hashable, Codable {
     /// noise is smaller.
     public var used: Bool
 
-    /// A decision on one series.
-    public init(
-        host: String, metric: String, slope: Double, rawNoise: Double, adjustedNoise: Double, used: Bool
-    ) {
-        self.host = host
-        self.metric = metric
-        self.slope = slope
-        self.rawNoise = rawNoise
-        self.adjustedNoise = adjustedNoise
-        self.used = used
-    }
-
     /// "adjusted by the reference (b = 0.97)" or "raw (the reference
     /// explains too little: b = 0.05)".
     public var summary: String {

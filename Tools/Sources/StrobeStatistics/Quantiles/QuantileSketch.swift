@@ -229,12 +229,6 @@ public struct QuantileSketchError: Error, Sendable, Hashable, CustomStringConver
     /// What is wrong.
     public var problem: String
 
-    /// An error at `offset`.
-    public init(offset: Int, problem: String) {
-        self.offset = offset
-        self.problem = problem
-    }
-
     /// `quantile sketch, byte N: problem`.
     public var description: String { "quantile sketch, byte \(offset): \(problem)" }
 }
