@@ -41,8 +41,9 @@ public enum TraceReader {
 
     static func read(bytes: [UInt8], source: String, usesFastPaths: Bool) -> ParsedTrace {
         bytes.withUnsafeBufferPointer { buffer in
-            var builder = TraceBuilder(source: source, usesFastPaths: usesFastPaths)
+            var builder = TraceBuilder(source: source, store: RecordStore(), usesFastPaths: usesFastPaths)
             if let base = buffer.baseAddress {
+                builder.store.reserve(forBytes: buffer.count)
                 builder.consume(base, count: buffer.count)
             }
             var parsed = builder.finish()
