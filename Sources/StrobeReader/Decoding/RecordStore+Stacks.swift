@@ -94,13 +94,13 @@ extension RecordStore {
     }
 
     mutating func begin(
-        track: UInt64, time: UInt64, name: UInt32, arguments: [String: TraceArgument], flows: [UInt64],
+        track: UInt64, time: UInt64, name: UInt32, arguments: ArgumentList, flows: [UInt64],
         terminating: [UInt64], threadTime: Double?, categories: [String] = []
     ) {
         let index = openRecord(track: track, time: time, name: name)
         if !arguments.isEmpty || !flows.isEmpty || !terminating.isEmpty || !categories.isEmpty {
             updateDetails(index, isOpen: true) { values in
-                values.arguments = arguments
+                values.arguments = arguments.dictionary
                 values.flowIDs = flows
                 values.terminatingFlowIDs = terminating
                 values.categories = categories
@@ -110,7 +110,7 @@ extension RecordStore {
     }
 
     mutating func end(
-        track: UInt64, time: UInt64, arguments: [String: TraceArgument], flows: [UInt64], terminating: [UInt64],
+        track: UInt64, time: UInt64, arguments: ArgumentList, flows: [UInt64], terminating: [UInt64],
         threadTime: Double?
     ) {
         guard let index = closeRecord(track: track, time: time) else { return }
@@ -161,11 +161,11 @@ extension RecordStore {
         }
     }
 
-    mutating func mergeEndArguments(_ arguments: [String: TraceArgument], into index: Int) {
+    mutating func mergeEndArguments(_ arguments: ArgumentList, into index: Int) {
         var usage = ResourceUsageDelta()
         var sawUsage = false
         var others: [String: TraceArgument] = [:]
-        for (key, value) in arguments {
+        for (key, value) in arguments.dictionary {
             guard let argument = ResourceUsageArgument(name: key), case .int(let number) = value else {
                 others[key] = value
                 continue

@@ -20,6 +20,7 @@ struct RecordStore: TraceEventStore {
     }
 
     static var keepsCounters: Bool { true }
+    static var keepsSliceArguments: Bool { true }
 
     /// Record and extra indices fit in 32 bits, below the `UInt32.max` that
     /// marks none.

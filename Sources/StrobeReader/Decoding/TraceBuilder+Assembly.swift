@@ -132,7 +132,8 @@ extension TraceBuilder where Store == RecordStore {
         store.records = []
         return ParsedTrace(
             process: facts.process, threads: facts.threads, tracks: tracks,
-            intervals: IntervalList(records: records, names: names, tracks: intervalTracks, extras: intervalExtras),
+            intervals: IntervalList(
+                records: records, names: nameTable.names, tracks: intervalTracks, extras: intervalExtras),
             instants: instants, counters: counters, loss: facts.loss, issues: facts.issues,
             truncation: facts.truncation, packetCount: facts.packetCount,
             decodedPacketCount: facts.decodedPacketCount, realtimeOffset: facts.realtimeOffset)

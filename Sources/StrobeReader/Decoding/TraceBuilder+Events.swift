@@ -33,10 +33,12 @@ extension TraceBuilder {
             }
             categories += fields.event.categories
         }
-        var arguments = Self.noArguments
-        for annotation in fields.event.annotations {
-            let key = annotation.name ?? annotation.nameIID.flatMap { current.annotationNames[$0] } ?? "?"
-            arguments[key] = annotation.value
+        var arguments = ArgumentList()
+        if !fields.event.annotations.isEmpty, Store.keepsSliceArguments || type == PerfettoWire.EventType.instant {
+            for annotation in fields.event.annotations {
+                let key = annotation.name ?? annotation.nameIID.flatMap { current.annotationNames[$0] } ?? "?"
+                arguments.append(key, annotation.value)
+            }
         }
         var threadTime: Double?
         if !fields.event.extraCounterValues.isEmpty || !fields.event.extraDoubleCounterValues.isEmpty {
@@ -82,7 +84,7 @@ extension TraceBuilder {
         case PerfettoWire.EventType.instant:
             store.instant(
                 Instant(
-                    name: names[Int(name)], track: track, tid: nil, time: time, arguments: arguments,
+                    name: nameTable[name], track: track, tid: nil, time: time, arguments: arguments.dictionary,
                     categories: categories))
         case PerfettoWire.EventType.counter:
             guard Store.keepsCounters else { return }
@@ -107,11 +109,7 @@ extension TraceBuilder {
     }
 
     /// The index of `name` in the name table, adding it when new.
-    mutating func intern(_ name: String) -> UInt32 {
-        if let known = nameIndex[name] { return known }
-        let index = UInt32(names.count)
-        names.append(name)
-        nameIndex[name] = index
-        return index
+    func intern(_ name: String) -> UInt32 {
+        nameTable.intern(name)
     }
 }

@@ -40,8 +40,7 @@ struct TraceBuilder<Store: TraceEventStore> {
     var globalPairs: [UInt32: [(clock: UInt64, boottime: UInt64)]] = [:]
     var trackInfo: [UInt64: PacketFields.TrackFields] = [:]
     /// Interval and instant names, each once; events refer to them by index.
-    var names: [String] = [""]
-    var nameIndex: [String: UInt32] = ["": 0]
+    let nameTable: NameTable
     var loss = DataLoss()
     var issues: [TraceReadError] = []
     /// Problems met beyond ``issueLimit``, counted but not kept.
@@ -56,15 +55,14 @@ struct TraceBuilder<Store: TraceEventStore> {
     var statistics: PacketFields.StatisticsFields?
     var threadTimeTracks: Set<UInt64> = []
 
-    static var noArguments: [String: TraceArgument] { [:] }
-
     /// Whether the hand decoders run; off, every packet goes through
     /// protobuf-c (tests compare the two).
     let usesFastPaths: Bool
 
-    init(source: String, store: Store, usesFastPaths: Bool = true) {
+    init(source: String, store: Store, names: NameTable = NameTable(), usesFastPaths: Bool = true) {
         self.source = source
         self.store = store
+        nameTable = names
         self.usesFastPaths = usesFastPaths
     }
 

@@ -9,6 +9,10 @@ protocol TraceEventStore {
     /// Whether the builder works out counter values for the store.
     static var keepsCounters: Bool { get }
 
+    /// Whether begins and ends come with their arguments (instants always
+    /// do).
+    static var keepsSliceArguments: Bool { get }
+
     /// Whether the store can take no more interval (the builder then stops
     /// reading, as at a truncation).
     var isFull: Bool { get }
@@ -25,12 +29,12 @@ protocol TraceEventStore {
 
     /// A begin on a sequence's default track, with what it carries.
     mutating func begin(
-        track: UInt64, time: UInt64, name: UInt32, arguments: [String: TraceArgument], flows: [UInt64],
+        track: UInt64, time: UInt64, name: UInt32, arguments: ArgumentList, flows: [UInt64],
         terminating: [UInt64], threadTime: Double?, categories: [String])
 
     /// An end on a sequence's default track, with what it carries.
     mutating func end(
-        track: UInt64, time: UInt64, arguments: [String: TraceArgument], flows: [UInt64], terminating: [UInt64],
+        track: UInt64, time: UInt64, arguments: ArgumentList, flows: [UInt64], terminating: [UInt64],
         threadTime: Double?)
 
     /// A begin or end on a track other than its sequence's own, whose
@@ -53,7 +57,7 @@ struct DeferredSlice {
     var type: UInt64
     var track: UInt64
     var name: UInt32
-    var arguments: [String: TraceArgument]
+    var arguments: ArgumentList
     var flowIDs: [UInt64]
     var terminatingFlowIDs: [UInt64]
     var categories: [String]
