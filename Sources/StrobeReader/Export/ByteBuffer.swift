@@ -72,9 +72,21 @@ final class ByteBuffer {
     func put(_ bytes: [UInt8]) {
         bytes.withUnsafeBufferPointer { source in
             guard let start = source.baseAddress else { return }
-            (base + count).update(from: start, count: source.count)
-            count += source.count
+            copy(start, source.count)
         }
+    }
+
+    /// Copies `count` bytes from `source`; a few bytes by hand, which is
+    /// cheaper than a call for the short fields of a span.
+    @inline(__always)
+    private func copy(_ source: UnsafePointer<UInt8>, _ count: Int) {
+        let target = base + self.count
+        if count <= 48 {
+            for index in 0..<count { target[index] = source[index] }
+        } else {
+            target.update(from: source, count: count)
+        }
+        self.count += count
     }
 
     @inline(__always)
@@ -90,8 +102,7 @@ final class ByteBuffer {
     /// `count` bytes of `source` from `offset` on.
     @inline(__always)
     func put(from source: ByteBuffer, offset: Int, count: Int) {
-        (base + self.count).update(from: source.base + offset, count: count)
-        self.count += count
+        copy(source.base + offset, count)
     }
 
     /// A string's UTF-8 bytes.
@@ -100,8 +111,7 @@ final class ByteBuffer {
         var text = text
         text.withUTF8 { source in
             guard let start = source.baseAddress else { return }
-            (base + count).update(from: start, count: source.count)
-            count += source.count
+            copy(start, source.count)
         }
     }
 

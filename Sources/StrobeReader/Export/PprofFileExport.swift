@@ -85,23 +85,28 @@ extension PprofExport {
             export.notATrace = TraceReader.notATrace(
                 prefix: chunks.prefix, problems: facts.issues + (facts.truncation.map { [$0] } ?? []), source: path)
         }
-        var instances: [(tid: Int64, start: UInt64, end: UInt64)] = []
+        var instances = 0
+        var byThread: [Int64: [(start: UInt64, end: UInt64)]] = [:]
         for (track, list) in builder.store.sink.instances {
             guard let described = facts.tracks[track], described.kind == .thread, let tid = described.tid else {
                 continue
             }
-            instances += list.map { (tid, $0.start, $0.end) }
+            instances += builder.store.sink.counts[track] ?? 0
+            if byThread[tid] == nil { byThread[tid] = list } else { byThread[tid]! += list }
         }
-        return (ThreadTimeRanges(instances), instances.count)
+        builder.store.sink.instances = [:]
+        return (ThreadTimeRanges(byThread), instances)
     }
 
-    /// Keeps the start and end of each instance of one interval name that
-    /// ended, by track.
+    /// Keeps the time ranges of the instances of one interval name that
+    /// ended, by track, overlapping ones merged as they come.
     struct InstanceSink: IntervalSink {
         static var placesInstants: Bool { false }
         static var keepsArguments: Bool { false }
         let name: UInt32
         var instances: [UInt64: [(start: UInt64, end: UInt64)]] = [:]
+        /// Instances that ended, by track.
+        var counts: [UInt64: Int] = [:]
 
         func places(_ instant: Instant) -> Bool { false }
 
@@ -115,7 +120,8 @@ extension PprofExport {
 
         mutating func ended(_ interval: StreamedInterval, slot: Int, track: UInt64) {
             guard interval.name == name, let end = interval.end else { return }
-            instances[track, default: []].append((interval.start, end))
+            counts[track, default: 0] += 1
+            ThreadTimeRanges.append((interval.start, end), to: &instances[track, default: []])
         }
 
         func alone(_ instant: Instant, slot: Int) {}

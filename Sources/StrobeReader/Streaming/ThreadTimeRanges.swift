@@ -5,22 +5,34 @@
 struct ThreadTimeRanges {
     private var ranges: [Int64: [(start: UInt64, end: UInt64)]] = [:]
 
-    /// The ranges of `instances`; empty ones are left out.
-    init(_ instances: [(tid: Int64, start: UInt64, end: UInt64)]) {
-        var byThread: [Int64: [(start: UInt64, end: UInt64)]] = [:]
-        for instance in instances where instance.end > instance.start {
-            byThread[instance.tid, default: []].append((instance.start, instance.end))
-        }
+    /// The ranges of each thread (in any order; empty ones are left out).
+    init(_ byThread: [Int64: [(start: UInt64, end: UInt64)]]) {
         for (tid, list) in byThread {
-            var merged: [(start: UInt64, end: UInt64)] = []
-            for range in list.sorted(by: { $0.start < $1.start }) {
-                if let last = merged.last, range.start <= last.end {
-                    merged[merged.count - 1].end = max(last.end, range.end)
+            var list = list
+            if !zip(list, list.dropFirst()).allSatisfy({ $0.start <= $1.start }) { list.sort { $0.start < $1.start } }
+            // Merged in place: the list is its own output.
+            var kept = 0
+            for range in list where range.end > range.start {
+                if kept > 0, range.start <= list[kept - 1].end {
+                    list[kept - 1].end = max(list[kept - 1].end, range.end)
                 } else {
-                    merged.append(range)
+                    list[kept] = range
+                    kept += 1
                 }
             }
-            ranges[tid] = merged
+            list.removeLast(list.count - kept)
+            ranges[tid] = list
+        }
+    }
+
+    /// Adds `range` to the end of `list`, merged with the last range when
+    /// they overlap: how ranges that come in order are gathered.
+    static func append(_ range: (start: UInt64, end: UInt64), to list: inout [(start: UInt64, end: UInt64)]) {
+        guard range.end > range.start else { return }
+        if let last = list.last, range.start >= last.start, range.start <= last.end {
+            list[list.count - 1].end = max(last.end, range.end)
+        } else {
+            list.append(range)
         }
     }
 
