@@ -1,23 +1,27 @@
 /// A span's arguments as OTLP `KeyValue` attributes, sized and written in
-/// place into a ``ByteBuffer``: the bytes ``OTLPExport/keyValue(_:_:_:_:)``
+/// place through a ``ByteCursor``: the bytes ``OTLPExport/keyValue(_:_:_:_:)``
 /// writes for each, in the order of their keys.
 enum OTLPAttributeEncoding {
     /// The bytes `arguments` take as attributes (field 9 of a span).
     static func size(_ arguments: ArgumentList) -> Int {
+        if arguments.pairs.count == 1 { return size(arguments.pairs[0].0, arguments.pairs[0].1) }
         var total = 0
-        for (key, value) in arguments.sorted {
-            let pair = pairSize(key, value)
-            total += 1 + ByteBuffer.varintSize(UInt64(pair)) + pair
-        }
+        for (key, value) in arguments.sorted { total += size(key, value) }
         return total
     }
 
-    /// Writes `arguments` as attributes; room was made for ``size(_:)``.
-    static func put(_ arguments: ArgumentList, into buffer: ByteBuffer) {
-        for (key, value) in arguments.sorted { put(key, value, into: buffer) }
+    private static func size(_ key: String, _ value: TraceArgument) -> Int {
+        let pair = pairSize(key, value)
+        return 1 + ByteBuffer.varintSize(UInt64(pair)) + pair
     }
 
-    private static func put(_ key: String, _ value: TraceArgument, into buffer: ByteBuffer) {
+    /// Writes `arguments` as attributes; room was made for ``size(_:)``.
+    static func put(_ arguments: ArgumentList, into buffer: inout ByteCursor) {
+        if arguments.pairs.count == 1 { return put(arguments.pairs[0].0, arguments.pairs[0].1, into: &buffer) }
+        for (key, value) in arguments.sorted { put(key, value, into: &buffer) }
+    }
+
+    private static func put(_ key: String, _ value: TraceArgument, into buffer: inout ByteCursor) {
         buffer.put(0x4a)
         buffer.putVarint(UInt64(pairSize(key, value)))
         buffer.put(0x0a)

@@ -70,14 +70,8 @@ struct OTLPBatcher {
     /// Keeps `bytes` in the pool for ``writeSpan(spanID:parentID:name:start:end:thread:isUnfinished:arguments:)``.
     func keep(_ bytes: [UInt8]) -> Piece {
         let offset = pool.count
-        pool.reserve(bytes.count)
-        pool.put(bytes)
+        pool.append(bytes)
         return Piece(offset: offset, count: bytes.count)
-    }
-
-    @inline(__always)
-    private func put(_ piece: Piece) {
-        scope.put(from: pool, offset: piece.offset, count: piece.count)
     }
 
     private mutating func startBatch() {
@@ -85,8 +79,7 @@ struct OTLPBatcher {
         if !wantsJSON { scope.skip(headerRoom) }
         var name = ProtobufWriter()
         name.message(1) { $0.string(1, "strobe") }
-        scope.reserve(name.count)
-        scope.put(name.bytes)
+        scope.append(name.bytes)
         json.removeAll(keepingCapacity: true)
     }
 
@@ -109,27 +102,33 @@ struct OTLPBatcher {
             + (isUnfinished ? unfinishedPiece.count : 0) + argumentBytes
         if count > 0, scopeSize + length + 16 > budget { cut() }
         scope.reserve(length + 11)
-        scope.put(0x12)
-        scope.putVarint(UInt64(length))
-        put(traceIDPiece)
-        scope.put(0x12)
-        scope.put(8)
-        scope.putBigEndian(spanID)
-        if parentID != 0 {
-            scope.put(0x22)
-            scope.put(8)
-            scope.putBigEndian(parentID)
+        let pool = self.pool.base
+        let traceID = traceIDPiece
+        let unfinished = unfinishedPiece
+        let offset = self.offset
+        scope.write { cursor in
+            cursor.put(0x12)
+            cursor.putVarint(UInt64(length))
+            cursor.copy(pool + traceID.offset, traceID.count)
+            cursor.put(0x12)
+            cursor.put(8)
+            cursor.putBigEndian(spanID)
+            if parentID != 0 {
+                cursor.put(0x22)
+                cursor.put(8)
+                cursor.putBigEndian(parentID)
+            }
+            cursor.copy(pool + name.offset, name.count)
+            cursor.put(0x30)
+            cursor.put(1)
+            cursor.put(0x39)
+            cursor.putLittleEndian(start &+ offset)
+            cursor.put(0x41)
+            cursor.putLittleEndian(end &+ offset)
+            cursor.copy(pool + thread.offset, thread.count)
+            if isUnfinished { cursor.copy(pool + unfinished.offset, unfinished.count) }
+            if argumentBytes > 0 { OTLPAttributeEncoding.put(arguments, into: &cursor) }
         }
-        put(name)
-        scope.put(0x30)
-        scope.put(1)
-        scope.put(0x39)
-        scope.putLittleEndian(start &+ offset)
-        scope.put(0x41)
-        scope.putLittleEndian(end &+ offset)
-        put(thread)
-        if isUnfinished { put(unfinishedPiece) }
-        if argumentBytes > 0 { OTLPAttributeEncoding.put(arguments, into: scope) }
         count += 1
     }
 
@@ -139,9 +138,12 @@ struct OTLPBatcher {
         record.encode(traceIDField: traceIDField, offset: offset, into: &span)
         if count > 0, scopeSize + span.count + 16 > budget { cut() }
         scope.reserve(span.count + 11)
-        scope.put(0x12)
-        scope.putVarint(UInt64(span.count))
-        scope.put(span.bytes)
+        let bytes = span.bytes
+        scope.write { cursor in
+            cursor.put(0x12)
+            cursor.putVarint(UInt64(bytes.count))
+            cursor.put(bytes)
+        }
         if wantsJSON {
             if count > 0 { json.append(UInt8(ascii: ",")) }
             OTLPJSONText.appendSpan(record, traceID: traceIDHex, offset: offset, to: &json)

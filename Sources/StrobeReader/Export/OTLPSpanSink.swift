@@ -148,14 +148,14 @@ struct OTLPSpanSink: IntervalSink {
                 spanID: interval.mark.id, parentID: interval.mark.parentID, name: nameField(interval.name),
                 start: interval.start, end: interval.end ?? interval.start, thread: slots[slot].thread,
                 isUnfinished: interval.end == nil,
-                arguments: details?.arguments ?? ArgumentList())
+                arguments: interval.arguments)
             return
         }
         let state = slots[slot]
         var record = OTLPSpanRecord(
             spanID: interval.mark.id, parentID: interval.mark.parentID, name: names[interval.name],
             start: interval.start, end: interval.end ?? interval.start, tid: state.tid, threadName: state.threadName,
-            threadAttributes: state.threadAttributes, arguments: interval.arguments,
+            threadAttributes: state.threadAttributes, arguments: interval.arguments.dictionary,
             isUnfinished: interval.end == nil, events: OTLPSpanRecord.inTimeOrder(interval.events))
         let held = Held(
             record: record, depth: interval.depth, serial: interval.mark.serial, flowIDs: interval.flowIDs,

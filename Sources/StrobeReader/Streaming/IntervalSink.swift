@@ -44,20 +44,20 @@ struct IntervalMark {
 }
 
 /// An interval of a streamed trace, open or ended. What most intervals
-/// lack (arguments, flows, instants) is boxed, so that one without them is
-/// copied with no reference count.
+/// lack (flows, instants) is boxed, so that one without them is copied with
+/// at most one reference count (its arguments').
 struct StreamedInterval {
     var name: UInt32
     var start: UInt64
     /// When it ended; nil while open, and for an interval that never ended.
     var end: UInt64?
     var depth: Int
+    /// The arguments of its begin, then those of its end (but the
+    /// resource-usage ones): a later one of a key wins.
+    var arguments: ArgumentList
     var details: StreamedDetails?
     var mark: IntervalMark
 
-    /// The arguments of its begin, with those of its end (but the
-    /// resource-usage ones) merged over them.
-    var arguments: [String: TraceArgument] { details?.arguments.dictionary ?? [:] }
     var flowIDs: [UInt64] { details?.flowIDs ?? [] }
     var terminatingFlowIDs: [UInt64] { details?.terminatingFlowIDs ?? [] }
     /// The instants it holds, in the order they were placed.
@@ -75,7 +75,6 @@ struct StreamedInterval {
 /// The rarer parts of a streamed interval. Each interval has a box of its
 /// own, changed in place.
 final class StreamedDetails {
-    var arguments = ArgumentList()
     var flowIDs: [UInt64] = []
     var terminatingFlowIDs: [UInt64] = []
     var events: [Instant] = []

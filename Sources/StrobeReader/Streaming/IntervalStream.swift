@@ -150,15 +150,15 @@ struct IntervalStream<Sink: IntervalSink>: TraceEventStore {
             slot: slot, track: tracks[slot].uuid, name: name, start: time, depth: depth,
             below: tracks[slot].open.last?.mark)
         var details: StreamedDetails?
-        if !arguments.isEmpty || !flows.isEmpty || !terminating.isEmpty {
+        if !flows.isEmpty || !terminating.isEmpty {
             let box = StreamedDetails()
-            box.arguments = arguments
             box.flowIDs = flows
             box.terminatingFlowIDs = terminating
             details = box
         }
         tracks[slot].open.append(
-            Interval(name: name, start: time, end: nil, depth: depth, details: details, mark: mark))
+            Interval(
+                name: name, start: time, end: nil, depth: depth, arguments: arguments, details: details, mark: mark))
     }
 
     @inline(__always)
@@ -171,7 +171,7 @@ struct IntervalStream<Sink: IntervalSink>: TraceEventStore {
             return
         }
         interval.end = time >= interval.start ? time : interval.start
-        if !arguments.isEmpty { Self.mergeEndArguments(arguments, into: &interval.boxed().arguments) }
+        if !arguments.isEmpty { Self.mergeEndArguments(arguments, into: &interval.arguments) }
         if !flows.isEmpty { interval.boxed().flowIDs += flows }
         if !terminating.isEmpty { interval.boxed().terminatingFlowIDs += terminating }
         if tracks[slot].holdsEnds {
