@@ -36,31 +36,33 @@ struct CPUProfileParser {
 
     typealias Fields = PerfettoWire.ProfileInternedData
 
-    /// Reads the packets in `count` bytes at `base`: a whole file, or one
-    /// part of it after another (see ``TraceChunks``).
-    mutating func consume(_ base: UnsafePointer<UInt8>, count: Int) {
-        guard !isStopped else { return }
+    /// Reads the packets in `count` bytes at `base`, a whole file or one
+    /// part of it after another, and returns how many bytes it read: in a
+    /// part that is not the last, it stops at the first field it cannot
+    /// read whole, as ``TraceBuilder/consume(_:count:origin:isLast:)`` does.
+    @discardableResult
+    mutating func consume(_ base: UnsafePointer<UInt8>, count: Int, isLast: Bool = true) -> Int {
+        guard !isStopped else { return count }
         var reader = WireReader(base, from: 0, to: count)
         while !reader.isAtEnd {
-            let isRead: Bool
+            let start = reader.position
+            var packet: Range<Int>?
+            var isWhole = false
             if let key = reader.varint() {
                 if key == PerfettoWire.WireType.tag(PerfettoWire.Trace.packet, PerfettoWire.WireType.lengthDelimited) {
-                    if let packet = reader.lengthDelimited() {
-                        isRead = self.packet(base, packet)
-                    } else {
-                        isRead = false
-                    }
+                    packet = reader.lengthDelimited()
+                    isWhole = packet != nil
                 } else {
-                    isRead = reader.skip(wireType: key & 7)
+                    isWhole = reader.skip(wireType: key & 7)
                 }
-            } else {
-                isRead = false
             }
-            guard isRead else {
+            if !isWhole, !isLast { return start }
+            guard isWhole, packet.map({ self.packet(base, $0) }) ?? true else {
                 isStopped = true
-                return
+                return count
             }
         }
+        return count
     }
 
     /// Reads one packet; false when it is malformed.

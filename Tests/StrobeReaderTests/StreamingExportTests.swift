@@ -25,20 +25,21 @@ struct StreamingExportTests {
 
     /// The streaming export of `path` as one file.
     static func streamedFile(
-        _ path: String, encoding: OTLPStream.Encoding = .protobuf, maxBytes: Int = OTLPRequests.defaultMaxBytes
+        _ path: String, encoding: OTLPStream.Encoding = .protobuf, maxBytes: Int = OTLPRequests.defaultMaxBytes,
+        partSize: Int = TraceChunks.partSize
     ) throws -> [UInt8] {
-        var stream = try OTLPStream(contentsOf: path, encoding: encoding, maxBytes: maxBytes)
+        var stream = try OTLPStream(
+            contentsOf: path, encoding: encoding, unixOffset: nil, maxBytes: maxBytes, partSize: partSize)
         var file: [UInt8] = []
         while let part = try stream.nextFilePart() { file += part }
         return file
     }
 
     /// Checks the streaming export of `path` against the parsed trace's.
-    static func expectSameSpans(_ path: String, maxBytes: Int) throws {
+    static func expectSameSpans(_ path: String, maxBytes: Int, partSize: Int = TraceChunks.partSize) throws {
         let parsed = try TraceReader.read(contentsOf: path)
         let whole = try spans(OTLPExport.encode(parsed))
-        let streamed = try spans(streamedFile(path, maxBytes: maxBytes))
-        #expect(!whole.spans.isEmpty)
+        let streamed = try spans(streamedFile(path, maxBytes: maxBytes, partSize: partSize))
         #expect(streamed.spans.count == whole.spans.count)
         #expect(
             streamed.spans.sorted { $0.lexicographicallyPrecedes($1) }
@@ -132,6 +133,14 @@ struct StreamingExportTests {
         let inside = profile.samples(within: parsed.intervals(named: "busy"))
         #expect(busy.instances == 3 && busy.exportedSamples == inside.count)
         #expect(busy.bytes == PprofExport.encode(profile, samples: inside, threads: parsed.threads))
+        // Read in small parts, the same bytes.
+        for partSize in [64, 1000] {
+            let small = try PprofExport.encode(contentsOf: path, within: nil, timeNanos: nil, partSize: partSize)
+            #expect(small.bytes == all.bytes)
+            let smallBusy = try PprofExport.encode(
+                contentsOf: path, within: "busy", timeNanos: nil, partSize: partSize)
+            #expect(smallBusy.bytes == busy.bytes)
+        }
         let none = try PprofExport.encode(contentsOf: path, within: "no such interval")
         #expect(none.instances == 0 && none.exportedSamples == 0)
     }
@@ -157,6 +166,30 @@ struct StreamingExportTests {
         try Data("not a trace at all\n".utf8).write(to: URL(fileURLWithPath: foreign))
         let notATrace = try TraceScan.read(contentsOf: foreign).notATrace
         #expect(notATrace == TraceReader.read(bytes: Array("not a trace at all\n".utf8), source: foreign).notATrace)
+    }
+
+    @Test func smallPartsAndCutFilesGiveTheParsedTracesExports() throws {
+        let path = ReaderTests.temporaryPath()
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        try ReaderTests.recordVariedTrace(path)
+        // Parts smaller than some packets, so that reading stops mid-packet
+        // and a part grows to hold one.
+        for partSize in [64, 257, 4096] { try Self.expectSameSpans(path, maxBytes: 1024, partSize: partSize) }
+        // A file cut short anywhere: what came before, and the same problem.
+        let bytes = try [UInt8](Data(contentsOf: URL(fileURLWithPath: path)))
+        let cut = path + ".cut"
+        defer { try? FileManager.default.removeItem(atPath: cut) }
+        for eighth in 1..<8 {
+            try Data(bytes.prefix(bytes.count * eighth / 8)).write(to: URL(fileURLWithPath: cut))
+            let parsed = try TraceReader.read(contentsOf: cut)
+            for partSize in [100, TraceChunks.partSize] {
+                let stream = try OTLPStream(
+                    contentsOf: cut, encoding: .protobuf, unixOffset: nil, maxBytes: 4096, partSize: partSize)
+                #expect(stream.scan.truncation == parsed.truncation, "cut at \(eighth)/8")
+                #expect(stream.scan.packetCount == parsed.packetCount)
+                try Self.expectSameSpans(cut, maxBytes: 4096, partSize: partSize)
+            }
+        }
     }
 
     @Test func partsOfAFileHoldWholeFields() {

@@ -49,6 +49,9 @@ struct TraceBuilder<Store: TraceEventStore> {
     /// so that a damaged file does not grow its memory.
     var issueLimit = Int.max
     var truncation: TraceReadError?
+    /// The size of the whole input, when it comes in parts (problems name
+    /// the end of the file).
+    var inputSize: Int?
     var packetCount = 0
     var undecodedPackets = 0
     var eventOrder = 0
@@ -74,17 +77,23 @@ struct TraceBuilder<Store: TraceEventStore> {
     // MARK: Framing
 
     /// Reads the packets in `count` bytes at `base`, the input's bytes from
-    /// `origin` on (which offsets in problems count from). Bytes cut off at
-    /// the end are a truncation: a reader that feeds the input in parts
-    /// gives whole packets (see ``TraceChunks``) until the last part.
-    mutating func consume(_ base: UnsafePointer<UInt8>, count: Int, origin: Int = 0) {
+    /// `origin` on (which offsets in problems count from), and returns how
+    /// many bytes it read. In the last part of the input (`isLast`), bytes
+    /// cut off at the end are a truncation and every byte counts as read;
+    /// in any other part, reading stops at the first field it cannot read
+    /// whole, for the caller to give again with what follows (see
+    /// ``TraceChunks``).
+    @discardableResult
+    mutating func consume(_ base: UnsafePointer<UInt8>, count: Int, origin: Int = 0, isLast: Bool = true) -> Int {
         var reader = WireReader(base, from: 0, to: count)
         while !reader.isAtEnd {
-            let offset = origin + reader.position
+            let start = reader.position
+            let offset = origin + start
             guard let key = reader.varint() else {
+                if !isLast { return start }
                 truncation = TraceReadError(
                     path: source, offset: offset, problem: "cut off inside a packet's field tag")
-                return
+                return count
             }
             guard key == UInt64(PerfettoWire.Trace.packetTag) else {
                 let field = PerfettoWire.WireType.field(of: key)
@@ -94,30 +103,33 @@ struct TraceBuilder<Store: TraceEventStore> {
                     note(TraceReadError(path: source, offset: offset, problem: "skipped unknown Trace field \(field)"))
                     continue
                 }
+                if !isLast { return start }
                 truncation = TraceReadError(
                     path: source, offset: offset,
                     problem: "expected a packet (field 1, length-delimited), found tag 0x\(String(key, radix: 16))")
-                return
+                return count
             }
             let lengthOffset = origin + reader.position
             guard let length = reader.varint() else {
+                if !isLast { return start }
                 truncation = TraceReadError(path: source, offset: offset, problem: "cut off inside a packet's length")
-                return
+                return count
             }
             guard length <= UInt64(count - reader.position) else {
+                if !isLast { return start }
                 truncation = TraceReadError(
                     path: source, offset: offset,
                     problem:
                         "packet of \(length) bytes (length at byte \(lengthOffset)) runs past the end of the file at "
-                        + "byte \(origin + count)"
+                        + "byte \(inputSize ?? origin + count)"
                 )
-                return
+                return count
             }
             guard !store.isFull else {
                 truncation = TraceReadError(
                     path: source, offset: offset,
                     problem: "more than \(RecordStore.intervalLimit) intervals; reading stopped")
-                return
+                return count
             }
             let range = reader.position..<(reader.position + Int(length))
             reader.position = range.upperBound
@@ -136,5 +148,6 @@ struct TraceBuilder<Store: TraceEventStore> {
             }
             process(offset: offset)
         }
+        return count
     }
 }

@@ -6,10 +6,11 @@ import Glibc
 import Darwin
 #endif
 
-/// A trace file read in parts, each of whole top-level fields (packets),
-/// so that memory holds one part at a time: the streaming readers'
-/// input. The last part holds whatever is left, cut-off bytes included, so
-/// that the reader reports them as a whole-file read does.
+/// A trace file read in parts, so that memory holds one part at a time:
+/// the streaming readers' input. A reader reads the whole packets of a part
+/// and leaves the one cut off at its end for the next; the last part holds
+/// whatever is left, cut-off or broken bytes included, so that the reader
+/// reports them as a whole-file read does.
 ///
 /// A part is about ``partSize`` bytes; a packet larger than that makes its
 /// part as large as the packet.
@@ -66,30 +67,44 @@ final class TraceChunks {
         close(descriptor)
     }
 
-    /// Hands the next part to `body` (its bytes, their count, and the
-    /// offset in the file of the first); false once the file is read.
-    func next(_ body: (UnsafePointer<UInt8>, Int, Int) -> Void) throws(TraceReadError) -> Bool {
+    /// Hands the next part to `body`: its bytes, their count, the offset in
+    /// the file of the first, and whether it is the last part. `body`
+    /// returns how many bytes it read: all of them in the last part; in
+    /// another, those up to the first field it could not read whole, which
+    /// comes again at the start of the next part. False once the file is
+    /// read.
+    func next(_ body: (UnsafePointer<UInt8>, Int, Int, Bool) -> Int) throws(TraceReadError) -> Bool {
         guard !finished else { return false }
         if handed > 0 {
             let left = filled - handed
-            if left > 0 { (buffer).update(from: buffer + handed, count: left) }
+            if left > 0 { buffer.update(from: buffer + handed, count: left) }
             origin += handed
             filled = left
             handed = 0
         }
         while true {
             try fill()
-            let (end, isBroken) = Self.wholeFields(buffer, count: filled, remaining: size - origin)
-            if atEnd || isBroken {
-                // The rest, whatever it holds: the reader stops at a break.
+            if atEnd {
                 finished = true
                 handed = filled
-                body(buffer, filled, origin)
+                _ = body(buffer, filled, origin, true)
                 return true
             }
-            if end > 0 {
-                handed = end
-                body(buffer, end, origin)
+            let read = min(body(buffer, filled, origin, false), filled)
+            if read < filled {
+                let (end, isBroken) = Self.wholeFields(
+                    buffer + read, count: filled - read, remaining: size - origin - read)
+                if isBroken || end > 0 {
+                    // Not merely cut off by the end of the part: the rest is
+                    // the last part, and the reader says what is wrong there.
+                    finished = true
+                    handed = filled
+                    _ = body(buffer + read, filled - read, origin + read, true)
+                    return true
+                }
+            }
+            if read > 0 {
+                handed = read
                 return true
             }
             // One field larger than the buffer: make room for it.

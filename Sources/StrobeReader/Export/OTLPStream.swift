@@ -53,7 +53,17 @@ public struct OTLPStream {
         contentsOf path: String, encoding: Encoding = .protobuf, unixOffset: UInt64? = nil,
         maxBytes: Int = OTLPRequests.defaultMaxBytes
     ) throws(TraceReadError) {
-        scan = try TraceScan.read(contentsOf: path)
+        try self.init(
+            contentsOf: path, encoding: encoding, unixOffset: unixOffset, maxBytes: maxBytes,
+            partSize: TraceChunks.partSize)
+    }
+
+    /// The same, reading the file in parts of `partSize` bytes (tests make
+    /// them small).
+    init(
+        contentsOf path: String, encoding: Encoding, unixOffset: UInt64?, maxBytes: Int, partSize: Int
+    ) throws(TraceReadError) {
+        scan = try TraceScan.read(contentsOf: path, partSize: partSize) { _, count, _ in count }
         self.encoding = encoding
         context = OTLPStreamContext(scan: scan, unixOffset: unixOffset)
         resourceSpansOpening = OTLPJSONText.resourceSpansOpening(context.resourceAttributes)
@@ -64,7 +74,8 @@ public struct OTLPStream {
         let sink = OTLPSpanSink(context: context, names: names, batcher: batcher)
         builder = TraceBuilder(source: path, store: IntervalStream(sink: sink), names: names)
         builder.issueLimit = TraceScan.issueLimit
-        chunks = try TraceChunks(path: path)
+        chunks = try TraceChunks(path: path, partSize: partSize)
+        builder.inputSize = chunks.size
     }
 
     /// Spans in the whole export, once the file is read to its end (the
@@ -139,8 +150,9 @@ public struct OTLPStream {
                 return batch
             }
             if isRead { return nil }
-            let more = try chunks.next { base, count, origin in
-                if builder.truncation == nil { builder.consume(base, count: count, origin: origin) }
+            let more = try chunks.next { base, count, origin, isLast in
+                guard builder.truncation == nil else { return count }
+                return builder.consume(base, count: count, origin: origin, isLast: isLast)
             }
             if !more {
                 isRead = true

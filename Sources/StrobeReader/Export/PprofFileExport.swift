@@ -41,17 +41,27 @@ extension PprofExport {
     public static func encode(
         contentsOf path: String, within interval: String? = nil, timeNanos: Int64? = nil
     ) throws(TraceReadError) -> FileExport {
+        try encode(contentsOf: path, within: interval, timeNanos: timeNanos, partSize: TraceChunks.partSize)
+    }
+
+    /// The same, reading the file in parts of `partSize` bytes (tests make
+    /// them small).
+    static func encode(
+        contentsOf path: String, within interval: String?, timeNanos: Int64?, partSize: Int
+    ) throws(TraceReadError) -> FileExport {
         var parser = CPUProfileParser()
         parser.counts = SampleCounts()
         var export = FileExport(bytes: [], samples: 0, exportedSamples: 0, threads: [])
         if let interval {
-            let (ranges, instances) = try readInstances(of: interval, in: path, into: &export)
+            let (ranges, instances) = try readInstances(of: interval, in: path, partSize: partSize, into: &export)
             export.instances = instances
             parser.within = ranges
-            let chunks = try TraceChunks(path: path)
-            while try chunks.next({ base, count, _ in parser.consume(base, count: count) }) {}
+            let chunks = try TraceChunks(path: path, partSize: partSize)
+            while try chunks.next({ base, count, _, isLast in parser.consume(base, count: count, isLast: isLast) }) {}
         } else {
-            let scan = try TraceScan.read(contentsOf: path) { base, count, _ in parser.consume(base, count: count) }
+            let scan = try TraceScan.read(contentsOf: path, partSize: partSize) { base, count, isLast in
+                parser.consume(base, count: count, isLast: isLast)
+            }
             export.threads = scan.threads
             export.truncation = scan.truncation
             export.notATrace = scan.notATrace
@@ -67,15 +77,17 @@ extension PprofExport {
     /// each thread, and how many there are; the threads and problems go in
     /// `export`.
     private static func readInstances(
-        of interval: String, in path: String, into export: inout FileExport
+        of interval: String, in path: String, partSize: Int, into export: inout FileExport
     ) throws(TraceReadError) -> (ThreadTimeRanges, Int) {
-        let chunks = try TraceChunks(path: path)
+        let chunks = try TraceChunks(path: path, partSize: partSize)
         let names = NameTable()
         let sink = InstanceSink(name: names.intern(interval))
         var builder = TraceBuilder(source: path, store: IntervalStream(sink: sink), names: names)
         builder.issueLimit = TraceScan.issueLimit
-        while try chunks.next({ base, count, origin in
-            if builder.truncation == nil { builder.consume(base, count: count, origin: origin) }
+        builder.inputSize = chunks.size
+        while try chunks.next({ base, count, origin, isLast in
+            guard builder.truncation == nil else { return count }
+            return builder.consume(base, count: count, origin: origin, isLast: isLast)
         }) {}
         builder.store.finish()
         let facts = builder.facts(used: [])

@@ -65,21 +65,28 @@ public struct TraceScan: Sendable {
     ///
     /// - Throws: ``TraceReadError`` when the file cannot be opened or read.
     public static func read(contentsOf path: String) throws(TraceReadError) -> TraceScan {
-        try read(contentsOf: path) { _, _, _ in }
+        try read(contentsOf: path) { _, count, _ in count }
     }
 
     /// Reads the trace file at `path`, handing each part of it (bytes,
-    /// count, offset in the file) to `alongside` as well, for a reader of
-    /// other packets (the CPU samples) to read in the same pass.
+    /// count, whether it is the last part) to `alongside` as well, for a
+    /// reader of other packets (the CPU samples) to read in the same pass;
+    /// `alongside` returns how many bytes it read, as
+    /// ``TraceChunks/next(_:)`` asks.
     static func read(
-        contentsOf path: String, alongside: (UnsafePointer<UInt8>, Int, Int) -> Void
+        contentsOf path: String, partSize: Int = TraceChunks.partSize,
+        alongside: (UnsafePointer<UInt8>, Int, Bool) -> Int
     ) throws(TraceReadError) -> TraceScan {
-        let chunks = try TraceChunks(path: path)
+        let chunks = try TraceChunks(path: path, partSize: partSize)
         var builder = TraceBuilder(source: path, store: ScanStore())
         builder.issueLimit = issueLimit
-        while try chunks.next({ base, count, origin in
-            if builder.truncation == nil { builder.consume(base, count: count, origin: origin) }
-            alongside(base, count, origin)
+        builder.inputSize = chunks.size
+        while try chunks.next({ base, count, origin, isLast in
+            var read = count
+            if builder.truncation == nil {
+                read = builder.consume(base, count: count, origin: origin, isLast: isLast)
+            }
+            return min(read, alongside(base, count, isLast))
         }) {}
         return TraceScan(builder, chunks: chunks)
     }
