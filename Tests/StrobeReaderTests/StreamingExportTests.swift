@@ -192,6 +192,29 @@ struct StreamingExportTests {
         }
     }
 
+    @Test func packedRangesHoldWhatTheirRangesHold() {
+        // Mostly in order, some nested or overlapping, some out of order,
+        // some empty; more than a checkpoint's stride of them.
+        var generator = SystemRandomNumberGenerator()
+        var ranges: [(start: UInt64, end: UInt64)] = []
+        var time: UInt64 = 1_000
+        for _ in 0..<2_000 {
+            time += UInt64.random(in: 0...50, using: &generator)
+            let start = Bool.random(using: &generator) ? time : time - min(time, UInt64.random(in: 0...400))
+            ranges.append((start, start + UInt64.random(in: 0...40, using: &generator)))
+        }
+        var packed = ThreadTimeRanges.Packed()
+        for range in ranges { packed.append(range) }
+        packed.finish()
+        let threads = ThreadTimeRanges([7: [packed]])
+        for probe in stride(from: UInt64(900), to: time + 100, by: 3) {
+            let expected = ranges.contains { $0.start <= probe && probe < $0.end }
+            #expect(threads.contains(tid: 7, time: probe) == expected, "at \(probe)")
+        }
+        #expect(!threads.contains(tid: 8, time: 1_000))
+        #expect(packed.bytes.count < ranges.count * 5)
+    }
+
     @Test func partsOfAFileHoldWholeFields() {
         // A packet cut by the end of the bytes waits for more; a tag no
         // trace field has, or a length past the end of the file, is broken.

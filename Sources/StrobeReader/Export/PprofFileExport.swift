@@ -98,13 +98,15 @@ extension PprofExport {
                 prefix: chunks.prefix, problems: facts.issues + (facts.truncation.map { [$0] } ?? []), source: path)
         }
         var instances = 0
-        var byThread: [Int64: [(start: UInt64, end: UInt64)]] = [:]
-        for (track, list) in builder.store.sink.instances {
+        var byThread: [Int64: [ThreadTimeRanges.Packed]] = [:]
+        for (track, ranges) in builder.store.sink.instances {
             guard let described = facts.tracks[track], described.kind == .thread, let tid = described.tid else {
                 continue
             }
             instances += builder.store.sink.counts[track] ?? 0
-            if byThread[tid] == nil { byThread[tid] = list } else { byThread[tid]! += list }
+            var finished = ranges
+            finished.finish()
+            byThread[tid, default: []].append(finished)
         }
         builder.store.sink.instances = [:]
         return (ThreadTimeRanges(byThread), instances)
@@ -116,7 +118,7 @@ extension PprofExport {
         static var placesInstants: Bool { false }
         static var keepsArguments: Bool { false }
         let name: UInt32
-        var instances: [UInt64: [(start: UInt64, end: UInt64)]] = [:]
+        var instances: [UInt64: ThreadTimeRanges.Packed] = [:]
         /// Instances that ended, by track.
         var counts: [UInt64: Int] = [:]
 
@@ -133,7 +135,7 @@ extension PprofExport {
         mutating func ended(_ interval: StreamedInterval, slot: Int, track: UInt64) {
             guard interval.name == name, let end = interval.end else { return }
             counts[track, default: 0] += 1
-            ThreadTimeRanges.append((interval.start, end), to: &instances[track, default: []])
+            instances[track, default: ThreadTimeRanges.Packed()].append((interval.start, end))
         }
 
         func alone(_ instant: Instant, slot: Int) {}

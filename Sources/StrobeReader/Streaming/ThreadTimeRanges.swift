@@ -2,50 +2,139 @@
 /// overlapping ones merged: whether a thread's sample at a moment lies in
 /// one of them, as ``CPUProfile/samples(within:)`` decides it (from an
 /// instance's start up to, not including, its end).
+///
+/// A trace may hold millions of instances, so each thread's ranges are kept
+/// packed (see ``Packed``): a few bytes each rather than sixteen.
 struct ThreadTimeRanges {
-    private var ranges: [Int64: [(start: UInt64, end: UInt64)]] = [:]
+    /// One track's or thread's ranges in time order, merged: each as two
+    /// varints, its gap from the end of the range before and its length,
+    /// with every 64th range's start and place indexed for lookups.
+    struct Packed {
+        private(set) var bytes: [UInt8] = []
+        private(set) var checkpoints: [(start: UInt64, offset: Int)] = []
+        private(set) var count = 0
+        private var lastEnd: UInt64 = 0
+        /// The last range, kept aside while the next may still join it.
+        private var pending: (start: UInt64, end: UInt64)?
+        /// Ranges that came out of order (rare), merged at ``finish()``.
+        private(set) var unordered: [(start: UInt64, end: UInt64)] = []
 
-    /// The ranges of each thread (in any order; empty ones are left out).
-    init(_ byThread: [Int64: [(start: UInt64, end: UInt64)]]) {
-        for (tid, list) in byThread {
-            var list = list
-            if !zip(list, list.dropFirst()).allSatisfy({ $0.start <= $1.start }) { list.sort { $0.start < $1.start } }
-            // Merged in place: the list is its own output.
-            var kept = 0
-            for range in list where range.end > range.start {
-                if kept > 0, range.start <= list[kept - 1].end {
-                    list[kept - 1].end = max(list[kept - 1].end, range.end)
-                } else {
-                    list[kept] = range
-                    kept += 1
-                }
+        static let stride = 64
+
+        /// Adds a range that starts no earlier than the last one added
+        /// (any other is kept aside); an empty one is left out.
+        mutating func append(_ range: (start: UInt64, end: UInt64)) {
+            guard range.end > range.start else { return }
+            guard let last = pending else {
+                pending = range
+                return
             }
-            list.removeLast(list.count - kept)
-            ranges[tid] = list
+            if range.start < last.start {
+                unordered.append(range)
+            } else if range.start <= last.end {
+                pending = (last.start, max(last.end, range.end))
+            } else {
+                pack(last)
+                pending = range
+            }
+        }
+
+        /// Packs the last range and merges in those that came out of order.
+        mutating func finish() {
+            if let last = pending { pack(last) }
+            pending = nil
+            guard !unordered.isEmpty else { return }
+            let all = (ranges() + unordered).sorted { $0.start < $1.start }
+            self = Packed()
+            for range in all { append(range) }
+            if let last = pending { pack(last) }
+            pending = nil
+        }
+
+        private mutating func pack(_ range: (start: UInt64, end: UInt64)) {
+            if count % Self.stride == 0 { checkpoints.append((range.start, bytes.count)) }
+            Self.appendVarint(range.start - lastEnd, to: &bytes)
+            Self.appendVarint(range.end - range.start, to: &bytes)
+            lastEnd = range.end
+            count += 1
+        }
+
+        /// Every range, unpacked.
+        func ranges() -> [(start: UInt64, end: UInt64)] {
+            var result: [(start: UInt64, end: UInt64)] = []
+            var offset = 0
+            var end: UInt64 = 0
+            while offset < bytes.count {
+                let start = end + Self.varint(bytes, &offset)
+                end = start + Self.varint(bytes, &offset)
+                result.append((start, end))
+            }
+            return result + (pending.map { [$0] } ?? [])
+        }
+
+        /// Whether `time` lies in one of the ranges.
+        func contains(_ time: UInt64) -> Bool {
+            // The last checkpoint at or before `time`, then range by range.
+            var low = 0
+            var high = checkpoints.count
+            while low < high {
+                let middle = (low + high) / 2
+                if checkpoints[middle].start <= time { low = middle + 1 } else { high = middle }
+            }
+            guard low > 0 else { return false }
+            var offset = checkpoints[low - 1].offset
+            var start = checkpoints[low - 1].start
+            _ = Self.varint(bytes, &offset)
+            while true {
+                let end = start + Self.varint(bytes, &offset)
+                if time < end { return true }
+                guard offset < bytes.count else { return false }
+                start = end + Self.varint(bytes, &offset)
+                if start > time { return false }
+            }
+        }
+
+        private static func appendVarint(_ value: UInt64, to bytes: inout [UInt8]) {
+            var rest = value
+            while rest >= 0x80 {
+                bytes.append(UInt8(truncatingIfNeeded: rest) | 0x80)
+                rest >>= 7
+            }
+            bytes.append(UInt8(rest))
+        }
+
+        private static func varint(_ bytes: [UInt8], _ offset: inout Int) -> UInt64 {
+            var value: UInt64 = 0
+            var shift: UInt64 = 0
+            while offset < bytes.count {
+                let byte = bytes[offset]
+                offset += 1
+                value |= UInt64(byte & 0x7f) << shift
+                if byte < 0x80 { break }
+                shift += 7
+            }
+            return value
         }
     }
 
-    /// Adds `range` to the end of `list`, merged with the last range when
-    /// they overlap: how ranges that come in order are gathered.
-    static func append(_ range: (start: UInt64, end: UInt64), to list: inout [(start: UInt64, end: UInt64)]) {
-        guard range.end > range.start else { return }
-        if let last = list.last, range.start >= last.start, range.start <= last.end {
-            list[list.count - 1].end = max(last.end, range.end)
-        } else {
-            list.append(range)
+    private var threads: [Int64: Packed] = [:]
+
+    /// The ranges of each thread, from those of its tracks (each finished).
+    init(_ byThread: [Int64: [Packed]]) {
+        for (tid, tracks) in byThread {
+            if tracks.count == 1, let only = tracks.first {
+                threads[tid] = only
+                continue
+            }
+            var merged = Packed()
+            for range in tracks.flatMap({ $0.ranges() }).sorted(by: { $0.start < $1.start }) { merged.append(range) }
+            merged.finish()
+            threads[tid] = merged
         }
     }
 
     /// Whether `time` on thread `tid` lies in one of the ranges.
     func contains(tid: Int64, time: UInt64) -> Bool {
-        guard let list = ranges[tid] else { return false }
-        // The last range that starts at or before `time`.
-        var low = 0
-        var high = list.count
-        while low < high {
-            let middle = (low + high) / 2
-            if list[middle].start <= time { low = middle + 1 } else { high = middle }
-        }
-        return low > 0 && time < list[low - 1].end
+        threads[tid]?.contains(time) ?? false
     }
 }
