@@ -81,6 +81,8 @@ struct OTLPBatcher {
         name.message(1) { $0.string(1, "strobe") }
         scope.append(name.bytes)
         json.removeAll(keepingCapacity: true)
+        // The JSON of a batch takes about three times its protobuf.
+        if wantsJSON { json.reserveCapacity(min(budget, 1 << 24) * 3) }
     }
 
     /// Adds a span with no event, link or flow to the current batch, as

@@ -29,7 +29,8 @@ enum OTLPJSONText {
         if span.isInstant { attributes.append(("strobe.instant", .bool(true))) }
         attributes += span.arguments.sorted { $0.key < $1.key }.map { ($0.key, $0.value) }
         appendList(attributes, to: &text)
-        append("],\"endTimeUnixNano\":\"\(span.end &+ offset)\"", to: &text)
+        append("],\"endTimeUnixNano\":", to: &text)
+        appendQuoted(span.end &+ offset, to: &text)
         if !span.events.isEmpty {
             append(",\"events\":[", to: &text)
             for (index, event) in span.events.enumerated() {
@@ -38,7 +39,9 @@ enum OTLPJSONText {
                 appendList(event.arguments.sorted { $0.key < $1.key }.map { ($0.key, $0.value) }, to: &text)
                 append("],\"name\":", to: &text)
                 appendString(event.name, to: &text)
-                append(",\"timeUnixNano\":\"\(event.time &+ offset)\"}", to: &text)
+                append(",\"timeUnixNano\":", to: &text)
+                appendQuoted(event.time &+ offset, to: &text)
+                text.append(UInt8(ascii: "}"))
             }
             text.append(UInt8(ascii: "]"))
         }
@@ -64,7 +67,9 @@ enum OTLPJSONText {
         }
         append(",\"spanId\":\"", to: &text)
         appendHex(span.spanID, to: &text)
-        append("\",\"startTimeUnixNano\":\"\(span.start &+ offset)\",\"traceId\":\"", to: &text)
+        append("\",\"startTimeUnixNano\":", to: &text)
+        appendQuoted(span.start &+ offset, to: &text)
+        append(",\"traceId\":\"", to: &text)
         text += traceID
         append("\"}", to: &text)
     }
@@ -82,11 +87,46 @@ enum OTLPJSONText {
     private static let digits = Array("0123456789abcdef".utf8)
 
     private static func appendHex(_ value: UInt64, to text: inout [UInt8]) {
-        for shift in stride(from: 60, through: 0, by: -4) { text.append(digits[Int((value >> UInt64(shift)) & 15)]) }
+        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 16) { hex in
+            for index in 0..<16 {
+                hex[index] = hexDigit(UInt8(truncatingIfNeeded: value >> UInt64(60 - 4 * index)) & 15)
+            }
+            text.append(contentsOf: UnsafeBufferPointer(hex))
+        }
     }
 
-    private static func append(_ literal: String, to text: inout [UInt8]) {
-        text.append(contentsOf: literal.utf8)
+    @inline(__always)
+    private static func hexDigit(_ nibble: UInt8) -> UInt8 {
+        nibble < 10 ? UInt8(ascii: "0") + nibble : UInt8(ascii: "a") + nibble - 10
+    }
+
+    private static func append(_ literal: StaticString, to text: inout [UInt8]) {
+        literal.withUTF8Buffer { text.append(contentsOf: $0) }
+    }
+
+    /// `value` in decimal, as a JSON string (OTLP's 64-bit integers).
+    private static func appendQuoted(_ value: UInt64, to text: inout [UInt8]) {
+        text.append(UInt8(ascii: "\""))
+        appendDecimal(value, to: &text)
+        text.append(UInt8(ascii: "\""))
+    }
+
+    private static func appendDecimal(_ value: UInt64, to text: inout [UInt8]) {
+        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 20) { digits in
+            var rest = value
+            var index = 20
+            repeat {
+                index -= 1
+                digits[index] = UInt8(ascii: "0") + UInt8(rest % 10)
+                rest /= 10
+            } while rest > 0
+            text.append(contentsOf: UnsafeBufferPointer(rebasing: digits[index...]))
+        }
+    }
+
+    private static func appendDecimal(_ value: Int64, to text: inout [UInt8]) {
+        if value < 0 { text.append(UInt8(ascii: "-")) }
+        appendDecimal(value.magnitude, to: &text)
     }
 
     private static func appendList(_ pairs: [(String, TraceArgument)], to text: inout [UInt8]) {
@@ -104,15 +144,22 @@ enum OTLPJSONText {
         case .string(let string):
             append("\"stringValue\":", to: &text)
             appendString(string, to: &text)
-        case .bool(let flag): append("\"boolValue\":\(flag)", to: &text)
-        case .int(let number): append("\"intValue\":\"\(number)\"", to: &text)
-        case .uint(let number): append("\"intValue\":\"\(Int64(bitPattern: number))\"", to: &text)
+        case .bool(let flag): flag ? append("\"boolValue\":true", to: &text) : append("\"boolValue\":false", to: &text)
+        case .int(let number):
+            append("\"intValue\":\"", to: &text)
+            appendDecimal(number, to: &text)
+            text.append(UInt8(ascii: "\""))
+        case .uint(let number):
+            append("\"intValue\":\"", to: &text)
+            appendDecimal(Int64(bitPattern: number), to: &text)
+            text.append(UInt8(ascii: "\""))
         case .double(let number):
             // JSON has no NaN or infinity; protobuf's JSON spells them as strings.
+            append("\"doubleValue\":", to: &text)
             if number.isFinite {
-                append("\"doubleValue\":\(number)", to: &text)
+                text.append(contentsOf: "\(number)".utf8)
             } else {
-                append("\"doubleValue\":\"\(number.isNaN ? "NaN" : number > 0 ? "Infinity" : "-Infinity")\"", to: &text)
+                text.append(contentsOf: "\"\(number.isNaN ? "NaN" : number > 0 ? "Infinity" : "-Infinity")\"".utf8)
             }
         }
         append("}}", to: &text)
@@ -121,6 +168,11 @@ enum OTLPJSONText {
     /// A JSON string: quotes, backslashes and control characters escaped.
     static func appendString(_ string: String, to text: inout [UInt8]) {
         text.append(UInt8(ascii: "\""))
+        if !string.utf8.contains(where: { $0 < 0x20 || $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "\\") }) {
+            text.append(contentsOf: string.utf8)
+            text.append(UInt8(ascii: "\""))
+            return
+        }
         for byte in string.utf8 {
             switch byte {
             case UInt8(ascii: "\""): append("\\\"", to: &text)

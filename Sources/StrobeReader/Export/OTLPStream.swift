@@ -97,9 +97,10 @@ public struct OTLPStream {
         case .protobuf:
             body = batch.body
         case .json:
-            body =
-                Array("{\"resourceSpans\":[".utf8) + resourceSpansOpening + batch.json
-                + OTLPJSONText.resourceSpansClosing + Array("]}\n".utf8)
+            body = Self.joined([
+                Array("{\"resourceSpans\":[".utf8), resourceSpansOpening, batch.json,
+                OTLPJSONText.resourceSpansClosing, Array("]}\n".utf8),
+            ])
         }
         return OTLPRequests.Request(number: number, spans: batch.first..<(batch.first + batch.count), body: body)
     }
@@ -127,7 +128,7 @@ public struct OTLPStream {
                 return (fileParts == 0 ? Array("{\"resourceSpans\":[".utf8) : []) + empty + Array("]}\n".utf8)
             }
             let opening = fileParts == 0 ? Array("{\"resourceSpans\":[".utf8) : [UInt8(ascii: ",")]
-            return opening + resourceSpansOpening + batch.json + OTLPJSONText.resourceSpansClosing
+            return Self.joined([opening, resourceSpansOpening, batch.json, OTLPJSONText.resourceSpansClosing])
         }
     }
 
@@ -137,6 +138,14 @@ public struct OTLPStream {
         var scope = ProtobufWriter()
         scope.message(1) { $0.string(1, "strobe") }
         return OTLPBatcher.request(resource: context.resource, scopeSpans: scope.bytes)
+    }
+
+    /// `parts` one after another, copied once.
+    private static func joined(_ parts: [[UInt8]]) -> [UInt8] {
+        var whole: [UInt8] = []
+        whole.reserveCapacity(parts.reduce(0) { $0 + $1.count })
+        for part in parts { whole += part }
+        return whole
     }
 
     /// Problems the second pass met, the first ``TraceScan/issueLimit``
