@@ -50,10 +50,7 @@ enum ExportBenchmarks {
             )
         }
         let cpu = HistoryBenchmarks.cpuModel()
-        print(
-            "{\"section\":\"export\",\"cpu\":\"\(cpu)\","
-                + "\"cores\":\(ProcessInfo.processInfo.activeProcessorCount),"
-                + "\"load_average\":\"\(TrendBenchmarks.loadAverage())\"}")
+        ToolBenchmarkSection.printOpeningLine("export", loadAverage: true)
         let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("strobe-export-bench-\(getpid())")
             .path
         try FileManager.default.createDirectory(atPath: scratch, withIntermediateDirectories: true)
