@@ -174,7 +174,7 @@ let package = Package(
             dependencies: [
                 "StrobeStatistics", "StrobeJudgement", "StrobeDiff", "StrobeHistory", "StrobeHistoryStore",
                 "StrobeTrend", "StrobeFleet", "StrobeSimulations", "StrobeCompare", testSupport,
-            ] + strobe("Strobe", "StrobeProcessRunner", "StrobeResults")
+            ] + strobe("Strobe", "StrobeProcessRunner", "StrobeReader", "StrobeResults")
         ),
 
         // MARK: Fuzzing (`make fuzz`)

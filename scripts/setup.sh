@@ -7,6 +7,7 @@
 #   - systemtap-sdt-dev (the header behind Strobe's USDT probes) and readelf,
 #   - zlib1g-dev (gzip, for `strobe export --format pprof`),
 #   - golang-go (`go tool pprof`, which a test reads the pprof export with),
+#   - GNU time (the peak memory of the commands `make bench export` runs),
 #   - libsqlite3-dev (the run history's SQLite store), libpq-dev (its
 #     PostgreSQL store) and libssl-dev (libcrypto's SHA-256, which keys runs
 #     without a run id),
@@ -53,6 +54,8 @@ pkg-config --exists libcrypto 2>/dev/null || need_apt+=(libssl-dev)
 pkg-config --exists zlib 2>/dev/null || need_apt+=(zlib1g-dev)
 # Go, whose `go tool pprof` reads the pprof export in a test.
 $demo_only || command -v go >/dev/null 2>&1 || need_apt+=(golang-go)
+# GNU time, which `make bench export` measures each command's peak memory with.
+$demo_only || [ -x /usr/bin/time ] || need_apt+=(time)
 # A browser for the test that renders `strobe trend --format html`.
 $demo_only || command -v chromium >/dev/null 2>&1 || command -v chromium-browser >/dev/null 2>&1 || need_apt+=(chromium)
 

@@ -8,6 +8,17 @@ import PerfettoWire
 /// reading, as it ends ``TraceReader``'s.
 struct CPUProfileParser {
     private(set) var profile = CPUProfile()
+    /// When set, samples are counted here (those inside `within`, when it
+    /// is set) instead of kept in the profile: a streaming export's memory
+    /// then grows with the distinct stacks, not with the samples.
+    var counts: PprofExport.SampleCounts?
+    /// The time ranges on each thread whose samples `counts` counts.
+    var within: ThreadTimeRanges?
+    /// Samples whose call stack resolved, counted or kept.
+    private(set) var sampleCount = 0
+    /// Whether a malformed packet ended the reading: the parts of a file
+    /// after it are not read.
+    private(set) var isStopped = false
 
     private struct Tables {
         var strings: [UInt32: [UInt64: String]] = [:]
@@ -25,17 +36,33 @@ struct CPUProfileParser {
 
     typealias Fields = PerfettoWire.ProfileInternedData
 
-    mutating func consume(_ base: UnsafePointer<UInt8>, count: Int) {
+    /// Reads the packets in `count` bytes at `base`, a whole file or one
+    /// part of it after another, and returns how many bytes it read: in a
+    /// part that is not the last, it stops at the first field it cannot
+    /// read whole, as ``TraceBuilder/consume(_:count:origin:isLast:)`` does.
+    @discardableResult
+    mutating func consume(_ base: UnsafePointer<UInt8>, count: Int, isLast: Bool = true) -> Int {
+        guard !isStopped else { return count }
         var reader = WireReader(base, from: 0, to: count)
         while !reader.isAtEnd {
-            guard let key = reader.varint() else { return }
-            if key == PerfettoWire.WireType.tag(PerfettoWire.Trace.packet, PerfettoWire.WireType.lengthDelimited) {
-                guard let packet = reader.lengthDelimited() else { return }
-                guard self.packet(base, packet) else { return }
-            } else if !reader.skip(wireType: key & 7) {
-                return
+            let start = reader.position
+            var packet: Range<Int>?
+            var isWhole = false
+            if let key = reader.varint() {
+                if key == PerfettoWire.WireType.tag(PerfettoWire.Trace.packet, PerfettoWire.WireType.lengthDelimited) {
+                    packet = reader.lengthDelimited()
+                    isWhole = packet != nil
+                } else {
+                    isWhole = reader.skip(wireType: key & 7)
+                }
+            }
+            if !isWhole, !isLast { return start }
+            guard isWhole, packet.map({ self.packet(base, $0) }) ?? true else {
+                isStopped = true
+                return count
             }
         }
+        return count
     }
 
     /// Reads one packet; false when it is malformed.
@@ -202,10 +229,15 @@ struct CPUProfileParser {
             profile.unresolvedSamples += 1
             return
         }
-        profile.samples.append(
-            CPUProfile.Sample(
-                time: time, tid: Int64(truncatingIfNeeded: tid), cpu: UInt32(truncatingIfNeeded: cpu),
-                stack: stack.stack, frameStack: stack.frames))
+        let sample = CPUProfile.Sample(
+            time: time, tid: Int64(truncatingIfNeeded: tid), cpu: UInt32(truncatingIfNeeded: cpu),
+            stack: stack.stack, frameStack: stack.frames)
+        sampleCount += 1
+        if counts == nil {
+            profile.samples.append(sample)
+        } else if within?.contains(tid: sample.tid, time: sample.time) ?? true {
+            counts?.add(sample)
+        }
     }
 
     /// The profile's closing instant: its name and annotations spelled out.

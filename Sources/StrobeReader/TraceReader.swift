@@ -41,8 +41,9 @@ public enum TraceReader {
 
     static func read(bytes: [UInt8], source: String, usesFastPaths: Bool) -> ParsedTrace {
         bytes.withUnsafeBufferPointer { buffer in
-            var builder = TraceBuilder(source: source, usesFastPaths: usesFastPaths)
+            var builder = TraceBuilder(source: source, store: RecordStore(), usesFastPaths: usesFastPaths)
             if let base = buffer.baseAddress {
+                builder.store.reserve(forBytes: buffer.count)
                 builder.consume(base, count: buffer.count)
             }
             var parsed = builder.finish()
@@ -54,11 +55,20 @@ public enum TraceReader {
 
     /// Why `bytes`, in which no packet decoded, are not a trace.
     static func notATrace(_ bytes: UnsafeBufferPointer<UInt8>, parsed: ParsedTrace, source: String) -> TraceReadError {
-        guard let first = bytes.first else {
+        notATrace(
+            prefix: Array(bytes.prefix(12)), problems: parsed.issues + (parsed.truncation.map { [$0] } ?? []),
+            source: source)
+    }
+
+    /// Why a file that begins with `prefix` (at least its first 12 bytes,
+    /// or all of them), in which no packet decoded, is not a trace, given
+    /// the problems its reading met.
+    static func notATrace(prefix: [UInt8], problems: [TraceReadError], source: String) -> TraceReadError {
+        guard let first = prefix.first else {
             return TraceReadError(path: source, offset: 0, problem: "not a trace: the file is empty")
         }
         guard first == PerfettoWire.Trace.packetTag else {
-            let shown = bytes.prefix(12).map { byte -> String in
+            let shown = prefix.prefix(12).map { byte -> String in
                 (0x20..<0x7f).contains(byte) ? String(UnicodeScalar(byte)) : "."
             }.joined()
             return TraceReadError(
@@ -68,7 +78,6 @@ public enum TraceReader {
                     + "where a trace begins with a packet (0x0a)"
             )
         }
-        let problems = parsed.issues + (parsed.truncation.map { [$0] } ?? [])
         let firstProblem = problems.min { $0.offset < $1.offset }
         return TraceReadError(
             path: source, offset: firstProblem?.offset ?? 0,

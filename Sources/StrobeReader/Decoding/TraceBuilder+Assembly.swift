@@ -1,28 +1,31 @@
 import PerfettoWire
 
-/// Assembling the parsed trace once every packet is read.
-extension TraceBuilder {
-    mutating func finish() -> ParsedTrace {
-        deferred.sort { ($0.time, $0.order) < ($1.time, $1.order) }
-        for event in deferred {
-            if event.type == PerfettoWire.EventType.sliceBegin {
-                begin(
-                    track: event.track, time: event.time, name: event.name, arguments: event.arguments,
-                    flows: event.flowIDs, terminating: event.terminatingFlowIDs, threadTime: nil,
-                    categories: event.categories)
-            } else {
-                end(
-                    track: event.track, time: event.time, arguments: event.arguments, flows: event.flowIDs,
-                    terminating: event.terminatingFlowIDs, threadTime: nil)
-            }
-        }
+/// What the builder gathers whatever its store: the tracks with their
+/// threads and process, the wall clock's offset, what was lost and the
+/// problems met.
+struct TraceFacts {
+    var tracks: [UInt64: TraceTrack]
+    var process: TraceProcess?
+    var threads: [TraceThread]
+    var loss: DataLoss
+    var issues: [TraceReadError]
+    var truncation: TraceReadError?
+    var packetCount: Int
+    var decodedPacketCount: Int
+    var realtimeOffset: UInt64?
+}
 
+/// Assembling the trace once every packet is read.
+extension TraceBuilder {
+    /// The tracks, threads and process the descriptors name, every track in
+    /// `used` too (a track events use but no descriptor describes), and
+    /// what was lost.
+    func facts(used: some Sequence<UInt64>) -> TraceFacts {
         var tracks: [UInt64: TraceTrack] = [:]
         var process: TraceProcess?
         var threads: [TraceThread] = []
         for (uuid, info) in trackInfo { tracks[uuid] = makeTrack(uuid: uuid, info: info) }
-        for uuid in Set(stackIndex.keys).union(instants.map(\.track)).union(counterSamples.keys)
-        where tracks[uuid] == nil {
+        for uuid in used where tracks[uuid] == nil {
             tracks[uuid] = TraceTrack(
                 uuid: uuid, kind: .other, name: "", parent: nil, tid: nil, pid: nil, counterUnit: nil,
                 isThreadTime: false)
@@ -36,46 +39,8 @@ extension TraceBuilder {
             }
         }
         threads.sort { $0.tid < $1.tid }
-        // Intervals still open: their durations hold stack links until now.
-        if currentTrack != nil { tops[currentSlot] = currentTop }
-        for slot in tops.indices {
-            var index = tops[slot]
-            while index >= 0 {
-                let next = below(index)
-                if records[index].hasExtra {
-                    extras[Int(records[index].duration)].duration = .max
-                } else {
-                    records[index].duration = .max
-                }
-                index = next
-            }
-            tops[slot] = -1
-        }
-        let intervalTracks = slotTracks.map { uuid in
-            let track = tracks[uuid]
-            return IntervalList.Track(
-                uuid: uuid, tid: track?.kind == .thread ? track?.tid ?? .min : .min, isAsync: track?.kind == .async)
-        }
-        let intervalExtras = extras.map { extra in
-            IntervalList.Extra(
-                duration: extra.duration, depth: extra.depth, cpuTime: extra.cpuTime, details: extra.details)
-        }
-        for index in instants.indices {
-            let track = tracks[instants[index].track]
-            instants[index].tid = track?.kind == .thread ? track?.tid : nil
-        }
-        var counters: [CounterSeries] = []
-        for (uuid, samples) in counterSamples where !threadTimeTracks.contains(uuid) {
-            var samples = samples
-            if !zip(samples, samples.dropFirst()).allSatisfy({ $0.time <= $1.time }) {
-                samples.sort { $0.time < $1.time }
-            }
-            let track = tracks[uuid]
-            counters.append(
-                CounterSeries(track: uuid, name: track?.name ?? "", unit: track?.counterUnit, samples: samples))
-        }
-        counters.sort { $0.name < $1.name }
-
+        var loss = loss
+        loss.unmatchedEnds += store.unmatchedEnds
         if let statistics {
             var sequenceOfBuffer: [Int: UInt64] = [:]
             for writer in statistics.writers { sequenceOfBuffer[writer.buffer] = writer.sequenceID }
@@ -85,12 +50,9 @@ extension TraceBuilder {
                     discarded: buffer.discarded, overwritten: buffer.overwritten, orphanEnds: buffer.orphanEnds)
             }
         }
-        return ParsedTrace(
-            process: process, threads: threads, tracks: tracks,
-            intervals: IntervalList(records: records, names: names, tracks: intervalTracks, extras: intervalExtras),
-            instants: instants,
-            counters: counters, loss: loss, issues: issues, truncation: truncation, packetCount: packetCount,
-            decodedPacketCount: packetCount - undecodedPackets,
+        return TraceFacts(
+            tracks: tracks, process: process, threads: threads, loss: loss, issues: issues, truncation: truncation,
+            packetCount: packetCount, decodedPacketCount: packetCount - undecodedPackets,
             realtimeOffset: globalPairs[PerfettoWire.Clock.realtime]?.last.map { $0.clock &- $0.boottime })
     }
 
@@ -129,5 +91,51 @@ extension TraceBuilder {
         return TraceTrack(
             uuid: uuid, kind: kind, name: name, parent: info.parent, tid: tid, pid: pid,
             counterUnit: info.counter?.unit, isThreadTime: info.counter?.isThreadTime ?? false)
+    }
+}
+
+extension TraceBuilder where Store == RecordStore {
+    /// The parsed trace of every packet read.
+    mutating func finish() -> ParsedTrace {
+        store.finishIntervals()
+        let used = Set(store.stackIndex.keys).union(store.instants.map(\.track)).union(store.counterSamples.keys)
+        let facts = facts(used: used)
+        let tracks = facts.tracks
+        let intervalTracks = store.slotTracks.map { uuid in
+            let track = tracks[uuid]
+            return IntervalList.Track(
+                uuid: uuid, tid: track?.kind == .thread ? track?.tid ?? .min : .min, isAsync: track?.kind == .async)
+        }
+        let intervalExtras = store.extras.map { extra in
+            IntervalList.Extra(
+                duration: extra.duration, depth: extra.depth, cpuTime: extra.cpuTime, details: extra.details)
+        }
+        var instants = store.instants
+        store.instants = []
+        for index in instants.indices {
+            let track = tracks[instants[index].track]
+            instants[index].tid = track?.kind == .thread ? track?.tid : nil
+        }
+        var counters: [CounterSeries] = []
+        for (uuid, samples) in store.counterSamples where !threadTimeTracks.contains(uuid) {
+            var samples = samples
+            if !zip(samples, samples.dropFirst()).allSatisfy({ $0.time <= $1.time }) {
+                samples.sort { $0.time < $1.time }
+            }
+            let track = tracks[uuid]
+            counters.append(
+                CounterSeries(track: uuid, name: track?.name ?? "", unit: track?.counterUnit, samples: samples))
+        }
+        counters.sort { $0.name < $1.name }
+        // Moved out, so that sorting the list later copies nothing.
+        let records = store.records
+        store.records = []
+        return ParsedTrace(
+            process: facts.process, threads: facts.threads, tracks: tracks,
+            intervals: IntervalList(
+                records: records, names: nameTable.names, tracks: intervalTracks, extras: intervalExtras),
+            instants: instants, counters: counters, loss: facts.loss, issues: facts.issues,
+            truncation: facts.truncation, packetCount: facts.packetCount,
+            decodedPacketCount: facts.decodedPacketCount, realtimeOffset: facts.realtimeOffset)
     }
 }

@@ -19,7 +19,7 @@ extension TraceBuilder {
             }
         }
         guard let bootValue else {
-            issues.append(
+            note(
                 TraceReadError(
                     path: source, offset: offset, problem: "clock snapshot with no path to CLOCK_BOOTTIME; ignored"))
             return
@@ -72,7 +72,7 @@ extension TraceBuilder {
         if sequenceScoped || (clock != PerfettoWire.Clock.boottime && clock != 0) {
             let pairs = sequenceScoped ? current.clockPairs[clock] : globalPairs[clock]
             guard let converted = Self.convert(value, pairs: pairs) else {
-                issues.append(
+                note(
                     TraceReadError(
                         path: source, offset: offset,
                         problem: "timestamp on clock \(clock) with no snapshot; event skipped"))

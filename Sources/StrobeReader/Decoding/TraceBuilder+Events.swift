@@ -5,7 +5,7 @@ extension TraceBuilder {
     mutating func handleEvent(time: UInt64, offset: Int) {
         let explicitTrack = fields.event.trackUUID
         guard let track = explicitTrack ?? current.defaultTrack else {
-            issues.append(TraceReadError(path: source, offset: offset, problem: "event without a track; skipped"))
+            note(TraceReadError(path: source, offset: offset, problem: "event without a track; skipped"))
             return
         }
         let type = fields.event.type
@@ -15,7 +15,7 @@ extension TraceBuilder {
                 if let known = current.eventNames[iid] {
                     name = known
                 } else {
-                    issues.append(TraceReadError(path: source, offset: offset, problem: "unknown interned name \(iid)"))
+                    note(TraceReadError(path: source, offset: offset, problem: "unknown interned name \(iid)"))
                 }
             } else if let inline = fields.event.name {
                 name = intern(inline)
@@ -27,16 +27,18 @@ extension TraceBuilder {
                 if let known = current.categoryNames[iid] {
                     categories.append(known)
                 } else {
-                    issues.append(
+                    note(
                         TraceReadError(path: source, offset: offset, problem: "unknown interned category \(iid)"))
                 }
             }
             categories += fields.event.categories
         }
-        var arguments = Self.noArguments
-        for annotation in fields.event.annotations {
-            let key = annotation.name ?? annotation.nameIID.flatMap { current.annotationNames[$0] } ?? "?"
-            arguments[key] = annotation.value
+        var arguments = ArgumentList()
+        if !fields.event.annotations.isEmpty, Store.keepsSliceArguments || type == PerfettoWire.EventType.instant {
+            for annotation in fields.event.annotations {
+                let key = annotation.name ?? annotation.nameIID.flatMap { current.annotationNames[$0] } ?? "?"
+                arguments.append(key, annotation.value)
+            }
         }
         var threadTime: Double?
         if !fields.event.extraCounterValues.isEmpty || !fields.event.extraDoubleCounterValues.isEmpty {
@@ -66,25 +68,26 @@ extension TraceBuilder {
         switch type {
         case PerfettoWire.EventType.sliceBegin, PerfettoWire.EventType.sliceEnd:
             if explicitTrack != nil && explicitTrack != current.defaultTrack {
-                deferred.append(
-                    DeferredEvent(
+                store.deferSlice(
+                    DeferredSlice(
                         time: time, order: eventOrder, type: type, track: track, name: name, arguments: arguments,
                         flowIDs: flows, terminatingFlowIDs: terminating, categories: categories))
             } else if type == PerfettoWire.EventType.sliceBegin {
-                begin(
+                store.begin(
                     track: track, time: time, name: name, arguments: arguments, flows: flows,
                     terminating: terminating, threadTime: threadTime, categories: categories)
             } else {
-                end(
+                store.end(
                     track: track, time: time, arguments: arguments, flows: flows,
                     terminating: terminating, threadTime: threadTime)
             }
         case PerfettoWire.EventType.instant:
-            instants.append(
+            store.instant(
                 Instant(
-                    name: names[Int(name)], track: track, tid: nil, time: time, arguments: arguments,
+                    name: nameTable[name], track: track, tid: nil, time: time, arguments: arguments.dictionary,
                     categories: categories))
         case PerfettoWire.EventType.counter:
+            guard Store.keepsCounters else { return }
             if var value = fields.event.counterValue {
                 if trackInfo[track]?.counter?.isIncremental == true {
                     value += current.counterTotals[track] ?? 0
@@ -93,23 +96,20 @@ extension TraceBuilder {
                 appendCounter(track: track, time: time, value: value)
             }
         default:
-            issues.append(
+            note(
                 TraceReadError(path: source, offset: offset, problem: "event of unsupported type \(type); skipped"))
         }
     }
 
     mutating func appendCounter(track: UInt64, time: UInt64, value: Double) {
+        guard Store.keepsCounters else { return }
         var value = value
         if let multiplier = trackInfo[track]?.counter?.multiplier, multiplier != 1 { value *= Double(multiplier) }
-        counterSamples[track, default: []].append(CounterSample(time: time, value: value))
+        store.counter(track: track, time: time, value: value)
     }
 
     /// The index of `name` in the name table, adding it when new.
-    mutating func intern(_ name: String) -> UInt32 {
-        if let known = nameIndex[name] { return known }
-        let index = UInt32(names.count)
-        names.append(name)
-        nameIndex[name] = index
-        return index
+    func intern(_ name: String) -> UInt32 {
+        nameTable.intern(name)
     }
 }

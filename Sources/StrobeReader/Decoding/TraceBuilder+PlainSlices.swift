@@ -27,9 +27,9 @@ extension TraceBuilder {
         current.lastTimestamp = time
         eventOrder += 1
         if slice.type == PerfettoWire.EventType.sliceBegin {
-            openInterval(track: track, time: time, name: name)
+            store.openInterval(track: track, time: time, name: name)
         } else {
-            closeInterval(track: track, time: time)
+            store.closeInterval(track: track, time: time)
         }
         return true
     }

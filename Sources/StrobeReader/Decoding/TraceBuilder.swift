@@ -1,12 +1,9 @@
 import PerfettoWire
 
-#if canImport(Glibc)
-import Glibc
-#endif
-
-/// Turns packets into a ``ParsedTrace``: framing, sequence state, clocks,
-/// tracks, and slices.
-struct TraceBuilder {
+/// Turns packets into trace events: framing, sequence state, clocks, track
+/// descriptors and interned names, handing slices, instants and counter
+/// values to its store (see ``TraceEventStore``).
+struct TraceBuilder<Store: TraceEventStore> {
     let source: String
 
     struct SequenceState {
@@ -34,20 +31,7 @@ struct TraceBuilder {
         var counterTotals: [UInt64: Double] = [:]
     }
 
-    /// A slice event on an explicit track, kept until all are read, then
-    /// ordered by time across sequences.
-    struct DeferredEvent {
-        var time: UInt64
-        var order: Int
-        var type: UInt64
-        var track: UInt64
-        var name: UInt32
-        var arguments: [String: TraceArgument]
-        var flowIDs: [UInt64]
-        var terminatingFlowIDs: [UInt64]
-        var categories: [String]
-    }
-
+    var store: Store
     var fields = PacketFields()
     var states: [SequenceState] = []
     var stateIndex: [UInt32: Int] = [:]
@@ -55,113 +39,97 @@ struct TraceBuilder {
     var currentSequence: UInt32?
     var globalPairs: [UInt32: [(clock: UInt64, boottime: UInt64)]] = [:]
     var trackInfo: [UInt64: PacketFields.TrackFields] = [:]
-    /// The parts of an interval that do not fit its record, while reading.
-    struct Extra {
-        var duration = UInt64.max
-        var depth: Int32
-        /// The interval open below this one on its track, while it is open.
-        var below: Int
-        /// The thread-time reading at the begin; NaN when there was none.
-        var threadTimeAtBegin = Double.nan
-        var cpuTime = UInt64.max
-        var details: IntervalDetails?
-    }
-
-    /// Intervals in the order of their begins. While an interval without an
-    /// extra is open, its `duration` holds the index of the interval open
-    /// below it on its track (`UInt32.max` for none), so each track's stack
-    /// is a list threaded through the records.
-    var records: [IntervalList.Record] = []
-    var extras: [Extra] = []
-    /// Record and extra indices fit in 32 bits, below the `UInt32.max` that
-    /// marks none.
-    static let intervalLimit = Int(UInt32.max) - 1
-    /// Interval names, each once; `records` refer to them by index.
-    var names: [String] = [""]
-    var nameIndex: [String: UInt32] = ["": 0]
-    /// Tracks with slices, by slot: the uuid, the record index of the
-    /// innermost open interval (-1 when none is open), and how many are
-    /// open. The current slot's top and count are kept in `currentTop` and
-    /// `currentOpen` instead, until another slot becomes current.
-    var slotTracks: [UInt64] = []
-    var tops: [Int] = []
-    var openCounts: [UInt32] = []
-    var stackIndex: [UInt64: Int] = [:]
-    var currentTrack: UInt64?
-    var currentSlot = 0
-    var currentTop = -1
-    var currentOpen: UInt32 = 0
-    var instants: [Instant] = []
-    var counterSamples: [UInt64: [CounterSample]] = [:]
-    var deferred: [DeferredEvent] = []
+    /// Interval and instant names, each once; events refer to them by index.
+    let nameTable: NameTable
     var loss = DataLoss()
     var issues: [TraceReadError] = []
+    /// Problems met beyond ``issueLimit``, counted but not kept.
+    var uncountedIssues = 0
+    /// The most problems kept: a streaming reader keeps a bounded number,
+    /// so that a damaged file does not grow its memory.
+    var issueLimit = Int.max
     var truncation: TraceReadError?
+    /// The size of the whole input, when it comes in parts (problems name
+    /// the end of the file).
+    var inputSize: Int?
     var packetCount = 0
     var undecodedPackets = 0
     var eventOrder = 0
     var statistics: PacketFields.StatisticsFields?
     var threadTimeTracks: Set<UInt64> = []
 
-    static let noArguments: [String: TraceArgument] = [:]
-
     /// Whether the hand decoders run; off, every packet goes through
     /// protobuf-c (tests compare the two).
     let usesFastPaths: Bool
 
-    init(source: String, usesFastPaths: Bool = true) {
+    init(source: String, store: Store, names: NameTable = NameTable(), usesFastPaths: Bool = true) {
         self.source = source
+        self.store = store
+        nameTable = names
         self.usesFastPaths = usesFastPaths
+    }
+
+    /// Keeps `issue`, unless ``issueLimit`` are kept already.
+    mutating func note(_ issue: TraceReadError) {
+        if issues.count < issueLimit { issues.append(issue) } else { uncountedIssues += 1 }
     }
 
     // MARK: Framing
 
-    mutating func consume(_ base: UnsafePointer<UInt8>, count: Int) {
-        // A begin packet takes at least 12 bytes and its end about as many;
-        // reserving for that many intervals avoids copying the array as it
-        // grows.
-        records.reserveCapacity(min(count / 24, 1 << 26))
-        Self.adviseHugePages(&records)
+    /// Reads the packets in `count` bytes at `base`, the input's bytes from
+    /// `origin` on (which offsets in problems count from), and returns how
+    /// many bytes it read. In the last part of the input (`isLast`), bytes
+    /// cut off at the end are a truncation and every byte counts as read;
+    /// in any other part, reading stops at the first field it cannot read
+    /// whole, for the caller to give again with what follows (see
+    /// ``TraceChunks``).
+    @discardableResult
+    mutating func consume(_ base: UnsafePointer<UInt8>, count: Int, origin: Int = 0, isLast: Bool = true) -> Int {
         var reader = WireReader(base, from: 0, to: count)
         while !reader.isAtEnd {
-            let offset = reader.position
+            let start = reader.position
+            let offset = origin + start
             guard let key = reader.varint() else {
+                if !isLast { return start }
                 truncation = TraceReadError(
                     path: source, offset: offset, problem: "cut off inside a packet's field tag")
-                return
+                return count
             }
             guard key == UInt64(PerfettoWire.Trace.packetTag) else {
                 let field = PerfettoWire.WireType.field(of: key)
                 let wireType = PerfettoWire.WireType.wireType(of: key)
                 if wireType <= 5, field != 0, reader.skip(wireType: wireType) {
                     // A field of Trace other than `packet`: not ours to read.
-                    issues.append(
-                        TraceReadError(path: source, offset: offset, problem: "skipped unknown Trace field \(field)"))
+                    note(TraceReadError(path: source, offset: offset, problem: "skipped unknown Trace field \(field)"))
                     continue
                 }
+                if !isLast { return start }
                 truncation = TraceReadError(
                     path: source, offset: offset,
                     problem: "expected a packet (field 1, length-delimited), found tag 0x\(String(key, radix: 16))")
-                return
+                return count
             }
-            let lengthOffset = reader.position
+            let lengthOffset = origin + reader.position
             guard let length = reader.varint() else {
+                if !isLast { return start }
                 truncation = TraceReadError(path: source, offset: offset, problem: "cut off inside a packet's length")
-                return
+                return count
             }
             guard length <= UInt64(count - reader.position) else {
+                if !isLast { return start }
                 truncation = TraceReadError(
                     path: source, offset: offset,
                     problem:
                         "packet of \(length) bytes (length at byte \(lengthOffset)) runs past the end of the file at "
-                        + "byte \(count)"
+                        + "byte \(inputSize ?? origin + count)"
                 )
-                return
+                return count
             }
-            guard records.count + deferred.count < Self.intervalLimit else {
+            guard !store.isFull else {
                 truncation = TraceReadError(
-                    path: source, offset: offset, problem: "more than \(Self.intervalLimit) intervals; reading stopped")
-                return
+                    path: source, offset: offset,
+                    problem: "more than \(RecordStore.intervalLimit) intervals; reading stopped")
+                return count
             }
             let range = reader.position..<(reader.position + Int(length))
             reader.position = range.upperBound
@@ -173,30 +141,13 @@ struct TraceBuilder {
             if !usesFastPaths || !FastPacketDecoder.decode(base, range, into: &fields) {
                 fields.reset()
                 guard ProtobufCPacketDecoder.decode(base, range, into: &fields) else {
-                    issues.append(
-                        TraceReadError(path: source, offset: offset, problem: "packet does not decode; skipped"))
+                    note(TraceReadError(path: source, offset: offset, problem: "packet does not decode; skipped"))
                     undecodedPackets += 1
                     continue
                 }
             }
             process(offset: offset)
         }
-    }
-
-    /// Asks the kernel to back a large, still untouched array with huge
-    /// pages, which saves most of its page faults as it fills.
-    static func adviseHugePages<Element>(_ array: inout [Element]) {
-        #if os(Linux)
-        let bytes = array.capacity * MemoryLayout<Element>.stride
-        guard bytes >= 8 << 20 else { return }
-        array.withUnsafeMutableBufferPointer { buffer in
-            guard let base = buffer.baseAddress else { return }
-            let huge = 2 << 20
-            let start = (Int(bitPattern: base) + huge - 1) & ~(huge - 1)
-            let end = (Int(bitPattern: base) + bytes) & ~(huge - 1)
-            guard end > start, let pointer = UnsafeMutableRawPointer(bitPattern: start) else { return }
-            _ = madvise(pointer, end - start, MADV_HUGEPAGE)
-        }
-        #endif
+        return count
     }
 }

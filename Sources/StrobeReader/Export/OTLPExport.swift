@@ -52,23 +52,22 @@ public enum OTLPExport {
         return request.bytes
     }
 
-    /// The `Resource` message of `trace`.
-    static func resource(_ trace: ParsedTrace) -> [UInt8] {
+    /// The `Resource` message of a trace of `origin` and `process`.
+    static func resource(origin: TraceOrigin?, process: TraceProcess?) -> [UInt8] {
         var resource = ProtobufWriter()
-        for (key, value) in resourceAttributes(trace) { keyValue(&resource, 1, key, value) }
+        for (key, value) in resourceAttributes(origin: origin, process: process) { keyValue(&resource, 1, key, value) }
         return resource.bytes
     }
 
     /// The resource's attributes: `service.name` (the app's name, else the
     /// process's), `service.version`, and every metadata value under its
     /// own key, the sampling probability as a number.
-    static func resourceAttributes(_ trace: ParsedTrace) -> [(String, TraceArgument)] {
-        let origin = trace.origin
+    static func resourceAttributes(origin: TraceOrigin?, process: TraceProcess?) -> [(String, TraceArgument)] {
         var attributes: [(String, TraceArgument)] = [
-            ("service.name", .string(origin?.appName ?? trace.process?.name ?? "strobe"))
+            ("service.name", .string(origin?.appName ?? process?.name ?? "strobe"))
         ]
         if let version = origin?.appVersion { attributes.append(("service.version", .string(version))) }
-        if let pid = trace.process?.pid { attributes.append(("process.pid", .int(Int64(pid)))) }
+        if let pid = process?.pid { attributes.append(("process.pid", .int(Int64(pid)))) }
         for (key, value) in (origin?.values ?? [:]).sorted(by: { $0.key < $1.key }) {
             attributes.append((key, .string(value)))
         }
@@ -78,34 +77,31 @@ public enum OTLPExport {
         return attributes
     }
 
-    static func write(
-        _ span: OTLPSpans.Span, of model: OTLPSpans, trace: ParsedTrace, offset: UInt64,
-        into writer: inout ProtobufWriter
-    ) {
-        writer.bytes(1, model.traceID)
-        writer.bytes(2, OTLPSpans.bytes(span.spanID))
-        if let parent = span.parentIndex { writer.bytes(4, OTLPSpans.bytes(model.spans[parent].spanID)) }
-        writer.string(5, span.name)
-        writer.varint(6, 1) // SPAN_KIND_INTERNAL
-        writer.fixed64(7, span.start &+ offset)
-        writer.fixed64(8, span.end &+ offset)
-        for (key, value) in attributes(of: span) { keyValue(&writer, 9, key, value) }
-        for number in span.events {
-            let instant = trace.instants[number]
-            writer.message(11) { event in
-                event.fixed64(1, instant.time &+ offset)
-                event.string(2, instant.name)
-                for (key, value) in instant.arguments.sorted(by: { $0.key < $1.key }) {
-                    keyValue(&event, 3, key, value)
-                }
+    /// The resource's attributes of `trace`.
+    static func resourceAttributes(_ trace: ParsedTrace) -> [(String, TraceArgument)] {
+        resourceAttributes(origin: trace.origin, process: trace.process)
+    }
+
+    /// The record of `span`, one of `model`'s spans of `trace`, with the
+    /// thread attributes of its thread (`threads` caches them by thread).
+    static func record(
+        _ span: OTLPSpans.Span, of model: OTLPSpans, trace: ParsedTrace, threads: inout [Int64: [UInt8]]
+    ) -> OTLPSpanRecord {
+        var attributes: [UInt8] = []
+        if let tid = span.tid {
+            if let known = threads[tid] {
+                attributes = known
+            } else {
+                attributes = OTLPSpanRecord.threadAttributes(tid: tid, name: span.threadName)
+                threads[tid] = attributes
             }
         }
-        for link in span.links {
-            writer.message(13) { message in
-                message.bytes(1, model.traceID)
-                message.bytes(2, OTLPSpans.bytes(model.spans[link].spanID))
-            }
-        }
+        return OTLPSpanRecord(
+            spanID: span.spanID, parentID: span.parentIndex.map { model.spans[$0].spanID } ?? 0, name: span.name,
+            start: span.start, end: span.end, tid: span.tid, threadName: span.threadName,
+            threadAttributes: attributes, arguments: span.arguments,
+            isUnfinished: span.isUnfinished, isInstant: span.isInstant, events: span.events.map { trace.instants[$0] },
+            links: span.links.map { model.spans[$0].spanID })
     }
 
     /// A span's attributes: its thread, then the interval's arguments.
@@ -120,8 +116,7 @@ public enum OTLPExport {
     }
 
     /// A `KeyValue` as field `field` of `writer`.
-    private static func keyValue(_ writer: inout ProtobufWriter, _ field: UInt32, _ key: String, _ value: TraceArgument)
-    {
+    static func keyValue(_ writer: inout ProtobufWriter, _ field: UInt32, _ key: String, _ value: TraceArgument) {
         writer.message(field) { pair in
             pair.string(1, key)
             pair.message(2) { any in

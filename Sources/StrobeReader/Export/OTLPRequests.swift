@@ -32,14 +32,17 @@ public struct OTLPRequests: Sequence, IteratorProtocol {
     private let resource: [UInt8]
     private var position = 0
     private var number = 0
+    private let traceIDField: [UInt8]
     private var span = ProtobufWriter()
+    private var threads: [Int64: [UInt8]] = [:]
 
     init(_ trace: ParsedTrace, unixOffset: UInt64?, maxBytes: Int) {
         self.trace = trace
         model = OTLPSpans(trace)
         offset = unixOffset ?? trace.realtimeOffset ?? 0
         self.maxBytes = maxBytes
-        resource = OTLPExport.resource(trace)
+        resource = OTLPExport.resource(origin: trace.origin, process: trace.process)
+        traceIDField = OTLPSpanRecord.traceIDField(model.traceID)
     }
 
     /// How many spans the export holds, over all its requests.
@@ -59,7 +62,8 @@ public struct OTLPRequests: Sequence, IteratorProtocol {
         let first = position
         while position < model.spans.count {
             span.reset()
-            OTLPExport.write(model.spans[position], of: model, trace: trace, offset: offset, into: &span)
+            OTLPExport.record(model.spans[position], of: model, trace: trace, threads: &threads)
+                .encode(traceIDField: traceIDField, offset: offset, into: &span)
             if position > first, scope.count + span.count + 16 > budget { break }
             scope.bytes(2, span.bytes)
             position += 1

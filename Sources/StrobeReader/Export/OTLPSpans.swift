@@ -148,10 +148,16 @@ struct OTLPSpans {
     /// What identifies the trace: its metadata (sorted), its process and
     /// its first moment, hashed.
     static func seed(_ trace: ParsedTrace) -> UInt64 {
-        var text = (trace.origin?.values ?? [:]).sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }
-            .joined(separator: "\n")
-        text += "\npid=\(trace.process?.pid ?? 0)"
         let first = Swift.min(trace.intervals.first?.start ?? .max, trace.instants.first?.time ?? .max)
+        return seed(origin: trace.origin, pid: trace.process?.pid, first: first)
+    }
+
+    /// The seed of a trace of `origin`, process `pid`, whose first interval
+    /// or instant came at `first` (`UInt64.max` for none).
+    static func seed(origin: TraceOrigin?, pid: Int32?, first: UInt64) -> UInt64 {
+        var text = (origin?.values ?? [:]).sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }
+            .joined(separator: "\n")
+        text += "\npid=\(pid ?? 0)"
         text += "\nstart=\(first)"
         var hash: UInt64 = 0xcbf2_9ce4_8422_2325
         for byte in text.utf8 {

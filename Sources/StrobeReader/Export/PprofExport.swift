@@ -29,7 +29,15 @@ public enum PprofExport {
         _ profile: CPUProfile, samples: [CPUProfile.Sample]? = nil, threads: [TraceThread] = [],
         timeNanos: Int64? = nil
     ) -> [UInt8] {
-        let chosen = samples ?? profile.samples
+        var counts = SampleCounts()
+        for sample in samples ?? profile.samples { counts.add(sample) }
+        return encode(profile, counts: counts, threads: threads, timeNanos: timeNanos)
+    }
+
+    /// The pprof bytes of samples already counted by stack and thread.
+    static func encode(
+        _ profile: CPUProfile, counts: SampleCounts, threads: [TraceThread], timeNanos: Int64?
+    ) -> [UInt8] {
         var strings = StringTable()
         var writer = ProtobufWriter()
         let period: UInt64? = profile.frequency.flatMap { $0 > 0 ? 1_000_000_000 / UInt64($0) : nil }
@@ -39,19 +47,12 @@ public enum PprofExport {
         if period != nil { writeValueType(&writer, field: Field.sampleType, "cpu", "nanoseconds", &strings) }
 
         // Samples, one per thread and distinct stack.
-        var counts: [StackKey: Int] = [:]
-        var order: [StackKey] = []
-        for sample in chosen {
-            let key = StackKey(frameStack: sample.frameStack, tid: sample.tid)
-            if counts[key] == nil { order.append(key) }
-            counts[key, default: 0] += 1
-        }
         let names = Dictionary(threads.map { ($0.tid, $0.name) }, uniquingKeysWith: { first, _ in first })
         var usedFrames = Set<Int>()
-        for key in order {
+        for key in counts.order {
             let frames = profile.frameStacks.indices.contains(key.frameStack) ? profile.frameStacks[key.frameStack] : []
             usedFrames.formUnion(frames)
-            let count = UInt64(counts[key] ?? 0)
+            let count = UInt64(counts.counts[key] ?? 0)
             writer.message(Field.sample) { sample in
                 // Leaf first.
                 sample.packed(SampleField.locationID, frames.reversed().map { UInt64($0) + 1 })
@@ -120,7 +121,7 @@ public enum PprofExport {
 
         // Times, the period, and last the strings every field above named.
         if let timeNanos { writer.int64(Field.timeNanos, timeNanos) }
-        if let first = chosen.map(\.time).min(), let last = chosen.map(\.time).max() {
+        if let first = counts.firstTime, let last = counts.lastTime {
             writer.int64(Field.durationNanos, Int64(clamping: last - first))
         }
         if let period {
@@ -153,8 +154,37 @@ public enum PprofExport {
         }
     }
 
-    private struct StackKey: Hashable {
-        var frameStack: Int
-        var tid: Int64
+    /// Samples counted by frame stack and thread, in the order each pair
+    /// first came: what the export writes, in memory that grows with the
+    /// distinct stacks, not with the samples.
+    struct SampleCounts {
+        struct Key: Hashable {
+            var frameStack: Int
+            var tid: Int64
+        }
+
+        private(set) var counts: [Key: Int] = [:]
+        private(set) var order: [Key] = []
+        private(set) var firstTime: UInt64?
+        private(set) var lastTime: UInt64?
+        /// Samples counted.
+        private(set) var total = 0
+
+        mutating func add(_ sample: CPUProfile.Sample) {
+            add(frameStack: sample.frameStack, tid: sample.tid, time: sample.time)
+        }
+
+        mutating func add(frameStack: Int, tid: Int64, time: UInt64) {
+            let key = Key(frameStack: frameStack, tid: tid)
+            if let count = counts[key] {
+                counts[key] = count + 1
+            } else {
+                counts[key] = 1
+                order.append(key)
+            }
+            firstTime = Swift.min(firstTime ?? time, time)
+            lastTime = Swift.max(lastTime ?? time, time)
+            total += 1
+        }
     }
 }

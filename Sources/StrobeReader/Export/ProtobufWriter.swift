@@ -56,6 +56,21 @@ struct ProtobufWriter {
         bytes.append(contentsOf: data)
     }
 
+    /// Appends bytes already encoded (whole fields).
+    mutating func append(_ encoded: [UInt8]) {
+        bytes.append(contentsOf: encoded)
+    }
+
+    /// A field of 8 bytes holding `value` most significant byte first: a
+    /// span or trace id's half.
+    mutating func id(_ field: UInt32, _ value: UInt64) {
+        appendTag(field, 2)
+        bytes.append(8)
+        for shift in stride(from: 56, through: 0, by: -8) {
+            bytes.append(UInt8(truncatingIfNeeded: value >> UInt64(shift)))
+        }
+    }
+
     /// A string field, as UTF-8.
     mutating func string(_ field: UInt32, _ text: String) {
         appendTag(field, 2)

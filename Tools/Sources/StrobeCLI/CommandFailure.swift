@@ -78,3 +78,12 @@ func noReadablePacket(_ parsed: ParsedTrace, path: String) -> CommandFailure? {
     return .badInput(
         parsed.notATrace?.description ?? "\(path): byte 0: not a trace: no packet is readable")
 }
+
+/// Throws bad input when a trace read packet by packet held no readable
+/// packet, and warns when it was cut short, as ``readTrace(_:)`` does.
+func checkStreamed(_ path: String, notATrace: TraceReadError?, truncation: TraceReadError?) throws(CommandFailure) {
+    if let notATrace { throw .badInput(notATrace.description) }
+    if let truncation {
+        FileHandle.standardError.write(Data("strobe: warning: \(truncation); using what came before\n".utf8))
+    }
+}

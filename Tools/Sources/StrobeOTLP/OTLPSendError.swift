@@ -13,8 +13,9 @@ public struct OTLPSendError: Error, CustomStringConvertible {
         public var number: Int
         /// Its spans, as indexes into the trace's export.
         public var spans: Range<Int>
-        /// Spans in the whole export.
-        public var totalSpans: Int
+        /// Spans in the whole export; nil when not yet known (a streaming
+        /// export that has not read the whole trace).
+        public var totalSpans: Int?
         /// Batches of the trace the endpoint accepted before this one.
         public var acceptedBatches: Int
     }
@@ -48,8 +49,8 @@ public struct OTLPSendError: Error, CustomStringConvertible {
     /// The trace, the batch, the answer, and what was and was not sent.
     public var description: String {
         let place =
-            "\(batch.trace): batch \(batch.number) (spans \(batch.spans.lowerBound + 1)-\(batch.spans.upperBound) "
-            + "of \(batch.totalSpans))"
+            "\(batch.trace): batch \(batch.number) (spans \(batch.spans.lowerBound + 1)-\(batch.spans.upperBound)"
+            + (batch.totalSpans.map { " of \($0))" } ?? ")")
         let answer: String
         switch problem {
         case .status(let status, let reason, let body):

@@ -86,59 +86,90 @@ public struct OTLPSender: Sendable {
         let post = HTTPPost(endpoint: endpoint, replyTimeout: replyTimeout)
         let total = requests.spanCount
         for request in requests {
-            let batch = OTLPSendError.Batch(
-                trace: trace, number: request.number, spans: request.spans, totalSpans: total,
-                acceptedBatches: report.batches)
-            var attempt = 1
-            attempts: while true {
-                let outcome: Result<HTTPPost.Reply, HTTPPost.Failure>
-                do {
-                    outcome = .success(try await post.post(request.body, contentType: "application/x-protobuf"))
-                } catch {
-                    outcome = .failure(error)
-                }
-                var retryAfter: Duration?
-                let problem: OTLPSendError.Problem
-                switch outcome {
-                case .success(let reply) where (200..<300).contains(reply.status):
-                    let rejected = Self.rejectedSpans(in: reply.body)
-                    if rejected.count > 0 {
-                        report.rejectedSpans += rejected.count
-                        warn(
-                            "\(trace): batch \(request.number): the endpoint accepted the request but rejected "
-                                + "\(rejected.count) of its \(request.spans.count) spans"
-                                + (rejected.message.isEmpty ? "" : ": \(rejected.message)"))
-                    }
-                    report.batches += 1
-                    report.spans += request.spans.count
-                    report.retries += attempt - 1
-                    break attempts
-                case .success(let reply):
-                    problem = .status(reply.status, reason: reply.reason, body: OTLPSendError.excerpt(reply.body))
-                    guard Self.retryable.contains(reply.status) else {
-                        throw OTLPSendError(batch: batch, problem: problem, attempts: attempt, endpoint: endpoint)
-                    }
-                    retryAfter = reply.header("Retry-After").flatMap { Self.retryAfter($0, now: Date()) }
-                case .failure(let failure):
-                    problem = .connection(failure.description)
-                }
-                guard attempt < retry.attempts else {
-                    throw OTLPSendError(batch: batch, problem: problem, attempts: attempt, endpoint: endpoint)
-                }
-                let wait = retry.wait(after: attempt, retryAfter: retryAfter)
-                let answer: String
-                switch problem {
-                case .status(let status, let reason, _): answer = "\(status) \(reason)"
-                case .connection(let words): answer = words
-                }
-                warn(
-                    "\(trace): batch \(request.number): \(answer); attempt \(attempt + 1) of \(retry.attempts) in "
-                        + "\(wait.formatted(.units(allowed: [.seconds, .milliseconds], width: .narrow)))")
-                try? await Task.sleep(for: wait)
-                attempt += 1
-            }
+            try await deliver(request, of: trace, totalSpans: total, report: &report, post: post, warn: warn)
         }
         return report
+    }
+
+    /// Sends the requests of `stream`, the streaming export of the trace
+    /// file `trace`, each as soon as it is made, so that a trace of any
+    /// size is sent in bounded memory; `alongside` gets each request's body
+    /// first (to write the export to a file as well).
+    ///
+    /// - Throws: ``OTLPSendError`` for a batch not accepted, the reader's
+    ///   `TraceReadError` when the file cannot be read, and what
+    ///   `alongside` throws.
+    public func send(
+        _ stream: inout OTLPStream, of trace: String, alongside: ([UInt8]) throws -> Void = { _ in },
+        warn: (String) -> Void = { _ in }
+    ) async throws -> Report {
+        var report = Report()
+        let post = HTTPPost(endpoint: endpoint, replyTimeout: replyTimeout)
+        while let request = try stream.next() {
+            try alongside(request.body)
+            try await deliver(
+                request, of: trace, totalSpans: stream.totalSpans, report: &report, post: post, warn: warn)
+        }
+        return report
+    }
+
+    /// Posts one request until it is accepted, retrying as the policy
+    /// says; throws when it is refused or every attempt fails.
+    private func deliver(
+        _ request: OTLPRequests.Request, of trace: String, totalSpans total: Int?, report: inout Report,
+        post: HTTPPost, warn: (String) -> Void
+    ) async throws(OTLPSendError) {
+        let batch = OTLPSendError.Batch(
+            trace: trace, number: request.number, spans: request.spans, totalSpans: total,
+            acceptedBatches: report.batches)
+        var attempt = 1
+        attempts: while true {
+            let outcome: Result<HTTPPost.Reply, HTTPPost.Failure>
+            do {
+                outcome = .success(try await post.post(request.body, contentType: "application/x-protobuf"))
+            } catch {
+                outcome = .failure(error)
+            }
+            var retryAfter: Duration?
+            let problem: OTLPSendError.Problem
+            switch outcome {
+            case .success(let reply) where (200..<300).contains(reply.status):
+                let rejected = Self.rejectedSpans(in: reply.body)
+                if rejected.count > 0 {
+                    report.rejectedSpans += rejected.count
+                    warn(
+                        "\(trace): batch \(request.number): the endpoint accepted the request but rejected "
+                            + "\(rejected.count) of its \(request.spans.count) spans"
+                            + (rejected.message.isEmpty ? "" : ": \(rejected.message)"))
+                }
+                report.batches += 1
+                report.spans += request.spans.count
+                report.retries += attempt - 1
+                break attempts
+            case .success(let reply):
+                problem = .status(reply.status, reason: reply.reason, body: OTLPSendError.excerpt(reply.body))
+                guard Self.retryable.contains(reply.status) else {
+                    throw OTLPSendError(batch: batch, problem: problem, attempts: attempt, endpoint: endpoint)
+                }
+                retryAfter = reply.header("Retry-After").flatMap { Self.retryAfter($0, now: Date()) }
+            case .failure(let failure):
+                problem = .connection(failure.description)
+            }
+            guard attempt < retry.attempts else {
+                throw OTLPSendError(batch: batch, problem: problem, attempts: attempt, endpoint: endpoint)
+            }
+            let wait = retry.wait(after: attempt, retryAfter: retryAfter)
+            let answer: String
+            switch problem {
+            case .status(let status, let reason, _): answer = "\(status) \(reason)"
+            case .connection(let words): answer = words
+            }
+            warn(
+                "\(trace): batch \(request.number): \(answer); attempt \(attempt + 1) of \(retry.attempts) in "
+                    + "\(wait.formatted(.units(allowed: [.seconds, .milliseconds], width: .narrow)))")
+            try? await Task.sleep(for: wait)
+            attempt += 1
+        }
     }
 
     /// The statuses OTLP/HTTP says to retry.

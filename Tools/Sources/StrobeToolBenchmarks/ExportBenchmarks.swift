@@ -1,25 +1,36 @@
 import Foundation
 import Strobe
+import StrobeReader
 import StrobeTestSupport
 
 #if canImport(Glibc)
 import Glibc
 #endif
 
-/// `make bench export`: `strobe export --format otlp` of a trace of about
-/// 100 MB, its speed (MB of trace per second) and peak resident memory,
-/// against `strobe summarize` of the same trace (which reads it the same
-/// way) and against copying its bytes, measured in the same run; and the
-/// same at a quarter of the size, so the memory's growth with the trace
-/// shows.
+/// `make bench export`: `strobe export` of a trace of about 100 MB and of
+/// one about three times as large, in each streaming format (pprof, pprof
+/// with `--interval`, otlp, otlp-json): MB of trace per second and peak
+/// resident memory, against reading the same file through the packet
+/// decoder alone (``TraceScan``, which keeps no event) and against copying
+/// its bytes, measured in the same run. The two sizes show whether memory
+/// grows with the trace.
 ///
 /// The trace: four threads, each nesting `frame` ⊃ `layout` ⊃ `draw` with
-/// an integer argument on `frame`, recorded here with the SDK until the
-/// file passes the size. The command is the `strobe` built beside this
-/// benchmark, run as a user runs it, its peak resident memory from
-/// `wait4`'s rusage.
+/// an integer argument on `frame`, recorded here with the SDK, CPU samples
+/// at 10 kHz, until the file passes the size. The command is the `strobe`
+/// built beside this benchmark, run as a user runs it, its peak resident
+/// memory from GNU time (see ``Measured``). The CPU model and the load
+/// average are printed beside the figures.
 enum ExportBenchmarks {
-    static let sizes = [25 << 20, 100 << 20]
+    static let sizes = [100 << 20, 300 << 20]
+
+    /// The formats measured: the arguments after the trace, and a name.
+    static let formats: [(name: String, arguments: [String])] = [
+        ("pprof", ["--format", "pprof"]),
+        ("pprof --interval frame", ["--format", "pprof", "--interval", "frame"]),
+        ("otlp", ["--format", "otlp"]),
+        ("otlp-json", ["--format", "otlp-json"]),
+    ]
 
     static func run() {
         do {
@@ -38,10 +49,8 @@ enum ExportBenchmarks {
                 "\(strobe): no strobe command beside the benchmark; build it first (swift build -c release --product strobe)"
             )
         }
-        print(
-            "{\"section\":\"export\",\"cpu\":\"\(HistoryBenchmarks.cpuModel())\","
-                + "\"cores\":\(ProcessInfo.processInfo.activeProcessorCount),"
-                + "\"load_average\":\"\(TrendBenchmarks.loadAverage())\"}")
+        let cpu = HistoryBenchmarks.cpuModel()
+        ToolBenchmarkSection.printOpeningLine("export", loadAverage: true)
         let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("strobe-export-bench-\(getpid())")
             .path
         try FileManager.default.createDirectory(atPath: scratch, withIntermediateDirectories: true)
@@ -50,37 +59,59 @@ enum ExportBenchmarks {
         for size in sizes {
             let trace = scratch + "/trace-\(size >> 20).pftrace"
             let intervals = try record(trace, atLeast: size)
-            let bytes = Double(try FileManager.default.attributesOfItem(atPath: trace)[.size] as? Int ?? 0)
-            let megabytes = bytes / 1e6
-            // The baselines: copying the bytes, and reading the trace.
+            defer { try? FileManager.default.removeItem(atPath: trace) }
+            let megabytes = Double(try fileSize(trace)) / 1e6
+            // The baselines: copying the bytes, and decoding every packet.
             let copy = try Measured.run(["/bin/cp", trace, scratch + "/copy.pftrace"])
             try? FileManager.default.removeItem(atPath: scratch + "/copy.pftrace")
-            let summarize = try Measured.run([strobe, "summarize", trace])
-            let output = scratch + "/trace.otlp"
-            let export = try Measured.run([strobe, "export", trace, "--format", "otlp", "-o", output])
-            let exported = Double(try FileManager.default.attributesOfItem(atPath: output)[.size] as? Int ?? 0)
-            try? FileManager.default.removeItem(atPath: output)
-            try? FileManager.default.removeItem(atPath: trace)
-            print("{\"section\":\"export\",\"load_average\":\"\(TrendBenchmarks.loadAverage())\"}")
-            Figure(
-                name: "strobe export --format otlp of a \(Int(megabytes.rounded())) MB trace (\(intervals) intervals)",
-                value: megabytes / export.seconds, unit: "MB/s",
-                baselineName: "strobe summarize of the same trace", baselineValue: megabytes / summarize.seconds,
-                target: size == sizes.last ? "value >= 50" : nil,
-                extra: [
-                    "export_s": export.seconds, "summarize_s": summarize.seconds, "copy_s": copy.seconds,
-                    "copy_mb_per_s": megabytes / copy.seconds, "trace_mb": megabytes,
-                    "otlp_mb": exported / 1e6, "export_peak_rss_mb": export.peakResidentMB,
-                    "summarize_peak_rss_mb": summarize.peakResidentMB,
-                ]
-            ).printLine()
-            Figure(
-                name: "strobe export --format otlp of a \(Int(megabytes.rounded())) MB trace, peak resident memory",
-                value: export.peakResidentMB, unit: "MB",
-                baselineName: "strobe summarize of the same trace", baselineValue: summarize.peakResidentMB,
-                extra: ["trace_mb": megabytes, "export_rss_per_trace_mb": export.peakResidentMB / megabytes]
-            ).printLine()
+            let scanStart = DispatchTime.now().uptimeNanoseconds
+            let scan = try TraceScan.read(contentsOf: trace)
+            let scanSeconds = Double(DispatchTime.now().uptimeNanoseconds - scanStart) / 1e9
+            let decode = megabytes / scanSeconds
+            let label = "a \(Int(megabytes.rounded())) MB trace (\(intervals) intervals, \(try samples(trace)) samples)"
+            print(
+                "{\"section\":\"export\",\"trace_mb\":\(megabytes),\"packets\":\(scan.packetCount),"
+                    + "\"cpu\":\"\(cpu)\",\"load_average\":\"\(TrendBenchmarks.loadAverage())\"}")
+            for format in formats {
+                let output = scratch + "/export.out"
+                let export = try Measured.run([strobe, "export", trace] + format.arguments + ["-o", output])
+                let written = Double(try fileSize(output)) / 1e6
+                try? FileManager.default.removeItem(atPath: output)
+                let load = loadAverage1()
+                Figure(
+                    name: "strobe export --format \(format.name) of \(label)",
+                    value: megabytes / export.seconds, unit: "MB/s",
+                    baselineName: "the packet decoder alone (TraceScan) over the same file", baselineValue: decode,
+                    target: format.name == "otlp" || format.name == "pprof" ? "value >= 50" : nil,
+                    extra: [
+                        "export_s": export.seconds, "decode_s": scanSeconds, "copy_mb_per_s": megabytes / copy.seconds,
+                        "trace_mb": megabytes, "output_mb": written, "peak_rss_mb": export.peakResidentMB,
+                        "load_1m": load,
+                    ]
+                ).printLine()
+                Figure(
+                    name: "strobe export --format \(format.name) of \(label), peak resident memory",
+                    value: export.peakResidentMB, unit: "MB",
+                    baselineName: "the trace's size", baselineValue: megabytes,
+                    target: "value < 200",
+                    extra: ["trace_mb": megabytes, "load_1m": load, "rss_is_the_command_alone": export.isExact ? 1 : 0]
+                ).printLine()
+            }
         }
+    }
+
+    static func fileSize(_ path: String) throws -> Int {
+        try FileManager.default.attributesOfItem(atPath: path)[.size] as? Int ?? 0
+    }
+
+    /// The CPU samples of the trace at `path`, counted packet by packet.
+    static func samples(_ path: String) throws -> Int {
+        try PprofExport.encode(contentsOf: path).samples
+    }
+
+    /// The load average over the last minute.
+    static func loadAverage1() -> Double {
+        Double(TrendBenchmarks.loadAverage().split(separator: " ").first ?? "") ?? 0
     }
 
     /// Records into `path` until the file holds at least `size` bytes;
@@ -88,11 +119,12 @@ enum ExportBenchmarks {
     static func record(_ path: String, atLeast size: Int) throws -> Int {
         var configuration = TraceConfiguration(outputPath: path)
         configuration.processSamplingInterval = .zero
+        configuration.cpuProfile = TraceConfiguration.CPUProfile(frequency: 10_000)
         let session = try TraceSession.start(configuration)
         let threads = 4
-        let rounds = 20_000
+        let rounds = 5_000
         let total = Counter()
-        while (try? FileManager.default.attributesOfItem(atPath: path)[.size] as? Int) ?? 0 < size {
+        while (try? fileSize(path)) ?? 0 < size {
             DispatchQueue.concurrentPerform(iterations: threads) { _ in
                 for round in 0..<rounds {
                     Trace.begin("frame", arguments: ["round": .int(Int64(round))])
@@ -129,25 +161,39 @@ enum ExportBenchmarks {
     }
 }
 
-/// A command's wall time and peak resident memory, from `wait4`.
+/// A command's wall time and peak resident memory.
+///
+/// The memory comes from GNU time (`/usr/bin/time -f %M`), which forks the
+/// command: `wait4`'s rusage of a child spawned from this process counts
+/// this process's own peak as well (posix_spawn shares its memory until the
+/// exec, and the kernel keeps the larger high-water mark). Without GNU time
+/// it falls back to `wait4`, an upper bound, and says so.
 struct Measured {
     var seconds: Double
     var peakResidentMB: Double
+    /// Whether the peak is the command's alone (from GNU time).
+    var isExact: Bool
+
+    static let gnuTime = "/usr/bin/time"
 
     /// Runs `arguments` (the program first, by path) with standard output
     /// discarded; throws when it fails.
     static func run(_ arguments: [String]) throws -> Measured {
+        let report = FileManager.default.temporaryDirectory.appendingPathComponent("strobe-time-\(getpid())").path
+        defer { try? FileManager.default.removeItem(atPath: report) }
+        let timed = FileManager.default.isExecutableFile(atPath: gnuTime)
+        let command = timed ? [gnuTime, "-f", "%M", "-o", report] + arguments : arguments
         var actions = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&actions)
         defer { posix_spawn_file_actions_destroy(&actions) }
         posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0)
-        let argv = arguments.map { strdup($0) } + [nil]
+        let argv = command.map { strdup($0) } + [nil]
         defer { argv.forEach { free($0) } }
         var pid: pid_t = 0
         let start = DispatchTime.now().uptimeNanoseconds
-        let spawned = posix_spawn(&pid, arguments[0], &actions, nil, argv, environ)
+        let spawned = posix_spawn(&pid, command[0], &actions, nil, argv, environ)
         guard spawned == 0 else {
-            throw BenchmarkFailure("\(arguments[0]): cannot start: \(String(cString: strerror(spawned)))")
+            throw BenchmarkFailure("\(command[0]): cannot start: \(String(cString: strerror(spawned)))")
         }
         var status: Int32 = 0
         var usage = rusage()
@@ -158,7 +204,13 @@ struct Measured {
         guard status == 0 else {
             throw BenchmarkFailure("\(arguments.joined(separator: " ")) failed (wait status \(status))")
         }
-        // ru_maxrss is in KiB on Linux.
-        return Measured(seconds: seconds, peakResidentMB: Double(usage.ru_maxrss) * 1024 / 1e6)
+        // Both in KiB on Linux.
+        if timed, let text = try? String(contentsOfFile: report, encoding: .utf8),
+            let kibibytes = Double(
+                text.trimmingCharacters(in: .whitespacesAndNewlines).split(separator: "\n").last ?? "")
+        {
+            return Measured(seconds: seconds, peakResidentMB: kibibytes * 1024 / 1e6, isExact: true)
+        }
+        return Measured(seconds: seconds, peakResidentMB: Double(usage.ru_maxrss) * 1024 / 1e6, isExact: false)
     }
 }

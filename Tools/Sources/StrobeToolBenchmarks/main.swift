@@ -4,8 +4,8 @@
 // `make bench trend`: `strobe trend` end to end over 10,000 runs.
 // `make bench sketch`: the fleet's quantile sketch, accuracy and size;
 // `make bench fleet`: the fleet report's rates, ingest and report speed.
-// `make bench export`: `strobe export --format otlp` of a 100 MB trace, speed
-// and peak memory.
+// `make bench export`: `strobe export` (pprof, otlp, otlp-json) of a 100 MB
+// and a 300 MB trace, speed against the packet decoder alone, and peak memory.
 // Prints one JSON line per figure, each with the baseline measured in the
 // same process and the ratio between them.
 

@@ -18,7 +18,9 @@ struct ExportCommand: AsyncParsableCommand {
             trace's metadata as the resource; with --otlp-endpoint the same spans are posted to an \
             OTLP/HTTP endpoint in batches (and written to -o only when it is given). Exit status 2 when the \
             endpoint refuses a batch (any status but 2xx, 429, 502, 503, 504), 1 when it stays busy or \
-            unreachable through every attempt; the message names the trace, the batch and the answer.
+            unreachable through every attempt; the message names the trace, the batch and the answer. pprof, \
+            otlp and otlp-json read the trace packet by packet and write as they go, in memory that does not \
+            grow with the trace; otlp spans come in the order their intervals end.
             """
     )
 
@@ -51,39 +53,61 @@ struct ExportCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
-        let parsed = try readTrace(trace)
         switch format {
         case .pprof:
-            let (profile, samples) = try cpuSamples(parsed, doing: "export")
-            let bytes = PprofExport.encode(profile, samples: samples, threads: parsed.threads)
-            do {
-                try emit(bytes: try Gzip.compress(bytes), to: output)
-            } catch let failure as Gzip.Failure {
-                throw CommandFailure.measurementFailed("\(trace): \(failure)")
-            }
-        case .otlp:
-            if let sender = try otlp.sender() {
-                if output != nil { try emit(bytes: OTLPExport.encode(parsed), to: output) }
-                let report: OTLPSender.Report
-                do throws(OTLPSendError) {
-                    report = try await sender.send(parsed, from: trace, batchBytes: otlp.batchBytes)
-                } catch {
-                    throw CommandFailure.otlp(error)
-                }
-                print(
-                    "\(trace): sent \(report.spans) spans in \(report.batches) request\(report.batches == 1 ? "" : "s") "
-                        + "to \(sender.endpoint)\(report.retries > 0 ? " (\(report.retries) retried)" : "")")
-            } else {
-                try emit(bytes: OTLPExport.encode(parsed), to: output)
-            }
-        case .otlpJSON:
-            try emit(OTLPExport.json(parsed), to: output)
+            try exportPprof()
+        case .otlp, .otlpJSON:
+            try await exportOTLP()
         case .folded:
+            let parsed = try readTrace(trace)
             let (profile, samples) = try cpuSamples(parsed, doing: "fold")
             try emit(profile.folded(samples), to: output)
         case .csv, .ndjson, .chromeJSON:
-            try emit(TraceExport.render(parsed, as: format.textFormat!), to: output)
+            try emit(TraceExport.render(try readTrace(trace), as: format.textFormat!), to: output)
         }
+    }
+
+    /// The CPU samples as pprof, read from the file packet by packet (with
+    /// `--interval`, twice: the instances, then the samples).
+    private func exportPprof() throws {
+        let export = try PprofExport.encode(contentsOf: trace, within: interval)
+        try checkStreamed(trace, notATrace: export.notATrace, truncation: export.truncation)
+        if export.samples == 0 { throw CommandFailure.badInput("\(trace): no CPU samples to export") }
+        if let interval, export.instances == 0 {
+            throw CommandFailure.badInput(
+                "--interval \"\(interval)\": no finished interval of that name on a thread in \(trace)")
+        }
+        do {
+            try emit(bytes: try Gzip.compress(export.bytes), to: output)
+        } catch let failure as Gzip.Failure {
+            throw CommandFailure.measurementFailed("\(trace): \(failure)")
+        }
+    }
+
+    /// The spans as OTLP, read from the file packet by packet and written
+    /// (or sent) request by request as they are made.
+    private func exportOTLP() async throws {
+        var stream = try OTLPStream(
+            contentsOf: trace, encoding: format == .otlpJSON ? .json : .protobuf, maxBytes: otlp.batchBytes)
+        try checkStreamed(trace, notATrace: stream.scan.notATrace, truncation: stream.scan.truncation)
+        guard let sender = try otlp.sender() else {
+            let writer = try PartWriter(path: output)
+            while let part = try stream.nextFilePart() { try writer.write(part) }
+            try writer.finish()
+            return
+        }
+        let writer = try output.map { path throws(CommandFailure) in try PartWriter(path: path) }
+        let report: OTLPSender.Report
+        do {
+            report = try await sender.send(&stream, from: trace) { try writer?.write($0) }
+        } catch let error as OTLPSendError {
+            throw CommandFailure.otlp(error)
+        }
+        if report.batches == 0 { try writer?.write(stream.emptyRequest) }
+        try writer?.finish()
+        print(
+            "\(trace): sent \(report.spans) spans in \(report.batches) request\(report.batches == 1 ? "" : "s") "
+                + "to \(sender.endpoint)\(report.retries > 0 ? " (\(report.retries) retried)" : "")")
     }
 
     /// The trace's CPU samples, those inside `--interval`'s instances when

@@ -89,30 +89,30 @@ struct IngestCommand: AsyncParsableCommand {
         var skipped = 0
         var refused: [String] = []
         for (index, file) in files.enumerated() {
-            let parsed: ParsedTrace
+            var stream: OTLPStream
             do {
-                parsed = try TraceReader.read(contentsOf: file)
+                stream = try OTLPStream(contentsOf: file, maxBytes: otlp.batchBytes)
             } catch {
                 StrobeCommand.printError("strobe ingest: skipped \(error)")
                 skipped += 1
                 continue
             }
-            if let failure = noReadablePacket(parsed, path: file) {
+            if let failure = stream.scan.notATrace {
                 StrobeCommand.printError("strobe ingest: skipped \(failure.description)")
                 skipped += 1
                 continue
             }
-            if let truncation = parsed.truncation {
+            if let truncation = stream.scan.truncation {
                 StrobeCommand.printError("strobe: warning: \(truncation); sending what came before")
             }
-            do throws(OTLPSendError) {
-                let report = try await sender.send(parsed, from: file, batchBytes: otlp.batchBytes)
+            do {
+                let report = try await sender.send(&stream, from: file)
                 total.batches += report.batches
                 total.spans += report.spans
                 total.retries += report.retries
                 total.rejectedSpans += report.rejectedSpans
                 sent += 1
-            } catch {
+            } catch let error as OTLPSendError {
                 guard !error.isRefusal else {
                     StrobeCommand.printError("strobe ingest: \(error)")
                     refused.append(file)

@@ -49,10 +49,12 @@ struct OTLPEndpointOptions: ParsableArguments {
 }
 
 extension OTLPSender {
-    /// Sends `parsed`, read from `path`, in batches of at most
-    /// `batchBytes`; warnings go to standard error.
-    func send(_ parsed: ParsedTrace, from path: String, batchBytes: Int) async throws(OTLPSendError) -> Report {
-        try await send(OTLPExport.requests(parsed, maxBytes: batchBytes), of: path) { warning in
+    /// Sends the requests of `stream`, the export of the trace file at
+    /// `path`, as they are made; warnings go to standard error.
+    func send(
+        _ stream: inout OTLPStream, from path: String, alongside: ([UInt8]) throws -> Void = { _ in }
+    ) async throws -> Report {
+        try await send(&stream, of: path, alongside: alongside) { warning in
             StrobeCommand.printError("strobe: warning: \(warning)")
         }
     }

@@ -1,7 +1,7 @@
 import PerfettoWire
 
 /// The open intervals of each track, threaded through the records.
-extension TraceBuilder {
+extension RecordStore {
 
     /// Makes `track`'s stack the current one.
     @inline(__always)
@@ -30,10 +30,20 @@ extension TraceBuilder {
         currentOpen = openCounts[slot]
     }
 
+    @inline(__always)
+    mutating func openInterval(track: UInt64, time: UInt64, name: UInt32) {
+        openRecord(track: track, time: time, name: name)
+    }
+
+    @inline(__always)
+    mutating func closeInterval(track: UInt64, time: UInt64) {
+        closeRecord(track: track, time: time)
+    }
+
     /// Opens an interval on top of `track`'s stack; returns its index.
     @inline(__always)
     @discardableResult
-    mutating func openInterval(track: UInt64, time: UInt64, name: UInt32) -> Int {
+    mutating func openRecord(track: UInt64, time: UInt64, name: UInt32) -> Int {
         select(track)
         let index = records.count
         records.append(
@@ -50,11 +60,11 @@ extension TraceBuilder {
     /// nil when none is open.
     @inline(__always)
     @discardableResult
-    mutating func closeInterval(track: UInt64, time: UInt64) -> Int? {
+    mutating func closeRecord(track: UInt64, time: UInt64) -> Int? {
         select(track)
         let index = currentTop
         guard index >= 0 else {
-            loss.unmatchedEnds += 1
+            unmatchedEnds += 1
             return nil
         }
         currentOpen &-= 1
@@ -84,13 +94,13 @@ extension TraceBuilder {
     }
 
     mutating func begin(
-        track: UInt64, time: UInt64, name: UInt32, arguments: [String: TraceArgument], flows: [UInt64],
+        track: UInt64, time: UInt64, name: UInt32, arguments: ArgumentList, flows: [UInt64],
         terminating: [UInt64], threadTime: Double?, categories: [String] = []
     ) {
-        let index = openInterval(track: track, time: time, name: name)
+        let index = openRecord(track: track, time: time, name: name)
         if !arguments.isEmpty || !flows.isEmpty || !terminating.isEmpty || !categories.isEmpty {
             updateDetails(index, isOpen: true) { values in
-                values.arguments = arguments
+                values.arguments = arguments.dictionary
                 values.flowIDs = flows
                 values.terminatingFlowIDs = terminating
                 values.categories = categories
@@ -100,10 +110,10 @@ extension TraceBuilder {
     }
 
     mutating func end(
-        track: UInt64, time: UInt64, arguments: [String: TraceArgument], flows: [UInt64], terminating: [UInt64],
+        track: UInt64, time: UInt64, arguments: ArgumentList, flows: [UInt64], terminating: [UInt64],
         threadTime: Double?
     ) {
-        guard let index = closeInterval(track: track, time: time) else { return }
+        guard let index = closeRecord(track: track, time: time) else { return }
         if let end = threadTime, records[index].hasExtra {
             let extra = Int(records[index].duration)
             // False for NaN: no reading at the begin.
@@ -151,11 +161,11 @@ extension TraceBuilder {
         }
     }
 
-    mutating func mergeEndArguments(_ arguments: [String: TraceArgument], into index: Int) {
+    mutating func mergeEndArguments(_ arguments: ArgumentList, into index: Int) {
         var usage = ResourceUsageDelta()
         var sawUsage = false
         var others: [String: TraceArgument] = [:]
-        for (key, value) in arguments {
+        for (key, value) in arguments.dictionary {
             guard let argument = ResourceUsageArgument(name: key), case .int(let number) = value else {
                 others[key] = value
                 continue
