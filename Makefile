@@ -60,7 +60,8 @@ test: setup
 # skipped.
 test-sdk:
 	$(SWIFT) build --build-tests $(SDK_TRAITS)
-	bash scripts/test-in-two-processes.sh 'StrobeTests\.' $(SWIFT) test --skip-build $(SDK_TRAITS) --skip StrobeStressTests
+	bash scripts/test-in-two-processes.sh "$$($(SWIFT) build $(SDK_TRAITS) --show-bin-path)/strobePackageTests.xctest" \
+		'StrobeTests\.' --skip StrobeStressTests
 
 # Many threads with tiny buffers and a starved writer, and ten thousand
 # short-lived threads: every event accounted for and no memory kept. CI runs

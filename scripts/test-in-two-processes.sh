@@ -1,27 +1,34 @@
 #!/usr/bin/env bash
-# Runs one package's tests as two `swift test` processes at once: the test
-# targets matching PATTERN in one, every other in the second.
+# Runs a package's built tests as two processes at once: the tests matching
+# PATTERN in one, every other in the second.
 #
-#   scripts/test-in-two-processes.sh PATTERN swift test --skip-build [OPTIONS...]
+#   scripts/test-in-two-processes.sh TEST_BUNDLE PATTERN [SWIFT-TESTING OPTIONS...]
 #
 # Suites that use state of the whole process (the `.processWide` trait) run
 # one at a time inside a process, so a package's run lasts at least as long
-# as their chain. Two processes have two chains, one per core. Each
-# process's output is kept apart and printed whole when both have ended;
-# the run fails when either fails.
+# as their chain. Two processes have two chains, one per core. The test
+# bundle (`swift build --build-tests` makes it) is run directly with Swift
+# Testing's options, not through `swift test`: two `swift test` processes
+# at once on one build directory leave it to be rebuilt from scratch.
+# Each process's output is kept apart and printed whole when both have
+# ended; the run fails when either fails.
 set -uo pipefail
 if [ $# -lt 2 ]; then
-    echo "usage: $0 PATTERN swift test [OPTIONS...]" >&2
+    echo "usage: $0 TEST_BUNDLE PATTERN [SWIFT-TESTING OPTIONS...]" >&2
     exit 64
 fi
-pattern="$1"
-shift
+bundle="$1"
+pattern="$2"
+shift 2
+if [ ! -x "$bundle" ]; then
+    echo "test-in-two-processes: $bundle is not built (swift build --build-tests)" >&2
+    exit 1
+fi
 logs=$(mktemp -d)
 trap 'rm -rf "$logs"' EXIT
-"$@" --filter "$pattern" >"$logs/first" 2>&1 &
+"$bundle" --testing-library swift-testing --filter "$pattern" "$@" >"$logs/first" 2>&1 &
 first=$!
-# The second reads the same build directory while the first holds its lock.
-"$@" --ignore-lock --skip "$pattern" >"$logs/second" 2>&1 &
+"$bundle" --testing-library swift-testing --skip "$pattern" "$@" >"$logs/second" 2>&1 &
 second=$!
 wait "$first"
 first_status=$?
