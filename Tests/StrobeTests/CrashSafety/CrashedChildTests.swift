@@ -2,14 +2,16 @@ import Foundation
 import StrobeCrashRecovery
 import StrobeReader
 import StrobeTestSupport
+import StrobeTestTraits
 import Testing
 
 /// Crash capture: a child that dies of each fatal signal leaves a crash file
 /// that `strobe recover` turns into a trace holding its last moments, with
 /// the crash marked, and the crash reporter installed before the session
-/// still runs. Only the children record, so the suite runs beside the suites
-/// that use the test process's own session.
-@Suite(.serialized) struct CrashedChildTests {
+/// still runs. Only the children record, but the recoveries take this
+/// process's CPU time, which the CPU-timer profiler's tests share: the suite
+/// runs in the process-wide turn.
+@Suite(.serialized, .processWide) struct CrashedChildTests {
     static var traceChild: String { builtProgram("TraceChild") }
 
     static var childIsBuilt: Bool { FileManager.default.isExecutableFile(atPath: traceChild) }

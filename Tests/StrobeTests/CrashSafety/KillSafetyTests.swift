@@ -6,9 +6,10 @@ import Testing
 
 /// What a process killed with SIGKILL leaves: after `strobe repair` (here
 /// `TraceRepair`), a trace that Perfetto's official schema decodes, with
-/// every event up to the last write. Only child processes record, so the
-/// suite runs beside the suites that use the test process's own session.
-@Suite(.serialized)
+/// every event up to the last write. Only child processes record, but the
+/// repairs and decodes take this process's CPU time, which the CPU-timer
+/// profiler's tests share: the suite runs in the process-wide turn.
+@Suite(.serialized, .processWide)
 struct KillSafetyTests {
     /// The built child program.
     static var traceChild: String { builtProgram("TraceChild") }
