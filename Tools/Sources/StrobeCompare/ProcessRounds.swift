@@ -145,7 +145,7 @@ public struct ProcessRounds: RoundRunner {
         options.warmup = 0
         options.profileRate = nil
         options.runID = "probe-\(side.rawValue)-\(UInt32.random(in: 0...UInt32.max))"
-        let line = ([command] + options.arguments.map(Self.shellQuoted)).joined(separator: " ")
+        let line = Self.shellLine(command, options)
         let log = "\(logDirectory)/probe-\(side.rawValue).log"
         let status = try Self.runShell(line, log: log, timeout: timeout)
         guard status == 0, let path = Self.resultsFiles(in: directory).first else {
@@ -209,7 +209,7 @@ public struct ProcessRounds: RoundRunner {
             options.iterations = iterations
             options.warmup = 1
             options.runID = "\(Self.simulatedRunPrefix)\(side.rawValue)-\(UInt32.random(in: 0...UInt32.max))"
-            let line = ([command] + options.arguments.map(Self.shellQuoted)).joined(separator: " ")
+            let line = Self.shellLine(command, options)
             return (line, "\(logDirectory)/simulated-\(side.rawValue).log")
         }
         let timeout = self.timeout
@@ -254,6 +254,11 @@ public struct ProcessRounds: RoundRunner {
         return notes.isEmpty
     }
 
+    /// `command` followed by the suite `options`, quoted for /bin/sh.
+    static func shellLine(_ command: String, _ options: PerfSuiteOptions) -> String {
+        ([command] + options.arguments.map(shellQuoted)).joined(separator: " ")
+    }
+
     /// The results files in `directory`.
     static func resultsFiles(in directory: String) -> [String] {
         let names = (try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []
@@ -282,7 +287,7 @@ public struct ProcessRounds: RoundRunner {
             // Without --warmup the suite keeps its own: an option at its
             // default is not spelled.
             let options = suiteOptions(side, round: round, tests: tests)
-            let line = ([command] + options.arguments.map(Self.shellQuoted)).joined(separator: " ")
+            let line = Self.shellLine(command, options)
             let log = "\(logDirectory)/round-\(round)-\(side.rawValue).log"
             let status = try Self.runShell(line, log: log, timeout: timeout)
             guard status == 0 else {
