@@ -111,7 +111,8 @@ tsan: setup
 # CSV samples and crash files (`strobe recover`). Seeds come from
 # scripts/fuzz-seeds.sh; the corpus grows in Tools/.build/fuzz-corpus. Each input
 # is at most 64 KiB and no single allocation
-# may exceed 16 MiB. FUZZ_LIMIT bounds each run (CI passes a time limit).
+# may exceed 16 MiB. FUZZ_LIMIT bounds each run (CI passes a time limit); the
+# targets run as many at once as the machine has cores (FUZZ_JOBS).
 FUZZ_LIMIT ?= -runs=1000000
 FUZZ_FLAGS = -max_len=65536 -malloc_limit_mb=16 -rss_limit_mb=2048 -timeout=10 -print_final_stats=1 \
 	-artifact_prefix=Tools/.build/fuzz-artifacts/
@@ -123,12 +124,8 @@ fuzz: setup
 	$(SWIFT) build $(TOOLS) --product strobe
 	bash scripts/fuzz-seeds.sh .build/debug Tools/.build/debug Tools/.build/fuzz-seeds
 	$(SWIFT) build $(FUZZ_BUILD)
-	for target in reader results csv recover; do \
-		mkdir -p Tools/.build/fuzz-corpus/$$target Tools/.build/fuzz-artifacts && \
-		LSAN_OPTIONS=suppressions=scripts/lsan-suppressions.txt ASAN_OPTIONS=malloc_context_size=4 \
-		Tools/.build/fuzz/release/StrobeFuzz $$target $(FUZZ_FLAGS) $(FUZZ_LIMIT) \
-			Tools/.build/fuzz-corpus/$$target Tools/.build/fuzz-seeds/$$target || exit 1; \
-	done
+	bash scripts/fuzz-targets.sh Tools/.build/fuzz/release/StrobeFuzz reader results csv recover -- \
+		$(FUZZ_FLAGS) $(FUZZ_LIMIT)
 
 # `make bench` runs every section; `make bench core triggers` runs those.
 # The SDK's sections run in StrobeBenchmarks, the statistics' in the tools
