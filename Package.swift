@@ -179,8 +179,8 @@ let package = Package(
                 "LensPipeline", "TraceChild", "ProfileWorkload",
             ]
         ),
-        // Many threads at once and ten thousand in turn, for minutes: run
-        // apart from `make test` (`make test-stress`, its own CI step).
+        // Many threads at once and ten thousand in turn: run when
+        // STROBE_STRESS_TESTS=1 (`make test`, `make test-stress`).
         .testTarget(
             name: "StrobeStressTests",
             dependencies: ["Strobe", "StrobeReader", "StrobeTestSupport", "StrobeTestTraits"]

@@ -6,14 +6,14 @@ import StrobeTestTraits
 import Testing
 
 /// Many threads with tiny buffers and a starved writer: every event is
-/// accounted for, exactly, per thread. Minutes of threads, so they run only
-/// when asked (`make test-stress`, `make tsan` and CI set
+/// accounted for, exactly, per thread. Seconds of every core, so they run
+/// only when asked (`make test`, `make test-stress` and `make tsan` set
 /// `STROBE_STRESS_TESTS=1`); a plain `swift test` reports them skipped.
 @Suite(
     .serialized, .processWide,
     .enabled(
         if: ProcessInfo.processInfo.environment["STROBE_STRESS_TESTS"] == "1",
-        "minutes of threads: set STROBE_STRESS_TESTS=1, as make test-stress does"))
+        "seconds of every core: set STROBE_STRESS_TESTS=1, as make test does"))
 struct StressTests {
     /// One thread's mix of events; returns how many it emitted (ends of
     /// async intervals whose begin was discarded are not events: the call
