@@ -32,7 +32,11 @@ let package = Package(
         .library(name: "StrobeHistory", targets: ["StrobeHistory", "StrobeHistoryStore", "StrobeTrend"]),
     ],
     dependencies: [
-        .package(name: "strobe", path: ".."),
+        // With the tracing bridge's trait on, as Examples/ServerTracing sets it:
+        // the SDK's modules compile with the same flags in both, so the example
+        // built in this package's build directory (as CI builds it) reuses them.
+        // No target here uses the bridge, so nothing more is built.
+        .package(name: "strobe", path: "..", traits: ["StrobeTracing"]),
         // What the tests of both packages share (the program runner, the
         // figure printer, the `.processWide` suite trait); no app resolves it.
         .package(name: "strobe-test-support", path: "../Tests/Support"),

@@ -11,7 +11,9 @@ let package = Package(
     platforms: [.macOS(.v15)],
     dependencies: [
         .package(name: "strobe", path: "../..", traits: ["StrobeTracing"]),
-        .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1", traits: []),
+        // Hummingbird's traits as the tools package sets them, so a build in its
+        // build directory reuses Hummingbird compiled there.
+        .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1", traits: ["FullFoundation"]),
         .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
         .package(url: "https://github.com/apple/swift-distributed-tracing", from: "1.7.3"),
