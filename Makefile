@@ -118,9 +118,12 @@ FUZZ_FLAGS = -max_len=65536 -malloc_limit_mb=16 -rss_limit_mb=2048 -timeout=10 -
 	-artifact_prefix=Tools/.build/fuzz-artifacts/
 FUZZ_BUILD = -c release --sanitize=fuzzer --sanitize=address $(TOOLS) --build-path Tools/.build/fuzz --product StrobeFuzz \
 	-Xswiftc -Xfrontend -Xswiftc -entry-point-function-name -Xswiftc -Xfrontend -Xswiftc StrobeFuzz_main
-# The seeds come from the debug programs below and the debug `strobe`.
+# The seeds come from the SDK's debug programs (TraceChild, LensPipeline,
+# LensPerfTests) as its test build makes them, so after `make test` they are
+# not built again (a build of the products alone would compile their modules
+# anew, without the tests' flags), and from the debug `strobe`.
 fuzz: setup
-	for program in TraceChild LensPipeline LensPerfTests; do $(SWIFT) build $(SDK_TRAITS) --product $$program || exit 1; done
+	$(SWIFT) build --build-tests $(SDK_TRAITS)
 	$(SWIFT) build $(TOOLS) --product strobe
 	bash scripts/fuzz-seeds.sh .build/debug Tools/.build/debug Tools/.build/fuzz-seeds
 	$(SWIFT) build $(FUZZ_BUILD)
