@@ -94,6 +94,9 @@ let package = Package(
                 + strobe("StrobeResults"),
             swiftSettings: optimizedInDebug
         ),
+        // SQLite's C library, for the run history's SQLite store.
+        .systemLibrary(
+            name: "CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"]), .brew(["sqlite"])]),
         // PostgreSQL's own C client library, for the run history's
         // PostgreSQL store.
         .systemLibrary(name: "CLibPQ", pkgConfig: "libpq", providers: [.apt(["libpq-dev"]), .brew(["libpq"])]),
@@ -117,8 +120,9 @@ let package = Package(
         // StrobePostgres) and the fleet's tables in them.
         .target(
             name: "StrobeHistoryStore",
-            dependencies: ["StrobeHistory", "StrobePostgres", .product(name: "GRDB", package: "GRDB.swift")]
-                + strobe("StrobeResults")
+            dependencies: [
+                "StrobeHistory", "StrobePostgres", "CSQLite", .product(name: "GRDB", package: "GRDB.swift"),
+            ] + strobe("StrobeResults")
         ),
         // The trend over a history's runs: change points pinned to runs, and
         // its reports.
