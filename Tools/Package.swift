@@ -43,9 +43,6 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
         // Policy files; both majors build.
         .package(url: "https://github.com/jpsim/Yams", "5.0.1"..<"7.0.0"),
-        // The run history's SQLite store (over Debian's libsqlite3-dev); its
-        // PostgreSQL store is on libpq, a system library (below).
-        .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
         // `strobe serve`, the HTTP ingest endpoint (without swift-configuration
         // support, which it does not use).
         .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1", traits: ["FullFoundation"]),
@@ -94,6 +91,9 @@ let package = Package(
                 + strobe("StrobeResults"),
             swiftSettings: optimizedInDebug
         ),
+        // SQLite's C library, for the run history's SQLite store.
+        .systemLibrary(
+            name: "CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"]), .brew(["sqlite"])]),
         // PostgreSQL's own C client library, for the run history's
         // PostgreSQL store.
         .systemLibrary(name: "CLibPQ", pkgConfig: "libpq", providers: [.apt(["libpq-dev"]), .brew(["libpq"])]),
@@ -113,12 +113,12 @@ let package = Package(
         ),
         // A PostgreSQL client on libpq (`package` API only).
         .target(name: "StrobePostgres", dependencies: ["CLibPQ"]),
-        // The run history's stores (SQLite through GRDB, PostgreSQL through
-        // StrobePostgres) and the fleet's tables in them.
+        // The run history's stores (SQLite through a wrapper of its own over
+        // CSQLite, PostgreSQL through StrobePostgres) and the fleet's tables
+        // in them.
         .target(
             name: "StrobeHistoryStore",
-            dependencies: ["StrobeHistory", "StrobePostgres", .product(name: "GRDB", package: "GRDB.swift")]
-                + strobe("StrobeResults")
+            dependencies: ["StrobeHistory", "StrobePostgres", "CSQLite"] + strobe("StrobeResults")
         ),
         // The trend over a history's runs: change points pinned to runs, and
         // its reports.
@@ -197,8 +197,7 @@ let package = Package(
         .target(
             name: "StrobeStoreTestSupport",
             dependencies: [
-                "StrobeHistory", "StrobeHistoryStore", "StrobePostgres", .product(name: "GRDB", package: "GRDB.swift"),
-                testSupport,
+                "StrobeHistory", "StrobeHistoryStore", "StrobePostgres", "CSQLite", testSupport,
             ] + strobe("StrobeResults"),
             path: "Tests/StrobeStoreTestSupport"),
         // Seeded sessions for the tests of percentiles over sessions.

@@ -1,5 +1,5 @@
+import CSQLite
 import Foundation
-import GRDB
 import StrobeHistory
 import StrobeHistoryStore
 import StrobeResults
@@ -14,12 +14,20 @@ extension ScratchStore {
     package func setSchemaVersion(_ version: Int) async throws {
         switch location {
         case .sqlite(let path):
-            let queue = try DatabaseQueue(path: path)
-            try queue.inDatabase { db in
-                try db.execute(sql: "UPDATE strobe_schema SET version = ?", arguments: [version])
-                try db.execute(sql: "PRAGMA wal_checkpoint(TRUNCATE)")
+            // Straight through SQLite's C API, as another program would:
+            // the store has no way to change its version.
+            var connection: OpaquePointer?
+            defer { sqlite3_close_v2(connection) }
+            var code = sqlite3_open_v2(path, &connection, SQLITE_OPEN_READWRITE, nil)
+            if code == SQLITE_OK {
+                code = sqlite3_exec(
+                    connection, "UPDATE strobe_schema SET version = \(version); PRAGMA wal_checkpoint(TRUNCATE)", nil,
+                    nil, nil)
             }
-            try queue.close()
+            guard code == SQLITE_OK else {
+                let message = connection.flatMap { sqlite3_errmsg($0) } ?? sqlite3_errstr(code)
+                throw SQLiteFailure(path: path, message: message.map { String(cString: $0) } ?? "error \(code)")
+            }
         case .postgres:
             try TestServer.execute("UPDATE strobe_schema SET version = \(version)", url: text)
         }
@@ -46,6 +54,17 @@ extension ScratchStore {
             return parts.joined(separator: ", ")
         }
     }
+}
+
+/// SQLite's refusal of a test's own statement on the store at `path`.
+struct SQLiteFailure: Error, CustomStringConvertible {
+    /// The store's file.
+    var path: String
+    /// SQLite's message (`sqlite3_errmsg`).
+    var message: String
+
+    /// The file, then SQLite's message.
+    var description: String { "\(path): \(message)" }
 }
 
 /// Runs for the tests.
