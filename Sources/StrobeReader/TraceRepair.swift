@@ -112,25 +112,11 @@ public enum TraceRepair {
                 path: path, offset: 0, problem: "cannot create: \(ErrnoText.message(errno))", errno: errno)
         }
         defer { close(descriptor) }
-        var offset = 0
-        let failure: Int32? = bytes.withUnsafeBytes { raw in
-            while offset < raw.count {
-                let count = writeBytes(descriptor, raw.baseAddress! + offset, raw.count - offset)
-                if count < 0 {
-                    if errno == EINTR { continue }
-                    return errno
-                }
-                offset += count
-            }
-            return nil
-        }
-        if let failure {
+        let outcome = DescriptorWriting.writeAll(bytes, to: descriptor)
+        if let failure = outcome.failure {
             throw TraceReadError(
-                path: path, offset: offset, problem: "write failed: \(ErrnoText.message(failure))", errno: failure)
+                path: path, offset: outcome.written, problem: "write failed: \(ErrnoText.message(failure))",
+                errno: failure)
         }
     }
-}
-
-private func writeBytes(_ descriptor: Int32, _ source: UnsafeRawPointer, _ count: Int) -> Int {
-    write(descriptor, source, count)
 }

@@ -32,7 +32,7 @@ public struct PerfMetric: Sendable, Hashable, Codable {
         name = try container.decode(String.self, forKey: .name)
         unit = try container.decode(String.self, forKey: .unit)
         samples = try container.decode([Double].self, forKey: .samples)
-        better = try MetricDirection.decoded(from: container, forKey: .better)
+        better = try container.decodeIfPresent(MetricDirection.self, forKey: .better) ?? .lower
     }
 
     /// Writes the metric, its direction as `better`.

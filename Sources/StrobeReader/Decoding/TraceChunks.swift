@@ -145,41 +145,39 @@ final class TraceChunks {
     static func wholeFields(
         _ base: UnsafePointer<UInt8>, count: Int, remaining: Int
     ) -> (end: Int, isBroken: Bool) {
-        var position = 0
+        var reader = WireReader(base, from: 0, to: count)
         var end = 0
-        func varint() -> (value: UInt64, isBroken: Bool)? {
-            var value: UInt64 = 0
-            var shift: UInt64 = 0
-            while position < count {
-                let byte = base[position]
-                position += 1
-                value |= UInt64(byte & 0x7f) << shift
-                if byte < 0x80 { return (value, false) }
-                shift += 7
-                if shift >= 64 { return (0, true) }
+        // The next varint; nil where the bytes end inside it, or where it is
+        // too long, which breaks the field.
+        var isBroken = false
+        func varint() -> UInt64? {
+            switch reader.varintRead() {
+            case .value(let value): return value
+            case .cutOff: return nil
+            case .tooLong:
+                isBroken = true
+                return nil
             }
-            return nil
         }
-        while position < count {
-            guard let key = varint() else { return (end, false) }
-            let field = key.value >> 3
-            let wireType = key.value & 7
-            if key.isBroken || field == 0 || ![0, 1, 2, 5].contains(wireType) { return (end, true) }
+        while !reader.isAtEnd {
+            guard let key = varint() else { return (end, isBroken) }
+            let field = key >> 3
+            let wireType = key & 7
+            if field == 0 || ![0, 1, 2, 5].contains(wireType) { return (end, true) }
             switch wireType {
             case 0:
-                guard let value = varint() else { return (end, false) }
-                if value.isBroken { return (end, true) }
+                guard varint() != nil else { return (end, isBroken) }
             case 1, 5:
                 let width = wireType == 1 ? 8 : 4
-                guard count - position >= width else { return (end, false) }
-                position += width
+                guard count - reader.position >= width else { return (end, false) }
+                reader.position += width
             default:
-                guard let length = varint() else { return (end, false) }
-                if length.isBroken || length.value > UInt64(max(remaining - position, 0)) { return (end, true) }
-                guard length.value <= UInt64(count - position) else { return (end, false) }
-                position += Int(length.value)
+                guard let length = varint() else { return (end, isBroken) }
+                if length > UInt64(max(remaining - reader.position, 0)) { return (end, true) }
+                guard length <= UInt64(count - reader.position) else { return (end, false) }
+                reader.position += Int(length)
             }
-            end = position
+            end = reader.position
         }
         return (end, false)
     }

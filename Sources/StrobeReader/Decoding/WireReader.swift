@@ -23,17 +23,32 @@ struct WireReader {
     }
 
     mutating func longVarint() -> UInt64? {
+        if case .value(let value) = varintRead() { return value }
+        return nil
+    }
+
+    /// What reading a varint found: its value, the end of the range inside
+    /// it, or more than 64 bits' worth of bytes.
+    enum VarintRead {
+        case value(UInt64)
+        case cutOff
+        case tooLong
+    }
+
+    /// A varint, or why there is none: a reader that must tell a field cut
+    /// off by the end of the bytes from a broken one asks this.
+    mutating func varintRead() -> VarintRead {
         var result: UInt64 = 0
         var shift: UInt64 = 0
         while position < end {
             let byte = base[position]
             position += 1
             result |= UInt64(byte & 0x7F) << shift
-            if byte & 0x80 == 0 { return result }
+            if byte & 0x80 == 0 { return .value(result) }
             shift += 7
-            if shift >= 64 { return nil }
+            if shift >= 64 { return .tooLong }
         }
-        return nil
+        return .cutOff
     }
 
     @inline(__always)

@@ -1,3 +1,5 @@
+import StrobeFormatting
+
 /// A trace's CPU samples as a pprof `Profile` (perftools.profiles), the
 /// format `go tool pprof` reads: uncompressed protobuf bytes, which a
 /// caller gzips to write a `.pb.gz` file.
@@ -38,7 +40,8 @@ public enum PprofExport {
     static func encode(
         _ profile: CPUProfile, counts: SampleCounts, threads: [TraceThread], timeNanos: Int64?
     ) -> [UInt8] {
-        var strings = StringTable()
+        // The string table: index 0 is the empty string, each text once.
+        var strings = UniqueTexts(startingWith: [""])
         var writer = ProtobufWriter()
         let period: UInt64? = profile.frequency.flatMap { $0 > 0 ? 1_000_000_000 / UInt64($0) : nil }
 
@@ -58,14 +61,14 @@ public enum PprofExport {
                 sample.packed(SampleField.locationID, frames.reversed().map { UInt64($0) + 1 })
                 sample.packed(SampleField.value, period.map { [count, count * $0] } ?? [count])
                 if let name = names[key.tid], !name.isEmpty {
-                    let text = strings.index(name)
+                    let text = Int64(strings.index(of: name))
                     sample.message(SampleField.label) { label in
-                        label.int64(LabelField.key, strings.index("thread"))
+                        label.int64(LabelField.key, Int64(strings.index(of: "thread")))
                         label.int64(LabelField.str, text)
                     }
                 }
                 sample.message(SampleField.label) { label in
-                    label.int64(LabelField.key, strings.index("thread_id"))
+                    label.int64(LabelField.key, Int64(strings.index(of: "thread_id")))
                     label.int64(LabelField.num, key.tid)
                 }
             }
@@ -90,8 +93,8 @@ public enum PprofExport {
                 message.varint(MappingField.memoryStart, mapping.start)
                 message.varint(MappingField.memoryLimit, mapping.end)
                 message.varint(MappingField.fileOffset, mapping.fileOffset)
-                message.int64(MappingField.filename, strings.index(mapping.path))
-                message.int64(MappingField.buildID, strings.index(mapping.buildID))
+                message.int64(MappingField.filename, Int64(strings.index(of: mapping.path)))
+                message.int64(MappingField.buildID, Int64(strings.index(of: mapping.buildID)))
                 message.varint(MappingField.hasFunctions, 1)
             }
         }
@@ -111,7 +114,7 @@ public enum PprofExport {
             }
         }
         for function in Set(frames.map { profile.frames[$0].function }).sorted() {
-            let name = strings.index(profile.functions[function])
+            let name = Int64(strings.index(of: profile.functions[function]))
             writer.message(Field.function) { message in
                 message.varint(FunctionField.id, UInt64(function) + 1)
                 message.int64(FunctionField.name, name)
@@ -144,10 +147,10 @@ public enum PprofExport {
     }
 
     private static func writeValueType(
-        _ writer: inout ProtobufWriter, field: UInt32, _ type: String, _ unit: String, _ strings: inout StringTable
+        _ writer: inout ProtobufWriter, field: UInt32, _ type: String, _ unit: String, _ strings: inout UniqueTexts
     ) {
-        let typeIndex = strings.index(type)
-        let unitIndex = strings.index(unit)
+        let typeIndex = Int64(strings.index(of: type))
+        let unitIndex = Int64(strings.index(of: unit))
         writer.message(field) { valueType in
             valueType.int64(1, typeIndex)
             valueType.int64(2, unitIndex)

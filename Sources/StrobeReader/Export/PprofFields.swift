@@ -59,18 +59,4 @@ extension PprofExport {
         static let name: UInt32 = 2
         static let systemName: UInt32 = 3
     }
-
-    /// The string table: index 0 is the empty string, each text once.
-    struct StringTable {
-        private(set) var texts: [String] = [""]
-        private var indexes: [String: Int64] = ["": 0]
-
-        mutating func index(_ text: String) -> Int64 {
-            if let index = indexes[text] { return index }
-            let index = Int64(texts.count)
-            indexes[text] = index
-            texts.append(text)
-            return index
-        }
-    }
 }

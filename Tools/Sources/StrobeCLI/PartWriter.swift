@@ -1,4 +1,5 @@
 import Foundation
+import StrobeToolFormatting
 
 #if canImport(Glibc)
 import Glibc
@@ -89,7 +90,7 @@ final class PartWriter: @unchecked Sendable {
             }
             let part = queue.removeFirst()
             condition.unlock()
-            let failed = Self.write(part, to: descriptor)
+            let failed = DescriptorWriting.writeAll(part, to: descriptor).failure
             condition.lock()
             if let failed, failure == nil {
                 failure = failed
@@ -99,24 +100,4 @@ final class PartWriter: @unchecked Sendable {
             condition.unlock()
         }
     }
-
-    /// Writes all of `bytes`; the errno of a failure.
-    private static func write(_ bytes: [UInt8], to descriptor: Int32) -> Int32? {
-        bytes.withUnsafeBytes { raw in
-            var written = 0
-            while written < raw.count {
-                let count = writeBytes(descriptor, raw.baseAddress! + written, raw.count - written)
-                if count < 0 {
-                    if errno == EINTR { continue }
-                    return errno
-                }
-                written += count
-            }
-            return nil
-        }
-    }
-}
-
-private func writeBytes(_ descriptor: Int32, _ source: UnsafeRawPointer, _ count: Int) -> Int {
-    write(descriptor, source, count)
 }

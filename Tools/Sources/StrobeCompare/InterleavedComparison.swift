@@ -103,6 +103,8 @@ public struct InterleavedComparison<Runner: RoundRunner> {
         var onlyTests: [String]?
         // Each round's iterations per process and seconds.
         var roundSeconds: [(iterations: Int?, seconds: Double)] = []
+        // The last look's seconds: reading the results and judging them.
+        var lookSeconds = 0.0
         // Counts read by a simulation or emulation decide at once: told
         // before the rounds a look of times needs.
         if try runner.countBeforeRounds(tests: onlyTests) {
@@ -131,12 +133,16 @@ public struct InterleavedComparison<Runner: RoundRunner> {
                     firstLook: minimumRounds)
             }
             guard var current = design else { continue }
-            let timeUp = elapsed + perRound > settings.budget
+            // Another round (at the slower of the mean pace and the last
+            // round's) and the look after it must end within the budget.
+            let nextRound = max(perRound, roundSeconds.last?.seconds ?? perRound)
+            let timeUp = elapsed + nextRound + lookSeconds > settings.budget
             guard timeUp || current.looks(afterRound: rounds) else {
                 events(.round(rounds, elapsed: elapsed))
                 continue
             }
             lookNumber += 1
+            let lookStart = clock()
             let look = current.look(number: lookNumber, rounds: rounds, final: timeUp)
             design = current
             let judged: DiffReport
@@ -151,6 +157,7 @@ public struct InterleavedComparison<Runner: RoundRunner> {
             } catch {
                 throw ComparisonFailure(error.description)
             }
+            lookSeconds = clock() - lookStart
             // The rounds that fit: the plan's, or more at the last round's
             // pace when fewer iterations or tests made rounds shorter.
             let pace = roundSeconds.last?.seconds ?? perRound
