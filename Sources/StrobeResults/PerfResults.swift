@@ -32,7 +32,7 @@ public struct PerfMetric: Sendable, Hashable, Codable {
         name = try container.decode(String.self, forKey: .name)
         unit = try container.decode(String.self, forKey: .unit)
         samples = try container.decode([Double].self, forKey: .samples)
-        better = try container.decodeIfPresent(MetricDirection.self, forKey: .better) ?? .lower
+        better = try MetricDirection.decoded(from: container, forKey: .better)
     }
 
     /// Writes the metric, its direction as `better`.

@@ -5,10 +5,9 @@ import Testing
 
 @testable import StrobeJudgement
 
-/// A direction is `"better": "lower" | "higher"` in every JSON form. The
-/// forms Strobe writes and reads back (comparisons, histories) need the key;
-/// a results file's metric, which a person may write, is lower without it.
-/// No other key is read.
+/// A direction is `"better": "lower" | "higher"` in every JSON form, read
+/// by one decoder (`MetricDirection.decoded(from:forKey:)`): lower when the
+/// key is absent; no other key is read.
 struct DirectionJSONTests {
     static func encode(_ value: some Encodable) throws -> String {
         let encoder = JSONEncoder()
@@ -32,16 +31,10 @@ struct DirectionJSONTests {
         let json = try Self.encode(comparison)
         #expect(json.contains(#""better":"\#(better.rawValue)""#))
         #expect(try JSONDecoder().decode(MetricComparison.self, from: Data(json.utf8)) == comparison)
-        // Without the key the comparison is refused, naming it; a flag of
-        // another name says nothing.
+        // Without the key, lower; a flag of another name says nothing.
         let without = json.replacing(#""better":"\#(better.rawValue)","#, with: #""lowerIsBetter":false,"#)
         #expect(!without.contains(#""better""#))
-        #expect {
-            try JSONDecoder().decode(MetricComparison.self, from: Data(without.utf8))
-        } throws: { error in
-            guard case DecodingError.keyNotFound(let key, _) = error else { return false }
-            return key.stringValue == "better"
-        }
+        #expect(try JSONDecoder().decode(MetricComparison.self, from: Data(without.utf8)).better == .lower)
     }
 
     @Test func aHistoryIsWrittenAndReadWithBetter() throws {
@@ -51,11 +44,9 @@ struct DirectionJSONTests {
         #expect(try JSONDecoder().decode(MetricHistory.self, from: Data(json.utf8)) == history)
     }
 
-    @Test func withoutTheKeyAResultsMetricIsLowerAndAHistoryIsRefused() throws {
+    @Test func withoutTheKeyADirectionIsLowerAsAResultsFileIs() throws {
         let neither = #"{"name":"fps","values":[60],"lowerIsBetter":false,"relativeFloor":0}"#
-        #expect(throws: DecodingError.self) {
-            try JSONDecoder().decode(MetricHistory.self, from: Data(neither.utf8))
-        }
+        #expect(try JSONDecoder().decode(MetricHistory.self, from: Data(neither.utf8)).better == .lower)
         let metric = #"{"name":"fps","unit":"count/s","samples":[60]}"#
         #expect(try JSONDecoder().decode(PerfMetric.self, from: Data(metric.utf8)).better == .lower)
         let wrong = #"{"name":"fps","values":[60],"better":"sideways","relativeFloor":0}"#
