@@ -22,7 +22,8 @@ public enum DescriptorWriting {
         return Array(bytes).withUnsafeBytes { writeAll($0, to: descriptor) }
     }
 
-    private static func writeAll(_ raw: UnsafeRawBufferPointer, to descriptor: Int32) -> (written: Int, failure: Int32?) {
+    private static func writeAll(_ raw: UnsafeRawBufferPointer, to descriptor: Int32) -> (written: Int, failure: Int32?)
+    {
         var written = 0
         while written < raw.count {
             let count = systemWrite(descriptor, raw.baseAddress! + written, raw.count - written)
