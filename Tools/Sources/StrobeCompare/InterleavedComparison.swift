@@ -212,7 +212,8 @@ public struct InterleavedComparison<Runner: RoundRunner> {
         }
         guard let directory = parents.first, Set(parents).count == 1 else { return }
         do throws(DiffError) {
-            try RecordedDecisions(report: report, directory: directory).write(to: directory)
+            try RecordedDecisions(report: report, directory: directory, policy: settings.policy).write(
+                to: directory)
         } catch {
             throw ComparisonFailure(error.description)
         }

@@ -21,11 +21,15 @@ public struct RecordedDecisions: Sendable, Codable {
     public var candidateFiles: [String]
     /// The report as `strobe compare` delivered it.
     public var report: DiffReport
+    /// The policy it was judged under, if one was given: `strobe diff` with
+    /// the same policy shows these decisions, with another judges again.
+    public var policy: ComparisonPolicy?
 
     /// The decisions of `report`, made on the files it names, which lie
-    /// under `directory`.
-    public init(report: DiffReport, directory: String) {
+    /// under `directory`, under `policy`.
+    public init(report: DiffReport, directory: String, policy: ComparisonPolicy? = nil) {
         self.report = report
+        self.policy = policy
         baselineFiles = Self.relative(report.baselineSources, to: directory)
         candidateFiles = Self.relative(report.candidateSources, to: directory)
     }

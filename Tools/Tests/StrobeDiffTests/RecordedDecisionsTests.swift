@@ -16,12 +16,16 @@ import Testing
         defer { try? FileManager.default.removeItem(atPath: output) }
         let reportPath = output + ".json"
         defer { try? FileManager.default.removeItem(atPath: reportPath) }
+        let policy = output + ".policy.yml"
+        defer { try? FileManager.default.removeItem(atPath: policy) }
+        try "alpha: 0.01\nmetrics:\n  - match: \"wall$\"\n    summary: minimum\n".write(
+            toFile: policy, atomically: true, encoding: .utf8)
         let compare = try runProgram(
             CompareCommandTests.strobe,
             [
                 "compare", "--process", "--name", "sleeper", "--baseline", "sleep 0.02", "--candidate", "sleep 0.05",
                 "--metric", "wall", "--min-rounds", "4", "--max-time", "20s", "--results-dir", output, "--format",
-                "json", "--output", reportPath,
+                "json", "--output", reportPath, "--policy", policy,
             ], environment: ["CI": "true"])
         #expect(compare.status == 1, "\(compare.errors)")
         #expect(FileManager.default.fileExists(atPath: output + "/decisions.json"))
@@ -51,10 +55,21 @@ import Testing
             #expect(rendered.output.contains("sleeper " + percent) || rendered.output.contains("sleeper  " + percent))
         }
 
-        // A flag that changes the judgement needs --rejudge.
+        // The policy and alpha compare used show its decisions still (as
+        // the demo's pull-request comment is written); a flag that changes
+        // the judgement needs --rejudge.
+        let same = try runProgram(
+            CompareCommandTests.strobe, ["diff"] + sides + ["--policy", policy, "--alpha", "0.01", "--format", "json"])
+        #expect(same.status == 1, "\(same.errors)")
+        #expect((try Self.json(same.output)["origin"] as? [String: Any])?["kind"] as? String == "recorded")
         let refused = try runProgram(CompareCommandTests.strobe, ["diff"] + sides + ["--alpha", "0.05"])
         #expect(refused.status == 2)
         #expect(refused.errors.contains("--alpha changes the judgement") && refused.errors.contains("--rejudge"))
+        try "alpha: 0.01\nmetrics:\n  - match: \"wall$\"\n    summary: median\n".write(
+            toFile: policy, atomically: true, encoding: .utf8)
+        let otherPolicy = try runProgram(CompareCommandTests.strobe, ["diff"] + sides + ["--policy", policy])
+        #expect(otherPolicy.status == 2)
+        #expect(otherPolicy.errors.contains("--policy changes the judgement"), "\(otherPolicy.errors)")
 
         // --rejudge judges every round again at once, and says so.
         let rejudged = try runProgram(CompareCommandTests.strobe, ["diff"] + sides + ["--format", "json", "--rejudge"])

@@ -37,7 +37,8 @@ struct DiffCommand: AsyncParsableCommand {
             RESULTS_DIR/candidate) carry its decisions (RESULTS_DIR/decisions.json): every format shows those \
             verdicts, estimates and intervals, each from the look that reached it, and --metric only selects \
             rows. --rejudge judges the results again, all rounds at once (the report says so); --group-by, \
-            --policy, --alpha, --min-effect and --percentiles change the judgement and need it.
+            --policy, --alpha, --min-effect and --percentiles other than compare's change the judgement and \
+            need it.
 
             Exit status: 0 no regression, 1 at least one regression, 2 bad input.
             """
@@ -148,7 +149,7 @@ struct DiffCommand: AsyncParsableCommand {
             if rejudge {
                 origin = DecisionOrigin(kind: .rejudged, path: path, reason: "--rejudge")
             } else if recorded.matches(baseline: baselineSamples, candidate: candidateSamples, directory: directory) {
-                if let flag = judgementFlag {
+                if let flag = judgementFlag(changing: recorded, options: options, policy: rules) {
                     throw CommandFailure.badInput(
                         "\(flag) changes the judgement of results strobe compare decided (\(path)): add --rejudge")
                 }
@@ -166,14 +167,19 @@ struct DiffCommand: AsyncParsableCommand {
         try report.deliver(to: reportOutput)
     }
 
-    /// The first flag given that changes how results are judged, which
-    /// recorded decisions cannot show; nil when none is.
-    var judgementFlag: String? {
-        if groupBy != nil { return "--group-by" }
-        if policy != nil { return "--policy" }
-        if judgement.alpha != nil { return "--alpha" }
-        if judgement.minEffect != nil { return "--min-effect" }
-        if percentiles != nil { return "--percentiles" }
+    /// The first flag given that judges the results otherwise than
+    /// `recorded` did, so that its decisions cannot show it; nil when every
+    /// flag given agrees with them (the same policy, alpha, floor,
+    /// percentiles and grouping as `strobe compare` used).
+    func judgementFlag(
+        changing recorded: RecordedDecisions, options: ComparisonOptions, policy rules: ComparisonPolicy?
+    ) -> String? {
+        let decided = recorded.report.options
+        if groupBy != nil, groupBy != recorded.report.groupBy { return "--group-by" }
+        if policy != nil, rules != recorded.policy { return "--policy" }
+        if judgement.alpha != nil, options.alpha != decided.alpha { return "--alpha" }
+        if judgement.minEffect != nil, options.minimumEffect != decided.minimumEffect { return "--min-effect" }
+        if percentiles != nil, options.percentiles != decided.percentiles { return "--percentiles" }
         return nil
     }
 }

@@ -30,9 +30,9 @@ import Yams
 /// and the suite's own metrics gate; resource counts are reported, with
 /// absolute floors of about a clock tick, one count or one page.
 /// Unknown keys and malformed values are errors that name the file and line.
-public struct ComparisonPolicy: Sendable {
+public struct ComparisonPolicy: Sendable, Hashable, Codable {
     /// One rule: which metrics it applies to and what it sets.
-    public struct Rule: Sendable {
+    public struct Rule: Sendable, Hashable, Codable {
         /// The pattern as written.
         public var pattern: String
         /// Sets which way the metric gets better.
