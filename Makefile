@@ -45,7 +45,8 @@ test: setup
 	bash scripts/generate-protos.sh --check
 	python3 Tests/python/check_schema.py
 	python3 Tests/python/test_perfetto_decode.py
-	$(MAKE) --no-print-directory test-sdk test-tools test-adoption
+	$(MAKE) --no-print-directory test-sdk SDK_TESTS_THEN='bash scripts/check-adoption.sh'
+	$(MAKE) --no-print-directory test-tools
 	python3 Tests/python/test_otlp_export.py
 
 # Trace sessions are process-wide, and every test target runs in one
@@ -57,10 +58,12 @@ test: setup
 # package builds first.
 # The stress tests (StrobeStressTests, seconds of threads) run in the second
 # process, beside the longer first; without STROBE_STRESS_TESTS=1 they report
-# themselves skipped, so a plain `swift test` leaves them out.
+# themselves skipped, so a plain `swift test` leaves them out. `make test`
+# runs the adoption check (test-adoption) after the second process too
+# (SDK_TESTS_THEN).
 test-sdk:
 	$(SWIFT) build --build-tests $(SDK_TRAITS)
-	STROBE_STRESS_TESTS=1 bash scripts/test-in-two-processes.sh \
+	STROBE_STRESS_TESTS=1 THEN_IN_SECOND="$(SDK_TESTS_THEN)" bash scripts/test-in-two-processes.sh \
 		"$$($(SWIFT) build $(SDK_TRAITS) --show-bin-path)/strobePackageTests.xctest" 'StrobeTests\.'
 
 # Many threads with tiny buffers and a starved writer, and ten thousand

@@ -11,7 +11,9 @@
 # Testing's options, not through `swift test`: two `swift test` processes
 # at once on one build directory leave it to be rebuilt from scratch.
 # Each process's output is kept apart and printed whole when both have
-# ended; the run fails when either fails.
+# ended; the run fails when either fails. THEN_IN_SECOND, when set, is a
+# command run after the second process, beside the first (which lasts
+# longer), and fails the run too.
 set -uo pipefail
 if [ $# -lt 2 ]; then
     echo "usage: $0 TEST_BUNDLE PATTERN [SWIFT-TESTING OPTIONS...]" >&2
@@ -30,15 +32,28 @@ trap 'rm -rf "$logs"' EXIT
 first=$!
 "$bundle" --testing-library swift-testing --skip "$pattern" "$@" >"$logs/second" 2>&1 &
 second=$!
+then_status=0
+if [ -n "${THEN_IN_SECOND:-}" ]; then
+    wait "$second"
+    second_status=$?
+    bash -c "$THEN_IN_SECOND" >"$logs/then" 2>&1 || then_status=$?
+fi
 wait "$first"
 first_status=$?
-wait "$second"
-second_status=$?
+if [ -z "${THEN_IN_SECOND:-}" ]; then
+    wait "$second"
+    second_status=$?
+fi
 echo "== tests matching $pattern (exit $first_status)"
 cat "$logs/first"
 echo "== every other test (exit $second_status)"
 cat "$logs/second"
-if [ "$first_status" -ne 0 ] || [ "$second_status" -ne 0 ]; then
-    echo "test-in-two-processes: failed (tests matching $pattern: exit $first_status; the rest: exit $second_status)" >&2
+if [ -n "${THEN_IN_SECOND:-}" ]; then
+    echo "== then: $THEN_IN_SECOND (exit $then_status)"
+    cat "$logs/then"
+fi
+if [ "$first_status" -ne 0 ] || [ "$second_status" -ne 0 ] || [ "$then_status" -ne 0 ]; then
+    echo "test-in-two-processes: failed (tests matching $pattern: exit $first_status; the rest: exit" \
+        "$second_status; then: exit $then_status)" >&2
     exit 1
 fi
