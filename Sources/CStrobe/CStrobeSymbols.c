@@ -6,6 +6,7 @@
 #include "CStrobeProfiler.h"
 #include "CStrobeUnwind.h"
 
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -302,15 +303,28 @@ size_t cstrobe_vdso_build_id(uint8_t *out, size_t capacity) {
     return image.bytes ? build_id_in(&image, out, capacity) : 0;
 }
 
+/// A function of the process looked up by name on first use. Threads that
+/// race on the first use each look it up and store the same address.
+typedef struct {
+    const char *name;
+    _Atomic(void *) address;
+    atomic_int looked;
+} lazy_symbol;
+
+static void *lazy_symbol_address(lazy_symbol *symbol) {
+    if (!atomic_load_explicit(&symbol->looked, memory_order_acquire)) {
+        atomic_store_explicit(&symbol->address, dlsym(RTLD_DEFAULT, symbol->name), memory_order_relaxed);
+        atomic_store_explicit(&symbol->looked, 1, memory_order_release);
+    }
+    return atomic_load_explicit(&symbol->address, memory_order_relaxed);
+}
+
 typedef char *(*swift_demangle_function)(const char *, size_t, char *, size_t *, uint32_t);
 
+static lazy_symbol swift_demangle_symbol = {"swift_demangle", NULL, 0};
+
 size_t cstrobe_swift_demangle(const char *name, size_t length, char *out, size_t capacity) {
-    static swift_demangle_function demangle = NULL;
-    static int looked = 0;
-    if (!looked) {
-        demangle = (swift_demangle_function)dlsym(RTLD_DEFAULT, "swift_demangle");
-        looked = 1;
-    }
+    swift_demangle_function demangle = (swift_demangle_function)lazy_symbol_address(&swift_demangle_symbol);
     if (!demangle || capacity == 0) return 0;
     size_t size = capacity;
     char *result = demangle(name, length, out, &size, 0);
@@ -321,13 +335,10 @@ size_t cstrobe_swift_demangle(const char *name, size_t length, char *out, size_t
 
 typedef char *(*cxa_demangle_function)(const char *, char *, size_t *, int *);
 
+static lazy_symbol cxa_demangle_symbol = {"__cxa_demangle", NULL, 0};
+
 size_t cstrobe_cxx_demangle(const char *name, char *out, size_t capacity) {
-    static cxa_demangle_function demangle = NULL;
-    static int looked = 0;
-    if (!looked) {
-        demangle = (cxa_demangle_function)dlsym(RTLD_DEFAULT, "__cxa_demangle");
-        looked = 1;
-    }
+    cxa_demangle_function demangle = (cxa_demangle_function)lazy_symbol_address(&cxa_demangle_symbol);
     if (!demangle || capacity == 0) return 0;
     int status = 0;
     char *result = demangle(name, NULL, NULL, &status);
