@@ -2,13 +2,20 @@
 # Both install what is missing first (see scripts/setup.sh).
 
 SWIFT ?= swift
+# SwiftPM writes a package's enabled traits onto the compiler's command line
+# in the order of a Set, which Swift seeds anew in every process: with two
+# traits on (the SDK's bridges), each time SwiftPM reads the manifest again
+# the order may flip, and every module of the package compiles again (50 s
+# of a debug build). Fixed hashing in SwiftPM keeps the order; the programs
+# that `swift test` and `swift run` start are not given it.
+SWIFT_BUILD = SWIFT_DETERMINISTIC_HASHING=1 $(SWIFT) build
 RELEASE_FLAGS = -c release
 # The SDK package (the repository root) with its bridges, which are behind
 # package traits; the tools package (`strobe`, the gate) is in Tools/.
 SDK_TRAITS = --traits StrobeMetrics,StrobeTracing
 TOOLS = --package-path Tools
 
-.PHONY: setup setup-demo demo demo-fleet lint test test-sdk test-stress test-tools test-history test-adoption bench tsan fuzz validate-gate example-server bench-otel proto \
+.PHONY: setup setup-demo demo demo-fleet lint test build-tests build-sdk-tests build-tools-tests test-sdk test-stress test-tools test-history test-adoption bench tsan fuzz validate-gate example-server bench-otel proto \
 	proto-check build strobe clean
 
 setup:
@@ -21,12 +28,12 @@ setup-demo:
 	@bash scripts/build-commit.sh
 
 build: setup
-	$(SWIFT) build $(RELEASE_FLAGS) $(SDK_TRAITS)
-	$(SWIFT) build $(RELEASE_FLAGS) $(TOOLS)
+	$(SWIFT_BUILD) $(RELEASE_FLAGS) $(SDK_TRAITS)
+	$(SWIFT_BUILD) $(RELEASE_FLAGS) $(TOOLS)
 
 # The `strobe` command alone, in release: Tools/.build/release/strobe.
 strobe: setup
-	$(SWIFT) build $(RELEASE_FLAGS) $(TOOLS) --product strobe
+	$(SWIFT_BUILD) $(RELEASE_FLAGS) $(TOOLS) --product strobe
 
 demo: setup-demo
 	@bash scripts/demo.sh
@@ -34,10 +41,10 @@ demo: setup-demo
 # The demo's fleet part alone (step 6 of `make demo`): sampled sessions of two
 # app versions uploaded to `strobe serve` and reported by `strobe fleet`.
 demo-fleet: setup
-	$(SWIFT) build $(RELEASE_FLAGS) --product LensPipeline
-	$(SWIFT) build $(RELEASE_FLAGS) $(TOOLS) --product strobe
-	bash scripts/demo-fleet.sh "$$($(SWIFT) build -c release --show-bin-path)" \
-		"$$($(SWIFT) build $(RELEASE_FLAGS) $(TOOLS) --show-bin-path)" out/demo-fleet
+	$(SWIFT_BUILD) $(RELEASE_FLAGS) --product LensPipeline
+	$(SWIFT_BUILD) $(RELEASE_FLAGS) $(TOOLS) --product strobe
+	bash scripts/demo-fleet.sh "$$($(SWIFT_BUILD) -c release --show-bin-path)" \
+		"$$($(SWIFT_BUILD) $(RELEASE_FLAGS) $(TOOLS) --show-bin-path)" out/demo-fleet
 
 # Last, OTLP read back with OpenTelemetry's own classes, from the debug
 # LensPipeline and strobe the two test builds made.
@@ -45,9 +52,22 @@ test: setup
 	bash scripts/generate-protos.sh --check
 	python3 Tests/python/check_schema.py
 	python3 Tests/python/test_perfetto_decode.py
+	$(MAKE) --no-print-directory build-tests
 	$(MAKE) --no-print-directory test-sdk SDK_TESTS_THEN='bash scripts/check-adoption.sh'
 	$(MAKE) --no-print-directory test-tools
 	python3 Tests/python/test_otlp_export.py
+
+# Both packages' test builds at once, each with its output kept together:
+# a build leaves one of the two cores idle for much of its time (chains of
+# modules that wait on each other, links), which the other fills.
+build-tests:
+	$(MAKE) --no-print-directory -j2 --output-sync=target build-sdk-tests build-tools-tests
+
+build-sdk-tests:
+	$(SWIFT_BUILD) --build-tests $(SDK_TRAITS)
+
+build-tools-tests:
+	$(SWIFT_BUILD) --build-tests $(TOOLS)
 
 # Trace sessions are process-wide, and every test target runs in one
 # process: the suites that use such state carry the `.processWide` trait,
@@ -61,16 +81,15 @@ test: setup
 # themselves skipped, so a plain `swift test` leaves them out. `make test`
 # runs the adoption check (test-adoption) after the second process too
 # (SDK_TESTS_THEN).
-test-sdk:
-	$(SWIFT) build --build-tests $(SDK_TRAITS)
+test-sdk: build-sdk-tests
 	STROBE_STRESS_TESTS=1 THEN_IN_SECOND="$(SDK_TESTS_THEN)" bash scripts/test-in-two-processes.sh \
-		"$$($(SWIFT) build $(SDK_TRAITS) --show-bin-path)/strobePackageTests.xctest" 'StrobeTests\.'
+		"$$($(SWIFT_BUILD) $(SDK_TRAITS) --show-bin-path)/strobePackageTests.xctest" 'StrobeTests\.'
 
 # Many threads with tiny buffers and a starved writer, and ten thousand
 # short-lived threads: every event accounted for and no memory kept. `make
 # test` runs them too; this runs them alone.
 test-stress: setup
-	$(SWIFT) build --build-tests $(SDK_TRAITS)
+	$(SWIFT_BUILD) --build-tests $(SDK_TRAITS)
 	STROBE_STRESS_TESTS=1 $(SWIFT) test --skip-build $(SDK_TRAITS) --filter StrobeStressTests
 
 # The run history's tests run against a real PostgreSQL: a throwaway cluster
@@ -80,14 +99,13 @@ test-stress: setup
 # themselves when PostgreSQL is installed and are skipped, saying why, when
 # it is not; STROBE_REQUIRE_POSTGRES=1 makes that skip a failure.
 HISTORY_TESTS = StrobeHistoryTests|StrobeHistoryStoreTests|StrobePostgresTests|StrobeTrendTests
-test-tools:
-	$(SWIFT) build --build-tests $(TOOLS)
+test-tools: build-tools-tests
 	STROBE_REQUIRE_POSTGRES=1 bash scripts/with-postgres.sh $(SWIFT) test --skip-build $(TOOLS)
 
 # The run history's tests alone: its model, stores, PostgreSQL client and
 # trend.
 test-history: setup
-	$(SWIFT) build --build-tests $(TOOLS)
+	$(SWIFT_BUILD) --build-tests $(TOOLS)
 	STROBE_REQUIRE_POSTGRES=1 bash scripts/with-postgres.sh $(SWIFT) test --skip-build $(TOOLS) \
 		--filter '$(HISTORY_TESTS)'
 
@@ -105,7 +123,7 @@ TSAN_SUITES = RecordingTests|QuiescenceTests|RingBoundTests|StressTests|StrobeRe
 # The bridges' traits stay off: none of these suites uses them, so their
 # packages are not built a second time.
 tsan: setup
-	$(SWIFT) build --build-tests --sanitize=thread --build-path .build/tsan
+	$(SWIFT_BUILD) --build-tests --sanitize=thread --build-path .build/tsan
 	STROBE_STRESS_TESTS=1 TSAN_OPTIONS="halt_on_error=1 abort_on_error=1 $(TSAN_OPTIONS)" $(SWIFT) test \
 		--skip-build --sanitize=thread --build-path .build/tsan --filter '$(TSAN_SUITES)'
 
@@ -119,18 +137,26 @@ tsan: setup
 FUZZ_LIMIT ?= -runs=1000000
 FUZZ_FLAGS = -max_len=65536 -malloc_limit_mb=16 -rss_limit_mb=2048 -timeout=10 -print_final_stats=1 \
 	-artifact_prefix=Tools/.build/fuzz-artifacts/
-FUZZ_BUILD = -c release --sanitize=fuzzer --sanitize=address $(TOOLS) --build-path Tools/.build/fuzz --product StrobeFuzz \
+# swiftc keeps only the last of several -sanitize= flags, and SwiftPM passes
+# one per sanitizer: the Swift code would get AddressSanitizer without the
+# fuzzer's coverage counters, and libFuzzer would mutate blind. The one list
+# at the end gives the Swift code both; the C code and the link take
+# SwiftPM's own flags. FUZZ_CONFIGURATION=debug builds in two thirds of the
+# time and fuzzes about a tenth as fast (CI's short run uses it).
+FUZZ_CONFIGURATION ?= release
+FUZZ_BUILD = -c $(FUZZ_CONFIGURATION) --sanitize=fuzzer --sanitize=address -Xswiftc -sanitize=address,fuzzer \
+	$(TOOLS) --build-path Tools/.build/fuzz --product StrobeFuzz \
 	-Xswiftc -Xfrontend -Xswiftc -entry-point-function-name -Xswiftc -Xfrontend -Xswiftc StrobeFuzz_main
 # The seeds come from the SDK's debug programs (TraceChild, LensPipeline,
 # LensPerfTests) as its test build makes them, so after `make test` they are
 # not built again (a build of the products alone would compile their modules
 # anew, without the tests' flags), and from the debug `strobe`.
 fuzz: setup
-	$(SWIFT) build --build-tests $(SDK_TRAITS)
-	$(SWIFT) build $(TOOLS) --product strobe
+	$(SWIFT_BUILD) --build-tests $(SDK_TRAITS)
+	$(SWIFT_BUILD) $(TOOLS) --product strobe
 	bash scripts/fuzz-seeds.sh .build/debug Tools/.build/debug Tools/.build/fuzz-seeds
-	$(SWIFT) build $(FUZZ_BUILD)
-	bash scripts/fuzz-targets.sh Tools/.build/fuzz/release/StrobeFuzz reader results csv recover -- \
+	$(SWIFT_BUILD) $(FUZZ_BUILD)
+	bash scripts/fuzz-targets.sh Tools/.build/fuzz/$(FUZZ_CONFIGURATION)/StrobeFuzz reader results csv recover -- \
 		$(FUZZ_FLAGS) $(FUZZ_LIMIT)
 
 # `make bench` runs every section; `make bench core triggers` runs those.
@@ -145,12 +171,12 @@ BENCH_SECTIONS = $(SDK_BENCH_SECTIONS) $(TOOL_BENCH_SECTIONS) $(SCRIPT_BENCH_SEC
 BENCH_ASKED = $(filter $(BENCH_SECTIONS),$(MAKECMDGOALS))
 bench: setup
 	@if [ -z "$(BENCH_ASKED)" ] || [ -n "$(filter $(SDK_BENCH_SECTIONS),$(BENCH_ASKED))" ]; then \
-		$(SWIFT) build $(RELEASE_FLAGS) $(SDK_TRAITS) --product StrobeBenchmarks && \
+		$(SWIFT_BUILD) $(RELEASE_FLAGS) $(SDK_TRAITS) --product StrobeBenchmarks && \
 		.build/release/StrobeBenchmarks $(filter $(SDK_BENCH_SECTIONS),$(BENCH_ASKED)) || exit 1; \
 	fi
 	@if [ -z "$(BENCH_ASKED)" ] || [ -n "$(filter $(TOOL_BENCH_SECTIONS),$(BENCH_ASKED))" ]; then \
-		$(SWIFT) build $(RELEASE_FLAGS) $(TOOLS) --product StrobeToolBenchmarks && \
-		$(SWIFT) build $(RELEASE_FLAGS) $(TOOLS) --product strobe && \
+		$(SWIFT_BUILD) $(RELEASE_FLAGS) $(TOOLS) --product StrobeToolBenchmarks && \
+		$(SWIFT_BUILD) $(RELEASE_FLAGS) $(TOOLS) --product strobe && \
 		Tools/.build/release/StrobeToolBenchmarks $(filter $(TOOL_BENCH_SECTIONS),$(BENCH_ASKED)) || exit 1; \
 	fi
 	@if [ -z "$(BENCH_ASKED)" ] || [ -n "$(filter serve,$(BENCH_ASKED))" ]; then \
@@ -176,7 +202,7 @@ validate-gate: setup
 # own, so Hummingbird stays out of the core build.
 EXAMPLE_SERVER_FLAGS ?=
 example-server: setup
-	cd Examples/ServerTracing && $(SWIFT) build $(EXAMPLE_SERVER_FLAGS)
+	cd Examples/ServerTracing && $(SWIFT_BUILD) $(EXAMPLE_SERVER_FLAGS)
 	cd Examples/ServerTracing && $(SWIFT) run --skip-build $(EXAMPLE_SERVER_FLAGS) ServerTracing
 
 # A span through StrobeTracer beside swift-otel's SDK tracer and the no-op
@@ -184,7 +210,7 @@ example-server: setup
 # so swift-otel stays out of both packages' builds; not part of `make bench`,
 # `make test` or CI (its first release build takes minutes).
 bench-otel: setup
-	cd Benchmarks/SpanComparison && $(SWIFT) build $(RELEASE_FLAGS)
+	cd Benchmarks/SpanComparison && $(SWIFT_BUILD) $(RELEASE_FLAGS)
 	Benchmarks/SpanComparison/.build/release/SpanComparison
 
 # Every Swift file against the committed .swift-format configuration; a
