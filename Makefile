@@ -15,7 +15,7 @@ RELEASE_FLAGS = -c release
 SDK_TRAITS = --traits StrobeMetrics,StrobeTracing
 TOOLS = --package-path Tools
 
-.PHONY: setup setup-demo demo demo-fleet lint test build-tests build-sdk-tests build-tools-tests test-sdk test-stress test-tools test-history test-adoption bench tsan fuzz validate-gate example-server bench-otel proto \
+.PHONY: setup setup-demo demo demo-fleet lint test test-sdk test-stress test-tools test-history test-adoption bench tsan fuzz validate-gate example-server bench-otel proto \
 	proto-check build strobe clean
 
 setup:
@@ -52,22 +52,9 @@ test: setup
 	bash scripts/generate-protos.sh --check
 	python3 Tests/python/check_schema.py
 	python3 Tests/python/test_perfetto_decode.py
-	$(MAKE) --no-print-directory build-tests
 	$(MAKE) --no-print-directory test-sdk SDK_TESTS_THEN='bash scripts/check-adoption.sh'
 	$(MAKE) --no-print-directory test-tools
 	python3 Tests/python/test_otlp_export.py
-
-# Both packages' test builds at once, each with its output kept together:
-# a build leaves one of the two cores idle for much of its time (chains of
-# modules that wait on each other, links), which the other fills.
-build-tests:
-	$(MAKE) --no-print-directory -j2 --output-sync=target build-sdk-tests build-tools-tests
-
-build-sdk-tests:
-	$(SWIFT_BUILD) --build-tests $(SDK_TRAITS)
-
-build-tools-tests:
-	$(SWIFT_BUILD) --build-tests $(TOOLS)
 
 # Trace sessions are process-wide, and every test target runs in one
 # process: the suites that use such state carry the `.processWide` trait,
@@ -81,7 +68,8 @@ build-tools-tests:
 # themselves skipped, so a plain `swift test` leaves them out. `make test`
 # runs the adoption check (test-adoption) after the second process too
 # (SDK_TESTS_THEN).
-test-sdk: build-sdk-tests
+test-sdk:
+	$(SWIFT_BUILD) --build-tests $(SDK_TRAITS)
 	STROBE_STRESS_TESTS=1 THEN_IN_SECOND="$(SDK_TESTS_THEN)" bash scripts/test-in-two-processes.sh \
 		"$$($(SWIFT_BUILD) $(SDK_TRAITS) --show-bin-path)/strobePackageTests.xctest" 'StrobeTests\.'
 
@@ -99,7 +87,8 @@ test-stress: setup
 # themselves when PostgreSQL is installed and are skipped, saying why, when
 # it is not; STROBE_REQUIRE_POSTGRES=1 makes that skip a failure.
 HISTORY_TESTS = StrobeHistoryTests|StrobeHistoryStoreTests|StrobePostgresTests|StrobeTrendTests
-test-tools: build-tools-tests
+test-tools:
+	$(SWIFT_BUILD) --build-tests $(TOOLS)
 	STROBE_REQUIRE_POSTGRES=1 bash scripts/with-postgres.sh $(SWIFT) test --skip-build $(TOOLS)
 
 # The run history's tests alone: its model, stores, PostgreSQL client and
