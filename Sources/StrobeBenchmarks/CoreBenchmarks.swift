@@ -106,8 +106,37 @@ enum CoreBenchmarks {
             ).printLine()
         }
 
+        discardFigure(clock: clock)
         allocationFigure(clock: clock)
         twoThreadFigure()
+    }
+
+    /// What a counter costs when its thread's buffer is full
+    /// (`whenBufferFull: .discardNewest`, the smallest buffer, filled
+    /// first): an event finds no room until the writer has drained the
+    /// buffer, and is counted as discarded. The writer still drains now and
+    /// then, so some timed events are recorded; the share discarded is
+    /// printed beside the figure. A discard should cost no more than a
+    /// recorded event.
+    static func discardFigure(clock: Double) {
+        var configuration = quietConfiguration()
+        configuration.bufferSizePerThread = 1
+        configuration.whenBufferFull = .discardNewest
+        var discarded: UInt64 = 0
+        let perEvent = median(runs: runs) {
+            let session = try! TraceSession.start(configuration)
+            _ = timeCounters(eventsPerRun / 10)
+            let before = session.statistics.discardedEvents
+            let elapsed = timeCounters(eventsPerRun)
+            discarded = session.statistics.discardedEvents - before
+            try! session.stop()
+            return elapsed / Double(eventsPerRun)
+        }
+        Figure(
+            name: "counter discarded (buffer full)", value: perEvent, unit: "ns/event",
+            baselineName: "clock_gettime(CLOCK_MONOTONIC)", baselineValue: clock, target: "ratio <= 0.6",
+            extra: ["discarded_per_timed_event": Double(discarded) / Double(eventsPerRun)]
+        ).printLine()
     }
 
     static func allocationFigure(clock: Double) {
