@@ -28,27 +28,4 @@ enum SDKTraces {
             withExtendedLifetime(sink) {}
         }
     }
-
-    /// The offsets of the top-level packets of a trace: (start of the
-    /// field, start of the payload, end).
-    static func packets(_ bytes: [UInt8]) -> [(field: Int, payload: Int, end: Int)] {
-        var result: [(Int, Int, Int)] = []
-        var offset = 0
-        while offset < bytes.count {
-            let field = offset
-            offset += 1 // the tag 0x0a
-            var length = 0
-            var shift = 0
-            while bytes[offset] & 0x80 != 0 {
-                length |= Int(bytes[offset] & 0x7f) << shift
-                shift += 7
-                offset += 1
-            }
-            length |= Int(bytes[offset]) << shift
-            offset += 1
-            result.append((field, offset, offset + length))
-            offset += length
-        }
-        return result
-    }
 }

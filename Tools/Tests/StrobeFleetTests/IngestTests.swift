@@ -33,7 +33,7 @@ struct IngestTests {
         }
         var damaged: [String: [UInt8]] = [:]
         let trace = good[0]
-        let packets = SDKTraces.packets(trace)
+        let packets = TracePackets.offsets(trace)
         let largest = packets.max { $0.end - $0.payload < $1.end - $1.payload }!
         damaged["cut-inside-a-packet.pftrace"] = Array(trace.prefix((largest.payload + largest.end) / 2))
         damaged["cut-inside-a-length.pftrace"] = Array(trace.prefix(packets[1].field + 1))
@@ -115,7 +115,7 @@ struct IngestTests {
             var damaged: [String] = []
             for index in 0..<100 {
                 let trace = good[below(good.count)]
-                let packets = SDKTraces.packets(trace)
+                let packets = TracePackets.offsets(trace)
                 var bytes: [UInt8]
                 let kind: String
                 switch index % 5 {

@@ -101,7 +101,7 @@ import Testing
             let store = try await FleetStores.open(scratch.location)
             let server = try Self.server(store: store)
             try await LiveServer.with(server) { client in
-                let (cut, cutBody) = try await Self.upload(client, Array(trace.prefix(trace.count * 2 / 3)))
+                let (cut, cutBody) = try await Self.upload(client, TracePackets.cutInsidePacket(trace, at: 2.0 / 3))
                 #expect(cut == 422)
                 #expect((cutBody["reason"] as? String)?.contains("byte") == true)
                 let (foreign, foreignBody) = try await Self.upload(client, Array("PK\u{3}\u{4} not a trace".utf8))
