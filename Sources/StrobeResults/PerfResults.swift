@@ -20,29 +20,6 @@ public struct PerfMetric: Sendable, Hashable, Codable {
         self.better = better
         self.samples = samples
     }
-
-    private enum CodingKeys: String, CodingKey {
-        case name, unit, better, samples
-    }
-
-    /// Reads a metric, with its direction as `better` (lower when it is not
-    /// there).
-    public init(from decoder: any Decoder) throws {
-        let container = try decoder.container(keyedBy: CodingKeys.self)
-        name = try container.decode(String.self, forKey: .name)
-        unit = try container.decode(String.self, forKey: .unit)
-        samples = try container.decode([Double].self, forKey: .samples)
-        better = try MetricDirection.decoded(from: container, forKey: .better)
-    }
-
-    /// Writes the metric, its direction as `better`.
-    public func encode(to encoder: any Encoder) throws {
-        var container = encoder.container(keyedBy: CodingKeys.self)
-        try container.encode(name, forKey: .name)
-        try container.encode(unit, forKey: .unit)
-        try container.encode(better, forKey: .better)
-        try container.encode(samples, forKey: .samples)
-    }
 }
 
 /// What one test produced.

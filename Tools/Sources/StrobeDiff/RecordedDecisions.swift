@@ -59,8 +59,38 @@ public struct RecordedDecisions: Sendable, Codable {
             positiveInfinity: "inf", negativeInfinity: "-inf", nan: "nan")
         do {
             return try decoder.decode(RecordedDecisions.self, from: Data(contentsOf: URL(fileURLWithPath: path)))
+        } catch let error as DecodingError {
+            throw DiffError(
+                path: path, problem: "cannot read the decisions strobe compare recorded: \(Self.describe(error))")
         } catch {
             throw DiffError(path: path, problem: "cannot read the decisions strobe compare recorded: \(error)")
+        }
+    }
+
+    /// Where in the file a decoding error is and what it is, in a sentence:
+    /// `report.comparisons[3].better: no such key`.
+    static func describe(_ error: DecodingError) -> String {
+        func place(_ path: [any CodingKey]) -> String {
+            let text = path.reduce(into: "") { text, key in
+                if let index = key.intValue {
+                    text += "[\(index)]"
+                } else {
+                    text += (text.isEmpty ? "" : ".") + key.stringValue
+                }
+            }
+            return text.isEmpty ? "the top level" : text
+        }
+        switch error {
+        case .keyNotFound(let key, let context):
+            return "\(place(context.codingPath + [key])): no such key"
+        case .valueNotFound(_, let context):
+            return "\(place(context.codingPath)): null where a value belongs"
+        case .typeMismatch(let type, let context):
+            return "\(place(context.codingPath)): not a \(type)"
+        case .dataCorrupted(let context):
+            return "\(place(context.codingPath)): \(context.debugDescription)"
+        @unknown default:
+            return "\(error)"
         }
     }
 

@@ -300,24 +300,6 @@ package struct FleetReport: Sendable, Codable {
     }
 }
 
-extension FleetReport.Metric {
-    private enum CodingKeys: String, CodingKey {
-        case name, kind, better, betterRule, groups, changes
-    }
-
-    /// Decodes a metric; one from a report written before the direction was
-    /// recorded was judged lower-is-better, and reads so.
-    package init(from decoder: any Decoder) throws {
-        let container = try decoder.container(keyedBy: CodingKeys.self)
-        name = try container.decode(String.self, forKey: .name)
-        kind = try container.decode(String.self, forKey: .kind)
-        better = try container.decodeIfPresent(MetricDirection.self, forKey: .better) ?? .lower
-        betterRule = try container.decodeIfPresent(String.self, forKey: .betterRule)
-        groups = try container.decode([FleetReport.Group].self, forKey: .groups)
-        changes = try container.decodeIfPresent([FleetReport.GroupChange].self, forKey: .changes)
-    }
-}
-
 /// A fleet report that cannot be made.
 package struct FleetReportError: Error, Sendable, Hashable, CustomStringConvertible {
     /// What is wrong.

@@ -80,28 +80,6 @@ public struct TrendSeries: Sendable, Hashable, Codable {
 
     /// `SUITE/TEST/METRIC`.
     public var name: String { "\(suite)/\(test)/\(metric)" }
-
-    private enum CodingKeys: String, CodingKey {
-        case suite, test, metric, unit, better, groups, slots, points, referenceAdjustments
-    }
-}
-
-// In an extension, so that the memberwise initializer stays.
-extension TrendSeries {
-    /// Reads a series, its direction as `better` (lower when it is not there).
-    public init(from decoder: any Decoder) throws {
-        let container = try decoder.container(keyedBy: CodingKeys.self)
-        suite = try container.decode(String.self, forKey: .suite)
-        test = try container.decode(String.self, forKey: .test)
-        metric = try container.decode(String.self, forKey: .metric)
-        unit = try container.decode(String.self, forKey: .unit)
-        better = try MetricDirection.decoded(from: container, forKey: .better)
-        groups = try container.decode([String].self, forKey: .groups)
-        slots = try container.decode([TrendSlot].self, forKey: .slots)
-        points = try container.decode([TrendPoint].self, forKey: .points)
-        referenceAdjustments =
-            try container.decodeIfPresent([ReferenceAdjustment].self, forKey: .referenceAdjustments) ?? []
-    }
 }
 
 /// A run next to a change.

@@ -78,6 +78,18 @@ import Testing
         let text = try runProgram(CompareCommandTests.strobe, ["diff"] + sides + ["--rejudge"])
         #expect(text.output.contains("Re-judged (--rejudge)"), "\(text.output)")
 
+        // A decisions file that lost a key is refused, naming where.
+        let decisions = output + "/decisions.json"
+        let kept = try String(contentsOfFile: decisions, encoding: .utf8)
+        let broken = kept.replacing(#/"better" : "(lower|higher)",\s*/#, with: "", maxReplacements: 1)
+        #expect(broken != kept)
+        try broken.write(toFile: decisions, atomically: true, encoding: .utf8)
+        let unreadable = try runProgram(CompareCommandTests.strobe, ["diff"] + sides)
+        #expect(unreadable.status == 2)
+        #expect(unreadable.errors.contains(decisions), "\(unreadable.errors)")
+        #expect(unreadable.errors.contains(#/\.better: no such key/#), "\(unreadable.errors)")
+        try kept.write(toFile: decisions, atomically: true, encoding: .utf8)
+
         // Results that changed since compare decided are judged again, with
         // the reason.
         let files = try FileManager.default.contentsOfDirectory(atPath: output + "/baseline").sorted()

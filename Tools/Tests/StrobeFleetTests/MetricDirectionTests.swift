@@ -90,24 +90,6 @@ import Testing
         #expect(decoded.metrics == ruled.metrics)
     }
 
-    /// A report written before the direction was recorded reads as
-    /// lower-is-better, which is how it was judged.
-    @Test func aReportWithoutDirectionsReadsAsLowerIsBetter() throws {
-        let report = try Self.report(Self.droppingFrameRate(seed: 63), policy: nil)
-        var object = try #require(
-            try JSONSerialization.jsonObject(with: Data(report.renderJSON().utf8)) as? [String: Any])
-        var metrics = try #require(object["metrics"] as? [[String: Any]])
-        metrics[0]["better"] = nil
-        metrics[0]["betterRule"] = nil
-        object["metrics"] = metrics
-        let old = try JSONSerialization.data(withJSONObject: object)
-        #expect(!String(decoding: old, as: UTF8.self).contains("better"))
-        let decoded = try JSONDecoder().decode(FleetReport.self, from: old)
-        #expect(decoded.metrics[0].better == .lower && decoded.metrics[0].betterRule == nil)
-        #expect(decoded.metrics[0].groups == report.metrics[0].groups)
-        #expect(decoded.metrics[0].changes == report.metrics[0].changes)
-    }
-
     /// The fleet takes the direction `ComparisonPolicy.settings(for:unit:)`
     /// gives, which is how `strobe diff` matches rules: regular
     /// expressions on the name, every matching rule in file order, the last

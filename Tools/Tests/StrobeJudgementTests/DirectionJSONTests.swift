@@ -5,9 +5,8 @@ import Testing
 
 @testable import StrobeJudgement
 
-/// A direction is `"better": "lower" | "higher"` in every JSON form, read
-/// by one decoder (`MetricDirection.decoded(from:forKey:)`): lower when the
-/// key is absent; no other key is read.
+/// A direction is `"better": "lower" | "higher"` in every JSON form, and a
+/// form without it is refused: no other key is read in its place.
 struct DirectionJSONTests {
     static func encode(_ value: some Encodable) throws -> String {
         let encoder = JSONEncoder()
@@ -31,10 +30,13 @@ struct DirectionJSONTests {
         let json = try Self.encode(comparison)
         #expect(json.contains(#""better":"\#(better.rawValue)""#))
         #expect(try JSONDecoder().decode(MetricComparison.self, from: Data(json.utf8)) == comparison)
-        // Without the key, lower; a flag of another name says nothing.
+        // Without the key the comparison is refused: no other key is read
+        // in its place.
         let without = json.replacing(#""better":"\#(better.rawValue)","#, with: #""lowerIsBetter":false,"#)
         #expect(!without.contains(#""better""#))
-        #expect(try JSONDecoder().decode(MetricComparison.self, from: Data(without.utf8)).better == .lower)
+        #expect(throws: DecodingError.self) {
+            try JSONDecoder().decode(MetricComparison.self, from: Data(without.utf8))
+        }
     }
 
     @Test func aHistoryIsWrittenAndReadWithBetter() throws {
@@ -44,11 +46,11 @@ struct DirectionJSONTests {
         #expect(try JSONDecoder().decode(MetricHistory.self, from: Data(json.utf8)) == history)
     }
 
-    @Test func withoutTheKeyADirectionIsLowerAsAResultsFileIs() throws {
+    @Test func withoutTheKeyOrWithAnotherValueADirectionIsRefused() throws {
         let neither = #"{"name":"fps","values":[60],"lowerIsBetter":false,"relativeFloor":0}"#
-        #expect(try JSONDecoder().decode(MetricHistory.self, from: Data(neither.utf8)).better == .lower)
+        #expect(throws: DecodingError.self) { try JSONDecoder().decode(MetricHistory.self, from: Data(neither.utf8)) }
         let metric = #"{"name":"fps","unit":"count/s","samples":[60]}"#
-        #expect(try JSONDecoder().decode(PerfMetric.self, from: Data(metric.utf8)).better == .lower)
+        #expect(throws: DecodingError.self) { try JSONDecoder().decode(PerfMetric.self, from: Data(metric.utf8)) }
         let wrong = #"{"name":"fps","values":[60],"better":"sideways","relativeFloor":0}"#
         #expect(throws: DecodingError.self) {
             try JSONDecoder().decode(MetricHistory.self, from: Data(wrong.utf8))

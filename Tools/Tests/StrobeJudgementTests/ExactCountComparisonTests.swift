@@ -121,7 +121,7 @@ import Testing
         #expect(abs(row.candidate.mean - 41.6) < 1)
     }
 
-    @Test func olderJSONWithoutTheCountFlagStillReads() throws {
+    @Test func aComparisonRoundTripsAndOneWithoutItsCountFlagIsRefused() throws {
         let input = ComparisonEngine.Input(
             name: "t/allocations", unit: "count", better: .lower,
             baseline: Self.replicates(rounds: 2) { _, _ in 3 }, candidate: Self.replicates(rounds: 2) { _, _ in 4 },
@@ -136,12 +136,12 @@ import Testing
         decoder.nonConformingFloatDecodingStrategy = .convertFromString(
             positiveInfinity: "inf", negativeInfinity: "-inf", nan: "nan")
         let data = try encoder.encode(row)
+        #expect(try decoder.decode(MetricComparison.self, from: data) == row)
         var object = try #require(try JSONSerialization.jsonObject(with: data) as? [String: Any])
         #expect(object["isCount"] as? Bool == true)
         object.removeValue(forKey: "isCount")
-        let older = try decoder.decode(
-            MetricComparison.self, from: JSONSerialization.data(withJSONObject: object))
-        #expect(older.isCount == false)
-        #expect(older.verdict == row.verdict)
+        #expect(throws: DecodingError.self) {
+            try decoder.decode(MetricComparison.self, from: JSONSerialization.data(withJSONObject: object))
+        }
     }
 }

@@ -104,49 +104,4 @@ public struct MetricComparison: Sendable, Hashable, Codable {
         guard let countTolerance, let countSpread else { return false }
         return countSpread <= countTolerance && test.method == .exact
     }
-
-    private enum CodingKeys: String, CodingKey {
-        case name, group, unit, better, gates, relativeFloor, absoluteFloor, summary, baseline, candidate, test, shift
-        case difference, differenceLower, differenceUpper, mannWhitney, kolmogorovSmirnov, adjustedPValue, level
-        case verdict, roundsNeeded, advice, iterationNoiseShare, warnings, isCount, isConstantCount
-        case countTolerance, countSpread, baselineCenter, candidateCenter
-    }
-}
-
-// In an extension, so that the memberwise initializer stays.
-extension MetricComparison {
-    /// Reads a comparison, its direction as `better` (lower when it is not there).
-    public init(from decoder: any Decoder) throws {
-        let container = try decoder.container(keyedBy: CodingKeys.self)
-        name = try container.decode(String.self, forKey: .name)
-        group = try container.decode(String.self, forKey: .group)
-        unit = try container.decode(String.self, forKey: .unit)
-        better = try MetricDirection.decoded(from: container, forKey: .better)
-        gates = try container.decode(Bool.self, forKey: .gates)
-        relativeFloor = try container.decode(Double.self, forKey: .relativeFloor)
-        absoluteFloor = try container.decode(Double.self, forKey: .absoluteFloor)
-        summary = try container.decode(ReplicateSummary.self, forKey: .summary)
-        baseline = try container.decode(SampleSummary.self, forKey: .baseline)
-        candidate = try container.decode(SampleSummary.self, forKey: .candidate)
-        test = try container.decode(ReplicateTestResult.self, forKey: .test)
-        shift = try container.decodeIfPresent(ShiftEstimate.self, forKey: .shift)
-        difference = try container.decode(Double.self, forKey: .difference)
-        differenceLower = try container.decode(Double.self, forKey: .differenceLower)
-        differenceUpper = try container.decode(Double.self, forKey: .differenceUpper)
-        mannWhitney = try container.decode(TestResult.self, forKey: .mannWhitney)
-        kolmogorovSmirnov = try container.decode(TestResult.self, forKey: .kolmogorovSmirnov)
-        adjustedPValue = try container.decode(Double.self, forKey: .adjustedPValue)
-        level = try container.decode(Double.self, forKey: .level)
-        verdict = try container.decode(Verdict.self, forKey: .verdict)
-        roundsNeeded = try container.decodeIfPresent(Int.self, forKey: .roundsNeeded)
-        advice = try container.decode([DecisionAdvice].self, forKey: .advice)
-        iterationNoiseShare = try container.decodeIfPresent(Double.self, forKey: .iterationNoiseShare)
-        warnings = try container.decode([String].self, forKey: .warnings)
-        isCount = try container.decodeIfPresent(Bool.self, forKey: .isCount) ?? false
-        isConstantCount = try container.decodeIfPresent(Bool.self, forKey: .isConstantCount) ?? false
-        countTolerance = try container.decodeIfPresent(Double.self, forKey: .countTolerance)
-        countSpread = try container.decodeIfPresent(Double.self, forKey: .countSpread)
-        baselineCenter = try container.decodeIfPresent(Double.self, forKey: .baselineCenter)
-        candidateCenter = try container.decodeIfPresent(Double.self, forKey: .candidateCenter)
-    }
 }

@@ -28,26 +28,6 @@ public struct SessionQuantileChange: Sendable, Hashable, Codable {
     public var sessionsNeeded: Int?
 }
 
-// In an extension, so that the memberwise initializer stays.
-extension SessionQuantileChange {
-    private enum CodingKeys: String, CodingKey {
-        case baseline, candidate, shift, pValue, adjustedPValue, verdict, judged, sessionsNeeded
-    }
-
-    /// Decodes a change; one written before `judged` existed counts as judged.
-    public init(from decoder: any Decoder) throws {
-        let container = try decoder.container(keyedBy: CodingKeys.self)
-        baseline = try container.decode(SessionQuantileEstimate.self, forKey: .baseline)
-        candidate = try container.decode(SessionQuantileEstimate.self, forKey: .candidate)
-        shift = try container.decode(ShiftEstimate.self, forKey: .shift)
-        pValue = try container.decode(Double.self, forKey: .pValue)
-        adjustedPValue = try container.decode(Double.self, forKey: .adjustedPValue)
-        verdict = try container.decode(Verdict.self, forKey: .verdict)
-        judged = try container.decodeIfPresent(Bool.self, forKey: .judged) ?? true
-        sessionsNeeded = try container.decodeIfPresent(Int.self, forKey: .sessionsNeeded)
-    }
-}
-
 extension SessionQuantiles {
     /// One comparison of a report: the two sides' estimates of one
     /// percentile, and how the metric is judged.

@@ -26,19 +26,6 @@ public struct MetricHistory: Sendable, Hashable, Codable {
         self.relativeFloor = relativeFloor
     }
 
-    private enum CodingKeys: String, CodingKey {
-        case name, values, better, relativeFloor
-    }
-
-    /// Reads a history, its direction as `better` (lower when it is not there).
-    public init(from decoder: any Decoder) throws {
-        let container = try decoder.container(keyedBy: CodingKeys.self)
-        name = try container.decode(String.self, forKey: .name)
-        values = try container.decode([Double].self, forKey: .values)
-        better = try MetricDirection.decoded(from: container, forKey: .better)
-        relativeFloor = try container.decode(Double.self, forKey: .relativeFloor)
-    }
-
     /// Throws when the history cannot be analysed: no runs, a value that is
     /// not finite or not positive, or a floor that is negative or not finite.
     func validate() throws(SeriesAnalysisError) {
