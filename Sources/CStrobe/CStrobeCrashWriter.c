@@ -260,6 +260,7 @@ static int emit_thread(int fd, cstrobe_crash_thread *thread) {
     uint64_t *current = thread->current_base;
     uint64_t current_words = 0;
     uint64_t recorded = 0;
+    uint64_t discarded = cursor != NULL ? cstrobe_discarded(cursor) : thread->discarded;
     if (cursor != NULL && current != NULL) {
         uint64_t *published = cstrobe_read_published(cursor);
         recorded = cstrobe_recorded(cursor);
@@ -272,7 +273,7 @@ static int emit_thread(int fd, cstrobe_crash_thread *thread) {
     record.thread_id = thread->thread_id;
     record.serial = thread->serial;
     record.recorded = recorded;
-    record.discarded = thread->discarded;
+    record.discarded = discarded;
     record.overwritten = thread->overwritten;
     record.lost = thread->lost;
     record.chunk_count = sealed_count + (current_words > 0 ? 1 : 0);

@@ -37,6 +37,8 @@ typedef struct cstrobe_crash_thread {
     uint64_t *current_base;
     uint64_t current_words;
     uint64_t current_first_event;
+    /// Discards as of the last update; the handler reads the cursor's own
+    /// count while there is a cursor.
     uint64_t discarded;
     uint64_t overwritten;
     uint64_t lost;

@@ -44,6 +44,9 @@ typedef struct cstrobe_thread_cursor {
     uint64_t timestamp_base;
     /// Events written into the buffer since the session began.
     uint64_t recorded;
+    /// Events discarded for want of room since the session began. Like
+    /// `recorded`, only the owner writes it, so that a discard takes no lock.
+    uint64_t discarded;
     /// Current begin/end nesting depth of the thread.
     int64_t depth;
     /// Session flags copied at registration (see CSTROBE_FLAG_*).
@@ -180,6 +183,22 @@ static inline void cstrobe_set_recorded(cstrobe_thread_cursor *cursor, uint64_t 
 /// The events the cursor's owner has recorded, from any thread.
 static inline uint64_t cstrobe_recorded(cstrobe_thread_cursor *cursor) {
     return __atomic_load_n(&cursor->recorded, __ATOMIC_RELAXED);
+}
+
+/// Counts one more discarded event. Only the owner writes the count; others
+/// read it with cstrobe_discarded.
+static inline void cstrobe_count_discarded(cstrobe_thread_cursor *cursor) {
+    __atomic_store_n(&cursor->discarded, __atomic_load_n(&cursor->discarded, __ATOMIC_RELAXED) + 1, __ATOMIC_RELAXED);
+}
+
+/// Sets the discarded count (owner only).
+static inline void cstrobe_set_discarded(cstrobe_thread_cursor *cursor, uint64_t value) {
+    __atomic_store_n(&cursor->discarded, value, __ATOMIC_RELAXED);
+}
+
+/// The events the cursor's owner has discarded, from any thread.
+static inline uint64_t cstrobe_discarded(cstrobe_thread_cursor *cursor) {
+    return __atomic_load_n(&cursor->discarded, __ATOMIC_RELAXED);
 }
 
 /// A memory barrier on every thread of the process: after it returns, each

@@ -277,6 +277,7 @@ final class TriggeredDumps: @unchecked Sendable {
             let sealed = state.sealed
             state.sealed = []
             state.heldChunks -= sealed.count
+            if !sealed.isEmpty { recorder.takes.wrappingAdd(1, ordering: .releasing) }
             // A crash while the dump records loses the chunks taken here,
             // not the rest: the crash handler's view follows the ring.
             recorder.mirrorForCrash(&state)
@@ -319,7 +320,8 @@ final class TriggeredDumps: @unchecked Sendable {
                 next = TakenPiece.Origin(chunk: current, firstEvent: current.firstEvent, offset: end)
             }
             let counts = Counts(
-                name: state.name, recorded: cstrobe_recorded(recorder.cursor), discarded: state.discarded,
+                name: state.name, recorded: cstrobe_recorded(recorder.cursor),
+                discarded: cstrobe_discarded(recorder.cursor),
                 overwritten: state.overwritten, unmatchedEnds: state.unmatchedEnds, exited: state.exited)
             return (pieces, next, returned, counts, boundarySeen)
         }

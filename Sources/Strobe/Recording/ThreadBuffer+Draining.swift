@@ -29,11 +29,13 @@ extension ThreadBuffer {
             } else {
                 state.sealed = []
                 state.heldChunks -= chunks.count
+                if !chunks.isEmpty { takes.wrappingAdd(1, ordering: .releasing) }
                 mirrorForCrash(&state)
             }
             return Harvest(
                 chunks: chunks, current: current, currentEnd: end, name: state.name,
-                recorded: cstrobe_recorded(cursor), discarded: state.discarded, overwritten: state.overwritten,
+                recorded: cstrobe_recorded(cursor), discarded: cstrobe_discarded(cursor),
+                overwritten: state.overwritten,
                 unmatchedEnds: state.unmatchedEnds, exited: state.exited)
         }
     }

@@ -167,12 +167,11 @@ extension ThreadBuffer {
         cstrobe_publish(cursor, end)
     }
 
+    /// Counts a discarded event, without a lock: the drop marker of the
+    /// next record in the buffer tells where, the cursor's count how many.
     private func noteDiscard() {
         pendingDiscards += 1
-        shared.withLock { state in
-            state.discarded += 1
-            state.crashSlot?.pointee.discarded = state.discarded
-        }
+        cstrobe_count_discarded(cursor)
     }
 
     private func updateFlags() {
@@ -209,19 +208,21 @@ extension ThreadBuffer {
     /// Seals the current chunk and takes another; nil when the thread is at
     /// its memory limit and the policy is to discard.
     private func switchChunk(needed: Int, forced: Bool) -> UnsafeMutablePointer<UInt64>? {
-        guard let session = shared.withLock({ $0.session }) else { return nil }
-        guard needed <= session.pool.chunkWords else { return nil }
-        if !forced, settings.policy == .discardNewest,
-            drainsAtLastFailure == session.drainCount.load(ordering: .acquiring)
-        {
+        // Still at the limit with nothing taken since: discarded without the
+        // lock, so that shedding events costs no more than keeping them.
+        if !forced, settings.policy == .discardNewest, takesAtLastFailure == takes.load(ordering: .acquiring) {
             return nil
         }
+        guard let session = shared.withLock({ $0.session }) else { return nil }
+        guard needed <= session.pool.chunkWords else { return nil }
         let published = cursor.pointee.published!
         let recorded = cursor.pointee.recorded
         var spare: BufferChunk? = nil
         var reused: BufferChunk? = nil
+        var takesSeen: UInt64 = .max
         let outcome: BufferChunk? = shared.withLock { state in
             guard let current = state.current else { return nil }
+            takesSeen = takes.load(ordering: .relaxed)
             // An end whose begin is kept may take a chunk beyond the limit
             // when the writer will free it; a ring always has an oldest
             // chunk to overwrite instead, so it never grows.
@@ -249,10 +250,10 @@ extension ThreadBuffer {
             return next
         }
         guard let next = outcome else {
-            drainsAtLastFailure = session.drainCount.load(ordering: .acquiring)
+            takesAtLastFailure = takesSeen
             return nil
         }
-        drainsAtLastFailure = .max
+        takesAtLastFailure = .max
         cursor.pointee.limit = next.limit
         cstrobe_publish(cursor, next.base)
         if spare != nil { session.chunkSealed(by: self) }

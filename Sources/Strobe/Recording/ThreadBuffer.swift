@@ -26,7 +26,6 @@ package final class ThreadBuffer: @unchecked Sendable {
         var current: BufferChunk?
         var sealed: [BufferChunk] = []
         var name: String = ""
-        var discarded: UInt64 = 0
         var overwritten: UInt64 = 0
         var unmatchedEnds: UInt64 = 0
         var exited = false
@@ -39,6 +38,10 @@ package final class ThreadBuffer: @unchecked Sendable {
 
     let shared = SanitizedMutex(Shared())
 
+    /// How many times a drain or a dump took sealed chunks from the thread,
+    /// giving it room; raised under the lock, read by the owner without it.
+    let takes = Atomic<UInt64>(0)
+
     // Owner-only state: touched by the owning thread alone, so accesses can
     // never overlap and go without dynamic exclusivity checks. Internal for
     // the type's own extensions (`ThreadBuffer+*.swift`); nothing else
@@ -50,8 +53,10 @@ package final class ThreadBuffer: @unchecked Sendable {
     @exclusivity(unchecked) var deepResourceUsageLevels: Set<Int64> = []
     /// Events discarded since the last record that made it into the buffer.
     @exclusivity(unchecked) var pendingDiscards: UInt64 = 0
-    /// The drain count at the last failed attempt to get memory.
-    @exclusivity(unchecked) var drainsAtLastFailure: UInt64 = .max
+    /// ``takes`` at the last failed attempt to get memory: while it stays
+    /// the same, the thread is still at its limit, and an event is
+    /// discarded without the lock.
+    @exclusivity(unchecked) var takesAtLastFailure: UInt64 = .max
     @exclusivity(unchecked) var settings = RecorderSettings()
     /// Names of the open intervals, innermost last, kept only while the
     /// session has signposts: their ends announce the name again.
@@ -122,12 +127,12 @@ package final class ThreadBuffer: @unchecked Sendable {
             return current
         }
         let chunk = kept.flatMap { $0.capacity == session.pool.chunkWords ? $0 : nil } ?? session.pool.take()
+        cstrobe_set_discarded(cursor, 0)
         let attached: Bool = shared.withLock { state in
             guard session.register(self, state: &state) else { return false }
             state.current = chunk
             state.sealed = []
             state.heldChunks = 1
-            state.discarded = 0
             state.overwritten = 0
             state.unmatchedEnds = 0
             chunk.firstEvent = 0
@@ -147,7 +152,7 @@ package final class ThreadBuffer: @unchecked Sendable {
         deepResourceUsageLevels = []
         signpostNames.removeAll()
         pendingDiscards = 0
-        drainsAtLastFailure = .max
+        takesAtLastFailure = .max
         let pointee = cursor
         pointee.pointee.limit = chunk.limit
         pointee.pointee.depth = 0

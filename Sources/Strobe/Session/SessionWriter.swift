@@ -20,8 +20,6 @@ final class SessionWriter: @unchecked Sendable {
     let pool: BufferChunkPool
     let calibration: ClockCalibration
     let recorderSettings: RecorderSettings
-    /// Incremented after every drain; threads waiting for memory watch it.
-    let drainCount = Atomic<UInt64>(0)
     /// The flight recorder's triggers and dumps, when it has them.
     let dumps: TriggeredDumps?
     /// The CPU profile's samplers, when the configuration asks for one.
@@ -313,7 +311,6 @@ final class SessionWriter: @unchecked Sendable {
                 let recorders = registry.withLock { $0.recorders }
                 writerLock.withLock { state in drain(state: &state, recorders: recorders) }
             } else {
-                drainCount.wrappingAdd(1, ordering: .releasing)
                 keepSamples()
                 if let dumps { dumps.writerTurn(core: self, recorders: registry.withLock { $0.recorders }) }
             }
@@ -342,7 +339,6 @@ final class SessionWriter: @unchecked Sendable {
             }
         }
         drainSamples(state: &state)
-        drainCount.wrappingAdd(1, ordering: .releasing)
         flush(state: &state)
         if !retired.isEmpty {
             registry.withLock { registry in
@@ -466,10 +462,8 @@ final class SessionWriter: @unchecked Sendable {
     }
 
     private static func add(_ recorder: ThreadBuffer, to statistics: inout TraceSession.Statistics) {
-        let (discarded, overwritten, unmatched) = recorder.shared.withLock {
-            ($0.discarded, $0.overwritten, $0.unmatchedEnds)
-        }
-        statistics.discardedEvents += discarded
+        let (overwritten, unmatched) = recorder.shared.withLock { ($0.overwritten, $0.unmatchedEnds) }
+        statistics.discardedEvents += cstrobe_discarded(recorder.cursor)
         statistics.overwrittenEvents += overwritten
         statistics.unmatchedEnds += unmatched
         statistics.recordedEvents += cstrobe_recorded(recorder.cursor)

@@ -152,6 +152,33 @@ import Testing
         configuration.crashCapture = .init(path: "/nonexistent-strobe-directory/app.strobe-crash")
         #expect(throws: TraceSessionError.self) { try TraceSession.start(configuration) }
     }
+    /// Events a full buffer discarded before the crash are counted in the
+    /// recovered trace, as many as the session counted: a discard is
+    /// counted without the recorder's lock, and the handler reads that count.
+    @Test(.enabled(if: OfficialDecoder.isUsable))
+    func discardsBeforeACrashAreCountedInTheRecoveredTrace() throws {
+        let crashFile = temporaryTracePath() + ".strobe-crash"
+        let recoveredPath = crashFile + ".pftrace"
+        defer { for path in [crashFile, recoveredPath] { try? FileManager.default.removeItem(atPath: path) } }
+        var configuration = TraceConfiguration()
+        configuration.whenBufferFull = .discardNewest
+        configuration.bufferSizePerThread = 64 << 10
+        configuration.flushInterval = .seconds(60)
+        configuration.processSamplingInterval = .zero
+        configuration.crashCapture = .init(path: crashFile)
+        let session = try TraceSession.start(configuration)
+        for index in 0..<20_000 { Trace.counter("fill", index) }
+        let discarded = session.statistics.discardedEvents
+        #expect(discarded > 0, "20,000 counters (480 kB) overflow a 64 kB buffer")
+        #expect(cstrobe_crash_write_now(SIGSEGV, 0) == 0)
+        try session.stop()
+
+        _ = try CrashRecovery.recover(crashFile: crashFile, writingTo: recoveredPath)
+        let recovered = try OfficialDecoder.decode(recoveredPath)
+        #expect(recovered.errors.isEmpty)
+        #expect(recovered.stat("chunks_discarded") == Double(discarded))
+        #expect(recovered.counters.contains { $0.name == "fill" })
+    }
 
     // MARK: - Bad input
 
