@@ -67,8 +67,12 @@ extension RecordingTests {
                 "libm (\(method)): \(underCaller.count) of \(inLibm.count) under their caller;"
                     + " truncated \(profile.truncatedStacks ?? -1) of \(profile.samples.count)")
             // The CPU-time timer samples the whole process, so suites that
-            // run beside this one take a share of its samples.
-            #expect(inLibm.count > (method == .automatic ? 500 : 20))
+            // run beside this one take a share of its samples. Under
+            // ThreadSanitizer the instrumented caller takes most of the
+            // time: about a quarter of the native count lands in sin (300
+            // against 1,200).
+            let fewest = method == .cpuTimer ? 20 : ProcessMemory.isThreadSanitized ? 100 : 500
+            #expect(inLibm.count > fewest)
             #expect(Double(underCaller.count) >= 0.95 * Double(inLibm.count))
             // A function of one mapping appears once per stack (libc's
             // `clock_gettime` calling the vDSO's is two functions).
