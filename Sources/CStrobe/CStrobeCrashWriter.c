@@ -260,10 +260,10 @@ static int emit_thread(int fd, cstrobe_crash_thread *thread) {
     uint64_t *current = thread->current_base;
     uint64_t current_words = 0;
     uint64_t recorded = 0;
-    uint64_t discarded = cursor != NULL ? cstrobe_discarded(cursor) : thread->discarded;
+    uint64_t discarded = cursor != NULL ? cstrobe_events(cursor, CSTROBE_EVENT_DISCARDED) : thread->discarded;
     if (cursor != NULL && current != NULL) {
         uint64_t *published = cstrobe_read_published(cursor);
-        recorded = cstrobe_recorded(cursor);
+        recorded = cstrobe_events(cursor, CSTROBE_EVENT_RECORDED);
         if (published >= current && published <= current + thread->current_words) {
             current_words = (uint64_t)(published - current);
         }

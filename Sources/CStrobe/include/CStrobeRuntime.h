@@ -42,11 +42,10 @@ typedef struct cstrobe_thread_cursor {
     uint64_t generation;
     /// Subtracted from raw timestamps so that 56 bits cover the session.
     uint64_t timestamp_base;
-    /// Events written into the buffer since the session began.
-    uint64_t recorded;
-    /// Events discarded for want of room since the session began. Like
-    /// `recorded`, only the owner writes it, so that a discard takes no lock.
-    uint64_t discarded;
+    /// Events since the session began, by what became of them (indexed by
+    /// cstrobe_event_fate). Only the owner writes them, so that neither a
+    /// record nor a discard takes a lock; others read them atomically.
+    uint64_t events[2];
     /// Current begin/end nesting depth of the thread.
     int64_t depth;
     /// Session flags copied at registration (see CSTROBE_FLAG_*).
@@ -169,36 +168,28 @@ static inline bool cstrobe_is_writing(cstrobe_thread_cursor *cursor) {
     return __atomic_load_n(&cursor->writing, __ATOMIC_ACQUIRE) != 0;
 }
 
-/// Counts one more recorded event. Only the owner writes the count; others
-/// read it with cstrobe_recorded.
-static inline void cstrobe_count_recorded(cstrobe_thread_cursor *cursor) {
-    __atomic_store_n(&cursor->recorded, __atomic_load_n(&cursor->recorded, __ATOMIC_RELAXED) + 1, __ATOMIC_RELAXED);
+/// What became of an event a thread offered: written into its buffer, or
+/// discarded for want of room.
+typedef enum cstrobe_event_fate {
+    CSTROBE_EVENT_RECORDED = 0,
+    CSTROBE_EVENT_DISCARDED = 1,
+} cstrobe_event_fate;
+
+/// Counts one more event of `fate` (owner only; others read the count with
+/// cstrobe_events).
+static inline void cstrobe_count_event(cstrobe_thread_cursor *cursor, cstrobe_event_fate fate) {
+    uint64_t *count = &cursor->events[fate];
+    __atomic_store_n(count, __atomic_load_n(count, __ATOMIC_RELAXED) + 1, __ATOMIC_RELAXED);
 }
 
-/// Sets the recorded count (owner only).
-static inline void cstrobe_set_recorded(cstrobe_thread_cursor *cursor, uint64_t value) {
-    __atomic_store_n(&cursor->recorded, value, __ATOMIC_RELAXED);
+/// Sets the count of `fate` (owner only).
+static inline void cstrobe_set_events(cstrobe_thread_cursor *cursor, cstrobe_event_fate fate, uint64_t value) {
+    __atomic_store_n(&cursor->events[fate], value, __ATOMIC_RELAXED);
 }
 
-/// The events the cursor's owner has recorded, from any thread.
-static inline uint64_t cstrobe_recorded(cstrobe_thread_cursor *cursor) {
-    return __atomic_load_n(&cursor->recorded, __ATOMIC_RELAXED);
-}
-
-/// Counts one more discarded event. Only the owner writes the count; others
-/// read it with cstrobe_discarded.
-static inline void cstrobe_count_discarded(cstrobe_thread_cursor *cursor) {
-    __atomic_store_n(&cursor->discarded, __atomic_load_n(&cursor->discarded, __ATOMIC_RELAXED) + 1, __ATOMIC_RELAXED);
-}
-
-/// Sets the discarded count (owner only).
-static inline void cstrobe_set_discarded(cstrobe_thread_cursor *cursor, uint64_t value) {
-    __atomic_store_n(&cursor->discarded, value, __ATOMIC_RELAXED);
-}
-
-/// The events the cursor's owner has discarded, from any thread.
-static inline uint64_t cstrobe_discarded(cstrobe_thread_cursor *cursor) {
-    return __atomic_load_n(&cursor->discarded, __ATOMIC_RELAXED);
+/// The events of `fate` the cursor's owner has counted, from any thread.
+static inline uint64_t cstrobe_events(cstrobe_thread_cursor *cursor, cstrobe_event_fate fate) {
+    return __atomic_load_n(&cursor->events[fate], __ATOMIC_RELAXED);
 }
 
 /// A memory barrier on every thread of the process: after it returns, each

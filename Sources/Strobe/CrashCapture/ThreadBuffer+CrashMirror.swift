@@ -32,7 +32,7 @@ extension ThreadBuffer {
             slot.pointee.current_base = nil
             slot.pointee.current_words = 0
         }
-        slot.pointee.discarded = cstrobe_discarded(cursor)
+        slot.pointee.discarded = cstrobe_events(cursor, CSTROBE_EVENT_DISCARDED)
         slot.pointee.overwritten = state.overwritten
         withUnsafeMutableBytes(of: &slot.pointee.name) { name in
             name.initializeMemory(as: UInt8.self, repeating: 0)

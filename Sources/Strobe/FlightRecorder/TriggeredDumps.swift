@@ -320,8 +320,8 @@ final class TriggeredDumps: @unchecked Sendable {
                 next = TakenPiece.Origin(chunk: current, firstEvent: current.firstEvent, offset: end)
             }
             let counts = Counts(
-                name: state.name, recorded: cstrobe_recorded(recorder.cursor),
-                discarded: cstrobe_discarded(recorder.cursor),
+                name: state.name, recorded: cstrobe_events(recorder.cursor, CSTROBE_EVENT_RECORDED),
+                discarded: cstrobe_events(recorder.cursor, CSTROBE_EVENT_DISCARDED),
                 overwritten: state.overwritten, unmatchedEnds: state.unmatchedEnds, exited: state.exited)
             return (pieces, next, returned, counts, boundarySeen)
         }

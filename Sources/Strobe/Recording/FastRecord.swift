@@ -65,7 +65,7 @@ enum FastRecord {
             let position = cursor.pointee.published.unsafelyUnwrapped
             if position + words <= cursor.pointee.limit.unsafelyUnwrapped {
                 fill(cursor, position, words)
-                cstrobe_count_recorded(cursor)
+                cstrobe_count_event(cursor, CSTROBE_EVENT_RECORDED)
                 cstrobe_publish_and_leave(cursor, position + words)
                 return true
             }

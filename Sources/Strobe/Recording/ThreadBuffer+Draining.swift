@@ -34,7 +34,8 @@ extension ThreadBuffer {
             }
             return Harvest(
                 chunks: chunks, current: current, currentEnd: end, name: state.name,
-                recorded: cstrobe_recorded(cursor), discarded: cstrobe_discarded(cursor),
+                recorded: cstrobe_events(cursor, CSTROBE_EVENT_RECORDED),
+                discarded: cstrobe_events(cursor, CSTROBE_EVENT_DISCARDED),
                 overwritten: state.overwritten,
                 unmatchedEnds: state.unmatchedEnds, exited: state.exited)
         }

@@ -163,7 +163,7 @@ extension ThreadBuffer {
     }
 
     private func commit(_ end: UnsafeMutablePointer<UInt64>) {
-        cstrobe_count_recorded(cursor)
+        cstrobe_count_event(cursor, CSTROBE_EVENT_RECORDED)
         cstrobe_publish(cursor, end)
     }
 
@@ -171,7 +171,7 @@ extension ThreadBuffer {
     /// next record in the buffer tells where, the cursor's count how many.
     private func noteDiscard() {
         pendingDiscards += 1
-        cstrobe_count_discarded(cursor)
+        cstrobe_count_event(cursor, CSTROBE_EVENT_DISCARDED)
     }
 
     private func updateFlags() {
@@ -216,7 +216,7 @@ extension ThreadBuffer {
         guard let session = shared.withLock({ $0.session }) else { return nil }
         guard needed <= session.pool.chunkWords else { return nil }
         let published = cursor.pointee.published!
-        let recorded = cursor.pointee.recorded
+        let recorded = cstrobe_events(cursor, CSTROBE_EVENT_RECORDED)
         var spare: BufferChunk? = nil
         var reused: BufferChunk? = nil
         var takesSeen: UInt64 = .max

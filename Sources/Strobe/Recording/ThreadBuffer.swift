@@ -127,7 +127,7 @@ package final class ThreadBuffer: @unchecked Sendable {
             return current
         }
         let chunk = kept.flatMap { $0.capacity == session.pool.chunkWords ? $0 : nil } ?? session.pool.take()
-        cstrobe_set_discarded(cursor, 0)
+        cstrobe_set_events(cursor, CSTROBE_EVENT_DISCARDED, 0)
         let attached: Bool = shared.withLock { state in
             guard session.register(self, state: &state) else { return false }
             state.current = chunk
@@ -156,7 +156,7 @@ package final class ThreadBuffer: @unchecked Sendable {
         let pointee = cursor
         pointee.pointee.limit = chunk.limit
         pointee.pointee.depth = 0
-        cstrobe_set_recorded(pointee, 0)
+        cstrobe_set_events(pointee, CSTROBE_EVENT_RECORDED, 0)
         pointee.pointee.flags = settings.flags
         pointee.pointee.rusage_levels = 0
         pointee.pointee.categorized_levels = 0
@@ -199,7 +199,7 @@ private func threadDidExit(_ context: UnsafeMutableRawPointer?) {
     let recorder = Unmanaged<ThreadBuffer>.fromOpaque(context)
     let object = recorder.takeUnretainedValue()
     let published = cstrobe_read_published(object.cursor)
-    let recorded = object.cursor.pointee.recorded
+    let recorded = cstrobe_events(object.cursor, CSTROBE_EVENT_RECORDED)
     object.shared.withLock { state in
         state.exited = true
         if let current = state.current, let published, state.session != nil {

@@ -15,10 +15,15 @@ import Darwin
 /// `SanitizedMutex`, except `writerThread`, which `start` sets before any other
 /// thread sees the session and only `stop` and the statistics read.
 final class SessionWriter: @unchecked Sendable {
+    /// The value `cstrobe_load_generation()` returns while the session runs.
     let generation: UInt64
+    /// What the session was started with.
     let configuration: TraceConfiguration
+    /// Where the threads' buffer chunks come from and go back to.
     let pool: BufferChunkPool
+    /// The clock readings that turn raw timestamps into boot time.
     let calibration: ClockCalibration
+    /// What each thread's recorder copies when it attaches.
     let recorderSettings: RecorderSettings
     /// The flight recorder's triggers and dumps, when it has them.
     let dumps: TriggeredDumps?
@@ -463,10 +468,10 @@ final class SessionWriter: @unchecked Sendable {
 
     private static func add(_ recorder: ThreadBuffer, to statistics: inout TraceSession.Statistics) {
         let (overwritten, unmatched) = recorder.shared.withLock { ($0.overwritten, $0.unmatchedEnds) }
-        statistics.discardedEvents += cstrobe_discarded(recorder.cursor)
+        statistics.discardedEvents += cstrobe_events(recorder.cursor, CSTROBE_EVENT_DISCARDED)
         statistics.overwrittenEvents += overwritten
         statistics.unmatchedEnds += unmatched
-        statistics.recordedEvents += cstrobe_recorded(recorder.cursor)
+        statistics.recordedEvents += cstrobe_events(recorder.cursor, CSTROBE_EVENT_RECORDED)
         statistics.threads += 1
     }
 

@@ -39,7 +39,7 @@ struct QuiescenceTests {
             let timestamp = cstrobe_raw_timestamp() &- cursor.pointee.timestamp_base
             position[0] = RecordLayout.header(kind: RecordLayout.instant, timestamp: timestamp)
             position[1] = Trace.Name("late").word
-            cstrobe_count_recorded(cursor)
+            cstrobe_count_event(cursor, CSTROBE_EVENT_RECORDED)
             published.mark()
             cstrobe_publish_and_leave(cursor, position + 2)
         }
