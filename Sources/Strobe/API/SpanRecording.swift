@@ -117,12 +117,12 @@ extension Trace {
                 generation: generation, unlessFlags: FastRecord.slowPathFlags, words: { _ in words }
             ) { cursor, position, _ in fill(position, FastRecord.timestamp(cursor)) }
             if written { return AsyncInterval(id: id, renamable: true) }
-            guard let recorder = ThreadBuffer.attached() else { return AsyncInterval(id: 0) }
-            defer { recorder.leave() }
-            let timestamp = recorder.timestamp()
-            let recorded = recorder.append(words: words) { fill($0, timestamp) }
-            if recorded { recorder.signposts?.asyncBegin(SpanKeys.signpostName.word, id: id) }
-            return AsyncInterval(id: recorded ? id : 0, renamable: true)
+            return ThreadBuffer.withAttached { recorder -> AsyncInterval in
+                let timestamp = recorder.timestamp()
+                let recorded = recorder.append(words: words) { fill($0, timestamp) }
+                if recorded { recorder.signposts?.asyncBegin(SpanKeys.signpostName.word, id: id) }
+                return AsyncInterval(id: recorded ? id : 0, renamable: true)
+            } ?? AsyncInterval(id: 0)
         }
     }
 }
@@ -131,24 +131,25 @@ extension Trace {
     /// Marks a moment on the calling thread named `name`, with arguments
     /// whose keys are known at run time; nothing is interned.
     package static func instant(named name: String, arguments: [TextArgument]) {
-        guard cstrobe_load_generation() != 0, let recorder = ThreadBuffer.attached() else { return }
-        defer { recorder.leave() }
-        recorder.signposts?.instant(SpanKeys.signpostName.word)
-        var name = name
-        name.withUTF8 { nameBytes in
-            let nameBytes = UnsafeRawBufferPointer(
-                start: nameBytes.baseAddress, count: min(nameBytes.count, Name.maximumLength))
-            var argumentWords = ArgumentEncoding.textWords(nameBytes.count)
-            for argument in arguments { argumentWords += ArgumentEncoding.words(forTextKey: argument) }
-            let kind = RecordLayout.instant | RecordLayout.withArguments
-            let timestamp = recorder.timestamp()
-            recorder.append(words: 3 + argumentWords) { record in
-                record[0] = RecordLayout.header(kind: kind, timestamp: timestamp)
-                record[1] = ArgumentEncoding.inlineNameWord
-                record[2] = UInt64(argumentWords)
-                var position = record + 3
-                position += ArgumentEncoding.writeName(nameBytes, to: position)
-                for argument in arguments { position += ArgumentEncoding.write(textKey: argument, to: position) }
+        guard cstrobe_load_generation() != 0 else { return }
+        ThreadBuffer.withAttached { recorder in
+            recorder.signposts?.instant(SpanKeys.signpostName.word)
+            var name = name
+            name.withUTF8 { nameBytes in
+                let nameBytes = UnsafeRawBufferPointer(
+                    start: nameBytes.baseAddress, count: min(nameBytes.count, Name.maximumLength))
+                var argumentWords = ArgumentEncoding.textWords(nameBytes.count)
+                for argument in arguments { argumentWords += ArgumentEncoding.words(forTextKey: argument) }
+                let kind = RecordLayout.instant | RecordLayout.withArguments
+                let timestamp = recorder.timestamp()
+                recorder.append(words: 3 + argumentWords) { record in
+                    record[0] = RecordLayout.header(kind: kind, timestamp: timestamp)
+                    record[1] = ArgumentEncoding.inlineNameWord
+                    record[2] = UInt64(argumentWords)
+                    var position = record + 3
+                    position += ArgumentEncoding.writeName(nameBytes, to: position)
+                    for argument in arguments { position += ArgumentEncoding.write(textKey: argument, to: position) }
+                }
             }
         }
     }
@@ -207,12 +208,12 @@ extension Trace.AsyncInterval {
                 generation: generation, unlessFlags: FastRecord.slowPathFlags, words: { _ in words }
             ) { cursor, position, _ in fill(position, FastRecord.timestamp(cursor)) }
             if written { return }
-            guard let recorder = ThreadBuffer.attached() else { return }
-            defer { recorder.leave() }
-            recorder.signposts?.asyncEnd(id: id)
-            let timestamp = recorder.timestamp()
-            // The begin is in the trace, so the end must be too.
-            recorder.append(words: words, forced: true) { fill($0, timestamp) }
+            ThreadBuffer.withAttached { recorder in
+                recorder.signposts?.asyncEnd(id: id)
+                let timestamp = recorder.timestamp()
+                // The begin is in the trace, so the end must be too.
+                recorder.append(words: words, forced: true) { fill($0, timestamp) }
+            }
         }
     }
 }

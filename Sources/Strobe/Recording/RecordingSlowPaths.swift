@@ -13,99 +13,99 @@ extension Trace {
         arguments: KeyValuePairs<StaticString, ArgumentValue>,
         category: UInt64 = 0
     ) {
-        guard let recorder = ThreadBuffer.attached() else { return }
-        defer { recorder.leave() }
-        if let signposts = recorder.signposts { recorder.announceBegin(name, to: signposts) }
-        let usage = capturing.contains(.resourceUsage) || recorder.sessionWantsResourceUsage(for: name)
-        var kind = RecordLayout.begin
-        let prefix = category != 0 ? 1 : 0
-        var words = 2 + prefix
-        if usage {
-            kind |= RecordLayout.withResourceUsage
-            words += RecordLayout.resourceUsageWords
-        }
-        let attachments = Attachments(
-            flow: flow, terminatingFlow: terminatingFlow,
-            argumentWords: arguments.isEmpty ? 0 : ArgumentEncoding.words(for: arguments))
-        kind |= attachments.kindBits
-        words += attachments.words
-        let timestamp = recorder.timestamp()
-        var snapshot = cstrobe_rusage()
-        if usage { cstrobe_thread_rusage(&snapshot) }
-        recorder.appendBegin(words: words, resourceUsage: usage, category: category) { record in
-            if prefix != 0 { record[0] = category }
-            let record = record + prefix
-            record[0] = RecordLayout.header(kind: kind, timestamp: timestamp)
-            record[1] = name.word
-            var offset = 2
+        ThreadBuffer.withAttached { recorder in
+            if let signposts = recorder.signposts { recorder.announceBegin(name, to: signposts) }
+            let usage = capturing.contains(.resourceUsage) || recorder.sessionWantsResourceUsage(for: name)
+            var kind = RecordLayout.begin
+            let prefix = category != 0 ? 1 : 0
+            var words = 2 + prefix
             if usage {
-                RecordLayout.store(snapshot, at: record + offset)
-                offset += RecordLayout.resourceUsageWords
+                kind |= RecordLayout.withResourceUsage
+                words += RecordLayout.resourceUsageWords
             }
-            attachments.write(to: record + offset) { ArgumentEncoding.write(arguments, to: $0) }
+            let attachments = Attachments(
+                flow: flow, terminatingFlow: terminatingFlow,
+                argumentWords: arguments.isEmpty ? 0 : ArgumentEncoding.words(for: arguments))
+            kind |= attachments.kindBits
+            words += attachments.words
+            let timestamp = recorder.timestamp()
+            var snapshot = cstrobe_rusage()
+            if usage { cstrobe_thread_rusage(&snapshot) }
+            recorder.appendBegin(words: words, resourceUsage: usage, category: category) { record in
+                if prefix != 0 { record[0] = category }
+                let record = record + prefix
+                record[0] = RecordLayout.header(kind: kind, timestamp: timestamp)
+                record[1] = name.word
+                var offset = 2
+                if usage {
+                    RecordLayout.store(snapshot, at: record + offset)
+                    offset += RecordLayout.resourceUsageWords
+                }
+                attachments.write(to: record + offset) { ArgumentEncoding.write(arguments, to: $0) }
+            }
         }
     }
 
     @usableFromInline @inline(never)
     static func recordEnd() {
-        guard let recorder = ThreadBuffer.attached() else { return }
-        defer { recorder.leave() }
-        if let signposts = recorder.signposts { recorder.announceEnd(to: signposts) }
-        recorder.appendEnd()
+        ThreadBuffer.withAttached { recorder in
+            if let signposts = recorder.signposts { recorder.announceEnd(to: signposts) }
+            recorder.appendEnd()
+        }
     }
 
     /// An end that names the category of the begin it closes (its prefix
     /// word), so the writer can tell when that begin was never recorded.
     @usableFromInline @inline(never)
     static func recordEnd(category: UInt64) {
-        guard let recorder = ThreadBuffer.attached() else { return }
-        defer { recorder.leave() }
-        if let signposts = recorder.signposts, recorder.closesAnInterval(category: category) {
-            recorder.announceEnd(to: signposts)
+        ThreadBuffer.withAttached { recorder in
+            if let signposts = recorder.signposts, recorder.closesAnInterval(category: category) {
+                recorder.announceEnd(to: signposts)
+            }
+            recorder.appendEnd(category: category)
         }
-        recorder.appendEnd(category: category)
     }
 
     @usableFromInline @inline(never)
     static func recordInstant(
         _ name: Name, arguments: KeyValuePairs<StaticString, ArgumentValue>, category: UInt64 = 0
     ) {
-        guard let recorder = ThreadBuffer.attached() else { return }
-        defer { recorder.leave() }
-        recorder.signposts?.instant(name.word)
-        let argumentWords = arguments.isEmpty ? 0 : ArgumentEncoding.words(for: arguments)
-        writeEvent(
-            recorder, kind: RecordLayout.instant, name: name.word, id: nil, argumentWords: argumentWords,
-            category: category
-        ) {
-            ArgumentEncoding.write(arguments, to: $0)
+        ThreadBuffer.withAttached { recorder in
+            recorder.signposts?.instant(name.word)
+            let argumentWords = arguments.isEmpty ? 0 : ArgumentEncoding.words(for: arguments)
+            writeEvent(
+                recorder, kind: RecordLayout.instant, name: name.word, id: nil, argumentWords: argumentWords,
+                category: category
+            ) {
+                ArgumentEncoding.write(arguments, to: $0)
+            }
         }
     }
 
     @usableFromInline @inline(never)
     static func recordInstant(_ name: Name, arguments: [Argument]) {
-        guard let recorder = ThreadBuffer.attached() else { return }
-        defer { recorder.leave() }
-        recorder.signposts?.instant(name.word)
-        let argumentWords = arguments.isEmpty ? 0 : ArgumentEncoding.words(for: arguments)
-        writeEvent(recorder, kind: RecordLayout.instant, name: name.word, id: nil, argumentWords: argumentWords) {
-            ArgumentEncoding.write(arguments, to: $0)
+        ThreadBuffer.withAttached { recorder in
+            recorder.signposts?.instant(name.word)
+            let argumentWords = arguments.isEmpty ? 0 : ArgumentEncoding.words(for: arguments)
+            writeEvent(recorder, kind: RecordLayout.instant, name: name.word, id: nil, argumentWords: argumentWords) {
+                ArgumentEncoding.write(arguments, to: $0)
+            }
         }
     }
 
     @usableFromInline @inline(never)
     static func recordCounter(_ name: Name, kind: UInt64, bits: UInt64, category: UInt64 = 0) {
-        guard let recorder = ThreadBuffer.attached() else { return }
-        defer { recorder.leave() }
-        recorder.signposts?.counter(name.word, kind: kind, bits: bits)
-        let timestamp = recorder.timestamp()
-        let prefix = category != 0 ? 1 : 0
-        recorder.append(words: 3 + prefix) { record in
-            if prefix != 0 { record[0] = category }
-            let record = record + prefix
-            record[0] = RecordLayout.header(kind: kind, timestamp: timestamp)
-            record[1] = name.word
-            record[2] = bits
+        ThreadBuffer.withAttached { recorder in
+            recorder.signposts?.counter(name.word, kind: kind, bits: bits)
+            let timestamp = recorder.timestamp()
+            let prefix = category != 0 ? 1 : 0
+            recorder.append(words: 3 + prefix) { record in
+                if prefix != 0 { record[0] = category }
+                let record = record + prefix
+                record[0] = RecordLayout.header(kind: kind, timestamp: timestamp)
+                record[1] = name.word
+                record[2] = bits
+            }
         }
     }
 
@@ -113,20 +113,20 @@ extension Trace {
     static func recordAsyncBegin(
         _ name: Name, arguments: KeyValuePairs<StaticString, ArgumentValue>, category: UInt64 = 0
     ) -> AsyncInterval {
-        guard let recorder = ThreadBuffer.attached() else { return AsyncInterval(id: 0) }
-        defer { recorder.leave() }
-        let parent = AsyncIntervalContext.innermost()
-        let id = nextIdentifier()
-        let argumentWords = arguments.isEmpty ? 0 : ArgumentEncoding.words(for: arguments)
-        let kind = parent != 0 ? RecordLayout.asyncBeginChild : RecordLayout.asyncBegin
-        let recorded = writeEvent(
-            recorder, kind: kind, name: name.word, id: id, parent: parent, argumentWords: argumentWords,
-            category: category
-        ) {
-            ArgumentEncoding.write(arguments, to: $0)
-        }
-        if recorded { recorder.signposts?.asyncBegin(name.word, id: id) }
-        return AsyncInterval(id: recorded ? id : 0)
+        return ThreadBuffer.withAttached { recorder -> AsyncInterval in
+            let parent = AsyncIntervalContext.innermost()
+            let id = nextIdentifier()
+            let argumentWords = arguments.isEmpty ? 0 : ArgumentEncoding.words(for: arguments)
+            let kind = parent != 0 ? RecordLayout.asyncBeginChild : RecordLayout.asyncBegin
+            let recorded = writeEvent(
+                recorder, kind: kind, name: name.word, id: id, parent: parent, argumentWords: argumentWords,
+                category: category
+            ) {
+                ArgumentEncoding.write(arguments, to: $0)
+            }
+            if recorded { recorder.signposts?.asyncBegin(name.word, id: id) }
+            return AsyncInterval(id: recorded ? id : 0)
+        } ?? AsyncInterval(id: 0)
     }
 
     @usableFromInline @inline(never)
@@ -134,46 +134,46 @@ extension Trace {
         _ name: Name, parent: UInt64, flow: Flow?, terminatingFlow: Flow?, arguments: [Argument], renamable: Bool,
         startedAgo: UInt64
     ) -> AsyncInterval {
-        guard let recorder = ThreadBuffer.attached() else { return AsyncInterval(id: 0) }
-        defer { recorder.leave() }
-        let id = nextIdentifier()
-        // One that began in the past is written when it ends, as a renamable
-        // one is: its begin lies before the thread's latest event.
-        let held = renamable || startedAgo > 0
-        let event: UInt64
-        if held {
-            event = RecordLayout.asyncBeginRenamable
-        } else {
-            event = parent != 0 ? RecordLayout.asyncBeginChild : RecordLayout.asyncBegin
-        }
-        let fixed = RecordLayout.fixedWords(kind: event)
-        let attachments = Attachments(
-            flow: flow, terminatingFlow: terminatingFlow,
-            argumentWords: arguments.isEmpty ? 0 : ArgumentEncoding.words(for: arguments))
-        let kind = event | attachments.kindBits
-        let timestamp = recorder.timestamp()
-        let recorded = recorder.append(words: fixed + attachments.words) { record in
-            record[0] = RecordLayout.header(kind: kind, timestamp: timestamp)
-            record[1] = name.word
-            record[2] = id
-            if fixed >= 4 { record[3] = parent }
-            if fixed == 5 { record[4] = startedAgo }
-            attachments.write(to: record + fixed) { ArgumentEncoding.write(arguments, to: $0) }
-        }
-        if recorded { recorder.signposts?.asyncBegin(name.word, id: id) }
-        return AsyncInterval(id: recorded ? id : 0, renamable: held)
+        return ThreadBuffer.withAttached { recorder -> AsyncInterval in
+            let id = nextIdentifier()
+            // One that began in the past is written when it ends, as a renamable
+            // one is: its begin lies before the thread's latest event.
+            let held = renamable || startedAgo > 0
+            let event: UInt64
+            if held {
+                event = RecordLayout.asyncBeginRenamable
+            } else {
+                event = parent != 0 ? RecordLayout.asyncBeginChild : RecordLayout.asyncBegin
+            }
+            let fixed = RecordLayout.fixedWords(kind: event)
+            let attachments = Attachments(
+                flow: flow, terminatingFlow: terminatingFlow,
+                argumentWords: arguments.isEmpty ? 0 : ArgumentEncoding.words(for: arguments))
+            let kind = event | attachments.kindBits
+            let timestamp = recorder.timestamp()
+            let recorded = recorder.append(words: fixed + attachments.words) { record in
+                record[0] = RecordLayout.header(kind: kind, timestamp: timestamp)
+                record[1] = name.word
+                record[2] = id
+                if fixed >= 4 { record[3] = parent }
+                if fixed == 5 { record[4] = startedAgo }
+                attachments.write(to: record + fixed) { ArgumentEncoding.write(arguments, to: $0) }
+            }
+            if recorded { recorder.signposts?.asyncBegin(name.word, id: id) }
+            return AsyncInterval(id: recorded ? id : 0, renamable: held)
+        } ?? AsyncInterval(id: 0)
     }
 
     @usableFromInline @inline(never)
     static func recordAsyncEnd(id: UInt64) {
-        guard let recorder = ThreadBuffer.attached() else { return }
-        defer { recorder.leave() }
-        recorder.signposts?.asyncEnd(id: id)
-        let timestamp = recorder.timestamp()
-        // The begin is in the trace, so the end must be too.
-        recorder.append(words: 2, forced: true) { record in
-            record[0] = RecordLayout.header(kind: RecordLayout.asyncEnd, timestamp: timestamp)
-            record[1] = id
+        ThreadBuffer.withAttached { recorder in
+            recorder.signposts?.asyncEnd(id: id)
+            let timestamp = recorder.timestamp()
+            // The begin is in the trace, so the end must be too.
+            recorder.append(words: 2, forced: true) { record in
+                record[0] = RecordLayout.header(kind: RecordLayout.asyncEnd, timestamp: timestamp)
+                record[1] = id
+            }
         }
     }
 
@@ -207,25 +207,25 @@ extension Trace {
         id: UInt64, explicit: (newName: UInt64, endedAgo: UInt64)? = nil, argumentWords: Int,
         writeArguments: (UnsafeMutablePointer<UInt64>) -> Int
     ) {
-        guard let recorder = ThreadBuffer.attached() else { return }
-        defer { recorder.leave() }
-        recorder.signposts?.asyncEnd(id: id)
-        let timestamp = recorder.timestamp()
-        var kind = explicit == nil ? RecordLayout.asyncEnd : RecordLayout.asyncEndExplicit
-        let fixed = RecordLayout.fixedWords(kind: kind)
-        if argumentWords > 0 { kind |= RecordLayout.withArguments }
-        let words = fixed + (argumentWords > 0 ? 1 + argumentWords : 0)
-        // The begin is in the trace, so the end must be too.
-        recorder.append(words: words, forced: true) { record in
-            record[0] = RecordLayout.header(kind: kind, timestamp: timestamp)
-            record[1] = id
-            if let explicit {
-                record[2] = explicit.newName
-                record[3] = explicit.endedAgo
-            }
-            if argumentWords > 0 {
-                record[fixed] = UInt64(argumentWords)
-                _ = writeArguments(record + fixed + 1)
+        ThreadBuffer.withAttached { recorder in
+            recorder.signposts?.asyncEnd(id: id)
+            let timestamp = recorder.timestamp()
+            var kind = explicit == nil ? RecordLayout.asyncEnd : RecordLayout.asyncEndExplicit
+            let fixed = RecordLayout.fixedWords(kind: kind)
+            if argumentWords > 0 { kind |= RecordLayout.withArguments }
+            let words = fixed + (argumentWords > 0 ? 1 + argumentWords : 0)
+            // The begin is in the trace, so the end must be too.
+            recorder.append(words: words, forced: true) { record in
+                record[0] = RecordLayout.header(kind: kind, timestamp: timestamp)
+                record[1] = id
+                if let explicit {
+                    record[2] = explicit.newName
+                    record[3] = explicit.endedAgo
+                }
+                if argumentWords > 0 {
+                    record[fixed] = UInt64(argumentWords)
+                    _ = writeArguments(record + fixed + 1)
+                }
             }
         }
     }
