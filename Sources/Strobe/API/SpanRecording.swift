@@ -118,8 +118,7 @@ extension Trace {
             ) { cursor, position, _ in fill(position, FastRecord.timestamp(cursor)) }
             if written { return AsyncInterval(id: id, renamable: true) }
             return ThreadBuffer.withAttached { recorder -> AsyncInterval in
-                let timestamp = recorder.timestamp()
-                let recorded = recorder.append(words: words) { fill($0, timestamp) }
+                let recorded = recorder.append(words: words, fill: fill)
                 if recorded { recorder.signposts?.asyncBegin(SpanKeys.signpostName.word, id: id) }
                 return AsyncInterval(id: recorded ? id : 0, renamable: true)
             } ?? AsyncInterval(id: 0)
@@ -141,8 +140,7 @@ extension Trace {
                 var argumentWords = ArgumentEncoding.textWords(nameBytes.count)
                 for argument in arguments { argumentWords += ArgumentEncoding.words(forTextKey: argument) }
                 let kind = RecordLayout.instant | RecordLayout.withArguments
-                let timestamp = recorder.timestamp()
-                recorder.append(words: 3 + argumentWords) { record in
+                recorder.append(words: 3 + argumentWords) { record, timestamp in
                     record[0] = RecordLayout.header(kind: kind, timestamp: timestamp)
                     record[1] = ArgumentEncoding.inlineNameWord
                     record[2] = UInt64(argumentWords)
@@ -210,9 +208,8 @@ extension Trace.AsyncInterval {
             if written { return }
             ThreadBuffer.withAttached { recorder in
                 recorder.signposts?.asyncEnd(id: id)
-                let timestamp = recorder.timestamp()
                 // The begin is in the trace, so the end must be too.
-                recorder.append(words: words, forced: true) { fill($0, timestamp) }
+                recorder.append(words: words, forced: true, fill: fill)
             }
         }
     }

@@ -28,16 +28,15 @@ extension Trace {
                 argumentWords: arguments.isEmpty ? 0 : ArgumentEncoding.words(for: arguments))
             kind |= attachments.kindBits
             words += attachments.words
-            let timestamp = recorder.timestamp()
-            var snapshot = cstrobe_rusage()
-            if usage { cstrobe_thread_rusage(&snapshot) }
-            recorder.appendBegin(words: words, resourceUsage: usage, category: category) { record in
+            recorder.appendBegin(words: words, resourceUsage: usage, category: category) { record, timestamp in
                 if prefix != 0 { record[0] = category }
                 let record = record + prefix
                 record[0] = RecordLayout.header(kind: kind, timestamp: timestamp)
                 record[1] = name.word
                 var offset = 2
                 if usage {
+                    var snapshot = cstrobe_rusage()
+                    cstrobe_thread_rusage(&snapshot)
                     RecordLayout.store(snapshot, at: record + offset)
                     offset += RecordLayout.resourceUsageWords
                 }
@@ -97,9 +96,8 @@ extension Trace {
     static func recordCounter(_ name: Name, kind: UInt64, bits: UInt64, category: UInt64 = 0) {
         ThreadBuffer.withAttached { recorder in
             recorder.signposts?.counter(name.word, kind: kind, bits: bits)
-            let timestamp = recorder.timestamp()
             let prefix = category != 0 ? 1 : 0
-            recorder.append(words: 3 + prefix) { record in
+            recorder.append(words: 3 + prefix) { record, timestamp in
                 if prefix != 0 { record[0] = category }
                 let record = record + prefix
                 record[0] = RecordLayout.header(kind: kind, timestamp: timestamp)
@@ -150,8 +148,7 @@ extension Trace {
                 flow: flow, terminatingFlow: terminatingFlow,
                 argumentWords: arguments.isEmpty ? 0 : ArgumentEncoding.words(for: arguments))
             let kind = event | attachments.kindBits
-            let timestamp = recorder.timestamp()
-            let recorded = recorder.append(words: fixed + attachments.words) { record in
+            let recorded = recorder.append(words: fixed + attachments.words) { record, timestamp in
                 record[0] = RecordLayout.header(kind: kind, timestamp: timestamp)
                 record[1] = name.word
                 record[2] = id
@@ -168,9 +165,8 @@ extension Trace {
     static func recordAsyncEnd(id: UInt64) {
         ThreadBuffer.withAttached { recorder in
             recorder.signposts?.asyncEnd(id: id)
-            let timestamp = recorder.timestamp()
             // The begin is in the trace, so the end must be too.
-            recorder.append(words: 2, forced: true) { record in
+            recorder.append(words: 2, forced: true) { record, timestamp in
                 record[0] = RecordLayout.header(kind: RecordLayout.asyncEnd, timestamp: timestamp)
                 record[1] = id
             }
@@ -209,13 +205,12 @@ extension Trace {
     ) {
         ThreadBuffer.withAttached { recorder in
             recorder.signposts?.asyncEnd(id: id)
-            let timestamp = recorder.timestamp()
             var kind = explicit == nil ? RecordLayout.asyncEnd : RecordLayout.asyncEndExplicit
             let fixed = RecordLayout.fixedWords(kind: kind)
             if argumentWords > 0 { kind |= RecordLayout.withArguments }
             let words = fixed + (argumentWords > 0 ? 1 + argumentWords : 0)
             // The begin is in the trace, so the end must be too.
-            recorder.append(words: words, forced: true) { record in
+            recorder.append(words: words, forced: true) { record, timestamp in
                 record[0] = RecordLayout.header(kind: kind, timestamp: timestamp)
                 record[1] = id
                 if let explicit {
@@ -249,8 +244,7 @@ extension Trace {
         let fixed = id == nil ? 2 : parent == 0 ? 3 : 4
         let prefix = category != 0 ? 1 : 0
         let words = prefix + fixed + (argumentWords > 0 ? 1 + argumentWords : 0)
-        let timestamp = recorder.timestamp()
-        return recorder.append(words: words) { record in
+        return recorder.append(words: words) { record, timestamp in
             if prefix != 0 { record[0] = category }
             let record = record + prefix
             record[0] = RecordLayout.header(kind: kind, timestamp: timestamp)

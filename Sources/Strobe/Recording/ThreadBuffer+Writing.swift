@@ -18,19 +18,19 @@ extension ThreadBuffer {
     }
 
     /// Appends a begin record built by `fill` (which receives the record's
-    /// first word and returns nothing); `words` is the record's full length.
+    /// first word and its timestamp); `words` is the record's full length.
     /// With `category` (a prefix word, 0 for none), the begin is in that
     /// category, and so must be the end in a category that closes it.
     func appendBegin(
-        words: Int, resourceUsage: Bool, category: UInt64 = 0, fill: (UnsafeMutablePointer<UInt64>) -> Void
+        words: Int, resourceUsage: Bool, category: UInt64 = 0, fill: (UnsafeMutablePointer<UInt64>, UInt64) -> Void
     ) {
         let level = cursor.pointee.depth
         // Kept whether the begin is recorded or discarded: either way its
         // end in the category closes this level.
         if category != 0 { cstrobe_open_categorized_level(cursor, level, RecordLayout.timestamp(of: category)) }
-        if let destination = reserve(words: words, forced: false) {
-            fill(destination)
-            commit(destination + words)
+        if let reserved = reserveStamped(words: words, forced: false) {
+            fill(reserved.destination, reserved.timestamp)
+            commit(reserved.destination + words)
             if resourceUsage {
                 if level < 64 {
                     cursor.pointee.rusage_levels |= 1 << UInt64(level)
@@ -145,16 +145,41 @@ extension ThreadBuffer {
         updateFlags()
     }
 
-    /// Appends any other record; returns false when it was discarded.
+    /// Appends any other record, built by `fill` (which receives the
+    /// record's first word and its timestamp); returns false when it was
+    /// discarded.
     @discardableResult
-    func append(words: Int, forced: Bool = false, fill: (UnsafeMutablePointer<UInt64>) -> Void) -> Bool {
-        guard let destination = reserve(words: words, forced: forced) else {
+    func append(words: Int, forced: Bool = false, fill: (UnsafeMutablePointer<UInt64>, UInt64) -> Void) -> Bool {
+        guard let reserved = reserveStamped(words: words, forced: forced) else {
             cursor.pointee.flags |= UInt64(CSTROBE_FLAG_DROPPING)
             return false
         }
-        fill(destination)
-        commit(destination + words)
+        fill(reserved.destination, reserved.timestamp)
+        commit(reserved.destination + words)
         return true
+    }
+
+    /// Space for a record of `words` words and the time it is recorded at,
+    /// or nil when it is discarded. A record that would be discarded
+    /// without a try (``isStillAtLimit``) is, before the clock is read.
+    private func reserveStamped(
+        words: Int, forced: Bool
+    ) -> (destination: UnsafeMutablePointer<UInt64>, timestamp: UInt64)? {
+        if !forced, cursor.pointee.published! + words + (pendingDiscards > 0 ? 2 : 0) > cursor.pointee.limit,
+            isStillAtLimit
+        {
+            noteDiscard()
+            return nil
+        }
+        let timestamp = timestamp()
+        return reserve(words: words, forced: forced).map { (destination: $0, timestamp: timestamp) }
+    }
+
+    /// Whether the thread is at its memory limit with nothing taken from it
+    /// since its last try: a record that does not fit is then discarded
+    /// without the lock.
+    private var isStillAtLimit: Bool {
+        settings.policy == .discardNewest && takesAtLastFailure == takes.load(ordering: .acquiring)
     }
 
     /// A timestamp relative to the session's base.
@@ -210,9 +235,7 @@ extension ThreadBuffer {
     private func switchChunk(needed: Int, forced: Bool) -> UnsafeMutablePointer<UInt64>? {
         // Still at the limit with nothing taken since: discarded without the
         // lock, so that shedding events costs no more than keeping them.
-        if !forced, settings.policy == .discardNewest, takesAtLastFailure == takes.load(ordering: .acquiring) {
-            return nil
-        }
+        if !forced, isStillAtLimit { return nil }
         guard let session = shared.withLock({ $0.session }) else { return nil }
         guard needed <= session.pool.chunkWords else { return nil }
         let published = cursor.pointee.published!
