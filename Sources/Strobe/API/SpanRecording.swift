@@ -130,7 +130,6 @@ extension Trace {
     /// Marks a moment on the calling thread named `name`, with arguments
     /// whose keys are known at run time; nothing is interned.
     package static func instant(named name: String, arguments: [TextArgument]) {
-        guard cstrobe_load_generation() != 0 else { return }
         ThreadBuffer.withAttached { recorder in
             recorder.signposts?.instant(SpanKeys.signpostName.word)
             var name = name

@@ -165,9 +165,7 @@ extension ThreadBuffer {
     private func reserveStamped(
         words: Int, forced: Bool
     ) -> (destination: UnsafeMutablePointer<UInt64>, timestamp: UInt64)? {
-        if !forced, cursor.pointee.published! + words + (pendingDiscards > 0 ? 2 : 0) > cursor.pointee.limit,
-            isStillAtLimit
-        {
+        if !forced, !fitsInChunk(wordsNeeded(words)), isStillAtLimit {
             noteDiscard()
             return nil
         }
@@ -206,13 +204,24 @@ extension ThreadBuffer {
         cursor.pointee.flags = flags
     }
 
+    /// The words a record of `words` words takes: itself, and before it the
+    /// drop marker owed after a discard.
+    private func wordsNeeded(_ words: Int) -> Int {
+        words + (pendingDiscards > 0 ? 2 : 0)
+    }
+
+    /// Whether `words` words fit in the current chunk.
+    private func fitsInChunk(_ words: Int) -> Bool {
+        cursor.pointee.published! + words <= cursor.pointee.limit
+    }
+
     /// Space for `words` words (plus a discard marker when one is owed), or nil
     /// when the event is discarded.
     private func reserve(words: Int, forced: Bool) -> UnsafeMutablePointer<UInt64>? {
-        let marker = pendingDiscards > 0 ? 2 : 0
-        let needed = words + marker
+        let needed = wordsNeeded(words)
+        let marker = needed - words
         var position = cursor.pointee.published!
-        if position + needed > cursor.pointee.limit {
+        if !fitsInChunk(needed) {
             guard let fresh = switchChunk(needed: needed, forced: forced) else {
                 noteDiscard()
                 return nil
