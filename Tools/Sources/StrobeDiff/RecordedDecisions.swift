@@ -68,7 +68,7 @@ public struct RecordedDecisions: Sendable, Codable {
     }
 
     /// Where in the file a decoding error is and what it is, in a sentence:
-    /// `report.comparisons[3].better: no such key`.
+    /// `report.rows[3].better: no such key`.
     static func describe(_ error: DecodingError) -> String {
         func place(_ path: [any CodingKey]) -> String {
             let text = path.reduce(into: "") { text, key in
