@@ -13,10 +13,16 @@ RELEASE_FLAGS = -c release
 # The SDK package (the repository root) with its bridges, which are behind
 # package traits; the tools package (`strobe`, the gate) is in Tools/.
 SDK_TRAITS = --traits StrobeMetrics,StrobeTracing
-TOOLS = --package-path Tools
+# The tools with their package trait Server (`strobe serve` and the OTLP/HTTP
+# sender, on SwiftNIO and Hummingbird), which the tests, the demo's fleet and
+# the benchmarks use; every build here and in scripts/ passes it, since a
+# build folder built with other traits compiles each module of the package
+# again. `make strobe-lean` builds the command without them, as a CI job
+# needs it (Tools/.build-lean/release/strobe).
+TOOLS = --package-path Tools --traits Server
 
 .PHONY: setup setup-demo demo demo-fleet lint test test-sdk test-stress test-tools test-history test-adoption bench tsan fuzz validate-gate example-server bench-otel proto \
-	proto-check build strobe clean
+	proto-check build strobe strobe-lean clean
 
 setup:
 	@bash scripts/setup.sh
@@ -34,6 +40,12 @@ build: setup
 # The `strobe` command alone, in release: Tools/.build/release/strobe.
 strobe: setup
 	$(SWIFT_BUILD) $(RELEASE_FLAGS) $(TOOLS) --product strobe
+
+# The lean `strobe` (no server stack: every command but `serve` and
+# `--otlp-endpoint`), in a build folder of its own:
+# Tools/.build-lean/release/strobe.
+strobe-lean: setup
+	$(SWIFT_BUILD) $(RELEASE_FLAGS) --package-path Tools --scratch-path Tools/.build-lean --product strobe
 
 demo: setup-demo
 	@bash scripts/demo.sh
@@ -213,4 +225,4 @@ proto:
 	bash scripts/generate-protos.sh
 
 clean:
-	rm -rf .build Tools/.build .strobe out Examples/ServerTracing/.build Tests/Fixtures/*/.build
+	rm -rf .build Tools/.build Tools/.build-lean .strobe out Examples/ServerTracing/.build Tests/Fixtures/*/.build

@@ -9,6 +9,17 @@ import PackageDescription
 // that records traces or runs perf suites. Build the command with
 // `swift build -c release --package-path Tools --product strobe` (or
 // `make strobe`).
+//
+// Two builds of `strobe`: the default one, lean, holds every command a CI
+// job or a developer runs (compare, diff, run, results, export to files,
+// history and trend on SQLite or PostgreSQL, summarize, repair, recover,
+// ingest, fleet) and builds none of the server stack; the package trait
+// `Server` adds `strobe serve` (Hummingbird on SwiftNIO) and the OTLP/HTTP
+// sender of `--otlp-endpoint` (SwiftNIO): `--traits Server`, as the Makefile
+// and the scripts build it. Without the trait, SwiftPM still resolves those
+// packages but compiles none of them.
+let server: TargetDependencyCondition? = .when(traits: ["Server"])
+
 let optimizedInDebug: [SwiftSetting] = [.unsafeFlags(["-O"], .when(configuration: .debug))]
 
 /// Products of the SDK package (the repository root), by name.
@@ -30,6 +41,12 @@ let package = Package(
         .library(name: "StrobeJudgement", targets: ["StrobeJudgement"]),
         .library(name: "StrobeDiff", targets: ["StrobeDiff"]),
         .library(name: "StrobeHistory", targets: ["StrobeHistory", "StrobeHistoryStore", "StrobeTrend"]),
+    ],
+    traits: [
+        .trait(
+            name: "Server",
+            description: "strobe serve (Hummingbird, SwiftNIO) and the OTLP/HTTP sender of --otlp-endpoint (SwiftNIO)"),
+        .default(enabledTraits: []),
     ],
     dependencies: [
         // With the tracing bridge's trait on, as Examples/ServerTracing sets it:
@@ -166,8 +183,9 @@ let package = Package(
             name: "StrobeCLI",
             dependencies: [
                 "StrobeStatistics", "StrobeJudgement", "StrobeDiff", "StrobeCompare", "StrobeHistory",
-                "StrobeHistoryStore", "StrobeTrend", "StrobeFleet", "StrobeServer", "StrobeOTLP", "CStrobeBuildInfo",
-                "CZlib", "StrobeToolFormatting", .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                "StrobeHistoryStore", "StrobeTrend", "StrobeFleet", "CStrobeBuildInfo", "CZlib",
+                "StrobeToolFormatting", .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .target(name: "StrobeServer", condition: server), .target(name: "StrobeOTLP", condition: server),
             ] + strobe("StrobeCrashRecovery", "StrobeReader", "StrobeProcessRunner", "StrobeResults")
         ),
 
@@ -257,13 +275,14 @@ let package = Package(
             ] + strobe("StrobeResults")
         ),
         // The ingest endpoint, over HTTP on loopback (URLSession: no TLS
-        // stack is built for the tests).
+        // stack is built for the tests); with the `Server` trait only.
         .testTarget(
             name: "StrobeServerTests",
             dependencies: [
-                "StrobeServer", "StrobeFleet", "StrobeHistoryStore", "StrobeStoreTestSupport", testSupport, testTraits,
-                .product(name: "Hummingbird", package: "hummingbird"),
-                .product(name: "HTTPTypes", package: "swift-http-types"),
+                "StrobeFleet", "StrobeHistoryStore", "StrobeStoreTestSupport", testSupport, testTraits,
+                .target(name: "StrobeServer", condition: server),
+                .product(name: "Hummingbird", package: "hummingbird", condition: server),
+                .product(name: "HTTPTypes", package: "swift-http-types", condition: server),
             ] + strobe("Strobe")
         ),
         // Ingest and the fleet report, on traces the SDK writes.
@@ -273,13 +292,12 @@ let package = Package(
                 "StrobeFleet", "StrobeHistory", "StrobeHistoryStore", "StrobePostgres", "StrobeStatistics",
                 "StrobeJudgement", "StrobeDiff", "StrobeSimulations", "StrobeCLI", "StrobeStoreTestSupport",
                 "StrobeStatisticsTestSupport", testSupport, testTraits,
-                .product(name: "HTTPTypes", package: "swift-http-types"),
             ] + strobe("Strobe", "StrobeReader", "StrobeResults")
         ),
         // Every `strobe` subcommand, run as a user runs it.
         .testTarget(
             name: "StrobeCLITests",
-            dependencies: ["StrobeCLI", "StrobeOTLP", testSupport, testTraits]
+            dependencies: ["StrobeCLI", .target(name: "StrobeOTLP", condition: server), testSupport, testTraits]
                 + strobe("Strobe", "StrobeReader", "StrobeResults")
         ),
     ]

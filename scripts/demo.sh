@@ -27,9 +27,9 @@ swift build -c release --product LensPerfTests
 # one on a fresh 2-core machine (263 s against 519 s, AMD EPYC family 25
 # model 17, load average 2.5-5).
 tools_configuration=${DEMO_TOOLS_CONFIGURATION:-debug}
-swift build -c "$tools_configuration" --package-path Tools --product strobe
+swift build -c "$tools_configuration" --package-path Tools --traits Server --product strobe
 bin=$(swift build -c release --show-bin-path)
-tools_bin=$(swift build -c "$tools_configuration" --package-path Tools --show-bin-path)
+tools_bin=$(swift build -c "$tools_configuration" --package-path Tools --traits Server --show-bin-path)
 
 step "1. The instrumented app: a lens pipeline with worker threads and frame deadlines, traced and CPU-profiled"
 "$bin/LensPipeline" --frames 240 --trace "$out/lens.pftrace" --cpu-profile 999

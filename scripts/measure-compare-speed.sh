@@ -36,8 +36,8 @@ yams6=$(build yams6 6.2.2)
 if [ -n "${STROBE:-}" ]; then
     strobe=$STROBE
 else
-    swift build -c release --package-path Tools --product strobe >/dev/null
-    strobe="$(swift build -c release --package-path Tools --show-bin-path)/strobe"
+    swift build -c release --package-path Tools --traits Server --product strobe >/dev/null
+    strobe="$(swift build -c release --package-path Tools --traits Server --show-bin-path)/strobe"
 fi
 source scripts/measure-common.sh
 machine_line "max time $max_time"

@@ -14,7 +14,7 @@ runs=${1:-10}
 logs=out/demo-runs
 rm -rf "$logs"
 mkdir -p "$logs"
-tools_bin=$(swift build -c "${DEMO_TOOLS_CONFIGURATION:-debug}" --package-path Tools --show-bin-path)
+tools_bin=$(swift build -c "${DEMO_TOOLS_CONFIGURATION:-debug}" --package-path Tools --traits Server --show-bin-path)
 
 source scripts/measure-common.sh
 machine_line

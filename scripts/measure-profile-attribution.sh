@@ -42,8 +42,8 @@ bin=$(swift build -c release --show-bin-path)
 if [ -n "${STROBE:-}" ]; then
     strobe=$STROBE
 else
-    swift build --package-path Tools --product strobe >/dev/null
-    strobe="$(swift build --package-path Tools --show-bin-path)/strobe"
+    swift build --package-path Tools --traits Server --product strobe >/dev/null
+    strobe="$(swift build --package-path Tools --traits Server --show-bin-path)/strobe"
 fi
 source scripts/measure-common.sh
 machine_line "max time $max_time"

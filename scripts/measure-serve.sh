@@ -15,11 +15,11 @@ source scripts/serve-common.sh
 count=${1:-200}
 if [ "${STROBE_MEASURE_SERVE_INNER:-}" != 1 ]; then
     swift build -c release --product LensPipeline
-    swift build -c release --package-path Tools --product strobe
+    swift build -c release --package-path Tools --traits Server --product strobe
     STROBE_MEASURE_SERVE_INNER=1 exec bash scripts/with-postgres.sh bash "$0" "$count"
 fi
 bin=$(swift build -c release --show-bin-path)
-strobe="$(swift build -c release --package-path Tools --show-bin-path)/strobe"
+strobe="$(swift build -c release --package-path Tools --traits Server --show-bin-path)/strobe"
 work=$(mktemp -d /tmp/strobe-serve-bench.XXXXXX)
 trap 'kill "${serve_pid:-0}" 2>/dev/null || true; rm -rf "$work"' EXIT
 mkdir -p "$work/traces"

@@ -41,8 +41,8 @@ suite_bin=$(swift build -c release --package-path Examples/NightlySuite --show-b
 # STROBE=PATH uses a strobe already built (the analysis is as fast in debug).
 strobe=${STROBE:-}
 if [ -z "$strobe" ]; then
-    swift build -c release --package-path Tools --product strobe >/dev/null
-    strobe=$(swift build -c release --package-path Tools --show-bin-path)/strobe
+    swift build -c release --package-path Tools --traits Server --product strobe >/dev/null
+    strobe=$(swift build -c release --package-path Tools --traits Server --show-bin-path)/strobe
 fi
 cp "$suite_bin" "$work/NightlyPerf-candidate"
 cp "$suite_bin" "$work/NightlyPerf-reference"   # the pinned build: never changes

@@ -28,11 +28,11 @@ rm -rf "$out"
 mkdir -p "$out"
 
 swift build -c release --product LensPerfTests >/dev/null
-swift build -c release --package-path Tools --product strobe >/dev/null
+swift build -c release --package-path Tools --traits Server --product strobe >/dev/null
 # A copy of the binaries, so that builds during the (long) run change nothing.
 mkdir -p "$out/bin"
 cp "$(swift build -c release --show-bin-path)"/LensPerfTests "$out/bin/"
-cp "$(swift build -c release --package-path Tools --show-bin-path)"/strobe "$out/bin/"
+cp "$(swift build -c release --package-path Tools --traits Server --show-bin-path)"/strobe "$out/bin/"
 bin=$out/bin
 cpu="$(lscpu | sed -n 's/^Model name: *//p' | head -1), family $(lscpu | sed -n 's/^CPU family: *//p' | head -1) model $(lscpu | sed -n 's/^Model: *//p' | head -1), $(nproc) cores"
 echo "CPU: $cpu; load average $(cut -d' ' -f1-3 /proc/loadavg)"

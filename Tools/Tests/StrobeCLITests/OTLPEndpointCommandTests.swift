@@ -1,3 +1,6 @@
+// Built with the package trait Server only (`--traits Server`, as the
+// Makefile builds the tests).
+#if Server
 import Foundation
 import Strobe
 import StrobeReader
@@ -365,3 +368,4 @@ extension StrobeCLITests {
         return bound ? Int(UInt16(bigEndian: address.sin_port)) : nil
     }
 }
+#endif

@@ -1,3 +1,6 @@
+// Built with the package trait Server only (`--traits Server`, as the
+// Makefile builds the tests).
+#if Server
 import Foundation
 import StrobeReader
 import Testing
@@ -65,3 +68,4 @@ extension StrobeCLITests {
         return (spans, resources)
     }
 }
+#endif

@@ -1,3 +1,6 @@
+// Built with the package trait Server only (`--traits Server`, as the
+// Makefile builds the tests).
+#if Server
 import Foundation
 import HTTPTypes
 import Strobe
@@ -163,3 +166,4 @@ import Testing
         #expect(!token.isCarried(by: nil))
     }
 }
+#endif

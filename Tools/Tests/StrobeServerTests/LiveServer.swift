@@ -1,3 +1,6 @@
+// Built with the package trait Server only (`--traits Server`, as the
+// Makefile builds the tests).
+#if Server
 import Foundation
 import HTTPTypes
 import Hummingbird
@@ -85,3 +88,4 @@ struct LiveServer: Sendable {
         var description: String { "the answer was not an HTTP response" }
     }
 }
+#endif

@@ -1,3 +1,6 @@
+// Built with the package trait Server only (`--traits Server`, as the
+// Makefile builds the tests).
+#if Server
 import Foundation
 import Strobe
 
@@ -23,3 +26,4 @@ enum ServerTraces {
         }
     }
 }
+#endif

@@ -142,6 +142,6 @@ package enum StrobeBinary {
         /// The error for the program at `path`.
         package init(path: String) { self.path = path }
 
-        package var description: String { "\(path) is not built; run `swift build --package-path Tools` first" }
+        package var description: String { "\(path) is not built; run `swift build --package-path Tools --traits Server` first" }
     }
 }

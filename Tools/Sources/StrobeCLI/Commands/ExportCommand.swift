@@ -1,7 +1,9 @@
 import ArgumentParser
 import Foundation
-import StrobeOTLP
 import StrobeReader
+#if Server
+import StrobeOTLP
+#endif
 
 /// `strobe export TRACE --format csv|ndjson|chrome-json|folded|pprof|otlp|otlp-json`.
 struct ExportCommand: AsyncParsableCommand {
@@ -90,12 +92,21 @@ struct ExportCommand: AsyncParsableCommand {
         var stream = try OTLPStream(
             contentsOf: trace, encoding: format == .otlpJSON ? .json : .protobuf, maxBytes: otlp.batchBytes)
         try checkStreamed(trace, notATrace: stream.scan.notATrace, truncation: stream.scan.truncation)
-        guard let sender = try otlp.sender() else {
-            let writer = try PartWriter(path: output)
-            while let part = try stream.nextFilePart() { try writer.write(part) }
-            try writer.finish()
+        #if Server
+        if let sender = try otlp.sender() {
+            try await send(&stream, to: sender)
             return
         }
+        #endif
+        let writer = try PartWriter(path: output)
+        while let part = try stream.nextFilePart() { try writer.write(part) }
+        try writer.finish()
+    }
+
+    #if Server
+    /// Sends the requests of `stream` to `sender`'s endpoint, also writing
+    /// them to `-o` when it is given.
+    private func send(_ stream: inout OTLPStream, to sender: OTLPSender) async throws {
         let writer = try output.map { path throws(CommandFailure) in try PartWriter(path: path) }
         let report: OTLPSender.Report
         do {
@@ -109,6 +120,7 @@ struct ExportCommand: AsyncParsableCommand {
             "\(trace): sent \(report.spans) spans in \(report.batches) request\(report.batches == 1 ? "" : "s") "
                 + "to \(sender.endpoint)\(report.retries > 0 ? " (\(report.retries) retried)" : "")")
     }
+    #endif
 
     /// The trace's CPU samples, those inside `--interval`'s instances when
     /// it is given (chosen as `strobe summarize --profile --interval` does).

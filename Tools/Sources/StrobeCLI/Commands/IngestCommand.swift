@@ -3,8 +3,10 @@ import Foundation
 import StrobeFleet
 import StrobeHistory
 import StrobeHistoryStore
-import StrobeOTLP
 import StrobeReader
+#if Server
+import StrobeOTLP
+#endif
 
 /// `strobe ingest TRACE_OR_DIR... --history STORE`: a fleet's traces into the
 /// store, for `strobe fleet`.
@@ -48,10 +50,12 @@ struct IngestCommand: AsyncParsableCommand {
         } catch {
             throw CommandFailure.badInput(error.description)
         }
+        #if Server
         if let sender = try otlp.sender() {
             try await send(files, with: sender)
             return
         }
+        #endif
         let location: HistoryLocation
         do {
             location = try HistoryLocation.parse(history.store, passwordFile: history.password.file)
@@ -82,6 +86,7 @@ struct IngestCommand: AsyncParsableCommand {
         }
     }
 
+    #if Server
     /// Sends every trace of `files` to the endpoint, in order.
     private func send(_ files: [String], with sender: OTLPSender) async throws {
         var total = OTLPSender.Report()
@@ -143,4 +148,5 @@ struct IngestCommand: AsyncParsableCommand {
                     : "none of the \(files.count) files is a trace that can be sent")
         }
     }
+    #endif
 }

@@ -1,7 +1,9 @@
 import ArgumentParser
 import Foundation
-import StrobeOTLP
 import StrobeReader
+#if Server
+import StrobeOTLP
+#endif
 
 /// `--otlp-endpoint URL` and its batch and retry flags, shared by `export`
 /// and `ingest`.
@@ -28,13 +30,19 @@ struct OTLPEndpointOptions: ParsableArguments {
         if batchBytes < 1024 { throw ValidationError("--otlp-batch-bytes must be at least 1024, not \(batchBytes)") }
         if attempts < 1 { throw ValidationError("--otlp-attempts must be at least 1, not \(attempts)") }
         if let url {
+            #if Server
             do {
                 _ = try OTLPEndpoint(parsing: url)
             } catch {
                 throw ValidationError(error.description)
             }
+            #else
+            _ = url
+            throw ValidationError(LeanBuild.missing("--otlp-endpoint"))
+            #endif
         }
     }
+    #if Server
 
     /// The sender, when `--otlp-endpoint` is given.
     func sender() throws(CommandFailure) -> OTLPSender? {
@@ -46,8 +54,10 @@ struct OTLPEndpointOptions: ParsableArguments {
             throw .badInput(error.description)
         }
     }
+    #endif
 }
 
+#if Server
 extension OTLPSender {
     /// Sends the requests of `stream`, the export of the trace file at
     /// `path`, as they are made; warnings go to standard error.
@@ -68,3 +78,4 @@ extension CommandFailure {
         CommandFailure(message: error.description, status: error.isRefusal ? 2 : 1)
     }
 }
+#endif

@@ -1,3 +1,4 @@
+#if Server
 import ArgumentParser
 import Foundation
 import StrobeFleet
@@ -77,3 +78,4 @@ struct ServeCommand: AsyncParsableCommand {
         return try BearerToken(text, origin: "STROBE_SERVE_TOKEN")
     }
 }
+#endif
