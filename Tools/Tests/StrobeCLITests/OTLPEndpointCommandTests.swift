@@ -312,14 +312,19 @@ extension StrobeCLITests {
         #expect(csv.status == 2)
         #expect(csv.errors.contains("--otlp-endpoint needs --format otlp"), "\(csv.errors)")
 
-        // Nothing listens on the port: every attempt fails, exit status 1.
+        // Nothing listens on the port: every attempt fails, and a failure to
+        // deliver is exit status 2 (1 is a regression), for both commands.
         let socket = try #require(Self.closedPort())
-        let refused = try Self.strobe(
-            "ingest", trace, "--otlp-endpoint", "http://127.0.0.1:\(socket)/v1/traces", "--otlp-attempts", "2")
-        #expect(refused.status == 1, "\(refused.output)")
+        let closed = "http://127.0.0.1:\(socket)/v1/traces"
+        let refused = try Self.strobe("ingest", trace, "--otlp-endpoint", closed, "--otlp-attempts", "2")
+        #expect(refused.status == 2, "\(refused.output)")
         #expect(refused.errors.contains("\(trace): batch 1"), "\(refused.errors)")
         #expect(refused.errors.contains("cannot connect to 127.0.0.1:\(socket)"), "\(refused.errors)")
         #expect(refused.errors.contains("2 attempts, giving up"), "\(refused.errors)")
+        let exported = try Self.strobe(
+            "export", trace, "--format", "otlp", "--otlp-endpoint", closed, "--otlp-attempts", "2")
+        #expect(exported.status == 2, "\(exported.output)")
+        #expect(exported.errors.contains("cannot connect to 127.0.0.1:\(socket)"), "\(exported.errors)")
     }
 
     @Test func endpointsRetryAfterAndBackoffParse() throws {

@@ -88,6 +88,43 @@ import Testing
         }
     }
 
+    @Test(arguments: StoreBackend.tested)
+    func aStoreOfAnOlderSchemaIsRefusedByReadsUntilUpgraded(_ backend: StoreBackend) async throws {
+        try await ScratchStore.with(backend) { test in
+            let store = try await test.open()
+            _ = try await HistoryWriter.add([RunRecord(run: SampleRuns.run(id: "kept", time: 1))], to: store)
+            await store.close()
+            try await test.downgradeToVersion3()
+            let before = try await test.snapshot()
+
+            let read = try StrobeBinary.run(["history", "list", "--history", test.text])
+            #expect(read.status == 2, "\(read.output)")
+            #expect(read.errors.contains("schema is at version 3, older than this strobe's 4"), "\(read.errors)")
+            #expect(read.errors.contains("`strobe history upgrade --history "), "\(read.errors)")
+            #expect(try await test.snapshot() == before)
+
+            let upgrade = try StrobeBinary.run(["history", "upgrade", "--history", test.text])
+            #expect(upgrade.status == 0, "\(upgrade.errors)")
+            #expect(upgrade.output.contains("brought up to version 4"), "\(upgrade.output)")
+            let listed = try StrobeBinary.run(["history", "list", "--history", test.text])
+            #expect(listed.status == 0, "\(listed.errors)")
+            #expect(listed.output.contains(": 1 run, "), "\(listed.output)")
+
+            let again = try StrobeBinary.run(["history", "upgrade", "--history", test.text])
+            #expect(again.status == 0, "\(again.errors)")
+            #expect(again.output.contains("version 4 already; nothing to upgrade"), "\(again.output)")
+        }
+    }
+
+    @Test func upgradingAMissingStoreCreatesNothing() throws {
+        let folder = NSTemporaryDirectory() + "strobe-upgrade-\(UUID().uuidString)"
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let outcome = try StrobeBinary.run(["history", "upgrade", "--history", folder + "/history.sqlite"])
+        #expect(outcome.status == 2)
+        #expect(outcome.errors.contains("no history store there"), "\(outcome.errors)")
+        #expect(!FileManager.default.fileExists(atPath: folder + "/history.sqlite"))
+    }
+
     @Test func anUnreachableOrWrongServerFailsQuicklyAndSaysWhy() async throws {
         let closedPort: Int = try {
             // A port that was just free: nothing listens there.

@@ -12,6 +12,20 @@ extension ScratchStore {
 
     /// Sets the schema version the store records, as a newer Strobe would.
     package func setSchemaVersion(_ version: Int) async throws {
+        try execute("UPDATE strobe_schema SET version = \(version)")
+    }
+
+    /// Takes the store back to schema version 3, as a Strobe before version
+    /// 4 left it: `strobe_runs` without `simulated` and
+    /// `instruction_source`.
+    package func downgradeToVersion3() async throws {
+        try execute(
+            "ALTER TABLE strobe_runs DROP COLUMN simulated; ALTER TABLE strobe_runs DROP COLUMN instruction_source; "
+                + "UPDATE strobe_schema SET version = 3")
+    }
+
+    /// Runs `sql` on the store, as another program would.
+    private func execute(_ sql: String) throws {
         switch location {
         case .sqlite(let path):
             // Straight through SQLite's C API, as another program would:
@@ -20,16 +34,14 @@ extension ScratchStore {
             defer { sqlite3_close_v2(connection) }
             var code = sqlite3_open_v2(path, &connection, SQLITE_OPEN_READWRITE, nil)
             if code == SQLITE_OK {
-                code = sqlite3_exec(
-                    connection, "UPDATE strobe_schema SET version = \(version); PRAGMA wal_checkpoint(TRUNCATE)", nil,
-                    nil, nil)
+                code = sqlite3_exec(connection, sql + "; PRAGMA wal_checkpoint(TRUNCATE)", nil, nil, nil)
             }
             guard code == SQLITE_OK else {
                 let message = connection.flatMap { sqlite3_errmsg($0) } ?? sqlite3_errstr(code)
                 throw SQLiteFailure(path: path, message: message.map { String(cString: $0) } ?? "error \(code)")
             }
         case .postgres:
-            try TestServer.execute("UPDATE strobe_schema SET version = \(version)", url: text)
+            try TestServer.execute(sql, url: text)
         }
     }
 
@@ -142,6 +154,8 @@ package enum StrobeBinary {
         /// The error for the program at `path`.
         package init(path: String) { self.path = path }
 
-        package var description: String { "\(path) is not built; run `swift build --package-path Tools --traits Server` first" }
+        package var description: String {
+            "\(path) is not built; run `swift build --package-path Tools --traits Server` first"
+        }
     }
 }

@@ -36,6 +36,14 @@ struct CompareCommand: ParsableCommand {
             reported. Progress goes to standard error: one line per look, and at most one line every \
             10 s between looks (a line rewritten in place on a terminal).
 
+            With --git BASE (or BASE..HEAD) and --product NAME, Strobe builds the suite at each revision \
+            itself, in a scratch worktree of its own per revision (under .git/strobe/builds, or --git-builds) \
+            with one --build-command for both, and compares the two executables. BASE alone compares the \
+            working tree as it is, uncommitted changes included (said so on standard error). Builds are \
+            kept by the revision's files (its tree), so a second comparison against the same base builds \
+            nothing; the user's checkout, index and branches are not touched. A failed build names the \
+            revision, the command and its log (exit status 2).
+
             The results stay in RESULTS_DIR/baseline and RESULTS_DIR/candidate for `strobe diff` later; the report \
             goes to standard output or --output FILE. \
             Exit status: 0 no regression, 1 at least one gated regression, 2 bad input or a failed run.
@@ -126,10 +134,17 @@ struct CompareCommand: ParsableCommand {
 
     @OptionGroup var history: HistoryDestinationOptions
 
+    @OptionGroup(title: "Two revisions of this repository") var git: GitCompareOptions
+
     /// The first problem with the flags, if any.
     var problem: String? {
-        guard let baseline, !baseline.isEmpty else { return "give the baseline's command with --baseline CMD" }
-        guard let candidate, !candidate.isEmpty else { return "give the candidate's command with --candidate CMD" }
+        if let problem = git.problem(baseline: baseline, candidate: candidate) { return problem }
+        if git.range == nil {
+            guard let baseline, !baseline.isEmpty else {
+                return "give the baseline's command with --baseline CMD (or two revisions with --git)"
+            }
+            guard let candidate, !candidate.isEmpty else { return "give the candidate's command with --candidate CMD" }
+        }
         if let minRounds, minRounds < 2 { return "--min-rounds must be at least 2, not \(minRounds)" }
         guard iterations > 0 else { return "--iterations must be positive, not \(iterations)" }
         if let warmup, warmup < 0 { return "--warmup must be zero or more, not \(warmup)" }
@@ -155,7 +170,13 @@ struct CompareCommand: ParsableCommand {
     }
 
     func run() throws {
-        guard let baseline, let candidate else { return }
+        let sides: (baseline: String, candidate: String)
+        if let built = try git.sides() {
+            sides = built
+        } else {
+            guard let baseline, let candidate else { return }
+            sides = (baseline, candidate)
+        }
         let rules = try loadPolicy(policy)
         var settings = InterleavedComparison<ProcessRounds>.Settings(
             budget: maxTime.seconds, seed: seed ?? UInt64.random(in: 0...UInt64.max))
@@ -169,7 +190,7 @@ struct CompareCommand: ParsableCommand {
         var instructionNote: String?
         do throws(ComparisonFailure) {
             let rounds = try ProcessRounds(
-                directory: resultsDirectory, commands: [.baseline: baseline, .candidate: candidate],
+                directory: resultsDirectory, commands: [.baseline: sides.baseline, .candidate: sides.candidate],
                 mode: process ? .perLaunch(name: name) : .suite, iterations: iterations, warmup: warmup,
                 timeout: timeout.seconds, profile: profile,
                 instructions: process ? .off : InstructionCounting(rawValue: instructions) ?? .auto)

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import StrobeReader
+
 #if Server
 import StrobeOTLP
 #endif
@@ -19,8 +20,8 @@ struct ExportCommand: AsyncParsableCommand {
             writes every interval as a span, instants as span events and flows as links, with the \
             trace's metadata as the resource; with --otlp-endpoint the same spans are posted to an \
             OTLP/HTTP endpoint in batches (and written to -o only when it is given). Exit status 2 when the \
-            endpoint refuses a batch (any status but 2xx, 429, 502, 503, 504), 1 when it stays busy or \
-            unreachable through every attempt; the message names the trace, the batch and the answer. pprof, \
+            endpoint refuses a batch (any status but 2xx, 429, 502, 503, 504) and when it stays busy or \
+            unreachable through every attempt: every failure to deliver is 2; the message names the trace, the batch and the answer. pprof, \
             otlp and otlp-json read the trace packet by packet and write as they go, in memory that does not \
             grow with the trace; otlp spans come in the order their intervals end.
             """

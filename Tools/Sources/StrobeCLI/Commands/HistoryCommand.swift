@@ -17,7 +17,7 @@ struct HistoryCommand: AsyncParsableCommand {
             """,
         subcommands: [
             HistoryAddCommand.self, HistoryImportCommand.self, HistoryExportCommand.self, HistoryListCommand.self,
-            HistoryMarkCommand.self,
+            HistoryMarkCommand.self, HistoryUpgradeCommand.self,
         ]
     )
 }

@@ -4,6 +4,7 @@ import StrobeFleet
 import StrobeHistory
 import StrobeHistoryStore
 import StrobeReader
+
 #if Server
 import StrobeOTLP
 #endif
@@ -25,7 +26,7 @@ struct IngestCommand: AsyncParsableCommand {
             writes them) to that OTLP/HTTP endpoint instead of the store, one after another, in batches, with \
             retries; a trace the endpoint refuses is named on standard error and the rest are still sent (exit \
             status 2 at the end), and an endpoint busy or unreachable through every attempt stops the command \
-            (exit status 1), naming the trace, the batch and what was not sent.
+            (exit status 2 too: every failure to deliver is 2), naming the trace, the batch and what was not sent.
             """
     )
 
@@ -124,7 +125,7 @@ struct IngestCommand: AsyncParsableCommand {
                     continue
                 }
                 let rest = files.count - index - 1
-                throw CommandFailure.measurementFailed(
+                throw CommandFailure.badInput(
                     "\(error)" + (rest > 0 ? "; \(rest) more trace\(rest == 1 ? "" : "s") not sent" : ""))
             }
         }

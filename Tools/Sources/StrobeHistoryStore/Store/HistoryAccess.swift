@@ -32,8 +32,8 @@ public enum HistoryAccess: Sendable, Hashable {
             throw HistoryError(
                 .olderSchema,
                 "\(store): the history's schema is at version \(version), older than this strobe's "
-                    + "\(HistorySchema.currentVersion); `strobe history add` (any command that writes) brings it up "
-                    + "to date"
+                    + "\(HistorySchema.currentVersion); `strobe history upgrade --history \(store)` brings it up to "
+                    + "date (so does any command that writes, such as `strobe history add`)"
             )
         }
     }

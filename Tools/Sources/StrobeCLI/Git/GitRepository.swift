@@ -38,11 +38,15 @@ struct GitRepository {
         var description: String
     }
 
-    /// The standard output of `git ARGUMENTS`; throws when it exits non-zero.
-    static func git(_ arguments: [String]) throws -> String {
+    /// The standard output of `git ARGUMENTS` (with `environment` added to
+    /// this process's); throws when it exits non-zero.
+    static func git(_ arguments: [String], environment: [String: String] = [:]) throws -> String {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
         process.arguments = ["git"] + arguments
+        if !environment.isEmpty {
+            process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
+        }
         let output = Pipe()
         let errors = Pipe()
         process.standardOutput = output
