@@ -16,7 +16,10 @@ import StrobeStatistics
 ///    not fit in the budget) the results are compared as `strobe diff`
 ///    compares them; a ``DecisionLedger`` keeps each verdict from the look
 ///    that reached it and sets aside what the budget cannot decide.
-/// 4. **Only what is open.** A suite's later rounds run only the tests
+/// 4. **Counts settle CPU-bound times.** A test that does not wait and
+///    whose counted work is decided needs no decision of its time
+///    (``CountedWork``), unless ``Settings/decidesTimes``.
+/// 5. **Only what is open.** A suite's later rounds run only the tests
 ///    that still have an open gated metric.
 ///
 /// The clock is injected, so the whole plan can be tested in-process with a
@@ -36,6 +39,10 @@ public struct InterleavedComparison<Runner: RoundRunner> {
         public var metricFilter: Regex<AnyRegexOutput>?
         /// Keep measuring metrics the budget cannot decide.
         public var decideAll = false
+        /// Measure every time until it is decided, even that of a CPU-bound
+        /// test whose counted work settled it (``CountedWork``); the
+        /// policy's `decide-times` says the same.
+        public var decidesTimes = false
         /// Seed of the coin that orders the sides in each round.
         public var seed: UInt64
         /// Choose the iterations per process from the split of the noise
@@ -98,6 +105,7 @@ public struct InterleavedComparison<Runner: RoundRunner> {
         var rounds = 0
         var ledger = DecisionLedger()
         ledger.decideAll = settings.decideAll
+        ledger.decidesTimes = settings.decidesTimes || settings.policy.decidesTimes == true
         var counts = DecidedCounts()
         var allTests: [String] = []
         var onlyTests: [String]?

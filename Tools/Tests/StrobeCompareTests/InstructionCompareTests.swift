@@ -15,6 +15,10 @@ import Testing
     /// each round one native process a side (a noisy wall time alike on
     /// both sides). A class, so that the comparison's clock reads the
     /// seconds its processes took.
+    ///
+    /// With `busy`, the native processes also write the CPU time of their
+    /// threads, that share of each iteration's wall time (1: CPU-bound);
+    /// `instructions` is the candidate's count over the baseline's.
     final class SimulatedRounds: RoundRunner {
         let root: String
         var generator = SeededGenerator(seed: 11)
@@ -22,8 +26,14 @@ import Testing
         var countingSeconds = 0.0
         var runsSelectedTests: Bool { true }
         var iterationsPerProcess: Int? = 5
+        let busy: Double?
+        let instructions: Double
 
-        init(root: String) { self.root = root }
+        init(root: String, busy: Double? = nil, instructions: Double = 1.02) {
+            self.root = root
+            self.busy = busy
+            self.instructions = instructions
+        }
 
         func resultsDirectory(of side: ComparisonSide) -> String { "\(root)/\(side.rawValue)" }
 
@@ -41,13 +51,14 @@ import Testing
         private func write(_ side: ComparisonSide, id: String, round: Int, simulated: Bool) throws(ComparisonFailure) {
             var metadata = RunMetadata(suite: "s", runID: id, round: round)
             metadata.simulated = simulated
-            var metrics = [
-                PerfMetric(
-                    name: "wall", unit: "ns",
-                    samples: (0..<5).map { _ in (simulated ? 5e7 : 1e6) * exp(0.05 * generator.normal()) })
-            ]
+            let wall = (0..<5).map { _ in (simulated ? 5e7 : 1e6) * exp(0.05 * generator.normal()) }
+            var metrics = [PerfMetric(name: "wall", unit: "ns", samples: wall)]
+            if let busy, !simulated {
+                metrics.append(PerfMetric(name: "process.cpu.user", unit: "ns", samples: wall.map { $0 * busy }))
+                metrics.append(PerfMetric(name: "process.cpu.system", unit: "ns", samples: wall.map { _ in 0 }))
+            }
             if simulated {
-                let count = side == .candidate ? 4.08e6 : 4.0e6
+                let count = side == .candidate ? 4e6 * instructions : 4.0e6
                 metrics.append(
                     PerfMetric(name: "instructions", unit: "count", samples: Array(repeating: count, count: 5)))
             }
@@ -94,5 +105,38 @@ import Testing
         let verdict = try #require(outcome.report.tests.first)
         #expect(verdict.outcome == .slower && verdict.decision.hasPrefix("regression (instructions +2.0%"))
         #expect(outcome.report.exitStatus == 1)
+    }
+
+    /// Runs a comparison of `runner` with a 40-round budget.
+    static func compare(_ runner: SimulatedRounds, decidesTimes: Bool = false) throws -> (
+        outcome: InterleavedComparison<SimulatedRounds>.Outcome, rounds: Int
+    ) {
+        var settings = InterleavedComparison<SimulatedRounds>.Settings(budget: 40, seed: 3)
+        settings.adaptsIterations = false
+        settings.decidesTimes = decidesTimes
+        var comparison = InterleavedComparison(settings: settings, runner: runner, clock: { runner.seconds })
+        let outcome = try comparison.run()
+        return (outcome, outcome.rounds)
+    }
+
+    /// A CPU-bound test whose counts are decided ends at the first look,
+    /// unchanged or changed; one that waits, or under --decide-times, is
+    /// measured on.
+    @Test func theCountsEndTheComparisonOfACPUBoundTest() throws {
+        let root = NSTemporaryDirectory() + "strobe-counted-work-\(getpid())"
+        defer { try? FileManager.default.removeItem(atPath: root) }
+        for (name, busy, ratio, decidesTimes, ends) in [
+            ("same", 0.97, 1.0, false, true), ("more", 0.97, 1.02, false, true), ("waits", 0.5, 1.0, false, false),
+            ("all", 0.97, 1.0, true, false),
+        ] {
+            let (outcome, rounds) = try Self.compare(
+                SimulatedRounds(root: "\(root)/\(name)", busy: busy, instructions: ratio), decidesTimes: decidesTimes)
+            #expect((rounds == 2) == ends, "\(name): \(rounds) rounds")
+            let verdict = try #require(outcome.report.tests.first)
+            if name == "same" {
+                #expect(verdict.outcome == .unchanged && verdict.decision.hasPrefix("work unchanged ("))
+            }
+            if name == "more" { #expect(verdict.outcome == .slower && verdict.decision.contains("time as measured")) }
+        }
     }
 }

@@ -60,7 +60,7 @@ import Testing
         #expect(allocations.gates)
         #expect(DiffReport.change(allocations) == "+1 allocation per iteration (12 → 13)")
         let bytes = try #require(report.rows.first { $0.name == "apply lens/allocations.bytes" })
-        #expect(DiffReport.change(bytes) == "+16 bytes per iteration (4096 → 4112)")
+        #expect(DiffReport.change(bytes) == "+16 B per iteration (4.00 KiB → 4.02 KiB)")
         #expect(bytes.verdict == .regression && !bytes.gates)
         // The test is slower by its allocations while its time is undecided.
         let verdict = try #require(report.testVerdicts.first)
@@ -103,6 +103,9 @@ import Testing
         #expect(row.absoluteFloor == ComparisonEngine.countFloor)
         #expect(abs(row.difference - 0.6) < 1e-9)
         #expect(row.verdict == .unchanged)
-        #expect(!DiffReport.change(row).contains("per iteration"), "\(DiffReport.change(row))")
+        // Told in its unit with its interval, never as a percentage.
+        let change = DiffReport.change(row)
+        #expect(change.hasPrefix("+0.6 allocations per iteration [") && change.hasSuffix("(12 → 12.6)"), "\(change)")
+        #expect(!change.contains("%"), "\(change)")
     }
 }

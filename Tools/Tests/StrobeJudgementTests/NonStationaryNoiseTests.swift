@@ -26,6 +26,27 @@ import Testing
         #expect(note?.contains("one baseline process took 2.1× as long as another") == true, "\(row.warnings)")
     }
 
+    /// One line for the comparison, naming the metrics and the largest
+    /// factor; a report-only metric below its floor is not among them.
+    @Test func theNoteIsOneLineNamingItsMetrics() {
+        var wall = Self.input([167e6, 344e6, 170e6, 172e6], [171e6, 169e6, 175e6, 168e6])
+        wall.name = "decode/wall"
+        var cpu = Self.input([160e6, 170e6, 165e6, 162e6], [161e6, 480e6, 163e6, 166e6])
+        cpu.name = "decode/process.cpu"
+        var system = Self.input([3e5, 2.9e7, 3.1e5, 3e5], [3e5, 3.2e5, 2.8e5, 3e5])
+        system.name = "decode/process.cpu.system"
+        system.gates = false
+        system.absoluteFloor = MetricDefaults.cpuTimeFloor
+        let rows = ComparisonEngine.compare([wall, cpu, system])
+        #expect(rows.filter { $0.warnings.contains { $0.hasPrefix("the noise is not stationary") } }.count == 3)
+        let lines = WarningGroups.render(WarningGroups.caveats(of: rows)).filter {
+            $0.hasPrefix("the noise is not stationary")
+        }
+        #expect(lines.count == 1, "\(lines)")
+        #expect(lines.first?.hasPrefix("the noise is not stationary (up to 3.0× between two processes") == true)
+        #expect(lines.first?.hasSuffix(": wall, process.cpu of decode") == true, "\(lines)")
+    }
+
     @Test func steadyProcessesAndCountsSayNothing() throws {
         let steady = ComparisonEngine.compare([Self.input([167e6, 180e6, 170e6], [171e6, 175e6, 168e6])])
         #expect(steady.first?.warnings.contains { $0.hasPrefix("the noise is not stationary") } == false)

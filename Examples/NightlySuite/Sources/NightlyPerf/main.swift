@@ -2,7 +2,10 @@
 // `checksum` and `sieve` run 10% more iterations of their loops (a real
 // change of the work done, not a sleep); NIGHTLY_CHECKSUM_PERCENT=2 makes
 // `checksum` alone run 2% more (51 rounds instead of 50); the other tests
-// read neither.
+// read neither. NIGHTLY_WAITING=1 adds a sixth test, `handoff`, that waits:
+// 10 ms of the checksum loop, then a 10 ms sleep (a hand-off to another
+// thread); NIGHTLY_WAIT_PERCENT=20 makes its sleep 20% longer, its work
+// the same.
 //
 //   swift run -c release --package-path Examples/NightlySuite NightlyPerf --iterations 5
 
@@ -85,6 +88,12 @@ func parseNumbers(count: Int) -> Int {
     return text.split(separator: ",").reduce(0) { $0 &+ (Int($1) ?? 0) }
 }
 
+/// `handoff`'s sleep in microseconds: 10 ms, NIGHTLY_WAIT_PERCENT% longer.
+let handoffSleep = UInt32(
+    10_000 * (1 + (Double(ProcessInfo.processInfo.environment["NIGHTLY_WAIT_PERCENT"] ?? "") ?? 0) / 100))
+
+let waiting = ProcessInfo.processInfo.environment["NIGHTLY_WAITING"] == "1"
+
 let tests = [
     PerfTest("checksum") { _ in keep(checksum(rounds: Int((50 * longer * checksumExtra).rounded()))) },
     PerfTest("sieve") { _ in keep(sieve(limit: 400_000, rounds: Int((10 * longer).rounded()))) },
@@ -92,5 +101,9 @@ let tests = [
     PerfTest("matrix") { _ in keep(multiply(size: 160)) },
     PerfTest("parse") { _ in keep(parseNumbers(count: 150_000)) },
 ]
+let handoff = PerfTest("handoff") { _ in
+    keep(checksum(rounds: 25))
+    usleep(handoffSleep)
+}
 
-await PerfSuite("NightlySuite", tests: tests).main()
+await PerfSuite("NightlySuite", tests: tests + (waiting ? [handoff] : [])).main()

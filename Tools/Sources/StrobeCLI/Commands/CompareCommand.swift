@@ -31,7 +31,10 @@ struct CompareCommand: ParsableCommand {
             raise it above --alpha, and a large change is decided at the first look that can decide it. A \
             gated metric whose floor even an optimistic reading of the rounds so far cannot reach in the \
             budget is said so, with the floor the budget can show, and measured no more (--decide-all \
-            keeps measuring it). With no policy, \
+            keeps measuring it). A test that does not wait (its wall time within 10% of its threads' CPU time) \
+            and whose instructions and allocations are decided needs no decision of its time: unchanged counts \
+            read "work unchanged", changed ones give the verdict, its time as measured so far \
+            (--decide-times measures it to a decision). With no policy, \
             each test's wall time, CPU time and the suite's own metrics gate; resource counts are \
             reported. Progress goes to standard error: one line per look, and at most one line every \
             10 s between looks (a line rewritten in place on a terminal).
@@ -132,6 +135,14 @@ struct CompareCommand: ParsableCommand {
         help: "Keep measuring metrics the budget cannot decide, instead of setting them aside (default: set aside).")
     var decideAll = false
 
+    @Flag(
+        name: .customLong("decide-times"),
+        help: """
+            Measure every test's time until it is decided, even a CPU-bound test's whose instructions and \
+            allocations are decided (default: the counts settle such a test's time).
+            """)
+    var decidesTimes = false
+
     @OptionGroup var history: HistoryDestinationOptions
 
     @OptionGroup(title: "Two revisions of this repository") var git: GitCompareOptions
@@ -185,6 +196,7 @@ struct CompareCommand: ParsableCommand {
         settings.policy = rules
         settings.metricFilter = try metric.map { try Regex($0) }
         settings.decideAll = decideAll
+        settings.decidesTimes = decidesTimes
         let progress = CompareProgress(budget: maxTime.seconds)
         let outcome: InterleavedComparison<ProcessRounds>.Outcome
         var instructionNote: String?

@@ -85,6 +85,10 @@ final class CompareProgress {
                     ? "; the budget ran out with \(Self.gatedMetrics(report.undecided.count)) inconclusive"
                     : "; \(Self.gatedMetrics(report.undecided.count)) inconclusive, out of the budget's reach"
             }
+            let settled = Set(report.settled.map { MetricDefaults.testPart(of: $0.name) + "\u{0}" + $0.group }).count
+            if settled > 0 {
+                line += "; the counts settled the time of \(settled) CPU-bound test\(settled == 1 ? "" : "s")"
+            }
         }
         write(line + "\n")
         // Each changed test with the metric that decided it.

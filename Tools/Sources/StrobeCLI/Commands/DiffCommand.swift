@@ -145,13 +145,16 @@ struct DiffCommand: AsyncParsableCommand {
             let directory = RecordedDecisions.directory(baseline: baseline, candidate: candidate),
             let recorded = try RecordedDecisions.read(from: directory)
         {
-            let path = RecordedDecisions.path(in: directory)
+            // Named relative to the results directory: the report may be
+            // posted where the machine's paths mean nothing.
+            let path = RecordedDecisions.fileName
             if rejudge {
                 origin = DecisionOrigin(kind: .rejudged, path: path, reason: "--rejudge")
             } else if recorded.matches(baseline: baselineSamples, candidate: candidateSamples, directory: directory) {
                 if let flag = judgementFlag(changing: recorded, options: options, policy: rules) {
                     throw CommandFailure.badInput(
-                        "\(flag) changes the judgement of results strobe compare decided (\(path)): add --rejudge")
+                        "\(flag) changes the judgement of results strobe compare decided "
+                            + "(\(RecordedDecisions.path(in: directory))): add --rejudge")
                 }
                 try recorded.recordedReport(path: path, metricFilter: filter).deliver(to: reportOutput)
                 return

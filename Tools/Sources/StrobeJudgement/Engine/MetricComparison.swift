@@ -96,6 +96,11 @@ public struct MetricComparison: Sendable, Hashable, Codable {
     /// The candidate's center as the test compared it; nil when it has
     /// none.
     public var candidateCenter: Double?
+    /// For a time row of `strobe compare` that the test's counted work
+    /// settled (``CountedWork``): whether the counts were unchanged or
+    /// changed. The row keeps the verdict and estimate of the look that
+    /// settled it and was measured no further; nil for every other row.
+    public var settledByCounts: WorkCoverage?
 
     /// Whether the metric is a counted one judged within its tolerance:
     /// its change is the ratio of the sides' centers ("+1.9% instructions

@@ -16,7 +16,9 @@ public struct DecisionOrigin: Sendable, Hashable, Codable {
 
     /// How the verdicts were reached.
     public var kind: Kind
-    /// The decisions file.
+    /// The decisions file, relative to the results directory
+    /// (`decisions.json`), so that a report posted elsewhere names no
+    /// path of the machine that made it.
     public var path: String
     /// Why the results were judged again (``Kind/rejudged`` only): asked
     /// for, or the results changed since the decisions were recorded.
@@ -29,16 +31,17 @@ public struct DecisionOrigin: Sendable, Hashable, Codable {
         self.reason = reason
     }
 
-    /// "Verdicts as strobe compare decided them, recorded in
-    /// results/decisions.json (--rejudge judges the results again)."
+    /// "Verdicts as strobe compare decided them, …, recorded in
+    /// decisions.json of the results directory (--rejudge judges the
+    /// results again)."
     public var line: String {
         switch kind {
         case .recorded:
             return "Verdicts as strobe compare decided them, each from the look that reached it, recorded in "
-                + "\(path) (--rejudge judges the results again)."
+                + "\(path) of the results directory (--rejudge judges the results again)."
         case .rejudged:
             return "Re-judged (\(reason ?? "asked for")): all rounds judged again at once, so the numbers may differ "
-                + "from the decisions strobe compare recorded in \(path)."
+                + "from the decisions strobe compare recorded in \(path) of the results directory."
         }
     }
 }

@@ -61,8 +61,15 @@ public struct DiffReport: Sendable, Codable {
     /// Gated rows that regressed.
     public var gatedRegressions: [MetricComparison] { rows.filter { $0.gates && $0.verdict == .regression } }
 
-    /// Gated rows still inconclusive.
-    public var undecided: [MetricComparison] { rows.filter { $0.gates && $0.verdict == .inconclusive } }
+    /// Gated rows still inconclusive, less the times their test's counted
+    /// work settled (``settled``).
+    public var undecided: [MetricComparison] {
+        rows.filter { $0.gates && $0.verdict == .inconclusive && $0.settledByCounts == nil }
+    }
+
+    /// Gated time rows that their test's counted work settled
+    /// (``MetricComparison/settledByCounts``).
+    public var settled: [MetricComparison] { rows.filter { $0.gates && $0.settledByCounts != nil } }
 
     /// 1 when a gated metric regressed, else 0.
     public var exitStatus: Int32 { gatedRegressions.isEmpty ? 0 : 1 }
@@ -87,7 +94,9 @@ public struct DiffReport: Sendable, Codable {
     }
 
     /// The per-test summary: "3 tests slower: decode +61% [+58, +64], …;
-    /// 1 unchanged"; the metric counts when no test has a gated metric.
+    /// 1 test's work unchanged, time undecided: load (instructions ±0.0%,
+    /// allocations ±0); 1 unchanged"; the metric counts when no test has a
+    /// gated metric.
     public var headline: String {
         let tests = self.tests
         guard !tests.isEmpty else { return metricCounts }
@@ -101,12 +110,21 @@ public struct DiffReport: Sendable, Codable {
             guard !matching.isEmpty else { continue }
             parts.append("\(matching.count) \(plural(matching.count)) \(word): " + listed(matching.map(\.summary)))
         }
-        let undecided = tests.filter { $0.outcome == .undecided }
+        let undecided = tests.filter { $0.outcome == .undecided && $0.unchangedWork == nil }
         if !undecided.isEmpty {
             parts.append(
                 "\(undecided.count) \(plural(undecided.count)) inconclusive: " + listed(undecided.map(\.displayName)))
         }
-        let unchanged = tests.filter { $0.outcome == .unchanged }.count
+        // The counts are the strongest evidence: a test whose work is
+        // unchanged is not "inconclusive" for want of a decided time.
+        let sameWork = tests.filter { $0.unchangedWork != nil }
+        if !sameWork.isEmpty {
+            let their = sameWork.count == 1 ? "test's" : "tests'"
+            parts.append(
+                "\(sameWork.count) \(their) work unchanged, time undecided: "
+                    + listed(sameWork.map { "\($0.displayName) (\($0.unchangedWork ?? ""))" }))
+        }
+        let unchanged = tests.filter { $0.outcome == .unchanged && $0.unchangedWork == nil }.count
         if unchanged > 0 { parts.append("\(unchanged) \(plural(unchanged)) unchanged") }
         return parts.joined(separator: "; ")
     }
@@ -120,8 +138,9 @@ public struct DiffReport: Sendable, Codable {
             + [
                 plural(gatedCount(.regression), "regression", "regressions"),
                 plural(gatedCount(.improvement), "improvement", "improvements"),
-                "\(gatedCount(.unchanged)) unchanged", "\(gatedCount(.inconclusive)) inconclusive",
-            ].joined(separator: ", ") + (reported > 0 ? "; \(reported) reported only" : "")
+                "\(gatedCount(.unchanged)) unchanged", "\(undecided.count) inconclusive",
+            ].joined(separator: ", ") + (settled.isEmpty ? "" : ", \(settled.count) times left to the counts")
+            + (reported > 0 ? "; \(reported) reported only" : "")
     }
 }
 

@@ -34,6 +34,11 @@ public struct TestVerdict: Sendable, Hashable, Codable {
     /// The test's other gated metrics whose verdict is not the quoted
     /// metric's, each as "wall inconclusive".
     public var otherMetrics: [String] = []
+    /// "instructions ±0.0%, allocations ±0" when the test's counted work is
+    /// unchanged (a deterministic instruction count and every gated count
+    /// unchanged) while its time is not decided; nil otherwise. Such a test
+    /// reads "work unchanged …; time undecided", not "inconclusive".
+    public var unchangedWork: String?
     /// The verdict with the metric that decided it: "regression
     /// (instructions +1.9% per iteration (4.12 M → 4.20 M); wall
     /// inconclusive)".
@@ -95,7 +100,9 @@ public struct TestVerdict: Sendable, Hashable, Codable {
             byTest[key, default: []].append(row)
         }
         return order.map { key in
-            let gated = byTest[key] ?? []
+            let all = byTest[key] ?? []
+            // Times the counted work settled do not hold the test open.
+            let gated = all.filter { $0.settledByCounts == nil }
             let outcome: Outcome
             let deciding: [MetricComparison]
             if gated.contains(where: { $0.verdict == .regression }) {
@@ -120,10 +127,42 @@ public struct TestVerdict: Sendable, Hashable, Codable {
             verdict.otherMetrics = gated.filter { $0.verdict != quoted.verdict }.map {
                 "\(MetricDefaults.metricPart(of: $0.name)) \($0.verdict.rawValue)"
             }
+            let times = all.filter { $0.verdict == .inconclusive && CountedWork.isSettleableTime($0) }
+            let measured = all.filter { $0.settledByCounts != nil }.map(Self.asMeasured)
+            let onlyTimesOpen = gated.filter { $0.verdict == .inconclusive }.allSatisfy(CountedWork.isSettleableTime)
+            if outcome == .unchanged || outcome == .undecided, onlyTimesOpen, !times.isEmpty,
+                let work = unchangedWork(all)
+            {
+                verdict.unchangedWork = work
+                let undecided = times.map(Self.asMeasured).joined(separator: ", ")
+                verdict.decision = "work unchanged (\(work)); time undecided (\(undecided))"
+                return verdict
+            }
+            if !measured.isEmpty { verdict.otherMetrics.append("time as measured: " + measured.joined(separator: ", ")) }
             let detail = ([verdict.decidingChange] + verdict.otherMetrics).joined(separator: "; ")
             verdict.decision = "\(verdict.verdict.rawValue) (\(detail))"
             return verdict
         }
+    }
+
+    /// "instructions ±0.0%, allocations ±0" when the gated counts of a
+    /// test's `rows` include a deterministic instruction count and are all
+    /// unchanged; nil otherwise.
+    static func unchangedWork(_ rows: [MetricComparison]) -> String? {
+        let counts = rows.filter(CountedWork.isCount)
+        guard counts.contains(where: { MetricDefaults.isInstructions($0.name) && $0.isWithinCountTolerance }),
+            counts.allSatisfy({ $0.verdict == .unchanged })
+        else { return nil }
+        return counts.map { row in
+            MetricDefaults.metricPart(of: row.name) + " " + (MetricDefaults.countChangeAmount(row) ?? "±0")
+        }.joined(separator: ", ")
+    }
+
+    /// "wall +0.4% [−1.2, +2.0]": a time row's name and its change as measured.
+    static func asMeasured(_ row: MetricComparison) -> String {
+        let name = MetricDefaults.metricPart(of: row.name)
+        guard let shift = row.shift else { return name }
+        return "\(name) \(compact(shift))"
     }
 
     /// `rows` by test (in name order), each test's gated metrics first

@@ -17,14 +17,43 @@ enum WarningGroups {
     /// The caveats of the rows: a single process on a side (any row), and a
     /// baseline whose center is not positive (gated rows only: report-only
     /// counts that are zero are judged by their floor and need no word).
+    /// Noise that is not stationary is one line for the comparison, with
+    /// the largest factor between two processes of a side, naming the
+    /// metrics; a report-only metric below its absolute floor (a CPU-time
+    /// split of a few hundred microseconds) is not among them.
     static func caveats(of rows: [MetricComparison]) -> [Item] {
         var items: [Item] = []
+        var factor = 0.0
+        var unsteady: [MetricComparison] = []
         for row in rows {
             for warning in row.warnings where row.gates || !warning.hasPrefix(MetricComparison.zeroBaselineWarning) {
+                if warning.hasPrefix(nonStationary) {
+                    if !row.gates, max(row.baseline.median, row.candidate.median) < row.absoluteFloor { continue }
+                    factor = max(factor, Self.factor(in: warning) ?? 0)
+                    unsteady.append(row)
+                    continue
+                }
                 items.append(Item(caveat: warning, metric: row.name, group: row.group))
             }
         }
-        return items
+        guard !unsteady.isEmpty else { return items }
+        let largest = factor > 0 ? " (up to \(String(format: "%.1f", factor))× between two processes of a side)" : ""
+        let caveat =
+            "the noise is not stationary\(largest): the machine's speed changed during the comparison, and these "
+            + "verdicts rest on the pairing by round"
+        return items + unsteady.map { Item(caveat: caveat, metric: $0.name, group: $0.group) }
+    }
+
+    /// The start of a row's note on noise that is not stationary.
+    static let nonStationary = "the noise is not stationary"
+
+    /// The factor "2.1" of "… took 2.1× as long as another …"; nil when
+    /// the note has none.
+    static func factor(in note: String) -> Double? {
+        guard let took = note.range(of: "took "), let times = note[took.upperBound...].firstIndex(of: "×") else {
+            return nil
+        }
+        return Double(note[took.upperBound..<times])
     }
 
     /// One line per caveat, in the order they first appear: "CAVEAT: wall,

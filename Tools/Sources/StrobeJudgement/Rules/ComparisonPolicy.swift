@@ -11,6 +11,7 @@ import Yams
 /// ```yaml
 /// alpha: 0.01              # false-alarm rate across all metrics (default 0.01)
 /// relative-floor: 2%       # default noise floor (default 2%)
+/// decide-times: false      # true: decide every time, even where the counts settle it
 /// metrics:
 ///   - match: "/wall$"      # a regular expression on TEST/METRIC names
 ///     relative-floor: 3%
@@ -86,6 +87,11 @@ public struct ComparisonPolicy: Sendable, Hashable, Codable {
     public var relativeFloor: Double?
     /// The rules, in file order.
     public var rules: [Rule] = []
+    /// Whether `strobe compare` measures every time until it is decided,
+    /// even that of a CPU-bound test whose counted work settled it
+    /// (`decide-times: true`; ``CountedWork``); nil when the file does not
+    /// say (the counts settle such times).
+    public var decidesTimes: Bool?
 
     /// A policy with no rules.
     public init() {}
@@ -165,6 +171,11 @@ public struct ComparisonPolicy: Sendable, Hashable, Codable {
                 policy.alpha = alpha
             case "relative-floor":
                 policy.relativeFloor = try fraction(value, key: key, file: file)
+            case "decide-times":
+                guard let flag = value.bool else {
+                    throw DiffError(path: file, problem: "\(location(value)): `decide-times` must be true or false")
+                }
+                policy.decidesTimes = flag
             case "metrics":
                 guard let sequence = value.sequence else {
                     throw DiffError(path: file, problem: "\(location(value)): `metrics` must be a list of rules")
@@ -173,7 +184,9 @@ public struct ComparisonPolicy: Sendable, Hashable, Codable {
             default:
                 throw DiffError(
                     path: file,
-                    problem: "\(location(keyNode)): unknown key `\(key)` (expected alpha, relative-floor or metrics)")
+                    problem:
+                        "\(location(keyNode)): unknown key `\(key)` (expected alpha, relative-floor, decide-times or "
+                        + "metrics)")
             }
         }
         return policy

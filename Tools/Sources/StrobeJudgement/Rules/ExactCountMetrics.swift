@@ -51,16 +51,61 @@ extension MetricDefaults {
     /// iteration (4.12 M → 4.20 M)" (see ``toleratedCountChange(_:naming:)``).
     public static func exactCountChange(_ row: MetricComparison, naming: Bool = true) -> String? {
         if let tolerated = toleratedCountChange(row, naming: naming) { return tolerated }
-        guard row.isConstantCount else { return nil }
+        guard row.isCount else { return nil }
+        guard row.isConstantCount else { return varyingCountChange(row, naming: naming) }
         let before = row.baseline.median
         let after = row.candidate.median
         guard before.isFinite, after.isFinite else { return nil }
         let difference = after - before
-        let size = abs(difference)
-        let nouns = naming ? exactCountNouns[metricPart(of: row.name)] : nil
-        let noun = nouns.map { " " + (size == 1 ? $0.one : $0.many) } ?? ""
+        let noun = naming ? self.noun(row, size: abs(difference)) : ""
+        return "\(signed(difference, row))\(noun) per iteration (\(amount(before, row)) → \(amount(after, row)))"
+    }
+
+    /// "+96 allocations per iteration [+90, +101] (12.0 K → 12.1 K)" for an
+    /// exact count that varies: the difference of the centers the test
+    /// compared (each process's mean) with its interval, in the count's
+    /// unit, never a percentage; without the noun when `naming` is false.
+    static func varyingCountChange(_ row: MetricComparison, naming: Bool) -> String? {
+        guard let before = row.baselineCenter, let after = row.candidateCenter, before.isFinite, after.isFinite,
+            row.difference.isFinite
+        else { return nil }
+        let noun = naming ? self.noun(row, size: abs(row.difference)) : ""
+        let interval = "[\(signed(row.differenceLower, row)), \(signed(row.differenceUpper, row))]"
+        return "\(signed(row.difference, row))\(noun) per iteration \(interval) "
+            + "(\(amount(before, row)) → \(amount(after, row)))"
+    }
+
+    /// The change of a counted row in its unit, short, as a test's summary
+    /// names it: "±0", "+96", "+2.50 MiB", and for instructions "+2.0%";
+    /// nil for a row that is not counted work.
+    public static func countChangeAmount(_ row: MetricComparison) -> String? {
+        if row.isWithinCountTolerance, let shift = row.shift {
+            let digits = String(format: "%.1f", abs(shift.change * 100))
+            return (digits == "0.0" ? "±" : shift.change > 0 ? "+" : "−") + digits + "%"
+        }
+        guard row.isCount else { return nil }
+        if row.isConstantCount { return signed(row.candidate.median - row.baseline.median, row) }
+        return row.difference.isFinite ? signed(row.difference, row) : nil
+    }
+
+    /// " allocation", " allocations" after a count of `size`; "" for bytes,
+    /// whose unit the amount carries, and for a metric with no noun.
+    static func noun(_ row: MetricComparison, size: Double) -> String {
+        guard row.unit != "bytes", let nouns = exactCountNouns[metricPart(of: row.name)] else { return "" }
+        return " " + (size == 1 ? nouns.one : nouns.many)
+    }
+
+    /// "+96", "−2.50 MiB", "±0": a difference of a count in its unit.
+    static func signed(_ difference: Double, _ row: MetricComparison) -> String {
         let sign = difference > 0 ? "+" : difference < 0 ? "−" : "±"
-        return "\(sign)\(whole(size))\(noun) per iteration (\(whole(before)) → \(whole(after)))"
+        return sign + amount(abs(difference), row)
+    }
+
+    /// A count in its unit: "12", "12.5" for a mean, "16 B" or "2.50 MiB"
+    /// for bytes.
+    static func amount(_ value: Double, _ row: MetricComparison) -> String {
+        guard row.unit == "bytes" else { return whole(value) }
+        return abs(value) >= 1024 ? HumanFormat.value(value, unit: "bytes") : whole(value) + " B"
     }
 
     /// A count as a whole number ("12", "1048576").

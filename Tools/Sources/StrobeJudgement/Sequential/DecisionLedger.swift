@@ -19,6 +19,11 @@ import StrobeToolFormatting
 /// nearer verdict) needs more rounds than the plan holds. A metric that
 /// reading could still decide keeps its rounds: a comparison does not stop
 /// with budget left while a gated metric could be decided.
+///
+/// A CPU-bound test whose counted work is decided has its open time rows
+/// settled by the counts (``CountedWork``): they keep the look's numbers,
+/// and the test runs no more for them, unless every time is to be decided
+/// (``decidesTimes``, `--decide-times`).
 public struct DecisionLedger: Sendable {
     /// A metric set aside because the budget cannot decide it.
     public struct OutOfReach: Sendable {
@@ -40,6 +45,12 @@ public struct DecisionLedger: Sendable {
 
     /// Whether metrics out of the budget's reach are measured anyway.
     public var decideAll = false
+    /// Whether every time is measured until it is decided, even that of a
+    /// CPU-bound test whose counted work settled it.
+    public var decidesTimes = false
+    /// Time rows settled by their test's counted work, as they were at the
+    /// look that settled them, by metric and group.
+    public private(set) var settled: [String: MetricComparison] = [:]
     /// Decided gated rows, by metric and group.
     public private(set) var decided: [String: MetricComparison] = [:]
     /// Gated rows set aside as out of reach, by metric and group.
@@ -55,12 +66,13 @@ public struct DecisionLedger: Sendable {
         report: DiffReport, openTests: [String]
     ) {
         var report = report
-        report.rows = report.rows.map { decided[Self.key($0)] ?? $0 }
-        report.testVerdicts = report.tests
+        report.rows = report.rows.map { decided[Self.key($0)] ?? settled[Self.key($0)] ?? $0 }
         for row in report.rows where row.gates && row.verdict != .inconclusive {
             if decided[Self.key(row)] == nil { decided[Self.key(row)] = row }
         }
-        let open = report.rows.filter { $0.gates && $0.verdict == .inconclusive }
+        if !decidesTimes { settleByCounts(&report) }
+        report.testVerdicts = report.tests
+        let open = report.rows.filter { $0.gates && $0.verdict == .inconclusive && $0.settledByCounts == nil }
         if !decideAll {
             let left = max(plannedRounds - rounds, 0)
             for row in open where outOfReach[Self.key(row)] == nil {
@@ -78,6 +90,28 @@ public struct DecisionLedger: Sendable {
             report.warnings.append(line)
         }
         return (report, tests)
+    }
+
+    /// Settles the open time rows of each CPU-bound test of `report` whose
+    /// counted work is decided (``CountedWork/coverage(test:group:in:)``),
+    /// keeping them as they are at this look.
+    mutating func settleByCounts(_ report: inout DiffReport) {
+        var coverages: [String: WorkCoverage?] = [:]
+        for (index, row) in report.rows.enumerated()
+        where row.gates && row.verdict == .inconclusive && row.settledByCounts == nil
+            && CountedWork.isSettleableTime(row)
+        {
+            let test = MetricDefaults.testPart(of: row.name)
+            let testKey = test + "\u{0}" + row.group
+            if coverages[testKey] == nil {
+                coverages[testKey] = CountedWork.coverage(test: test, group: row.group, in: report)
+            }
+            guard let coverage = coverages[testKey] ?? nil else { continue }
+            var kept = row
+            kept.settledByCounts = coverage
+            settled[Self.key(row)] = kept
+            report.rows[index] = kept
+        }
     }
 
     /// One line for the metrics set aside: "set aside after round 32 as out
@@ -109,7 +143,8 @@ public struct DecisionLedger: Sendable {
     /// `1 + floor` when no open metric has a log-scale estimate.
     public func hardestDistance(in report: DiffReport, floor: Double) -> Double {
         let distances = report.rows.filter {
-            $0.gates && $0.verdict == .inconclusive && outOfReach[Self.key($0)] == nil && $0.test.logScale
+            $0.gates && $0.verdict == .inconclusive && $0.settledByCounts == nil && outOfReach[Self.key($0)] == nil
+                && $0.test.logScale
         }.map { row in
             let effect = abs(row.test.estimate)
             return max(effect, DecisionPower.logFloor(row.relativeFloor) - effect)

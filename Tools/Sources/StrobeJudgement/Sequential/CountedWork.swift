@@ -1,0 +1,84 @@
+import Foundation
+import StrobeStatistics
+
+/// When a test's counted work settles its time in `strobe compare`.
+///
+/// Instructions and allocations repeat from process to process to a few
+/// thousandths of a percent, so they are decided at the first look, while
+/// a time on a shared machine may need minutes of rounds. For a test that
+/// does not wait, the time says little the counts have not said: once its
+/// counts are decided, a CPU-bound test whose counts are unchanged is
+/// "work unchanged" and one whose counts changed has the counts' verdict;
+/// its time rows keep what they measured at that look
+/// (``WorkCoverage``) and are measured no further. A test that waits (its
+/// wall time clearly above its threads' CPU time) is measured until its
+/// time is decided, since waiting costs time without instructions.
+///
+/// What identical counts do not prove: the same instructions can take
+/// longer through cache and memory behaviour (a layout that misses more),
+/// a slower mix of the same count, the CPU's frequency, or contention
+/// between the test's own threads that spins rather than sleeps. A test
+/// where those matter should be measured to the end (`--decide-times`, or
+/// `decide-times: true` in the policy).
+public enum CountedWork {
+    /// The share of its wall time a test must spend off the CPU to count
+    /// as waiting, in its least-waiting iteration on either side: 10%. The
+    /// least-waiting iteration is the one a neighbour's process preempted
+    /// least, so a CPU-bound test on a loaded machine is not taken for one
+    /// that waits.
+    public static let waitingShare = 0.1
+
+    /// What the counts of `test` (in `group`) settle of its time in
+    /// `report`: nil unless its instruction count is gated and judged as a
+    /// deterministic count, every gated count of the test (instructions,
+    /// the runner's exact counts) is decided, and the test is CPU-bound.
+    public static func coverage(test: String, group: String, in report: DiffReport) -> WorkCoverage? {
+        let counts = report.rows.filter {
+            $0.gates && $0.group == group && MetricDefaults.testPart(of: $0.name) == test && isCount($0)
+        }
+        guard let instructions = counts.first(where: { MetricDefaults.isInstructions($0.name) }),
+            instructions.isWithinCountTolerance, counts.allSatisfy({ $0.verdict != .inconclusive }),
+            waits(test: test, group: group, in: report) == false
+        else { return nil }
+        return counts.allSatisfy { $0.verdict == .unchanged } ? .unchanged : .changed
+    }
+
+    /// Whether `row` is counted work: the instructions or one of the
+    /// runner's exact counts.
+    public static func isCount(_ row: MetricComparison) -> Bool {
+        MetricDefaults.isInstructions(row.name) || MetricDefaults.isExactCount(row.name)
+    }
+
+    /// Whether `row` is a time a test's counts can settle: a gated row in
+    /// nanoseconds that is not counted work.
+    static func isSettleableTime(_ row: MetricComparison) -> Bool { row.unit == "ns" && !isCount(row) }
+
+    /// Whether `test` waits: in its least-waiting iteration on either side
+    /// more than ``waitingShare`` of the wall time was not CPU time of the
+    /// process's threads. Nil when its wall time or CPU time (`process.cpu`)
+    /// is missing on a side.
+    public static func waits(test: String, group: String, in report: DiffReport) -> Bool? {
+        let wall = report.samples[DiffReport.sampleKey("\(test)/wall", group)]
+        let cpu = report.samples[DiffReport.sampleKey("\(test)/\(MetricDefaults.cpuTotal)", group)]
+        guard let wall, let cpu,
+            let baseline = busiestShare(wall: wall.baseline, cpu: cpu.baseline),
+            let candidate = busiestShare(wall: wall.candidate, cpu: cpu.candidate)
+        else { return nil }
+        return min(baseline, candidate) < 1 - waitingShare
+    }
+
+    /// The largest share of its wall time an iteration spent on the CPU
+    /// (CPU time / wall time; above 1 for threads running side by side);
+    /// where the two lists do not pair up, the ratio of their medians. Nil
+    /// when either is empty or the wall time is not positive.
+    static func busiestShare(wall: [Double], cpu: [Double]) -> Double? {
+        guard !wall.isEmpty, !cpu.isEmpty else { return nil }
+        if wall.count == cpu.count {
+            let shares = zip(wall, cpu).compactMap { wall, cpu in wall > 0 ? cpu / wall : nil }
+            return shares.max()
+        }
+        let wallMedian = Quantiles.median(sorted: wall.sorted())
+        guard wallMedian > 0 else { return nil }
+        return Quantiles.median(sorted: cpu.sorted()) / wallMedian
+    }
+}

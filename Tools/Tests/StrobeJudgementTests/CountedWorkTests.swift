@@ -1,0 +1,162 @@
+import Foundation
+import StrobeResults
+import Testing
+
+@testable import StrobeJudgement
+@testable import StrobeStatistics
+
+/// The counts decide what they cover: once a CPU-bound test's instructions
+/// and allocations are decided, its time needs no decision ("work
+/// unchanged", or the counts' verdict with the time as measured); a test
+/// that waits is measured until its time is decided.
+@Suite struct CountedWorkTests {
+    /// One test's sides over `rounds` rounds of 5 iterations: a wall time
+    /// with `noise` per process (log scale), of which the CPU time is
+    /// `busy` (1: CPU-bound), and constant instruction and allocation
+    /// counts, the candidate's instructions `instructions` times the
+    /// baseline's.
+    static func sides(
+        test: String = "sort", rounds: Int = 2, noise: Double = 0.2, busy: Double = 0.98, instructions: Double = 1,
+        seed: UInt64 = 5
+    ) -> (SampleSet, SampleSet) {
+        var generator = SeededGenerator(seed: seed)
+        var sets = [SampleSet(), SampleSet()]
+        for (index, side) in ["baseline", "candidate"].enumerated() {
+            for round in 1...rounds {
+                let run = "\(side)-\(round)"
+                func series(_ metric: String, _ unit: String, _ samples: [Double]) -> SampleSet.Series {
+                    .init(
+                        metric: "\(test)/\(metric)", unit: unit, better: .lower, samples: samples, dimensions: [:],
+                        source: "\(run).strobe-results", run: run, round: round)
+                }
+                let level = 2e7 * exp(noise * generator.normal())
+                let wall = (0..<5).map { _ in level * exp(0.01 * generator.normal()) }
+                sets[index].series += [
+                    series("wall", "ns", wall),
+                    series("process.cpu", "ns", wall.map { $0 * busy }),
+                    series("instructions", "count", Array(repeating: 4e7 * (index == 1 ? instructions : 1), count: 5)),
+                    series("allocations", "count", Array(repeating: 12, count: 5)),
+                ]
+            }
+        }
+        return (sets[0], sets[1])
+    }
+
+    static func look(_ number: Int = 1, rounds: Int = 2) -> SequentialDesign.Look {
+        var design = SequentialDesign(alpha: 0.01, confidence: 0.95, plannedRounds: 40, firstLook: 2)
+        var look = design.look(number: 1, rounds: 2, final: false)
+        for next in stride(from: 2, through: number, by: 1) {
+            look = design.look(number: next, rounds: rounds, final: false)
+        }
+        return look
+    }
+
+    static func judged(_ sides: (SampleSet, SampleSet), look: SequentialDesign.Look = look()) throws -> DiffReport {
+        try Judgement.compare(baseline: sides.0, candidate: sides.1, look: look)
+    }
+
+    @Test func aCPUBoundTestWithUnchangedCountsNeedsNoDecidedTime() throws {
+        let report = try Self.judged(Self.sides())
+        let wall = try #require(report.rows.first { $0.name == "sort/wall" })
+        #expect(wall.verdict == .inconclusive, "20% noise per process cannot decide a 2% floor in 2 rounds")
+        #expect(CountedWork.waits(test: "sort", group: "", in: report) == false)
+        var ledger = DecisionLedger()
+        let (kept, open) = ledger.record(report, rounds: 2, plannedRounds: 40)
+        #expect(open.isEmpty, "\(open)")
+        let settled = try #require(kept.rows.first { $0.name == "sort/wall" })
+        #expect(settled.settledByCounts == .unchanged && settled.verdict == .inconclusive)
+        #expect(kept.undecided.isEmpty)
+        #expect(kept.settled.count == 2, "wall and process.cpu")
+        let verdict = try #require(kept.tests.first)
+        #expect(verdict.outcome == .unchanged)
+        #expect(verdict.unchangedWork == "instructions ±0.0%, allocations ±0")
+        #expect(
+            verdict.decision.hasPrefix("work unchanged (instructions ±0.0%, allocations ±0); time undecided (wall "),
+            "\(verdict.decision)")
+        #expect(
+            kept.headline == "1 test's work unchanged, time undecided: sort (instructions ±0.0%, allocations ±0)",
+            "\(kept.headline)")
+        #expect(kept.metricCounts.contains("0 inconclusive, 2 times left to the counts"), "\(kept.metricCounts)")
+        #expect(kept.exitStatus == 0)
+    }
+
+    @Test func aTestThatWaitsIsMeasuredUntilItsTimeIsDecided() throws {
+        // Half of each iteration is off the CPU: a sleep or a lock.
+        let report = try Self.judged(Self.sides(busy: 0.5))
+        #expect(CountedWork.waits(test: "sort", group: "", in: report) == true)
+        var ledger = DecisionLedger()
+        let (kept, open) = ledger.record(report, rounds: 2, plannedRounds: 40)
+        #expect(open == ["sort"])
+        #expect(kept.settled.isEmpty)
+        #expect(kept.tests.first?.outcome == .undecided)
+    }
+
+    @Test func preemptionByANeighbourIsNotWaiting() {
+        // Four of five iterations lost a third of their wall time to a
+        // neighbour's process; the least-preempted one ran on the CPU.
+        let wall = [30.0, 30, 20.4, 30, 30]
+        let cpu = [20.0, 20, 20, 20, 20]
+        let share = CountedWork.busiestShare(wall: wall, cpu: cpu)
+        #expect(share.map { abs($0 - 20 / 20.4) < 1e-9 } == true)
+        // Every iteration off the CPU for a quarter of its time waits.
+        #expect((CountedWork.busiestShare(wall: [40, 40], cpu: [30, 30]) ?? 1) < 1 - CountedWork.waitingShare)
+        #expect(CountedWork.busiestShare(wall: [], cpu: [1]) == nil)
+    }
+
+    @Test func changedCountsGiveTheVerdictWithTheTimeAsMeasured() throws {
+        let report = try Self.judged(Self.sides(instructions: 1.02))
+        var ledger = DecisionLedger()
+        let (kept, open) = ledger.record(report, rounds: 2, plannedRounds: 40)
+        #expect(open.isEmpty)
+        #expect(kept.rows.first { $0.name == "sort/wall" }?.settledByCounts == .changed)
+        let verdict = try #require(kept.tests.first)
+        #expect(verdict.outcome == .slower)
+        #expect(verdict.unchangedWork == nil)
+        #expect(verdict.decision.hasPrefix("regression (instructions +2.0%"), "\(verdict.decision)")
+        #expect(verdict.decision.contains("time as measured: wall "), "\(verdict.decision)")
+        #expect(kept.exitStatus == 1)
+    }
+
+    @Test func decideTimesKeepsTheOldBehaviour() throws {
+        let report = try Self.judged(Self.sides())
+        var ledger = DecisionLedger()
+        ledger.decidesTimes = true
+        let (kept, open) = ledger.record(report, rounds: 2, plannedRounds: 40)
+        #expect(open == ["sort"])
+        #expect(kept.settled.isEmpty && kept.tests.first?.outcome == .undecided)
+        let policy = try ComparisonPolicy.parse("decide-times: true\n", file: "policy.yml")
+        #expect(policy.decidesTimes == true)
+        #expect(throws: DiffError.self) { try ComparisonPolicy.parse("decide-times: often\n", file: "policy.yml") }
+    }
+
+    @Test func aSettledTimeKeepsTheNumbersOfItsLook() throws {
+        var ledger = DecisionLedger()
+        let first = try Self.judged(Self.sides())
+        let (kept, _) = ledger.record(first, rounds: 2, plannedRounds: 40)
+        let wall = try #require(kept.rows.first { $0.name == "sort/wall" })
+        // A later look on other data does not re-judge the settled time.
+        let later = try Self.judged(Self.sides(rounds: 3, noise: 0.001, seed: 9), look: Self.look(2, rounds: 3))
+        let (again, open) = ledger.record(later, rounds: 3, plannedRounds: 40)
+        #expect(open.isEmpty)
+        #expect(again.rows.first { $0.name == "sort/wall" } == wall)
+    }
+
+    @Test func withoutAnInstructionCountTheTimeIsMeasured() throws {
+        var (baseline, candidate) = Self.sides()
+        baseline.series.removeAll { $0.metric.hasSuffix("/instructions") }
+        candidate.series.removeAll { $0.metric.hasSuffix("/instructions") }
+        var ledger = DecisionLedger()
+        let (_, open) = ledger.record(try Self.judged((baseline, candidate)), rounds: 2, plannedRounds: 40)
+        #expect(open == ["sort"], "allocations alone do not say the work is the same")
+    }
+
+    @Test func aDiffLeadsWithTheCountsWhereTheTimeIsUndecided() throws {
+        // No sequential comparison: the time stays undecided, but the
+        // headline says what the counts decided.
+        let (baseline, candidate) = Self.sides()
+        let report = try Judgement.compare(baseline: baseline, candidate: candidate)
+        #expect(report.tests.first?.outcome == .undecided)
+        #expect(!report.headline.contains("inconclusive"), "\(report.headline)")
+        #expect(report.headline.hasPrefix("1 test's work unchanged, time undecided: sort"), "\(report.headline)")
+    }
+}
