@@ -75,10 +75,14 @@ let package = Package(
                 + strobe("StrobeResults"),
             swiftSettings: optimizedInDebug
         ),
+        // Differential flame graphs: two sides' call stacks merged into one
+        // icicle, each frame marked by its change, for every HTML report.
+        .target(name: "StrobeFlameGraph", dependencies: ["StrobeToolFormatting"] + strobe("StrobeResults")),
         // Loads runs into sample sets and renders the judgement's reports.
         .target(
             name: "StrobeDiff",
-            dependencies: ["StrobeJudgement", "StrobeStatistics", "StrobeToolFormatting"] + strobe("StrobeResults"),
+            dependencies: ["StrobeJudgement", "StrobeStatistics", "StrobeFlameGraph", "StrobeToolFormatting"]
+                + strobe("StrobeResults"),
             swiftSettings: optimizedInDebug
         ),
         // Synthetic suites and fleets that measure the gate and the fleet
@@ -166,7 +170,8 @@ let package = Package(
             name: "StrobeCLI",
             dependencies: [
                 "StrobeStatistics", "StrobeJudgement", "StrobeDiff", "StrobeCompare", "StrobeHistory",
-                "StrobeHistoryStore", "StrobeTrend", "StrobeFleet", "StrobeServer", "StrobeOTLP", "CStrobeBuildInfo",
+                "StrobeHistoryStore", "StrobeTrend", "StrobeFleet", "StrobeServer", "StrobeOTLP", "StrobeFlameGraph",
+                "CStrobeBuildInfo",
                 "CZlib", "StrobeToolFormatting", .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ] + strobe("StrobeCrashRecovery", "StrobeReader", "StrobeProcessRunner", "StrobeResults")
         ),
@@ -219,8 +224,8 @@ let package = Package(
             name: "StrobeDiffTests",
             dependencies: [
                 "StrobeDiff", "StrobeJudgement", "StrobeStatistics", "StrobeSimulations", "StrobeCompare", "StrobeCLI",
-                "StrobeToolFormatting", testSupport,
-            ] + strobe("StrobeProcessRunner")
+                "StrobeFlameGraph", "StrobeToolFormatting", testSupport,
+            ] + strobe("StrobeProcessRunner", "StrobeReader", "StrobeResults")
         ),
         // `strobe compare`'s experiment, with a runner of its own.
         .testTarget(
