@@ -78,6 +78,13 @@ let package = Package(
         // Differential flame graphs: two sides' call stacks merged into one
         // icicle, each frame marked by its change, for every HTML report.
         .target(name: "StrobeFlameGraph", dependencies: ["StrobeToolFormatting"] + strobe("StrobeResults")),
+        // Two sides of traces compared per interval name (`strobe
+        // diff-traces`), with the flame graphs of the samples inside.
+        .target(
+            name: "StrobeTraceComparison",
+            dependencies: ["StrobeStatistics", "StrobeFlameGraph", "StrobeToolFormatting"] + strobe("StrobeReader"),
+            swiftSettings: optimizedInDebug
+        ),
         // Loads runs into sample sets and renders the judgement's reports.
         .target(
             name: "StrobeDiff",
@@ -171,7 +178,7 @@ let package = Package(
             dependencies: [
                 "StrobeStatistics", "StrobeJudgement", "StrobeDiff", "StrobeCompare", "StrobeHistory",
                 "StrobeHistoryStore", "StrobeTrend", "StrobeFleet", "StrobeServer", "StrobeOTLP", "StrobeFlameGraph",
-                "CStrobeBuildInfo",
+                "StrobeTraceComparison", "CStrobeBuildInfo",
                 "CZlib", "StrobeToolFormatting", .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ] + strobe("StrobeCrashRecovery", "StrobeReader", "StrobeProcessRunner", "StrobeResults")
         ),
@@ -224,7 +231,7 @@ let package = Package(
             name: "StrobeDiffTests",
             dependencies: [
                 "StrobeDiff", "StrobeJudgement", "StrobeStatistics", "StrobeSimulations", "StrobeCompare", "StrobeCLI",
-                "StrobeFlameGraph", "StrobeToolFormatting", testSupport,
+                "StrobeFlameGraph", "StrobeTraceComparison", "StrobeToolFormatting", testSupport,
             ] + strobe("StrobeProcessRunner", "StrobeReader", "StrobeResults")
         ),
         // `strobe compare`'s experiment, with a runner of its own.
