@@ -92,10 +92,21 @@ let package = Package(
                 + strobe("StrobeResults"),
             swiftSettings: optimizedInDebug
         ),
+        // Differential flame graphs: two sides' call stacks merged into one
+        // icicle, each frame marked by its change, for every HTML report.
+        .target(name: "StrobeFlameGraph", dependencies: ["StrobeToolFormatting"] + strobe("StrobeResults")),
+        // Two sides of traces compared per interval name (`strobe
+        // diff-traces`), with the flame graphs of the samples inside.
+        .target(
+            name: "StrobeTraceComparison",
+            dependencies: ["StrobeStatistics", "StrobeFlameGraph", "StrobeToolFormatting"] + strobe("StrobeReader"),
+            swiftSettings: optimizedInDebug
+        ),
         // Loads runs into sample sets and renders the judgement's reports.
         .target(
             name: "StrobeDiff",
-            dependencies: ["StrobeJudgement", "StrobeStatistics", "StrobeToolFormatting"] + strobe("StrobeResults"),
+            dependencies: ["StrobeJudgement", "StrobeStatistics", "StrobeFlameGraph", "StrobeToolFormatting"]
+                + strobe("StrobeResults"),
             swiftSettings: optimizedInDebug
         ),
         // Synthetic suites and fleets that measure the gate and the fleet
@@ -183,8 +194,9 @@ let package = Package(
             name: "StrobeCLI",
             dependencies: [
                 "StrobeStatistics", "StrobeJudgement", "StrobeDiff", "StrobeCompare", "StrobeHistory",
-                "StrobeHistoryStore", "StrobeTrend", "StrobeFleet", "CStrobeBuildInfo", "CZlib",
-                "StrobeToolFormatting", .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                "StrobeHistoryStore", "StrobeTrend", "StrobeFleet", "StrobeFlameGraph", "StrobeTraceComparison",
+                "CStrobeBuildInfo", "CZlib", "StrobeToolFormatting",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .target(name: "StrobeServer", condition: server), .target(name: "StrobeOTLP", condition: server),
             ] + strobe("StrobeCrashRecovery", "StrobeReader", "StrobeProcessRunner", "StrobeResults")
         ),
@@ -237,8 +249,8 @@ let package = Package(
             name: "StrobeDiffTests",
             dependencies: [
                 "StrobeDiff", "StrobeJudgement", "StrobeStatistics", "StrobeSimulations", "StrobeCompare", "StrobeCLI",
-                "StrobeToolFormatting", testSupport,
-            ] + strobe("StrobeProcessRunner")
+                "StrobeFlameGraph", "StrobeTraceComparison", "StrobeToolFormatting", testSupport,
+            ] + strobe("StrobeProcessRunner", "StrobeReader", "StrobeResults")
         ),
         // `strobe compare`'s experiment, with a runner of its own.
         .testTarget(

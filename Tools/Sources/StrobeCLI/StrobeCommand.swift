@@ -16,7 +16,7 @@ struct StrobeCommand: AsyncParsableCommand {
         version: StrobeCommand.version,
         subcommands: [
             SummarizeCommand.self, ExportCommand.self, RepairCommand.self, RecoverCommand.self, RunCommand.self,
-            ResultsCommand.self, DiffCommand.self,
+            ResultsCommand.self, DiffCommand.self, DiffTracesCommand.self,
             CompareCommand.self, TrendCommand.self, HistoryCommand.self, IngestCommand.self, FleetCommand.self,
             ServeCommand.self,
         ]

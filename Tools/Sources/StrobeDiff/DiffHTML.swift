@@ -1,4 +1,5 @@
 import Foundation
+import StrobeFlameGraph
 import StrobeJudgement
 import StrobeStatistics
 import StrobeToolFormatting
@@ -6,8 +7,10 @@ import StrobeToolFormatting
 extension DiffReport {
     /// A self-contained HTML page: the summary, the table, and per metric a
     /// plot of every baseline and candidate sample (jittered dots over a box
-    /// from p25 to p75 with the median), on a log scale when they spread wide.
-    public func renderHTML() -> String {
+    /// from p25 to p75 with the median), on a log scale when they spread wide;
+    /// after the functions, the differential flame graphs `flameGraphs`
+    /// (see ``flameGraphs(baseline:candidate:)``).
+    public func renderHTML(flameGraphs: [DifferentialFlameGraph] = []) -> String {
         var html = """
             <!doctype html><html><head><meta charset="utf-8"><title>Strobe diff</title>
             <style>
@@ -53,6 +56,7 @@ extension DiffReport {
         html += "</table>"
         if let centersNote = Self.centersNote(rows) { html += "<p><small>\(HTMLText.escape(centersNote))</small></p>" }
         html += functionsHTML()
+        html += FlameGraphHTML.section(flameGraphs, heading: "Differential flame graphs")
         let undecided = undecidedLines
         if !undecided.isEmpty {
             html += "<h2>Inconclusive</h2><ul>"

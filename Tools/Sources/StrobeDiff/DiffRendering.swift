@@ -294,7 +294,7 @@ extension DiffReport {
     /// test that changed, short enough to read in the conversation; the
     /// table, what is inconclusive, the warnings and the method follow
     /// folded under `<details>`.
-    public func renderMarkdown() -> String {
+    public func renderMarkdown(reportLink: String? = nil) -> String {
         let regressions = gatedRegressions.count
         var lines: [String] = []
         lines.append(
@@ -316,6 +316,12 @@ extension DiffReport {
             }
             for (verdict, functions) in changedTestFunctions.prefix(Self.testsListed) {
                 lines += functionsMarkdown(verdict, functions)
+            }
+            if let reportLink, !changedTestFunctions.isEmpty {
+                lines.append("")
+                lines.append(
+                    "Where in the call tree the time moved: [differential flame graphs](\(reportLink)) "
+                        + "in the HTML report.")
             }
         }
         let reportOnly = rows.filter { !$0.gates && ($0.verdict == .regression || $0.verdict == .improvement) }

@@ -105,6 +105,8 @@ struct CompareCommand: ParsableCommand {
 
     @OptionGroup var reportOutput: ReportOutputOptions
 
+    @OptionGroup var reportLink: ReportLinkOption
+
     /// Where the report goes; nil for standard output.
     var reportPath: String? { reportOutput.path }
 
@@ -222,6 +224,11 @@ struct CompareCommand: ParsableCommand {
         progress.summary(rounds: outcome.rounds, elapsed: outcome.elapsed, report: outcome.report)
         if let instructionNote { FileHandle.standardError.write(Data((instructionNote + "\n").utf8)) }
         try history.record([resultsDirectory], comparison: true)
-        try outcome.report.deliver(to: reportOutput)
+        let report = outcome.report
+        try report.deliver(to: reportOutput, reportLink: reportLink.url) {
+            try report.flameGraphs(
+                baseline: SampleSet.load(["\(resultsDirectory)/baseline"]),
+                candidate: SampleSet.load(["\(resultsDirectory)/candidate"]))
+        }
     }
 }

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import StrobeDiff
+import StrobeFlameGraph
 import StrobeJudgement
 import StrobeStatistics
 
@@ -66,6 +67,8 @@ struct DiffCommand: AsyncParsableCommand {
     var last = 10
 
     @OptionGroup var reportOutput: ReportOutputOptions
+
+    @OptionGroup var reportLink: ReportLinkOption
 
     @Option(help: "Compare only metrics whose names match this regular expression.")
     var metric: String?
@@ -156,7 +159,10 @@ struct DiffCommand: AsyncParsableCommand {
                         "\(flag) changes the judgement of results strobe compare decided "
                             + "(\(RecordedDecisions.path(in: directory))): add --rejudge")
                 }
-                try recorded.recordedReport(path: path, metricFilter: filter).deliver(to: reportOutput)
+                let shown = recorded.recordedReport(path: path, metricFilter: filter)
+                try shown.deliver(to: reportOutput, reportLink: reportLink.url) {
+                    shown.flameGraphs(baseline: baselineSamples, candidate: candidateSamples)
+                }
                 return
             } else {
                 origin = DecisionOrigin(
@@ -167,7 +173,9 @@ struct DiffCommand: AsyncParsableCommand {
             baseline: baselineSamples, candidate: candidateSamples, metricFilter: filter, groupBy: groupBy,
             options: options, policy: rules)
         report.origin = origin
-        try report.deliver(to: reportOutput)
+        try report.deliver(to: reportOutput, reportLink: reportLink.url) { [report] in
+            report.flameGraphs(baseline: baselineSamples, candidate: candidateSamples)
+        }
     }
 
     /// The first flag given that judges the results otherwise than
@@ -191,14 +199,18 @@ extension DiffReport {
     /// Writes the report as `output` asks (to standard output when it names
     /// no file, coloured on a terminal), and throws
     /// ``CommandFailure/regression`` when a gated metric regressed, as
-    /// `strobe diff` ends.
-    func deliver(to output: ReportOutputOptions) throws {
+    /// `strobe diff` ends. The Markdown links to `reportLink` when given; the
+    /// HTML draws the graphs `flameGraphs` makes (called for HTML only).
+    func deliver(
+        to output: ReportOutputOptions, reportLink: String? = nil,
+        flameGraphs: () throws -> [DifferentialFlameGraph] = { [] }
+    ) throws {
         let text: String
         switch output.format {
         case .text: text = renderText(colour: output.path == nil && isatty(STDOUT_FILENO) != 0)
-        case .markdown: text = renderMarkdown()
+        case .markdown: text = renderMarkdown(reportLink: reportLink)
         case .json: text = renderJSON()
-        case .html: text = renderHTML()
+        case .html: text = renderHTML(flameGraphs: try flameGraphs())
         }
         try emit(text, to: output.path)
         if exitStatus != 0 { throw CommandFailure.regression }

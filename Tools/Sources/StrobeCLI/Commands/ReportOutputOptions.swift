@@ -15,3 +15,12 @@ struct ReportOutputOptions: ParsableArguments {
         name: [.customShort("o"), .customLong("output")], help: "Write the report here (default: standard output).")
     var path: String?
 }
+
+/// `--report-link` of the commands whose Markdown comment can point at the
+/// HTML report of the same comparison (`strobe diff`, `compare`).
+struct ReportLinkOption: ParsableArguments {
+    @Option(
+        name: .customLong("report-link"),
+        help: "With --format markdown: link the comment to the HTML report at this URL (its flame graphs).")
+    var url: String?
+}

@@ -1,0 +1,102 @@
+import Foundation
+import StrobeFlameGraph
+import StrobeStatistics
+
+/// The statistics of a comparison of traces: each measure's shift and
+/// p-value, the adjustment across them, the verdicts and the order.
+extension TraceComparison {
+    /// One measure of both sides: medians, the shift of at most
+    /// ``Options/instancesEstimated`` instances a side, and the p-value of
+    /// them all.
+    static func measure(_ baseline: [Double], _ candidate: [Double], options: Options) -> MeasureChange {
+        func median(_ values: [Double]) -> Double { values.isEmpty ? 0 : Quantiles.median(sorted: values.sorted()) }
+        func spaced(_ values: [Double]) -> [Double] {
+            guard values.count > options.instancesEstimated else { return values }
+            let step = Double(values.count) / Double(options.instancesEstimated)
+            return (0..<options.instancesEstimated).map { values[Int(Double($0) * step)] }
+        }
+        var change = MeasureChange(
+            baselineCount: baseline.count, candidateCount: candidate.count, baselineMedian: median(baseline),
+            candidateMedian: median(candidate), shift: nil, pValue: 1)
+        guard !baseline.isEmpty, !candidate.isEmpty else {
+            change.verdict = .missing
+            return change
+        }
+        change.shift = ShiftEstimate.hodgesLehmann(
+            baseline: spaced(baseline), candidate: spaced(candidate), confidence: 1 - options.alpha)
+        change.pValue = RankTests.mannWhitney(baseline, candidate).pValue
+        return change
+    }
+
+    /// Adjusts every measure's p-value across all of them and calls each
+    /// change.
+    static func judge(_ changes: inout [IntervalChange], options: Options) {
+        let paths: [WritableKeyPath<IntervalChange, MeasureChange?>] = [\.optionalDuration, \.cpuTime, \.blockedTime]
+        var tested: [(Int, WritableKeyPath<IntervalChange, MeasureChange?>)] = []
+        for index in changes.indices {
+            for path in paths where changes[index][keyPath: path].map({ $0.verdict != .missing }) ?? false {
+                tested.append((index, path))
+            }
+        }
+        let adjusted = MultipleComparisons.benjaminiHochberg(tested.map { changes[$0.0][keyPath: $0.1]?.pValue ?? 1 })
+        for ((index, path), p) in zip(tested, adjusted) {
+            guard var measure = changes[index][keyPath: path] else { continue }
+            measure.adjustedPValue = p
+            if let shift = measure.shift, p <= options.alpha {
+                if shift.lower > 1 + options.minimumEffect {
+                    measure.verdict = .slower
+                } else if shift.upper < 1 - options.minimumEffect {
+                    measure.verdict = .faster
+                }
+            }
+            changes[index][keyPath: path] = measure
+        }
+    }
+
+    /// Changed names first, the largest change of duration first; then by
+    /// name.
+    static func order(_ change: IntervalChange) -> (Int, Double, String) {
+        let changed = [change.duration, change.cpuTime, change.blockedTime].contains {
+            $0.map { $0.verdict == .slower || $0.verdict == .faster } ?? false
+        }
+        let size = change.duration.shift.map { abs(log($0.ratio)) } ?? 0
+        return (changed ? 0 : 1, changed ? -size : 0, change.name)
+    }
+
+    /// The functions of the samples inside a name's instances whose
+    /// inclusive amount per instance changed by at least `floor` (and by
+    /// ``FrameChange/relativeShare``), new and gone ones first, then the
+    /// largest change first, at most 8; a function counted once per stack.
+    static func functionMoves(_ baseline: [FlameStack], _ candidate: [FlameStack], floor: Double) -> [FunctionMove] {
+        func inclusive(_ stacks: [FlameStack]) -> [String: Double] {
+            var amounts: [String: Double] = [:]
+            for stack in stacks { for name in Set(stack.frames) { amounts[name, default: 0] += stack.amount } }
+            return amounts
+        }
+        let base = inclusive(baseline)
+        let cand = inclusive(candidate)
+        var moves: [FunctionMove] = []
+        for name in Set(base.keys).union(cand.keys) {
+            let before = base[name] ?? 0
+            let after = cand[name] ?? 0
+            let change = FrameChange.of(baseline: before, candidate: after, floor: floor)
+            if change != .unchanged {
+                moves.append(FunctionMove(function: name, baseline: before, candidate: after, change: change))
+            }
+        }
+        // New and gone functions first: their callers' changes are theirs.
+        func rank(_ move: FunctionMove) -> (Int, Double, String) {
+            (move.change == .new || move.change == .gone ? 0 : 1, -abs(move.candidate - move.baseline), move.function)
+        }
+        return Array(moves.sorted { rank($0) < rank($1) }.prefix(8))
+    }
+}
+
+extension TraceComparison.IntervalChange {
+    /// ``duration`` as an optional, so that one key path type reaches every
+    /// measure.
+    var optionalDuration: TraceComparison.MeasureChange? {
+        get { duration }
+        set { if let newValue { duration = newValue } }
+    }
+}
