@@ -21,7 +21,7 @@ SDK_TRAITS = --traits StrobeMetrics,StrobeTracing
 # needs it (Tools/.build-lean/release/strobe).
 TOOLS = --package-path Tools --traits Server
 
-.PHONY: setup setup-demo demo demo-fleet lint test test-sdk test-stress test-tools test-history test-adoption bench tsan fuzz validate-gate example-server bench-otel proto \
+.PHONY: setup setup-demo demo demo-fleet lint test test-sdk test-stress test-tools test-history test-adoption test-workflow check-workflow bench tsan fuzz validate-gate example-server bench-otel proto \
 	proto-check build strobe strobe-lean clean
 
 setup:
@@ -47,8 +47,10 @@ strobe: setup
 strobe-lean: setup
 	$(SWIFT_BUILD) $(RELEASE_FLAGS) --package-path Tools --scratch-path Tools/.build-lean --product strobe
 
-demo: setup-demo
-	@bash scripts/demo.sh
+# The demo times its installs too: it prints how long each part took.
+demo:
+	@DEMO_SETUP_START=$$(date +%s%N) && bash scripts/setup.sh --demo && bash scripts/build-commit.sh && \
+		DEMO_SETUP_START=$$DEMO_SETUP_START bash scripts/demo.sh
 
 # The demo's fleet part alone (step 6 of `make demo`): sampled sessions of two
 # app versions uploaded to `strobe serve` and reported by `strobe fleet`.
@@ -67,6 +69,19 @@ test: setup
 	$(MAKE) --no-print-directory test-sdk SDK_TESTS_THEN='bash scripts/check-adoption.sh'
 	$(MAKE) --no-print-directory test-tools
 	python3 Tests/python/test_otlp_export.py
+	$(MAKE) --no-print-directory test-workflow
+
+# The CI example (Examples/CI/perf-gate.yml) against GitHub's workflow schema,
+# and its run: steps on a fixture repository of two commits, with the debug
+# strobe and LensPerfTests the test builds made standing in for the release
+# builds (scripts/run-workflow.py --fast; seconds). `make check-workflow`
+# runs the same steps with the real builds and counting (minutes).
+test-workflow:
+	check-jsonschema --builtin-schema vendor.github-workflows Examples/CI/perf-gate.yml
+	python3 scripts/run-workflow.py --fast Tools/.build/debug/strobe .build/debug/LensPerfTests
+
+check-workflow: setup
+	python3 scripts/run-workflow.py --real
 
 # Trace sessions are process-wide, and every test target runs in one
 # process: the suites that use such state carry the `.processWide` trait,

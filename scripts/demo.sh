@@ -15,10 +15,44 @@ cold_start_time=${DEMO_COLD_START_TIME:-40s}
 iterations=${DEMO_ITERATIONS:-5}
 policy=Examples/LensPerfTests/strobe-policy.yml
 
-step() { printf '\n\033[1m==> %s\033[0m\n' "$*"; }
+# Each part's time (installs, builds, each step) goes to the table printed
+# at the end, however the demo ends, so that the next slow part shows itself.
+# `make demo` passes when its installs began (DEMO_SETUP_START, in ns).
+parts=()
+part=""
+part_start=$(date +%s%N)
+if [ -n "${DEMO_SETUP_START:-}" ]; then parts+=("installs (scripts/setup.sh --demo)|$(( (part_start - DEMO_SETUP_START) / 1000000 ))"); fi
+# Ends the part under way and begins the part named $1.
+begin_part() {
+    local now
+    now=$(date +%s%N)
+    if [ -n "$part" ]; then parts+=("$part|$(( (now - part_start) / 1000000 ))"); fi
+    part=$1
+    part_start=$now
+}
+print_parts() {
+    local status=$? total=0 entry
+    begin_part ""
+    echo
+    echo "Time per part of the demo:"
+    for entry in "${parts[@]}"; do
+        printf '  %7.1f s  %s\n' "$(echo "${entry##*|}" | awk '{print $1 / 1000}')" "${entry%|*}"
+        total=$(( total + ${entry##*|} ))
+    done
+    printf '  %7.1f s  in all%s\n' "$(echo "$total" | awk '{print $1 / 1000}')" \
+        "$([ "$status" -eq 0 ] || echo " (the demo failed with exit status $status)")"
+}
+trap print_parts EXIT
+heading() { printf '\n\033[1m==> %s\033[0m\n' "$*"; }
+step() {
+    begin_part "$*"
+    heading "$*"
+}
 
-step "Building in release mode"
+heading "Building in release mode"
+begin_part "build LensPipeline (release)"
 swift build -c release --product LensPipeline
+begin_part "build LensPerfTests (release)"
 swift build -c release --product LensPerfTests
 # The `strobe` command is in the tools package, Tools/. The apps it measures
 # are always release builds; the command is a debug build unless
@@ -27,6 +61,7 @@ swift build -c release --product LensPerfTests
 # one on a fresh 2-core machine (263 s against 519 s, AMD EPYC family 25
 # model 17, load average 2.5-5).
 tools_configuration=${DEMO_TOOLS_CONFIGURATION:-debug}
+begin_part "build strobe ($tools_configuration, with the Server trait)"
 swift build -c "$tools_configuration" --package-path Tools --traits Server --product strobe
 bin=$(swift build -c release --show-bin-path)
 tools_bin=$(swift build -c "$tools_configuration" --package-path Tools --traits Server --show-bin-path)

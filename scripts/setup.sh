@@ -71,6 +71,13 @@ if ! $demo_only && ! python3 -c 'import perfetto.protos.perfetto.trace.perfetto_
     echo "setup: installing the Python packages perfetto and protobuf"
     python3 -m pip install --quiet --disable-pip-version-check perfetto protobuf
 fi
+# GitHub's workflow schema, for the CI example (`make test`; it ships the
+# schema, so the check needs no network), and PyYAML, which reads the
+# workflow's steps to run them (scripts/run-workflow.py).
+if ! $demo_only && { ! command -v check-jsonschema >/dev/null 2>&1 || ! python3 -c 'import yaml' 2>/dev/null; }; then
+    echo "setup: installing the Python packages check-jsonschema and PyYAML"
+    python3 -m pip install --quiet --disable-pip-version-check check-jsonschema pyyaml
+fi
 if ! $demo_only && ! python3 -c 'import opentelemetry.proto.collector.trace.v1.trace_service_pb2' >/dev/null 2>&1; then
     echo "setup: installing the Python package opentelemetry-proto"
     python3 -m pip install --quiet --disable-pip-version-check opentelemetry-proto
