@@ -8,8 +8,13 @@ import StrobeReader
 /// flow leads into the resumed interval, else for the interval on another
 /// thread that ended last before it resumed).
 ///
-/// Each thread's innermost intervals are the work; time on the path that no
-/// interval covers is its thread's own untraced time (the root's own code,
+/// An interval that a piece of work on another thread ended (one of its
+/// flows' sources, or work that ended inside it within ``wakeTolerance`` of
+/// its end), when it was busy for less than half its time or, without its
+/// CPU time, when it is on the root's thread, was itself a wait: the
+/// path crosses there too. Each thread's innermost intervals are the work;
+/// time on the path that no interval covers is its thread's own untraced
+/// time (the root's own code,
 /// or a worker's wait to be started). ``length`` sums the intervals on the
 /// path: two workers that ran in parallel put one of them on it, the same
 /// two made to run one after the other put both, so the length grows with
@@ -68,8 +73,8 @@ public struct CriticalPath: Sendable, Hashable, Codable {
     }
 
     /// How long a thread may take to resume after the work it waited for
-    /// ended and still count as its waiter: 200 µs.
-    public static let wakeTolerance: UInt64 = 200_000
+    /// ended and still count as its waiter: 1 ms.
+    public static let wakeTolerance: UInt64 = 1_000_000
 
     /// The critical path of `root` (an interval with a thread and an end)
     /// through `intervals` (those of its trace, or any that overlap it);
@@ -97,6 +102,19 @@ public struct CriticalPath: Sendable, Hashable, Codable {
             }
             .max { ($0.end ?? 0, $0.start) < ($1.end ?? 0, $1.start) }
             let idleFrom = max(min(previous?.end ?? root.start, time), root.start)
+            if time - idleFrom <= Self.wakeTolerance, let previous,
+                let (source, byFlow) = endedBy(previous, onRootThread: thread == rootThread, work, flowSources)
+            {
+                // `previous` was a wait that `source`'s end ended: the path
+                // goes on from there.
+                let sourceEnd = min(source.end ?? time, time)
+                segments.append(Segment(name: previous.name, thread: thread, start: sourceEnd, end: time))
+                waits.append(Wait(waiter: previous.name, waitedFor: source.name, byFlow: byFlow))
+                thread = source.tid ?? thread
+                time = sourceEnd
+                resumed = nil
+                continue
+            }
             if time - idleFrom > Self.wakeTolerance,
                 let (source, byFlow) = waitedFor(resumed, thread: thread, from: idleFrom, to: time, work, flowSources)
             {
@@ -138,14 +156,35 @@ public struct CriticalPath: Sendable, Hashable, Codable {
         }
     }
 
+    /// What ended `interval` when it was a wait: the source of a flow into
+    /// it, else the work on another thread that ended last inside it, within
+    /// ``wakeTolerance`` of its end. An interval that captured its CPU time
+    /// was a wait only when it was busy for less than half of it; one that
+    /// did not, only on the root's thread (where the block waits for its
+    /// workers: two workers that end together did not wait for each other).
+    static func endedBy(
+        _ interval: Interval, onRootThread: Bool, _ work: [Interval], _ flowSources: [UInt64: Interval]
+    ) -> (Interval, Bool)? {
+        guard let end = interval.end, end > interval.start else { return nil }
+        let cpu =
+            interval.cpuTime ?? interval.resourceUsage.map { UInt64(max($0.userNanoseconds + $0.systemNanoseconds, 0)) }
+        if let cpu {
+            if 2 * cpu >= end - interval.start { return nil }
+        } else if !onRootThread {
+            return nil
+        }
+        let from = end > wakeTolerance ? max(end - wakeTolerance, interval.start) : interval.start
+        return waitedFor(interval, thread: interval.tid ?? 0, from: from, to: end, work, flowSources, slack: 0)
+    }
+
     /// What a thread idle from `from` to `to` waited for: the source of a
     /// flow into `resumed` that ended in that time, else the work on another
     /// thread that ended last in it (by `to` and the tolerance).
     static func waitedFor(
         _ resumed: Interval?, thread: Int64, from: UInt64, to: UInt64, _ work: [Interval],
-        _ flowSources: [UInt64: Interval]
+        _ flowSources: [UInt64: Interval], slack: UInt64 = wakeTolerance
     ) -> (Interval, Bool)? {
-        let limit = to &+ wakeTolerance
+        let limit = to &+ slack
         for id in (resumed?.terminatingFlowIDs ?? []) + (resumed?.flowIDs ?? []) {
             if let source = flowSources[id], source.tid != thread, let end = source.end, end > from, end <= limit {
                 return (source, true)
