@@ -111,7 +111,7 @@ let package = Package(
         // Exact counts of a measure block: wraps malloc and its family and
         // hooks the Swift runtime's retains and releases. Only StrobePerf and
         // the benchmarks link it, so an app of the SDK alone keeps its malloc.
-        .target(name: "CStrobeCounting"),
+        .target(name: "CStrobeCounting", dependencies: ["CStrobe"]),
         .target(
             name: "StrobePerf",
             dependencies: [

@@ -22,6 +22,7 @@
 uint64_t _Atomic cstrobe_active_generation = 0;
 __thread cstrobe_thread_cursor *cstrobe_current_cursor
     __attribute__((tls_model("initial-exec"))) = NULL;
+__thread unsigned cstrobe_own_work_depth __attribute__((tls_model("initial-exec"))) = 0;
 int _Atomic cstrobe_timestamp_source_is_tsc = 0;
 
 static uint64_t read_clock(clockid_t clock) {

@@ -116,7 +116,7 @@ cstrobe_thread_counts *cstrobe_counting_register_thread(void) {
     return record;
 }
 
-void cstrobe_counting_begin(pthread_t excluded, int has_excluded, int count_retains) {
+void cstrobe_counting_begin(int leaves_out_strobe, int count_retains) {
     atomic_store_explicit(&cstrobe_counting.open, 0, memory_order_seq_cst);
     for (cstrobe_thread_counts *record = atomic_load_explicit(&cstrobe_counting.threads, memory_order_acquire);
          record != NULL; record = record->next) {
@@ -126,8 +126,7 @@ void cstrobe_counting_begin(pthread_t excluded, int has_excluded, int count_reta
         atomic_store_explicit(&record->retains, 0, memory_order_relaxed);
         atomic_store_explicit(&record->releases, 0, memory_order_relaxed);
     }
-    atomic_store_explicit(&cstrobe_counting.excluded, excluded, memory_order_relaxed);
-    atomic_store_explicit(&cstrobe_counting.has_excluded, has_excluded != 0, memory_order_relaxed);
+    atomic_store_explicit(&cstrobe_counting.leaves_out_strobe, leaves_out_strobe != 0, memory_order_relaxed);
     atomic_store_explicit(&cstrobe_counting.count_retains, count_retains != 0, memory_order_relaxed);
     // Everything above is visible to a thread that sees the window open.
     atomic_store_explicit(&cstrobe_counting.open, 1, memory_order_seq_cst);

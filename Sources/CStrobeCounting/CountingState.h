@@ -1,6 +1,6 @@
 // The state the allocation and retain wrappers share: the window's switch,
-// the excluded thread and each thread's counts. Not part of the public
-// header.
+// whether Strobe's own work is left out, and each thread's counts. Not part
+// of the public header.
 
 #ifndef CSTROBE_COUNTING_STATE_H
 #define CSTROBE_COUNTING_STATE_H
@@ -46,9 +46,9 @@ typedef struct cstrobe_thread_counts {
 typedef struct cstrobe_counting_state {
     /// Non-zero while a window is open.
     _Atomic int open;
-    /// Non-zero when `excluded` names a thread whose work is not counted.
-    _Atomic int has_excluded;
-    _Atomic(pthread_t) excluded;
+    /// Non-zero when Strobe's own work (`cstrobe_own_work_depth`) is not
+    /// counted.
+    _Atomic int leaves_out_strobe;
     /// Non-zero when the window counts retains and releases.
     _Atomic int count_retains;
     /// Every thread's record, newest first; records are never removed.
@@ -57,20 +57,25 @@ typedef struct cstrobe_counting_state {
 
 extern cstrobe_counting_state cstrobe_counting;
 
+/// Strobe's mark of its own work on the calling thread (CStrobe's
+/// CStrobeRuntime.h): non-zero on the session's writer, and on an app's
+/// thread while Strobe does its bookkeeping there.
+extern __thread unsigned cstrobe_own_work_depth __attribute__((tls_model("initial-exec")));
+
 /// The calling thread's record, made the first time it counts.
 extern __thread cstrobe_thread_counts *cstrobe_counting_mine __attribute__((tls_model("initial-exec")));
 
 /// Makes the calling thread's record and adds it to the list.
 cstrobe_thread_counts *cstrobe_counting_register_thread(void);
 
-/// Whether the calling thread's work counts now: a window is open and the
-/// thread is not the excluded one. One relaxed load when no window is open.
+/// Whether the calling thread's work counts now: a window is open and, when
+/// the window leaves Strobe's own work out, the thread is not doing it. One
+/// relaxed load when no window is open.
 static inline int cstrobe_counting_counts_here(void) {
     if (__builtin_expect(!atomic_load_explicit(&cstrobe_counting.open, memory_order_relaxed), 1)) {
         return 0;
     }
-    if (atomic_load_explicit(&cstrobe_counting.has_excluded, memory_order_relaxed) &&
-        pthread_equal(pthread_self(), atomic_load_explicit(&cstrobe_counting.excluded, memory_order_relaxed))) {
+    if (cstrobe_own_work_depth != 0 && atomic_load_explicit(&cstrobe_counting.leaves_out_strobe, memory_order_relaxed)) {
         return 0;
     }
     return 1;

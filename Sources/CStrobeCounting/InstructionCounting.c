@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #if defined(__linux__)
+#include <sys/personality.h>
 #include <linux/perf_event.h>
 #include <sys/ioctl.h>
 #include <sys/syscall.h>
@@ -112,6 +113,17 @@ int cstrobe_instructions_stop(int fd, uint64_t *value) {
 #else
     (void)fd;
     (void)value;
+    errno = ENOSYS;
+    return -1;
+#endif
+}
+
+int cstrobe_counting_fix_layout_for_children(void) {
+#if defined(__linux__)
+    int current = personality(0xffffffff);
+    if (current == -1) { return -1; }
+    return personality((unsigned long)current | ADDR_NO_RANDOMIZE) == -1 ? -1 : 0;
+#else
     errno = ENOSYS;
     return -1;
 #endif

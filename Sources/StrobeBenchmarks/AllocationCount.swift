@@ -8,7 +8,7 @@ enum AllocationCount {
 
     /// The allocations `body` made, on any thread, with its value.
     static func during<Value>(_ body: () throws -> Value) rethrows -> (value: Value, allocations: UInt64) {
-        cstrobe_counting_begin(pthread_self(), 0, 0)
+        cstrobe_counting_begin(0, 0)
         let value: Value
         do {
             value = try body()

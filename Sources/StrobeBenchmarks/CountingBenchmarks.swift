@@ -30,7 +30,7 @@ enum CountingBenchmarks {
         let direct = (unsafeBitCast(runtimeRetain, to: Retain.self), unsafeBitCast(runtimeRelease, to: Release.self))
         // Warm the allocator, the thread's record and the lookups.
         _ = timeAllocations(allocations)
-        cstrobe_counting_begin(pthread_self(), 0, 1)
+        cstrobe_counting_begin(0, 1)
         _ = timeAllocations(1000)
         _ = timeRetains(1000, wrapper)
         _ = cstrobe_counting_end()
@@ -44,13 +44,13 @@ enum CountingBenchmarks {
         var countedRetains: UInt64 = 0
         for _ in 0..<25 {
             closedAllocation = min(closedAllocation, timeAllocations(allocations) / Double(allocations))
-            cstrobe_counting_begin(pthread_self(), 0, 0)
+            cstrobe_counting_begin(0, 0)
             openAllocation = min(openAllocation, timeAllocations(allocations) / Double(allocations))
             countedAllocations = cstrobe_counting_end().allocations
 
             directRetain = min(directRetain, timeRetains(retains, direct) / Double(retains))
             closedRetain = min(closedRetain, timeRetains(retains, wrapper) / Double(retains))
-            cstrobe_counting_begin(pthread_self(), 0, 1)
+            cstrobe_counting_begin(0, 1)
             openRetain = min(openRetain, timeRetains(retains, wrapper) / Double(retains))
             countedRetains = cstrobe_counting_end().retains
         }

@@ -14,8 +14,12 @@ import Darwin
 /// A counting window is open from just before the measure block is called
 /// until just after it returns, and counts on every thread of the process
 /// (threads the block starts, and the tasks an asynchronous block awaits,
-/// included) except the trace session's writer, whose encoding is the
-/// runner's own work. Setup, teardown, the session's start and stop and the
+/// included) except while a thread does Strobe's own work: the trace
+/// session's writer all along, and on the test's threads the SDK's
+/// bookkeeping (a thread's first record, its joining the iteration's
+/// session, a chunk taken), whose amount follows the scheduling (which
+/// threads record first, how soon the writer recycles chunks) rather than
+/// the test's code. Setup, teardown, the session's start and stop and the
 /// reading of the trace are outside it. The window is process-wide, not
 /// per thread, so that work the block hands to another thread is not lost;
 /// each thread adds to a record of its own (no locked instruction), and the
@@ -65,15 +69,10 @@ package enum ExactCounts {
         "allocations", "allocations.bytes", "allocations.remaining", "retains", "releases",
     ]
 
-    /// Opens the counting window, leaving out `excluded` (the session's
-    /// writer thread).
-    package static func begin(_ selection: Selection, excluding excluded: pthread_t?) {
+    /// Opens the counting window, leaving Strobe's own work out.
+    package static func begin(_ selection: Selection) {
         guard !selection.isEmpty else { return }
-        if let excluded {
-            cstrobe_counting_begin(excluded, 1, selection.retains ? 1 : 0)
-        } else {
-            cstrobe_counting_begin(pthread_self(), 0, selection.retains ? 1 : 0)
-        }
+        cstrobe_counting_begin(1, selection.retains ? 1 : 0)
     }
 
     /// Closes the window and gives its counts as metrics of one sample.

@@ -171,7 +171,6 @@ public struct PerfRunner: Sendable {
         }
         let context = PerfContext(iteration: iteration)
         let counting = countSelection
-        let writer = session.backgroundThread
         let before: ResourceReading
         let after: ResourceReading
         let wall: UInt64
@@ -190,7 +189,7 @@ public struct PerfRunner: Sendable {
             case .sync(let measure):
                 before = ResourceReading(session: session, thread: Self.hasThreadUsage)
                 counter?.begin(excluding: writerID)
-                ExactCounts.begin(counting, excluding: writer)
+                ExactCounts.begin(counting)
                 window.lowerBound = ProcessMeasurements.boottimeNanoseconds()
                 let start = ProcessMeasurements.monotonicNanoseconds()
                 try Self.measure(measure, context)
@@ -203,7 +202,7 @@ public struct PerfRunner: Sendable {
             case .async(let measure):
                 before = ResourceReading(session: session, thread: false)
                 counter?.begin(excluding: writerID)
-                ExactCounts.begin(counting, excluding: writer)
+                ExactCounts.begin(counting)
                 window.lowerBound = ProcessMeasurements.boottimeNanoseconds()
                 let start = ProcessMeasurements.monotonicNanoseconds()
                 try await measure(context)

@@ -131,6 +131,23 @@ struct ExactCountTests {
         #expect(spawned.allSatisfy { $0 >= 1_000 }, "\(spawned)")
     }
 
+    /// A thread's first record into the iteration's session (its joining
+    /// the session, and with a CPU profile its sampler) is Strobe's own
+    /// work: the count is the block's three allocations, profiled or not.
+    @Test(arguments: [false, true])
+    func aThreadJoiningTheSessionIsNotCounted(profiled: Bool) async throws {
+        guard ExactCounts.Selection.available.allocations else { return }
+        var runner = Self.runner()
+        if profiled { runner.options.cpuProfile = TraceConfiguration.CPUProfile(frequency: 999) }
+        let test = PerfTest("records, then allocates") { _ in
+            Trace.instant("first record of this session")
+            Self.allocateAndFree(3, bytes: 16)
+        }
+        let result = await runner.run(test)
+        #expect(result.error == nil)
+        #expect(try Self.samples(result, "allocations") == [3, 3, 3, 3])
+    }
+
     @Test func countsRetainsAndReleasesAsADifferenceOfExactly() async throws {
         guard ExactCounts.Selection.available.retains else { return }
         let target = Target()

@@ -123,6 +123,20 @@ static inline void cstrobe_set_cursor(cstrobe_thread_cursor *cursor) {
     cstrobe_current_cursor = cursor;
 }
 
+/// How deep the calling thread is in Strobe's own work: its bookkeeping on
+/// an app's thread (a thread's first record, its joining a session, a chunk
+/// taken), or any work of a thread Strobe runs (the session's writer), which
+/// stays marked for its life. A perf test's exact counts (StrobePerf's
+/// CStrobeCounting) leave out what a marked thread allocates, retains and
+/// releases, so that they are the test's own.
+extern __thread unsigned cstrobe_own_work_depth __attribute__((tls_model("initial-exec")));
+
+/// Marks the start of a stretch of Strobe's own work on the calling thread.
+static inline void cstrobe_own_work_begin(void) { cstrobe_own_work_depth += 1; }
+
+/// Marks its end.
+static inline void cstrobe_own_work_end(void) { cstrobe_own_work_depth -= 1; }
+
 /// Publishes `position` as the end of the complete records in the chunk.
 static inline void cstrobe_publish(cstrobe_thread_cursor *cursor, uint64_t *position) {
     __atomic_store_n((uint64_t **)&cursor->published, position, __ATOMIC_RELEASE);

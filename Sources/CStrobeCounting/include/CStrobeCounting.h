@@ -7,8 +7,10 @@
 // `swift_retain`, `swift_release`, `swift_retain_n` and `swift_release_n`
 // with wrappers around the runtime's own (RetainCounting.c says why not the
 // runtime's hook variables). The wrappers count only while a window is open
-// (one relaxed load of a flag otherwise), on every thread of the process but
-// the one excluded thread (the trace session's writer).
+// (one relaxed load of a flag otherwise), on every thread of the process;
+// a perf test's window leaves out Strobe's own work (the session's writer,
+// and Strobe's bookkeeping on the test's threads: CStrobeRuntime.h's
+// `cstrobe_own_work_depth`).
 //
 // Only StrobePerf (and the benchmarks) link this target: an app that links
 // the SDK alone keeps the C library's malloc and the runtime's retains.
@@ -50,10 +52,11 @@ int cstrobe_counting_allocations_available(void);
 int cstrobe_counting_retains_available(void);
 
 /// Opens a counting window: zeroes the counts and starts counting on every
-/// thread but `excluded` (when `has_excluded` is non-zero). With
+/// thread; with `leaves_out_strobe` non-zero, not while a thread does
+/// Strobe's own work (a benchmark of the SDK passes 0 to count it). With
 /// `count_retains` non-zero, retains and releases are counted too. One
 /// window at a time per process.
-void cstrobe_counting_begin(pthread_t excluded, int has_excluded, int count_retains);
+void cstrobe_counting_begin(int leaves_out_strobe, int count_retains);
 
 /// Closes the window and returns what it counted.
 cstrobe_counts cstrobe_counting_end(void);

@@ -52,6 +52,12 @@ enum {
 /// watches for. Does nothing outside the emulator but fail with ENOSYS.
 void cstrobe_emulation_mark(int mark);
 
+/// Turns address-space randomization off for the processes this one starts
+/// from now on (`personality(ADDR_NO_RANDOMIZE)`, what `setarch -R` does),
+/// so that a counting child's heap, stack and libraries lie at the same
+/// addresses in every run. Returns 0, or -1 with errno set.
+int cstrobe_counting_fix_layout_for_children(void);
+
 /// Opens a counter of the user-space instructions retired by thread `tid`
 /// (and the threads it starts while the counter is open), disabled. Returns
 /// the counter's descriptor, or -1 with errno set (ENOENT or EOPNOTSUPP

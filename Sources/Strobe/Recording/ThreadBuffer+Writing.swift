@@ -242,6 +242,9 @@ extension ThreadBuffer {
     /// Seals the current chunk and takes another; nil when the thread is at
     /// its memory limit and the policy is to discard.
     private func switchChunk(needed: Int, forced: Bool) -> UnsafeMutablePointer<UInt64>? {
+        // The pool's chunks and the list of sealed ones: Strobe's own work.
+        cstrobe_own_work_begin()
+        defer { cstrobe_own_work_end() }
         // Still at the limit with nothing taken since: discarded without the
         // lock, so that shedding events costs no more than keeping them.
         if !forced, isStillAtLimit { return nil }

@@ -87,12 +87,14 @@ package final class ThreadBuffer: @unchecked Sendable {
         if let cursor = cstrobe_get_cursor(), let owner = cursor.pointee.owner {
             return Unmanaged<ThreadBuffer>.fromOpaque(owner).takeUnretainedValue()
         }
-        let recorder = ThreadBuffer()
-        let retained = Unmanaged.passRetained(recorder).toOpaque()
-        recorder.cursor.pointee.owner = retained
-        cstrobe_set_cursor(recorder.cursor)
-        cstrobe_on_thread_exit(threadDidExit, retained)
-        return recorder
+        return asOwnWork {
+            let recorder = ThreadBuffer()
+            let retained = Unmanaged.passRetained(recorder).toOpaque()
+            recorder.cursor.pointee.owner = retained
+            cstrobe_set_cursor(recorder.cursor)
+            cstrobe_on_thread_exit(threadDidExit, retained)
+            return recorder
+        }
     }
 
     /// Runs `write` with the calling thread's recorder, ready to record for
@@ -129,6 +131,11 @@ package final class ThreadBuffer: @unchecked Sendable {
     /// `generation` and marked as writing, or nil when that session is gone.
     @inline(never)
     private static func attachingForSession(generation: UInt64) -> Unmanaged<ThreadBuffer>? {
+        asOwnWork { attachingForSessionUnmarked(generation: generation) }
+    }
+
+    /// ``attachingForSession(generation:)``'s work.
+    private static func attachingForSessionUnmarked(generation: UInt64) -> Unmanaged<ThreadBuffer>? {
         let recorder = current()
         if cstrobe_enter_write(recorder.cursor, generation) { return Unmanaged.passUnretained(recorder) }
         guard let session = SessionWriter.running(generation: generation), recorder.attach(to: session),
@@ -224,6 +231,8 @@ package final class ThreadBuffer: @unchecked Sendable {
 /// Runs on a thread that exits: its data stays for the drainer.
 private func threadDidExit(_ context: UnsafeMutableRawPointer?) {
     guard let context else { return }
+    cstrobe_own_work_begin()
+    defer { cstrobe_own_work_end() }
     let recorder = Unmanaged<ThreadBuffer>.fromOpaque(context)
     let object = recorder.takeUnretainedValue()
     let published = cstrobe_read_published(object.cursor)
