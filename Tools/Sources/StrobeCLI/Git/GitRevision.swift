@@ -15,11 +15,12 @@ struct GitRevision: Equatable {
     /// Whether it is a working tree that differs from `HEAD`.
     var dirty: Bool
 
-    /// `HEAD~1 (1a2b3c4d5e6f)`, `the working tree (1a2b3c4d5e6f)` or `the
-    /// working tree with uncommitted changes (on 1a2b3c4d5e6f)`.
+    /// `HEAD~1 (1a2b3c4d5e6f)` (a commit named by its object name: only
+    /// that, shortened), `the working tree (1a2b3c4d5e6f)` or `the working
+    /// tree with uncommitted changes (on 1a2b3c4d5e6f)`.
     func label(head: String = "") -> String {
         let short = String(commit.prefix(12))
-        if let name { return "\(name) (\(short))" }
+        if let name { return commit.hasPrefix(name) ? short : "\(name) (\(short))" }
         return dirty
             ? "the working tree with uncommitted changes (on \(head.prefix(12)))" : "the working tree (\(short))"
     }
