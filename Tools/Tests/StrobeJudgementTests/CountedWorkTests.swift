@@ -17,7 +17,7 @@ import Testing
     /// baseline's.
     static func sides(
         test: String = "sort", rounds: Int = 2, noise: Double = 0.2, busy: Double = 0.98, instructions: Double = 1,
-        seed: UInt64 = 5
+        switches: Double? = nil, seed: UInt64 = 5
     ) -> (SampleSet, SampleSet) {
         var generator = SeededGenerator(seed: seed)
         var sets = [SampleSet(), SampleSet()]
@@ -37,6 +37,10 @@ import Testing
                     series("instructions", "count", Array(repeating: 4e7 * (index == 1 ? instructions : 1), count: 5)),
                     series("allocations", "count", Array(repeating: 12, count: 5)),
                 ]
+                if let switches {
+                    sets[index].series.append(
+                        series("thread.context_switches.voluntary", "count", Array(repeating: switches, count: 5)))
+                }
             }
         }
         return (sets[0], sets[1])
@@ -101,6 +105,18 @@ import Testing
         // Every iteration off the CPU for a quarter of its time waits.
         #expect((CountedWork.busiestShare(wall: [40, 40], cpu: [30, 30]) ?? 1) < 1 - CountedWork.waitingShare)
         #expect(CountedWork.busiestShare(wall: [], cpu: [1]) == nil)
+    }
+
+    /// At a load of 20 on 2 cores a CPU-bound test spends most of its wall
+    /// time preempted, but its thread never blocks: it does not wait. One
+    /// that sleeps blocks each iteration, however busy the machine.
+    @Test func theMeasuringThreadsVoluntarySwitchesTellWaiting() throws {
+        let preempted = try Self.judged(Self.sides(busy: 0.3, switches: 0))
+        #expect(CountedWork.waits(test: "sort", group: "", in: preempted) == false)
+        var ledger = DecisionLedger()
+        #expect(ledger.record(preempted, rounds: 2, plannedRounds: 40).openTests.isEmpty)
+        let sleeping = try Self.judged(Self.sides(busy: 0.95, switches: 1))
+        #expect(CountedWork.waits(test: "sort", group: "", in: sleeping) == true)
     }
 
     @Test func changedCountsGiveTheVerdictWithTheTimeAsMeasured() throws {
