@@ -21,25 +21,23 @@ import Testing
     ) -> (SampleSet, SampleSet) {
         var generator = SeededGenerator(seed: seed)
         var sets = [SampleSet(), SampleSet()]
-        for (index, side) in ["baseline", "candidate"].enumerated() {
+        for index in 0..<2 {
             for round in 1...rounds {
-                let run = "\(side)-\(round)"
-                func series(_ metric: String, _ unit: String, _ samples: [Double]) -> SampleSet.Series {
-                    .init(
-                        metric: "\(test)/\(metric)", unit: unit, better: .lower, samples: samples, dimensions: [:],
-                        source: "\(run).strobe-results", run: run, round: round)
-                }
                 let level = 2e7 * exp(noise * generator.normal())
                 let wall = (0..<5).map { _ in level * exp(0.01 * generator.normal()) }
-                sets[index].series += [
-                    series("wall", "ns", wall),
-                    series("process.cpu", "ns", wall.map { $0 * busy }),
-                    series("instructions", "count", Array(repeating: 4e7 * (index == 1 ? instructions : 1), count: 5)),
-                    series("allocations", "count", Array(repeating: 12, count: 5)),
+                var metrics: [(String, String, [Double])] = [
+                    ("wall", "ns", wall), ("process.cpu", "ns", wall.map { $0 * busy }),
+                    ("instructions", "count", Array(repeating: 4e7 * (index == 1 ? instructions : 1), count: 5)),
+                    ("allocations", "count", Array(repeating: 12, count: 5)),
                 ]
                 if let switches {
-                    sets[index].series.append(
-                        series("thread.context_switches.voluntary", "count", Array(repeating: switches, count: 5)))
+                    metrics.append(("thread.context_switches.voluntary", "count", Array(repeating: switches, count: 5)))
+                }
+                let run = (index == 0 ? "b" : "c") + "\(round)"
+                sets[index].series += metrics.map { metric, unit, samples in
+                    SampleSet.Series(
+                        metric: "\(test)/\(metric)", unit: unit, better: .lower, samples: samples, dimensions: [:],
+                        source: run, run: run, round: round)
                 }
             }
         }

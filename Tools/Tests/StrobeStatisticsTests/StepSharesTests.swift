@@ -17,17 +17,21 @@ import Testing
     @Test func aStepOfTheCodeAndTheMachineAtOneNightIsBothWithShares() throws {
         let machine = { (night: Int) in night >= 11 ? 1.2 : 1.0 }
         let code = { (night: Int) in night >= 11 ? 1.16 : 1.0 }
+        func time(_ name: String, seed: UInt64, _ level: @escaping (Int) -> Double) -> MetricHistory {
+            MetricHistory(name: name, values: Levels.times(nights: 20, sigma: 0.01, seed: seed, level: level))
+        }
+        func count(_ name: String, seed: UInt64, _ level: @escaping (Int) -> Double) -> MetricHistory {
+            MetricHistory(name: name, values: Levels.counts(nights: 20, seed: seed, level: level))
+        }
         let metrics = [
-            MetricHistory(
-                name: "t0/wall",
-                values: Levels.times(nights: 20, sigma: 0.01, seed: 1) { 1e7 * machine($0) * code($0) }),
-            MetricHistory(name: "t1/wall", values: Levels.times(nights: 20, sigma: 0.01, seed: 2) { 2e7 * machine($0) }),
-            MetricHistory(name: "t0/instructions", values: Levels.counts(nights: 20, seed: 3) { 1e9 * code($0) * 0.98 }),
+            time("t0/wall", seed: 1) { 1e7 * machine($0) * code($0) },
+            time("t1/wall", seed: 2) { 2e7 * machine($0) },
+            count("t0/instructions", seed: 3) { 0.98e9 * code($0) },
         ]
         let reference = [
-            MetricHistory(name: "t0/wall", values: Levels.times(nights: 20, sigma: 0.01, seed: 4) { 1e7 * machine($0) }),
-            MetricHistory(name: "t1/wall", values: Levels.times(nights: 20, sigma: 0.01, seed: 5) { 2e7 * machine($0) }),
-            MetricHistory(name: "t0/instructions", values: Levels.counts(nights: 20, seed: 6) { _ in 0.98e9 }),
+            time("t0/wall", seed: 4) { 1e7 * machine($0) },
+            time("t1/wall", seed: 5) { 2e7 * machine($0) },
+            count("t0/instructions", seed: 6) { _ in 0.98e9 },
         ]
         let report = try StepAttribution.attribute([HostHistory(host: "ci", metrics: metrics, reference: reference)])
         let wall = try #require(report.steps.first { $0.step.metric == "t0/wall" })

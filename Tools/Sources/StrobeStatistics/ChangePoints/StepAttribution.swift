@@ -290,7 +290,8 @@ public enum StepAttribution {
             offset2 += host.metrics.count
         }
         return AttributionReport(
-            steps: withShares(steps, hosts: hosts), suiteSteps: suiteSteps, possibleChanges: possible, referenceAdjustments: adjustments)
+            steps: withShares(steps, hosts: hosts), suiteSteps: suiteSteps, possibleChanges: possible,
+            referenceAdjustments: adjustments)
     }
 
     /// Per night, the median over `metrics` of the night's mid-rank within
