@@ -17,26 +17,28 @@ import Testing
     /// baseline's.
     static func sides(
         test: String = "sort", rounds: Int = 2, noise: Double = 0.2, busy: Double = 0.98, instructions: Double = 1,
-        seed: UInt64 = 5
+        switches: Double? = nil, seed: UInt64 = 5
     ) -> (SampleSet, SampleSet) {
         var generator = SeededGenerator(seed: seed)
         var sets = [SampleSet(), SampleSet()]
-        for (index, side) in ["baseline", "candidate"].enumerated() {
+        for index in 0..<2 {
             for round in 1...rounds {
-                let run = "\(side)-\(round)"
-                func series(_ metric: String, _ unit: String, _ samples: [Double]) -> SampleSet.Series {
-                    .init(
-                        metric: "\(test)/\(metric)", unit: unit, better: .lower, samples: samples, dimensions: [:],
-                        source: "\(run).strobe-results", run: run, round: round)
-                }
                 let level = 2e7 * exp(noise * generator.normal())
                 let wall = (0..<5).map { _ in level * exp(0.01 * generator.normal()) }
-                sets[index].series += [
-                    series("wall", "ns", wall),
-                    series("process.cpu", "ns", wall.map { $0 * busy }),
-                    series("instructions", "count", Array(repeating: 4e7 * (index == 1 ? instructions : 1), count: 5)),
-                    series("allocations", "count", Array(repeating: 12, count: 5)),
+                var metrics: [(String, String, [Double])] = [
+                    ("wall", "ns", wall), ("process.cpu", "ns", wall.map { $0 * busy }),
+                    ("instructions", "count", Array(repeating: 4e7 * (index == 1 ? instructions : 1), count: 5)),
+                    ("allocations", "count", Array(repeating: 12, count: 5)),
                 ]
+                if let switches {
+                    metrics.append(("thread.context_switches.voluntary", "count", Array(repeating: switches, count: 5)))
+                }
+                let run = (index == 0 ? "b" : "c") + "\(round)"
+                sets[index].series += metrics.map { metric, unit, samples in
+                    SampleSet.Series(
+                        metric: "\(test)/\(metric)", unit: unit, better: .lower, samples: samples, dimensions: [:],
+                        source: run, run: run, round: round)
+                }
             }
         }
         return (sets[0], sets[1])
@@ -101,6 +103,18 @@ import Testing
         // Every iteration off the CPU for a quarter of its time waits.
         #expect((CountedWork.busiestShare(wall: [40, 40], cpu: [30, 30]) ?? 1) < 1 - CountedWork.waitingShare)
         #expect(CountedWork.busiestShare(wall: [], cpu: [1]) == nil)
+    }
+
+    /// At a load of 20 on 2 cores a CPU-bound test spends most of its wall
+    /// time preempted, but its thread never blocks: it does not wait. One
+    /// that sleeps blocks each iteration, however busy the machine.
+    @Test func theMeasuringThreadsVoluntarySwitchesTellWaiting() throws {
+        let preempted = try Self.judged(Self.sides(busy: 0.3, switches: 0))
+        #expect(CountedWork.waits(test: "sort", group: "", in: preempted) == false)
+        var ledger = DecisionLedger()
+        #expect(ledger.record(preempted, rounds: 2, plannedRounds: 40).openTests.isEmpty)
+        let sleeping = try Self.judged(Self.sides(busy: 0.95, switches: 1))
+        #expect(CountedWork.waits(test: "sort", group: "", in: sleeping) == true)
     }
 
     @Test func changedCountsGiveTheVerdictWithTheTimeAsMeasured() throws {

@@ -99,6 +99,10 @@ public enum Judgement {
         guard !inputs.isEmpty else {
             throw DiffError(path: "", problem: "the baseline and the candidate have no metric in common")
         }
+        // The measuring thread's voluntary switches tell a test that waits
+        // from one a neighbour preempted (``CountedWork``): kept in the
+        // samples even where the thread's rows fold into the process's.
+        let switches = inputs.filter { MetricDefaults.metricPart(of: $0.name) == CountedWork.threadSwitches }
         let folded = ThreadFolding.fold(&inputs)
         for dimension in ["host", "cpu_model", "build_configuration", "os"] {
             let left = Set(baseline.series.compactMap { $0.dimensions[dimension] }.filter { !$0.isEmpty })
@@ -115,7 +119,7 @@ public enum Judgement {
         let rows = TestVerdict.ordered(ComparisonEngine.compare(inputs, options: options, look: look))
         warnings += WarningGroups.caveats(of: rows)
         var samples: [String: DiffReport.RawSamples] = [:]
-        for input in inputs {
+        for input in inputs + switches {
             samples[DiffReport.sampleKey(input.name, input.group)] = .init(
                 baseline: input.baseline.flatMap(\.samples), candidate: input.candidate.flatMap(\.samples))
         }

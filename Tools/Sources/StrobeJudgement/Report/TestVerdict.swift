@@ -138,7 +138,9 @@ public struct TestVerdict: Sendable, Hashable, Codable {
                 verdict.decision = "work unchanged (\(work)); time undecided (\(undecided))"
                 return verdict
             }
-            if !measured.isEmpty { verdict.otherMetrics.append("time as measured: " + measured.joined(separator: ", ")) }
+            if !measured.isEmpty {
+                verdict.otherMetrics.append("time as measured: " + measured.joined(separator: ", "))
+            }
             let detail = ([verdict.decidingChange] + verdict.otherMetrics).joined(separator: "; ")
             verdict.decision = "\(verdict.verdict.rawValue) (\(detail))"
             return verdict

@@ -10,9 +10,13 @@ import StrobeStatistics
 /// counts are decided, a CPU-bound test whose counts are unchanged is
 /// "work unchanged" and one whose counts changed has the counts' verdict;
 /// its time rows keep what they measured at that look
-/// (``WorkCoverage``) and are measured no further. A test that waits (its
-/// wall time clearly above its threads' CPU time) is measured until its
-/// time is decided, since waiting costs time without instructions.
+/// (``WorkCoverage``) and are measured no further. A test that waits is
+/// measured until its time is decided, since waiting costs time without
+/// instructions. Waiting is read from the rusage the runner records: for a
+/// synchronous block, the measuring thread's voluntary context switches
+/// (a sleep, a lock, I/O each give one; a neighbour's preemption gives
+/// involuntary ones only); where the runner has no thread figures, the
+/// wall time clearly above the process's CPU time in every iteration.
 ///
 /// What identical counts do not prove: the same instructions can take
 /// longer through cache and memory behaviour (a layout that misses more),
@@ -27,6 +31,9 @@ public enum CountedWork {
     /// least, so a CPU-bound test on a loaded machine is not taken for one
     /// that waits.
     public static let waitingShare = 0.1
+
+    /// The measuring thread's voluntary context switches per iteration.
+    static let threadSwitches = "thread.context_switches.voluntary"
 
     /// What the counts of `test` (in `group`) settle of its time in
     /// `report`: nil unless its instruction count is gated and judged as a
@@ -53,11 +60,18 @@ public enum CountedWork {
     /// nanoseconds that is not counted work.
     static func isSettleableTime(_ row: MetricComparison) -> Bool { row.unit == "ns" && !isCount(row) }
 
-    /// Whether `test` waits: in its least-waiting iteration on either side
-    /// more than ``waitingShare`` of the wall time was not CPU time of the
-    /// process's threads. Nil when its wall time or CPU time (`process.cpu`)
-    /// is missing on a side.
+    /// Whether `test` waits: its measuring thread blocked (a voluntary
+    /// context switch) in at least half the iterations of a side; without
+    /// the thread's figures (an asynchronous block, a program measured per
+    /// launch), in its least-waiting iteration on either side more than
+    /// ``waitingShare`` of the wall time was not CPU time of the process's
+    /// threads. Nil when neither can be told.
     public static func waits(test: String, group: String, in report: DiffReport) -> Bool? {
+        if let switches = report.samples[DiffReport.sampleKey("\(test)/\(threadSwitches)", group)],
+            !switches.baseline.isEmpty, !switches.candidate.isEmpty
+        {
+            return [switches.baseline, switches.candidate].contains { Quantiles.median(sorted: $0.sorted()) >= 1 }
+        }
         let wall = report.samples[DiffReport.sampleKey("\(test)/wall", group)]
         let cpu = report.samples[DiffReport.sampleKey("\(test)/\(MetricDefaults.cpuTotal)", group)]
         guard let wall, let cpu,

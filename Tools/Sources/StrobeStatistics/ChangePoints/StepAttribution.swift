@@ -41,6 +41,9 @@ public struct AttributedStep: Sendable, Hashable, Codable {
     public var cause: StepCause
     /// The evidence, in a sentence.
     public var reason: String
+    /// For a time step whose host has a reference series of its name: the
+    /// machine's share and the code's (``StepShares``); nil otherwise.
+    public var shares: StepShares?
 }
 
 /// A step of a host's whole suite: its metrics, taken together, moved the
@@ -130,6 +133,11 @@ public struct AttributedPossibleChange: Sendable, Hashable, Codable {
 ///    suite's). This rule comes first, but for counted work
 ///    (``CountedLevels``), which the machine does not move: its own
 ///    reference tells.
+/// 5. **Shares.** A time step is then split into the reference's change
+///    over its nights, the machine's share, and what is left, the code's
+///    (``StepShares``): the code's, the machine's, or both; a counted
+///    series of the same test that stepped there is evidence of the code
+///    (``withShares(_:hosts:)``).
 public enum StepAttribution {
     /// The share of a host's metrics that must have moved the suite step's
     /// way for it to be reported: the index is a median of ranks, and one
@@ -282,7 +290,8 @@ public enum StepAttribution {
             offset2 += host.metrics.count
         }
         return AttributionReport(
-            steps: steps, suiteSteps: suiteSteps, possibleChanges: possible, referenceAdjustments: adjustments)
+            steps: withShares(steps, hosts: hosts), suiteSteps: suiteSteps, possibleChanges: possible,
+            referenceAdjustments: adjustments)
     }
 
     /// Per night, the median over `metrics` of the night's mid-rank within

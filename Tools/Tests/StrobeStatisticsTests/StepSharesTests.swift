@@ -1,0 +1,79 @@
+import Foundation
+import Testing
+
+@testable import StrobeStatistics
+
+/// A time step split into the pinned reference's share and the code's, and
+/// the test's counted work as evidence of the code.
+@Suite struct StepSharesTests {
+    typealias Levels = CountedLevelsTests
+
+    /// The demo's history with the machine slowing at the night the code
+    /// changed: from night 11 of 20 the machine makes every time 20%
+    /// slower, the reference's too, and the code makes `t0` 16% slower
+    /// still, its instructions 14% more. `t0/wall` is both, with shares
+    /// near the truth; `t1/wall`, whose code did not change, is the
+    /// machine's.
+    @Test func aStepOfTheCodeAndTheMachineAtOneNightIsBothWithShares() throws {
+        let machine = { (night: Int) in night >= 11 ? 1.2 : 1.0 }
+        let code = { (night: Int) in night >= 11 ? 1.16 : 1.0 }
+        func time(_ name: String, seed: UInt64, _ level: @escaping (Int) -> Double) -> MetricHistory {
+            MetricHistory(name: name, values: Levels.times(nights: 20, sigma: 0.01, seed: seed, level: level))
+        }
+        func count(_ name: String, seed: UInt64, _ level: @escaping (Int) -> Double) -> MetricHistory {
+            MetricHistory(name: name, values: Levels.counts(nights: 20, seed: seed, level: level))
+        }
+        let metrics = [
+            time("t0/wall", seed: 1) { 1e7 * machine($0) * code($0) },
+            time("t1/wall", seed: 2) { 2e7 * machine($0) },
+            count("t0/instructions", seed: 3) { 0.98e9 * code($0) },
+        ]
+        let reference = [
+            time("t0/wall", seed: 4) { 1e7 * machine($0) },
+            time("t1/wall", seed: 5) { 2e7 * machine($0) },
+            count("t0/instructions", seed: 6) { _ in 0.98e9 },
+        ]
+        let report = try StepAttribution.attribute([HostHistory(host: "ci", metrics: metrics, reference: reference)])
+        let wall = try #require(report.steps.first { $0.step.metric == "t0/wall" })
+        #expect(abs(wall.step.firstAfter - 11) <= 1)
+        #expect(wall.cause == .code, "\(wall.reason)")
+        let shares = try #require(wall.shares)
+        #expect(shares.machineMoved && shares.codeMoved)
+        #expect(abs(shares.code.ratio - 1.16) < 0.03, "\(shares.code)")
+        #expect(abs(shares.machine.ratio - 1.2) < 0.03, "\(shares.machine)")
+        #expect(shares.code.lower > 1.1 && shares.code.upper < 1.22, "\(shares.code)")
+        #expect(shares.countedStep == "t0/instructions")
+        #expect(wall.reason.hasPrefix("both: +16% ["), "\(wall.reason)")
+        #expect(wall.reason.contains("the code's beyond +20% ["), "\(wall.reason)")
+        let other = try #require(report.steps.first { $0.step.metric == "t1/wall" })
+        #expect(other.cause == .machine, "\(other.reason)")
+        #expect(other.reason.hasPrefix("the machine's: +20%"), "\(other.reason)")
+        #expect(report.steps.first { $0.step.metric == "t0/instructions" }?.cause == .code)
+    }
+
+    /// The code's share and its interval: the series' log change less the
+    /// reference's, their widths in quadrature.
+    @Test func theCodesShareIsWhatTheReferenceLeaves() throws {
+        let step = HistoryStep(
+            metric: "t/wall", lastBefore: 9, firstAfter: 10,
+            change: ShiftEstimate(ratio: 1.32, lower: 1.30, upper: 1.34, confidence: 0.95), pValue: 1e-4,
+            level: 0.01, direction: .regression, status: .confirmed, runsBefore: 10, runsAfter: 10)
+        // The machine ±10% night by night on both, 20% slower from night
+        // 10; the code 10% slower still.
+        let noise = (0..<20).map { night in 1 + 0.1 * sin(Double(night) * 2.3) }
+        let reference = (0..<20).map { night in noise[night] * (night >= 10 ? 1.2 : 1.0) }
+        let series = (0..<20).map { night in reference[night] * (night >= 10 ? 1.1 : 1.0) }
+        let shares = try #require(StepShares.split(step, series: series, reference: reference))
+        #expect(abs(shares.machine.ratio - 1.2) < 0.06, "\(shares.machine)")
+        #expect(abs(shares.code.ratio - 1.1) < 1e-9, "the nightly ratio cancels the machine's noise")
+        #expect(abs(shares.code.lower - 1.1) < 1e-9 && abs(shares.code.upper - 1.1) < 1e-9)
+        #expect(shares.cause == .code && shares.line.hasPrefix("both: +"), "\(shares.line)")
+        #expect(shares.line.contains("the code's beyond +1"), "\(shares.line)")
+        // The same step with a reference that did not move is the code's.
+        let flat = Array(repeating: 1.0, count: 20)
+        let still = try #require(
+            StepShares.split(step, series: (0..<20).map { $0 >= 10 ? 1.32 : 1 }, reference: flat))
+        #expect(still.line.hasPrefix("the code's: +32%"), "\(still.line)")
+        #expect(StepShares.split(step, series: flat, reference: [1, 1]) == nil, "a reference shorter than the nights")
+    }
+}
