@@ -35,7 +35,7 @@ public struct CriticalPath: Sendable, Hashable, Codable {
     }
 
     /// A wait on the path: `waiter`'s thread resumed when `waitedFor` ended.
-    public struct Wait: Sendable, Hashable, Codable {
+    public struct Wait: Sendable, Hashable, Codable, CustomStringConvertible {
         /// What ran next on the thread that waited (nil: the thread's own
         /// untraced code).
         public var waiter: String?
@@ -43,6 +43,9 @@ public struct CriticalPath: Sendable, Hashable, Codable {
         public var waitedFor: String
         /// Whether a flow says so (else it is inferred from the times).
         public var byFlow: Bool
+
+        /// `lens worker 1 waits for lens worker 0`.
+        public var description: String { "\(waiter ?? "(untraced)") waits for \(waitedFor)" }
 
         /// A wait of `waiter` for `waitedFor`.
         public init(waiter: String?, waitedFor: String, byFlow: Bool) {
