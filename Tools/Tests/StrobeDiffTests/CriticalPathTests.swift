@@ -1,4 +1,5 @@
 import StrobeFlameGraph
+import StrobeProcessRunner
 import StrobeReader
 import StrobeStatistics
 import StrobeTraceComparison
@@ -130,5 +131,9 @@ import Testing
         let same = TraceComparison(baseline: parallel, candidate: Self.side(serial: false, seed: 3))
         let quiet = try #require(same.intervals.first { $0.name == "apply lens" })
         #expect(quiet.criticalPath?.verdict == .unchanged && quiet.newWaits.isEmpty, "\(quiet.newWaits)")
+    }
+
+    @Test func aSuiteNamesTheCriticalPathAsAnIntervalMetric() {
+        #expect(TraceMetric.interval("apply lens", .criticalPath).name == "interval:apply lens:critical_path")
     }
 }

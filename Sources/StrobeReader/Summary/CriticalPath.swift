@@ -1,5 +1,3 @@
-import StrobeReader
-
 /// The chain of work and waits that bounds one interval's wall time when
 /// its work runs on several threads (a measure block, a frame): walked back
 /// from the interval's end, on its thread, through the intervals each
