@@ -127,10 +127,22 @@ if [ "$cold_status" -ge 2 ]; then echo "strobe compare could not compare the col
 
 # The results stay usable: strobe diff writes the pull-request comment and
 # the HTML report from them.
+# The comment links to the HTML report's differential flame graphs, where
+# LensKit.Lens.makeToneCurve() stands new under apply lens.
 "$tools_bin/strobe" diff --baseline "$out/suite/baseline" --candidate "$out/suite/candidate" --policy "$policy" \
-    --format markdown --output "$out/pr-comment.md" || true
+    --format markdown --report-link report.html --output "$out/pr-comment.md" || true
 "$tools_bin/strobe" diff --baseline "$out/suite/baseline" --candidate "$out/suite/candidate" --policy "$policy" \
     --format html --output "$out/report.html" || true
+
+step "4a. Two traces of the app compared (strobe diff-traces): the lens as it was against the $regression build"
+# The trace of step 1 (vectorized) against one of the candidate: per interval
+# name, duration, thread CPU time and blocked time, and the functions whose CPU
+# samples inside it moved (makeToneCurve() new inside lens apply).
+"$bin/LensPipeline" --frames 240 --kernel "$regression" --trace "$out/lens-$regression.pftrace" --cpu-profile 999
+"$tools_bin/strobe" diff-traces "$out/lens.pftrace" "$out/lens-$regression.pftrace" --interval 'lens apply|^frame$' \
+    --format html --output "$out/traces.html" || true
+"$tools_bin/strobe" diff-traces "$out/lens.pftrace" "$out/lens-$regression.pftrace" --interval 'lens apply|^frame$' \
+    | sed -n '1,12p' || true
 
 nights=${DEMO_NIGHTS:-20}
 step "5. A short history: $nights nights in a store, judged by strobe trend"

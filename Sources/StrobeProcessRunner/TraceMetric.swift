@@ -15,6 +15,10 @@ public struct TraceMetric: Sendable, Hashable {
         case max
         /// The sum of their CPU time (intervals that captured rusage).
         case cpu
+        /// The sum of their critical paths' lengths (``CriticalPath``):
+        /// the time of the intervals, on any thread, on the chain of work
+        /// and waits that bounds each one's wall time.
+        case criticalPath = "critical_path"
     }
 
     /// How a counter's samples in an iteration become one value.
@@ -84,6 +88,10 @@ public struct TraceMetric: Sendable, Hashable {
             case .cpu:
                 let times = intervals.compactMap(\.cpuTime)
                 return times.isEmpty ? nil : Double(times.reduce(0, +))
+            case .criticalPath:
+                let all = Array(trace.intervals)
+                let lengths = intervals.compactMap { CriticalPath.of($0, in: all)?.length }
+                return lengths.isEmpty ? nil : Double(lengths.reduce(0, +))
             }
         case .counter(let name, let aggregate):
             guard let samples = trace.counter(named: name)?.samples, let first = samples.first, let last = samples.last

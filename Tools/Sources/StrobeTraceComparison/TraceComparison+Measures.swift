@@ -28,10 +28,43 @@ extension TraceComparison {
         return change
     }
 
+    /// One measure of both sides by its means: their ratio, its interval by
+    /// the delta method on the log of the ratio, and the z-test's p-value.
+    /// For thread CPU time and blocked time: rusage counts CPU time in
+    /// clock ticks, so most short instances read 0 or a whole tick, and only
+    /// the mean over many of them tells the time.
+    static func meanMeasure(_ baseline: [Double], _ candidate: [Double], options: Options) -> MeasureChange {
+        func moments(_ values: [Double]) -> (mean: Double, variance: Double) {
+            let mean = values.reduce(0, +) / Double(max(values.count, 1))
+            let variance = values.reduce(0) { $0 + ($1 - mean) * ($1 - mean) } / Double(max(values.count - 1, 1))
+            return (mean, variance)
+        }
+        let (b, c) = (moments(baseline), moments(candidate))
+        var change = MeasureChange(
+            baselineCount: baseline.count, candidateCount: candidate.count, baselineMedian: b.mean,
+            candidateMedian: c.mean, shift: nil, pValue: 1, byMeans: true)
+        guard !baseline.isEmpty, !candidate.isEmpty else {
+            change.verdict = .missing
+            return change
+        }
+        guard b.mean > 0, c.mean > 0 else { return change }
+        let error =
+            (b.variance / (Double(baseline.count) * b.mean * b.mean)
+            + c.variance / (Double(candidate.count) * c.mean * c.mean)).squareRoot()
+        let ratio = c.mean / b.mean
+        let z = NormalDistribution.quantile(1 - options.alpha / 2)
+        change.shift = ShiftEstimate(
+            ratio: ratio, lower: ratio * exp(-z * error), upper: ratio * exp(z * error), confidence: 1 - options.alpha)
+        change.pValue = error > 0 ? 2 * (1 - NormalDistribution.cdf(abs(log(ratio)) / error)) : (ratio == 1 ? 1 : 0)
+        return change
+    }
+
     /// Adjusts every measure's p-value across all of them and calls each
     /// change.
     static func judge(_ changes: inout [IntervalChange], options: Options) {
-        let paths: [WritableKeyPath<IntervalChange, MeasureChange?>] = [\.optionalDuration, \.cpuTime, \.blockedTime]
+        let paths: [WritableKeyPath<IntervalChange, MeasureChange?>] = [
+            \.optionalDuration, \.cpuTime, \.blockedTime, \.criticalPath,
+        ]
         var tested: [(Int, WritableKeyPath<IntervalChange, MeasureChange?>)] = []
         for index in changes.indices {
             for path in paths where changes[index][keyPath: path].map({ $0.verdict != .missing }) ?? false {
@@ -56,7 +89,7 @@ extension TraceComparison {
     /// Changed names first, the largest change of duration first; then by
     /// name.
     static func order(_ change: IntervalChange) -> (Int, Double, String) {
-        let changed = [change.duration, change.cpuTime, change.blockedTime].contains {
+        let changed = [change.duration, change.cpuTime, change.blockedTime, change.criticalPath].contains {
             $0.map { $0.verdict == .slower || $0.verdict == .faster } ?? false
         }
         let size = change.duration.shift.map { abs(log($0.ratio)) } ?? 0

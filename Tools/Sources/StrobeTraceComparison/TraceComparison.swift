@@ -5,10 +5,12 @@ import StrobeStatistics
 /// name's duration, thread CPU time and blocked time over its instances,
 /// and the differential profile of the CPU samples inside them.
 ///
-/// Each measure's instances are compared as independent samples: the
-/// change is the Hodges–Lehmann shift of the candidate's over the
+/// Each measure's instances are compared as independent samples: a
+/// duration's change is the Hodges–Lehmann shift of the candidate's over the
 /// baseline's (a ratio, on log values when all are positive), with its
-/// distribution-free interval and the Mann–Whitney p-value, adjusted by
+/// distribution-free interval and the Mann–Whitney p-value; CPU and blocked
+/// time, which rusage counts in clock ticks, by the ratio of their means;
+/// the p-values adjusted by
 /// Benjamini–Hochberg across every name's measures. A change is called when
 /// its adjusted p-value is at most ``Options/alpha`` and its interval lies
 /// wholly beyond ``Options/minimumEffect``. Instances of one process share
@@ -47,9 +49,9 @@ public struct TraceComparison: Sendable {
         public var baselineCount: Int
         /// Instances measured on the candidate's side.
         public var candidateCount: Int
-        /// Medians, in nanoseconds.
+        /// Medians (means when ``byMeans``), in nanoseconds.
         public var baselineMedian: Double
-        /// The candidate's median.
+        /// The candidate's median (mean when ``byMeans``).
         public var candidateMedian: Double
         /// The shift as a ratio with its interval; nil when it cannot be
         /// estimated (a side without instances, a baseline median of 0).
@@ -60,6 +62,9 @@ public struct TraceComparison: Sendable {
         public var adjustedPValue: Double = 1
         /// What the change is called.
         public var verdict: Verdict = .unchanged
+        /// Whether the sides were compared by their means (CPU and blocked
+        /// time) rather than by the shift of all their instances.
+        public var byMeans = false
     }
 
     /// One interval name compared.
@@ -72,6 +77,11 @@ public struct TraceComparison: Sendable {
         public var cpuTime: MeasureChange?
         /// Its time off the CPU, where both sides captured CPU time.
         public var blockedTime: MeasureChange?
+        /// The length of its instances' critical paths, when asked for.
+        public var criticalPath: MeasureChange?
+        /// Waits on the critical path of at least half the candidate's
+        /// instances and of under a tenth of the baseline's.
+        public var newWaits: [String] = []
         /// The functions whose inclusive CPU time per instance moved most,
         /// from the samples inside the instances.
         public var functions: [FunctionMove] = []
@@ -118,8 +128,15 @@ public struct TraceComparison: Sendable {
             var change = IntervalChange(
                 name: name, duration: Self.measure(base.durations, cand.durations, options: options))
             if !base.cpuTimes.isEmpty, !cand.cpuTimes.isEmpty {
-                change.cpuTime = Self.measure(base.cpuTimes, cand.cpuTimes, options: options)
-                change.blockedTime = Self.measure(base.blockedTimes, cand.blockedTimes, options: options)
+                change.cpuTime = Self.meanMeasure(base.cpuTimes, cand.cpuTimes, options: options)
+                change.blockedTime = Self.meanMeasure(base.blockedTimes, cand.blockedTimes, options: options)
+            }
+            if !base.criticalPaths.isEmpty || !cand.criticalPaths.isEmpty {
+                change.criticalPath = Self.measure(base.criticalPaths, cand.criticalPaths, options: options)
+                change.newWaits = cand.waits.filter { wait, count in
+                    2 * count >= cand.criticalPaths.count
+                        && 10 * (base.waits[wait] ?? 0) < max(base.criticalPaths.count, 1)
+                }.keys.sorted()
             }
             changes.append(change)
         }
@@ -146,7 +163,9 @@ public struct TraceComparison: Sendable {
     /// Whether any name's duration, CPU time or blocked time changed.
     public var hasChanges: Bool {
         intervals.contains { change in
-            [change.duration, change.cpuTime, change.blockedTime].contains { ($0?.verdict ?? .unchanged) != .unchanged }
+            [change.duration, change.cpuTime, change.blockedTime, change.criticalPath].contains {
+                ($0?.verdict ?? .unchanged) != .unchanged
+            }
         }
     }
 }

@@ -22,8 +22,15 @@ extension TraceComparison {
 
     /// `+1.20 ms`, `-3.4 samples`: an amount per instance in `unit`.
     static func amount(_ value: Double, _ unit: FlameUnit, signed: Bool = false) -> String {
+        if value == 0, !signed { return "0" }
         let sign = signed && value >= 0 ? "+" : ""
         return sign + (unit == .nanoseconds ? HumanFormat.duration(value) : HumanFormat.fixed(value) + " samples")
+    }
+
+    /// `text`, cut to `width` characters with an ellipsis in the middle.
+    static func clipped(_ text: String, to width: Int) -> String {
+        guard text.count > width else { return text }
+        return String(text.prefix(width / 2 - 1)) + "…" + String(text.suffix(width - width / 2))
     }
 
     /// The headline: how many names changed, or that none did.
@@ -41,12 +48,27 @@ extension TraceComparison {
         if change.duration.verdict == .slower || change.duration.verdict == .faster {
             return change.duration.verdict.rawValue
         }
-        for (label, measure) in [("CPU time", change.cpuTime), ("blocked time", change.blockedTime)] {
+        for (label, measure) in [
+            ("critical path", change.criticalPath), ("CPU time", change.cpuTime), ("blocked time", change.blockedTime),
+        ] {
             if let measure, measure.verdict == .slower || measure.verdict == .faster {
                 return "\(label) \(measure.verdict == .slower ? "longer" : "shorter")"
             }
         }
         return change.duration.verdict.rawValue
+    }
+
+    /// Per name whose critical path was asked for: `critical path of
+    /// apply lens: 57.3 ms → 105 ms +84.0% [+83.1, +85.2] slower; now: lens
+    /// worker 1 waits for lens worker 0`.
+    var criticalPathLines: [String] {
+        intervals.compactMap { change in
+            guard let path = change.criticalPath else { return nil }
+            var line =
+                "critical path of \(change.name): \(Self.medians(path)) \(Self.shiftText(path)) \(path.verdict.rawValue)"
+            if !change.newWaits.isEmpty { line += "; now: " + change.newWaits.joined(separator: ", ") }
+            return line
+        }
     }
 
     /// An aligned table per name, and under each changed name the
@@ -66,6 +88,7 @@ extension TraceComparison {
             ])
         }
         output += table.render() + "\n"
+        for line in criticalPathLines { output += line + "\n" }
         for change in intervals where !change.functions.isEmpty && Self.order(change).0 == 0 {
             let unit = change.profileUnit ?? .samples
             output += "\nfunctions inside \(change.name) (inclusive, per instance, from the CPU samples):\n"
@@ -73,7 +96,8 @@ extension TraceComparison {
             functions.rightAligned = [1, 2, 3]
             for move in change.functions {
                 functions.rows.append([
-                    move.function, Self.amount(move.baseline, unit), Self.amount(move.candidate, unit),
+                    Self.clipped(move.function, to: 90), Self.amount(move.baseline, unit),
+                    Self.amount(move.candidate, unit),
                     Self.amount(move.candidate - move.baseline, unit, signed: true), move.change.rawValue,
                 ])
             }
@@ -87,7 +111,8 @@ extension TraceComparison {
     var methodNote: String {
         "Each name's instances compared as independent samples: Hodges–Lehmann shift with its "
             + "\(Int((1 - options.alpha) * 100))% interval, Mann–Whitney p-value, Benjamini–Hochberg across every "
-            + "measure; a change is called when its interval lies beyond ±\(HumanFormat.fixed(options.minimumEffect * 100))%. "
+            + "measure; CPU and blocked time by the ratio of their means (rusage counts CPU time in clock ticks); "
+            + "a change is called when its interval lies beyond ±\(HumanFormat.fixed(options.minimumEffect * 100))%. "
             + "Blocked time is an instance's duration less its thread CPU time."
     }
 
@@ -132,6 +157,7 @@ extension TraceComparison {
             html += "<td>\(HTMLText.escape(Self.shiftText(change.blockedTime)))</td></tr>"
         }
         html += "</table>"
+        for line in criticalPathLines { html += "<p>\(HTMLText.escape(line))</p>" }
         html += FlameGraphHTML.section(
             flameGraphs, heading: "CPU samples inside each interval, candidate against baseline")
         html += "<p><small>\(HTMLText.escape(methodNote))</small></p>"

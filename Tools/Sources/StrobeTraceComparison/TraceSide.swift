@@ -23,6 +23,12 @@ public struct TraceSide: Sendable {
         /// CPU time one sample stands for, in nanoseconds; nil when no
         /// trace with samples says its rate.
         public var nanosecondsPerSample: Double?
+        /// Each instance's critical path length (``CriticalPath/length``),
+        /// in nanoseconds, when it was asked for.
+        public var criticalPaths: [Double] = []
+        /// How many instances' critical paths crossed each wait, by
+        /// `WAITER waits for WAITED`.
+        public var waits: [String: Int] = [:]
 
         /// No instances.
         public init() {}
@@ -36,8 +42,11 @@ public struct TraceSide: Sendable {
     /// An empty side.
     public init() {}
 
-    /// Adds one trace's intervals and CPU samples.
-    public mutating func add(intervals: [Interval], profile: CPUProfile, source: String) {
+    /// Adds one trace's intervals and CPU samples, and the critical path of
+    /// each instance of the names in `criticalPathOf`.
+    public mutating func add(
+        intervals: [Interval], profile: CPUProfile, source: String, criticalPathOf: Set<String> = []
+    ) {
         sources.append(source)
         var byName: [String: [Interval]] = [:]
         for interval in intervals where interval.duration != nil { byName[interval.name, default: []].append(interval) }
@@ -48,11 +57,18 @@ public struct TraceSide: Sendable {
                 let duration = Double(interval.duration ?? 0)
                 entry.durations.append(duration)
                 let cpu =
-                    interval.cpuTime.map(Double.init)
+                    interval.cpuTime.map { Double($0) }
                     ?? interval.resourceUsage.map { Double($0.userNanoseconds + $0.systemNanoseconds) }
                 if let cpu {
                     entry.cpuTimes.append(cpu)
                     entry.blockedTimes.append(max(duration - cpu, 0))
+                }
+            }
+            if criticalPathOf.contains(name) {
+                for interval in list {
+                    guard let path = CriticalPath.of(interval, in: intervals) else { continue }
+                    entry.criticalPaths.append(Double(path.length))
+                    for wait in Set(path.waits.map(\.description)) { entry.waits[wait, default: 0] += 1 }
                 }
             }
             if !profile.isEmpty {
@@ -71,7 +87,9 @@ public struct TraceSide: Sendable {
     ///
     /// - Throws: ``TraceComparisonError`` naming the path that cannot be
     ///   read, holds no trace, or is a directory without one.
-    public static func load(_ paths: [String]) throws(TraceComparisonError) -> TraceSide {
+    public static func load(_ paths: [String], criticalPathOf: Set<String> = []) throws(TraceComparisonError)
+        -> TraceSide
+    {
         var side = TraceSide()
         for path in paths {
             for file in try files(at: path) {
@@ -81,7 +99,9 @@ public struct TraceSide: Sendable {
                 let bytes = [UInt8](data)
                 let trace = TraceReader.read(bytes: bytes, source: file)
                 if let problem = trace.notATrace { throw TraceComparisonError(path: file, problem: problem.problem) }
-                side.add(intervals: Array(trace.intervals), profile: CPUProfile.read(bytes: bytes), source: file)
+                side.add(
+                    intervals: Array(trace.intervals), profile: CPUProfile.read(bytes: bytes), source: file,
+                    criticalPathOf: criticalPathOf)
             }
         }
         return side

@@ -1,3 +1,5 @@
+import StrobeFlameGraph
+import StrobeProcessRunner
 import StrobeReader
 import StrobeStatistics
 import StrobeTraceComparison
@@ -99,5 +101,39 @@ import Testing
         let path = try #require(CriticalPath.of(root, in: [root, producer, other, consumer]))
         #expect(path.waits == [CriticalPath.Wait(waiter: "draw", waitedFor: "decode", byFlow: true)])
         #expect(path.segments.contains { $0.name == "decode" } && !path.segments.contains { $0.name == "prefetch" })
+    }
+
+    /// A side of 30 iterations, parallel or serialized, as one trace.
+    static func side(serial: Bool, seed: UInt64) -> TraceSide {
+        var side = TraceSide()
+        var intervals: [Interval] = []
+        for iteration in 0..<30 {
+            let (_, parts) = Self.iteration(serial: serial, seed: seed * 100 + UInt64(iteration))
+            let offset = UInt64(iteration) * 200 * ms
+            intervals += parts.map { part in
+                var moved = part
+                moved.start += offset
+                return moved
+            }
+        }
+        side.add(
+            intervals: intervals, profile: CPUProfile(), source: "s\(seed).pftrace", criticalPathOf: ["apply lens"])
+        return side
+    }
+
+    @Test func diffTracesCallsTheLongerPathSlowerAndNamesTheNewWait() throws {
+        let parallel = Self.side(serial: false, seed: 1)
+        let comparison = TraceComparison(baseline: parallel, candidate: Self.side(serial: true, seed: 2))
+        let apply = try #require(comparison.intervals.first { $0.name == "apply lens" })
+        #expect(apply.criticalPath?.verdict == .slower)
+        #expect(apply.newWaits == ["lens worker 1 waits for lens worker 0"], "\(apply.newWaits)")
+        #expect(comparison.renderText().contains("now: lens worker 1 waits for lens worker 0"))
+        let same = TraceComparison(baseline: parallel, candidate: Self.side(serial: false, seed: 3))
+        let quiet = try #require(same.intervals.first { $0.name == "apply lens" })
+        #expect(quiet.criticalPath?.verdict == .unchanged && quiet.newWaits.isEmpty, "\(quiet.newWaits)")
+    }
+
+    @Test func aSuiteNamesTheCriticalPathAsAnIntervalMetric() {
+        #expect(TraceMetric.interval("apply lens", .criticalPath).name == "interval:apply lens:critical_path")
     }
 }

@@ -17,7 +17,9 @@ struct DiffTracesCommand: ParsableCommand {
             independent samples, so a shift of a whole process reads as a change: give several traces a \
             side to see past one. Where both sides hold CPU samples (--cpu-profile) inside a name's \
             instances, the functions whose inclusive CPU time per instance moved are listed, and the HTML \
-            page draws a differential flame graph per name.
+            page draws a differential flame graph per name. --critical-path NAME also compares, per instance \
+            of NAME, the length of the chain of intervals, flows and waits across threads that bounds its \
+            wall time, and names the waits new on it.
 
             Exit status: 0 no interval slower, 1 an interval's duration slower, 2 bad input.
             """
@@ -33,6 +35,11 @@ struct DiffTracesCommand: ParsableCommand {
 
     @Option(help: "Compare only intervals whose names match this regular expression.")
     var interval: String?
+
+    @Option(
+        name: .customLong("critical-path"),
+        help: "Also compare the critical path of each instance of this interval across threads; repeatable.")
+    var criticalPath: [String] = []
 
     @Option(help: "The level of the intervals and of the false discovery rate (default 0.05).")
     var alpha = 0.05
@@ -55,8 +62,8 @@ struct DiffTracesCommand: ParsableCommand {
         var baselineSide: TraceSide
         var candidateSide: TraceSide
         do throws(TraceComparisonError) {
-            baselineSide = try TraceSide.load([baseline])
-            candidateSide = try TraceSide.load([candidate])
+            baselineSide = try TraceSide.load([baseline], criticalPathOf: Set(criticalPath))
+            candidateSide = try TraceSide.load([candidate], criticalPathOf: Set(criticalPath))
         } catch {
             throw CommandFailure.badInput(error.description)
         }

@@ -1,5 +1,3 @@
-import StrobeReader
-
 /// The chain of work and waits that bounds one interval's wall time when
 /// its work runs on several threads (a measure block, a frame): walked back
 /// from the interval's end, on its thread, through the intervals each
@@ -35,7 +33,7 @@ public struct CriticalPath: Sendable, Hashable, Codable {
     }
 
     /// A wait on the path: `waiter`'s thread resumed when `waitedFor` ended.
-    public struct Wait: Sendable, Hashable, Codable {
+    public struct Wait: Sendable, Hashable, Codable, CustomStringConvertible {
         /// What ran next on the thread that waited (nil: the thread's own
         /// untraced code).
         public var waiter: String?
@@ -43,6 +41,9 @@ public struct CriticalPath: Sendable, Hashable, Codable {
         public var waitedFor: String
         /// Whether a flow says so (else it is inferred from the times).
         public var byFlow: Bool
+
+        /// `lens worker 1 waits for lens worker 0`.
+        public var description: String { "\(waiter ?? "(untraced)") waits for \(waitedFor)" }
 
         /// A wait of `waiter` for `waitedFor`.
         public init(waiter: String?, waitedFor: String, byFlow: Bool) {
