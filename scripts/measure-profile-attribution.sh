@@ -88,6 +88,8 @@ compare() { # KIND RUN TEST BASELINE CANDIDATE [FLAGS...]
 }
 
 lens=$bin/LensPerfTests
+# ProfileSuite's single-threaded test alone.
+document="$bin/ProfileSuite --filter ^parse.document\$"
 policy=Examples/LensPerfTests/strobe-policy.yml
 for run in $(seq 1 "$runs"); do
     for kind in $kinds; do
@@ -99,20 +101,20 @@ for run in $(seq 1 "$runs"); do
                 compare demo-aa "$run" "apply lens" "env LENS_KERNEL=vectorized $lens" \
                     "env LENS_KERNEL=vectorized $lens" --policy "$policy" --profile ;;
             slower10)
-                compare slower10 "$run" "parse document" "$bin/ProfileSuite" \
-                    "env PROFILE_SUITE_SLOWER=tokenize $bin/ProfileSuite" --profile ;;
+                compare slower10 "$run" "parse document" "$document" \
+                    "env PROFILE_SUITE_SLOWER=tokenize $document" --profile ;;
             instr2)
-                PROFILE_SUITE_SCALE=0.05 compare instr2 "$run" "parse document" "$bin/ProfileSuite" \
-                    "env PROFILE_SUITE_SLOWER=tokenize PROFILE_SUITE_FACTOR=1.02 $bin/ProfileSuite" ;;
+                PROFILE_SUITE_SCALE=0.05 compare instr2 "$run" "parse document" "$document" \
+                    "env PROFILE_SUITE_SLOWER=tokenize PROFILE_SUITE_FACTOR=1.02 $document" ;;
             instr2-aa)
-                PROFILE_SUITE_SCALE=0.05 compare instr2-aa "$run" "parse document" "$bin/ProfileSuite" \
-                    "$bin/ProfileSuite" ;;
+                PROFILE_SUITE_SCALE=0.05 compare instr2-aa "$run" "parse document" "$document" \
+                    "$document" ;;
             short10)
-                PROFILE_SUITE_SCALE=0.05 compare short10 "$run" "parse document" "$bin/ProfileSuite" \
-                    "env PROFILE_SUITE_SLOWER=tokenize $bin/ProfileSuite" --profile ;;
+                PROFILE_SUITE_SCALE=0.05 compare short10 "$run" "parse document" "$document" \
+                    "env PROFILE_SUITE_SLOWER=tokenize $document" --profile ;;
             short10-aa)
-                PROFILE_SUITE_SCALE=0.05 compare short10-aa "$run" "parse document" "$bin/ProfileSuite" \
-                    "$bin/ProfileSuite" --profile ;;
+                PROFILE_SUITE_SCALE=0.05 compare short10-aa "$run" "parse document" "$document" \
+                    "$document" --profile ;;
             plain)
                 compare plain "$run" "apply lens" "env LENS_KERNEL=vectorized $lens" \
                     "env LENS_KERNEL=rebuilt-curve $lens" --policy "$policy" ;;

@@ -7,8 +7,17 @@
 // PROFILE_SUITE_SCALE (default 1: about 60 ms per iteration in release)
 // scales the work of all three; PROFILE_SUITE_FACTOR (default 1.1) is the
 // slower function's factor.
+//
+// Three more tests run the same functions in the shapes a suite's tests
+// take, for the truth that the function named is the one that changed
+// wherever it ran, and that counts repeat from process to process: "parse
+// in parallel" splits the work over DispatchQueue.concurrentPerform's worker
+// threads, "parse in tasks" over a task group's child tasks, and "index
+// words" allocates (arrays and a dictionary of them) around the same calls.
+import Dispatch
 import Foundation
 import StrobePerf
+import Synchronization
 
 /// The three functions, each a loop of a fixed number of steps.
 enum Document {
@@ -70,4 +79,35 @@ let parseDocument = PerfTest("parse document") { _ in
     if sink == 1 { print(sink) }
 }
 
-await PerfSuite("ProfileSuite", tests: [parseDocument]).main()
+/// One quarter of "parse document"'s work.
+@inline(never)
+func parseQuarter() -> UInt64 {
+    Document.tokenize(units: units("tokenize", 6)) &+ Document.index(units: units("index", 3))
+        &+ Document.render(units: units("render", 1))
+}
+
+let parseInParallel = PerfTest("parse in parallel") { _ in
+    let sink = Atomic<UInt64>(0)
+    DispatchQueue.concurrentPerform(iterations: 4) { _ in sink.wrappingAdd(parseQuarter(), ordering: .relaxed) }
+    if sink.load(ordering: .relaxed) == 1 { print("1") }
+}
+
+let parseInTasks = PerfTest("parse in tasks") { _ in
+    let sink = await withTaskGroup(of: UInt64.self) { group in
+        for _ in 0..<4 { group.addTask { parseQuarter() } }
+        return await group.reduce(0, &+)
+    }
+    if sink == 1 { print(sink) }
+}
+
+let indexWords = PerfTest("index words") { _ in
+    var index: [UInt64: [UInt64]] = [:]
+    for part in 0..<4 {
+        let word = parseQuarter()
+        index[word % 61, default: []].append(UInt64(part))
+        index[UInt64(part), default: []] += Array(repeating: word, count: 100 + part)
+    }
+    if index.count == 1 { print(index) }
+}
+
+await PerfSuite("ProfileSuite", tests: [parseDocument, parseInParallel, parseInTasks, indexWords]).main()

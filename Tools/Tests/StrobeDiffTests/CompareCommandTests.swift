@@ -156,7 +156,8 @@ import Testing
         defer { try? FileManager.default.removeItem(atPath: output) }
         let report = output + ".json"
         defer { try? FileManager.default.removeItem(atPath: report) }
-        let suite = "env PROFILE_SUITE_SCALE=0.3 PROFILE_SUITE_FACTOR=1.5 \(Self.profileSuite)"
+        let suite =
+            "env PROFILE_SUITE_SCALE=0.3 PROFILE_SUITE_FACTOR=1.5 \(Self.profileSuite) --filter '^parse document$'"
         let outcome = try runProgram(
             Self.strobe,
             [
