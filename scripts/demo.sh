@@ -95,7 +95,7 @@ if [ "$cold_status" -ge 2 ]; then echo "strobe compare could not compare the col
 # The comment links to the HTML report's differential flame graphs, where
 # LensKit.Lens.makeToneCurve() stands new under apply lens.
 "$tools_bin/strobe" diff --baseline "$out/suite/baseline" --candidate "$out/suite/candidate" --policy "$policy" \
-    --format markdown --report-link report.html --output "$out/pr-comment.md" || true
+    --format markdown --html-link report.html --output "$out/pr-comment.md" || true
 "$tools_bin/strobe" diff --baseline "$out/suite/baseline" --candidate "$out/suite/candidate" --policy "$policy" \
     --format html --output "$out/report.html" || true
 
