@@ -1,36 +1,17 @@
 import Foundation
-import Strobe
 import StrobeTestSupport
 import Testing
 
 /// `strobe diff-traces` on traces recorded here: a trace against itself
 /// changes nothing, a longer spin is called slower, bad paths exit 2.
 extension StrobeCLITests {
-    /// A trace of 10 `busy` intervals spinning `milliseconds` each (with
-    /// rusage) and 10 `idle` ones, CPU samples at 999 Hz.
-    static func writeSpinTrace(_ path: String, milliseconds: UInt64) throws {
-        var configuration = TraceConfiguration(outputPath: path)
-        configuration.processSamplingInterval = .zero
-        configuration.cpuProfile = .init(frequency: 999)
-        var sink: UInt64 = 0
-        try TraceSession.record(configuration) {
-            for _ in 0..<10 {
-                Trace.interval("busy", capturing: .resourceUsage) {
-                    sink &+= profiledSpin(nanoseconds: milliseconds * 1_000_000)
-                }
-                Trace.interval("idle") { usleep(2000) }
-            }
-        }
-        if sink == 0 { print("0") }
-    }
-
     @Test func diffTracesOfATraceAgainstItselfChangesNothingAndALongerSpinIsSlower() throws {
         let folder = try Self.scratch()
         defer { try? FileManager.default.removeItem(atPath: folder) }
         let before = folder + "/before.pftrace"
-        try Self.writeSpinTrace(before, milliseconds: 10)
+        try Self.writeProfiledTrace(before, spinMilliseconds: 10)
         try FileManager.default.createDirectory(atPath: folder + "/after", withIntermediateDirectories: true)
-        try Self.writeSpinTrace(folder + "/after/spin.pftrace", milliseconds: 20)
+        try Self.writeProfiledTrace(folder + "/after/spin.pftrace", spinMilliseconds: 20)
 
         let same = try Self.strobe("diff-traces", before, before, "--format", "json")
         #expect(same.status == 0, "\(same.errors)")
