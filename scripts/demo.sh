@@ -130,7 +130,7 @@ if [ "$cold_status" -ge 2 ]; then echo "strobe compare could not compare the col
 # The comment links to the HTML report's differential flame graphs, where
 # LensKit.Lens.makeToneCurve() stands new under apply lens.
 "$tools_bin/strobe" diff --baseline "$out/suite/baseline" --candidate "$out/suite/candidate" --policy "$policy" \
-    --format markdown --report-link report.html --output "$out/pr-comment.md" || true
+    --format markdown --html-link report.html --output "$out/pr-comment.md" || true
 "$tools_bin/strobe" diff --baseline "$out/suite/baseline" --candidate "$out/suite/candidate" --policy "$policy" \
     --format html --output "$out/report.html" || true
 
@@ -223,7 +223,8 @@ echo "pprof profile:           $out/lens.pb.gz (go tool pprof -http=:8080 $out/l
 echo "OpenTelemetry spans:     $out/lens.otlp.pb (OTLP/protobuf; a Collector's otlp receiver takes it, docs/export.md)"
 echo "Flight-recorder dump:    $out/flight-recorder/ (the trigger is the instant strobe.trigger)"
 echo "Pull-request comment:    $out/pr-comment.md"
-echo "HTML report with plots: $out/report.html"
+echo "HTML report:             $out/report.html (plots; a flame graph per changed test)"
+echo "Two traces compared:     $out/traces.html (strobe diff-traces, a flame graph per interval)"
 echo "History dashboard:       $out/history.html (one plot per series, change points with their commit range)"
 echo "Fleet report:            $out/fleet/fleet.txt, $out/fleet/fleet.md (percentiles per version and device class)"
 echo "Raw results:             $out/suite/baseline, $out/suite/candidate, one file per process"

@@ -27,6 +27,10 @@ public final class LensPipeline: @unchecked Sendable {
         /// A frame that waits 45 ms for a shader compile, making it late;
         /// nil for none.
         public var stallingFrame: Int?
+        /// Whether the workers take one lock around each band, so that they
+        /// apply the lens one after the other: the same work on the same
+        /// threads, no longer in parallel (a lock taken too wide).
+        public var serialWorkers = false
 
         /// The default pipeline.
         public init() {}
@@ -54,6 +58,8 @@ public final class LensPipeline: @unchecked Sendable {
     public let configuration: Configuration
     private let lens: Lens
     private let condition = NSCondition()
+    /// Held around each band with ``Configuration/serialWorkers``.
+    private let bandLock = NSLock()
     private var queue: [Job] = []
     private var stopping = false
     private var threads: [Thread] = []
@@ -169,12 +175,14 @@ public final class LensPipeline: @unchecked Sendable {
             var job: Job? = queue.removeFirst()
             Trace.counter("queue depth", queue.count)
             condition.unlock()
+            if configuration.serialWorkers { bandLock.lock() }
             Trace.interval("lens apply", capturing: .resourceUsage) {
                 let band = job!
                 Trace.begin("band", terminatingFlow: band.flow, arguments: ["rows": .int(Int64(band.rows.count))])
                 lens.apply(to: band.image, rows: band.rows, into: band.output)
                 Trace.end()
             }
+            if configuration.serialWorkers { bandLock.unlock() }
             // Let go of the frame before the band is done: the main thread
             // then writes the next frame into the same storage, uncopied.
             let done = job!.done

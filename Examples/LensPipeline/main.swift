@@ -2,13 +2,14 @@
 // worker threads, traced with Strobe.
 //
 //   LensPipeline [--frames N] [--kernel vectorized|scalar|rebuilt-curve] [--size WxH] [--trace FILE]
-//                [--flight-recorder DIR] [--stall-frame N]
+//                [--flight-recorder DIR] [--stall-frame N] [--serial-workers]
 //                [--app-version V] [--device-class NAME] [--sampling P] [--cpu-profile HZ]
 //
 // With --trace, or with STROBE_TRACE_OUTPUT set (as `strobe run` does), the
 // run is recorded to a Perfetto trace. With --flight-recorder, the run
 // records into a ring and dumps the seconds around any frame over 33 ms into
-// DIR; --stall-frame makes frame N wait for a shader compile, so one is late.
+// DIR; --stall-frame makes frame N wait for a shader compile, so one is late;
+// --serial-workers makes the workers apply the lens one after the other.
 // With --trace, --cpu-profile HZ also samples every thread's call stack HZ
 // times per second of its CPU time into the trace.
 // After a late frame the app keeps producing frames until the dump is
@@ -65,6 +66,8 @@ while let argument = arguments.popFirst() {
             of: argument, "needs a rate in samples per second", { Int($0) }, where: { $0 > 0 })
     case "--flight-recorder":
         flightRecorderDirectory = value(of: argument, "needs a directory", { $0 })
+    case "--serial-workers":
+        configuration.serialWorkers = true
     case "--stall-frame":
         configuration.stallingFrame = value(of: argument, "needs a frame number", { Int($0) }, where: { $0 >= 0 })
     case "--app-version":

@@ -28,16 +28,18 @@ extension StrobeCLITests {
         }
     }
 
-    /// A trace with intervals `busy` (spinning) and `idle` (sleeping), and
-    /// CPU samples at 999 Hz.
-    static func writeProfiledTrace(_ path: String) throws {
+    /// A trace with 10 intervals `busy` (spinning `spinMilliseconds`, with
+    /// rusage) and 10 `idle` (sleeping), and CPU samples at 999 Hz.
+    static func writeProfiledTrace(_ path: String, spinMilliseconds: UInt64 = 20) throws {
         var configuration = TraceConfiguration(outputPath: path)
         configuration.processSamplingInterval = .zero
         configuration.cpuProfile = .init(frequency: 999)
         var sink: UInt64 = 0
         try TraceSession.record(configuration) {
             for _ in 0..<10 {
-                Trace.interval("busy") { sink &+= profiledSpin(nanoseconds: 20_000_000) }
+                Trace.interval("busy", capturing: .resourceUsage) {
+                    sink &+= profiledSpin(nanoseconds: spinMilliseconds * 1_000_000)
+                }
                 Trace.interval("idle") { usleep(2000) }
             }
         }

@@ -16,11 +16,11 @@ struct ReportOutputOptions: ParsableArguments {
     var path: String?
 }
 
-/// `--report-link` of the commands whose Markdown comment can point at the
+/// `--html-link` of the commands whose Markdown comment can point at the
 /// HTML report of the same comparison (`strobe diff`, `compare`).
 struct ReportLinkOption: ParsableArguments {
     @Option(
-        name: .customLong("report-link"),
+        name: .customLong("html-link"),
         help: "With --format markdown: link the comment to the HTML report at this URL (its flame graphs).")
     var url: String?
 }
