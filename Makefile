@@ -21,8 +21,8 @@ SDK_TRAITS = --traits StrobeMetrics,StrobeTracing
 # needs it (Tools/.build-lean/release/strobe).
 TOOLS = --package-path Tools --traits Server
 
-.PHONY: setup setup-demo demo demo-fleet lint test test-sdk test-stress test-tools test-history test-adoption test-workflow check-workflow bench tsan fuzz validate-gate example-server bench-otel proto \
-	proto-check build strobe strobe-lean clean
+.PHONY: setup setup-demo demo demo-fleet lint test test-sdk test-stress test-tools test-history test-adoption bench tsan fuzz validate-gate example-server bench-otel proto \
+	proto-check build strobe strobe-lean clean test-workflow check-workflow
 
 setup:
 	@bash scripts/setup.sh

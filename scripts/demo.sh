@@ -21,7 +21,9 @@ policy=Examples/LensPerfTests/strobe-policy.yml
 parts=()
 part=""
 part_start=$(date +%s%N)
-if [ -n "${DEMO_SETUP_START:-}" ]; then parts+=("installs (scripts/setup.sh --demo)|$(( (part_start - DEMO_SETUP_START) / 1000000 ))"); fi
+if [ -n "${DEMO_SETUP_START:-}" ]; then
+    parts+=("installs (scripts/setup.sh --demo)|$(( (part_start - DEMO_SETUP_START) / 1000000 ))")
+fi
 # Ends the part under way and begins the part named $1.
 begin_part() {
     local now

@@ -20,12 +20,12 @@ extension ScratchStore {
     /// `instruction_source`.
     package func downgradeToVersion3() async throws {
         try execute(
-            "ALTER TABLE strobe_runs DROP COLUMN simulated; ALTER TABLE strobe_runs DROP COLUMN instruction_source; "
-                + "UPDATE strobe_schema SET version = 3")
+            "ALTER TABLE strobe_runs DROP COLUMN simulated", "ALTER TABLE strobe_runs DROP COLUMN instruction_source",
+            "UPDATE strobe_schema SET version = 3")
     }
 
-    /// Runs `sql` on the store, as another program would.
-    private func execute(_ sql: String) throws {
+    /// Runs `statements` on the store, in order, as another program would.
+    private func execute(_ statements: String...) throws {
         switch location {
         case .sqlite(let path):
             // Straight through SQLite's C API, as another program would:
@@ -34,14 +34,15 @@ extension ScratchStore {
             defer { sqlite3_close_v2(connection) }
             var code = sqlite3_open_v2(path, &connection, SQLITE_OPEN_READWRITE, nil)
             if code == SQLITE_OK {
-                code = sqlite3_exec(connection, sql + "; PRAGMA wal_checkpoint(TRUNCATE)", nil, nil, nil)
+                let sql = (statements + ["PRAGMA wal_checkpoint(TRUNCATE)"]).joined(separator: "; ")
+                code = sqlite3_exec(connection, sql, nil, nil, nil)
             }
             guard code == SQLITE_OK else {
                 let message = connection.flatMap { sqlite3_errmsg($0) } ?? sqlite3_errstr(code)
                 throw SQLiteFailure(path: path, message: message.map { String(cString: $0) } ?? "error \(code)")
             }
         case .postgres:
-            try TestServer.execute(sql, url: text)
+            for statement in statements { try TestServer.execute(statement, url: text) }
         }
     }
 
