@@ -158,8 +158,13 @@ public struct SequentialDesign: Sendable, Hashable, Codable {
     public mutating func look(number: Int, rounds: Int, final: Bool) -> Look {
         let isFinal = final || rounds >= plannedRounds
         // A plan that grew since the last look (``plannedRounds`` raised)
-        // can put a look's fraction below what is spent: it spends nothing.
-        let alphaFraction = max(isFinal ? 1 : fraction(number: number, rounds: rounds), spentFraction)
+        // can put a look's fraction at or below what is spent: it then
+        // spends an equal share of what is left over the looks left.
+        var alphaFraction = isFinal ? 1 : fraction(number: number, rounds: rounds)
+        if alphaFraction <= spentFraction {
+            let left = plannedLooks.filter { $0 > rounds }.count + 1
+            alphaFraction = spentFraction + (1 - spentFraction) / Double(left)
+        }
         let roundsFraction = max(isFinal ? 1 : min(Double(rounds) / Double(plannedRounds), 1), spentRoundsFraction)
         let level: Double
         switch schedule {
