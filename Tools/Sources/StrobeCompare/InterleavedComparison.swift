@@ -171,6 +171,10 @@ public struct InterleavedComparison<Runner: RoundRunner> {
             let pace = roundSeconds.last?.seconds ?? perRound
             let fitting = max(current.plannedRounds, rounds + Int(max(settings.budget - elapsed, 0) / max(pace, 1e-3)))
             let (report, openTests) = ledger.record(judged, rounds: rounds, plannedRounds: fitting)
+            // Rounds of fewer tests (or fewer iterations) are shorter: the
+            // plan grows to what fits, so the budget is not left unspent
+            // while a metric is open.
+            if fitting > current.plannedRounds { design?.plannedRounds = fitting }
             let gated = report.rows.filter(\.gates).count
             events(.look(look, decided: gated - report.undecided.count, gated: gated, elapsed: clock()))
             for line in counts.newLines(in: report, at: "at look \(look.number)") { events(.note(line)) }

@@ -29,10 +29,12 @@ extension DiffReport {
         value < 0.0001 ? "<0.0001" : HumanFormat.format(value, decimals: 4)
     }
 
-    /// "regression", "inconclusive (report only)".
+    /// "regression", "inconclusive (report only)", "inconclusive (left to
+    /// the counts)" for a time its test's counted work settled.
     static func verdictText(_ row: MetricComparison, markdown: Bool = false) -> String {
         var text = row.verdict == .regression && markdown ? "**regression**" : row.verdict.rawValue
         if row.verdict == .inconclusive, row.test.method == .iterations { text += " (1 process on a side)" }
+        if row.settledByCounts != nil { text += " (left to the counts)" }
         if !row.gates { text += " (report only)" }
         return text
     }
@@ -104,7 +106,7 @@ extension DiffReport {
     var undecidedLines: [(metric: String, explanation: String)] {
         var order: [String] = []
         var byTest: [String: [MetricComparison]] = [:]
-        for row in rows where row.gates && row.verdict == .inconclusive {
+        for row in rows where row.gates && row.verdict == .inconclusive && row.settledByCounts == nil {
             let key = MetricDefaults.testPart(of: row.name) + (row.group.isEmpty ? "" : " [\(row.group)]")
             if byTest[key] == nil { order.append(key) }
             byTest[key, default: []].append(row)

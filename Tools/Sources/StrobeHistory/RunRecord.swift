@@ -92,15 +92,9 @@ public struct RunRecord: Sendable, Hashable {
     /// The most functions of a test's instruction profile the history keeps.
     public static let instructionFunctionsKept = 50
 
-    /// The units of time: a simulated run's metrics in them are not kept.
-    public static let timeUnits: Set<String> = ["ns", "us", "µs", "ms", "s"]
-
-    /// Whether `metric` of a simulated run says nothing of the code: a
-    /// time, or the process's or thread's resource readings (context
-    /// switches, faults), all of which the simulator sets.
-    public static func isSimulatorReading(_ metric: PerfMetric) -> Bool {
-        timeUnits.contains(metric.unit) || metric.name.hasPrefix("process.") || metric.name.hasPrefix("thread.")
-    }
+    /// Whether `metric` of a simulated run says nothing of the code
+    /// (``PerfMetric/isSimulatorReading``, the rule a comparison keeps too).
+    public static func isSimulatorReading(_ metric: PerfMetric) -> Bool { metric.isSimulatorReading }
 
     /// The functions of `test`'s instruction profile as metrics: per
     /// function holding at least ``instructionShareKept`` of the test's

@@ -2,6 +2,7 @@ import Foundation
 import StrobeResults
 import Testing
 
+@testable import StrobeDiff
 @testable import StrobeJudgement
 @testable import StrobeStatistics
 
@@ -80,6 +81,13 @@ import Testing
             "\(kept.headline)")
         #expect(kept.metricCounts.contains("0 inconclusive, 2 times left to the counts"), "\(kept.metricCounts)")
         #expect(kept.exitStatus == 0)
+        // Every format says the same: the settled times are marked, and
+        // none is listed as what a longer budget would decide.
+        let text = kept.renderText()
+        #expect(text.contains("inconclusive (left to the counts)") && !text.contains("\ninconclusive:\n"), "\(text)")
+        #expect(kept.renderMarkdown().contains("work unchanged, time undecided: sort"))
+        #expect(kept.renderHTML().contains("work unchanged, time undecided: sort"))
+        #expect(kept.renderJSON().contains("\"settledByCounts\" : \"unchanged\""))
     }
 
     @Test func aTestThatWaitsIsMeasuredUntilItsTimeIsDecided() throws {

@@ -360,6 +360,16 @@ import Testing
         let early = previous.look(number: 1, rounds: 4, final: false)
         #expect(early.alpha < 1e-6)
         #expect(abs(SequentialDesign.spending(0.01, at: 0.5) - 0.000269) < 0.00001)
+        // A plan raised between looks (rounds grew shorter) spends a share
+        // of what is left at every look, and the looks still add up to
+        // alpha.
+        var grown = SequentialDesign(alpha: 0.01, confidence: 0.95, plannedRounds: 10, firstLook: 2)
+        var levels = [grown.look(number: 1, rounds: 2, final: false), grown.look(number: 2, rounds: 3, final: false)]
+        grown.plannedRounds = 60
+        levels.append(grown.look(number: 3, rounds: 4, final: false))
+        levels.append(grown.look(number: 4, rounds: 6, final: true))
+        #expect(levels.allSatisfy { $0.alpha > 0 && $0.confidence <= 1 }, "\(levels)")
+        #expect(abs(levels.reduce(0) { $0 + $1.alpha } - 0.01) < 1e-12)
     }
 
     /// At an early look the intervals' own confidence is far above the

@@ -73,14 +73,10 @@ public struct SampleSet: Sendable {
         return [total] + metrics
     }
 
-    /// Whether a simulated process's metric says nothing of the code: its
-    /// times (`wall`, the CPU times, trace intervals in nanoseconds) and its
-    /// resource usage (`process.*`, `thread.*`), which are the simulator's.
-    /// Its instructions and exact counts are the code's.
-    public static func isIgnoredWhenSimulated(_ metric: PerfMetric) -> Bool {
-        metric.unit == "ns" || metric.name == "wall" || metric.name.contains(".cpu")
-            || metric.name.hasPrefix("process.") || metric.name.hasPrefix("thread.")
-    }
+    /// Whether a simulated process's metric says nothing of the code
+    /// (``PerfMetric/isSimulatorReading``, the rule the run history keeps
+    /// too): its times and its resource usage, which are the simulator's.
+    public static func isIgnoredWhenSimulated(_ metric: PerfMetric) -> Bool { metric.isSimulatorReading }
 
     /// Adds the series of `run`, read from `source`: a series per metric
     /// of every test (`TEST/METRIC`) with the run as its replicate, or, when

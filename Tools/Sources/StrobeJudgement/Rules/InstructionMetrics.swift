@@ -20,13 +20,11 @@ extension MetricDefaults {
 
     /// The relative spread within each side (`max / min − 1` over its
     /// samples) up to which the instruction count is judged as
-    /// deterministic: 0.2%. It is set from the measured A/A spread of the
-    /// simulated count across processes of one build (at most 0.009% on the
-    /// demo's suite, 0.0014% for its two-thread test, none for a
-    /// single-threaded one: `make bench simulation`), with a wide margin
-    /// for suites whose bookkeeping varies more; change it here when new
-    /// measurements say otherwise.
-    public static let instructionTolerance = 0.002
+    /// deterministic: 0.2%, the one tolerance of counted work, which
+    /// `strobe trend` walks its counted series by too
+    /// (``CountedLevels/tolerance``, where the measurements that set it are
+    /// told); change it there.
+    public static let instructionTolerance = CountedLevels.tolerance
 
     /// The relative floor of the instruction count: a change of the sides'
     /// medians beyond 0.5% is a regression or an improvement. A policy's

@@ -43,7 +43,9 @@ public struct SequentialDesign: Sendable, Hashable, Codable {
     public var alpha: Double
     /// 1 − the confidence of "unchanged" intervals, over all looks together.
     public var intervalMiss: Double
-    /// The planned number of rounds (what fits in the time budget).
+    /// The planned number of rounds (what fits in the time budget). It may
+    /// be raised between looks when rounds grew shorter: the error rates
+    /// already spent stay spent, and the last look spends what is left.
     public var plannedRounds: Int
     /// The rounds before the first look.
     public var firstLook: Int
@@ -155,8 +157,15 @@ public struct SequentialDesign: Sendable, Hashable, Codable {
     /// under process noise, so that rate is worth most at the last looks.
     public mutating func look(number: Int, rounds: Int, final: Bool) -> Look {
         let isFinal = final || rounds >= plannedRounds
-        let alphaFraction = isFinal ? 1 : fraction(number: number, rounds: rounds)
-        let roundsFraction = isFinal ? 1 : min(Double(rounds) / Double(plannedRounds), 1)
+        // A plan that grew since the last look (``plannedRounds`` raised)
+        // can put a look's fraction at or below what is spent: it then
+        // spends an equal share of what is left over the looks left.
+        var alphaFraction = isFinal ? 1 : fraction(number: number, rounds: rounds)
+        if alphaFraction <= spentFraction {
+            let left = plannedLooks.filter { $0 > rounds }.count + 1
+            alphaFraction = spentFraction + (1 - spentFraction) / Double(left)
+        }
+        let roundsFraction = max(isFinal ? 1 : min(Double(rounds) / Double(plannedRounds), 1), spentRoundsFraction)
         let level: Double
         switch schedule {
         case .geometric: level = alpha * (alphaFraction - spentFraction)
