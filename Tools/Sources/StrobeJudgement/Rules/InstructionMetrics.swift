@@ -23,8 +23,10 @@ extension MetricDefaults {
     /// deterministic: 0.2%. It is set from the measured A/A spread of the
     /// simulated count across processes of one build (at most 0.009% on the
     /// demo's suite, 0.0014% for its two-thread test, none for a
-    /// single-threaded one: `make bench simulation`), with a wide margin
-    /// for suites whose bookkeeping varies more; change it here when new
+    /// single-threaded one: `make bench simulation`; at most 0.016% under
+    /// callgrind and 0.006% under QEMU for ProfileSuite's threaded, async
+    /// and allocating tests: docs/performance.md), with a wide margin for
+    /// suites whose bookkeeping varies more; change it here when new
     /// measurements say otherwise.
     public static let instructionTolerance = 0.002
 
