@@ -100,8 +100,9 @@ extension FunctionComparison {
 extension TestFunctionChanges {
     /// Why no function is named as the one behind the test's change, when
     /// none is (``leading`` is nil): only library code changed, the test
-    /// moved by less than a function must, or the change is spread over
-    /// functions none of which moved by the floor.
+    /// moved by less than a function must, a function moved by the floor
+    /// but not beyond the noise, or the change is spread over functions
+    /// none of which moved by the floor.
     public var unnamedReason: String? {
         guard leading == nil else { return nil }
         let library = functions.filter { $0.changed && $0.explainedBy == nil }
@@ -114,6 +115,11 @@ extension TestFunctionChanges {
         if moved < floor {
             return "too small: the test moved by \(unit.signed(candidateCPU - baselineCPU)) per iteration, "
                 + "less than the \(unit.signed(floor).dropFirst()) one function must"
+        }
+        // A function that moved by the floor or more, but not surely.
+        if let unsure = functions.first(where: { !$0.changed && abs($0.change) >= floor && floor > 0 }) {
+            return "not told from the noise: \(unsure.function) moved by \(unsure.signedChange) \(unsure.interval), "
+                + "an interval that holds no change"
         }
         return "spread over many functions: the test moved by \(unit.signed(candidateCPU - baselineCPU)) per "
             + "iteration, and none of its functions by \(unit.signed(floor).dropFirst()) or more"
