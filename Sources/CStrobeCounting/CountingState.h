@@ -75,7 +75,8 @@ static inline int cstrobe_counting_counts_here(void) {
     if (__builtin_expect(!atomic_load_explicit(&cstrobe_counting.open, memory_order_relaxed), 1)) {
         return 0;
     }
-    if (cstrobe_own_work_depth != 0 && atomic_load_explicit(&cstrobe_counting.leaves_out_strobe, memory_order_relaxed)) {
+    if (cstrobe_own_work_depth != 0 &&
+        atomic_load_explicit(&cstrobe_counting.leaves_out_strobe, memory_order_relaxed)) {
         return 0;
     }
     return 1;

@@ -13,10 +13,14 @@ extension DiffReport {
             + "\(Self.level((1 - options.alpha) * 100))% interval)"
     }
 
-    /// What a test's list says when no function changed past the floor.
+    /// What a test's list says when no function is named, and why: "no
+    /// function named: too small: …".
     static func noFunctionLine(_ functions: TestFunctionChanges) -> String {
         let how = functions.unit == .instructions ? "counted" : "profiled"
-        return "no function changed by \(functions.unit.signed(functions.floor).dropFirst()) or more per iteration "
+        let reason =
+            functions.unnamedReason
+            ?? "no function changed by \(functions.unit.signed(functions.floor).dropFirst()) or more per iteration"
+        return "no function named: \(reason) "
             + "(\(functions.baselineProcesses) + \(functions.candidateProcesses) processes \(how))"
     }
 
@@ -29,7 +33,7 @@ extension DiffReport {
         for (verdict, functions) in changed {
             output += "  \(verdict.displayName), \(verdict.outcome.rawValue):\n"
             let listed = functions.listed()
-            if !listed.contains(where: \.changed) { output += "    \(Self.noFunctionLine(functions))\n" }
+            if functions.leading == nil { output += "    \(Self.noFunctionLine(functions))\n" }
             if listed.isEmpty { continue }
             var table = TextTable(header: ["function", "baseline", "candidate", "change", "interval", ""])
             table.rightAligned = [1, 2, 3, 4]
@@ -90,7 +94,7 @@ extension DiffReport {
         for (verdict, functions) in changed {
             let listed = functions.listed(limit: 12, minimum: 5)
             html += "<h3>\(HTMLText.escape(verdict.displayName)) — \(verdict.outcome.rawValue)</h3>"
-            if !listed.contains(where: \.changed) {
+            if functions.leading == nil {
                 html += "<p>\(HTMLText.escape(Self.noFunctionLine(functions)))</p>"
             }
             guard !listed.isEmpty else { continue }

@@ -23,6 +23,34 @@ import Testing
         return design.look(number: 1, rounds: 4, final: false)
     }
 
+    /// One iteration a side (a counting process's) cannot show that a count
+    /// repeats: 3 against 4 is not decided as an exact change, and a count
+    /// that varies says so in its warnings.
+    @Test func aCountSeenOnceIsNotConstantAndAVaryingOneSaysWhy() {
+        let once = ComparisonEngine.compare(
+            [
+                ComparisonEngine.Input(
+                    name: "t/allocations", unit: "count", better: .lower,
+                    baseline: Self.replicates(rounds: 1, iterations: 1) { _, _ in 3 },
+                    candidate: Self.replicates(rounds: 1, iterations: 1) { _, _ in 4 }, isCount: true)
+            ], look: Self.firstLook())[0]
+        #expect(!once.isConstantCount)
+        #expect(once.verdict != .regression)
+        let varying = ComparisonEngine.compare(
+            [
+                ComparisonEngine.Input(
+                    name: "t/allocations", unit: "count", better: .lower,
+                    baseline: Self.replicates(rounds: 4) { round, iteration in round + iteration == 3 ? 4 : 3 },
+                    candidate: Self.replicates(rounds: 4) { round, iteration in iteration == 4 && round == 1 ? 2 : 3 },
+                    isCount: true)
+            ], look: Self.firstLook())[0]
+        #expect(
+            varying.warnings.contains { $0.hasPrefix("the count was not exact (2 to 3 per iteration") }
+                || varying.warnings.contains { $0.hasPrefix("the count was not exact (3 to 4 per iteration") },
+            "\(varying.warnings)")
+        #expect(varying.verdict != .regression && varying.verdict != .improvement)
+    }
+
     @Test func aConstantCountThatChangesByOneIsDecidedAtTheFirstLook() {
         var generator = SeededGenerator(seed: 7)
         let look = Self.firstLook()

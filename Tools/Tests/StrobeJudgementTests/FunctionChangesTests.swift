@@ -120,6 +120,20 @@ import Testing
         #expect(led >= 14, "grade(_:) led in \(led) of 20")
     }
 
+    /// A function that moved by the floor within noise wider than its move
+    /// is not named, and the reason says the noise hid it.
+    @Test func aMoveTheNoiseHidesIsNotNamedAndTheReasonSaysSo() {
+        let root = ["start_thread", "closure #1 in main.parse"]
+        let base = [(root + ["main.digest()"], 30.0), (root + ["main.mix()"], 30.0)]
+        let cand = [(root + ["main.digest()"], 31.5), (root + ["main.mix()"], 30.0)]
+        let (baseline, candidate) = Self.sides(baseline: base, candidate: cand, processes: 3, iterations: 2, seed: 11)
+        let result = FunctionComparison.compare(
+            test: "apply lens", baseline: baseline, candidate: candidate, options: ComparisonOptions())
+        #expect(result.leading == nil, "\(result.functions.map(\.summary))")
+        let reason = result.unnamedReason ?? ""
+        #expect(reason.hasPrefix("not told from the noise: main.digest()"), "\(reason)")
+    }
+
     @Test func librariesAndCodeWithoutSymbolsAreLibraries() {
         #expect(FunctionComparison.isLibrary("Swift.Array.append(_:)"))
         #expect(

@@ -105,6 +105,10 @@ public enum ComparisonEngine {
             }
             if let tolerance = input.countTolerance, let countSpread, !withinTolerance {
                 warnings.append(spreadWarning(spread: countSpread, tolerance: tolerance))
+            } else if varyingCount, input.countTolerance == nil,
+                let warning = varyingCountWarning(baseline: pooledBase, candidate: pooledCand)
+            {
+                warnings.append(warning)
             }
             // "Unchanged" is an equivalence test (two one-sided tests,
             // Schuirmann 1987): each floor is crossed with probability at

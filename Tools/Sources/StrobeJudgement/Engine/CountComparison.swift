@@ -36,8 +36,13 @@ extension ComparisonEngine {
         }
     }
 
-    /// Whether every sample of every replicate is the same value.
+    /// Whether every sample of every replicate is the same value, seen at
+    /// least twice: a single iteration (a counting process's, under
+    /// callgrind or QEMU) cannot show that its count repeats, and a count
+    /// that a runtime's caches move by one now and then (a
+    /// `concurrentPerform`'s continuations) would be decided from it.
     static func isConstant(_ replicates: [Replicate]) -> Bool {
-        Set(replicates.flatMap(\.samples)).count <= 1
+        let samples = replicates.flatMap(\.samples)
+        return samples.count != 1 && Set(samples).count <= 1
     }
 }

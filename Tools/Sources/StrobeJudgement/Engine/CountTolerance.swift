@@ -32,6 +32,23 @@ extension ComparisonEngine {
         return ReplicateTest.withinTolerance(baseline: input.baseline, candidate: input.candidate, tolerance: tolerance)
     }
 
+    /// The caveat of an exact count that took more than one value within a
+    /// side (a runtime's per-thread caches, a path the clock picks): "the
+    /// count was not exact (3 to 4 per iteration within a side): judged
+    /// process by process like a time"; nil when each side kept one value.
+    static func varyingCountWarning(baseline: [Double], candidate: [Double]) -> String? {
+        let ranges = [baseline, candidate].compactMap { side -> (Double, Double)? in
+            guard let low = side.min(), let high = side.max(), low < high else { return nil }
+            return (low, high)
+        }
+        guard let widest = ranges.max(by: { $0.1 - $0.0 < $1.1 - $1.0 }) else { return nil }
+        func count(_ value: Double) -> String {
+            value == value.rounded() ? String(format: "%.0f", value) : String(format: "%.1f", value)
+        }
+        return "the count was not exact (\(count(widest.0)) to \(count(widest.1)) per iteration within a side): "
+            + "judged process by process like a time"
+    }
+
     /// The caveat of a counted metric that spread past its tolerance: "the
     /// count was not deterministic (it spread 0.84% within a side, past the
     /// 0.2% tolerance): judged process by process like a time".

@@ -97,9 +97,12 @@ public struct TestFunctionChanges: Sendable, Hashable, Codable {
         return Array((lead + rest.prefix(max(minimum - lead.count, 0))).prefix(limit))
     }
 
-    /// The function a reader should look at first: the largest change no
-    /// changed callee explains; nil when nothing changed.
-    public var leading: FunctionChange? { functions.first { $0.changed && $0.explainedBy == nil } }
+    /// The function a reader should look at first: the largest change of
+    /// the code under test that no changed callee explains; nil when nothing
+    /// changed, or only a library's code (``unnamedReason`` says why).
+    public var leading: FunctionChange? {
+        functions.first { $0.changed && $0.explainedBy == nil && !FunctionComparison.isLibrary($0.function) }
+    }
 }
 
 /// Judges the functions of a profiled test: each function's inclusive CPU
@@ -113,8 +116,10 @@ public enum FunctionComparison {
     /// CPU time on either side: smaller ones cannot explain a verdict.
     public static let smallestShare = 0.01
     /// A function that holds at least this share of the test's samples on
-    /// both sides wraps the whole test (the thread's entry, the runner's
-    /// loop): its change is the test's own, which the verdict already says.
+    /// both sides wraps the whole test (the thread's entry, the measure
+    /// block's closure): its change is the test's own, which the verdict
+    /// already says. The innermost such function of the code under test is
+    /// judged still (``wrappers(holding:among:callees:)``).
     public static let wrapperShare = 0.98
     /// A changed callee explains a function when its change is at least this
     /// share of the function's, in the same direction: two thirds.
@@ -226,17 +231,24 @@ public enum FunctionComparison {
         let baseTotal = mean(base.map(\.total))
         let candTotal = mean(cand.map(\.total))
         let floor = rule.relativeFloor * baseTotal
-        let names = Set(base.flatMap(\.values.keys) + cand.flatMap(\.values.keys))
+        // The runner's own frames are never judged: what they hold is the
+        // part of the test that ran on the runner's thread; the work on
+        // other threads is under the test's functions there.
+        let allNames = Set(base.flatMap(\.values.keys) + cand.flatMap(\.values.keys))
+        let names = allNames.filter { !isRunnerFrame($0) }
+        func sideMeans(_ name: String) -> (base: Double, cand: Double) {
+            (mean(base.map { $0.values[name] ?? 0 }), mean(cand.map { $0.values[name] ?? 0 }))
+        }
+        let wrapping = wrappers(
+            holding: { name in
+                let (baseMean, candMean) = sideMeans(name)
+                return (baseTotal > 0 ? baseMean / baseTotal : 0, candTotal > 0 ? candMean / candTotal : 0)
+            }, among: allNames, callees: callees)
         var judged: [(name: String, base: Double, cand: Double, test: ReplicateTestResult)] = []
-        for name in names.sorted() {
-            let baseMean = mean(base.map { $0.values[name] ?? 0 })
-            let candMean = mean(cand.map { $0.values[name] ?? 0 })
+        for name in names.sorted() where !wrapping.contains(name) {
+            let (baseMean, candMean) = sideMeans(name)
             let share = max(baseTotal > 0 ? baseMean / baseTotal : 0, candTotal > 0 ? candMean / candTotal : 0)
             guard share >= rule.smallestShare else { continue }
-            let wraps =
-                baseTotal > 0 && candTotal > 0 && baseMean / baseTotal >= wrapperShare
-                && candMean / candTotal >= wrapperShare
-            guard !wraps else { continue }
             let replicates = { (side: [ProcessFunctions]) in
                 side.map { Replicate(id: $0.id, round: $0.round, samples: [$0.values[name] ?? 0]) }
             }

@@ -22,8 +22,14 @@ extension MetricDefaults {
     /// samples) up to which the instruction count is judged as
     /// deterministic: 0.2%, the one tolerance of counted work, which
     /// `strobe trend` walks its counted series by too
-    /// (``CountedLevels/tolerance``, where the measurements that set it are
-    /// told); change it there.
+    /// (``CountedLevels/tolerance``; change it there). The measured A/A
+    /// spread of the simulated count across processes of one build is far
+    /// below it (at most 0.009% on the demo's suite, 0.0014% for its
+    /// two-thread test, none for a single-threaded one: `make bench
+    /// simulation`; at most 0.016% under callgrind and 0.006% under QEMU for
+    /// ProfileSuite's threaded, async and allocating tests:
+    /// docs/performance.md), a wide margin for suites whose bookkeeping
+    /// varies more.
     public static let instructionTolerance = CountedLevels.tolerance
 
     /// The relative floor of the instruction count: a change of the sides'

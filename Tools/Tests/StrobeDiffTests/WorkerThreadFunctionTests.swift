@@ -1,0 +1,109 @@
+import Foundation
+import StrobeResults
+import Testing
+
+@testable import StrobeDiff
+@testable import StrobeJudgement
+
+/// The function that changed is named first wherever the test ran it: on
+/// the runner's thread alone, on `concurrentPerform`'s worker threads, in a
+/// task group's tasks; never the runner's own frames, the threads' entries
+/// or a library, and when nothing is named the report says why.
+@Suite struct WorkerThreadFunctionTests {
+    static let runner =
+        "(1) suspend resume partial function for StrobePerf.PerfRunner.runIteration(_:_:iteration:tracePath:"
+        + "cpuProfile:profile:instructions:instructionProfile:measured:)"
+    static let closure = "closure #1 in closure #1 in variable initialization expression of main.hashInParallel"
+    static let digest = "main.Hashing.digest(_:)"
+    static let mix = "main.Hashing.mix(_:)"
+
+    /// A `concurrentPerform` of the hashing: a third of it on the runner's
+    /// thread, two thirds on dispatch's workers; `digest` does `factor`
+    /// times its work.
+    static func parallel(factor: Double) -> [([String], Double)] {
+        let main = ["start_thread", runner, "Dispatch.DispatchQueue.concurrentPerform(iterations:execute:)", closure]
+        let worker = ["start_thread", "_dispatch_worker_thread", "_dispatch_root_queue_drain", closure]
+        return [
+            (main + [digest], 2.0e6 * factor), (main + [mix], 1.0e6), (main, 0.05e6),
+            (worker + [digest], 4.0e6 * factor), (worker + [mix], 2.0e6), (worker, 0.1e6),
+        ]
+    }
+
+    /// A task group's children run the hashing on the cooperative pool; the
+    /// runner's frame awaits them.
+    static func taskGroup(factor: Double) -> [([String], Double)] {
+        let child = [
+            "start_thread", "swift::runJobInEstablishedExecutorContext(swift::Job*)",
+            "(1) await resume partial function for closure #1 in closure #1 in main.hashInTasks", "main.hash(_:)",
+        ]
+        return [
+            ([runner], 0.02e6), (child + [digest], 6.0e6 * factor), (child + [mix], 3.0e6), (child, 0.1e6),
+        ]
+    }
+
+    /// A measure block that is one call: the function holds all of the test.
+    static func single(factor: Double) -> [([String], Double)] {
+        [(["start_thread", runner, "closure #1 in main.hashOnce", digest], 5.0e6 * factor)]
+    }
+
+    static func compare(_ stacks: (Double) -> [([String], Double)], factor: Double) -> TestFunctionChanges {
+        let base = (0..<3).map { InstructionFunctionTests.process(stacks(1), run: "b\($0)", round: $0) }
+        let cand = (0..<3).map { InstructionFunctionTests.process(stacks(factor), run: "c\($0)", round: $0) }
+        return FunctionComparison.compare(
+            test: "apply lens", baselineInstructions: base, candidateInstructions: cand, options: ComparisonOptions())
+    }
+
+    @Test(arguments: ["parallel", "task group", "single"])
+    func aTwoPercentChangeIsNamedFirst(shape: String) throws {
+        let stacks = shape == "parallel" ? Self.parallel : shape == "task group" ? Self.taskGroup : Self.single
+        let result = Self.compare(stacks, factor: 1.02)
+        let leading = try #require(result.leading, "\(result.functions.map(\.summary))")
+        #expect(leading.function == Self.digest)
+        #expect(result.listed().first?.function == Self.digest)
+        #expect(!result.functions.contains { FunctionComparison.isRunnerFrame($0.function) })
+        #expect(result.unnamedReason == nil)
+    }
+
+    @Test func anAAComparisonNamesNothingAndSaysWhy() {
+        let result = Self.compare(Self.parallel, factor: 1)
+        #expect(result.leading == nil)
+        #expect(result.unnamedReason?.hasPrefix("too small") == true)
+        #expect(DiffReport.noFunctionLine(result).hasPrefix("no function named: too small"))
+    }
+
+    @Test func aLibraryAloneIsNotNamedAndTheReasonSaysSo() {
+        let root = ["start_thread", Self.runner, "closure #1 in main.sortThem"]
+        let stacks = { (factor: Double) -> [([String], Double)] in
+            [(root + ["Swift.MutableCollection.sort()"], 4.0e6 * factor), (root + ["main.prepare()"], 4.0e6)]
+        }
+        let result = Self.compare(stacks, factor: 1.1)
+        #expect(result.leading == nil)
+        #expect(result.unnamedReason?.hasPrefix("library code only: Swift.MutableCollection.sort()") == true)
+    }
+
+    /// A helper all of the test's functions call holds the whole test, but
+    /// is no wrapper of it: the function that calls it more is named.
+    @Test func aHelperEveryFunctionCallsGivesWayToItsCaller() throws {
+        let root = ["start_thread", Self.runner, "closure #1 in main.parse"]
+        let stacks = { (factor: Double) -> [([String], Double)] in
+            [
+                (root + ["main.tokenize()", "main.churn()"], 6.0e6 * factor),
+                (root + ["main.index()", "main.churn()"], 3.0e6),
+            ]
+        }
+        let result = Self.compare(stacks, factor: 1.1)
+        #expect(result.leading?.function == "main.tokenize()", "\(result.functions.map(\.summary))")
+    }
+
+    @Test func theRunnersFramesAreKnownByTheirOwner() {
+        #expect(FunctionComparison.isRunnerFrame(Self.runner))
+        #expect(FunctionComparison.isRunnerFrame("closure #2 in StrobePerf.PerfRunner.run(_:)"))
+        #expect(FunctionComparison.isRunnerFrame("static StrobePerf.PerfRunner.measure(_:_:)"))
+        #expect(!FunctionComparison.isRunnerFrame(Self.closure))
+        #expect(!FunctionComparison.isRunnerFrame(Self.digest))
+        #expect(!FunctionComparison.isRunnerFrame("_dispatch_worker_thread"))
+        #expect(FunctionComparison.isClosureFrame(Self.closure))
+        #expect(FunctionComparison.isClosureFrame("(1) await resume partial function for closure #1 in main.f"))
+        #expect(!FunctionComparison.isClosureFrame(Self.digest))
+    }
+}
