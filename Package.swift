@@ -143,7 +143,9 @@ let package = Package(
         // A perf suite of three functions of known work, one of which
         // PROFILE_SUITE_SLOWER makes 10% slower: the truth `strobe compare
         // --profile` is checked against.
-        .executableTarget(name: "ProfileSuite", dependencies: ["StrobePerf"], path: "Examples/ProfileSuite"),
+        .executableTarget(
+            name: "ProfileSuite", dependencies: ["Strobe", "StrobePerf"], path: "Examples/ProfileSuite"
+        ),
         // A CPU-bound workload with known shares per function: the truth the
         // CPU profiler's tests and benchmarks check against.
         .target(name: "ProfileWorkload", dependencies: ["Strobe"], path: "Examples/ProfileWorkload"),

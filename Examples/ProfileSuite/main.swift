@@ -14,8 +14,15 @@
 // in parallel" splits the work over DispatchQueue.concurrentPerform's worker
 // threads, "parse in tasks" over a task group's child tasks, and "index
 // words" allocates (arrays and a dictionary of them) around the same calls.
+//
+// "parse in two threads" gives two worker threads half of "parse document"'s
+// work each, inside intervals `parse worker 0` and `parse worker 1`, and
+// joins them; PROFILE_SUITE_SERIAL=1 makes worker 1 wait for worker 0 before
+// its work instead of after it (the same instructions and allocations): the
+// truth the critical path metric is checked against.
 import Dispatch
 import Foundation
+import Strobe
 import StrobePerf
 import Synchronization
 
@@ -110,4 +117,51 @@ let indexWords = PerfTest("index words") { _ in
     if index.count == 1 { print(index) }
 }
 
-await PerfSuite("ProfileSuite", tests: [parseDocument, parseInParallel, parseInTasks, indexWords]).main()
+/// Whether worker 1 of "parse in two threads" waits for worker 0 before
+/// its work (PROFILE_SUITE_SERIAL=1) rather than after it.
+let serialWorkers = ProcessInfo.processInfo.environment["PROFILE_SUITE_SERIAL"] == "1"
+if let value = ProcessInfo.processInfo.environment["PROFILE_SUITE_SERIAL"], !["0", "1"].contains(value) {
+    FileHandle.standardError.write(Data("PROFILE_SUITE_SERIAL=\(value): expected 0 or 1\n".utf8))
+    exit(2)
+}
+
+/// What the workers of "parse in two threads" computed, kept so that the
+/// work is not optimized away.
+final class WorkerSink: Sendable {
+    let value = Atomic<UInt64>(0)
+}
+
+/// Two quarters of "parse document"'s work inside `parse worker N`.
+@inline(never)
+func parseHalf(worker: Int) -> UInt64 {
+    Trace.interval(worker == 0 ? "parse worker 0" : "parse worker 1") { parseQuarter() &+ parseQuarter() }
+}
+
+let parseInTwoThreads = PerfTest(
+    "parse in two threads", metrics: [.interval("parse in two threads", .criticalPath)]
+) { _ in
+    let sink = WorkerSink()
+    let workerZeroDone = DispatchSemaphore(value: 0)
+    let joined = DispatchSemaphore(value: 0)
+    Trace.interval("parse in two threads") {
+        Thread {
+            sink.value.wrappingAdd(parseHalf(worker: 0), ordering: .relaxed)
+            workerZeroDone.signal()
+            joined.signal()
+        }.start()
+        Thread {
+            // Both ways wait once for worker 0: before the work, or after it.
+            if serialWorkers { workerZeroDone.wait() }
+            sink.value.wrappingAdd(parseHalf(worker: 1), ordering: .relaxed)
+            if !serialWorkers { workerZeroDone.wait() }
+            joined.signal()
+        }.start()
+        joined.wait()
+        joined.wait()
+    }
+    if sink.value.load(ordering: .relaxed) == 1 { print("1") }
+}
+
+await PerfSuite(
+    "ProfileSuite", tests: [parseDocument, parseInParallel, parseInTasks, indexWords, parseInTwoThreads]
+).main()
