@@ -101,8 +101,9 @@ public struct PerfSuite: Sendable {
         }
     }
 
-    /// Why `--instructions simulated` ran natively, when it did.
-    static func simulationProblem(_ mode: InstructionCounting) -> String? {
+    /// Why `--instructions simulated` or `emulated` ran no counting
+    /// process (callgrind's or QEMU's) and counted natively, when it did.
+    static func countingProcessProblem(_ mode: InstructionCounting) -> String? {
         let environment = ProcessInfo.processInfo.environment
         switch mode {
         case .simulated: return SimulatedLaunch.problem(environment: environment)
@@ -152,7 +153,7 @@ public struct PerfSuite: Sendable {
         if let counter = instructions.counter {
             run.metadata.instructionSource = counter.source.name
             run.metadata.simulated = counter.source.countsOnly
-        } else if let note = Self.simulationProblem(options.instructions) ?? instructions.note {
+        } else if let note = Self.countingProcessProblem(options.instructions) ?? instructions.note {
             run.metadata.instructionNote = note
             print("instructions: not counted: \(note)")
         }
