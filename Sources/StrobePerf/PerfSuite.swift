@@ -66,7 +66,7 @@ public struct PerfSuite: Sendable {
         // A counting child (under Valgrind or QEMU) runs the tests instead of
         // this process, unless this process is that child.
         let launch: (problem: String?, run: () throws -> Int32)? =
-            switch options.instructions {
+            switch options.instructions.countingProcess() {
             case .simulated where cstrobe_simulation_running() == 0:
                 (
                     SimulatedLaunch.problem(environment: environment),
@@ -105,7 +105,7 @@ public struct PerfSuite: Sendable {
     /// process (callgrind's or QEMU's) and counted natively, when it did.
     static func countingProcessProblem(_ mode: InstructionCounting) -> String? {
         let environment = ProcessInfo.processInfo.environment
-        switch mode {
+        switch mode.countingProcess() {
         case .simulated: return SimulatedLaunch.problem(environment: environment)
         case .emulated:
             return EmulatedLaunch.isChild(environment: environment)

@@ -186,16 +186,11 @@ public struct ProcessRounds: RoundRunner {
         let predicted = perSide * 1e-9 * Self.simulationSlowdown * Double(iterations)
         let valgrind = ProcessRunner.executable(named: "valgrind") != nil
         let qemu = ProcessRunner.executable(named: InstructionCounting.emulatorName) != nil
-        let engine: InstructionCounting
-        switch instructions {
-        case .simulated, .emulated:
-            engine = instructions
-        case .auto:
-            engine = valgrind && (predicted <= Self.simulationBudget || !qemu) ? .simulated : qemu ? .emulated : .off
-        case .hardware, .off:
-            return false
-        }
-        guard engine != .off else {
+        guard instructions != .hardware, instructions != .off else { return false }
+        let candidates = CountingProcessCandidates(
+            predictedSimulationSeconds: predicted, simulationBudget: Self.simulationBudget,
+            valgrind: valgrind, qemu: qemu)
+        guard let engine = instructions.countingProcess(candidates: candidates) else {
             instructionNote =
                 "instructions: not counted: no hardware counter here, and neither Valgrind nor QEMU, which would "
                 + "count them, is installed (apt-get install valgrind qemu-user)"
