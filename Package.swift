@@ -117,7 +117,10 @@ let package = Package(
             dependencies: [
                 "Strobe", "StrobeProcessRunner", "StrobeReader", "StrobeResults", "StrobeFormatting", "CStrobeCounting",
                 "PerfettoWire",
-            ]
+            ],
+            // QEMU's counting plugin, compiled on the machine that runs it:
+            // its text is embedded, so a `strobe` binary is self-contained.
+            resources: [.embedInCode("EmulationPlugin/QEMUCountingPlugin.c")]
         ),
 
         // MARK: Benchmarks of the SDK (`make bench`)

@@ -66,7 +66,7 @@ public struct PerfSuite: Sendable {
         // A counting child (under Valgrind or QEMU) runs the tests instead of
         // this process, unless this process is that child.
         let launch: (problem: String?, run: () throws -> Int32)? =
-            switch options.instructions {
+            switch options.instructions.countingProcess() {
             case .simulated where cstrobe_simulation_running() == 0:
                 (
                     SimulatedLaunch.problem(environment: environment),
@@ -101,10 +101,11 @@ public struct PerfSuite: Sendable {
         }
     }
 
-    /// Why `--instructions simulated` ran natively, when it did.
-    static func simulationProblem(_ mode: InstructionCounting) -> String? {
+    /// Why `--instructions simulated` or `emulated` ran no counting
+    /// process (callgrind's or QEMU's) and counted natively, when it did.
+    static func countingProcessProblem(_ mode: InstructionCounting) -> String? {
         let environment = ProcessInfo.processInfo.environment
-        switch mode {
+        switch mode.countingProcess() {
         case .simulated: return SimulatedLaunch.problem(environment: environment)
         case .emulated:
             return EmulatedLaunch.isChild(environment: environment)
@@ -152,7 +153,7 @@ public struct PerfSuite: Sendable {
         if let counter = instructions.counter {
             run.metadata.instructionSource = counter.source.name
             run.metadata.simulated = counter.source.countsOnly
-        } else if let note = Self.simulationProblem(options.instructions) ?? instructions.note {
+        } else if let note = Self.countingProcessProblem(options.instructions) ?? instructions.note {
             run.metadata.instructionNote = note
             print("instructions: not counted: \(note)")
         }

@@ -36,7 +36,8 @@ void cstrobe_simulation_end(const char *label);
 
 /// The system call number the emulation's counting plugin watches for. No
 /// kernel defines it: outside the emulator the call fails with ENOSYS and
-/// does nothing.
+/// does nothing. This and the marks below are the plugin's only definition
+/// (StrobePerf's QEMUCountingPlugin.c is built with them as `-D` flags).
 #define CSTROBE_EMULATION_SYSCALL 0x5354524fL
 
 /// What a marking call asks of the emulation's counting plugin.

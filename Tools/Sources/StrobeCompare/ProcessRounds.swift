@@ -42,14 +42,14 @@ public struct ProcessRounds: RoundRunner {
     /// emulation where QEMU is installed (see ``countBeforeRounds(tests:)``).
     /// Native processes then count none, so that the sources never mix.
     public let instructions: InstructionCounting
-    /// Measured iterations of a simulated process: two, so that a count
+    /// Measured iterations of a counting process: two, so that a count
     /// that is not the same in every iteration shows, where the short
     /// native process's slowest test took under ``longIteration`` per
     /// iteration; one where
     /// it took longer (a simulation runs 20 to 100 times slower than
     /// native, so two iterations of a 300 ms test would take a minute).
-    public static let simulatedIterations = 2
-    /// The wall time per iteration past which a simulated process
+    public static let countingIterations = 2
+    /// The wall time per iteration past which a counting process
     /// measures one iteration: 20 ms, in nanoseconds.
     public static let longIteration = 20e6
     /// Seconds a simulation of one side may be predicted to take for
@@ -58,13 +58,14 @@ public struct ProcessRounds: RoundRunner {
     /// How many times slower than natively a measured iteration runs under
     /// callgrind, for the prediction: 60 (19 to 93 measured here).
     static let simulationSlowdown = 60.0
-    /// How the run ids of simulated processes begin.
-    static let simulatedRunPrefix = "simulated-"
-    /// Seconds the simulated processes took, which are no round's pace.
+    /// How the run ids of counting processes begin (the word results
+    /// files have always carried).
+    static let countingRunPrefix = "simulated-"
+    /// Seconds the counting processes took, which are no round's pace.
     public private(set) var countingSeconds = 0.0
     /// What became of instruction counting: which source, or why none.
     public private(set) var instructionNote: String?
-    private var simulating = false
+    private var countingProcessesRan = false
 
     /// Rounds in `directory` (`baseline/`, `candidate/` and `logs/`, made
     /// here; a side's directory that already holds files is refused).
@@ -74,7 +75,7 @@ public struct ProcessRounds: RoundRunner {
     ) throws(ComparisonFailure) {
         root = directory
         self.instructions = instructions
-        simulating = instructions == .simulated
+        countingProcessesRan = instructions == .simulated
         self.commands = commands
         self.mode = mode
         self.iterations = iterations
@@ -174,7 +175,7 @@ public struct ProcessRounds: RoundRunner {
             }
         }
         let slowest = medians.joined().max() ?? 0
-        let iterations = slowest < Self.longIteration ? Self.simulatedIterations : 1
+        let iterations = slowest < Self.longIteration ? Self.countingIterations : 1
         if sources.contains("hardware") {
             instructionNote = "instructions: counted by the CPU's hardware counter"
             return false
@@ -185,22 +186,17 @@ public struct ProcessRounds: RoundRunner {
         let predicted = perSide * 1e-9 * Self.simulationSlowdown * Double(iterations)
         let valgrind = ProcessRunner.executable(named: "valgrind") != nil
         let qemu = ProcessRunner.executable(named: InstructionCounting.emulatorName) != nil
-        let engine: InstructionCounting
-        switch instructions {
-        case .simulated, .emulated:
-            engine = instructions
-        case .auto:
-            engine = valgrind && (predicted <= Self.simulationBudget || !qemu) ? .simulated : qemu ? .emulated : .off
-        case .hardware, .off:
-            return false
-        }
-        guard engine != .off else {
+        guard instructions != .hardware, instructions != .off else { return false }
+        let candidates = CountingProcessCandidates(
+            predictedSimulationSeconds: predicted, simulationBudget: Self.simulationBudget,
+            valgrind: valgrind, qemu: qemu)
+        guard let engine = instructions.countingProcess(candidates: candidates) else {
             instructionNote =
                 "instructions: not counted: no hardware counter here, and neither Valgrind nor QEMU, which would "
                 + "count them, is installed (apt-get install valgrind qemu-user)"
             return false
         }
-        simulating = true
+        countingProcessesRan = true
         var failures: [ComparisonFailure?] = [nil, nil]
         let lines = ComparisonSide.allCases.map { side -> (String, String)? in
             guard let command = commands[side] else { return nil }
@@ -208,7 +204,7 @@ public struct ProcessRounds: RoundRunner {
             options.instructions = engine
             options.iterations = iterations
             options.warmup = 1
-            options.runID = "\(Self.simulatedRunPrefix)\(side.rawValue)-\(UInt32.random(in: 0...UInt32.max))"
+            options.runID = "\(Self.countingRunPrefix)\(side.rawValue)-\(UInt32.random(in: 0...UInt32.max))"
             let line = Self.shellLine(command, options)
             return (line, "\(logDirectory)/simulated-\(side.rawValue).log")
         }
@@ -222,7 +218,7 @@ public struct ProcessRounds: RoundRunner {
                     results.set(
                         index,
                         ComparisonFailure(
-                            "a simulated process exited with status \(status): \(line)\n"
+                            "a counting process exited with status \(status): \(line)\n"
                                 + Self.tail(of: log)))
                 }
             } catch {
@@ -231,17 +227,17 @@ public struct ProcessRounds: RoundRunner {
         }
         failures = results.values
         if let failure = failures.compactMap({ $0 }).first { throw failure }
-        // A suite that could not simulate ran natively and said why: its
+        // A suite that could not start its counting process ran natively and said why: its
         // results are no round's and go.
         var notes: [String] = []
         for side in ComparisonSide.allCases {
             for path in Self.resultsFiles(in: resultsDirectory(of: side)) {
-                guard let run = try? ResultsFile.read(path), run.metadata.runID.hasPrefix(Self.simulatedRunPrefix),
+                guard let run = try? ResultsFile.read(path), run.metadata.runID.hasPrefix(Self.countingRunPrefix),
                     !run.metadata.simulated
                 else { continue }
                 try? FileManager.default.removeItem(atPath: path)
-                notes.append(
-                    run.metadata.instructionNote.isEmpty ? "the suite did not simulate" : run.metadata.instructionNote)
+                let note = run.metadata.instructionNote
+                notes.append(note.isEmpty ? "the suite ran no counting process" : note)
             }
         }
         let counted =
@@ -274,9 +270,9 @@ public struct ProcessRounds: RoundRunner {
         if let warmup { options.warmup = warmup }
         if let tests, !tests.isEmpty { options.filter = Self.exactNames(tests) }
         if profile { options.profileRate = PerfSuiteOptions.defaultProfileRate }
-        // Once a simulation counts instructions, native processes count none.
+        // Once a counting process counts instructions, native processes count none.
         options.instructions =
-            simulating || instructions == .simulated || instructions == .emulated ? .off : instructions
+            countingProcessesRan || instructions == .simulated || instructions == .emulated ? .off : instructions
         return options
     }
 
