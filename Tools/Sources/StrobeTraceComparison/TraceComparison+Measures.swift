@@ -100,6 +100,10 @@ extension TraceComparison {
     /// inclusive amount per instance changed by at least `floor` (and by
     /// ``FrameChange/relativeShare``), new and gone ones first, then the
     /// largest change first, at most 8; a function counted once per stack.
+    /// A caller that is not new or gone gives way to a function it always
+    /// calls that carries its change (at least nine tenths of it, the same
+    /// way), so the list names where the time moved, not every frame above
+    /// it; a new or gone function is named whatever carries its time.
     static func functionMoves(_ baseline: [FlameStack], _ candidate: [FlameStack], floor: Double) -> [FunctionMove] {
         func inclusive(_ stacks: [FlameStack]) -> [String: Double] {
             var amounts: [String: Double] = [:]
@@ -117,11 +121,36 @@ extension TraceComparison {
                 moves.append(FunctionMove(function: name, baseline: before, candidate: after, change: change))
             }
         }
+        let callers = commonCallers(baseline + candidate)
+        let carried = Set(
+            moves.flatMap { callee in
+                (callers[callee.function] ?? []).filter { caller in
+                    guard let move = moves.first(where: { $0.function == caller }),
+                        move.change != .new, move.change != .gone
+                    else { return false }
+                    let (outer, inner) = (move.candidate - move.baseline, callee.candidate - callee.baseline)
+                    return outer * inner > 0 && abs(inner) >= 0.9 * abs(outer)
+                }
+            })
+        moves.removeAll { carried.contains($0.function) }
         // New and gone functions first: their callers' changes are theirs.
         func rank(_ move: FunctionMove) -> (Int, Double, String) {
             (move.change == .new || move.change == .gone ? 0 : 1, -abs(move.candidate - move.baseline), move.function)
         }
         return Array(moves.sorted { rank($0) < rank($1) }.prefix(8))
+    }
+
+    /// For each function, the functions above it in every stack it is on:
+    /// the callers whose time in it is all of its time.
+    static func commonCallers(_ stacks: [FlameStack]) -> [String: Set<String>] {
+        var callers: [String: Set<String>] = [:]
+        for stack in stacks {
+            for (depth, name) in stack.frames.enumerated() {
+                let above = Set(stack.frames[..<depth]).subtracting([name])
+                callers[name] = callers[name].map { $0.intersection(above) } ?? above
+            }
+        }
+        return callers
     }
 }
 

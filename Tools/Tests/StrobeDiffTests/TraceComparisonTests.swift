@@ -66,6 +66,8 @@ import Testing
         #expect(apply.functions.contains { $0.function == "makeToneCurve()" && $0.change == .new })
         // 900 samples of 1 ms over 300 instances: 3 ms per instance.
         #expect(apply.functions.contains { $0.function == "makeToneCurve()" && abs($0.candidate - 3e6) < 1 })
+        // The callers whose change makeToneCurve() carries give way to it.
+        #expect(!apply.functions.contains { ["worker", "apply(_:)"].contains($0.function) }, "\(apply.functions)")
         let graph = try #require(comparison.flameGraphs.first)
         #expect(graph.frames.first { $0.name == "makeToneCurve()" }?.change == .new)
         let text = comparison.renderText()

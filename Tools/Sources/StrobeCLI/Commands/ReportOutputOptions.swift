@@ -21,6 +21,9 @@ struct ReportOutputOptions: ParsableArguments {
 struct ReportLinkOption: ParsableArguments {
     @Option(
         name: .customLong("html-link"),
-        help: "With --format markdown: link the comment to the HTML report at this URL (its flame graphs).")
+        help: """
+            With --format markdown: link the comment to the HTML report at this URL \
+            (its flame graphs; default: none).
+            """)
     var url: String?
 }
