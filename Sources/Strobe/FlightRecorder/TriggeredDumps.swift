@@ -318,6 +318,16 @@ final class TriggeredDumps: @unchecked Sendable {
                             fromPool: false))
                 }
                 next = TakenPiece.Origin(chunk: current, firstEvent: current.firstEvent, offset: end)
+            } else if let last = sealed.last {
+                // An exited thread: the ring now begins after its last
+                // sealed chunk, which comes back to the ring after the dump,
+                // so that the trigger watch does not read it again.
+                next = TakenPiece.Origin(chunk: last, firstEvent: last.firstEvent, offset: last.usedWords)
+            } else if state.current == nil, boundary != nil {
+                // An exited thread whose chunks this capture already holds:
+                // where the ring begins has not moved.
+                next = boundary
+                boundarySeen = true
             }
             let counts = Counts(
                 name: state.name, recorded: cstrobe_events(recorder.cursor, CSTROBE_EVENT_RECORDED),

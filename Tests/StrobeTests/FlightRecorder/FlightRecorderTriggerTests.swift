@@ -192,6 +192,32 @@ struct FlightRecorderTriggerTests {
         #expect(interval.end == mark.time)
     }
 
+    /// A slow interval on a thread that exits before the writer looks fires
+    /// one dump: the chunks the dump took and gave back are not read again.
+    @Test func aThreadThatExitedFiresItsTriggerOnce() throws {
+        let directory = Self.freshDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let session = try TraceSession.start(
+            Self.configuration(
+                directory: directory, after: .milliseconds(20), spacing: .zero,
+                triggers: [.interval("worker job", longerThan: .milliseconds(20))]))
+        var thread = pthread_t()
+        let created = pthread_create(
+            &thread, nil,
+            { _ in
+                Trace.interval("worker job") { usleep(30_000) }
+                return nil
+            }, nil)
+        try #require(created == 0)
+        pthread_join(thread, nil)
+        Self.waitForDumps(session, count: 1)
+        // Ten more turns of the writer, each of which would fire again.
+        usleep(200_000)
+        let dumped = session.statistics.triggeredDumps
+        try session.stop()
+        #expect(dumped == 1, "\(Self.dumps(in: directory))")
+    }
+
     @Test func manualTriggersAreSpacedAndCounted() throws {
         let directory = Self.freshDirectory()
         defer { try? FileManager.default.removeItem(atPath: directory) }

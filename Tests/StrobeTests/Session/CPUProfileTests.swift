@@ -121,11 +121,15 @@ extension RecordingTests {
                 let tolerance = method == .automatic ? 0.03 : max(0.03, 3 * standardError)
                 #expect(abs(measured - share) <= tolerance, "\(function): \(measured) against \(share)")
             }
+            // Nine in ten samples inside a function's interval are in that
+            // function: a clock that did not line the samples up with the
+            // intervals would give about a third. On a loaded AMD EPYC guest
+            // (family 26 model 2) the share read 0.92 to 0.948 in some runs.
             for (index, name) in ProfileWorkload.intervalNames.enumerated() {
                 let inside = profile.samples(within: recorded.trace.intervals(named: name))
                 let attributed = profile.share(of: inside) { $0 == ProfileWorkload.truth[index].function }
                 #expect(!inside.isEmpty)
-                #expect(attributed >= 0.95, "\(name): \(attributed) of \(inside.count) samples")
+                #expect(attributed >= 0.9, "\(name): \(attributed) of \(inside.count) samples")
             }
             // The walk reaches the workload's caller on both threads.
             let threads = Set(workload.map(\.tid))
