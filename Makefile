@@ -64,6 +64,7 @@ demo-fleet: setup
 # LensPipeline and strobe the two test builds made.
 test: setup
 	bash scripts/generate-protos.sh --check
+	bash scripts/generate-plugin-source.sh --check
 	python3 Tests/python/check_schema.py
 	python3 Tests/python/test_perfetto_decode.py
 	$(MAKE) --no-print-directory test-sdk SDK_TESTS_THEN='bash scripts/check-adoption.sh'

@@ -119,8 +119,10 @@ let package = Package(
                 "PerfettoWire",
             ],
             // QEMU's counting plugin, compiled on the machine that runs it:
-            // its text is embedded, so a `strobe` binary is self-contained.
-            resources: [.embedInCode("EmulationPlugin/QEMUCountingPlugin.c")]
+            // its text is in QEMUCountingPluginSource.swift
+            // (scripts/generate-plugin-source.sh), so a `strobe` binary is
+            // self-contained.
+            exclude: ["EmulationPlugin/QEMUCountingPlugin.c"]
         ),
 
         // MARK: Benchmarks of the SDK (`make bench`)

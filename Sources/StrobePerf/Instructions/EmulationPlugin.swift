@@ -7,8 +7,9 @@ import Glibc
 #endif
 
 /// Strobe's instruction-counting plugin for QEMU's user-mode emulator: its C
-/// source (`EmulationPlugin/QEMUCountingPlugin.c`, embedded when StrobePerf
-/// is built), and the shared library built from it on first use.
+/// source (`EmulationPlugin/QEMUCountingPlugin.c`, whose text
+/// `QEMUCountingPluginSource.swift` holds), and the shared library built
+/// from it on first use.
 ///
 /// The plugin counts every thread's guest instructions and, at each
 /// marking system call (``CSTROBE_EMULATION_SYSCALL``) that
@@ -17,8 +18,6 @@ import Glibc
 /// marks are defined once, in `CStrobeInstructions.h`: the plugin is built
 /// with ``definitions``, the values Swift imports from that header.
 enum EmulationPlugin {
-    /// The plugin's C source.
-    static let source = String(decoding: PackageResources.QEMUCountingPlugin_c, as: UTF8.self)
 
     /// The macros the plugin is built with, by name: `CStrobeInstructions.h`'s
     /// marking system call and marks, so the plugin and
