@@ -5,9 +5,10 @@ extension EmulationPlugin {
     /// The plugin's C source, the text of `EmulationPlugin/QEMUCountingPlugin.c`.
     static let source = #"""
         // Strobe's instruction-counting plugin for QEMU's user-mode emulator, built
-        // into a shared library at run time (EmulationPlugin.swift): StrobePerf embeds
-        // this file's text when it is built, so a `strobe` binary needs only a C
-        // compiler on the machine, not this file.
+        // into a shared library at run time (EmulationPlugin.swift): StrobePerf holds
+        // this file's text (QEMUCountingPluginSource.swift, which
+        // scripts/generate-plugin-source.sh writes), so a `strobe` binary needs only a
+        // C compiler on the machine, not this file.
         //
         // The plugin counts the guest instructions of every translated block each
         // time the block runs, on the thread that runs it (a counter per virtual CPU,
