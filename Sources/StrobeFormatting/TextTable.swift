@@ -35,6 +35,15 @@ public struct TextTable: Sendable {
 }
 
 extension TextTable {
+    /// `text`, cut to `width` characters with an ellipsis in the middle, so
+    /// a long name keeps its start and its end; unchanged when it fits or
+    /// when `width` leaves no room for both.
+    public static func clipped(_ text: String, to width: Int) -> String {
+        guard text.count > width, width > 5 else { return text }
+        let keep = width - 1
+        return String(text.prefix(keep / 2)) + "…" + String(text.suffix(keep - keep / 2))
+    }
+
     /// The columns `text` takes on a terminal: two for East Asian wide and
     /// full-width characters and emoji, none for combining marks, format
     /// characters and ANSI colour sequences, one for anything else.

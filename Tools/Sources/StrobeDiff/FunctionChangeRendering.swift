@@ -39,7 +39,7 @@ extension DiffReport {
             table.rightAligned = [1, 2, 3, 4]
             for function in listed {
                 table.rows.append([
-                    Self.clipped(function.function, to: max(width - 60, 30)),
+                    TextTable.clipped(function.function, to: max(width - 60, 30)),
                     function.unit.amount(function.baseline), function.unit.amount(function.candidate),
                     function.signedChange,
                     function.interval,
@@ -132,12 +132,5 @@ extension DiffReport {
     /// A duration per iteration for a table: `21.3 ms`, `0` for none.
     static func duration(_ nanoseconds: Double) -> String {
         nanoseconds == 0 ? "0" : String(FunctionChange.signed(nanoseconds).dropFirst())
-    }
-
-    /// `text`, cut to `width` characters with an ellipsis in the middle.
-    static func clipped(_ text: String, to width: Int) -> String {
-        guard text.count > width, width > 5 else { return text }
-        let keep = width - 1
-        return String(text.prefix(keep / 2)) + "…" + String(text.suffix(keep - keep / 2))
     }
 }

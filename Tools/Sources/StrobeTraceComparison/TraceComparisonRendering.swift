@@ -27,12 +27,6 @@ extension TraceComparison {
         return sign + (unit == .nanoseconds ? HumanFormat.duration(value) : HumanFormat.fixed(value) + " samples")
     }
 
-    /// `text`, cut to `width` characters with an ellipsis in the middle.
-    static func clipped(_ text: String, to width: Int) -> String {
-        guard text.count > width else { return text }
-        return String(text.prefix(width / 2 - 1)) + "…" + String(text.suffix(width - width / 2))
-    }
-
     /// The headline: how many names changed, or that none did.
     public var headline: String {
         let changed = intervals.filter { Self.order($0).0 == 0 }
@@ -96,7 +90,7 @@ extension TraceComparison {
             functions.rightAligned = [1, 2, 3]
             for move in change.functions {
                 functions.rows.append([
-                    Self.clipped(move.function, to: 90), Self.amount(move.baseline, unit),
+                    TextTable.clipped(move.function, to: 90), Self.amount(move.baseline, unit),
                     Self.amount(move.candidate, unit),
                     Self.amount(move.candidate - move.baseline, unit, signed: true), move.change.rawValue,
                 ])
