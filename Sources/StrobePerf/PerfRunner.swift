@@ -78,7 +78,7 @@ public struct PerfRunner: Sendable {
             CallStackProfileBuilder(nanosecondsPerSample: 1e9 / Double(max(profile.frequency, 1)))
         }
         var metrics = MetricTable()
-        let instructionCounter = InstructionCounter.make(options.instructions).counter
+        let instructionCounter = InstructionCounter.make(options.instructions).engine
         var instructionProfile: InstructionProfile?
         let rule = test.stopRule ?? options.stopRule
         // Only a trace someone reads is written to a file. Each iteration's
@@ -130,7 +130,7 @@ public struct PerfRunner: Sendable {
         }
         result.metrics = metrics.metrics
         result.profile = profile?.profile
-        if instructionCounter?.source.countsOnly == true {
+        if instructionCounter?.countsOnly == true {
             // Under simulation or emulation only counts mean anything.
             let counted = Set(ExactCounts.metricNames + ["instructions"])
             result.metrics = result.metrics.filter { counted.contains($0.name) }
@@ -149,7 +149,7 @@ public struct PerfRunner: Sendable {
     private func runIteration(
         _ test: PerfTest, _ blocks: PerfTest.Blocks, iteration: Int, tracePath: String?,
         cpuProfile: TraceConfiguration.CPUProfile?, profile: inout CallStackProfileBuilder?,
-        instructions: InstructionCounter?, instructionProfile: inout InstructionProfile?, measured: Bool
+        instructions: (any InstructionEngine)?, instructionProfile: inout InstructionProfile?, measured: Bool
     ) async throws -> IterationSample {
         if let setup = blocks.setup {
             do { try await setup() } catch { throw PerfTestError.blockFailed("setup", error) }
@@ -158,14 +158,14 @@ public struct PerfRunner: Sendable {
         configuration.processSamplingInterval = .zero
         // Under simulation every thread's instructions count: the writer,
         // whose wake-ups follow the clock, sleeps until the session stops.
-        if instructions?.source.countsOnly == true { configuration.flushInterval = .seconds(3600) }
+        if instructions?.countsOnly == true { configuration.flushInterval = .seconds(3600) }
         // Warm-up iterations are not sampled: nothing keeps their samples.
         if tracePath != nil, measured { configuration.cpuProfile = cpuProfile }
         if !test.resourceUsageIntervals.isEmpty {
             configuration.resourceUsage = .intervals(named: test.resourceUsageIntervals)
         }
         let session = try TraceSession.start(configuration)
-        if instructions?.source.countsOnly == true { Self.letWriterSettle(session) }
+        if instructions?.countsOnly == true { Self.letWriterSettle(session) }
         if let profile = configuration.cpuProfile {
             Self.shiftSamplingPhase(periodNanoseconds: profile.periodNanoseconds)
         }
@@ -179,7 +179,7 @@ public struct PerfRunner: Sendable {
         let counter = measured ? instructions : nil
         let writerID = session.backgroundThreadID
         let label = Array("strobe \(test.name) iteration \(iteration)".utf8CString)
-        var reading: InstructionCounter.Reading?
+        var reading: InstructionReading?
         // The measure block's edges on the CPU samples' clock.
         var window = (lowerBound: UInt64(0), upperBound: UInt64.max)
         do {

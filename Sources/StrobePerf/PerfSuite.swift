@@ -1,4 +1,3 @@
-import CStrobeCounting
 import Foundation
 import Strobe
 import StrobeProcessRunner
@@ -64,28 +63,16 @@ public struct PerfSuite: Sendable {
         }
         let environment = ProcessInfo.processInfo.environment
         // A counting child (under Valgrind or QEMU) runs the tests instead of
-        // this process, unless this process is that child.
-        let launch: (problem: String?, run: () throws -> Int32)? =
-            switch options.instructions.countingProcess() {
-            case .simulated where cstrobe_simulation_running() == 0:
-                (
-                    SimulatedLaunch.problem(environment: environment),
-                    { try SimulatedLaunch.run(arguments: arguments, environment: environment) }
-                )
-            case .emulated where !EmulatedLaunch.isChild(environment: environment):
-                (
-                    EmulatedLaunch.problem(environment: environment),
-                    { try EmulatedLaunch.run(arguments: arguments, environment: environment) }
-                )
-            default: nil
-            }
-        if let launch {
+        // this process, unless this process runs under its engine's tool.
+        if let engine = options.instructions.countingProcess().flatMap(InstructionCounter.engine(for:)),
+            !engine.runsUnderTool(environment: environment)
+        {
             let mode = "--instructions \(options.instructions.rawValue)"
-            if let problem = launch.problem {
+            if let problem = engine.problem(environment: environment) {
                 standardError("\(command): \(mode): \(problem); running natively without them")
             } else {
                 do {
-                    return try launch.run()
+                    if let status = try engine.launch(arguments: arguments, environment: environment) { return status }
                 } catch {
                     standardError("\(command): \(mode): \(error)")
                     return 2
@@ -105,13 +92,10 @@ public struct PerfSuite: Sendable {
     /// process (callgrind's or QEMU's) and counted natively, when it did.
     static func countingProcessProblem(_ mode: InstructionCounting) -> String? {
         let environment = ProcessInfo.processInfo.environment
-        switch mode.countingProcess() {
-        case .simulated: return SimulatedLaunch.problem(environment: environment)
-        case .emulated:
-            return EmulatedLaunch.isChild(environment: environment)
-                ? nil : EmulatedLaunch.problem(environment: environment)
-        default: return nil
-        }
+        guard let engine = mode.countingProcess().flatMap(InstructionCounter.engine(for:)),
+            !engine.runsUnderTool(environment: environment)
+        else { return nil }
+        return engine.problem(environment: environment)
     }
 
     /// Whether this process is the simulated one that `--instructions
@@ -122,8 +106,11 @@ public struct PerfSuite: Sendable {
     /// same.
     public static var runsUnderSimulation: Bool {
         let environment = ProcessInfo.processInfo.environment
-        return (cstrobe_simulation_running() != 0 && environment[InstructionCounter.dumpDirectoryVariable] != nil)
-            || EmulatedLaunch.isChild(environment: environment)
+        return InstructionCounter.engines.contains { engine in
+            guard engine.facts.tool != nil, case .counting = engine.attach(mode: .off, environment: environment)
+            else { return false }
+            return true
+        }
     }
 
     /// The text `--help` prints: usage, the suite's tests, every option with
@@ -150,9 +137,9 @@ public struct PerfSuite: Sendable {
                 suite: name, buildConfiguration: configuration, tags: try options.parsedTags(), runID: options.runID,
                 round: options.round))
         let instructions = InstructionCounter.make(options.instructions)
-        if let counter = instructions.counter {
-            run.metadata.instructionSource = counter.source.name
-            run.metadata.simulated = counter.source.countsOnly
+        if let engine = instructions.engine {
+            run.metadata.instructionSource = engine.facts.mode.rawValue
+            run.metadata.simulated = engine.countsOnly
         } else if let note = Self.countingProcessProblem(options.instructions) ?? instructions.note {
             run.metadata.instructionNote = note
             print("instructions: not counted: \(note)")

@@ -1,47 +1,44 @@
 /// What `.auto` weighs when it picks a counting process for
 /// `strobe compare` on a machine whose hardware counter counted nothing.
 public struct CountingProcessCandidates: Sendable, Hashable {
-    /// Seconds one side's callgrind process is predicted to take.
+    /// Seconds one side's process under the engine that names functions
+    /// (callgrind) is predicted to take.
     public var predictedSimulationSeconds: Double
-    /// The most seconds callgrind may be predicted to take for `.auto` to
-    /// choose it over QEMU.
+    /// The most seconds that engine may be predicted to take for `.auto` to
+    /// choose it over one that counts totals only (QEMU).
     public var simulationBudget: Double
-    /// Whether Valgrind is installed.
-    public var valgrind: Bool
-    /// Whether QEMU's user-mode emulator for this machine is installed.
-    public var qemu: Bool
+    /// The engines whose tool is installed (``CountingEngine/isInstalled(environment:)``);
+    /// only those that relaunch the suite are weighed.
+    public var installed: [CountingEngine]
 
-    /// The candidates: a prediction, a budget, and which tools are installed.
-    public init(predictedSimulationSeconds: Double, simulationBudget: Double, valgrind: Bool, qemu: Bool) {
+    /// The candidates: a prediction, a budget, and the engines installed.
+    public init(predictedSimulationSeconds: Double, simulationBudget: Double, installed: [CountingEngine]) {
         self.predictedSimulationSeconds = predictedSimulationSeconds
         self.simulationBudget = simulationBudget
-        self.valgrind = valgrind
-        self.qemu = qemu
+        self.installed = installed
     }
 }
 
 extension InstructionCounting {
     /// The counting process this mode runs, the whole suite again under an
-    /// engine that counts (`.simulated`: callgrind; `.emulated`: QEMU with
-    /// Strobe's plugin), or nil for none: the one chooser that a perf
+    /// engine that relaunches it (`.simulated`: callgrind; `.emulated`: QEMU
+    /// with Strobe's plugin), or nil for none: the one chooser that a perf
     /// suite's relaunch and `strobe compare` both call.
     ///
-    /// `.simulated` and `.emulated` run their own engine. `.auto` runs one
+    /// A mode whose ``engine`` relaunches runs that engine. `.auto` runs one
     /// only given `candidates` (`strobe compare`, once no hardware counter
-    /// counted; a suite's `.auto` is the hardware counter alone): callgrind
-    /// where it is predicted to fit its budget or QEMU is missing, else
-    /// QEMU, else none. `.hardware` and `.off` run none.
+    /// counted; a suite's `.auto` is the hardware counter alone): the one
+    /// that names functions where it is predicted to fit its budget or no
+    /// other is installed, else the first installed that counts totals only,
+    /// else none. `.hardware` (which counts in place) and `.off` run none.
     public func countingProcess(candidates: CountingProcessCandidates? = nil) -> InstructionCounting? {
-        switch self {
-        case .simulated, .emulated:
-            return self
-        case .auto:
-            guard let candidates else { return nil }
-            let fits = candidates.predictedSimulationSeconds <= candidates.simulationBudget
-            if candidates.valgrind, fits || !candidates.qemu { return .simulated }
-            return candidates.qemu ? .emulated : nil
-        case .hardware, .off:
-            return nil
-        }
+        guard self == .auto else { return engine?.tool != nil ? self : nil }
+        guard let candidates else { return nil }
+        let installed = candidates.installed.filter { $0.tool != nil }
+        let naming = installed.first { $0.namesFunctions }
+        let totalsOnly = installed.first { !$0.namesFunctions }
+        let fits = candidates.predictedSimulationSeconds <= candidates.simulationBudget
+        if let naming, fits || totalsOnly == nil { return naming.mode }
+        return totalsOnly?.mode
     }
 }

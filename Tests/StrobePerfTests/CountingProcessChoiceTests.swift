@@ -6,7 +6,8 @@ import Testing
 struct CountingProcessChoiceTests {
     private func candidates(seconds: Double, valgrind: Bool = true, qemu: Bool = true) -> CountingProcessCandidates {
         CountingProcessCandidates(
-            predictedSimulationSeconds: seconds, simulationBudget: 20, valgrind: valgrind, qemu: qemu)
+            predictedSimulationSeconds: seconds, simulationBudget: 20,
+            installed: [.hardwareCounter] + (valgrind ? [.callgrind] : []) + (qemu ? [.qemuPlugin] : []))
     }
 
     /// What `.auto` picks given these candidates.

@@ -34,7 +34,7 @@ struct InstructionCountTests {
 
     /// Why a simulated run cannot be tested here, or nil.
     static var simulationProblem: String? {
-        SimulatedLaunch.problem(environment: ProcessInfo.processInfo.environment)
+        CallgrindEngine.problem(environment: ProcessInfo.processInfo.environment)
     }
 
     /// Two ProfileSuite processes counted by `mode` (3 iterations each),
@@ -110,7 +110,7 @@ struct InstructionCountTests {
 
     /// Why an emulated run cannot be tested here, or nil.
     static var emulationProblem: String? {
-        EmulatedLaunch.problem(environment: ProcessInfo.processInfo.environment)
+        QEMUPluginEngine.problem(environment: ProcessInfo.processInfo.environment)
     }
 
     @Test func anEmulatedRunCountsTheSameInstructionsEveryTime() throws {
@@ -142,7 +142,7 @@ struct InstructionCountTests {
     @Test func aProcessThatIsNotEmulatedSaysItsCountsAreMissing() throws {
         let counts = NSTemporaryDirectory() + "strobe-not-emulated-\(UUID().uuidString)"
         let run = try Self.runProfileSuite(
-            ["--instructions", "emulated", "--iterations", "1"], environment: [EmulatedLaunch.countsVariable: counts],
+            ["--instructions", "emulated", "--iterations", "1"], environment: [QEMUPluginEngine.countsVariable: counts],
             status: 1)
         let error = try #require(run.tests.first?.error)
         #expect(error.contains("the emulator's counting plugin wrote no file \(counts)"), "\(error)")
@@ -163,7 +163,7 @@ struct InstructionCountTests {
     }
 
     @Test func theHardwareCounterCountsWhereTheMachineHasOne() throws {
-        if let problem = InstructionCounter.hardwareProblem(environment: [:]) {
+        if let problem = HardwareCounterEngine.problem(environment: [:]) {
             print("skipped: \(problem)")
             return
         }

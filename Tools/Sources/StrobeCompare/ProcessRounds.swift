@@ -75,7 +75,6 @@ public struct ProcessRounds: RoundRunner {
     ) throws(ComparisonFailure) {
         root = directory
         self.instructions = instructions
-        countingProcessesRan = instructions == .simulated
         self.commands = commands
         self.mode = mode
         self.iterations = iterations
@@ -176,7 +175,7 @@ public struct ProcessRounds: RoundRunner {
         }
         let slowest = medians.joined().max() ?? 0
         let iterations = slowest < Self.longIteration ? Self.countingIterations : 1
-        if sources.contains("hardware") {
+        if sources.contains(CountingEngine.hardwareCounter.mode.rawValue) {
             instructionNote = "instructions: counted by the CPU's hardware counter"
             return false
         }
@@ -184,16 +183,17 @@ public struct ProcessRounds: RoundRunner {
         // iteration, measured `iterations` times 60 times slower.
         let perSide = medians.map { $0.reduce(0, +) }.max() ?? 0
         let predicted = perSide * 1e-9 * Self.simulationSlowdown * Double(iterations)
-        let valgrind = ProcessRunner.executable(named: "valgrind") != nil
-        let qemu = ProcessRunner.executable(named: InstructionCounting.emulatorName) != nil
         guard instructions != .hardware, instructions != .off else { return false }
+        let relaunching = CountingEngine.all.filter { $0.tool != nil }
         let candidates = CountingProcessCandidates(
             predictedSimulationSeconds: predicted, simulationBudget: Self.simulationBudget,
-            valgrind: valgrind, qemu: qemu)
-        guard let engine = instructions.countingProcess(candidates: candidates) else {
+            installed: relaunching.filter { $0.isInstalled() })
+        guard let mode = instructions.countingProcess(candidates: candidates), let engine = mode.engine else {
+            let tools = relaunching.compactMap(\.tool)
             instructionNote =
-                "instructions: not counted: no hardware counter here, and neither Valgrind nor QEMU, which would "
-                + "count them, is installed (apt-get install valgrind qemu-user)"
+                "instructions: not counted: no hardware counter here, and neither "
+                + tools.map(\.name).joined(separator: " nor ") + ", which would count them, is installed "
+                + "(apt-get install \(tools.map(\.package).joined(separator: " ")))"
             return false
         }
         countingProcessesRan = true
@@ -201,7 +201,7 @@ public struct ProcessRounds: RoundRunner {
         let lines = ComparisonSide.allCases.map { side -> (String, String)? in
             guard let command = commands[side] else { return nil }
             var options = suiteOptions(side, round: 1, tests: tests)
-            options.instructions = engine
+            options.instructions = mode
             options.iterations = iterations
             options.warmup = 1
             options.runID = "\(Self.countingRunPrefix)\(side.rawValue)-\(UInt32.random(in: 0...UInt32.max))"
@@ -240,10 +240,11 @@ public struct ProcessRounds: RoundRunner {
                 notes.append(note.isEmpty ? "the suite ran no counting process" : note)
             }
         }
-        let counted =
-            engine == .emulated
-            ? "emulation (QEMU; no counts per function: --instructions simulated names them)"
-            : "simulation (callgrind)"
+        var counted = "\(engine.method) (\(engine.name)"
+        if !engine.namesFunctions, let naming = CountingEngine.all.first(where: \.namesFunctions) {
+            counted += "; no counts per function: --instructions \(naming.mode.rawValue) names them"
+        }
+        counted += ")"
         instructionNote =
             notes.first.map { "instructions: not counted: \($0)" }
             ?? "instructions: counted by \(counted), \(iterations) iteration\(iterations == 1 ? "" : "s") per side"
@@ -272,7 +273,7 @@ public struct ProcessRounds: RoundRunner {
         if profile { options.profileRate = PerfSuiteOptions.defaultProfileRate }
         // Once a counting process counts instructions, native processes count none.
         options.instructions =
-            countingProcessesRan || instructions == .simulated || instructions == .emulated ? .off : instructions
+            countingProcessesRan || instructions.countingProcess() != nil ? .off : instructions
         return options
     }
 
