@@ -91,7 +91,10 @@ let package = Package(
         .target(name: "StrobeFormatting"),
         .target(
             name: "StrobeReader",
-            dependencies: ["PerfettoWire", "StrobeProtos", "CProtobufC", "StrobeFormatting", "StrobeCategoryPattern"]
+            dependencies: [
+                "PerfettoWire", "StrobeProtos", "CProtobufC", "StrobeFormatting", "StrobeCategoryPattern",
+                "StrobeResults",
+            ]
         ),
         // The results model and file: what the runner writes and the tools read.
         .target(name: "StrobeResults", dependencies: ["StrobeProtos", "CProtobufC", "StrobeFormatting"]),

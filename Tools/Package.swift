@@ -99,7 +99,8 @@ let package = Package(
         // diff-traces`), with the flame graphs of the samples inside.
         .target(
             name: "StrobeTraceComparison",
-            dependencies: ["StrobeStatistics", "StrobeFlameGraph", "StrobeToolFormatting"] + strobe("StrobeReader"),
+            dependencies: ["StrobeStatistics", "StrobeFlameGraph", "StrobeToolFormatting"]
+                + strobe("StrobeReader", "StrobeResults"),
             swiftSettings: optimizedInDebug
         ),
         // Loads runs into sample sets and renders the judgement's reports.

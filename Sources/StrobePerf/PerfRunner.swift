@@ -114,6 +114,13 @@ public struct PerfRunner: Sendable {
                     measured: measured >= 0)
                 if measured >= 0 {
                     metrics.add(sample)
+                    for (interval, path) in sample.criticalPaths {
+                        if let index = result.criticalPaths.firstIndex(where: { $0.interval == interval }) {
+                            result.criticalPaths[index].iterations.append(path)
+                        } else {
+                            result.criticalPaths.append(CriticalPathRecord(interval: interval, iterations: [path]))
+                        }
+                    }
                     if let keptFolder, let tracePath,
                         let kept = Self.keep(tracePath, iteration: measured, wall: sample.wall, in: keptFolder)
                     {
@@ -134,6 +141,7 @@ public struct PerfRunner: Sendable {
             // Under simulation or emulation only counts mean anything.
             let counted = Set(ExactCounts.metricNames + ["instructions"])
             result.metrics = result.metrics.filter { counted.contains($0.name) }
+            result.criticalPaths = []
             result.instructionProfile = instructionProfile
         }
         return result
@@ -251,19 +259,22 @@ public struct PerfRunner: Sendable {
                 if instructionProfile == nil { instructionProfile = counts } else { instructionProfile?.merge(counts) }
             }
         }
+        var criticalPaths: [(interval: String, iteration: CriticalPathRecord.Iteration)] = []
         if !test.metrics.isEmpty, let tracePath, let traceBytes {
             let trace = TraceReader.read(bytes: traceBytes, source: tracePath)
             for metric in test.metrics {
-                if let value = metric.value(in: trace) {
+                let reading = metric.reading(in: trace)
+                if let value = reading.value {
                     values.append(
                         PerfMetric(
                             name: metric.name, unit: metric.unit(in: trace), better: metric.better,
                             samples: [value]))
                 }
+                if let path = reading.criticalPath { criticalPaths.append(path) }
             }
         }
         values += context.values
-        return IterationSample(wall: Double(wall), values: values)
+        return IterationSample(wall: Double(wall), values: values, criticalPaths: criticalPaths)
     }
 
     /// Spins for a random share of one sampling period of the thread's CPU

@@ -75,7 +75,26 @@ public struct TraceMetric: Sendable, Hashable {
     }
 
     /// The value in `trace`, or nil when the trace has nothing to measure.
-    package func value(in trace: ParsedTrace) -> Double? {
+    package func value(in trace: ParsedTrace) -> Double? { reading(in: trace).value }
+
+    /// The value in `trace` and, for a ``IntervalAggregate/criticalPath``
+    /// metric, what its interval's critical paths crossed there (from the
+    /// same paths): the interval's name and the iteration's record; nil
+    /// when the trace has no instance of it.
+    package func reading(in trace: ParsedTrace) -> (
+        value: Double?, criticalPath: (interval: String, iteration: CriticalPathRecord.Iteration)?
+    ) {
+        if case .interval(let name, .criticalPath) = source {
+            let all = Array(trace.intervals)
+            let paths = trace.intervals(named: name).compactMap { CriticalPath.of($0, in: all) }
+            guard !paths.isEmpty else { return (nil, nil) }
+            return (Double(paths.reduce(0) { $0 + $1.length }), (name, CriticalPathRecord.Iteration(paths)))
+        }
+        return (plainValue(in: trace), nil)
+    }
+
+    /// The value of any metric but a critical path.
+    private func plainValue(in trace: ParsedTrace) -> Double? {
         switch source {
         case .interval(let name, let aggregate):
             let intervals = trace.intervals(named: name)
@@ -88,10 +107,7 @@ public struct TraceMetric: Sendable, Hashable {
             case .cpu:
                 let times = intervals.compactMap(\.cpuTime)
                 return times.isEmpty ? nil : Double(times.reduce(0, +))
-            case .criticalPath:
-                let all = Array(trace.intervals)
-                let lengths = intervals.compactMap { CriticalPath.of($0, in: all)?.length }
-                return lengths.isEmpty ? nil : Double(lengths.reduce(0, +))
+            case .criticalPath: return reading(in: trace).value
             }
         case .counter(let name, let aggregate):
             guard let samples = trace.counter(named: name)?.samples, let first = samples.first, let last = samples.last

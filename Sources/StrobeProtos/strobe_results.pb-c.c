@@ -187,6 +187,141 @@ void   strobe__results__test_result__free_unpacked
   assert(message->base.descriptor == &strobe__results__test_result__descriptor);
   protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
 }
+void   strobe__results__critical_path_record__init
+                     (Strobe__Results__CriticalPathRecord         *message)
+{
+  static const Strobe__Results__CriticalPathRecord init_value = STROBE__RESULTS__CRITICAL_PATH_RECORD__INIT;
+  *message = init_value;
+}
+size_t strobe__results__critical_path_record__get_packed_size
+                     (const Strobe__Results__CriticalPathRecord *message)
+{
+  assert(message->base.descriptor == &strobe__results__critical_path_record__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t strobe__results__critical_path_record__pack
+                     (const Strobe__Results__CriticalPathRecord *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &strobe__results__critical_path_record__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t strobe__results__critical_path_record__pack_to_buffer
+                     (const Strobe__Results__CriticalPathRecord *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &strobe__results__critical_path_record__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+Strobe__Results__CriticalPathRecord *
+       strobe__results__critical_path_record__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (Strobe__Results__CriticalPathRecord *)
+     protobuf_c_message_unpack (&strobe__results__critical_path_record__descriptor,
+                                allocator, len, data);
+}
+void   strobe__results__critical_path_record__free_unpacked
+                     (Strobe__Results__CriticalPathRecord *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &strobe__results__critical_path_record__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
+void   strobe__results__critical_path_iteration__init
+                     (Strobe__Results__CriticalPathIteration         *message)
+{
+  static const Strobe__Results__CriticalPathIteration init_value = STROBE__RESULTS__CRITICAL_PATH_ITERATION__INIT;
+  *message = init_value;
+}
+size_t strobe__results__critical_path_iteration__get_packed_size
+                     (const Strobe__Results__CriticalPathIteration *message)
+{
+  assert(message->base.descriptor == &strobe__results__critical_path_iteration__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t strobe__results__critical_path_iteration__pack
+                     (const Strobe__Results__CriticalPathIteration *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &strobe__results__critical_path_iteration__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t strobe__results__critical_path_iteration__pack_to_buffer
+                     (const Strobe__Results__CriticalPathIteration *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &strobe__results__critical_path_iteration__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+Strobe__Results__CriticalPathIteration *
+       strobe__results__critical_path_iteration__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (Strobe__Results__CriticalPathIteration *)
+     protobuf_c_message_unpack (&strobe__results__critical_path_iteration__descriptor,
+                                allocator, len, data);
+}
+void   strobe__results__critical_path_iteration__free_unpacked
+                     (Strobe__Results__CriticalPathIteration *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &strobe__results__critical_path_iteration__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
+void   strobe__results__critical_path_wait__init
+                     (Strobe__Results__CriticalPathWait         *message)
+{
+  static const Strobe__Results__CriticalPathWait init_value = STROBE__RESULTS__CRITICAL_PATH_WAIT__INIT;
+  *message = init_value;
+}
+size_t strobe__results__critical_path_wait__get_packed_size
+                     (const Strobe__Results__CriticalPathWait *message)
+{
+  assert(message->base.descriptor == &strobe__results__critical_path_wait__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t strobe__results__critical_path_wait__pack
+                     (const Strobe__Results__CriticalPathWait *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &strobe__results__critical_path_wait__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t strobe__results__critical_path_wait__pack_to_buffer
+                     (const Strobe__Results__CriticalPathWait *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &strobe__results__critical_path_wait__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+Strobe__Results__CriticalPathWait *
+       strobe__results__critical_path_wait__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (Strobe__Results__CriticalPathWait *)
+     protobuf_c_message_unpack (&strobe__results__critical_path_wait__descriptor,
+                                allocator, len, data);
+}
+void   strobe__results__critical_path_wait__free_unpacked
+                     (Strobe__Results__CriticalPathWait *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &strobe__results__critical_path_wait__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
 void   strobe__results__instruction_profile__init
                      (Strobe__Results__InstructionProfile         *message)
 {
@@ -702,7 +837,7 @@ const ProtobufCMessageDescriptor strobe__results__dimension__descriptor =
   (ProtobufCMessageInit) strobe__results__dimension__init,
   NULL,NULL,NULL    /* reserved[123] */
 };
-static const ProtobufCFieldDescriptor strobe__results__test_result__field_descriptors[7] =
+static const ProtobufCFieldDescriptor strobe__results__test_result__field_descriptors[8] =
 {
   {
     "name",
@@ -788,8 +923,21 @@ static const ProtobufCFieldDescriptor strobe__results__test_result__field_descri
     0,             /* flags */
     0,NULL,NULL    /* reserved1,reserved2, etc */
   },
+  {
+    "critical_paths",
+    8,
+    PROTOBUF_C_LABEL_REPEATED,
+    PROTOBUF_C_TYPE_MESSAGE,
+    offsetof(Strobe__Results__TestResult, n_critical_paths),
+    offsetof(Strobe__Results__TestResult, critical_paths),
+    &strobe__results__critical_path_record__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
 };
 static const unsigned strobe__results__test_result__field_indices_by_name[] = {
+  7,   /* field[7] = critical_paths */
   2,   /* field[2] = error */
   6,   /* field[6] = instruction_profile */
   1,   /* field[1] = metrics */
@@ -801,7 +949,7 @@ static const unsigned strobe__results__test_result__field_indices_by_name[] = {
 static const ProtobufCIntRange strobe__results__test_result__number_ranges[1 + 1] =
 {
   { 1, 0 },
-  { 0, 7 }
+  { 0, 8 }
 };
 const ProtobufCMessageDescriptor strobe__results__test_result__descriptor =
 {
@@ -811,11 +959,164 @@ const ProtobufCMessageDescriptor strobe__results__test_result__descriptor =
   "Strobe__Results__TestResult",
   "strobe.results",
   sizeof(Strobe__Results__TestResult),
-  7,
+  8,
   strobe__results__test_result__field_descriptors,
   strobe__results__test_result__field_indices_by_name,
   1,  strobe__results__test_result__number_ranges,
   (ProtobufCMessageInit) strobe__results__test_result__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor strobe__results__critical_path_record__field_descriptors[2] =
+{
+  {
+    "interval",
+    1,
+    PROTOBUF_C_LABEL_OPTIONAL,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Strobe__Results__CriticalPathRecord, interval),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "iterations",
+    2,
+    PROTOBUF_C_LABEL_REPEATED,
+    PROTOBUF_C_TYPE_MESSAGE,
+    offsetof(Strobe__Results__CriticalPathRecord, n_iterations),
+    offsetof(Strobe__Results__CriticalPathRecord, iterations),
+    &strobe__results__critical_path_iteration__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned strobe__results__critical_path_record__field_indices_by_name[] = {
+  0,   /* field[0] = interval */
+  1,   /* field[1] = iterations */
+};
+static const ProtobufCIntRange strobe__results__critical_path_record__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 2 }
+};
+const ProtobufCMessageDescriptor strobe__results__critical_path_record__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "strobe.results.CriticalPathRecord",
+  "CriticalPathRecord",
+  "Strobe__Results__CriticalPathRecord",
+  "strobe.results",
+  sizeof(Strobe__Results__CriticalPathRecord),
+  2,
+  strobe__results__critical_path_record__field_descriptors,
+  strobe__results__critical_path_record__field_indices_by_name,
+  1,  strobe__results__critical_path_record__number_ranges,
+  (ProtobufCMessageInit) strobe__results__critical_path_record__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor strobe__results__critical_path_iteration__field_descriptors[2] =
+{
+  {
+    "names",
+    1,
+    PROTOBUF_C_LABEL_REPEATED,
+    PROTOBUF_C_TYPE_STRING,
+    offsetof(Strobe__Results__CriticalPathIteration, n_names),
+    offsetof(Strobe__Results__CriticalPathIteration, names),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "waits",
+    2,
+    PROTOBUF_C_LABEL_REPEATED,
+    PROTOBUF_C_TYPE_MESSAGE,
+    offsetof(Strobe__Results__CriticalPathIteration, n_waits),
+    offsetof(Strobe__Results__CriticalPathIteration, waits),
+    &strobe__results__critical_path_wait__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned strobe__results__critical_path_iteration__field_indices_by_name[] = {
+  0,   /* field[0] = names */
+  1,   /* field[1] = waits */
+};
+static const ProtobufCIntRange strobe__results__critical_path_iteration__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 2 }
+};
+const ProtobufCMessageDescriptor strobe__results__critical_path_iteration__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "strobe.results.CriticalPathIteration",
+  "CriticalPathIteration",
+  "Strobe__Results__CriticalPathIteration",
+  "strobe.results",
+  sizeof(Strobe__Results__CriticalPathIteration),
+  2,
+  strobe__results__critical_path_iteration__field_descriptors,
+  strobe__results__critical_path_iteration__field_indices_by_name,
+  1,  strobe__results__critical_path_iteration__number_ranges,
+  (ProtobufCMessageInit) strobe__results__critical_path_iteration__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor strobe__results__critical_path_wait__field_descriptors[2] =
+{
+  {
+    "waiter",
+    1,
+    PROTOBUF_C_LABEL_OPTIONAL,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Strobe__Results__CriticalPathWait, waiter),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "waited_for",
+    2,
+    PROTOBUF_C_LABEL_OPTIONAL,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Strobe__Results__CriticalPathWait, waited_for),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned strobe__results__critical_path_wait__field_indices_by_name[] = {
+  1,   /* field[1] = waited_for */
+  0,   /* field[0] = waiter */
+};
+static const ProtobufCIntRange strobe__results__critical_path_wait__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 2 }
+};
+const ProtobufCMessageDescriptor strobe__results__critical_path_wait__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "strobe.results.CriticalPathWait",
+  "CriticalPathWait",
+  "Strobe__Results__CriticalPathWait",
+  "strobe.results",
+  sizeof(Strobe__Results__CriticalPathWait),
+  2,
+  strobe__results__critical_path_wait__field_descriptors,
+  strobe__results__critical_path_wait__field_indices_by_name,
+  1,  strobe__results__critical_path_wait__number_ranges,
+  (ProtobufCMessageInit) strobe__results__critical_path_wait__init,
   NULL,NULL,NULL    /* reserved[123] */
 };
 static const ProtobufCFieldDescriptor strobe__results__instruction_profile__field_descriptors[6] =

@@ -41,6 +41,9 @@ public struct PerfTestResult: Sendable, Hashable, Codable {
     /// The instructions of the measured iterations per function, when a
     /// simulation counted them.
     public var instructionProfile: InstructionProfile?
+    /// For each interval a `.criticalPath` metric measures, what its
+    /// critical path crossed in each measured iteration.
+    public var criticalPaths: [CriticalPathRecord] = []
 
     /// A result.
     public init(

@@ -124,6 +124,8 @@ public enum ResultsFile {
             if let counts = test.instructionProfile {
                 result.pointee.instruction_profile = encode(counts, in: &storage)
             }
+            let criticalPaths = test.criticalPaths.map { encode($0, in: &storage) }
+            (result.pointee.n_critical_paths, result.pointee.critical_paths) = storage.array(criticalPaths)
             testPointers.append(result)
         }
         var message = Strobe__Results__Run()
@@ -253,6 +255,10 @@ public enum ResultsFile {
             }
             if let counts = test.instruction_profile?.pointee {
                 result.instructionProfile = try decode(counts, test: result.name, path: path)
+            }
+            for index in 0..<test.n_critical_paths {
+                guard let record = test.critical_paths[index]?.pointee else { continue }
+                result.criticalPaths.append(try decode(record, test: result.name, path: path))
             }
             tests.append(result)
         }

@@ -176,6 +176,42 @@ struct PerfRunnerTests {
         #expect(unprofiled.profile == nil)
     }
 
+    @Test func aCriticalPathMetricRecordsWhatEachIterationsPathCrossed() async throws {
+        // Worker 1 starts its 20 ms when worker 0's 20 ms end: both lie on
+        // the path, and worker 1 waits for worker 0.
+        let test = PerfTest("two workers", metrics: [.interval("two workers", .criticalPath)]) { _ in
+            Trace.interval("two workers") {
+                let first = DispatchSemaphore(value: 0)
+                let second = DispatchSemaphore(value: 0)
+                Thread {
+                    Trace.interval("worker 0") { PerfRunnerTests.spin(milliseconds: 20) }
+                    first.signal()
+                }.start()
+                Thread {
+                    first.wait()
+                    Trace.interval("worker 1") { PerfRunnerTests.spin(milliseconds: 20) }
+                    second.signal()
+                }.start()
+                second.wait()
+            }
+        }
+        let result = await Self.runner(iterations: 3).run(test)
+        #expect(result.error == nil)
+        #expect(result.metric("interval:two workers:critical_path")?.samples.count == 3)
+        let record = try #require(result.criticalPaths.first)
+        #expect(result.criticalPaths.count == 1 && record.interval == "two workers")
+        #expect(record.metric == "interval:two workers:critical_path")
+        #expect(record.iterations.count == 3)
+        for iteration in record.iterations {
+            #expect(iteration.names.contains("worker 0") && iteration.names.contains("worker 1"), "\(iteration)")
+            #expect(
+                iteration.waits.contains(CriticalPathRecord.Wait(waiter: "worker 1", waitedFor: "worker 0")),
+                "\(iteration.waits)")
+        }
+        let plain = await Self.runner(iterations: 2).run(PerfTest("plain", metrics: [.interval("x")]) { _ in })
+        #expect(plain.criticalPaths.isEmpty)
+    }
+
     /// Burns CPU on the calling thread for about `milliseconds` of its CPU
     /// time.
     @inline(never)

@@ -99,6 +99,22 @@ import Testing
         builder.finishIteration(lostSamples: 2, method: "perf_event")
         profiled.tests[0].profile = builder.profile
         #expect(try ResultsFile.decode(ResultsFile.encode(profiled), path: "memory") == profiled)
+        var pathed = Self.sample
+        pathed.tests[0].criticalPaths = [
+            CriticalPathRecord(
+                interval: "apply",
+                iterations: [
+                    CriticalPathRecord.Iteration(
+                        names: ["worker 1", "worker 0"],
+                        waits: [
+                            .init(waiter: "worker 1", waitedFor: "worker 0"), .init(waiter: nil, waitedFor: "worker 1"),
+                        ]),
+                    CriticalPathRecord.Iteration(names: ["worker 0"]),
+                ])
+        ]
+        let decoded = try ResultsFile.decode(ResultsFile.encode(pathed), path: "memory")
+        #expect(decoded == pathed)
+        #expect(decoded.tests[0].criticalPaths.first?.iterations.first?.waits.first?.waiter == nil)
     }
 
     @Test func aProfileGivesEachFunctionsTimePerIteration() throws {

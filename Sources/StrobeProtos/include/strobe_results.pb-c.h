@@ -19,6 +19,9 @@ typedef struct Strobe__Results__Run Strobe__Results__Run;
 typedef struct Strobe__Results__RunMetadata Strobe__Results__RunMetadata;
 typedef struct Strobe__Results__Dimension Strobe__Results__Dimension;
 typedef struct Strobe__Results__TestResult Strobe__Results__TestResult;
+typedef struct Strobe__Results__CriticalPathRecord Strobe__Results__CriticalPathRecord;
+typedef struct Strobe__Results__CriticalPathIteration Strobe__Results__CriticalPathIteration;
+typedef struct Strobe__Results__CriticalPathWait Strobe__Results__CriticalPathWait;
 typedef struct Strobe__Results__InstructionProfile Strobe__Results__InstructionProfile;
 typedef struct Strobe__Results__CallStackProfile Strobe__Results__CallStackProfile;
 typedef struct Strobe__Results__SampledStack Strobe__Results__SampledStack;
@@ -221,10 +224,84 @@ struct  Strobe__Results__TestResult
    * were counted by simulation.
    */
   Strobe__Results__InstructionProfile *instruction_profile;
+  /*
+   * For each interval a `critical_path` metric measures, what its critical
+   * path crossed in each measured iteration: the metric gives the length,
+   * this says which intervals lay on it and which waited for which.
+   */
+  size_t n_critical_paths;
+  Strobe__Results__CriticalPathRecord **critical_paths;
 };
 #define STROBE__RESULTS__TEST_RESULT__INIT \
  { PROTOBUF_C_MESSAGE_INIT (&strobe__results__test_result__descriptor) \
-    , NULL, 0,NULL, NULL, 0, 0, 0,NULL, NULL, NULL }
+    , NULL, 0,NULL, NULL, 0, 0, 0,NULL, NULL, NULL, 0,NULL }
+
+
+/*
+ * The critical path of one interval name, per measured iteration
+ * (`interval:NAME:critical_path` is its length).
+ */
+struct  Strobe__Results__CriticalPathRecord
+{
+  ProtobufCMessage base;
+  /*
+   * The interval whose critical path it is.
+   */
+  char *interval;
+  /*
+   * One entry per measured iteration, in iteration order.
+   */
+  size_t n_iterations;
+  Strobe__Results__CriticalPathIteration **iterations;
+};
+#define STROBE__RESULTS__CRITICAL_PATH_RECORD__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&strobe__results__critical_path_record__descriptor) \
+    , NULL, 0,NULL }
+
+
+/*
+ * What the critical paths of one iteration's instances of the interval
+ * crossed, each thing once.
+ */
+struct  Strobe__Results__CriticalPathIteration
+{
+  ProtobufCMessage base;
+  /*
+   * The names of the intervals on the path, sorted.
+   */
+  size_t n_names;
+  char **names;
+  /*
+   * The waits on the path, sorted by waiter, then by what it waited for.
+   */
+  size_t n_waits;
+  Strobe__Results__CriticalPathWait **waits;
+};
+#define STROBE__RESULTS__CRITICAL_PATH_ITERATION__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&strobe__results__critical_path_iteration__descriptor) \
+    , 0,NULL, 0,NULL }
+
+
+/*
+ * A wait on a critical path: the waiter's thread resumed when the interval
+ * it waited for ended.
+ */
+struct  Strobe__Results__CriticalPathWait
+{
+  ProtobufCMessage base;
+  /*
+   * What ran next on the thread that waited; absent for the thread's own
+   * untraced code.
+   */
+  char *waiter;
+  /*
+   * The interval it waited for.
+   */
+  char *waited_for;
+};
+#define STROBE__RESULTS__CRITICAL_PATH_WAIT__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&strobe__results__critical_path_wait__descriptor) \
+    , NULL, NULL }
 
 
 /*
@@ -444,6 +521,63 @@ Strobe__Results__TestResult *
 void   strobe__results__test_result__free_unpacked
                      (Strobe__Results__TestResult *message,
                       ProtobufCAllocator *allocator);
+/* Strobe__Results__CriticalPathRecord methods */
+void   strobe__results__critical_path_record__init
+                     (Strobe__Results__CriticalPathRecord         *message);
+size_t strobe__results__critical_path_record__get_packed_size
+                     (const Strobe__Results__CriticalPathRecord   *message);
+size_t strobe__results__critical_path_record__pack
+                     (const Strobe__Results__CriticalPathRecord   *message,
+                      uint8_t             *out);
+size_t strobe__results__critical_path_record__pack_to_buffer
+                     (const Strobe__Results__CriticalPathRecord   *message,
+                      ProtobufCBuffer     *buffer);
+Strobe__Results__CriticalPathRecord *
+       strobe__results__critical_path_record__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   strobe__results__critical_path_record__free_unpacked
+                     (Strobe__Results__CriticalPathRecord *message,
+                      ProtobufCAllocator *allocator);
+/* Strobe__Results__CriticalPathIteration methods */
+void   strobe__results__critical_path_iteration__init
+                     (Strobe__Results__CriticalPathIteration         *message);
+size_t strobe__results__critical_path_iteration__get_packed_size
+                     (const Strobe__Results__CriticalPathIteration   *message);
+size_t strobe__results__critical_path_iteration__pack
+                     (const Strobe__Results__CriticalPathIteration   *message,
+                      uint8_t             *out);
+size_t strobe__results__critical_path_iteration__pack_to_buffer
+                     (const Strobe__Results__CriticalPathIteration   *message,
+                      ProtobufCBuffer     *buffer);
+Strobe__Results__CriticalPathIteration *
+       strobe__results__critical_path_iteration__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   strobe__results__critical_path_iteration__free_unpacked
+                     (Strobe__Results__CriticalPathIteration *message,
+                      ProtobufCAllocator *allocator);
+/* Strobe__Results__CriticalPathWait methods */
+void   strobe__results__critical_path_wait__init
+                     (Strobe__Results__CriticalPathWait         *message);
+size_t strobe__results__critical_path_wait__get_packed_size
+                     (const Strobe__Results__CriticalPathWait   *message);
+size_t strobe__results__critical_path_wait__pack
+                     (const Strobe__Results__CriticalPathWait   *message,
+                      uint8_t             *out);
+size_t strobe__results__critical_path_wait__pack_to_buffer
+                     (const Strobe__Results__CriticalPathWait   *message,
+                      ProtobufCBuffer     *buffer);
+Strobe__Results__CriticalPathWait *
+       strobe__results__critical_path_wait__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   strobe__results__critical_path_wait__free_unpacked
+                     (Strobe__Results__CriticalPathWait *message,
+                      ProtobufCAllocator *allocator);
 /* Strobe__Results__InstructionProfile methods */
 void   strobe__results__instruction_profile__init
                      (Strobe__Results__InstructionProfile         *message);
@@ -534,6 +668,15 @@ typedef void (*Strobe__Results__Dimension_Closure)
 typedef void (*Strobe__Results__TestResult_Closure)
                  (const Strobe__Results__TestResult *message,
                   void *closure_data);
+typedef void (*Strobe__Results__CriticalPathRecord_Closure)
+                 (const Strobe__Results__CriticalPathRecord *message,
+                  void *closure_data);
+typedef void (*Strobe__Results__CriticalPathIteration_Closure)
+                 (const Strobe__Results__CriticalPathIteration *message,
+                  void *closure_data);
+typedef void (*Strobe__Results__CriticalPathWait_Closure)
+                 (const Strobe__Results__CriticalPathWait *message,
+                  void *closure_data);
 typedef void (*Strobe__Results__InstructionProfile_Closure)
                  (const Strobe__Results__InstructionProfile *message,
                   void *closure_data);
@@ -556,6 +699,9 @@ extern const ProtobufCMessageDescriptor strobe__results__run__descriptor;
 extern const ProtobufCMessageDescriptor strobe__results__run_metadata__descriptor;
 extern const ProtobufCMessageDescriptor strobe__results__dimension__descriptor;
 extern const ProtobufCMessageDescriptor strobe__results__test_result__descriptor;
+extern const ProtobufCMessageDescriptor strobe__results__critical_path_record__descriptor;
+extern const ProtobufCMessageDescriptor strobe__results__critical_path_iteration__descriptor;
+extern const ProtobufCMessageDescriptor strobe__results__critical_path_wait__descriptor;
 extern const ProtobufCMessageDescriptor strobe__results__instruction_profile__descriptor;
 extern const ProtobufCMessageDescriptor strobe__results__call_stack_profile__descriptor;
 extern const ProtobufCMessageDescriptor strobe__results__sampled_stack__descriptor;

@@ -1,3 +1,5 @@
+import StrobeResults
+
 /// The chain of work and waits that bounds one interval's wall time when
 /// its work runs on several threads (a measure block, a frame): walked back
 /// from the interval's end, on its thread, through the intervals each
@@ -43,7 +45,10 @@ public struct CriticalPath: Sendable, Hashable, Codable {
         public var byFlow: Bool
 
         /// `lens worker 1 waits for lens worker 0`.
-        public var description: String { "\(waiter ?? "(untraced)") waits for \(waitedFor)" }
+        public var description: String { recorded.description }
+
+        /// The wait as a results file records it (without ``byFlow``).
+        public var recorded: CriticalPathRecord.Wait { CriticalPathRecord.Wait(waiter: waiter, waitedFor: waitedFor) }
 
         /// A wait of `waiter` for `waitedFor`.
         public init(waiter: String?, waitedFor: String, byFlow: Bool) {

@@ -32,9 +32,15 @@ extension DiffReport {
         html += "<h1>\(HTMLText.escape(headline))</h1>"
         html += "<p>\(HTMLText.escape(metricCounts))</p>"
         if let originLine { html += "<p class=\"origin\">\(HTMLText.escape(originLine))</p>" }
-        let decided = decisionLines
-        if !decided.isEmpty {
-            html += "<ul class=\"tests\">" + decided.map { "<li>\(HTMLText.escape($0))</li>" }.joined() + "</ul>"
+        let changed = changedTests
+        if !changed.isEmpty {
+            html += "<ul class=\"tests\">"
+            for test in changed {
+                html += "<li>\(HTMLText.escape(test.decisionLine))"
+                if let path = test.criticalPath { html += "<br><span class=\"path\">\(HTMLText.withCode(path))</span>" }
+                html += "</li>"
+            }
+            html += "</ul>"
         }
         if let foldedLine { html += "<p>\(HTMLText.escape(foldedLine))</p>" }
         for warning in warnings { html += "<p class=\"warn\">&#9888; \(HTMLText.escape(warning))</p>" }

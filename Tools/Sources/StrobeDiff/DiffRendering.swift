@@ -235,9 +235,11 @@ extension DiffReport {
         }
         var output = headline + "\n" + metricCounts + "\n"
         if let originLine { output += Self.wrap(originLine, width: width, indent: "  ") + "\n" }
-        let decided = decisionLines
-        if !decided.isEmpty {
-            output += decided.map { Self.wrap("  " + $0, width: width, indent: "    ") }.joined(separator: "\n") + "\n"
+        for test in changedTests {
+            output += Self.wrap("  " + test.decisionLine, width: width, indent: "    ") + "\n"
+            if let path = test.criticalPath {
+                output += Self.wrap("    " + path, width: width, indent: "      ") + "\n"
+            }
         }
         output += "\n" + text + "\n"
         if let quietRowsLine { output += quietRowsLine + "\n" }
@@ -264,13 +266,12 @@ extension DiffReport {
         return output
     }
 
-    /// One line per slower or faster test naming the metric that decided
-    /// it and the verdicts of its other gated metrics: "decode: regression
-    /// (instructions +1.9% per iteration (4.12 M → 4.20 M); wall
-    /// inconclusive)".
-    var decisionLines: [String] {
-        tests.filter { $0.outcome == .slower || $0.outcome == .faster }.map(\.decisionLine)
-    }
+    /// The slower and faster tests, each shown by its decision line (the
+    /// metric that decided it and the verdicts of its other gated metrics:
+    /// "decode: regression (instructions +1.9% per iteration (4.12 M →
+    /// 4.20 M); wall inconclusive)") and under it what its critical path
+    /// now crosses, where that changed.
+    var changedTests: [TestVerdict] { tests.filter { $0.outcome == .slower || $0.outcome == .faster } }
 
     /// `text` broken at spaces into lines of at most `width` characters
     /// (a longer word stands alone), the lines after the first indented.
@@ -307,11 +308,12 @@ extension DiffReport {
             lines.append("")
             lines.append("_\(originLine)_")
         }
-        let changed = tests.filter { $0.outcome == .slower || $0.outcome == .faster }
+        let changed = changedTests
         if !changed.isEmpty {
             lines.append("")
             for test in changed.prefix(Self.testsListed) {
                 lines.append("- **\(test.outcome == .slower ? "slower" : "faster")**: \(test.decisionLine)")
+                if let path = test.criticalPath { lines.append("  - \(path)") }
             }
             if changed.count > Self.testsListed {
                 lines.append("- and \(changed.count - Self.testsListed) more, in the table below")

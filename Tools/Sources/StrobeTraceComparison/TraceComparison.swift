@@ -1,4 +1,5 @@
 import StrobeFlameGraph
+import StrobeResults
 import StrobeStatistics
 
 /// Two sides of traces compared per interval name: the change of each
@@ -133,10 +134,7 @@ public struct TraceComparison: Sendable {
             }
             if !base.criticalPaths.isEmpty || !cand.criticalPaths.isEmpty {
                 change.criticalPath = Self.measure(base.criticalPaths, cand.criticalPaths, options: options)
-                change.newWaits = cand.waits.filter { wait, count in
-                    2 * count >= cand.criticalPaths.count
-                        && 10 * (base.waits[wait] ?? 0) < max(base.criticalPaths.count, 1)
-                }.keys.sorted()
+                change.newWaits = cand.paths.newWaits(since: base.paths).map(\.description)
             }
             changes.append(change)
         }

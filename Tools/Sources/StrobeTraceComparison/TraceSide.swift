@@ -1,6 +1,7 @@
 import Foundation
 import StrobeFlameGraph
 import StrobeReader
+import StrobeResults
 
 /// One side of a comparison of traces: per interval name, each finished
 /// instance's duration, thread CPU time and blocked time, and the CPU
@@ -26,9 +27,9 @@ public struct TraceSide: Sendable {
         /// Each instance's critical path length (``CriticalPath/length``),
         /// in nanoseconds, when it was asked for.
         public var criticalPaths: [Double] = []
-        /// How many instances' critical paths crossed each wait, by
-        /// `WAITER waits for WAITED`.
-        public var waits: [String: Int] = [:]
+        /// How many instances' critical paths crossed each wait and each
+        /// interval name.
+        public var paths = CriticalPathTally()
 
         /// No instances.
         public init() {}
@@ -68,7 +69,7 @@ public struct TraceSide: Sendable {
                 for interval in list {
                     guard let path = CriticalPath.of(interval, in: intervals) else { continue }
                     entry.criticalPaths.append(Double(path.length))
-                    for wait in Set(path.waits.map(\.description)) { entry.waits[wait, default: 0] += 1 }
+                    entry.paths.add(CriticalPathRecord.Iteration([path]))
                 }
             }
             if !profile.isEmpty {

@@ -94,6 +94,7 @@ final class CompareProgress {
         // Each changed test with the metric that decided it.
         for test in report.tests where test.outcome == .slower || test.outcome == .faster {
             write("compare: \(test.decisionLine)\n")
+            if let path = test.criticalPath { write("compare:   \(path)\n") }
         }
     }
 

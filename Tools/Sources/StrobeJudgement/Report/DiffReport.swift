@@ -76,7 +76,12 @@ public struct DiffReport: Sendable, Codable {
 
     /// One verdict per test (and group) that has a gated metric, in the
     /// order of the rows.
-    public var tests: [TestVerdict] { TestVerdict.verdicts(of: rows) }
+    public var tests: [TestVerdict] { TestVerdict.verdicts(of: rows, criticalPaths: criticalPaths ?? []) }
+
+    /// What the critical path of each interval a test measures crossed on
+    /// both sides (``CriticalPathComparison``), for the tests whose
+    /// processes recorded one; nil in reports recorded before it existed.
+    public var criticalPaths: [CriticalPathComparison]?
 
     /// ``tests`` as they were when the report was made, for JSON readers.
     public var testVerdicts: [TestVerdict] = []

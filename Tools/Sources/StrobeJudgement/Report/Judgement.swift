@@ -126,7 +126,10 @@ public enum Judgement {
         var report = DiffReport(
             options: options, groupBy: groupBy, rows: rows, baselineSources: baseline.sources,
             candidateSources: candidate.sources, warnings: WarningGroups.render(warnings),
-            samples: samples, look: look, foldedTests: folded, testVerdicts: TestVerdict.verdicts(of: rows))
+            samples: samples, look: look, foldedTests: folded)
+        report.criticalPaths = CriticalPathComparison.comparisons(
+            baseline: baseline.criticalPaths, candidate: candidate.criticalPaths, groupBy: groupBy)
+        report.testVerdicts = report.tests
         report.attachFunctionChanges(
             baseline: baseline.profiles, candidate: candidate.profiles,
             baselineInstructions: baseline.instructionProfiles, candidateInstructions: candidate.instructionProfiles)

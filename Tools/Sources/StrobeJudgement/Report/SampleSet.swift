@@ -52,6 +52,9 @@ public struct SampleSet: Sendable {
     public var profiles: [ProcessProfile] = []
     /// The instructions per function of the processes a simulation counted.
     public var instructionProfiles: [ProcessInstructions] = []
+    /// The critical paths the native processes recorded, per test and
+    /// interval.
+    public var criticalPaths: [ProcessCriticalPath] = []
     /// The files read.
     public var sources: [String] = []
 
@@ -85,7 +88,8 @@ public struct SampleSet: Sendable {
     /// A simulated run (`metadata.simulated`) is a count-only replicate:
     /// its times and resource usage are left out
     /// (``isIgnoredWhenSimulated(_:)``), so they never mix with a native
-    /// process's, and its instruction profiles are kept.
+    /// process's, and its instruction profiles are kept (its critical
+    /// paths are not).
     public mutating func add(_ run: PerfRun, source file: String) {
         sources.append(file)
         var dimensions = run.metadata.tags
@@ -108,6 +112,12 @@ public struct SampleSet: Sendable {
                     ProcessProfile(
                         test: test.name, run: runID, round: run.metadata.round, dimensions: dimensions,
                         profile: profile))
+            }
+            if !run.metadata.samplesAreLaunches, !simulated {
+                criticalPaths += test.criticalPaths.map { record in
+                    ProcessCriticalPath(
+                        test: test.name, run: runID, round: run.metadata.round, dimensions: dimensions, profile: record)
+                }
             }
             for metric in Self.withCPUTotal(test.metrics) where !metric.samples.isEmpty {
                 if simulated, Self.isIgnoredWhenSimulated(metric) { continue }

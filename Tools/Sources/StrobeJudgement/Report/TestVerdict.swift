@@ -39,6 +39,12 @@ public struct TestVerdict: Sendable, Hashable, Codable {
     /// unchanged) while its time is not decided; nil otherwise. Such a test
     /// reads "work unchanged …; time undecided", not "inconclusive".
     public var unchangedWork: String?
+    /// What its critical path now crosses, when a critical path metric of
+    /// the test is judged longer or shorter
+    /// (``CriticalPathComparison/sentence(for:)``): "critical path +98%
+    /// [+95, +101]: `parse worker 1` now waits for `parse worker 0` in
+    /// `parse in two threads`"; nil otherwise.
+    public var criticalPath: String?
     /// The verdict with the metric that decided it: "regression
     /// (instructions +1.9% per iteration (4.12 M → 4.20 M); wall
     /// inconclusive)".
@@ -90,8 +96,26 @@ public struct TestVerdict: Sendable, Hashable, Codable {
     }
 
     /// The verdicts of the tests of `rows` that have a gated metric, in the
-    /// order the tests first appear.
-    static func verdicts(of rows: [MetricComparison]) -> [TestVerdict] {
+    /// order the tests first appear, each saying what its critical paths
+    /// (`criticalPaths`) now cross where their length changed.
+    static func verdicts(
+        of rows: [MetricComparison], criticalPaths: [CriticalPathComparison] = []
+    ) -> [TestVerdict] {
+        let rowsByMetric = Dictionary(
+            rows.map { ($0.name + "\u{0}" + $0.group, $0) }, uniquingKeysWith: { first, _ in first })
+        return undescribedVerdicts(of: rows).map { verdict in
+            let sentences = criticalPaths.filter { $0.test == verdict.test && $0.group == verdict.group }.compactMap {
+                path in rowsByMetric[path.metric + "\u{0}" + path.group].flatMap(path.sentence(for:))
+            }
+            guard !sentences.isEmpty else { return verdict }
+            var described = verdict
+            described.criticalPath = sentences.joined(separator: "; ")
+            return described
+        }
+    }
+
+    /// The verdicts of `rows` without their critical paths.
+    private static func undescribedVerdicts(of rows: [MetricComparison]) -> [TestVerdict] {
         var order: [Key] = []
         var byTest: [Key: [MetricComparison]] = [:]
         for row in rows where row.gates {
