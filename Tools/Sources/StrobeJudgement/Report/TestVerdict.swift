@@ -160,9 +160,12 @@ public struct TestVerdict: Sendable, Hashable, Codable {
         }.joined(separator: ", ")
     }
 
-    /// "wall +0.4% [−1.2, +2.0]": a time row's name and its change as measured.
+    /// "wall +0.4% [−1.2, +2.0]": a time row's name and its change as
+    /// measured; "wall not measured far enough" where its interval does
+    /// not size it (``SizedInterval``).
     static func asMeasured(_ row: MetricComparison) -> String {
         let name = MetricDefaults.metricPart(of: row.name)
+        if row.notMeasuredFarEnough == true { return "\(name) \(SizedInterval.text)" }
         guard let shift = row.shift else { return name }
         return "\(name) \(compact(shift))"
     }
