@@ -104,7 +104,8 @@ extension FleetReport {
         for verdict in [Verdict.unchanged, .inconclusive] where counts[verdict, default: 0] > 0 {
             parts.append("\(counts[verdict]!) \(verdict.rawValue)")
         }
-        let verdict = regressions.isEmpty ? (improvements.isEmpty ? "no regression" : "faster") : "slower"
+        let all = Verdict.combined(metrics.flatMap { ($0.changes ?? []).flatMap(\.changes).map(\.verdict) })
+        let verdict = all == .regression ? "slower" : all == .improvement ? "faster" : "no regression"
         return "Fleet \(compared[1]) against \(compared[0]): \(verdict) — "
             + (parts.isEmpty ? "nothing to compare" : parts.joined(separator: "; "))
             + " (of \(total) percentile change\(total == 1 ? "" : "s"), \(sessions) sessions)"
@@ -212,14 +213,11 @@ extension FleetReport {
         String(format: "%+.1f%%", fraction * 100)
     }
 
-    /// The worst verdict of a group: regression, else improvement, else
-    /// inconclusive, else unchanged.
+    /// A group's percentiles' verdicts taken together, as `strobe diff`
+    /// takes a test's metrics (``StrobeJudgement/Verdict/combined(_:)``):
+    /// regression, else inconclusive, else improvement, else unchanged.
     static func overall(_ changes: [SessionQuantileChange]) -> String {
-        for verdict in [Verdict.regression, .improvement, .inconclusive]
-        where changes.contains(where: { $0.verdict == verdict }) {
-            return verdict.rawValue
-        }
-        return Verdict.unchanged.rawValue
+        Verdict.combined(changes.map(\.verdict)).rawValue
     }
 
     private func table(title: String, header: [String], rows: [[String]], markdown: Bool, numeric: Int) -> String {
