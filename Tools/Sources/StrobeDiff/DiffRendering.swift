@@ -12,9 +12,12 @@ extension DiffReport {
     }
 
     /// "+14.2% [+11.0, +17.5]"; for a constant count, "+1 allocation per
-    /// iteration (12 → 13)" (``MetricDefaults/exactCountChange(_:)``).
+    /// iteration (12 → 13)" (``MetricDefaults/exactCountChange(_:)``); for a
+    /// settled time whose interval does not size it, "not measured far
+    /// enough" (``SizedInterval``).
     static func change(_ row: MetricComparison) -> String {
         if let count = MetricDefaults.exactCountChange(row) { return count }
+        if row.notMeasuredFarEnough == true { return SizedInterval.text }
         guard let shift = row.shift else { return "-" }
         return "\(percent(shift.ratio))% [\(percent(shift.lower)), \(percent(shift.upper))]"
     }

@@ -104,7 +104,9 @@ extension FleetReport {
         for verdict in [Verdict.unchanged, .inconclusive] where counts[verdict, default: 0] > 0 {
             parts.append("\(counts[verdict]!) \(verdict.rawValue)")
         }
-        let verdict = regressions.isEmpty ? (improvements.isEmpty ? "no regression" : "faster") : "slower"
+        let judged = metrics.flatMap { ($0.changes ?? []).flatMap(\.changes).filter(\.judged).map(\.verdict) }
+        let all = Verdict.combined(judged)
+        let verdict = all == .regression ? "slower" : all == .improvement ? "faster" : "no regression"
         return "Fleet \(compared[1]) against \(compared[0]): \(verdict) — "
             + (parts.isEmpty ? "nothing to compare" : parts.joined(separator: "; "))
             + " (of \(total) percentile change\(total == 1 ? "" : "s"), \(sessions) sessions)"
@@ -212,14 +214,16 @@ extension FleetReport {
         String(format: "%+.1f%%", fraction * 100)
     }
 
-    /// The worst verdict of a group: regression, else improvement, else
-    /// inconclusive, else unchanged.
+    /// A group's judged percentiles' verdicts taken together, as `strobe
+    /// diff` takes a test's gated metrics
+    /// (``StrobeJudgement/Verdict/combined(_:)``): regression, else
+    /// inconclusive, else improvement, else unchanged. A change not judged
+    /// (too few events beyond it) carries no verdict, as a report-only
+    /// metric does not in `strobe diff`; a group with none judged is
+    /// inconclusive.
     static func overall(_ changes: [SessionQuantileChange]) -> String {
-        for verdict in [Verdict.regression, .improvement, .inconclusive]
-        where changes.contains(where: { $0.verdict == verdict }) {
-            return verdict.rawValue
-        }
-        return Verdict.unchanged.rawValue
+        let judged = changes.filter(\.judged)
+        return Verdict.combined((judged.isEmpty ? changes : judged).map(\.verdict)).rawValue
     }
 
     private func table(title: String, header: [String], rows: [[String]], markdown: Bool, numeric: Int) -> String {

@@ -181,4 +181,51 @@ import Testing
         #expect(!report.headline.contains("inconclusive"), "\(report.headline)")
         #expect(report.headline.hasPrefix("1 test's work unchanged, time undecided: sort"), "\(report.headline)")
     }
+
+    /// A time settled at the first look on a noisy machine carries that
+    /// look's interval, from four pairs as wide as [−100%, +10¹²%]: every
+    /// format says "not measured far enough" instead, the JSON keeps the
+    /// numbers and marks them; a settled time whose interval sizes its
+    /// change keeps its numbers.
+    @Test func aSettledTimeWhoseIntervalSizesNothingIsNotMeasuredFarEnough() throws {
+        var ledger = DecisionLedger()
+        let (wide, open) = ledger.record(try Self.judged(Self.sides(noise: 0.5)), rounds: 2, plannedRounds: 40)
+        #expect(open.isEmpty)
+        let wall = try #require(wide.rows.first { $0.name == "sort/wall" })
+        let shift = try #require(wall.shift)
+        #expect(wall.settledByCounts == .unchanged && wall.notMeasuredFarEnough == true, "\(shift)")
+        let upper = DiffReport.percent(shift.upper)
+        for rendered in [wide.renderText(), wide.renderMarkdown(), wide.renderHTML()] {
+            #expect(rendered.contains("not measured far enough"))
+            #expect(!rendered.contains(upper), "\(upper) in \(rendered)")
+        }
+        #expect(
+            wide.tests.first?.decision
+                == "work unchanged (instructions ±0.0%, allocations ±0); time undecided (wall not measured far "
+                + "enough, process.cpu not measured far enough)", "\(wide.tests.first?.decision ?? "")")
+        let json = wide.renderJSON()
+        #expect(json.contains("\"notMeasuredFarEnough\" : true") && json.contains("\"upper\" : "), "\(json)")
+
+        var quiet = DecisionLedger()
+        var design = SequentialDesign(alpha: 0.01, confidence: 0.95, plannedRounds: 40, firstLook: 6)
+        let (sized, _) = quiet.record(
+            try Self.judged(Self.sides(rounds: 6, noise: 0.03), look: design.look(number: 1, rounds: 6, final: false)),
+            rounds: 6, plannedRounds: 40)
+        let measured = try #require(sized.rows.first { $0.name == "sort/wall" })
+        #expect(measured.settledByCounts == .unchanged && measured.notMeasuredFarEnough == nil, "\(measured.shift!)")
+        #expect(sized.renderText().contains(DiffReport.change(measured)) && !sized.renderText().contains("far enough"))
+    }
+
+    @Test func anIntervalSizesItsChangeWithinAFactorOfTwo() {
+        func sizes(_ ratio: Double, _ lower: Double, _ upper: Double) -> Bool {
+            SizedInterval.sizes(ShiftEstimate(ratio: ratio, lower: lower, upper: upper, confidence: 0.999))
+        }
+        #expect(sizes(1.004, 0.97, 1.04))
+        #expect(sizes(2.5, 2.4, 2.6), "a large change measured closely is sized")
+        #expect(sizes(1, 0.5, 2), "the factor itself is inside")
+        // The demo's capture frame: −33.9% [−100.0, +1666640036481.4].
+        #expect(!sizes(0.661, 0.661 * 0.661 / 1.666640036482e10, 1.666640036482e10))
+        #expect(!sizes(1.1, 0.6, 2.3))
+        #expect(!sizes(1, 0, 1.5) && !sizes(1, 0.9, .infinity))
+    }
 }

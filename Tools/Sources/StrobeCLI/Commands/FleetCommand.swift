@@ -18,13 +18,16 @@ struct FleetCommand: AsyncParsableCommand {
             and P99 of the events with 95% confidence intervals that treat the session as the unit (Woodruff's \
             method with sessions as clusters; see docs/statistics.md). With --compare A B, each group is split \
             by the version (--version-key, default app.version) and each percentile's change from A to B is \
-            given with its 95% interval and a verdict: the p-values are adjusted by Benjamini–Hochberg across \
-            every metric, group and percentile of the report and judged as strobe diff judges (α 0.01, 2% \
-            floor). A metric is lower-is-better unless a rule of --policy FILE (strobe diff's policy file) \
-            says `better: higher` for it, matched on its name as strobe diff matches; the report says the \
-            direction each metric was judged by. Where a group's sessions are weighted by their sampling \
-            probabilities, a percentile is judged only where Kish's effective number of events beyond it \
-            reaches 10. Exit status 1 when a comparison finds a regression.
+            given with its interval at the judgement's level and a verdict: the p-values are adjusted by \
+            Benjamini–Hochberg across every metric, group and percentile of the report and judged as strobe \
+            diff judges (α \(ComparisonOptions().alpha), \
+            \(Int((ComparisonOptions().minimumEffect * 100).rounded()))% floor), a group's percentiles taken \
+            together as a test's metrics are. A metric is lower-is-better unless a rule of --policy FILE \
+            (strobe diff's policy file) says `better: higher` for it, matched on its name as strobe diff \
+            matches; the report says the direction each metric was judged by. Where a group's sessions are \
+            weighted by their sampling probabilities, a percentile is judged only where Kish's effective number \
+            of events beyond it reaches \(Int(SessionQuantiles.minimumTailEvents)). Exit status 1 when a \
+            comparison finds a regression.
             """
     )
 

@@ -292,8 +292,8 @@ public enum ComparisonEngine {
 
     /// About how many more rounds would decide a change the size of the
     /// floor: the replicates a t-test at `level` needs for `power` against
-    /// it (normal approximation: n = (z₁₋ₗₑᵥₑₗ/₂ + z_power)² · s² / δ² pairs, twice
-    /// that per side when unpaired), minus those already run.
+    /// it (``DecisionPower/replicatesToDetect(_:spread:level:power:)``
+    /// pairs, twice that per side when unpaired), minus those already run.
     static func roundsNeeded(
         _ test: ReplicateTestResult, shift: ShiftEstimate?, relativeFloor: Double, absoluteFloor: Double, level: Double,
         power: Double
@@ -301,7 +301,7 @@ public enum ComparisonEngine {
         guard test.method == .pairedRounds || test.method == .processes else { return nil }
         let effect: Double
         if test.logScale {
-            effect = log(1 + max(relativeFloor, 1e-6))
+            effect = DecisionPower.logFloor(relativeFloor)
         } else if absoluteFloor > 0 {
             effect = absoluteFloor
         } else {
@@ -309,10 +309,7 @@ public enum ComparisonEngine {
         }
         let spread = test.replicateSpread
         guard spread > 0, effect > 0 else { return 1 }
-        // An early sequential look may test at a level too small for a
-        // double; the estimate then uses the smallest one that is not.
-        let z = NormalDistribution.quantile(1 - max(level / 2, 1e-15)) + NormalDistribution.quantile(power)
-        var perSide = z * z * spread * spread / (effect * effect)
+        var perSide = DecisionPower.replicatesToDetect(effect, spread: spread, level: level, power: power)
         if test.method == .processes { perSide *= 2 }
         guard perSide.isFinite, perSide < 1e9 else { return nil }
         let current = min(test.baselineReplicates, test.candidateReplicates)

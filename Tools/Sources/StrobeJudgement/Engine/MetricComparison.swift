@@ -101,6 +101,11 @@ public struct MetricComparison: Sendable, Hashable, Codable {
     /// changed. The row keeps the verdict and estimate of the look that
     /// settled it and was measured no further; nil for every other row.
     public var settledByCounts: WorkCoverage?
+    /// True for a settled time whose interval does not size its change
+    /// (``SizedInterval``): the reports print "not measured far enough" in
+    /// place of its change and interval, which the JSON keeps; nil for
+    /// every other row.
+    public var notMeasuredFarEnough: Bool?
 
     /// Whether the metric is a counted one judged within its tolerance:
     /// its change is the ratio of the sides' centers ("+1.9% instructions

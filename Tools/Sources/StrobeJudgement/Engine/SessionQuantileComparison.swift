@@ -163,18 +163,20 @@ extension SessionQuantiles {
 
     /// About how many sessions per side would decide a change of
     /// `relativeFloor`: the log standard error shrinks with the square root
-    /// of the sessions, and a change the size of the floor must reach
-    /// significance at the worst-case Benjamini–Hochberg level α/m with 80%
-    /// power. Nil when the estimate is not finite.
+    /// of the sessions (one session's spread is `error · √sessions`), and a
+    /// change the size of the floor must reach significance at the
+    /// worst-case Benjamini–Hochberg level α/m with `power`, by the power
+    /// arithmetic `strobe diff` uses
+    /// (``DecisionPower/replicatesToDetect(_:spread:level:power:)``). Nil
+    /// when the estimate is not finite.
     static func sessionsNeeded(
-        error: Double, sessions: Int, relativeFloor: Double, alpha: Double, comparisons: Int
+        error: Double, sessions: Int, relativeFloor: Double, alpha: Double, comparisons: Int,
+        power: Double = ComparisonOptions().power
     ) -> Int? {
-        let effect = log(1 + max(relativeFloor, 1e-6))
         guard error > 0, sessions > 0 else { return nil }
-        let z =
-            NormalDistribution.quantile(1 - alpha / Double(comparisons) / 2) + NormalDistribution.quantile(0.8)
-        let factor = pow(z * error / effect, 2)
-        let needed = Double(sessions) * factor
+        let needed = DecisionPower.replicatesToDetect(
+            DecisionPower.logFloor(relativeFloor), spread: error * Double(sessions).squareRoot(),
+            level: alpha / Double(comparisons), power: power)
         guard needed.isFinite, needed < 1e9 else { return nil }
         return max(Int(needed.rounded(.up)), sessions + 1)
     }

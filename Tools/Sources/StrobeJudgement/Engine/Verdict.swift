@@ -14,3 +14,16 @@ public enum Verdict: String, Sendable, Hashable, Codable, CaseIterable {
     /// says what would decide it).
     case inconclusive
 }
+
+extension Verdict {
+    /// Several verdicts taken together, the one rule for a test's gated
+    /// metrics in `strobe diff` and `strobe compare` and for a group's
+    /// percentiles in `strobe fleet`: a regression if any regressed, else
+    /// inconclusive if any is undecided (an improvement beside an open
+    /// metric does not make the whole faster), else an improvement if any
+    /// improved, else unchanged (also for none).
+    public static func combined(_ verdicts: some Sequence<Verdict>) -> Verdict {
+        let all = Set(verdicts)
+        return [Verdict.regression, .inconclusive, .improvement].first { all.contains($0) } ?? .unchanged
+    }
+}

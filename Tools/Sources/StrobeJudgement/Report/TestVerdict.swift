@@ -14,6 +14,17 @@ public struct TestVerdict: Sendable, Hashable, Codable {
         case unchanged
         /// No gated metric regressed and at least one is inconclusive.
         case undecided
+
+        /// The outcome that `verdict`, its gated metrics' verdicts taken
+        /// together (``Verdict/combined(_:)``), stands for.
+        init(_ verdict: Verdict) {
+            switch verdict {
+            case .regression: self = .slower
+            case .improvement: self = .faster
+            case .unchanged: self = .unchanged
+            case .inconclusive: self = .undecided
+            }
+        }
     }
 
     /// The test's name (`TEST` of `TEST/METRIC`).
@@ -127,21 +138,9 @@ public struct TestVerdict: Sendable, Hashable, Codable {
             let all = byTest[key] ?? []
             // Times the counted work settled do not hold the test open.
             let gated = all.filter { $0.settledByCounts == nil }
-            let outcome: Outcome
-            let deciding: [MetricComparison]
-            if gated.contains(where: { $0.verdict == .regression }) {
-                outcome = .slower
-                deciding = gated.filter { $0.verdict == .regression }
-            } else if gated.contains(where: { $0.verdict == .inconclusive }) {
-                outcome = .undecided
-                deciding = gated.filter { $0.verdict == .inconclusive }
-            } else if gated.contains(where: { $0.verdict == .improvement }) {
-                outcome = .faster
-                deciding = gated.filter { $0.verdict == .improvement }
-            } else {
-                outcome = .unchanged
-                deciding = gated
-            }
+            let combined = Verdict.combined(gated.map(\.verdict))
+            let outcome = Outcome(combined)
+            let deciding = gated.filter { $0.verdict == combined }
             let quoted =
                 deciding.first { MetricDefaults.metricPart(of: $0.name) == "wall" }
                 ?? deciding.first { MetricDefaults.isInstructions($0.name) } ?? deciding[0]
@@ -184,9 +183,12 @@ public struct TestVerdict: Sendable, Hashable, Codable {
         }.joined(separator: ", ")
     }
 
-    /// "wall +0.4% [−1.2, +2.0]": a time row's name and its change as measured.
+    /// "wall +0.4% [−1.2, +2.0]": a time row's name and its change as
+    /// measured; "wall not measured far enough" where its interval does
+    /// not size it (``SizedInterval``).
     static func asMeasured(_ row: MetricComparison) -> String {
         let name = MetricDefaults.metricPart(of: row.name)
+        if row.notMeasuredFarEnough == true { return "\(name) \(SizedInterval.text)" }
         guard let shift = row.shift else { return name }
         return "\(name) \(compact(shift))"
     }

@@ -94,7 +94,8 @@ public struct DecisionLedger: Sendable {
 
     /// Settles the open time rows of each CPU-bound test of `report` whose
     /// counted work is decided (``CountedWork/coverage(test:group:in:)``),
-    /// keeping them as they are at this look.
+    /// keeping them as they are at this look, marked where their interval
+    /// does not size the change (``SizedInterval``).
     mutating func settleByCounts(_ report: inout DiffReport) {
         var coverages: [String: WorkCoverage?] = [:]
         for (index, row) in report.rows.enumerated()
@@ -109,6 +110,7 @@ public struct DecisionLedger: Sendable {
             guard let coverage = coverages[testKey] ?? nil else { continue }
             var kept = row
             kept.settledByCounts = coverage
+            if let shift = row.shift, !SizedInterval.sizes(shift) { kept.notMeasuredFarEnough = true }
             settled[Self.key(row)] = kept
             report.rows[index] = kept
         }

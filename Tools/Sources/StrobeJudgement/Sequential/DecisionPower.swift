@@ -1,16 +1,33 @@
 import Foundation
 import StrobeStatistics
 
-/// The power arithmetic of a sequential comparison: how many rounds would
-/// decide a metric at its look's level with 80% power, the smallest change
-/// a number of rounds can decide, and (``TQuantiles``) the rounds a paired
-/// t-test needs to reach a distance. ``DecisionLedger`` sets metrics aside
-/// by it; `strobe compare`'s iteration plan chooses iterations by it.
+/// The power arithmetic of every comparison: the replicates a test needs
+/// to find a change (``replicatesToDetect(_:spread:level:power:)``, which
+/// `strobe diff`'s rounds needed and `strobe fleet`'s sessions needed
+/// both use), how many rounds would decide a metric at its look's level
+/// with 80% power, the smallest change a number of rounds can decide, and
+/// (``TQuantiles``) the rounds a paired t-test needs to reach a distance.
+/// ``DecisionLedger`` sets metrics aside by it; `strobe compare`'s
+/// iteration plan chooses iterations by it.
 public enum DecisionPower {
-    /// z₁₋ₗₑᵥₑₗ/₂ + z₀.₈: the row's two-sided level with 80% power (the
-    /// smallest level a double holds, for an early look's tiny one).
-    public static func powerQuantile(_ row: MetricComparison) -> Double {
-        NormalDistribution.quantile(1 - max(row.level / 2, 1e-15)) + NormalDistribution.quantile(0.8)
+    /// z₁₋ₗₑᵥₑₗ/₂ + z_power for a two-sided `level` (the smallest level a
+    /// double holds, for an early look's tiny one).
+    public static func powerQuantile(level: Double, power: Double = 0.8) -> Double {
+        NormalDistribution.quantile(1 - max(level / 2, 1e-15)) + NormalDistribution.quantile(power)
+    }
+
+    /// z₁₋ₗₑᵥₑₗ/₂ + z₀.₈: the row's two-sided level with 80% power.
+    public static func powerQuantile(_ row: MetricComparison) -> Double { powerQuantile(level: row.level) }
+
+    /// The replicates (rounds, processes or sessions per side) a test at
+    /// the two-sided `level` needs to find a change of `effect` with
+    /// `power`, when one replicate's estimate of the change has the spread
+    /// `spread` (both on one scale): `((z₁₋ₗₑᵥₑₗ/₂ + z_power) · s / δ)²`, the
+    /// normal approximation. Infinite for an effect of 0.
+    public static func replicatesToDetect(_ effect: Double, spread: Double, level: Double, power: Double = 0.8)
+        -> Double
+    {
+        pow(powerQuantile(level: level, power: power) * spread / effect, 2)
     }
 
     /// A relative floor on the log scale the rows are judged on.
@@ -35,7 +52,6 @@ public enum DecisionPower {
         guard row.test.method == .pairedRounds || row.test.method == .processes, row.test.logScale,
             row.test.replicateSpread > 0
         else { return nil }
-        let z = powerQuantile(row)
         var spread = row.test.replicateSpread * (row.test.method == .processes ? 2.0.squareRoot() : 1)
         var effect = abs(row.test.estimate)
         var settledEffect = effect
@@ -48,8 +64,10 @@ public enum DecisionPower {
         }
         let floor = logFloor(row.relativeFloor)
         var rounds = Double.infinity
-        if effect > 0 { rounds = min(rounds, pow(z * spread / effect, 2)) }
-        if settledEffect < floor { rounds = min(rounds, pow(z * spread / (floor - settledEffect), 2)) }
+        if effect > 0 { rounds = min(rounds, replicatesToDetect(effect, spread: spread, level: row.level)) }
+        if settledEffect < floor {
+            rounds = min(rounds, replicatesToDetect(floor - settledEffect, spread: spread, level: row.level))
+        }
         return rounds
     }
 
