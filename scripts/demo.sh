@@ -79,7 +79,14 @@ apps_times=$(mktemp)
 ) >"$apps_log" 2>&1 &
 apps_pid=$!
 tools_started=$(date +%s)
-swift build -c "$tools_configuration" --package-path Tools --traits Server --product strobe
+# A failed build of the command stops the apps' build beside it too.
+swift build -c "$tools_configuration" --package-path Tools --traits Server --product strobe || {
+    status=$?
+    kill "$apps_pid" 2>/dev/null || true
+    wait "$apps_pid" 2>/dev/null || true
+    rm -f "$apps_log" "$apps_times"
+    exit "$status"
+}
 tools_seconds=$(( $(date +%s) - tools_started ))
 apps_status=0
 wait "$apps_pid" || apps_status=$?
