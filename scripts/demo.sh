@@ -82,6 +82,7 @@ tools_started=$(date +%s)
 # A failed build of the command stops the apps' build beside it too.
 swift build -c "$tools_configuration" --package-path Tools --traits Server --product strobe || {
     status=$?
+    pkill -TERM -P "$apps_pid" 2>/dev/null || true
     kill "$apps_pid" 2>/dev/null || true
     wait "$apps_pid" 2>/dev/null || true
     rm -f "$apps_log" "$apps_times"
