@@ -11,8 +11,8 @@ import Testing
 struct FleetCommandTests {
     static let strobe = builtProgram("strobe")
 
-    /// Two versions × two device classes × `sessions` traces; version 5.2
-    /// does three times the work per interval.
+    /// Two versions × two device classes × `sessions` traces; version 5.2's
+    /// intervals take three times as long.
     static func writeFleet(in directory: String, sessions: Int) throws {
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         for version in ["5.1", "5.2"] {
@@ -21,7 +21,7 @@ struct FleetCommandTests {
                     try SDKTraces.write(
                         directory + "/\(version)-\(device)-\(session).pftrace",
                         metadata: TraceMetadata(appVersion: version, dimensions: ["device.class": device]),
-                        intervals: 40, spin: version == "5.1" ? 20_000 : 60_000)
+                        intervals: 40, duration: .microseconds(version == "5.1" ? 100 : 300))
                 }
             }
         }
