@@ -138,9 +138,11 @@ public struct PerfRunner: Sendable {
         result.metrics = metrics.metrics
         result.profile = profile?.profile
         if instructionCounter?.countsOnly == true {
-            // Under simulation or emulation only counts mean anything.
-            let counted = Set(ExactCounts.metricNames + ["instructions"])
-            result.metrics = result.metrics.filter { counted.contains($0.name) }
+            // Under simulation or emulation times and resource readings
+            // mean nothing: the one rule `strobe diff` and the history
+            // apply too, so a value the test reports (items processed) is
+            // kept beside the counts.
+            result.metrics.removeAll(where: \.isSimulatorReading)
             result.criticalPaths = []
             result.instructionProfile = instructionProfile
         }
