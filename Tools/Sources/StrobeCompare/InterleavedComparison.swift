@@ -50,6 +50,17 @@ public struct InterleavedComparison<Runner: RoundRunner> {
         /// where the runner lets it; else keep the runner's.
         public var adaptsIterations = true
 
+        /// The options every look judges by: ``options``, with a constant
+        /// count judged exactly only once at least two processes on each
+        /// side counted it (``ComparisonOptions/exactCountProcesses``), so
+        /// a count the counting processes alone saw is not decided before
+        /// round 1.
+        var judgedOptions: ComparisonOptions {
+            var judged = options
+            judged.exactCountProcesses = max(judged.exactCountProcesses, 2)
+            return judged
+        }
+
         /// Settings with `budget` seconds and `seed`, the rest at their
         /// defaults.
         public init(budget: Double, seed: UInt64) {
@@ -161,7 +172,7 @@ public struct InterleavedComparison<Runner: RoundRunner> {
                 candidateSet = try SampleSet.load([runner.resultsDirectory(of: .candidate)])
                 judged = try Judgement.compare(
                     baseline: baselineSet, candidate: candidateSet, metricFilter: settings.metricFilter,
-                    options: settings.options, policy: settings.policy, look: look)
+                    options: settings.judgedOptions, policy: settings.policy, look: look)
             } catch {
                 throw ComparisonFailure(error.description)
             }
@@ -237,7 +248,7 @@ public struct InterleavedComparison<Runner: RoundRunner> {
             return try Judgement.compare(
                 baseline: SampleSet.load([runner.resultsDirectory(of: .baseline)]),
                 candidate: SampleSet.load([runner.resultsDirectory(of: .candidate)]),
-                metricFilter: settings.metricFilter, options: settings.options, policy: settings.policy)
+                metricFilter: settings.metricFilter, options: settings.judgedOptions, policy: settings.policy)
         } catch {
             throw ComparisonFailure(error.description)
         }

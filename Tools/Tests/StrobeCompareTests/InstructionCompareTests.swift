@@ -28,11 +28,19 @@ import Testing
         var iterationsPerProcess: Int? = 5
         let busy: Double?
         let instructions: Double
+        /// Allocations per iteration of each side, the same in every
+        /// iteration of a process: in its counting process, and in every
+        /// native process; nil writes none.
+        let allocations: [ComparisonSide: (counting: Double, native: Double)]?
 
-        init(root: String, busy: Double? = nil, instructions: Double = 1.02) {
+        init(
+            root: String, busy: Double? = nil, instructions: Double = 1.02,
+            allocations: [ComparisonSide: (counting: Double, native: Double)]? = nil
+        ) {
             self.root = root
             self.busy = busy
             self.instructions = instructions
+            self.allocations = allocations
         }
 
         func resultsDirectory(of side: ComparisonSide) -> String { "\(root)/\(side.rawValue)" }
@@ -61,6 +69,11 @@ import Testing
                 let count = side == .candidate ? 4e6 * instructions : 4.0e6
                 metrics.append(
                     PerfMetric(name: "instructions", unit: "count", samples: Array(repeating: count, count: 5)))
+            }
+            if let counts = allocations?[side] {
+                let count = simulated ? counts.counting : counts.native
+                metrics.append(
+                    PerfMetric(name: "allocations", unit: "count", samples: Array(repeating: count, count: 5)))
             }
             let run = PerfRun(metadata: metadata, tests: [PerfTestResult(name: "decode", metrics: metrics)])
             try? FileManager.default.createDirectory(
@@ -105,6 +118,48 @@ import Testing
         let verdict = try #require(outcome.report.tests.first)
         #expect(verdict.outcome == .slower && verdict.decision.hasPrefix("regression (instructions +2.0%"))
         #expect(outcome.report.exitStatus == 1)
+    }
+
+    /// A count the same in every iteration of each side's one counting
+    /// process is not decided from those processes alone: a threaded test
+    /// whose allocations were 3 in one process and 4 in the next (the same
+    /// build) was called a regression before round 1. It is judged once
+    /// native processes on both sides have counted it too.
+    @Test func anExactCountOfOneProcessASideWaitsForTheRounds() throws {
+        let root = NSTemporaryDirectory() + "strobe-exact-count-processes-\(getpid())"
+        try? FileManager.default.removeItem(atPath: root)
+        defer { try? FileManager.default.removeItem(atPath: root) }
+        for (name, native) in [("same build", 3.0), ("one more", 4.0)] {
+            // Both: 3 in the baseline's counting process, 4 in the
+            // candidate's; every native baseline process counts 3, every
+            // native candidate process `native`.
+            let runner = SimulatedRounds(
+                root: "\(root)/\(name)", busy: 0.97, instructions: 1.0,
+                allocations: [.baseline: (counting: 3, native: 3), .candidate: (counting: 4, native: native)])
+            var settings = InterleavedComparison<SimulatedRounds>.Settings(budget: 40, seed: 3)
+            settings.adaptsIterations = false
+            var comparison = InterleavedComparison(settings: settings, runner: runner, clock: { runner.seconds })
+            var toldBeforeRounds: [String] = []
+            var roundsBegan = false
+            let outcome = try comparison.run { event in
+                switch event {
+                case .round: roundsBegan = true
+                case .note(let line) where !roundsBegan && line.contains("allocations"): toldBeforeRounds.append(line)
+                default: break
+                }
+            }
+            #expect(toldBeforeRounds.isEmpty, "\(name): \(toldBeforeRounds)")
+            let row = try #require(outcome.report.rows.first { $0.name == "decode/allocations" })
+            if name == "same build" {
+                // 3 and 4 in the counting processes, 3 in every native one:
+                // a count that varies, judged on the processes' means.
+                #expect(!row.isConstantCount, "\(name)")
+                #expect(row.verdict != .regression, "\(name): \(row.verdict)")
+            } else {
+                // 3 in every baseline process, 4 in every candidate one.
+                #expect(row.isConstantCount && row.verdict == .regression, "\(name): \(row.verdict)")
+            }
+        }
     }
 
     /// Runs a comparison of `runner` with a 40-round budget.

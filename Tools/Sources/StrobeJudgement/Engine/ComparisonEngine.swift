@@ -37,6 +37,11 @@ public enum ComparisonEngine {
             // one that varies is judged like any metric, with a floor of at
             // least one count.
             let constantCount = input.isCount && isConstant(input.baseline) && isConstant(input.candidate)
+            // A constant count seen in fewer processes a side than the
+            // options ask waits for more: whether it repeats from process
+            // to process is not yet seen.
+            let fewestProcesses = min(processCount(input.baseline), processCount(input.candidate))
+            let awaitsRepeat = constantCount && fewestProcesses < options.exactCountProcesses
             // A counted metric with a tolerance (instructions) whose sides
             // spread within it is judged by the ratio of their centers.
             let countSpread = Self.countSpread(input)
@@ -90,6 +95,12 @@ public enum ComparisonEngine {
             if let note = nonStationaryNote(input) { warnings.append(note) }
             let enough: Bool
             switch test.method {
+            case .exact where awaitsRepeat:
+                enough = false
+                warnings.append(
+                    "counted in \(fewestProcesses) process\(fewestProcesses == 1 ? "" : "es") on a side: a count can "
+                        + "repeat within one process and differ in the next, so it is judged once "
+                        + "\(options.exactCountProcesses) processes on each side have counted it")
             case .exact:
                 enough = true
             case .iterations:

@@ -15,6 +15,15 @@ public struct ComparisonOptions: Sendable, Hashable, Codable {
     public var percentiles: [Double] = [50, 90]
     /// The power the "rounds needed" estimate aims at. Default 0.8.
     public var power = 0.8
+    /// The processes each side needs before a count that is the same in
+    /// every iteration of all of them is judged exactly, by its difference
+    /// alone. A count can repeat within one process and differ in the next
+    /// (a worker thread the runtime starts inside one process's window and
+    /// reuses in another's), so one process a side cannot show that it
+    /// repeats. Default 1, for `strobe diff` of one results file a side;
+    /// `strobe compare` asks 2, so its counting processes' counts are
+    /// decided once a native process on each side has repeated them.
+    public var exactCountProcesses = 1
 
     /// The defaults.
     public init() {}

@@ -36,6 +36,11 @@ extension ComparisonEngine {
         }
     }
 
+    /// The replicates (processes) that hold any sample.
+    static func processCount(_ replicates: [Replicate]) -> Int {
+        replicates.filter { !$0.samples.isEmpty }.count
+    }
+
     /// Whether every sample of every replicate is the same value, seen at
     /// least twice: a single iteration (a counting process's, under
     /// callgrind or QEMU) cannot show that its count repeats, and a count
