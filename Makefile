@@ -60,14 +60,18 @@ demo-fleet: setup
 	bash scripts/demo-fleet.sh "$$($(SWIFT_BUILD) -c release --show-bin-path)" \
 		"$$($(SWIFT_BUILD) $(RELEASE_FLAGS) $(TOOLS) --show-bin-path)" out/demo-fleet
 
-# Last, OTLP read back with OpenTelemetry's own classes, from the debug
+# The tools' test build runs beside the SDK's tests (scripts/beside.sh),
+# which leave a core idle much of their time; the tools' tests follow. Last,
+# OTLP read back with OpenTelemetry's own classes, from the debug
 # LensPipeline and strobe the two test builds made.
 test: setup
 	bash scripts/generate-protos.sh --check
 	bash scripts/generate-plugin-source.sh --check
 	python3 Tests/python/check_schema.py
 	python3 Tests/python/test_perfetto_decode.py
-	$(MAKE) --no-print-directory test-sdk SDK_TESTS_THEN='bash scripts/check-adoption.sh'
+	$(SWIFT_BUILD) --build-tests $(SDK_TRAITS)
+	bash scripts/beside.sh "the tools' test build" '$(SWIFT_BUILD) --build-tests $(TOOLS)' -- \
+		$(MAKE) --no-print-directory test-sdk SDK_TESTS_THEN='bash scripts/check-adoption.sh'
 	$(MAKE) --no-print-directory test-tools
 	python3 Tests/python/test_otlp_export.py
 	check-jsonschema --builtin-schema vendor.github-workflows Examples/CI/perf-gate.yml
