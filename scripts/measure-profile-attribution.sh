@@ -22,6 +22,12 @@
 #             --profile: the tokenizer first (from the counted instructions
 #             per function where a simulation counted them).
 #   short10-aa that suite against itself with --profile: no function named.
+#   shapes2   the whole 3.7 ms ProfileSuite (one thread, concurrentPerform, a
+#             task group, an allocating test, two threads) against the same
+#             with the tokenizer doing 2% more work, with compare's defaults:
+#             each test's instructions a regression, the tokenizer first in
+#             every one of them.
+#   shapes-aa that whole suite against itself: no metric of any test flagged.
 # Each line: the kind, the run, seconds, exit status, the first function
 # listed (or the functions named as changed) and the load average at its
 # end. With BUSY=1 a busy loop keeps one core occupied throughout.
@@ -68,6 +74,21 @@ print(f"first={first} named={len(named)}" + (f" ({'; '.join(named)})" if named e
 EOF
 }
 
+# Every gated metric flagged, then each test's first function (- where none
+# is named), from a JSON report.
+shapes() { # REPORT
+    python3 - "$1" <<'EOF'
+import json, sys
+report = json.load(open(sys.argv[1]))
+flagged = [r["name"] for r in report.get("rows", []) if r.get("gates") and r.get("verdict") in ("regression", "improvement")]
+print("flagged=" + (",".join(flagged) if flagged else "none"), end="")
+for test in report.get("functionChanges", []):
+    lead = [f for f in test["functions"] if f["changed"] and "explainedBy" not in f]
+    print(f" | {test['test']}: {lead[0]['function'] if lead else '-'}", end="")
+print()
+EOF
+}
+
 compare() { # KIND RUN TEST BASELINE CANDIDATE [FLAGS...]
     local kind=$1 run=$2 test=$3 baseline=$4 candidate=$5
     shift 5
@@ -77,7 +98,9 @@ compare() { # KIND RUN TEST BASELINE CANDIDATE [FLAGS...]
         --results-dir "$dir" --format json --output "$dir.json" "$@" 2>"$dir.log" || status=$?
     end=$(date +%s.%N)
     local found="-"
-    [ -f "$dir.json" ] && found=$(functions "$dir.json" "$test")
+    if [ -f "$dir.json" ]; then
+        if [ "$test" = "*" ]; then found=$(shapes "$dir.json"); else found=$(functions "$dir.json" "$test"); fi
+    fi
     # When a count decided the test: the elapsed time of the round or look that
     # told it.
     local told
@@ -115,10 +138,15 @@ for run in $(seq 1 "$runs"); do
             short10-aa)
                 PROFILE_SUITE_SCALE=0.05 compare short10-aa "$run" "parse document" "$document" \
                     "$document" --profile ;;
+            shapes2)
+                PROFILE_SUITE_SCALE=0.05 compare shapes2 "$run" "*" "$bin/ProfileSuite" \
+                    "env PROFILE_SUITE_SLOWER=tokenize PROFILE_SUITE_FACTOR=1.02 $bin/ProfileSuite" ;;
+            shapes-aa)
+                PROFILE_SUITE_SCALE=0.05 compare shapes-aa "$run" "*" "$bin/ProfileSuite" "$bin/ProfileSuite" ;;
             plain)
                 compare plain "$run" "apply lens" "env LENS_KERNEL=vectorized $lens" \
                     "env LENS_KERNEL=rebuilt-curve $lens" --policy "$policy" ;;
-            *) echo "unknown kind $kind (demo, demo-aa, slower10, plain, instr2, instr2-aa, short10, short10-aa)" >&2; exit 2 ;;
+            *) echo "unknown kind $kind (demo, demo-aa, slower10, plain, instr2, instr2-aa, short10, short10-aa, shapes2, shapes-aa)" >&2; exit 2 ;;
         esac
     done
 done

@@ -64,10 +64,9 @@ package enum ExactCounts {
         }
     }
 
-    /// The names of the count metrics, in the order they are reported.
-    package static let metricNames = [
-        "allocations", "allocations.bytes", "allocations.remaining", "retains", "releases",
-    ]
+    /// The names of the count metrics, in the order they are reported
+    /// (``MetricKind/exactCountNames``).
+    package static var metricNames: [String] { MetricKind.exactCountNames }
 
     /// Opens the counting window, leaving Strobe's own work out.
     package static func begin(_ selection: Selection) {

@@ -32,7 +32,7 @@ package struct FleetReport: Sendable, Codable {
         /// The percentiles, as probabilities.
         package var probabilities = [0.5, 0.9, 0.99]
         /// The intervals' confidence.
-        package var confidence = 0.95
+        package var confidence = JudgementDefaults.confidence
         /// The false-alarm rate of the comparison, after Benjamini–Hochberg.
         package var alpha = ComparisonOptions().alpha
         /// Changes up to this fraction never count, unless a policy rule

@@ -23,7 +23,7 @@ public struct TraceComparison: Sendable {
         /// The level of the intervals and of the false discovery rate.
         public var alpha = 0.05
         /// The smallest relative change called one.
-        public var minimumEffect = 0.02
+        public var minimumEffect = JudgementDefaults.relativeFloor
         /// At most this many instances a side enter the shift estimate
         /// (evenly spaced in time); the p-value uses them all.
         public var instancesEstimated = 2000

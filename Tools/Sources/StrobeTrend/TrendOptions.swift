@@ -17,8 +17,9 @@ public struct TrendOptions: Sendable {
     public var metricPattern: String?
     /// The detector's settings.
     public var detection = StepDetectionOptions()
-    /// The smallest relative change reported (0.02 = 2%).
-    public var relativeFloor = 0.02
+    /// The smallest relative change reported (0.02 = 2%): the comparisons'
+    /// floor, ``JudgementDefaults/relativeFloor``.
+    public var relativeFloor = JudgementDefaults.relativeFloor
     /// The repository's commits, oldest first (`git rev-list --topo-order
     /// --reverse`), or nil: runs are then ordered by time.
     public var commitOrder: [String]?

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import StrobeStatistics
 import StrobeTraceComparison
 
 /// `strobe diff-traces`: what changed between two traces (or two folders
@@ -44,8 +45,10 @@ struct DiffTracesCommand: ParsableCommand {
     @Option(help: "The level of the intervals and of the false discovery rate (default 0.05).")
     var alpha = 0.05
 
-    @Option(name: .customLong("min-effect"), help: "The smallest relative change called one (default 0.02).")
-    var minEffect = 0.02
+    @Option(
+        name: .customLong("min-effect"),
+        help: "The smallest relative change called one (default \(JudgementDefaults.relativeFloor)).")
+    var minEffect = JudgementDefaults.relativeFloor
 
     func validate() throws {
         if reportOutput.format == .markdown { throw ValidationError("--format: text, json or html") }

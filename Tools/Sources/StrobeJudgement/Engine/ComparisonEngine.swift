@@ -185,13 +185,13 @@ public enum ComparisonEngine {
     /// metric's noise is not stationary: the machine's speed changed.
     public static let nonStationaryRatio = 2.0
 
-    /// A note for a time metric (unit `ns`) one of whose sides has a
+    /// A note for a time metric (in a unit of time) one of whose sides has a
     /// process at least ``nonStationaryRatio`` times slower than another:
     /// the processes are not draws from one distribution (a neighbour took
     /// the machine for a while), so the spread a test sees is not the
     /// spread it will see, and the verdict rests on the pairing by round.
     static func nonStationaryNote(_ input: Input) -> String? {
-        guard !input.isCount, input.unit == "ns" else { return nil }
+        guard !input.isCount, MetricKind.timeUnits.contains(input.unit) else { return nil }
         for (label, side) in [("baseline", input.baseline), ("candidate", input.candidate)] {
             let values = side.filter { !$0.samples.isEmpty }.map { input.summary.value(of: $0.samples) }
                 .filter { $0 > 0 }

@@ -5,12 +5,12 @@ public struct ComparisonOptions: Sendable, Hashable, Codable {
     /// The false discovery rate across all metrics compared together
     /// (Benjamini–Hochberg). With every metric unchanged it is also the chance
     /// of any false alarm. Default 0.01.
-    public var alpha = 0.01
+    public var alpha = JudgementDefaults.alpha
     /// The noise floor: relative changes smaller than this are never called a
     /// regression or an improvement. Default 0.02 (2%).
-    public var minimumEffect = 0.02
+    public var minimumEffect = JudgementDefaults.relativeFloor
     /// Confidence of the intervals. Default 0.95.
-    public var confidence = 0.95
+    public var confidence = JudgementDefaults.confidence
     /// Percentiles to report (0–100). Default 50 and 90.
     public var percentiles: [Double] = [50, 90]
     /// The power the "rounds needed" estimate aims at. Default 0.8.

@@ -115,3 +115,8 @@ public struct MetricComparison: Sendable, Hashable, Codable {
         return countSpread <= countTolerance && test.method == .exact
     }
 }
+
+extension MetricComparison {
+    /// What the metric measures (``MetricKind``), from its name and unit.
+    public var kind: MetricKind { MetricDefaults.kind(of: name, unit: unit) }
+}

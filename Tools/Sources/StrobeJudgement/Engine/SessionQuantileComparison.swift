@@ -84,7 +84,9 @@ extension SessionQuantiles {
     /// Every interval is at ``intervalConfidence(selected:judged:alpha:)``,
     /// the level of the judgement, and an inconclusive change carries the
     /// sessions per side that would decide it.
-    public static func compare(_ comparisons: [Comparison], alpha: Double = 0.01) -> [SessionQuantileChange] {
+    public static func compare(_ comparisons: [Comparison], alpha: Double = JudgementDefaults.alpha)
+        -> [SessionQuantileChange]
+    {
         let zEquivalence = NormalDistribution.quantile(1 - alpha)
         struct Test {
             var d: Double

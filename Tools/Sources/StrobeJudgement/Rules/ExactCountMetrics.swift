@@ -31,7 +31,7 @@ extension MetricDefaults {
     /// Whether `name` (`TEST/METRIC` or `METRIC`) is one of the runner's
     /// exact counts.
     public static func isExactCount(_ name: String) -> Bool {
-        exactCountNouns[metricPart(of: name)] != nil
+        kind(of: name) == .exactCount
     }
 
     /// Whether `name` is an exact count that is reported but does not gate

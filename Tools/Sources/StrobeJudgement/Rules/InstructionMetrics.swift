@@ -38,7 +38,7 @@ extension MetricDefaults {
     public static let instructionFloor = 0.005
 
     /// Whether `name` (`TEST/METRIC` or `METRIC`) is the instruction count.
-    public static func isInstructions(_ name: String) -> Bool { metricPart(of: name) == instructions }
+    public static func isInstructions(_ name: String) -> Bool { kind(of: name) == .instructions }
 
     /// The default relative floor of the metric: ``instructionFloor`` for
     /// the instruction count, nil (the comparison's floor) for the others.

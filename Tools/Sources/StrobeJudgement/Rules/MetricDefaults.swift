@@ -1,4 +1,5 @@
 import Foundation
+import StrobeResults
 import StrobeStatistics
 
 /// What a metric is judged by when no policy rule says otherwise: whether it
@@ -49,13 +50,22 @@ public enum MetricDefaults {
         return String(name[..<slash])
     }
 
+    /// What the metric `name` (`TEST/METRIC` or `METRIC`) in `unit`
+    /// measures: the one table of kinds (``MetricKind``).
+    public static func kind(of name: String, unit: String) -> MetricKind {
+        MetricKind(metric: metricPart(of: name), unit: unit)
+    }
+
+    /// The kind of `name` where only its name is known: a unit tells only a
+    /// ``MetricKind/duration`` from a ``MetricKind/reported`` value, which
+    /// the name-only rules here do not ask.
+    static func kind(of name: String) -> MetricKind { kind(of: name, unit: "") }
+
     /// Whether the metric is one of the runner's resource metrics (a
     /// `process.` or `thread.` metric other than the CPU total), which are
     /// reported but do not gate by default.
     static func isResourceMetric(_ name: String) -> Bool {
-        let metric = metricPart(of: name)
-        guard metric != cpuTotal else { return false }
-        return metric.hasPrefix("process.") || metric.hasPrefix("thread.")
+        [.cpuTimePart, .resourceReading].contains(kind(of: name))
     }
 
     /// Whether the metric gates by default: not a resource metric, and not

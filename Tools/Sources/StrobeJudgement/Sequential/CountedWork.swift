@@ -1,4 +1,5 @@
 import Foundation
+import StrobeResults
 import StrobeStatistics
 
 /// When a test's counted work settles its time in `strobe compare`.
@@ -52,13 +53,13 @@ public enum CountedWork {
 
     /// Whether `row` is counted work: the instructions or one of the
     /// runner's exact counts.
-    public static func isCount(_ row: MetricComparison) -> Bool {
-        MetricDefaults.isInstructions(row.name) || MetricDefaults.isExactCount(row.name)
-    }
+    public static func isCount(_ row: MetricComparison) -> Bool { row.kind.isCountedWork }
 
-    /// Whether `row` is a time a test's counts can settle: a gated row in
-    /// nanoseconds that is not counted work.
-    static func isSettleableTime(_ row: MetricComparison) -> Bool { row.unit == "ns" && !isCount(row) }
+    /// Whether `row` is a time a test's counts can settle: a row in a unit
+    /// of time (``MetricKind/timeUnits``) that is not counted work.
+    static func isSettleableTime(_ row: MetricComparison) -> Bool {
+        MetricKind.timeUnits.contains(row.unit) && !row.kind.isCountedWork
+    }
 
     /// Whether `test` waits: its measuring thread blocked (a voluntary
     /// context switch) in at least half the iterations of a side; without

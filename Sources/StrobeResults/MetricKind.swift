@@ -1,0 +1,74 @@
+/// What a metric of a results file measures, told from its name and unit:
+/// the one table the runner, `strobe diff` and `strobe compare`, the run
+/// history and the trend read to tell a time from a count, and work the code
+/// alone sets from a reading of the machine.
+///
+/// | kind | metrics | set by |
+/// |---|---|---|
+/// | ``wallTime`` | `wall` | the code and the machine |
+/// | ``cpuTime`` | `process.cpu` (user + system) | the code and the machine |
+/// | ``cpuTimePart`` | `process.cpu.user`, `thread.cpu.system`, … | the code and the machine, split by timer ticks |
+/// | ``resourceReading`` | other `process.` and `thread.` metrics: context switches, page faults, resident memory | the machine's answer to the code |
+/// | ``instructions`` | `instructions` | the code (counted) |
+/// | ``exactCount`` | `allocations`, `allocations.bytes`, `allocations.remaining`, `retains`, `releases` | the code (counted) |
+/// | ``duration`` | any other metric in a unit of time: an interval's duration or CPU time, the critical path | the code and the machine |
+/// | ``reported`` | anything else: a value the test reports, a trace counter, an interval's count, a CSV column | the code |
+public enum MetricKind: String, Sendable, Hashable, CaseIterable {
+    /// The measure block's wall time.
+    case wallTime
+    /// The CPU time of the process's threads, user and system together.
+    case cpuTime
+    /// The user or the system part of a process's or thread's CPU time.
+    case cpuTimePart
+    /// Any other reading of the process or of the measuring thread.
+    case resourceReading
+    /// The user-space instructions the measure block executed.
+    case instructions
+    /// One of the runner's exact counts of the measure block.
+    case exactCount
+    /// Any other metric in a unit of time.
+    case duration
+    /// Any other metric.
+    case reported
+
+    /// The runner's exact counts, in the order they are reported.
+    public static let exactCountNames = [
+        "allocations", "allocations.bytes", "allocations.remaining", "retains", "releases",
+    ]
+
+    /// The units of time.
+    public static let timeUnits: Set<String> = ["ns", "us", "µs", "ms", "s"]
+
+    /// The kind of the metric `metric` (its own name, without a `TEST/`
+    /// part) in `unit`.
+    public init(metric: String, unit: String) {
+        switch metric {
+        case "wall": self = .wallTime
+        case "instructions": self = .instructions
+        case "process.cpu": self = .cpuTime
+        case _ where Self.exactCountNames.contains(metric): self = .exactCount
+        case _ where metric.hasPrefix("process.") || metric.hasPrefix("thread."):
+            self = metric.contains(".cpu.") ? .cpuTimePart : .resourceReading
+        case _ where metric.contains(".cpu") || Self.timeUnits.contains(unit): self = .duration
+        default: self = .reported
+        }
+    }
+
+    /// Whether the code alone sets it, counted: the instructions and the
+    /// exact counts, which repeat from process to process of one build.
+    public var isCountedWork: Bool { self == .instructions || self == .exactCount }
+
+    /// Whether it is a time: the wall time, a CPU time or a duration.
+    public var isTime: Bool { [.wallTime, .cpuTime, .cpuTimePart, .duration].contains(self) }
+
+    /// Whether a run under simulation or emulation (`metadata.simulated`:
+    /// the suite ran under callgrind or QEMU) sets it rather than the code:
+    /// every time and every reading of the process or thread. Its
+    /// instructions, exact counts and reported values are the code's.
+    public var isSimulatorReading: Bool { isTime || self == .resourceReading }
+}
+
+extension PerfMetric {
+    /// What the metric measures (``MetricKind``).
+    public var kind: MetricKind { MetricKind(metric: name, unit: unit) }
+}
