@@ -31,6 +31,14 @@ public enum MetricKind: String, Sendable, Hashable, CaseIterable {
     /// Any other metric.
     case reported
 
+    /// The name of the measure block's wall time.
+    public static let wallName = "wall"
+    /// The name of the CPU time of the process's threads, user and system
+    /// together.
+    public static let cpuTotalName = "process.cpu"
+    /// The name of the instruction count.
+    public static let instructionsName = "instructions"
+
     /// The runner's exact counts, in the order they are reported.
     public static let exactCountNames = [
         "allocations", "allocations.bytes", "allocations.remaining", "retains", "releases",
@@ -43,9 +51,9 @@ public enum MetricKind: String, Sendable, Hashable, CaseIterable {
     /// part) in `unit`.
     public init(metric: String, unit: String) {
         switch metric {
-        case "wall": self = .wallTime
-        case "instructions": self = .instructions
-        case "process.cpu": self = .cpuTime
+        case Self.wallName: self = .wallTime
+        case Self.instructionsName: self = .instructions
+        case Self.cpuTotalName: self = .cpuTime
         case _ where Self.exactCountNames.contains(metric): self = .exactCount
         case _ where metric.hasPrefix("process.") || metric.hasPrefix("thread."):
             self = metric.contains(".cpu.") ? .cpuTimePart : .resourceReading

@@ -1,4 +1,5 @@
 import Foundation
+import StrobeResults
 import StrobeStatistics
 
 /// The runner's `instructions` metric: the user-space instructions a
@@ -16,7 +17,7 @@ import StrobeStatistics
 /// instructions per iteration (4.12 M → 4.20 M)`.
 extension MetricDefaults {
     /// The metric's name.
-    public static let instructions = "instructions"
+    public static let instructions = MetricKind.instructionsName
 
     /// The relative spread within each side (`max / min − 1` over its
     /// samples) up to which the instruction count is judged as

@@ -34,7 +34,7 @@ public enum MetricDefaults {
 
     /// The name of the derived total CPU time of a test
     /// (`process.cpu.user` + `process.cpu.system` of each iteration).
-    static let cpuTotal = "process.cpu"
+    static let cpuTotal = MetricKind.cpuTotalName
 
     /// The metric's own name: what follows the last `/` of `TEST/METRIC`
     /// (the whole name when there is none).
