@@ -11,10 +11,11 @@ enum SDKTraces {
     /// the counter `queue`, under `metadata`, into `path`.
     ///
     /// A spin to a deadline, not a number of loop turns: a neighbour that
-    /// preempts the thread inside an interval does not lengthen it unless
-    /// the preemption spans its end, so a fleet's percentiles are the
-    /// durations asked for on a loaded machine too (a count of turns took
-    /// up to 30 times as long in one session in fifty, which moved a P90).
+    /// preempts the thread inside an interval lengthens it only when the
+    /// preemption spans its end, so most intervals last what was asked on
+    /// a loaded machine too. Not all: a preempted interval can still last
+    /// milliseconds, so a test judges the medians of such a fleet, not its
+    /// upper percentiles.
     static func write(
         _ path: String, metadata: TraceMetadata, intervals: Int = 50, duration: Duration = .microseconds(5),
         samples: Int = 5
