@@ -9,7 +9,8 @@ import Darwin
 /// A CPU-bound workload whose profile is known in advance, the truth the
 /// CPU profiler is checked against: each thread spends 60% of its CPU time
 /// in ``heavyShare(nanoseconds:)``, 30% in ``mediumShare(nanoseconds:)`` and
-/// 10% in ``lightShare(nanoseconds:)``, in slices of 6, 3 and 1 ms, each
+/// 10% in ``lightShare(nanoseconds:)``, in slices of 6, 3 and 1 ms on
+/// average (each round's length varies, see ``rounds(_:recording:)``), each
 /// slice inside an interval named after its function (`heavy share`,
 /// `medium share`, `light share`). Each function spins until the thread's
 /// own CPU clock has advanced by its slice, so the shares hold in CPU time
@@ -50,23 +51,32 @@ public enum ProfileWorkload {
         for thread in others { pthread_join(thread, nil) }
     }
 
-    /// `count` rounds of 10 ms of CPU time: 6 heavy, 3 medium, 1 light.
+    /// `count` rounds of 10 ms of CPU time on average: 60% heavy, 30% medium,
+    /// 10% light. Each round's length is scaled by its own factor between 0.5
+    /// and 1.5 (a golden-ratio sequence, averaging 1), so that the rounds do
+    /// not keep step with the kernel's tick: a sampler that fires on the tick
+    /// (the CPU timer) would otherwise see the same few phases of a fixed
+    /// 10 ms round again and again, and its shares would follow the phases,
+    /// not the time spent.
     @inline(never)
     static func rounds(_ count: Int, recording: Bool) {
         var sink: UInt64 = 0
+        var phase = 0.5
         for _ in 0..<count {
+            let round = UInt64((0.5 + phase) * 1_000_000)
+            phase = (phase + 0.618_033_988_749_895).truncatingRemainder(dividingBy: 1)
             if recording { Trace.begin("heavy share") }
-            sink &+= heavyShare(nanoseconds: 6_000_000)
+            sink &+= heavyShare(nanoseconds: 6 * round)
             if recording {
                 Trace.end()
                 Trace.begin("medium share")
             }
-            sink &+= mediumShare(nanoseconds: 3_000_000)
+            sink &+= mediumShare(nanoseconds: 3 * round)
             if recording {
                 Trace.end()
                 Trace.begin("light share")
             }
-            sink &+= lightShare(nanoseconds: 1_000_000)
+            sink &+= lightShare(nanoseconds: round)
             if recording { Trace.end() }
         }
         // Used, so the work is not optimized away.

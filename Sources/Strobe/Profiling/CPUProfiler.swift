@@ -51,22 +51,39 @@ final class CPUProfiler: @unchecked Sendable {
     /// Where the writer drains rings into.
     private let scratch: UnsafeMutableBufferPointer<UInt64>
 
-    /// Pages of a perf ring: 128 KiB holds about 400 deep samples, 400 ms
-    /// of one thread at 1 kHz, against a writer that drains every 100 ms.
-    static let perfRingPages = 32
-    /// Words of a timer ring, the same 128 KiB.
-    static let timerRingWords = 16_384
+    /// Pages of each perf ring (a power of two, as the kernel asks).
+    private let perfRingPages: Int
+    /// Words of each timer ring, the same bytes.
+    private let timerRingWords: Int
+
+    /// The bytes of one thread's ring: half a second of its samples at the
+    /// profile's frequency, each taken as 864 bytes (the 512 bytes of stack
+    /// a sample copies, its registers and header, and 32 frames), between
+    /// 128 KiB and 512 KiB. The writer drains every 100 ms but yields to
+    /// the threads it serves, so on a loaded machine it can be late by
+    /// several of its turns: a ring of 128 KiB, 150 ms at 1 kHz, then lost
+    /// more than half of a busy thread's samples. Where the kernel's limit
+    /// on locked memory refuses a ring, its opening halves it.
+    static func ringBytes(periodNanoseconds: UInt64) -> Int {
+        let perSecond = 864 * 1_000_000_000 / max(periodNanoseconds, 1)
+        var bytes = 128 << 10
+        while bytes < 512 << 10, UInt64(bytes) < perSecond / 2 { bytes <<= 1 }
+        return bytes
+    }
 
     /// Starts sampling the calling thread, by the kernel's method if the
     /// profile allows it and the system does, else by the timer.
     init(_ profile: TraceConfiguration.CPUProfile) throws(TraceSessionError) {
         self.profile = profile
         scratch = .allocate(capacity: 1 << 16)
+        let ringBytes = Self.ringBytes(periodNanoseconds: profile.periodNanoseconds)
+        perfRingPages = max(ringBytes / max(Int(sysconf(Int32(_SC_PAGESIZE))), 1), 1)
+        timerRingWords = ringBytes / 8
         let tid = Int32(truncatingIfNeeded: cstrobe_thread_id())
         var sampler: OpaquePointer?
         var reason: String?
         if profile.method == .automatic {
-            let error = cstrobe_sampler_open_perf(tid, profile.periodNanoseconds, Self.perfRingPages, &sampler)
+            let error = cstrobe_sampler_open_perf(tid, profile.periodNanoseconds, perfRingPages, &sampler)
             if error != 0 { reason = "perf_event_open: " + Self.describe(error) }
         } else {
             reason = "the cpuTimer method was asked for"
@@ -75,7 +92,7 @@ final class CPUProfiler: @unchecked Sendable {
             method = .perfEvent
             state.withLock { $0.samplers[tid] = Sampler(pointer: sampler) }
         } else {
-            let error = cstrobe_sampler_open_timer(profile.periodNanoseconds, Self.timerRingWords, &sampler)
+            let error = cstrobe_sampler_open_timer(profile.periodNanoseconds, timerRingWords, &sampler)
             guard error == 0, let sampler else {
                 scratch.deallocate()
                 throw .invalidConfiguration(
@@ -105,8 +122,8 @@ final class CPUProfiler: @unchecked Sendable {
             var sampler: OpaquePointer?
             let error =
                 method == .perfEvent
-                ? cstrobe_sampler_open_perf(tid, profile.periodNanoseconds, Self.perfRingPages, &sampler)
-                : cstrobe_sampler_open_timer(profile.periodNanoseconds, Self.timerRingWords, &sampler)
+                ? cstrobe_sampler_open_perf(tid, profile.periodNanoseconds, perfRingPages, &sampler)
+                : cstrobe_sampler_open_timer(profile.periodNanoseconds, timerRingWords, &sampler)
             Self.note(error, sampler, tid: tid, in: &state)
         }
     }
@@ -134,7 +151,7 @@ final class CPUProfiler: @unchecked Sendable {
             guard !state.stopped else { return }
             for tid in threads where state.samplers[tid] == nil && !state.unsampledThreads.contains(tid) {
                 var sampler: OpaquePointer?
-                let error = cstrobe_sampler_open_perf(tid, profile.periodNanoseconds, Self.perfRingPages, &sampler)
+                let error = cstrobe_sampler_open_perf(tid, profile.periodNanoseconds, perfRingPages, &sampler)
                 // A thread that exited since the listing is not one missed.
                 if error == ESRCH { continue }
                 Self.note(error, sampler, tid: tid, in: &state)

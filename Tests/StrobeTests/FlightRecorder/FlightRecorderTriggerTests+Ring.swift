@@ -39,8 +39,16 @@ extension FlightRecorderTriggerTests {
         started.wait()
         usleep(50_000)
         #expect(session.trigger("mid-run"))
-        Self.waitForDumps(session, count: 1)
+        // The thread records until the dump is written, or for a second after
+        // the trigger (far past the 150 ms window) where a loaded machine
+        // writes it slowly: at this pace the 16 MiB ring holds more than two
+        // seconds of events, and a ring that wraps overwrites what it counts.
+        let recordingEnds = Date().addingTimeInterval(1)
+        while session.statistics.triggeredDumps + session.statistics.failedDumps < 1, Date() < recordingEnds {
+            usleep(5000)
+        }
         stop.store(true, ordering: .relaxed)
+        Self.waitForDumps(session, count: 1)
         done.wait()
         try session.stop()
         let statistics = session.statistics

@@ -114,7 +114,8 @@ extension RecordingTests {
             // samples the whole process, so suites that run beside this one
             // take a share of its samples.
             #expect(
-                workload.count > (method == .automatic ? 1500 : 50), "\(workload.count) of \(profile.samples.count)")
+                workload.count > (method == .automatic ? 1500 : 50),
+                "\(workload.count) of \(profile.samples.count), lost \(profile.lostSamples)")
             for (function, share) in ProfileWorkload.truth {
                 let measured = profile.share(of: workload) { $0 == function }
                 let standardError = (share * (1 - share) / Double(max(workload.count, 1))).squareRoot()
@@ -210,6 +211,15 @@ extension RecordingTests {
             configuration.outputPath = temporaryTracePath()
             configuration.cpuProfile = .init(frequency: 0)
             #expect(throws: TraceSessionError.self) { _ = try TraceSession.start(configuration) }
+        }
+
+        /// A thread's ring holds half a second of its samples at the asked
+        /// frequency, between 128 KiB and 512 KiB.
+        @Test func ringsHoldHalfASecondOfSamples() {
+            #expect(CPUProfiler.ringBytes(periodNanoseconds: 1_000_000_000 / 999) == 512 << 10)
+            #expect(CPUProfiler.ringBytes(periodNanoseconds: 1_000_000_000 / 499) == 256 << 10)
+            #expect(CPUProfiler.ringBytes(periodNanoseconds: 1_000_000_000 / 99) == 128 << 10)
+            #expect(CPUProfiler.ringBytes(periodNanoseconds: 1_000) == 512 << 10)
         }
 
         @Test func swiftNamesAreShortened() {
