@@ -71,6 +71,59 @@ import Testing
         #expect(DiffReport.noFunctionLine(result).hasPrefix("no function named: too small"))
     }
 
+    /// A `concurrentPerform` whose calling thread takes a different share of
+    /// the work in each process (a fifth to a half): the same build against
+    /// itself judges no thread pool frame, whose amounts follow the share,
+    /// and names nothing; a 2% change of `digest` is still named first.
+    @Test func theShareEachThreadTookMovesNoFunction() throws {
+        let main = ["start_thread", Self.runner, "Dispatch.DispatchQueue.concurrentPerform(iterations:execute:)"]
+        let worker = ["start_thread", "_dispatch_worker_thread", "_dispatch_root_queue_drain"]
+        func stacks(factor: Double, callerShare: Double) -> [([String], Double)] {
+            let caller = main + ["dispatch_apply", "_dispatch_apply_invoke", Self.closure]
+            let pool = worker + ["_dispatch_apply_invoke", Self.closure]
+            return [
+                (caller + [Self.digest], 6.0e6 * factor * callerShare), (caller + [Self.mix], 3.0e6 * callerShare),
+                (pool + [Self.digest], 6.0e6 * factor * (1 - callerShare)),
+                (pool + [Self.mix], 3.0e6 * (1 - callerShare)),
+            ]
+        }
+        let shares = [0.2, 0.5, 0.35, 0.45, 0.25, 0.3]
+        func compare(factor: Double) -> TestFunctionChanges {
+            let base = (0..<3).map {
+                InstructionFunctionTests.process(stacks(factor: 1, callerShare: shares[$0]), run: "b\($0)", round: $0)
+            }
+            let cand = (0..<3).map {
+                InstructionFunctionTests.process(
+                    stacks(factor: factor, callerShare: shares[$0 + 3]), run: "c\($0)", round: $0)
+            }
+            return FunctionComparison.compare(
+                test: "hash in parallel", baselineInstructions: base, candidateInstructions: cand,
+                options: ComparisonOptions())
+        }
+        let same = compare(factor: 1)
+        #expect(!same.functions.contains { FunctionComparison.isThreadPoolFrame($0.function) })
+        #expect(same.functions.allSatisfy { !$0.changed }, "\(same.functions.map(\.summary))")
+        #expect(same.leading == nil)
+        let changed = compare(factor: 1.02)
+        #expect(changed.leading?.function == Self.digest, "\(changed.functions.map(\.summary))")
+    }
+
+    @Test func threadPoolFramesAreKnownByName() {
+        for frame in [
+            "start_thread", "clone3", "_dispatch_worker_thread", "_dispatch_worker_thread2.cold.1",
+            "_dispatch_root_queue_drain", "dispatch_apply",
+            "Dispatch.DispatchQueue.concurrentPerform(iterations:execute:)",
+            "swift::runJobInEstablishedExecutorContext(swift::Job*)", "swift_job_run",
+        ] {
+            #expect(FunctionComparison.isThreadPoolFrame(frame), "\(frame)")
+        }
+        for frame in [
+            Self.closure, Self.digest, Self.runner, "Swift.MutableCollection.sort()", "memcpy", "swift_retain",
+        ] {
+            #expect(!FunctionComparison.isThreadPoolFrame(frame), "\(frame)")
+        }
+    }
+
     @Test func aLibraryAloneIsNotNamedAndTheReasonSaysSo() {
         let root = ["start_thread", Self.runner, "closure #1 in main.sortThem"]
         let stacks = { (factor: Double) -> [([String], Double)] in

@@ -231,11 +231,12 @@ public enum FunctionComparison {
         let baseTotal = mean(base.map(\.total))
         let candTotal = mean(cand.map(\.total))
         let floor = rule.relativeFloor * baseTotal
-        // The runner's own frames are never judged: what they hold is the
-        // part of the test that ran on the runner's thread; the work on
-        // other threads is under the test's functions there.
+        // The runner's own frames and a thread pool's are never judged: what
+        // they hold is the part of the test that ran on one thread or
+        // another; the work itself is under the test's functions, which sum
+        // every thread.
         let allNames = Set(base.flatMap(\.values.keys) + cand.flatMap(\.values.keys))
-        let names = allNames.filter { !isRunnerFrame($0) }
+        let names = allNames.filter { !isRunnerFrame($0) && !isThreadPoolFrame($0) }
         func sideMeans(_ name: String) -> (base: Double, cand: Double) {
             (mean(base.map { $0.values[name] ?? 0 }), mean(cand.map { $0.values[name] ?? 0 }))
         }

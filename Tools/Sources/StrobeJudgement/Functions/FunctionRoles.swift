@@ -14,6 +14,29 @@ extension FunctionComparison {
         ownerName(of: function).hasPrefix("StrobePerf.")
     }
 
+    /// Whether `function` is a thread pool's machinery, whose inclusive
+    /// amount is whichever share of the test's parallel work ran under it:
+    /// a thread's entry (`start_thread`, `clone3`), a worker's loop
+    /// (`_dispatch_worker_thread`, `_dispatch_root_queue_drain`, the
+    /// cooperative pool's `swift::runJobInEstablishedExecutorContext`) or
+    /// the call that hands work to the workers and does a share itself
+    /// (`DispatchQueue.concurrentPerform`, `dispatch_apply`). Which thread
+    /// takes which part moves from process to process with the scheduler
+    /// (the calling thread's share of a `concurrentPerform` was 3 million
+    /// instructions apart between two processes of one build), so its amount
+    /// moves without the code; the work is judged in the functions under it,
+    /// whose amounts sum every thread.
+    public static func isThreadPoolFrame(_ function: String) -> Bool {
+        let name = withoutOutlinedPart(ownerName(of: function))
+        let prefixes = [
+            "_dispatch_", "dispatch_", "Dispatch.DispatchQueue.concurrentPerform",
+            "Dispatch.DispatchQueue._concurrentPerform", "swift::runJobInEstablishedExecutorContext",
+            "swift_job_run", "(below main)",
+        ]
+        if prefixes.contains(where: { name.hasPrefix($0) }) { return true }
+        return ["start_thread", "clone", "clone3", "__clone", "__clone3", "thread_start"].contains(name)
+    }
+
     /// The function a frame's code belongs to: `function` without the words
     /// a compiler puts before a closure, a thunk, a specialization or an
     /// async function's part (`(1) suspend resume partial function for F`,
