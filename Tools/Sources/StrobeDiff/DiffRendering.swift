@@ -33,11 +33,13 @@ extension DiffReport {
     }
 
     /// "regression", "inconclusive (report only)", "inconclusive (left to
-    /// the counts)" for a time its test's counted work settled.
+    /// the counts)" for a time its test's counted work settled, "regression
+    /// (by its waits)" for a critical path its waits decided.
     static func verdictText(_ row: MetricComparison, markdown: Bool = false) -> String {
         var text = row.verdict == .regression && markdown ? "**regression**" : row.verdict.rawValue
         if row.verdict == .inconclusive, row.test.method == .iterations { text += " (1 process on a side)" }
         if row.settledByCounts != nil { text += " (left to the counts)" }
+        if row.decidedByWaits == true { text += " (by its waits)" }
         if !row.gates { text += " (report only)" }
         return text
     }

@@ -106,6 +106,11 @@ public struct MetricComparison: Sendable, Hashable, Codable {
     /// place of its change and interval, which the JSON keeps; nil for
     /// every other row.
     public var notMeasuredFarEnough: Bool?
+    /// True for a critical path's length that its time left inconclusive
+    /// and the waits on the path decided
+    /// (``CriticalPathComparison/verdictByWaits(for:)``): the row keeps its
+    /// estimate and interval as measured; nil for every other row.
+    public var decidedByWaits: Bool?
 
     /// Whether the metric is a counted one judged within its tolerance:
     /// its change is the ratio of the sides' centers ("+1.9% instructions

@@ -34,6 +34,35 @@ public struct CriticalPathComparison: Sendable, Hashable, Codable {
     public var goneNames: [String]
     /// Waits on the path of at least half the candidate's iterations.
     public var candidateWaits: [CriticalPathRecord.Wait]
+    /// How many paths and processes of each side crossed each wait of
+    /// ``newWaits`` and ``goneWaits``, in that order; nil in a report
+    /// written before it was kept.
+    public var waitEvidence: [WaitEvidence]?
+
+    /// How often each side's paths crossed one wait: the counts the waits
+    /// on the path decide a length by (``verdictByWaits(for:)``).
+    public struct WaitEvidence: Sendable, Hashable, Codable {
+        /// The wait.
+        public var wait: CriticalPathRecord.Wait
+        /// The baseline's paths that crossed it.
+        public var baselineCrossings: Int
+        /// The candidate's paths that crossed it.
+        public var candidateCrossings: Int
+        /// The baseline's processes with it on at least half of their paths.
+        public var baselineProcesses: Int
+        /// The candidate's processes with it on at least half of their paths.
+        public var candidateProcesses: Int
+    }
+
+    /// The share of a row's false-alarm level the waits are tested at
+    /// (``verdictByWaits(for:)``): a tenth, so that a row that its time or
+    /// its waits can decide raises no false alarm more often than 1.1 times
+    /// its level.
+    public static let waitLevelShare = 0.1
+    /// The candidate's (or, for a gone wait, the baseline's) processes that
+    /// must each have the wait on at least half of their paths: one process
+    /// whose threads ran one after the other is not a change of the code.
+    public static let processesWithTheWait = 2
 
     /// The comparison of each test's, group's and interval's paths that
     /// both sides recorded, in test, group and interval order; `groupBy`
@@ -58,17 +87,78 @@ public struct CriticalPathComparison: Sendable, Hashable, Codable {
             }
             return tallies
         }
+        // Per process, the waits on at least half of its paths.
+        func commonWaits(_ side: [ProcessCriticalPath]) -> [Key: [CriticalPathRecord.Wait: Int]] {
+            var processes: [Key: [CriticalPathRecord.Wait: Int]] = [:]
+            for process in side {
+                let group = groupBy.map { process.dimensions[$0] ?? "(none)" } ?? ""
+                let key = Key(test: process.test, group: group, interval: process.profile.interval)
+                for wait in CriticalPathTally(process.profile.iterations).commonWaits {
+                    processes[key, default: [:]][wait, default: 0] += 1
+                }
+            }
+            return processes
+        }
         let base = tallies(baseline)
         let cand = tallies(candidate)
+        let baseProcesses = commonWaits(baseline)
+        let candProcesses = commonWaits(candidate)
         return Set(base.keys).intersection(cand.keys).sorted().compactMap { key in
             guard let before = base[key], let after = cand[key], before.paths > 0, after.paths > 0 else { return nil }
+            let newWaits = after.newWaits(since: before)
+            let goneWaits = before.newWaits(since: after)
+            let evidence = (newWaits + goneWaits).map { wait in
+                WaitEvidence(
+                    wait: wait, baselineCrossings: before.waits[wait] ?? 0, candidateCrossings: after.waits[wait] ?? 0,
+                    baselineProcesses: baseProcesses[key]?[wait] ?? 0,
+                    candidateProcesses: candProcesses[key]?[wait] ?? 0)
+            }
             return CriticalPathComparison(
                 test: key.test, group: key.group, interval: key.interval,
                 metric: key.test + "/" + CriticalPathRecord(interval: key.interval).metric,
-                baselinePaths: before.paths, candidatePaths: after.paths, newWaits: after.newWaits(since: before),
-                goneWaits: before.newWaits(since: after), newNames: after.newNames(since: before),
-                goneNames: before.newNames(since: after), candidateWaits: after.commonWaits)
+                baselinePaths: before.paths, candidatePaths: after.paths, newWaits: newWaits,
+                goneWaits: goneWaits, newNames: after.newNames(since: before),
+                goneNames: before.newNames(since: after), candidateWaits: after.commonWaits, waitEvidence: evidence)
         }
+    }
+
+    /// The verdict the waits on the path give `row` (the gated row of
+    /// ``metric``) where its time left it inconclusive, as a count decides
+    /// its metric: whether a thread waits for another is a fact of each
+    /// iteration's path that a loaded machine rarely makes up, where the
+    /// path's length is as noisy as any time. A regression when a wait new
+    /// on the path lay on at least half the paths of
+    /// ``processesWithTheWait`` candidate processes, Fisher's exact test of
+    /// its crossings per path (candidate against baseline) is significant
+    /// at ``waitLevelShare`` of the row's level, and the path's estimated
+    /// change is longer by more than its floor; an improvement, the same
+    /// for a wait gone from the path and a shorter path. Nil otherwise:
+    /// the row is decided, ungated, not this path's, or the evidence is
+    /// short of that.
+    public func verdictByWaits(for row: MetricComparison) -> Verdict? {
+        guard row.gates, row.verdict == .inconclusive, row.name == metric, row.group == group,
+            let shift = row.shift, let evidence = waitEvidence
+        else { return nil }
+        let longer = shift.change > row.relativeFloor
+        let shorter = shift.ratio > 0 && 1 / shift.ratio - 1 > row.relativeFloor
+        guard longer || shorter else { return nil }
+        let waits = longer ? newWaits : goneWaits
+        let level = row.level * Self.waitLevelShare
+        let decisive = evidence.contains { item in
+            guard waits.contains(item.wait) else { return false }
+            let processes = longer ? item.candidateProcesses : item.baselineProcesses
+            let p =
+                longer
+                ? HypergeometricDistribution.fisherGreater(
+                    candidateEvents: item.candidateCrossings, candidateTotal: candidatePaths,
+                    baselineEvents: item.baselineCrossings, baselineTotal: baselinePaths)
+                : HypergeometricDistribution.fisherGreater(
+                    candidateEvents: item.baselineCrossings, candidateTotal: baselinePaths,
+                    baselineEvents: item.candidateCrossings, baselineTotal: candidatePaths)
+            return processes >= Self.processesWithTheWait && p <= level
+        }
+        guard decisive else { return nil }
+        return longer == (row.better == .lower) ? .regression : .improvement
     }
 
     /// What the verdict of a test whose path `row` (the row of ``metric``)
@@ -79,7 +169,9 @@ public struct CriticalPathComparison: Sendable, Hashable, Codable {
     /// the row is neither a regression nor an improvement.
     public func sentence(for row: MetricComparison) -> String? {
         guard row.verdict == .regression || row.verdict == .improvement else { return nil }
-        let lead = "critical path" + (row.shift.map { " " + TestVerdict.compact($0) } ?? "")
+        let lead =
+            "critical path" + (row.shift.map { " " + TestVerdict.compact($0) } ?? "")
+            + (row.decidedByWaits == true ? " (decided by its waits)" : "")
         let place = "in `\(interval)`"
         func waiter(_ wait: CriticalPathRecord.Wait) -> String { wait.waiter.map { "`\($0)`" } ?? "untraced code" }
         let longer = row.verdict == .regression

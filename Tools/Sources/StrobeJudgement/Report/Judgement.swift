@@ -127,8 +127,16 @@ public enum Judgement {
             options: options, groupBy: groupBy, rows: rows, baselineSources: baseline.sources,
             candidateSources: candidate.sources, warnings: WarningGroups.render(warnings),
             samples: samples, look: look, foldedTests: folded)
-        report.criticalPaths = CriticalPathComparison.comparisons(
+        let paths = CriticalPathComparison.comparisons(
             baseline: baseline.criticalPaths, candidate: candidate.criticalPaths, groupBy: groupBy)
+        report.criticalPaths = paths
+        report.rows = report.rows.map { row in
+            guard let verdict = paths.lazy.compactMap({ $0.verdictByWaits(for: row) }).first else { return row }
+            var decided = row
+            decided.verdict = verdict
+            decided.decidedByWaits = true
+            return decided
+        }
         report.testVerdicts = report.tests
         report.attachFunctionChanges(
             baseline: baseline.profiles, candidate: candidate.profiles,
