@@ -193,7 +193,7 @@ let package = Package(
         // STROBE_STRESS_TESTS=1 (`make test`, `make test-stress`).
         .testTarget(
             name: "StrobeStressTests",
-            dependencies: ["Strobe", "StrobeReader", "StrobeTestSupport", "StrobeTestTraits"]
+            dependencies: ["Strobe", "StrobeReader", "StrobeTestSupport", "StrobeTestTraits", "TraceChild"]
         ),
         .testTarget(
             name: "StrobeMetricsTests",

@@ -28,6 +28,12 @@
 #             each test's instructions a regression, the tokenizer first in
 #             every one of them.
 #   shapes-aa that whole suite against itself: no metric of any test flagged.
+#   serial    ProfileSuite's "parse in two threads" at PROFILE_SUITE_SCALE=0.2
+#             against the same with its worker 1 waiting for worker 0
+#             (PROFILE_SUITE_SERIAL=1: the same instructions and allocations),
+#             with compare's defaults: its critical path a regression, the
+#             new wait named.
+#   serial-aa that test against itself: nothing flagged, no wait named.
 # Each line: the kind, the run, seconds, exit status, the first function
 # listed (or the functions named as changed) and the load average at its
 # end. With BUSY=1 a busy loop keeps one core occupied throughout.
@@ -89,6 +95,20 @@ print()
 EOF
 }
 
+# Every gated metric flagged (with "by-waits" where the waits decided it)
+# and the test's critical-path sentence, from a JSON report.
+paths() { # REPORT
+    python3 - "$1" <<'EOF'
+import json, sys
+report = json.load(open(sys.argv[1]))
+flagged = [r["name"].split("/")[-1] + ("(by-waits)" if r.get("decidedByWaits") else "")
+           for r in report.get("rows", []) if r.get("gates") and r.get("verdict") in ("regression", "improvement")]
+print("flagged=" + (",".join(flagged) if flagged else "none"), end="")
+sentences = [t["criticalPath"] for t in report.get("testVerdicts", []) if t.get("criticalPath")]
+print(" | " + ("; ".join(sentences) if sentences else "no path sentence"))
+EOF
+}
+
 compare() { # KIND RUN TEST BASELINE CANDIDATE [FLAGS...]
     local kind=$1 run=$2 test=$3 baseline=$4 candidate=$5
     shift 5
@@ -99,7 +119,11 @@ compare() { # KIND RUN TEST BASELINE CANDIDATE [FLAGS...]
     end=$(date +%s.%N)
     local found="-"
     if [ -f "$dir.json" ]; then
-        if [ "$test" = "*" ]; then found=$(shapes "$dir.json"); else found=$(functions "$dir.json" "$test"); fi
+        case $test in
+            "*") found=$(shapes "$dir.json") ;;
+            "paths") found=$(paths "$dir.json") ;;
+            *) found=$(functions "$dir.json" "$test") ;;
+        esac
     fi
     # When a count decided the test: the elapsed time of the round or look that
     # told it.
@@ -114,6 +138,8 @@ lens=$bin/LensPerfTests
 # ProfileSuite's single-threaded test alone.
 document="$bin/ProfileSuite --filter ^parse.document\$"
 policy=Examples/LensPerfTests/strobe-policy.yml
+# Its test of two worker threads alone.
+two="$bin/ProfileSuite --filter ^parse.in.two.threads\$"
 for run in $(seq 1 "$runs"); do
     for kind in $kinds; do
         case $kind in
@@ -146,7 +172,11 @@ for run in $(seq 1 "$runs"); do
             plain)
                 compare plain "$run" "apply lens" "env LENS_KERNEL=vectorized $lens" \
                     "env LENS_KERNEL=rebuilt-curve $lens" --policy "$policy" ;;
-            *) echo "unknown kind $kind (demo, demo-aa, slower10, plain, instr2, instr2-aa, short10, short10-aa, shapes2, shapes-aa)" >&2; exit 2 ;;
+            serial)
+                PROFILE_SUITE_SCALE=0.2 compare serial "$run" paths "$two" "env PROFILE_SUITE_SERIAL=1 $two" ;;
+            serial-aa)
+                PROFILE_SUITE_SCALE=0.2 compare serial-aa "$run" paths "$two" "$two" ;;
+            *) echo "unknown kind $kind (demo, demo-aa, slower10, plain, instr2, instr2-aa, short10, short10-aa, shapes2, shapes-aa, serial, serial-aa)" >&2; exit 2 ;;
         esac
     done
 done

@@ -3,6 +3,7 @@
 //
 //   TraceChild ok|crash|hang|no-trace|fail|flood [milliseconds]
 //   TraceChild crash-capture HOW CRASHFILE [MARKER]   (see CrashCapture.swift)
+//   TraceChild churn THREADS TRACEPATH                (see ThreadChurn.swift)
 //
 // `flood` records until it is killed: bursts of intervals, each with a
 // counter of the loop index, a pause of `milliseconds` between bursts, and
@@ -21,6 +22,8 @@ case "fail":
     exit(3)
 case "crash-capture":
     runCrashCapture(Array(CommandLine.arguments.dropFirst(2)))
+case "churn":
+    runThreadChurn(Array(CommandLine.arguments.dropFirst(2)))
 default:
     break
 }
