@@ -147,7 +147,8 @@ let package = Package(
             name: "LensPerfTests", dependencies: ["LensKit", "Strobe", "StrobePerf"], path: "Examples/LensPerfTests",
             exclude: ["strobe-policy.yml"]
         ),
-        .executableTarget(name: "TraceChild", dependencies: ["Strobe"], path: "Examples/TraceChild"),
+        .executableTarget(
+            name: "TraceChild", dependencies: ["Strobe", "StrobeTestSupport"], path: "Examples/TraceChild"),
         // A perf suite of three functions of known work, one of which
         // PROFILE_SUITE_SLOWER makes 10% slower: the truth `strobe compare
         // --profile` is checked against.

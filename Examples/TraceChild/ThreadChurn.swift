@@ -1,9 +1,6 @@
 import Foundation
 import Strobe
-
-#if canImport(Glibc)
-import Glibc
-#endif
+import StrobeTestSupport
 
 /// `TraceChild churn THREADS TRACEPATH`: starts THREADS short-lived threads,
 /// sixteen at a time, each recording an interval, a counter of its index
@@ -36,7 +33,7 @@ func runThreadChurn(_ arguments: [String]) -> Never {
                 }.start()
             }
             group.wait()
-            if (start / batch) % 125 == 124 { print("resident \(residentBytes())") }
+            if (start / batch) % 125 == 124 { print("resident \(ProcessMemory.residentBytes())") }
         }
         try session.stop()
         print("threads \(session.statistics.threads) discarded \(session.statistics.discardedEvents)")
@@ -45,12 +42,4 @@ func runThreadChurn(_ arguments: [String]) -> Never {
         FileHandle.standardError.write(Data("TraceChild: \(error)\n".utf8))
         exit(1)
     }
-}
-
-/// This process's resident memory in bytes, from `/proc/self/statm`.
-private func residentBytes() -> Int {
-    guard let text = try? String(contentsOfFile: "/proc/self/statm", encoding: .utf8) else { return 0 }
-    let fields = text.split(separator: " ")
-    guard fields.count > 1, let pages = Int(fields[1]) else { return 0 }
-    return pages * Int(sysconf(Int32(_SC_PAGESIZE)))
 }

@@ -76,42 +76,38 @@ public struct CriticalPathComparison: Sendable, Hashable, Codable {
             var interval: String
             static func < (a: Key, b: Key) -> Bool { (a.test, a.group, a.interval) < (b.test, b.group, b.interval) }
         }
-        func tallies(_ side: [ProcessCriticalPath]) -> [Key: CriticalPathTally] {
-            var tallies: [Key: CriticalPathTally] = [:]
+        // Per test, group and interval: every path of the side, and per wait
+        // the processes with it on at least half of their own paths.
+        struct Side {
+            var paths = CriticalPathTally()
+            var processesWith: [CriticalPathRecord.Wait: Int] = [:]
+        }
+        func tallies(_ side: [ProcessCriticalPath]) -> [Key: Side] {
+            var tallies: [Key: Side] = [:]
             for process in side {
                 let group = groupBy.map { process.dimensions[$0] ?? "(none)" } ?? ""
                 let key = Key(test: process.test, group: group, interval: process.profile.interval)
+                let own = CriticalPathTally(process.profile.iterations)
                 for iteration in process.profile.iterations {
-                    tallies[key, default: CriticalPathTally()].add(iteration)
+                    tallies[key, default: Side()].paths.add(iteration)
                 }
+                for wait in own.commonWaits { tallies[key, default: Side()].processesWith[wait, default: 0] += 1 }
             }
             return tallies
         }
-        // Per process, the waits on at least half of its paths.
-        func commonWaits(_ side: [ProcessCriticalPath]) -> [Key: [CriticalPathRecord.Wait: Int]] {
-            var processes: [Key: [CriticalPathRecord.Wait: Int]] = [:]
-            for process in side {
-                let group = groupBy.map { process.dimensions[$0] ?? "(none)" } ?? ""
-                let key = Key(test: process.test, group: group, interval: process.profile.interval)
-                for wait in CriticalPathTally(process.profile.iterations).commonWaits {
-                    processes[key, default: [:]][wait, default: 0] += 1
-                }
-            }
-            return processes
-        }
         let base = tallies(baseline)
         let cand = tallies(candidate)
-        let baseProcesses = commonWaits(baseline)
-        let candProcesses = commonWaits(candidate)
         return Set(base.keys).intersection(cand.keys).sorted().compactMap { key in
-            guard let before = base[key], let after = cand[key], before.paths > 0, after.paths > 0 else { return nil }
+            guard let baseSide = base[key], let candSide = cand[key] else { return nil }
+            let (before, after) = (baseSide.paths, candSide.paths)
+            guard before.paths > 0, after.paths > 0 else { return nil }
             let newWaits = after.newWaits(since: before)
             let goneWaits = before.newWaits(since: after)
             let evidence = (newWaits + goneWaits).map { wait in
                 WaitEvidence(
                     wait: wait, baselineCrossings: before.waits[wait] ?? 0, candidateCrossings: after.waits[wait] ?? 0,
-                    baselineProcesses: baseProcesses[key]?[wait] ?? 0,
-                    candidateProcesses: candProcesses[key]?[wait] ?? 0)
+                    baselineProcesses: baseSide.processesWith[wait] ?? 0,
+                    candidateProcesses: candSide.processesWith[wait] ?? 0)
             }
             return CriticalPathComparison(
                 test: key.test, group: key.group, interval: key.interval,
@@ -146,15 +142,12 @@ public struct CriticalPathComparison: Sendable, Hashable, Codable {
         let level = row.level * Self.waitLevelShare
         let decisive = evidence.contains { item in
             guard waits.contains(item.wait) else { return false }
+            // The side the wait is on against the side it is not.
+            let on = longer ? (item.candidateCrossings, candidatePaths) : (item.baselineCrossings, baselinePaths)
+            let off = longer ? (item.baselineCrossings, baselinePaths) : (item.candidateCrossings, candidatePaths)
             let processes = longer ? item.candidateProcesses : item.baselineProcesses
-            let p =
-                longer
-                ? HypergeometricDistribution.fisherGreater(
-                    candidateEvents: item.candidateCrossings, candidateTotal: candidatePaths,
-                    baselineEvents: item.baselineCrossings, baselineTotal: baselinePaths)
-                : HypergeometricDistribution.fisherGreater(
-                    candidateEvents: item.baselineCrossings, candidateTotal: baselinePaths,
-                    baselineEvents: item.candidateCrossings, baselineTotal: candidatePaths)
+            let p = HypergeometricDistribution.fisherGreater(
+                candidateEvents: on.0, candidateTotal: on.1, baselineEvents: off.0, baselineTotal: off.1)
             return processes >= Self.processesWithTheWait && p <= level
         }
         guard decisive else { return nil }

@@ -16,15 +16,15 @@ package enum HypergeometricDistribution {
             (0...candidateTotal).contains(candidateEvents), (0...baselineTotal).contains(baselineEvents)
         else { return 1 }
         let events = candidateEvents + baselineEvents
-        let total = candidateTotal + baselineTotal
-        let most = min(events, candidateTotal)
-        guard candidateEvents <= most else { return 0 }
         func logChoose(_ n: Int, _ k: Int) -> Double {
             lgamma(Double(n) + 1) - lgamma(Double(k) + 1) - lgamma(Double(n - k) + 1)
         }
-        let logAll = logChoose(total, events)
+        let logAll = logChoose(candidateTotal + baselineTotal, events)
         var p = 0.0
-        for k in candidateEvents...most where events - k <= baselineTotal {
+        // From the candidate's events up to all of them or all its places;
+        // the baseline then holds no more than its own events, so never more
+        // than its places.
+        for k in candidateEvents...min(events, candidateTotal) {
             p += exp(logChoose(candidateTotal, k) + logChoose(baselineTotal, events - k) - logAll)
         }
         return min(p, 1)
