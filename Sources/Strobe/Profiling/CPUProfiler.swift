@@ -62,7 +62,8 @@ final class CPUProfiler: @unchecked Sendable {
     /// 128 KiB and 512 KiB. The writer drains every 100 ms but yields to
     /// the threads it serves, so on a loaded machine it can be late by
     /// several of its turns: a ring of 128 KiB, 150 ms at 1 kHz, then lost
-    /// more than half of a busy thread's samples. Where the kernel's limit
+    /// more than half of a busy thread's samples (an Intel Xeon, 2 cores,
+    /// one other busy process, load average about 2.5). Where the kernel's limit
     /// on locked memory refuses a ring, its opening halves it.
     static func ringBytes(periodNanoseconds: UInt64) -> Int {
         let perSecond = 864 * 1_000_000_000 / max(periodNanoseconds, 1)

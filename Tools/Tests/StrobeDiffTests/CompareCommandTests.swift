@@ -158,7 +158,8 @@ import Testing
         defer { try? FileManager.default.removeItem(atPath: report) }
         // At scale 0.15 the chooser predicts about 10 s of callgrind on a
         // loaded machine, half its 20 s budget: at 0.3 it predicted 20.08 s
-        // at load 13 and counted with QEMU, which names no function.
+        // on an Intel Xeon at load 13 and counted with QEMU, which names no
+        // function.
         let suite =
             "env PROFILE_SUITE_SCALE=0.15 PROFILE_SUITE_FACTOR=1.5 \(Self.profileSuite) --filter '^parse document$'"
         let outcome = try runProgram(

@@ -22,8 +22,9 @@ extension FunctionComparison {
     /// the call that hands work to the workers and does a share itself
     /// (`DispatchQueue.concurrentPerform`, `dispatch_apply`). Which thread
     /// takes which part moves from process to process with the scheduler
-    /// (the calling thread's share of a `concurrentPerform` was 3 million
-    /// instructions apart between two processes of one build), so its amount
+    /// (the calling thread's share of ProfileSuite's `concurrentPerform` was
+    /// 3 million instructions apart between two processes of one build under
+    /// callgrind, on an Intel Xeon at load 1.6 to 2.3), so its amount
     /// moves without the code; the work is judged in the functions under it,
     /// whose amounts sum every thread.
     public static func isThreadPoolFrame(_ function: String) -> Bool {
