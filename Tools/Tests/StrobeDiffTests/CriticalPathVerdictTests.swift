@@ -126,6 +126,14 @@ import Testing
         let sentence = try #require(report.tests.first?.criticalPath)
         #expect(sentence.contains("(decided by its waits): " + Self.serialized), "\(sentence)")
         #expect(report.renderText().contains("regression (by its waits)"))
+        // Three processes a side this loaded size nothing: the sentence
+        // gives the estimate so far, not an interval as if it did.
+        let shift = try #require(path.shift)
+        #expect(!SizedInterval.sizes(shift) && path.notMeasuredFarEnough == true, "\(shift)")
+        #expect(sentence.contains(" so far, not measured far enough to size it (decided by its waits)"), "\(sentence)")
+        #expect(!sentence.contains("inf"), "\(sentence)")
+        #expect(CriticalPathComparison.signedPercent(0.2512) == "+25%")
+        #expect(CriticalPathComparison.signedPercent(-0.015) == "-1.5%")
         let evidence = try #require(report.criticalPaths?.first?.waitEvidence?.first)
         #expect(evidence.candidateCrossings == 15 && evidence.baselineCrossings == 0)
         #expect(evidence.candidateProcesses == 3 && evidence.baselineProcesses == 0)

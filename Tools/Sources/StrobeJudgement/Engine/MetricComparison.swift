@@ -101,10 +101,10 @@ public struct MetricComparison: Sendable, Hashable, Codable {
     /// changed. The row keeps the verdict and estimate of the look that
     /// settled it and was measured no further; nil for every other row.
     public var settledByCounts: WorkCoverage?
-    /// True for a settled time whose interval does not size its change
-    /// (``SizedInterval``): the reports print "not measured far enough" in
-    /// place of its change and interval, which the JSON keeps; nil for
-    /// every other row.
+    /// True for a settled time, or a critical path its waits decided, whose
+    /// interval does not size its change (``SizedInterval``): the reports
+    /// print "not measured far enough" in place of its change and interval,
+    /// which the JSON keeps; nil for every other row.
     public var notMeasuredFarEnough: Bool?
     /// True for a critical path's length that its time left inconclusive
     /// and the waits on the path decided

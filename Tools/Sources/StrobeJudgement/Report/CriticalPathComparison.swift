@@ -1,3 +1,4 @@
+import Foundation
 import StrobeResults
 import StrobeStatistics
 
@@ -118,6 +119,13 @@ public struct CriticalPathComparison: Sendable, Hashable, Codable {
         }
     }
 
+    /// "+25%", "-8%", "+1.5%": a change as the sentence gives it.
+    static func signedPercent(_ change: Double) -> String {
+        let value = change * 100
+        let text = String(format: abs(change) >= 0.1 ? "%.0f" : "%.1f", value)
+        return (text.hasPrefix("-") ? text : "+" + text) + "%"
+    }
+
     /// The verdict the waits on the path give `row` (the gated row of
     /// ``metric``) where its time left it inconclusive, as a count decides
     /// its metric: whether a thread waits for another is a fact of each
@@ -162,9 +170,15 @@ public struct CriticalPathComparison: Sendable, Hashable, Codable {
     /// the row is neither a regression nor an improvement.
     public func sentence(for row: MetricComparison) -> String? {
         guard row.verdict == .regression || row.verdict == .improvement else { return nil }
+        // A length its waits decided at an early look may have an interval
+        // that sizes nothing: its estimate so far, and that.
+        let length = row.shift.map { shift in
+            row.notMeasuredFarEnough == true
+                ? " " + Self.signedPercent(shift.change) + " so far, " + SizedInterval.text + " to size it"
+                : " " + TestVerdict.compact(shift)
+        }
         let lead =
-            "critical path" + (row.shift.map { " " + TestVerdict.compact($0) } ?? "")
-            + (row.decidedByWaits == true ? " (decided by its waits)" : "")
+            "critical path" + (length ?? "") + (row.decidedByWaits == true ? " (decided by its waits)" : "")
         let place = "in `\(interval)`"
         func waiter(_ wait: CriticalPathRecord.Wait) -> String { wait.waiter.map { "`\($0)`" } ?? "untraced code" }
         let longer = row.verdict == .regression

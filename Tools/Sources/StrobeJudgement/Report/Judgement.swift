@@ -135,6 +135,7 @@ public enum Judgement {
             var decided = row
             decided.verdict = verdict
             decided.decidedByWaits = true
+            if let shift = row.shift, !SizedInterval.sizes(shift) { decided.notMeasuredFarEnough = true }
             return decided
         }
         report.testVerdicts = report.tests
