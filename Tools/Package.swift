@@ -138,7 +138,8 @@ let package = Package(
         // exporting them, marks on change points, queries.
         .target(
             name: "StrobeHistory",
-            dependencies: ["StrobeStatistics", "StrobeToolFormatting", "CLibCrypto"] + strobe("StrobeResults")
+            dependencies: ["StrobeStatistics", "StrobeToolFormatting", "StrobeFlameGraph", "CLibCrypto"]
+                + strobe("StrobeResults")
         ),
         // A PostgreSQL client on libpq (`package` API only).
         .target(name: "StrobePostgres", dependencies: ["CLibPQ"]),
@@ -147,13 +148,14 @@ let package = Package(
         // in them.
         .target(
             name: "StrobeHistoryStore",
-            dependencies: ["StrobeHistory", "StrobePostgres", "CSQLite"] + strobe("StrobeResults")
+            dependencies: ["StrobeHistory", "StrobeFlameGraph", "StrobePostgres", "CSQLite"] + strobe("StrobeResults")
         ),
         // The trend over a history's runs: change points pinned to runs, and
         // its reports.
         .target(
             name: "StrobeTrend",
-            dependencies: ["StrobeHistory", "StrobeStatistics", "StrobeToolFormatting"] + strobe("StrobeResults")
+            dependencies: ["StrobeHistory", "StrobeStatistics", "StrobeToolFormatting", "StrobeFlameGraph"]
+                + strobe("StrobeResults")
         ),
         // A fleet's traces: extraction into the store, and the fleet report.
         .target(
@@ -264,6 +266,7 @@ let package = Package(
             name: "StrobeHistoryTests",
             dependencies: [
                 "StrobeHistory", "StrobeHistoryStore", "StrobeStatistics", "StrobeCLI", "StrobeStoreTestSupport",
+                "StrobeFlameGraph",
             ] + strobe("StrobeResults")
         ),
         // The stores on SQLite and on PostgreSQL; runs the `strobe` binary
@@ -284,7 +287,7 @@ let package = Package(
             name: "StrobeTrendTests",
             dependencies: [
                 "StrobeTrend", "StrobeHistory", "StrobeHistoryStore", "StrobeStatistics", "StrobeCLI",
-                "StrobeStoreTestSupport",
+                "StrobeStoreTestSupport", "StrobeFlameGraph", testSupport,
             ] + strobe("StrobeResults")
         ),
         // The ingest endpoint, over HTTP on loopback (URLSession: no TLS

@@ -2,7 +2,7 @@ import StrobeResults
 
 /// One call stack of a side of a differential flame graph, with the amount
 /// spent in it: CPU time or samples (a sampled profile), or instructions.
-public struct FlameStack: Sendable, Hashable {
+public struct FlameStack: Sendable, Hashable, Codable {
     /// Function names, the outermost caller first.
     public var frames: [String]
     /// What was spent with exactly this stack, in the graph's unit.
@@ -32,5 +32,36 @@ public struct FlameStack: Sendable, Hashable {
             }
         }
         return amounts.map { FlameStack(frames: $0.key, amount: $0.value) }
+    }
+
+    /// The stacks of several measurements of one thing (runs of a test),
+    /// each stack's amount averaged over them: summed, then divided by the
+    /// number of measurements (a stack one of them lacks counts 0 there).
+    /// Sorted by amount, largest first, then by frames.
+    public static func mean(of measurements: [[FlameStack]]) -> [FlameStack] {
+        guard !measurements.isEmpty else { return [] }
+        var amounts: [[String]: Double] = [:]
+        for stacks in measurements {
+            for stack in stacks { amounts[stack.frames, default: 0] += stack.amount }
+        }
+        let share = 1 / Double(measurements.count)
+        return ordered(amounts.map { FlameStack(frames: $0.key, amount: $0.value * share) })
+    }
+
+    /// The most stacks ``largest(_:)`` keeps.
+    public static let keptStacks = 2000
+
+    /// At most ``keptStacks`` of `stacks`, the largest: what a store keeps
+    /// of a test's profile. Sorted by amount, largest first, then by frames.
+    public static func largest(_ stacks: [FlameStack]) -> [FlameStack] {
+        Array(ordered(stacks).prefix(keptStacks))
+    }
+
+    /// `stacks` by amount, largest first, then by frames: one order for
+    /// equal input, whatever order a dictionary gave.
+    static func ordered(_ stacks: [FlameStack]) -> [FlameStack] {
+        stacks.sorted { a, b in
+            a.amount != b.amount ? a.amount > b.amount : a.frames.lexicographicallyPrecedes(b.frames)
+        }
     }
 }

@@ -5,11 +5,15 @@ public struct HistoryQuery: Sendable, Hashable {
     /// Whether to load every iteration's value too, not only each
     /// process's summaries.
     public var includeSamples: Bool
+    /// Whether to load the call stacks of each test's CPU profile too
+    /// (``HistoryTest/stacks``), for its flame graphs.
+    public var includeStacks: Bool
 
     /// A query; with no filters, every run.
-    public init(filters: [HistoryFilter] = [], includeSamples: Bool = false) {
+    public init(filters: [HistoryFilter] = [], includeSamples: Bool = false, includeStacks: Bool = false) {
         self.filters = filters
         self.includeSamples = includeSamples
+        self.includeStacks = includeStacks
     }
 }
 

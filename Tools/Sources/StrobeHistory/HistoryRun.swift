@@ -1,3 +1,5 @@
+import Foundation
+import StrobeFlameGraph
 import StrobeResults
 
 /// A run read back from a history.
@@ -33,15 +35,16 @@ public struct HistoryRun: Sendable, Hashable {
         self.init(
             key: record.key, metadata: record.run.metadata, branch: record.branch, comparison: record.comparison,
             side: record.side,
-            tests: zip(record.run.tests, record.summaries).map { test, summaries in
-                HistoryTest(
+            tests: record.run.tests.indices.map { position in
+                let test = record.run.tests[position]
+                return HistoryTest(
                     name: test.name, error: test.error, warmupIterations: test.warmupIterations,
                     tracePaths: test.tracePaths,
-                    metrics: zip(test.metrics, summaries).map { metric, summary in
+                    metrics: zip(test.metrics, record.summaries[position]).map { metric, summary in
                         HistoryMetric(
                             name: metric.name, unit: metric.unit, better: metric.better,
                             summary: summary)
-                    })
+                    }, stacks: record.stacks.indices.contains(position) ? record.stacks[position] : [])
             })
     }
 
@@ -75,17 +78,37 @@ public struct HistoryTest: Sendable, Hashable {
     public var tracePaths: [String]
     /// Its metrics, in the run's order.
     public var metrics: [HistoryMetric]
+    /// The call stacks of its CPU profile, each one's CPU time per
+    /// iteration in nanoseconds (``RunRecord/stacks``); empty for a test
+    /// without a profile, or unless the query asked for them
+    /// (``HistoryQuery/includeStacks``).
+    public var stacks: [FlameStack]
 
     /// A test.
     public init(
         name: String, error: String? = nil, warmupIterations: Int = 0, tracePaths: [String] = [],
-        metrics: [HistoryMetric] = []
+        metrics: [HistoryMetric] = [], stacks: [FlameStack] = []
     ) {
         self.name = name
         self.error = error
         self.warmupIterations = warmupIterations
         self.tracePaths = tracePaths
         self.metrics = metrics
+        self.stacks = stacks
+    }
+
+    /// `stacks` as a store keeps them: a JSON array of
+    /// `{"frames": [...], "amount": ...}`.
+    public static func encodeStacks(_ stacks: [FlameStack]) -> String {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = .sortedKeys
+        return (try? String(decoding: encoder.encode(stacks), as: UTF8.self)) ?? "[]"
+    }
+
+    /// The stacks a store kept (``encodeStacks(_:)``), or nil for text that
+    /// is not such an array.
+    public static func decodeStacks(_ text: String) -> [FlameStack]? {
+        try? JSONDecoder().decode([FlameStack].self, from: Data(text.utf8))
     }
 }
 

@@ -1,4 +1,5 @@
 import Foundation
+import StrobeFlameGraph
 import StrobeResults
 
 /// A run as the history stores it: the results file's run, the key it is
@@ -17,6 +18,12 @@ public struct RunRecord: Sendable, Hashable {
     public var side: String?
     /// Every metric's summaries, by test then metric, in the run's order.
     public var summaries: [[MetricSummary]]
+    /// Per test, in the run's order, the call stacks of its CPU profile
+    /// (`--profile`) with each one's CPU time per iteration in nanoseconds,
+    /// the largest ``FlameStack/keptStacks`` of them: what a differential
+    /// flame graph of a change in the history is drawn from. Empty for a
+    /// test without a profile.
+    public var stacks: [[FlameStack]]
 
     /// The record of `run`, with the comparison and side it belonged to.
     ///
@@ -27,9 +34,13 @@ public struct RunRecord: Sendable, Hashable {
     /// its functions' counts the same way (``instructionMetrics(of:)``). A
     /// simulated run (`metadata.simulated`) keeps its counts and leaves out
     /// its times and resource readings (``isSimulatorReading(_:)``), which
-    /// describe the simulator, not the code.
+    /// describe the simulator, not the code. The profile's call stacks are
+    /// kept apart (``stacks``).
     public init(run: PerfRun, comparison: String? = nil, side: String? = nil) {
         key = run.metadata.runID.isEmpty ? Self.contentKey(of: run) : run.metadata.runID
+        stacks = run.tests.map { test in
+            test.profile.map { FlameStack.largest(FlameStack.perIteration([$0])) } ?? []
+        }
         var kept = run
         for index in kept.tests.indices {
             if run.metadata.simulated {

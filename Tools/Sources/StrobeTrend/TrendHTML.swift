@@ -1,4 +1,5 @@
 import Foundation
+import StrobeFlameGraph
 import StrobeHistory
 import StrobeStatistics
 import StrobeToolFormatting
@@ -51,9 +52,11 @@ extension TrendReport {
     /// A self-contained dashboard: the changes in a table, then a plot per
     /// series (every run a point, a colour per group, reference runs hollow;
     /// each change a dashed line labelled with its commit range and cause,
-    /// with the levels on either side). Inline SVG and CSS only: no script,
-    /// nothing fetched.
-    public func renderHTML() -> String {
+    /// with the levels on either side), and `flameGraphs` (the
+    /// differential flame graphs of the code's changes,
+    /// ``flameGraphs(runs:window:)``) after the table. Inline SVG, CSS and
+    /// the flame graphs' script only: nothing fetched.
+    public func renderHTML(flameGraphs: [DifferentialFlameGraph] = []) -> String {
         var html = HTMLReportPage.start(title: "Performance history", style: Self.dashboardStyle)
         html += "<h1>Performance history</h1>"
         html += "<p class=\"sub\">\(HTMLText.escape(source)) · \(runCount) runs"
@@ -108,6 +111,7 @@ extension TrendReport {
             for change in suiteChanges { html += "<li>\(HTMLText.escape(Self.suiteLine(change)))</li>" }
             html += "</ul>"
         }
+        html += FlameGraphHTML.section(flameGraphs, heading: "Differential flame graphs of the code's changes")
         html += "<h2>Series</h2>"
         // Changed series first, then the others, each in suite/test order.
         let changed = Set(changes.map(\.series))

@@ -159,7 +159,7 @@ public struct TrendChange: Sendable, Hashable, Codable {
     }
 
     /// The range with commits abbreviated to 10 hex digits.
-    var shortRange: String {
+    public var shortRange: String {
         let before = lastBefore.commit.isEmpty ? lastBefore.run : String(lastBefore.commit.prefix(10))
         let after = firstAfter.commit.isEmpty ? firstAfter.run : String(firstAfter.commit.prefix(10))
         return "\(before)..\(after)"

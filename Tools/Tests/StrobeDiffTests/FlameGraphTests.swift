@@ -3,6 +3,7 @@ import StrobeDiff
 import StrobeFlameGraph
 import StrobeJudgement
 import StrobeResults
+import StrobeTestSupport
 import Testing
 
 /// The differential flame graph of a changed test: a frame new in the
@@ -160,5 +161,11 @@ import Testing
         let before = try #require(page.dom.firstMatch(of: #/data-zoom-width="([0-9.]+)"/#).flatMap { Double($0.1) })
         let after = try #require(page.dom.firstMatch(of: #/data-zoomed="([0-9.]+)"/#).flatMap { Double($0.1) })
         #expect(after > 2 * before, "\(before) → \(after)")
+        // Drawn: a screenshot of the page as a reader sees it.
+        let shot = try BrowserPage.screenshot(
+            of: report.renderHTML(flameGraphs: report.flameGraphs(baseline: baseline, candidate: candidate)),
+            width: 1100, height: 1500)
+        #expect(BrowserPage.isPNG(shot.png, width: 1100, height: 1500))
+        #expect(shot.png.count > 20_000, "the screenshot holds \(shot.png.count) bytes")
     }
 }

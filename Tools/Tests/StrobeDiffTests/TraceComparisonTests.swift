@@ -1,6 +1,7 @@
 import Foundation
 import StrobeFlameGraph
 import StrobeStatistics
+import StrobeTestSupport
 import StrobeTraceComparison
 import Testing
 

@@ -1,4 +1,5 @@
 import Foundation
+import StrobeFlameGraph
 import StrobeHistory
 import StrobeHistoryStore
 import StrobeResults
@@ -40,6 +41,41 @@ import Testing
             #expect(light.allSatisfy { $0.tests.flatMap(\.metrics).allSatisfy(\.samples.isEmpty) })
             await store.close()
         }
+    }
+
+    @Test(arguments: StoreBackend.tested)
+    func aProfiledTestsStacksReadBackWhenAskedFor(_ backend: StoreBackend) async throws {
+        try await ScratchStore.with(backend) { test in
+            let store = try await test.open()
+            var run = SampleRuns.run(id: "profiled", time: 1)
+            // 40 samples of 1 ms over 4 iterations: 10 ms per iteration.
+            run.tests[0].profile = CallStackProfile(
+                functions: ["main", "render", "blur", "makeToneCurve()"],
+                stacks: [.init(frames: [0, 1, 2], samples: 30), .init(frames: [0, 1, 3], samples: 10)],
+                nanosecondsPerSample: 1_000_000, iterations: 4, method: "perf_event")
+            let record = RunRecord(run: run)
+            #expect(
+                record.stacks[0] == [
+                    FlameStack(frames: ["main", "render", "blur"], amount: 7_500_000),
+                    FlameStack(frames: ["main", "render", "makeToneCurve()"], amount: 2_500_000),
+                ])
+            #expect(record.stacks.dropFirst().allSatisfy { $0.isEmpty })
+            _ = try await HistoryWriter.add([record], to: store)
+            let read = try await store.runs(HistoryQuery(includeStacks: true))
+            #expect(read.first?.tests.map(\.stacks) == record.stacks)
+            #expect(read.first?.tests.map(\.stacks) == HistoryRun(record: record).tests.map(\.stacks))
+            // Not asked for, not read.
+            let light = try await store.runs(HistoryQuery())
+            #expect(light.first?.tests.allSatisfy(\.stacks.isEmpty) == true)
+            await store.close()
+        }
+    }
+
+    @Test func storedStacksThatAreNotAnArrayOfFramesAreRefused() {
+        #expect(
+            HistoryTest.decodeStacks("[{\"amount\":1,\"frames\":[\"a\"]}]") == [FlameStack(frames: ["a"], amount: 1)])
+        #expect(HistoryTest.decodeStacks("{}") == nil)
+        #expect(HistoryTest.decodeStacks("[{\"amount\":\"x\"}]") == nil)
     }
 
     @Test func aRunWithoutARunIDIsKeyedByTheSHA256OfItsFile() throws {

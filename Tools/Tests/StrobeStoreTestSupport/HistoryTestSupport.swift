@@ -17,11 +17,11 @@ extension ScratchStore {
 
     /// Takes the store back to schema version 3, as a Strobe before version
     /// 4 left it: `strobe_runs` without `simulated` and
-    /// `instruction_source`.
+    /// `instruction_source`, `strobe_tests` without `cpu_stacks`.
     package func downgradeToVersion3() async throws {
         try execute(
             "ALTER TABLE strobe_runs DROP COLUMN simulated", "ALTER TABLE strobe_runs DROP COLUMN instruction_source",
-            "UPDATE strobe_schema SET version = 3")
+            "ALTER TABLE strobe_tests DROP COLUMN cpu_stacks", "UPDATE strobe_schema SET version = 3")
     }
 
     /// Runs `statements` on the store, in order, as another program would.

@@ -159,7 +159,7 @@ struct TrendCommand: AsyncParsableCommand {
         case .text: try emit(report.renderText(), to: output)
         case .markdown: try emit(report.renderMarkdown(), to: output)
         case .json: try emit(report.renderJSON(), to: output)
-        case .html: try emit(report.renderHTML(), to: output)
+        case .html: try emit(report.renderHTML(flameGraphs: report.flameGraphs(runs: runs)), to: output)
         }
         if output != nil, reportOutput.format != .text {
             print(report.headline)
@@ -195,7 +195,9 @@ struct TrendCommand: AsyncParsableCommand {
             throw CommandFailure.badInput(error.message)
         }
         do {
-            let runs = try await opened.runs(HistoryQuery(filters: filters))
+            // The stacks are read only for the flame graphs of a page.
+            let runs = try await opened.runs(
+                HistoryQuery(filters: filters, includeStacks: reportOutput.format == .html))
             let marks = try await opened.marks()
             var total = runs.count
             if runs.isEmpty { total = try await opened.count() }

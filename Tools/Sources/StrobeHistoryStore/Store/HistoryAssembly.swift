@@ -69,15 +69,21 @@ struct HistoryAssembly {
 
     /// Adds a test of a run added before.
     mutating func addTest(
-        run: String, position: Int, name: String, error: String?, warmupIterations: Int, tracePaths: String
+        run: String, position: Int, name: String, error: String?, warmupIterations: Int, tracePaths: String,
+        stacks: String = "[]"
     ) throws(HistoryError) {
         guard let runPosition = index[run] else { return }
         guard let paths = try? JSONDecoder().decode([String].self, from: Data(tracePaths.utf8)) else {
             throw HistoryError(.database, "run \(run), test \(name): its trace paths are not a JSON array of strings")
         }
+        guard let profile = HistoryTest.decodeStacks(stacks) else {
+            throw HistoryError(
+                .database, "run \(run), test \(name): its CPU stacks are not a JSON array of frames and amounts")
+        }
         testPositions[run, default: []].append(position)
         runs[runPosition].tests.append(
-            HistoryTest(name: name, error: error, warmupIterations: warmupIterations, tracePaths: paths))
+            HistoryTest(
+                name: name, error: error, warmupIterations: warmupIterations, tracePaths: paths, stacks: profile))
     }
 
     /// Adds a metric of a test added before.
@@ -103,6 +109,11 @@ struct HistoryAssembly {
             }
         }
         return result
+    }
+
+    /// The CPU stacks of test `position` of `record` as stored: a JSON array.
+    static func stacks(of record: RunRecord, _ position: Int) -> String {
+        HistoryTest.encodeStacks(record.stacks.indices.contains(position) ? record.stacks[position] : [])
     }
 
     /// The trace paths of a test as stored: a JSON array.

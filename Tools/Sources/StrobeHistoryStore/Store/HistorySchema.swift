@@ -38,9 +38,14 @@ import StrobeHistory
 /// simulation such as callgrind: it carries counts, not times) and
 /// `instruction_source` (`hardware`, `simulated`, or empty), as the results
 /// file's metadata says them.
+///
+/// Version 5: `strobe_tests` gains `cpu_stacks`, the call stacks of the
+/// test's CPU profile (`--profile`) with each one's CPU time per iteration
+/// (``RunRecord/stacks``), a JSON array; `[]` for a test without a profile
+/// and for every test stored before this version.
 public enum HistorySchema {
     /// The version this Strobe writes.
-    public static let currentVersion = 4
+    public static let currentVersion = 5
 
     /// The SQL dialects the migrations are written for.
     enum Dialect {
@@ -144,6 +149,7 @@ public enum HistorySchema {
                 "ALTER TABLE strobe_runs ADD COLUMN simulated BOOLEAN NOT NULL DEFAULT \(dialect.falseValue)",
                 "ALTER TABLE strobe_runs ADD COLUMN instruction_source TEXT NOT NULL DEFAULT ''",
             ],
+            ["ALTER TABLE strobe_tests ADD COLUMN cpu_stacks TEXT NOT NULL DEFAULT '[]'"],
         ]
     }
 

@@ -132,14 +132,16 @@ actor PostgresHistoryStore: HistoryStore, FleetStore {
             let tests = record.run.tests
             try connection.execute(
                 """
-                INSERT INTO strobe_tests (run, position, name, error, warmup_iterations, trace_paths)
-                SELECT $1::text, p, n, e, w, t
-                FROM unnest($2::int4[], $3::text[], $4::text[], $5::int4[], $6::text[]) AS x(p, n, e, w, t)
+                INSERT INTO strobe_tests (run, position, name, error, warmup_iterations, trace_paths, cpu_stacks)
+                SELECT $1::text, p, n, e, w, t, c
+                FROM unnest($2::int4[], $3::text[], $4::text[], $5::int4[], $6::text[], $7::text[])
+                    AS x(p, n, e, w, t, c)
                 """,
                 [
                     key, tests.indices.map { Int32($0) }, tests.map(\.name), tests.map(\.error),
                     tests.map { Int32(clamping: $0.warmupIterations) },
                     tests.map { HistoryAssembly.encodeTracePaths($0.tracePaths) },
+                    tests.indices.map { HistoryAssembly.stacks(of: record, $0) },
                 ])
             TestPause.pauseIfAsked()
 
@@ -214,7 +216,9 @@ actor PostgresHistoryStore: HistoryStore, FleetStore {
         // One snapshot for the four queries.
         return try transaction("read runs", .read) { connection in
             var assembly = HistoryAssembly()
-            try read(connection, condition: condition, includeSamples: query.includeSamples, into: &assembly)
+            try read(
+                connection, condition: condition, includeSamples: query.includeSamples,
+                includeStacks: query.includeStacks, into: &assembly)
             return assembly.finish()
         }
     }
@@ -222,6 +226,7 @@ actor PostgresHistoryStore: HistoryStore, FleetStore {
     /// Reads the four tables' rows for the runs that meet `condition`.
     private func read(
         _ connection: PostgresConnection, condition: (sql: String, values: [String]), includeSamples: Bool,
+        includeStacks: Bool,
         into assembly: inout HistoryAssembly
     ) throws {
         let runs = try connection.execute(
@@ -252,14 +257,15 @@ actor PostgresHistoryStore: HistoryStore, FleetStore {
         }
         let tests = try connection.execute(
             """
-            SELECT s.run, s.position, s.name, s.error, s.warmup_iterations, s.trace_paths
+            SELECT s.run, s.position, s.name, s.error, s.warmup_iterations, s.trace_paths,
+                \(includeStacks ? "s.cpu_stacks" : "'[]'::text")
             FROM strobe_tests s JOIN strobe_runs r ON r.id = s.run WHERE \(condition.sql)
             """, condition.values)
         for row in 0..<tests.rowCount {
             try assembly.addTest(
                 run: try tests.value(row, 0), position: try tests.value(row, 1), name: try tests.value(row, 2),
                 error: try tests.value(row, 3), warmupIterations: try tests.value(row, 4),
-                tracePaths: try tests.value(row, 5))
+                tracePaths: try tests.value(row, 5), stacks: try tests.value(row, 6))
         }
         let samples = includeSamples ? "m.samples" : "NULL::bytea"
         let metrics = try connection.execute(

@@ -128,12 +128,12 @@ final class SQLiteHistoryStore: HistoryStore, FleetStore {
                 try tag.execute([record.key, key, value])
             }
             let test = try db.cachedStatement(
-                "INSERT INTO strobe_tests (run, position, name, error, warmup_iterations, trace_paths) "
-                    + "VALUES (?, ?, ?, ?, ?, ?)")
+                "INSERT INTO strobe_tests (run, position, name, error, warmup_iterations, trace_paths, cpu_stacks) "
+                    + "VALUES (?, ?, ?, ?, ?, ?, ?)")
             for (position, result) in record.run.tests.enumerated() {
                 try test.execute([
                     record.key, position, result.name, result.error, result.warmupIterations,
-                    HistoryAssembly.encodeTracePaths(result.tracePaths),
+                    HistoryAssembly.encodeTracePaths(result.tracePaths), HistoryAssembly.stacks(of: record, position),
                 ])
             }
             TestPause.pauseIfAsked()
@@ -250,15 +250,17 @@ final class SQLiteHistoryStore: HistoryStore, FleetStore {
             ).forEachRow(arguments) { row in
                 assembly.addTag(run: try row.value(0), key: try row.value(1), value: try row.value(2))
             }
+            let stacks = query.includeStacks ? "s.cpu_stacks" : "'[]'"
             try db.prepare(
                 """
-                SELECT s.run, s.position, s.name, s.error, s.warmup_iterations, s.trace_paths
+                SELECT s.run, s.position, s.name, s.error, s.warmup_iterations, s.trace_paths, \(stacks)
                 FROM strobe_tests s JOIN strobe_runs r ON r.id = s.run WHERE \(condition.sql)
                 """
             ).forEachRow(arguments) { row in
                 try assembly.addTest(
                     run: try row.value(0), position: try row.value(1), name: try row.value(2),
-                    error: try row.value(3), warmupIterations: try row.value(4), tracePaths: try row.value(5))
+                    error: try row.value(3), warmupIterations: try row.value(4), tracePaths: try row.value(5),
+                    stacks: try row.value(6))
             }
             let samples = query.includeSamples ? "m.samples" : "NULL"
             try db.prepare(
