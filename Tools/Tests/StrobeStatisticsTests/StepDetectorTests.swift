@@ -53,6 +53,34 @@ func processHistory(
         #expect(step.runsBefore == 25 && step.runsAfter == 15)
     }
 
+    /// Four runs after a doubling (a change near the end of the history):
+    /// the scan needs five runs a side, so its split falls a run early, and
+    /// placement brings it back to where the level moved, possible until a
+    /// fifth run comes.
+    @Test(arguments: 0..<10) func aStepFourRunsBeforeTheEndIsPlacedThereAndPossible(seed: UInt64) throws {
+        let values = processHistory(runs: 30, sigma: 0.003, seed: 40 + seed) { $0 < 26 ? 1 : 2 }
+        let report = try StepDetector.detect([MetricHistory(name: "releases", values: values)])
+        let step = try #require(report.steps.first, "seed \(seed)")
+        #expect(report.steps.count == 1)
+        #expect((step.lastBefore, step.firstAfter) == (25, 26), "seed \(seed)")
+        #expect(step.status == .possible(runsToConfirm: 1))
+        #expect(step.change.lower > 1.9, "no run of the old level counted after it: \(step.change)")
+        // With a fifth run after it, the same step is confirmed.
+        let longer = processHistory(runs: 31, sigma: 0.003, seed: 40 + seed) { $0 < 26 ? 1 : 2 }
+        let confirmed = try #require(try StepDetector.detect([MetricHistory(name: "releases", values: longer)]).steps.first)
+        #expect((confirmed.firstAfter, confirmed.status) == (26, .confirmed))
+    }
+
+    /// The demo's fourteen nights of a count of releases per iteration (the
+    /// median of each night's processes), doubled at night 11: the step is
+    /// between nights 10 and 11, not a night early.
+    @Test func theDemosReleasesStepAtNightEleven() throws {
+        let values = [158.5, 158.5, 158.5, 158.5, 158, 159, 158.5, 158.5, 158.5, 159, 319, 318, 318, 318.5]
+        let step = try #require(try StepDetector.detect([MetricHistory(name: "releases", values: values)]).steps.first)
+        #expect((step.lastBefore, step.firstAfter) == (9, 10))
+        #expect(step.status == .possible(runsToConfirm: 1))
+    }
+
     @Test func directionFollowsTheMetric() throws {
         let up = processHistory(runs: 40, sigma: 0.02, seed: 4) { $0 < 20 ? 1 : 1.15 }
         let down = processHistory(runs: 40, sigma: 0.02, seed: 5) { $0 < 20 ? 1 : 0.85 }

@@ -12,7 +12,10 @@ import Foundation
 ///    intervals inside it (`SeededScan`). A significant split divides the
 ///    segment and both halves are scanned again; each boundary is then
 ///    placed again between its final neighbours, by ranks and then by the
-///    least absolute deviation of log values (`place(_:near:lower:upper:options:)`).
+///    least absolute deviation of log values
+///    (`place(_:near:lower:upper:shortestAfter:options:)`); the last
+///    boundary may come as close as 3 runs to the end, a *possible* step
+///    until the runs after it make a segment.
 /// 2. **The end.** The last 3 to `minimumSegment − 1` runs of the last
 ///    segment are tested against the runs before them with the exact
 ///    permutation distribution of their rank sum (Bonferroni over the
@@ -150,21 +153,32 @@ public enum StepDetector {
         boundaries.sort { $0.index < $1.index }
         // Each boundary again between its final neighbours: the first split
         // of a segment holding several steps can sit between two of them.
+        // The last boundary may come closer to the end than a segment, down
+        // to the shortest end tested: a step a few runs before the newest
+        // would else be pushed back to leave a whole segment after it.
         for position in boundaries.indices {
             let lower = position == 0 ? 0 : boundaries[position - 1].index
-            let upper = position + 1 == boundaries.count ? values.count : boundaries[position + 1].index
+            let last = position + 1 == boundaries.count
+            let upper = last ? values.count : boundaries[position + 1].index
             if let scan = RankScan.scan(values[lower..<upper], minimumSegment: options.minimumSegment, pValue: false) {
                 boundaries[position].index = place(
-                    values, near: lower + scan.split, lower: lower, upper: upper, options: options)
+                    values, near: lower + scan.split, lower: lower, upper: upper,
+                    shortestAfter: last ? EndTest.shortest : options.minimumSegment, options: options)
             }
         }
         var steps: [HistoryStep] = []
         for (position, boundary) in boundaries.enumerated() {
             let lower = position == 0 ? 0 : boundaries[position - 1].index
             let upper = position + 1 == boundaries.count ? values.count : boundaries[position + 1].index
+            // Placed closer to the end than a segment: confirmed once the
+            // runs after it make one.
+            let runsAfter = upper - boundary.index
+            let status: StepStatus =
+                runsAfter < options.minimumSegment
+                ? .possible(runsToConfirm: options.minimumSegment - runsAfter) : .confirmed
             if let step = makeStep(
                 history, at: boundary.index, lower: lower, upper: upper, pValue: boundary.pValue, level: scanLevel,
-                status: .confirmed, options: options)
+                status: status, options: options)
             {
                 steps.append(step)
             }
@@ -185,8 +199,10 @@ public enum StepDetector {
     /// How far from the rank scan's split the placement looks.
     static let placementReach = 3
 
-    /// The split near `split` (within ``placementReach`` runs, keeping
-    /// `minimumSegment` runs on each side within `lower..<upper`) that leaves
+    /// The split near `split` (within ``placementReach`` runs, or toward the
+    /// end that many and a segment more when `shortestAfter` is shorter than
+    /// a segment and `split` within two segments of `upper`, keeping `minimumSegment` runs before it and
+    /// `shortestAfter` after it within `lower..<upper`) that leaves
     /// the least absolute deviation of log values from the medians of the two
     /// sides, over the runs within `estimateWindow` of `split`.
     ///
@@ -195,10 +211,18 @@ public enum StepDetector {
     /// level and can pull the rank scan's split a run or two early. The
     /// absolute deviations see the size of the gap, and medians keep one slow
     /// process from moving the split.
-    static func place(_ values: [Double], near split: Int, lower: Int, upper: Int, options: StepDetectionOptions) -> Int
-    {
+    static func place(
+        _ values: [Double], near split: Int, lower: Int, upper: Int, shortestAfter: Int,
+        options: StepDetectionOptions
+    ) -> Int {
+        // Split within two segments of the series' end, a last boundary
+        // looks a segment further toward it: the scan never splits closer
+        // to the end than a segment, and a few runs of the old level that
+        // sit high pull its split earlier.
+        let nearTheEnd = shortestAfter < options.minimumSegment && upper - split <= 2 * options.minimumSegment
+        let reachAfter = placementReach + (nearTheEnd ? options.minimumSegment : 0)
         let first = max(lower + options.minimumSegment, split - placementReach)
-        let last = min(upper - options.minimumSegment, split + placementReach)
+        let last = min(upper - shortestAfter, split + reachAfter)
         guard first < last else { return split }
         let logs = values[max(lower, split - options.estimateWindow)..<min(upper, split + options.estimateWindow)].map {
             log($0)
