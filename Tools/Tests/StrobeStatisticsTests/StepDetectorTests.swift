@@ -67,7 +67,8 @@ func processHistory(
         #expect(step.change.lower > 1.9, "no run of the old level counted after it: \(step.change)")
         // With a fifth run after it, the same step is confirmed.
         let longer = processHistory(runs: 31, sigma: 0.003, seed: 40 + seed) { $0 < 26 ? 1 : 2 }
-        let confirmed = try #require(try StepDetector.detect([MetricHistory(name: "releases", values: longer)]).steps.first)
+        let confirmed = try #require(
+            try StepDetector.detect([MetricHistory(name: "releases", values: longer)]).steps.first)
         #expect((confirmed.firstAfter, confirmed.status) == (26, .confirmed))
     }
 
