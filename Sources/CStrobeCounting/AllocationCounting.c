@@ -5,10 +5,25 @@
 // Foundation, the C library's own users) to these wrappers, which pass each
 // call on to glibc's `__libc_*` entry points. Outside a counting window a
 // wrapper costs one relaxed load of a flag.
+//
+// It defines malloc_usable_size too. The Swift runtime sizes an array's
+// capacity by it right after allocating the buffer, and glibc's answer
+// depends on where the block was placed: a free chunk 16 bytes larger than
+// asked for is handed out whole, and a large block is mapped or taken from
+// the heap as the mmap threshold moves. An array then grows (allocates
+// again) at an iteration that depends on the heap's history, and an exact
+// count moves without the code. For the block the calling thread allocated
+// last, the answer here is the usable size of a block that fits the
+// request exactly, as glibc gives it on a fresh heap (never more than the
+// real one); for any other block, glibc's own answer.
+
+// RTLD_NEXT.
+#define _GNU_SOURCE
 
 #include "CStrobeCounting.h"
 #include "CountingState.h"
 
+#include <dlfcn.h>
 #include <errno.h>
 #include <stddef.h>
 #include <stdlib.h>
@@ -37,21 +52,60 @@ static inline void count_free(void) {
     if (cstrobe_counting_counts_here()) { cstrobe_counting_add(&cstrobe_counting_record()->frees, 1); }
 }
 
+// The block the calling thread allocated last, and the size it asked for.
+static __thread void *last_block __attribute__((tls_model("initial-exec")));
+static __thread size_t last_request __attribute__((tls_model("initial-exec")));
+
+static inline void *remembered(void *block, size_t size) {
+    last_block = block;
+    last_request = size;
+    return block;
+}
+
 void *malloc(size_t size) {
     count_allocation(size);
-    return __libc_malloc(size);
+    return remembered(__libc_malloc(size), size);
 }
 
 void *calloc(size_t count, size_t size) {
     count_allocation(count * size);
-    return __libc_calloc(count, size);
+    return remembered(__libc_calloc(count, size), count * size);
 }
 
 void *realloc(void *pointer, size_t size) {
     if (pointer != NULL) { count_free(); }
     // realloc(p, 0) frees p and allocates nothing.
     if (pointer == NULL || size != 0) { count_allocation(size); }
-    return __libc_realloc(pointer, size);
+    return remembered(__libc_realloc(pointer, size), size);
+}
+
+/// glibc's malloc_usable_size, found once.
+static size_t (*_Atomic glibc_usable_size)(void *);
+
+/// What glibc answers for `pointer`: its own function, or, where it cannot
+/// be found, the same reading of the chunk's size word (the size less the
+/// 8-byte header, 16 for a mapped chunk).
+static size_t real_usable_size(void *pointer) {
+    size_t (*function)(void *) = atomic_load_explicit(&glibc_usable_size, memory_order_relaxed);
+    if (function == NULL) {
+        function = (size_t (*)(void *))dlsym(RTLD_NEXT, "malloc_usable_size");
+        if (function != NULL) { atomic_store_explicit(&glibc_usable_size, function, memory_order_relaxed); }
+    }
+    if (function != NULL) { return function(pointer); }
+    size_t word = ((size_t *)pointer)[-1];
+    return (word & ~(size_t)7) - ((word & 2) != 0 ? 16 : 8);
+}
+
+size_t malloc_usable_size(void *pointer) {
+    if (pointer == NULL) { return 0; }
+    size_t real = real_usable_size(pointer);
+    if (pointer != last_block) { return real; }
+    // An exactly fitting chunk: the request and an 8-byte header, rounded
+    // up to 16 bytes, at least 32; less the header.
+    size_t chunk = (last_request + 8 + 15) & ~(size_t)15;
+    if (chunk < 32) { chunk = 32; }
+    size_t exact = chunk - 8;
+    return exact < real ? exact : real;
 }
 
 void free(void *pointer) {
@@ -61,12 +115,12 @@ void free(void *pointer) {
 
 void *memalign(size_t alignment, size_t size) {
     count_allocation(size);
-    return __libc_memalign(alignment, size);
+    return remembered(__libc_memalign(alignment, size), size);
 }
 
 void *aligned_alloc(size_t alignment, size_t size) {
     count_allocation(size);
-    return __libc_memalign(alignment, size);
+    return remembered(__libc_memalign(alignment, size), size);
 }
 
 void *valloc(size_t size) {
@@ -84,7 +138,7 @@ int posix_memalign(void **result, size_t alignment, size_t size) {
     count_allocation(size);
     void *pointer = __libc_memalign(alignment, size);
     if (pointer == NULL) { return ENOMEM; }
-    *result = pointer;
+    *result = remembered(pointer, size);
     return 0;
 }
 

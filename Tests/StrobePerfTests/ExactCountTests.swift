@@ -191,6 +191,31 @@ struct ExactCountTests {
         }
     }
 
+    /// The runtime sizes an array's capacity by malloc_usable_size right
+    /// after allocating it; glibc's answer depends on the heap (a chunk 16
+    /// bytes too large is handed out whole, a large block may be mapped).
+    /// The counting program answers for its newest block as for an exact
+    /// fit, so capacities, and the allocations of growing arrays, repeat.
+    @Test func theNewestBlocksUsableSizeIsThatOfAnExactFit() throws {
+        guard ExactCounts.Selection.available.allocations else { return }
+        // The definition every caller in the process binds to, as the
+        // runtime finds it (RTLD_DEFAULT).
+        let symbol = try #require(dlsym(nil, "malloc_usable_size"))
+        typealias UsableSize = @convention(c) (UnsafeMutableRawPointer?) -> Int
+        let malloc_usable_size = unsafeBitCast(symbol, to: UsableSize.self)
+        let large = try #require(malloc(200_000))
+        // 200,000 and the 8-byte header, rounded up to 16, less the header;
+        // glibc maps such a block and would say 200,688.
+        #expect(malloc_usable_size(large) == 200_008)
+        let small = try #require(malloc(100))
+        #expect(malloc_usable_size(small) == 104)
+        // No longer the newest: glibc's own answer, at least the request.
+        #expect(malloc_usable_size(large) >= 200_000)
+        free(small)
+        free(large)
+        #expect(malloc_usable_size(nil) == 0)
+    }
+
     @Test func anAsyncBlockIsCountedAcrossItsAwaits() async throws {
         guard ExactCounts.Selection.available.allocations else { return }
         let test = PerfTest(

@@ -13,12 +13,14 @@ extension DiffReport {
 
     /// "+14.2% [+11.0, +17.5]"; for a constant count, "+1 allocation per
     /// iteration (12 → 13)" (``MetricDefaults/exactCountChange(_:)``); for a
-    /// settled time whose interval does not size it, "not measured far
-    /// enough" (``SizedInterval``).
+    /// settled time, or any inconclusive row, whose interval does not size
+    /// its change, "not measured far enough" (``SizedInterval``): an early
+    /// look's [−100%, +inf] says nothing. The JSON keeps the numbers.
     static func change(_ row: MetricComparison) -> String {
         if let count = MetricDefaults.exactCountChange(row) { return count }
         if row.notMeasuredFarEnough == true { return SizedInterval.text }
         guard let shift = row.shift else { return "-" }
+        if row.verdict == .inconclusive, !SizedInterval.sizes(shift) { return SizedInterval.text }
         return "\(percent(shift.ratio))% [\(percent(shift.lower)), \(percent(shift.upper))]"
     }
 

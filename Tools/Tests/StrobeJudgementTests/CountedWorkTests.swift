@@ -18,7 +18,7 @@ import Testing
     /// baseline's.
     static func sides(
         test: String = "sort", rounds: Int = 2, noise: Double = 0.2, busy: Double = 0.98, instructions: Double = 1,
-        switches: Double? = nil, seed: UInt64 = 5
+        switches: Double? = nil, reportOnly: Bool = false, seed: UInt64 = 5
     ) -> (SampleSet, SampleSet) {
         var generator = SeededGenerator(seed: seed)
         var sets = [SampleSet(), SampleSet()]
@@ -34,6 +34,7 @@ import Testing
                 if let switches {
                     metrics.append(("thread.context_switches.voluntary", "count", Array(repeating: switches, count: 5)))
                 }
+                if reportOnly { metrics.append(("process.cpu.user", "ns", wall.map { $0 * busy })) }
                 let run = (index == 0 ? "b" : "c") + "\(round)"
                 sets[index].series += metrics.map { metric, unit, samples in
                     SampleSet.Series(
@@ -214,6 +215,23 @@ import Testing
         let measured = try #require(sized.rows.first { $0.name == "sort/wall" })
         #expect(measured.settledByCounts == .unchanged && measured.notMeasuredFarEnough == nil, "\(measured.shift!)")
         #expect(sized.renderText().contains(DiffReport.change(measured)) && !sized.renderText().contains("far enough"))
+    }
+
+    /// A reported-only time of the same early look: its interval sizes
+    /// nothing either, and no format prints it as if it did.
+    @Test func aReportedOnlyRowWhoseIntervalSizesNothingIsNotMeasuredFarEnough() throws {
+        var ledger = DecisionLedger()
+        let (wide, _) = ledger.record(
+            try Self.judged(Self.sides(noise: 0.5, reportOnly: true)), rounds: 2, plannedRounds: 40)
+        let user = try #require(wide.rows.first { $0.name == "sort/process.cpu.user" })
+        let shift = try #require(user.shift)
+        #expect(!user.gates && user.verdict == .inconclusive && !SizedInterval.sizes(shift), "\(shift)")
+        #expect(DiffReport.change(user) == SizedInterval.text)
+        let upper = DiffReport.percent(shift.upper)
+        for rendered in [wide.renderText(), wide.renderMarkdown(), wide.renderHTML()] {
+            #expect(!rendered.contains(upper), "\(upper) in \(rendered)")
+        }
+        #expect(wide.renderJSON().contains("\"upper\" : "))
     }
 
     @Test func anIntervalSizesItsChangeWithinAFactorOfTwo() {

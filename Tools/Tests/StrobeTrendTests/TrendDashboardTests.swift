@@ -60,13 +60,7 @@ import Testing
             }
         }
         let store = try await TrendTests.store(runs, in: directory)
-        let page = directory + "/trend.html"
-        let trend = try StrobeBinary.run([
-            "trend", "--history", store, "--repository", history.repository, "--reference", "build=reference",
-            "--format", "html", "--output", page,
-        ])
-        #expect(trend.status == 0, "\(trend.errors)")
-        let html = try String(contentsOfFile: page, encoding: .utf8)
+        let (page, html) = try TrendTests.dashboard(store, repository: history.repository, in: directory)
         #expect(!html.contains("<script") && !html.contains("http://") && !html.contains("https://"))
 
         let dom = try Self.run(

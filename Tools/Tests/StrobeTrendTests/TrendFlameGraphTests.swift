@@ -90,13 +90,7 @@ import Testing
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let history = try NightlyHistory.make(nights: 30, in: directory)
         let store = try await TrendTests.store(Self.nights(history), in: directory)
-        let page = directory + "/trend.html"
-        let trend = try StrobeBinary.run([
-            "trend", "--history", store, "--repository", history.repository, "--reference", "build=reference",
-            "--format", "html", "--output", page,
-        ])
-        #expect(trend.status == 0, "\(trend.errors)")
-        let html = try String(contentsOfFile: page, encoding: .utf8)
+        let html = try TrendTests.dashboard(store, repository: history.repository, in: directory).html
         let rendered = try BrowserPage(rendering: html)
         #expect(rendered.errors.isEmpty, "\(rendered.errors)")
         #expect(rendered.dom.contains("<g class=\"f new"), "\(rendered.dom.suffix(2000))")

@@ -26,6 +26,21 @@ import Testing
         return path
     }
 
+    /// The dashboard `strobe trend --format html` writes of `store` (runs
+    /// ordered by `repository`, `build=reference` the reference), in
+    /// `directory`: its path and its HTML.
+    static func dashboard(_ store: String, repository: String, in directory: String) throws -> (
+        path: String, html: String
+    ) {
+        let page = directory + "/trend.html"
+        let outcome = try StrobeBinary.run([
+            "trend", "--history", store, "--repository", repository, "--reference", "build=reference",
+            "--format", "html", "--output", page,
+        ])
+        guard outcome.status == 0 else { throw TrendFailed(errors: outcome.errors) }
+        return (page, try String(contentsOfFile: page, encoding: .utf8))
+    }
+
     /// The JSON report of `strobe trend ARGUMENTS`.
     static func trend(_ arguments: [String]) throws -> TrendReport {
         let outcome = try StrobeBinary.run(["trend", "--format", "json"] + arguments)
