@@ -202,18 +202,18 @@ struct ExactCountTests {
         // runtime finds it (RTLD_DEFAULT).
         let symbol = try #require(dlsym(nil, "malloc_usable_size"))
         typealias UsableSize = @convention(c) (UnsafeMutableRawPointer?) -> Int
-        let malloc_usable_size = unsafeBitCast(symbol, to: UsableSize.self)
+        let usableSize = unsafeBitCast(symbol, to: UsableSize.self)
         let large = try #require(malloc(200_000))
         // 200,000 and the 8-byte header, rounded up to 16, less the header;
         // glibc maps such a block and would say 200,688.
-        #expect(malloc_usable_size(large) == 200_008)
+        #expect(usableSize(large) == 200_008)
         let small = try #require(malloc(100))
-        #expect(malloc_usable_size(small) == 104)
+        #expect(usableSize(small) == 104)
         // No longer the newest: glibc's own answer, at least the request.
-        #expect(malloc_usable_size(large) >= 200_000)
+        #expect(usableSize(large) >= 200_000)
         free(small)
         free(large)
-        #expect(malloc_usable_size(nil) == 0)
+        #expect(usableSize(nil) == 0)
     }
 
     @Test func anAsyncBlockIsCountedAcrossItsAwaits() async throws {
