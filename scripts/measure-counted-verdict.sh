@@ -54,19 +54,24 @@ for kind in $kinds; do
         "$strobe" compare --baseline "$(command_of "$baseline")" --candidate "$(command_of "$candidate")" \
             --results-dir "$dir" >"$dir.log" 2>&1 || status=$?
         seconds=$(echo "$(date +%s.%N) - $start" | bc)
-        headline=$(grep -m1 -E '^strobe compare: ' "$dir.log" || tail -1 "$dir.log")
-        printf '%s %d %.1f %s | %s\n' "$kind" "$status" "$seconds" "$(cut -d' ' -f1 /proc/loadavg)" "$headline" \
+        headline=$(grep -m1 -E "^([0-9]+ tests?'? |no test|nothing)" "$dir.log" | cut -c1-120 || true)
+        flagged=$(grep -m1 -E '^gated metrics: ' "$dir.log" | sed -E 's/^gated metrics: ([0-9]+) regressions?, ([0-9]+) improvements?.*/\1+\2 flagged/' || true)
+        printf '%s %d %.1f %s %s | %s\n' "$kind" "$status" "$seconds" "$(cut -d' ' -f1 /proc/loadavg)" "${flagged:-?}" \
+            "$headline" \
             | tee -a "$out/$kind.rows"
     done
 done
 echo
 echo "$(machine_line "load average at the end: $(cut -d' ' -f1-3 /proc/loadavg)")"
 for kind in $kinds; do
-    awk -v kind="$kind" '
-        { n++; s[n] = $3; if ($2 == 1) flagged++; if ($3 <= 30) within++; load[n] = $4 }
+    # Sorted by seconds (the third field), then by load (the fourth).
+    secs=$(awk '{print $3}' "$out/$kind.rows" | sort -n | tr '\n' ' ')
+    loads=$(awk '{print $4}' "$out/$kind.rows" | sort -n | tr '\n' ' ')
+    awk -v kind="$kind" -v secs="$secs" -v loads="$loads" '
+        { n++; if ($2 == 1) flagged++; if ($3 <= 30) within++ }
         END {
-            asort(s); asort(load)
-            printf "%-8s %d runs: exit 1 (a regression) in %d; ended in %.1f–%.1f s (median %.1f), %d within 30 s; load %.1f–%.1f\n",
-                kind, n, flagged, s[1], s[n], s[int((n + 1) / 2)], within, load[1], load[n]
+            split(secs, s, " "); split(loads, l, " ")
+            printf "%-8s %d runs: exit 1 (a regression) in %d; ended in %.1f–%.1f s (median %.1f), %d within 30 s; load %.2f–%.2f\n",
+                kind, n, flagged, s[1], s[n], (s[int((n + 1) / 2)] + s[int(n / 2) + 1]) / 2, within, l[1], l[n]
         }' "$out/$kind.rows"
 done
