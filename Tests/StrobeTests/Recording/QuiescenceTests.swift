@@ -61,16 +61,27 @@ struct QuiescenceTests {
         var configuration = TraceConfiguration(outputPath: path)
         configuration.processSamplingInterval = .zero
         let stop = Published()
+        let exited = DispatchGroup()
         let threads = (0..<3).map { _ in
             Thread {
                 while !stop.isMarked {
                     Trace.counter("busy", 1)
                     Trace.instant("busy instant")
                 }
+                exited.leave()
             }
         }
-        threads.forEach { $0.start() }
-        defer { stop.mark() }
+        for thread in threads {
+            exited.enter()
+            thread.start()
+        }
+        // The threads have left their loop before the test ends: one still
+        // inside it would record into the next test's session (the stress
+        // test counted a 65th thread's counter and instant).
+        defer {
+            stop.mark()
+            exited.wait()
+        }
         var busyInFiles = 0
         for _ in 0..<8 {
             let session = try TraceSession.start(configuration)
