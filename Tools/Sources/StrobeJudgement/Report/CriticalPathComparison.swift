@@ -1,4 +1,3 @@
-import Foundation
 import StrobeResults
 import StrobeStatistics
 
@@ -119,11 +118,10 @@ public struct CriticalPathComparison: Sendable, Hashable, Codable {
         }
     }
 
-    /// "+25%", "-8%", "+1.5%": a change as the sentence gives it.
+    /// "+25%", "-8%", "+1.5%": a change as the sentence gives it, rounded
+    /// as the verdicts round theirs (``TestVerdict/compact(_:)``).
     static func signedPercent(_ change: Double) -> String {
-        let value = change * 100
-        let text = String(format: abs(change) >= 0.1 ? "%.0f" : "%.1f", value)
-        return (text.hasPrefix("-") ? text : "+" + text) + "%"
+        TestVerdict.signedPercent(1 + change, decimalsFor: change) + "%"
     }
 
     /// The verdict the waits on the path give `row` (the gated row of

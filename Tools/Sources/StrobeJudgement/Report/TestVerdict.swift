@@ -97,13 +97,16 @@ public struct TestVerdict: Sendable, Hashable, Codable {
 
     /// "+61% [+58, +64]": whole percents from 10% on, one decimal below.
     static func compact(_ shift: ShiftEstimate) -> String {
-        let decimals = abs(shift.change) >= 0.1 ? 0 : 1
-        func percent(_ ratio: Double) -> String {
-            let value = (ratio - 1) * 100
-            let text = String(format: "%.\(decimals)f", value)
-            return text.hasPrefix("-") ? text : "+" + text
-        }
+        func percent(_ ratio: Double) -> String { signedPercent(ratio, decimalsFor: shift.change) }
         return "\(percent(shift.ratio))% [\(percent(shift.lower)), \(percent(shift.upper))]"
+    }
+
+    /// "+61", "-8", "+1.5": `ratio` as a signed percent change, in whole
+    /// percents when `change` (the change the figure belongs to) is 10% or
+    /// more, to one decimal below.
+    static func signedPercent(_ ratio: Double, decimalsFor change: Double) -> String {
+        let text = String(format: abs(change) >= 0.1 ? "%.0f" : "%.1f", (ratio - 1) * 100)
+        return text.hasPrefix("-") ? text : "+" + text
     }
 
     /// The verdicts of the tests of `rows` that have a gated metric, in the
