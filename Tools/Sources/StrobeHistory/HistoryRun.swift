@@ -44,7 +44,7 @@ public struct HistoryRun: Sendable, Hashable {
                         HistoryMetric(
                             name: metric.name, unit: metric.unit, better: metric.better,
                             summary: summary)
-                    }, stacks: record.stacks.indices.contains(position) ? record.stacks[position] : [])
+                    }, stacks: record.stacks(ofTest: position))
             })
     }
 

@@ -57,6 +57,12 @@ public struct RunRecord: Sendable, Hashable {
         summaries = MetricSummary.summaries(of: kept, replicateName: key)
     }
 
+    /// The call stacks kept of the test at `position` (``stacks``); none
+    /// for a test without a profile or past the end.
+    public func stacks(ofTest position: Int) -> [FlameStack] {
+        stacks.indices.contains(position) ? stacks[position] : []
+    }
+
     /// The prefix of the metrics a test's profile becomes: `profile:NAME`.
     public static let profileMetricPrefix = "profile:"
 

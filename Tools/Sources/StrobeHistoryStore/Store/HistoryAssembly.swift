@@ -113,7 +113,7 @@ struct HistoryAssembly {
 
     /// The CPU stacks of test `position` of `record` as stored: a JSON array.
     static func stacks(of record: RunRecord, _ position: Int) -> String {
-        HistoryTest.encodeStacks(record.stacks.indices.contains(position) ? record.stacks[position] : [])
+        HistoryTest.encodeStacks(record.stacks(ofTest: position))
     }
 
     /// The trace paths of a test as stored: a JSON array.
