@@ -19,8 +19,9 @@ extension TrendReport {
     /// series. In commit order the runs of every series of the test at
     /// those commits count, so that a step of counted instructions (from
     /// simulated runs, which carry no profile) is drawn from the profiled
-    /// runs of the same commits. A frame's change counts when it is at least a quarter of
-    /// ``relativeFloor`` of the baseline's whole CPU time per iteration.
+    /// runs of the same commits. A frame's change counts when it is at
+    /// least a quarter of ``relativeFloor`` of the baseline's whole CPU time
+    /// per iteration.
     /// Functions the change brought into the profile, and those whose
     /// counted instructions stepped with it, carry that as a note.
     public func flameGraphs(runs: [HistoryRun], window: Int = flameGraphWindow) -> [DifferentialFlameGraph] {

@@ -201,8 +201,9 @@ public enum StepDetector {
 
     /// The split near `split` (within ``placementReach`` runs, or toward the
     /// end that many and a segment more when `shortestAfter` is shorter than
-    /// a segment and `split` within two segments of `upper`, keeping `minimumSegment` runs before it and
-    /// `shortestAfter` after it within `lower..<upper`) that leaves
+    /// a segment and `split` within two segments of `upper`, keeping
+    /// `minimumSegment` runs before it and `shortestAfter` after it within
+    /// `lower..<upper`) that leaves
     /// the least absolute deviation of log values from the medians of the two
     /// sides, over the runs within `estimateWindow` of `split`.
     ///
