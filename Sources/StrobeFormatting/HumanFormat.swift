@@ -53,4 +53,40 @@ public enum HumanFormat {
             return value == value.rounded() && abs(value) < 1e15 ? String(Int64(value)) : fixed(value)
         }
     }
+
+    /// A large count with three significant digits and an SI prefix:
+    /// "4.12 M", "84.0 K", "312".
+    public static func scaled(_ value: Double) -> String {
+        let (divisor, prefix) = countScale(of: abs(value))
+        let scaled = value / divisor
+        let decimals = divisor == 1 ? 0 : abs(scaled) >= 100 ? 0 : abs(scaled) >= 10 ? 1 : 2
+        return String(format: "%.\(decimals)f", scaled) + (prefix.isEmpty ? "" : " " + prefix)
+    }
+
+    /// The SI step a count of `magnitude` is shown in: (1e6, "M") for
+    /// 4.12 million, (1, "") below a thousand.
+    public static func countScale(of magnitude: Double) -> (divisor: Double, prefix: String) {
+        let steps: [(Double, String)] = [(1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "K")]
+        return steps.first { magnitude >= $0.0 } ?? (1, "")
+    }
+
+    /// A count in its unit, exactly: "12", "12.5" for a mean, "16 B" or
+    /// "2.50 MiB" for bytes.
+    public static func count(_ value: Double, unit: String) -> String {
+        guard unit == "bytes" else { return whole(value) }
+        return abs(value) >= 1024 ? self.value(value, unit: "bytes") : whole(value) + " B"
+    }
+
+    /// A difference of a count in its unit, signed: "+96", "−2.50 MiB",
+    /// "±0".
+    public static func signedCount(_ difference: Double, unit: String) -> String {
+        let sign = difference > 0 ? "+" : difference < 0 ? "−" : "±"
+        return sign + count(abs(difference), unit: unit)
+    }
+
+    /// A number as a whole number where it is one ("12", "1048576"), else
+    /// to one decimal.
+    static func whole(_ value: Double) -> String {
+        value == value.rounded() && abs(value) < 1e15 ? String(Int64(value)) : format(value, decimals: 1)
+    }
 }

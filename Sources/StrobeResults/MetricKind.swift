@@ -39,10 +39,26 @@ public enum MetricKind: String, Sendable, Hashable, CaseIterable {
     /// The name of the instruction count.
     public static let instructionsName = "instructions"
 
-    /// The runner's exact counts, in the order they are reported.
-    public static let exactCountNames = [
-        "allocations", "allocations.bytes", "allocations.remaining", "retains", "releases",
+    /// The runner's exact counts, in the order they are reported, each with
+    /// what one of it and several of it are called ("1 allocation", "96
+    /// allocations"); the bytes carry their unit instead.
+    public static let exactCounts: [(name: String, one: String, many: String)] = [
+        ("allocations", "allocation", "allocations"),
+        ("allocations.bytes", "byte", "bytes"),
+        ("allocations.remaining", "remaining allocation", "remaining allocations"),
+        ("retains", "retain", "retains"),
+        ("releases", "release", "releases"),
     ]
+
+    /// The runner's exact counts' names, in the order they are reported.
+    public static let exactCountNames = exactCounts.map(\.name)
+
+    /// What `count` of the exact count `metric` are called: "allocation"
+    /// for 1, "allocations" for 96; nil for a metric that is not one of
+    /// the runner's exact counts.
+    public static func noun(ofExactCount metric: String, count: Double) -> String? {
+        exactCounts.first { $0.name == metric }.map { abs(count) == 1 ? $0.one : $0.many }
+    }
 
     /// The units of time.
     public static let timeUnits: Set<String> = ["ns", "us", "µs", "ms", "s"]

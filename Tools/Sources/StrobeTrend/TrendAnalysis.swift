@@ -331,6 +331,16 @@ public enum TrendAnalysis {
                 confirm: options.confirm.lines(
                     suite: suite, test: item.test, metric: item.metric, before: before.commit, after: after.commit),
                 mark: mark)
+            let values = item.values[cohort.groups.firstIndex(of: found.host) ?? 0]
+            let start = max(0, found.step.firstAfter - found.step.runsBefore)
+            let end = min(values.count, found.step.firstAfter + found.step.runsAfter)
+            let old = Array(values[start..<found.step.firstAfter])
+            let new = Array(values[found.step.firstAfter..<end])
+            if !old.isEmpty, !new.isEmpty {
+                change.levelBefore = Quantiles.median(sorted: old.sorted())
+                change.levelAfter = Quantiles.median(sorted: new.sorted())
+                change.levelsRepeat = Set(old).count == 1 && Set(new).count == 1
+            }
             change.newInProfile = Self.newInProfile(
                 cohort, group: found.host, test: item.test, firstAfter: found.step.firstAfter)
             change.functionsThatStepped = Self.functionsThatStepped(

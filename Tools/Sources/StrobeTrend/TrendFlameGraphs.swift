@@ -49,7 +49,7 @@ extension TrendReport {
                 $0.suite == change.suite && $0.test == change.test && $0.group == change.group
                     && $0.range == change.range
             }
-            let what = metrics.map { "\($0.metric) \(Self.changeText($0.change))" }.joined(separator: ", ")
+            let what = metrics.map { "\($0.metric) \($0.changeText(naming: false))" }.joined(separator: ", ")
             var graph = DifferentialFlameGraph(
                 title: "\(change.test)\(change.group.isEmpty ? "" : " on \(change.group)") at \(change.shortRange) "
                     + "— the code's: \(what) (\(baselineRuns.count) runs before, \(candidateRuns.count) after)",

@@ -93,7 +93,7 @@ extension TrendReport {
                 html += "<td>\(HTMLText.escape(change.group.isEmpty ? "—" : change.group))</td>"
                 html +=
                     "<td class=\"num \(change.direction.rawValue)\">"
-                    + "\(HTMLText.escape(Self.changeText(change.change)))</td>"
+                    + "\(HTMLText.escape(change.changeText()))</td>"
                 html +=
                     "<td class=\"num\">\(Self.pValue(change.pValue))</td><td>"
                     + "\(HTMLText.escape(change.status.description))"
@@ -278,7 +278,7 @@ extension TrendReport {
             let colour = Self.colour(change)
             let label =
                 "\(change.shortRange.split(separator: ".").map { String($0.prefix(7)) }.joined(separator: "..")) · "
-                + "\(change.cause.rawValue) · \(Self.changeText(change.change).split(separator: " ").first ?? "")"
+                + "\(change.cause.rawValue) · \(change.shortChangeText)"
             let anchor = position > frame.left + plotWidth * 0.6 ? "end" : "start"
             let offset = anchor == "end" ? -5.0 : 5.0
             html +=

@@ -122,7 +122,9 @@ extension TrendReport {
                 text +=
                     "| \(icon) | `\(Self.markdownEscape(change.series))` | "
                     + "\(Self.markdownEscape(change.group.isEmpty ? "—" : change.group)) "
-                text += "| \(Self.changeText(change.change)) | \(Self.pValue(change.pValue)) | \(change.status)\(mark) "
+                text +=
+                    "| \(Self.markdownEscape(change.changeText())) | \(Self.pValue(change.pValue)) "
+                    + "| \(change.status)\(mark) "
                 text += "| **\(change.cause.rawValue)** | `\(change.shortRange)` |\n"
             }
             for range in changesByRange {
@@ -183,7 +185,7 @@ extension TrendReport {
     /// "regression  suite/test/metric on host: +10.2% [+8.1, +12.0], p 0.0003, confirmed".
     static func summary(_ change: TrendChange) -> String {
         "\(change.direction.rawValue)  \(change.series)\(change.group.isEmpty ? "" : " on \(change.group)"): "
-            + "\(changeText(change.change)), p \(pValue(change.pValue)), \(change.status)"
+            + "\(change.changeText()), p \(pValue(change.pValue)), \(change.status)"
     }
 
     /// Where the change lies: the runs on either side.
@@ -223,15 +225,6 @@ extension TrendReport {
     /// "confirmed on 2025-01-02 10:00 UTC: the note".
     static func markText(_ mark: HistoryMark) -> String {
         "\(mark.verdict.rawValue) on \(time(mark.markedAt))" + (mark.note.isEmpty ? "" : ": \(mark.note)")
-    }
-
-    /// "+10.2% [+8.1, +12.0]".
-    static func changeText(_ shift: ShiftEstimate) -> String {
-        func percent(_ ratio: Double) -> String {
-            let value = (ratio - 1) * 100
-            return (value >= 0 ? "+" : "") + HumanFormat.format(value, decimals: 1)
-        }
-        return "\(percent(shift.ratio))% [\(percent(shift.lower)), \(percent(shift.upper))]"
     }
 
     /// A p-value in four decimals, or "<0.0001".

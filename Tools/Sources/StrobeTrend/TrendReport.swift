@@ -114,6 +114,17 @@ public struct TrendChange: Sendable, Hashable, Codable {
     public var lastBefore: TrendRunReference
     /// The first run at the new level.
     public var firstAfter: TrendRunReference
+    /// The old level in the metric's unit: the median of the values the
+    /// step's estimate used before it (``AttributedStep/step``'s
+    /// `runsBefore` positions); nil when not known.
+    public var levelBefore: Double?
+    /// The new level: the median of the values the estimate used after it;
+    /// nil when not known.
+    public var levelAfter: Double?
+    /// Whether each side's values are one value repeated, as the runner's
+    /// exact counts are: the change is then the difference of the levels,
+    /// with no interval to give.
+    public var levelsRepeat: Bool = false
     /// The commits in the range, newest first, as `git log --oneline A..B`
     /// shows them (at most a few; see ``moreCommits``); empty without the repository.
     public var commits: [String]

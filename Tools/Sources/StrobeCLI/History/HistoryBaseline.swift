@@ -112,7 +112,7 @@ struct HistoryBaseline {
                     ? "run \(latest.firstAfter.run)" : "commit \(latest.firstAfter.commit.prefix(10))"
                 changeNote =
                     "since the change at \(commit) (\(latest.test)/\(latest.metric) "
-                    + "\(String(format: "%+.1f%%", latest.change.change * 100)))"
+                    + "\(latest.shortChangeText))"
             }
         }
         let chosen = Array(since.suffix(last))

@@ -1,5 +1,6 @@
 import Foundation
 import StrobeStatistics
+import StrobeToolFormatting
 
 /// What a function comparison counts per iteration: CPU time the profiler
 /// sampled, or instructions a simulation counted.
@@ -27,7 +28,7 @@ public enum FunctionUnit: String, Sendable, Hashable, Codable, CaseIterable {
         case .nanoseconds:
             (divisor, name) = magnitude >= 1e9 ? (1e9, "s") : magnitude >= 1e6 ? (1e6, "ms") : (1e3, "µs")
         case .instructions:
-            let (step, prefix) = MetricDefaults.countScale(of: magnitude)
+            let (step, prefix) = HumanFormat.countScale(of: magnitude)
             (divisor, name) = (step, prefix.isEmpty ? "instructions" : "\(prefix) instructions")
         }
         let scaled = magnitude / divisor

@@ -1,4 +1,5 @@
 import Foundation
+import StrobeResults
 import StrobeStatistics
 import StrobeToolFormatting
 
@@ -14,15 +15,6 @@ import StrobeToolFormatting
 /// A count that varies is judged like any metric, with an absolute floor of
 /// at least ``ComparisonEngine/countFloor``.
 extension MetricDefaults {
-    /// Each count metric with the singular and plural of what it counts.
-    static let exactCountNouns: [String: (one: String, many: String)] = [
-        "allocations": ("allocation", "allocations"),
-        "allocations.bytes": ("byte", "bytes"),
-        "allocations.remaining": ("remaining allocation", "remaining allocations"),
-        "retains": ("retain", "retains"),
-        "releases": ("release", "releases"),
-    ]
-
     /// The count that gates by default: the allocations. The bytes, the
     /// remaining allocations, retains and releases are reported; a policy
     /// can gate them.
@@ -91,25 +83,19 @@ extension MetricDefaults {
     /// " allocation", " allocations" after a count of `size`; "" for bytes,
     /// whose unit the amount carries, and for a metric with no noun.
     static func noun(_ row: MetricComparison, size: Double) -> String {
-        guard row.unit != "bytes", let nouns = exactCountNouns[metricPart(of: row.name)] else { return "" }
-        return " " + (size == 1 ? nouns.one : nouns.many)
+        guard row.unit != "bytes", let noun = MetricKind.noun(ofExactCount: metricPart(of: row.name), count: size)
+        else { return "" }
+        return " " + noun
     }
 
     /// "+96", "−2.50 MiB", "±0": a difference of a count in its unit.
     static func signed(_ difference: Double, _ row: MetricComparison) -> String {
-        let sign = difference > 0 ? "+" : difference < 0 ? "−" : "±"
-        return sign + amount(abs(difference), row)
+        HumanFormat.signedCount(difference, unit: row.unit)
     }
 
     /// A count in its unit: "12", "12.5" for a mean, "16 B" or "2.50 MiB"
     /// for bytes.
     static func amount(_ value: Double, _ row: MetricComparison) -> String {
-        guard row.unit == "bytes" else { return whole(value) }
-        return abs(value) >= 1024 ? HumanFormat.value(value, unit: "bytes") : whole(value) + " B"
-    }
-
-    /// A count as a whole number ("12", "1048576").
-    static func whole(_ value: Double) -> String {
-        value == value.rounded() && abs(value) < 1e15 ? String(Int64(value)) : HumanFormat.format(value, decimals: 1)
+        HumanFormat.count(value, unit: row.unit)
     }
 }

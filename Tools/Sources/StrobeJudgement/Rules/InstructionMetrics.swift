@@ -1,6 +1,7 @@
 import Foundation
 import StrobeResults
 import StrobeStatistics
+import StrobeToolFormatting
 
 /// The runner's `instructions` metric: the user-space instructions a
 /// measure block executed, counted by the CPU (`hardware`) or by a
@@ -63,22 +64,6 @@ extension MetricDefaults {
         let digits = String(format: "%.1f", abs(percent))
         let sign = digits == "0.0" ? "±" : percent > 0 ? "+" : "−"
         let noun = naming ? " " + metricPart(of: row.name) : ""
-        return "\(sign)\(digits)%\(noun) per iteration (\(scaled(before)) → \(scaled(after)))"
-    }
-
-    /// A large count with three significant digits and an SI prefix:
-    /// "4.12 M", "84.0 K", "312".
-    public static func scaled(_ value: Double) -> String {
-        let (divisor, prefix) = countScale(of: abs(value))
-        let scaled = value / divisor
-        let decimals = divisor == 1 ? 0 : abs(scaled) >= 100 ? 0 : abs(scaled) >= 10 ? 1 : 2
-        return String(format: "%.\(decimals)f", scaled) + (prefix.isEmpty ? "" : " " + prefix)
-    }
-
-    /// The SI step a count of `magnitude` is shown in: (1e6, "M") for
-    /// 4.12 million, (1, "") below a thousand.
-    static func countScale(of magnitude: Double) -> (divisor: Double, prefix: String) {
-        let steps: [(Double, String)] = [(1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "K")]
-        return steps.first { magnitude >= $0.0 } ?? (1, "")
+        return "\(sign)\(digits)%\(noun) per iteration (\(HumanFormat.scaled(before)) → \(HumanFormat.scaled(after)))"
     }
 }

@@ -126,12 +126,13 @@ public struct AttributedPossibleChange: Sendable, Hashable, Codable {
 ///    the machine's; on some: undetermined.
 /// 3. **One host.** With a reference that stayed put: the code's; with no
 ///    reference: undetermined.
-/// 4. **The whole suite.** A metric's step within a run of a suite step of
-///    its host that is the machine's is the machine's too, and so is one
-///    placed further from it when the metric moved at the suite step's
-///    night as well (a small step is placed less precisely than the
-///    suite's). This rule comes first, but for counted work
-///    (``CountedLevels``), which the machine does not move: its own
+/// 4. **The whole suite.** The suite's index is taken over the metrics the
+///    machine can move, never its counted work (``CountedLevels``). A
+///    metric's step within a run of a suite step of its host that is the
+///    machine's is the machine's too, and so is one placed further from it
+///    when the metric moved at the suite step's night as well (a small step
+///    is placed less precisely than the suite's). This rule comes first,
+///    but for counted work, which the machine does not move: its own
 ///    reference tells.
 /// 5. **Shares.** A time step is then split into the reference's change
 ///    over its nights, the machine's share, and what is left, the code's
@@ -155,14 +156,17 @@ public enum StepAttribution {
         _ hosts: [HostHistory], options: StepDetectionOptions = StepDetectionOptions()
     ) throws(SeriesAnalysisError) -> AttributionReport {
         try validate(hosts)
-        // Each host as seen by the suite: its index, and its reference's.
-        let suites = hosts.map { host in
-            HostHistory(
+        // Each host as seen by the suite: the index of its metrics that the
+        // machine can move (counted work it cannot: a step of every count
+        // at once is the code's, and is judged per series), and its
+        // reference's.
+        let machineMetrics = hosts.map { host in host.metrics.filter { !CountedLevels.repeats($0.values) } }
+        let suites = zip(hosts, machineMetrics).map { host, metrics in
+            let reference = host.reference.filter { !CountedLevels.repeats($0.values) }
+            return HostHistory(
                 host: host.host,
-                metrics: host.metrics.count >= 2
-                    ? [MetricHistory(name: suiteName, values: suiteIndex(host.metrics))] : [],
-                reference: host.reference.isEmpty
-                    ? [] : [MetricHistory(name: suiteName, values: suiteIndex(host.reference))])
+                metrics: metrics.count >= 2 ? [MetricHistory(name: suiteName, values: suiteIndex(metrics))] : [],
+                reference: reference.isEmpty ? [] : [MetricHistory(name: suiteName, values: suiteIndex(reference))])
         }
         // Each metric adjusted by its reference, night by night, as far as
         // the two move together: the reference cancels what the machine did
@@ -188,16 +192,15 @@ public enum StepAttribution {
         for (hostIndex, suite) in suites.enumerated() where !suite.metrics.isEmpty {
             // The smallest floor of the host's metrics: a suite step whose
             // median change is within it is no more a step than a metric's.
-            let floor = hosts[hostIndex].metrics.map(\.relativeFloor).min() ?? 0
+            let metrics = machineMetrics[hostIndex]
+            let floor = metrics.map(\.relativeFloor).min() ?? 0
             for step in report.series[offset].steps
-            where sharedShare(hosts[hostIndex].metrics, step: step) >= suiteShare
-                && abs(medianChange(hosts[hostIndex].metrics, step: step)) > floor
-            {
+            where sharedShare(metrics, step: step) >= suiteShare && abs(medianChange(metrics, step: step)) > floor {
                 let (cause, reason) = classify(step, metric: 0, host: hostIndex, hosts: suites, alpha: options.alpha)
                 suiteSteps.append(
                     SuiteStep(
                         host: suite.host, lastBefore: step.lastBefore, firstAfter: step.firstAfter,
-                        medianChange: medianChange(hosts[hostIndex].metrics, step: step), pValue: step.pValue,
+                        medianChange: medianChange(metrics, step: step), pValue: step.pValue,
                         status: step.status, cause: cause,
                         reason: cause == .machine && reason.hasPrefix("the reference")
                             ? "every metric of \(suite.host.isEmpty ? "the host" : suite.host) moved at run "
