@@ -56,14 +56,19 @@ extension MetricDefaults {
     /// "+96 allocations per iteration [+90, +101] (12.0 K → 12.1 K)" for an
     /// exact count that varies: the difference of the centers the test
     /// compared (each process's mean) with its interval, in the count's
-    /// unit, never a percentage; without the noun when `naming` is false.
+    /// unit, never a percentage, and no interval where its ends read as one
+    /// number; without the noun when `naming` is false.
     static func varyingCountChange(_ row: MetricComparison, naming: Bool) -> String? {
         guard let before = row.baselineCenter, let after = row.candidateCenter, before.isFinite, after.isFinite,
             row.difference.isFinite
         else { return nil }
         let noun = naming ? self.noun(row, size: abs(row.difference)) : ""
-        let interval = "[\(signed(row.differenceLower, row)), \(signed(row.differenceUpper, row))]"
-        return "\(signed(row.difference, row))\(noun) per iteration \(interval) "
+        let lower = signed(row.differenceLower, row)
+        let upper = signed(row.differenceUpper, row)
+        // An interval of no width as written says nothing the estimate
+        // does not: every process of each side counted the same.
+        let interval = lower == upper ? "" : "[\(lower), \(upper)] "
+        return "\(signed(row.difference, row))\(noun) per iteration \(interval)"
             + "(\(amount(before, row)) → \(amount(after, row)))"
     }
 
