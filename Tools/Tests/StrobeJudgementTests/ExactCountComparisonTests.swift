@@ -114,7 +114,7 @@ import Testing
             name: "t/allocations", unit: "count", better: .lower, baseline: base, candidate: plusOne, isCount: true)
         let row = ComparisonEngine.compare([count])[0]
         #expect(row.test.method != .exact)
-        #expect(row.absoluteFloor == ComparisonEngine.countFloor)
+        #expect(row.absoluteFloor == MetricDefaults.countFloor)
         #expect(!row.isConstantCount)
         #expect(row.verdict == .unchanged)
         // The same data as a metric that is not a count: +10% is a change.

@@ -103,7 +103,7 @@ import Testing
         let report = try Judgement.compare(baseline: baseline, candidate: candidate)
         let row = try #require(report.rows.first { $0.name == "apply lens/allocations" })
         #expect(!row.isConstantCount)
-        #expect(row.absoluteFloor == ComparisonEngine.countFloor)
+        #expect(row.absoluteFloor == MetricDefaults.countFloor)
         #expect(abs(row.difference - 0.5) < 0.11, "\(row.difference)")
         #expect(row.verdict == .unchanged)
         // Told in its unit with its interval, never as a percentage.

@@ -47,7 +47,7 @@ public enum ComparisonEngine {
             let countSpread = Self.countSpread(input)
             let withinTolerance = isWithinTolerance(input)
             let varyingCount = input.isCount && !constantCount
-            let absoluteFloor = varyingCount ? max(input.absoluteFloor, countFloor) : input.absoluteFloor
+            let absoluteFloor = varyingCount ? max(input.absoluteFloor, MetricDefaults.countFloor) : input.absoluteFloor
             let pooledBase = input.baseline.flatMap(\.samples)
             let pooledCand = input.candidate.flatMap(\.samples)
             let countMeans = varyingCount && test.method != .iterations

@@ -4,13 +4,10 @@ import StrobeStatistics
 /// The count rule (``MetricComparison/isCount``): a count the same in every
 /// iteration of every process on each side is compared as it is
 /// (``ComparisonMethod/exact``); one that varies is compared by the mean of
-/// each process's iterations, with an absolute floor of at least
-/// ``countFloor``.
+/// each process's iterations, with an absolute floor of at least one count
+/// (``MetricDefaults/countFloor``): a change of one count is not told from
+/// its own variation.
 extension ComparisonEngine {
-    /// The least absolute floor of an exact count whose value varies: a
-    /// change of one count is not told from its own variation.
-    public static let countFloor = 1.0
-
     /// The process-level test of a count that varies, on the mean of each
     /// replicate's iterations; nil for any other input (the caller tests it
     /// as usual).

@@ -74,7 +74,7 @@ public struct MetricComparison: Sendable, Hashable, Codable {
     /// same value in every iteration of every process on each side
     /// (``ComparisonMethod/exact``) any difference beyond the absolute floor
     /// is decided at once; when it varies, its absolute floor is at least
-    /// ``ComparisonEngine/countFloor``.
+    /// ``MetricDefaults/countFloor``.
     public var isCount = false
     /// Whether the metric is an exact count with the same value in every
     /// iteration of every process on each side: its change is the change

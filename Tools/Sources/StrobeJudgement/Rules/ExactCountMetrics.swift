@@ -13,7 +13,7 @@ import StrobeToolFormatting
 /// decided at the first look, and equal values are "unchanged" at once. The
 /// report says `+1 allocation per iteration (12 → 13)`, never a percentage.
 /// A count that varies is judged like any metric, with an absolute floor of
-/// at least ``ComparisonEngine/countFloor``.
+/// at least ``MetricDefaults/countFloor``.
 extension MetricDefaults {
     /// The count that gates by default: the allocations. The bytes, the
     /// remaining allocations, retains and releases are reported; a policy

@@ -27,7 +27,9 @@ import StrobeStatistics
 public enum MetricDefaults {
     /// The absolute floor of a CPU-time component: about one timer tick.
     public static let cpuTimeFloor = 4_000_000.0
-    /// The absolute floor of a context-switch or page-fault count.
+    /// The absolute floor of a context-switch or page-fault count, and the
+    /// least floor of one of the runner's exact counts whose value varies:
+    /// one count.
     public static let countFloor = 1.0
     /// The absolute floor of maximum resident memory, in bytes.
     static let pageFloor = 4096.0
