@@ -208,7 +208,7 @@ let package = Package(
             name: "StrobePerfTests",
             dependencies: [
                 "StrobePerf", "StrobeProcessRunner", "StrobeResults", "Strobe", "StrobeReader", "PerfettoWire",
-                "StrobeTestSupport", "StrobeTestTraits", "LensKit", "TraceChild", "ProfileSuite",
+                "StrobeTestSupport", "StrobeTestTraits", "LensKit", "TraceChild", "ProfileSuite", "CStrobeCounting",
             ]),
     ]
 )

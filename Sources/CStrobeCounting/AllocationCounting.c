@@ -27,6 +27,8 @@
 #include <errno.h>
 #include <stddef.h>
 #include <stdlib.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 cstrobe_counting_state cstrobe_counting;
 
@@ -161,6 +163,7 @@ cstrobe_thread_counts *cstrobe_counting_register_thread(void) {
     cstrobe_thread_counts *record = calloc(1, sizeof(cstrobe_thread_counts));
 #endif
     if (record == NULL) { abort(); }
+    record->tid = (pid_t)syscall(SYS_gettid);
     cstrobe_thread_counts *head = atomic_load_explicit(&cstrobe_counting.threads, memory_order_relaxed);
     do {
         record->next = head;

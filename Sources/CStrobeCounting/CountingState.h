@@ -28,6 +28,7 @@
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 /// One thread's counts in the open window. Only its thread adds to them
 /// (a plain load and store, no locked instruction); the thread that closes
@@ -39,6 +40,8 @@ typedef struct cstrobe_thread_counts {
     _Atomic uint64_t frees;
     _Atomic uint64_t retains;
     _Atomic uint64_t releases;
+    /// The thread's kernel id, for reading its state (0 when not known).
+    pid_t tid;
     /// The record of the thread that counted before this one.
     struct cstrobe_thread_counts *next;
 } cstrobe_thread_counts;

@@ -24,7 +24,10 @@ import Darwin
 /// per thread, so that work the block hands to another thread is not lost;
 /// each thread adds to a record of its own (no locked instruction), and the
 /// records are summed when the window closes. The price is that work of an
-/// unrelated thread during the block is counted too.
+/// unrelated thread during the block is counted too. The window closes
+/// once the other threads that counted in it are asleep (at most 10 ms
+/// after the block returns), so that a helper's work after its signal is
+/// always inside.
 ///
 /// The counts become the iteration's metrics, all `better: .lower`:
 /// - `allocations`: calls of malloc, calloc, realloc, memalign,
@@ -79,11 +82,25 @@ package enum ExactCounts {
         stop(selection).map { metrics($0, selection) } ?? []
     }
 
+    /// How long the end of a window waits at most for the other threads
+    /// that counted in it to go to sleep (``stop(_:)``): 10 ms.
+    package static let settleLimitNanoseconds: UInt64 = 10_000_000
+
     /// Closes the window and gives its raw counts (nil when nothing was
     /// counted), for ``metrics(_:_:)`` to turn into metrics once other
     /// windows around it have closed.
+    ///
+    /// When another thread counted in the window, it closes only once every
+    /// such thread is asleep or gone (at most ``settleLimitNanoseconds``):
+    /// what a helper frees or releases after signalling the block's end is
+    /// the iteration's work, counted every time rather than when the
+    /// scheduler lets it in before the window closes. The wall clock has
+    /// stopped by then; an instruction window around this one counts the
+    /// helpers' tails too.
     static func stop(_ selection: Selection) -> cstrobe_counts? {
-        selection.isEmpty ? nil : cstrobe_counting_end()
+        guard !selection.isEmpty else { return nil }
+        _ = cstrobe_counting_settle(settleLimitNanoseconds)
+        return cstrobe_counting_end()
     }
 
     /// Closes the window, if one is open, without reading it: after a block

@@ -1,3 +1,4 @@
+import CStrobeCounting
 import Foundation
 import Strobe
 import StrobePerf
@@ -227,5 +228,60 @@ struct ExactCountTests {
             })
         let result = await Self.runner().run(test)
         #expect(try Self.samples(result, "allocations").allSatisfy { $0 >= 10 })
+    }
+
+    /// A helper thread that signals the block's end and then does a little
+    /// more: 2 ms of work and five allocations, which land after the block
+    /// has returned. The window waits for the helper to go back to sleep,
+    /// so every iteration counts them.
+    final class LateHelper: Sendable {
+        let go = DispatchSemaphore(value: 0)
+        let done = DispatchSemaphore(value: 0)
+        let stopping = Atomic<Bool>(false)
+
+        init() {
+            Thread { [self] in
+                while true {
+                    go.wait()
+                    if stopping.load(ordering: .acquiring) { return }
+                    ExactCountTests.allocateAndFree(10, bytes: 32)
+                    done.signal()
+                    let start = DispatchTime.now().uptimeNanoseconds
+                    while DispatchTime.now().uptimeNanoseconds - start < 2_000_000 {}
+                    ExactCountTests.allocateAndFree(5, bytes: 32)
+                }
+            }.start()
+        }
+
+        func stop() {
+            stopping.store(true, ordering: .releasing)
+            go.signal()
+        }
+    }
+
+    @Test func aHelpersWorkAfterItsSignalIsCountedEveryIteration() async throws {
+        guard ExactCounts.Selection.available.allocations else { return }
+        let helper = LateHelper()
+        defer { helper.stop() }
+        let test = PerfTest("a helper's tail") { _ in
+            helper.go.signal()
+            helper.done.wait()
+        }
+        let result = await Self.runner(iterations: 20).run(test)
+        #expect(result.error == nil)
+        #expect(try Self.samples(result, "allocations") == Array(repeating: 15, count: 20))
+        // The wall clock stopped when the block returned, before the tail.
+        let wall = try Self.samples(result, "wall")
+        #expect(wall.sorted()[10] < 2_000_000, "\(wall)")
+    }
+
+    @Test func aSingleThreadedBlockIsClosedWithoutWaiting() {
+        guard ExactCounts.Selection.available.allocations else { return }
+        cstrobe_counting_begin(1, 0)
+        Self.allocateAndFree(3, bytes: 16)
+        let waited = cstrobe_counting_settle(ExactCounts.settleLimitNanoseconds)
+        let counts = cstrobe_counting_end()
+        #expect(waited == 0)
+        #expect(counts.allocations == 3)
     }
 }

@@ -58,6 +58,15 @@ int cstrobe_counting_retains_available(void);
 /// window at a time per process.
 void cstrobe_counting_begin(int leaves_out_strobe, int count_retains);
 
+/// Waits, with the window still open, until every other thread that
+/// counted in it is asleep or gone, at most `limit_nanoseconds`: a helper
+/// thread that signalled the block's end and then freed or released what it
+/// held does so inside the window every time, not when the scheduler lets
+/// it. Returns at once when no other thread counted; else it sleeps at
+/// least once (a serializing simulator runs the other threads then).
+/// Returns the nanoseconds it waited.
+uint64_t cstrobe_counting_settle(uint64_t limit_nanoseconds);
+
 /// Closes the window and returns what it counted.
 cstrobe_counts cstrobe_counting_end(void);
 
