@@ -163,7 +163,9 @@ cstrobe_thread_counts *cstrobe_counting_register_thread(void) {
     cstrobe_thread_counts *record = calloc(1, sizeof(cstrobe_thread_counts));
 #endif
     if (record == NULL) { abort(); }
+#if defined(__linux__)
     record->tid = (pid_t)syscall(SYS_gettid);
+#endif
     cstrobe_thread_counts *head = atomic_load_explicit(&cstrobe_counting.threads, memory_order_relaxed);
     do {
         record->next = head;
