@@ -27,6 +27,21 @@ import Testing
         return .init(name: "\(test)/wall", unit: "ns", better: .lower, baseline: base, candidate: cand)
     }
 
+    /// Paired rounds of `test`/wall whose candidate is `ratio(round)` times
+    /// the baseline, with 1% noise per round.
+    static func input(_ test: String, rounds: Int, seed: UInt64, ratio: (Int) -> Double) -> ComparisonEngine.Input {
+        var generator = SeededGenerator(seed: seed)
+        var base: [Replicate] = []
+        var cand: [Replicate] = []
+        for round in 0..<rounds {
+            let level = 15e6 * exp(0.01 * generator.normal())
+            base.append(Replicate(id: "b\(round)", round: round, samples: [level, level * 1.001, level * 0.999]))
+            let other = 15e6 * ratio(round) * exp(0.01 * generator.normal())
+            cand.append(Replicate(id: "c\(round)", round: round, samples: [other, other * 1.001, other * 0.999]))
+        }
+        return .init(name: "\(test)/wall", unit: "ns", better: .lower, baseline: base, candidate: cand)
+    }
+
     static func report(_ inputs: [ComparisonEngine.Input], level: Double) -> DiffReport {
         let look = SequentialDesign.Look(number: 1, rounds: 4, alpha: level, confidence: 0.99, isFinal: false)
         return DiffReport(
@@ -95,5 +110,35 @@ import Testing
         let (said, open) = short.record(report, rounds: 6, plannedRounds: Int(optimistic.rounded(.down)) - 1)
         #expect(open.isEmpty)
         #expect(said.warnings.contains { $0.hasPrefix("set aside after round 6") })
+    }
+
+    /// A waiting test's wall decided faster in its first 42 rounds, while
+    /// the machine made the baseline's shorter sleep last longer, then 15%
+    /// slower in the 52 rounds after, as the code made it: the interval of
+    /// all 94 rounds no longer overlaps the decided one, and the decision
+    /// is withdrawn for good. On a steady machine it stands.
+    @Test func aDecidedTimeThatLaterRoundsContradictIsWithdrawn() {
+        let early = Self.report([Self.input("handoff", rounds: 42, seed: 7) { _ in 0.954 }], level: 0.0006)
+        #expect(early.rows[0].verdict == .improvement, "\(early.rows[0])")
+        var ledger = DecisionLedger()
+        _ = ledger.record(early, rounds: 42, plannedRounds: 200)
+        let later = Self.report(
+            [Self.input("handoff", rounds: 94, seed: 7) { $0 < 42 ? 0.954 : 1.15 }], level: 0.0006)
+        let (report, open) = ledger.record(later, rounds: 94, plannedRounds: 200)
+        let row = report.rows[0]
+        #expect(row.verdict == .inconclusive, "\(row)")
+        #expect(open.isEmpty, "a withdrawn decision keeps no test running: \(open)")
+        let warning = row.warnings.first { $0.hasPrefix("the machine changed during the comparison") }
+        #expect(warning?.contains("decided improvement at 42 rounds (-4.") == true, "\(row.warnings)")
+        #expect(warning?.hasSuffix("the intervals do not overlap, so the decision is withdrawn") == true)
+        // Never decided again, whatever later rounds say.
+        let last = Self.report(
+            [Self.input("handoff", rounds: 140, seed: 7) { $0 < 42 ? 0.954 : 1.15 }], level: 0.0006)
+        #expect(ledger.record(last, rounds: 140, plannedRounds: 200).report.rows[0].verdict == .inconclusive)
+
+        var steady = DecisionLedger()
+        _ = steady.record(early, rounds: 42, plannedRounds: 200)
+        let same = Self.report([Self.input("handoff", rounds: 94, seed: 7) { _ in 0.954 }], level: 0.0006)
+        #expect(steady.record(same, rounds: 94, plannedRounds: 200).report.rows[0].verdict == .improvement)
     }
 }

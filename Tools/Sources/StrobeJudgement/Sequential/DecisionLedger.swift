@@ -20,6 +20,16 @@ import StrobeToolFormatting
 /// reading could still decide keeps its rounds: a comparison does not stop
 /// with budget left while a gated metric could be decided.
 ///
+/// A decided time whose test goes on running (another of its metrics is
+/// open) is checked at every later look: when the interval of all the
+/// rounds so far no longer overlaps the one it was decided on, the machine
+/// changed during the comparison in a way the pairing by round did not
+/// cancel (a sleep's length quantized differently under load, a neighbour
+/// that slowed one build's phase), and the decision is withdrawn: the row
+/// reads inconclusive from then on, with both intervals in a warning, and
+/// is never decided again (``contradicted``). Withdrawing only turns
+/// verdicts into "inconclusive", so the false-alarm bound still holds.
+///
 /// A CPU-bound test whose counted work is decided has its open time rows
 /// settled by the counts (``CountedWork``): they keep the look's numbers,
 /// and the test runs no more for them, unless every time is to be decided
@@ -55,6 +65,9 @@ public struct DecisionLedger: Sendable {
     public private(set) var decided: [String: MetricComparison] = [:]
     /// Gated rows set aside as out of reach, by metric and group.
     public private(set) var outOfReach: [String: OutOfReach] = [:]
+    /// Decided times that later rounds contradicted, withdrawn and left
+    /// inconclusive, by metric and group (see ``record(_:rounds:plannedRounds:)``).
+    public private(set) var contradicted: [String: MetricComparison] = [:]
 
     static func key(_ row: MetricComparison) -> String { row.name + "\u{0}" + row.group }
 
@@ -66,13 +79,25 @@ public struct DecisionLedger: Sendable {
         report: DiffReport, openTests: [String]
     ) {
         var report = report
-        report.rows = report.rows.map { decided[Self.key($0)] ?? settled[Self.key($0)] ?? $0 }
+        for row in report.rows {
+            let key = Self.key(row)
+            guard contradicted[key] == nil, let decision = decided[key],
+                let withdrawn = Self.withdrawn(decision, by: row)
+            else { continue }
+            decided[key] = nil
+            contradicted[key] = withdrawn
+        }
+        report.rows = report.rows.map {
+            contradicted[Self.key($0)] ?? decided[Self.key($0)] ?? settled[Self.key($0)] ?? $0
+        }
         for row in report.rows where row.gates && row.verdict != .inconclusive {
             if decided[Self.key(row)] == nil { decided[Self.key(row)] = row }
         }
         if !decidesTimes { settleByCounts(&report) }
         report.testVerdicts = report.tests
-        let open = report.rows.filter { $0.gates && $0.verdict == .inconclusive && $0.settledByCounts == nil }
+        let open = report.rows.filter {
+            $0.gates && $0.verdict == .inconclusive && $0.settledByCounts == nil && contradicted[Self.key($0)] == nil
+        }
         if !decideAll {
             let left = max(plannedRounds - rounds, 0)
             for row in open where outOfReach[Self.key(row)] == nil {
@@ -90,6 +115,25 @@ public struct DecisionLedger: Sendable {
             report.warnings.append(line)
         }
         return (report, tests)
+    }
+
+    /// The decided time row `decision`, withdrawn because `fresh` (the same
+    /// metric judged on more rounds) has an interval that does not overlap
+    /// the one it was decided on; nil while they overlap, for a row that is
+    /// not a time, and when no round was added.
+    static func withdrawn(_ decision: MetricComparison, by fresh: MetricComparison) -> MetricComparison? {
+        guard decision.kind.isTime, let decided = decision.shift, let now = fresh.shift,
+            fresh.test.baselineReplicates > decision.test.baselineReplicates,
+            now.lower > decided.upper || now.upper < decided.lower
+        else { return nil }
+        var row = fresh
+        row.verdict = .inconclusive
+        row.warnings.append(
+            "the machine changed during the comparison: decided \(decision.verdict.rawValue) at "
+                + "\(decision.test.baselineReplicates) rounds (\(TestVerdict.compact(decided))), it reads "
+                + "\(TestVerdict.compact(now)) at \(fresh.test.baselineReplicates); the intervals do not overlap, so the "
+                + "decision is withdrawn")
+        return row
     }
 
     /// Settles the open time rows of each CPU-bound test of `report` whose
