@@ -193,6 +193,34 @@ public enum FunctionComparison {
             options: options)
     }
 
+    /// The functions the runner's frames call directly, the measure block,
+    /// through the thunks and partial applications that forward to it.
+    /// `callees` holds every function below each one; a direct callee is
+    /// one below no other function below the caller.
+    static func measureBlocks(callees: [String: Set<String>]) -> Set<String> {
+        func direct(_ caller: String) -> Set<String> {
+            let below = callees[caller] ?? []
+            let deeper = below.reduce(into: Set<String>()) { $0.formUnion((callees[$1] ?? []).subtracting([$1])) }
+            return below.subtracting(deeper)
+        }
+        var blocks = Set(callees.keys.filter(isRunnerFrame).flatMap(direct).filter { !isRunnerFrame($0) })
+        var forwarders = blocks.filter(isForwarder)
+        while let forwarder = forwarders.popFirst() {
+            for callee in direct(forwarder) where blocks.insert(callee).inserted && isForwarder(callee) {
+                forwarders.insert(callee)
+            }
+        }
+        return blocks
+    }
+
+    /// Whether `function` only forwards a call: a thunk or a partial
+    /// application.
+    static func isForwarder(_ function: String) -> Bool {
+        ["thunk for ", "reabstraction thunk", "partial apply for ", "partial apply forwarder for "].contains {
+            function.hasPrefix($0)
+        }
+    }
+
     /// One process's inclusive amount per iteration of each function of a
     /// test, and of the whole test, in the unit its source counts.
     struct ProcessFunctions {
@@ -231,12 +259,16 @@ public enum FunctionComparison {
         let baseTotal = mean(base.map(\.total))
         let candTotal = mean(cand.map(\.total))
         let floor = rule.relativeFloor * baseTotal
-        // The runner's own frames and a thread pool's are never judged: what
-        // they hold is the part of the test that ran on one thread or
-        // another; the work itself is under the test's functions, which sum
-        // every thread.
+        // The runner's own frames, the measure block the runner calls, and a
+        // thread pool's frames are never judged: what they hold is the part
+        // of the test that ran on one thread or another (the block of a test
+        // that hands its work to a `concurrentPerform` holds the measuring
+        // thread's share, 4 or 3 of 8 work items from process to process);
+        // the work itself is under the test's functions, which sum every
+        // thread.
         let allNames = Set(base.flatMap(\.values.keys) + cand.flatMap(\.values.keys))
-        let names = allNames.filter { !isRunnerFrame($0) && !isThreadPoolFrame($0) }
+        let measureBlocks = Self.measureBlocks(callees: callees)
+        let names = allNames.filter { !isRunnerFrame($0) && !isThreadPoolFrame($0) && !measureBlocks.contains($0) }
         func sideMeans(_ name: String) -> (base: Double, cand: Double) {
             (mean(base.map { $0.values[name] ?? 0 }), mean(cand.map { $0.values[name] ?? 0 }))
         }
