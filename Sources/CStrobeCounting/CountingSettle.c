@@ -66,37 +66,39 @@ static uint64_t now_nanoseconds(void) {
     return (uint64_t)time.tv_sec * 1000000000u + (uint64_t)time.tv_nsec;
 }
 
-/// Whether another thread that counted in the window is still running; with
-/// `any_counted`, whether any other thread counted at all.
-static int others_running(int *any_counted) {
+/// Whether a record is another thread's that counted in the window.
+static int is_other_counting(cstrobe_thread_counts *record, cstrobe_thread_counts *mine) {
+    return record != mine && record->tid != 0 && counted(record);
+}
+
+/// Whether another thread counted in the window; reads no thread's state.
+static int others_counted(void) {
     cstrobe_thread_counts *mine = cstrobe_counting_mine;
-    int running = 0;
-    *any_counted = 0;
     for (cstrobe_thread_counts *record = atomic_load_explicit(&cstrobe_counting.threads, memory_order_acquire);
          record != NULL; record = record->next) {
-        if (record == mine || record->tid == 0 || !counted(record)) { continue; }
-        *any_counted = 1;
-        if (is_running(record->tid)) {
-            running = 1;
-            break;
-        }
+        if (is_other_counting(record, mine)) { return 1; }
     }
-    return running;
+    return 0;
+}
+
+/// Whether another thread that counted in the window is still running.
+static int others_running(void) {
+    cstrobe_thread_counts *mine = cstrobe_counting_mine;
+    for (cstrobe_thread_counts *record = atomic_load_explicit(&cstrobe_counting.threads, memory_order_acquire);
+         record != NULL; record = record->next) {
+        if (is_other_counting(record, mine) && is_running(record->tid)) { return 1; }
+    }
+    return 0;
 }
 
 uint64_t cstrobe_counting_settle(uint64_t limit_nanoseconds) {
-    if (!atomic_load_explicit(&cstrobe_counting.open, memory_order_relaxed)) { return 0; }
-    int any_counted = 0;
-    (void)others_running(&any_counted);
-    if (!any_counted) { return 0; }
+    if (!atomic_load_explicit(&cstrobe_counting.open, memory_order_relaxed) || !others_counted()) { return 0; }
     uint64_t start = now_nanoseconds();
     // At least one short sleep: under a simulator that runs one thread at a
     // time, the others run their tails only while this one blocks.
-    int running;
     do {
         struct timespec pause = {0, 50000};
         nanosleep(&pause, NULL);
-        running = others_running(&any_counted);
-    } while (running && now_nanoseconds() - start < limit_nanoseconds);
+    } while (others_running() && now_nanoseconds() - start < limit_nanoseconds);
     return now_nanoseconds() - start;
 }
