@@ -12,24 +12,18 @@ extension TrendChange {
     /// iteration (14 → 110)") when `naming` is false, beside the metric's
     /// name.
     public func changeText(naming: Bool = true) -> String {
-        let kind = MetricKind(metric: metric, unit: unit)
         guard let before = levelBefore, let after = levelAfter, before.isFinite, after.isFinite else {
             return Self.percentText(change)
         }
         let levels = "(\(level(before)) → \(level(after)))"
-        switch kind {
+        switch MetricKind(metric: metric, unit: unit) {
         case .exactCount:
-            let difference = after - before
-            let noun =
-                naming && unit != "bytes"
-                ? MetricKind.noun(ofExactCount: metric, count: difference).map { " " + $0 } ?? "" : ""
-            guard !levelsRepeat else {
-                return "\(HumanFormat.signedCount(difference, unit: unit))\(noun) per iteration \(levels)"
-            }
+            let (amount, noun) = countDifference(before: before, after: after)
+            let told = "\(amount)\(naming ? noun : "") per iteration"
+            guard !levelsRepeat else { return "\(told) \(levels)" }
             let lower = HumanFormat.signedCount(before * (change.lower - 1), unit: unit)
             let upper = HumanFormat.signedCount(before * (change.upper - 1), unit: unit)
-            return "\(HumanFormat.signedCount(difference, unit: unit))\(noun) per iteration [\(lower), \(upper)] "
-                + levels
+            return "\(told) [\(lower), \(upper)] \(levels)"
         case .instructions:
             return "\(Self.signedPercent(change.ratio))%\(naming ? " instructions" : "") per iteration \(levels)"
         default:
@@ -43,10 +37,18 @@ extension TrendChange {
         guard MetricKind(metric: metric, unit: unit) == .exactCount, let before = levelBefore,
             let after = levelAfter, before.isFinite, after.isFinite
         else { return Self.signedPercent(change.ratio) + "%" }
+        let (amount, noun) = countDifference(before: before, after: after)
+        return amount + noun
+    }
+
+    /// An exact count's change from `before` to `after`: the difference
+    /// signed in its unit ("+96", "+5.16 MiB") and what that many are
+    /// called (" allocations"; "" for bytes, whose unit the amount carries).
+    func countDifference(before: Double, after: Double) -> (amount: String, noun: String) {
         let difference = after - before
         let noun =
             unit == "bytes" ? "" : MetricKind.noun(ofExactCount: metric, count: difference).map { " " + $0 } ?? ""
-        return HumanFormat.signedCount(difference, unit: unit) + noun
+        return (HumanFormat.signedCount(difference, unit: unit), noun)
     }
 
     /// A level in the metric's unit: "12.3 ms", "2.50 MiB", "311 M", "14".
