@@ -186,16 +186,20 @@ public enum TrendAnalysis {
         let functionTable = FunctionTable(
             cohort, names: names.map { ($0.test, $0.metric) }, table: table, columns: columns)
         var series: [Series] = []
+        // Counted work (instructions, allocations) of the tests whose
+        // series --metric chose, left out by it: not reported, but the
+        // night its level moved places and explains their time steps.
+        var evidence: [Series] = []
         var partial: [String] = []
         var notPositive: [String] = []
         for (column, name) in names.enumerated() {
             let full = "\(name.test)/\(name.metric)"
-            if let pattern, (try? pattern.firstMatch(in: full)) == nil { continue }
+            let chosen = pattern.map { (try? $0.firstMatch(in: full)) != nil } ?? true
             // A profile's functions (sampled or counted) are told beside
             // the changes, not as series of their own, unless --metric asks
             // for them by name.
             if let prefix = Self.functionPrefix(of: name.metric),
-                !Self.asksForFunctions(pattern, metric: name.metric, prefix: prefix)
+                !chosen || !Self.asksForFunctions(pattern, metric: name.metric, prefix: prefix)
             {
                 continue
             }
@@ -204,6 +208,18 @@ public enum TrendAnalysis {
             }
             let present = values.joined().filter { $0 != nil }.count
             let total = cohort.slots.count * cohort.groups.count
+            if !chosen {
+                let counted = values.map { $0.compactMap { $0 } }
+                if present == total, counted.joined().allSatisfy({ $0.isFinite && $0 > 0 }),
+                    counted.allSatisfy(CountedLevels.repeats)
+                {
+                    evidence.append(
+                        Series(
+                            test: name.test, metric: name.metric, unit: name.unit, better: name.better,
+                            column: column, values: counted))
+                }
+                continue
+            }
             if present < total {
                 partial.append("\(full) (\(present) of \(total))")
                 continue
@@ -227,6 +243,8 @@ public enum TrendAnalysis {
                     + notPositive.joined(separator: ", "))
         }
         guard !series.isEmpty else { return }
+        let chosenTests = Set(series.map(\.test))
+        evidence.removeAll { !chosenTests.contains($0.test) }
         // The reference runs of each group, matched to the slots: those of
         // the same commit, else the nearest in time.
         var referenceRuns: [[[HistoryRun]]] = []
@@ -248,7 +266,7 @@ public enum TrendAnalysis {
         }
         let floor = options.relativeFloor
         let hosts = cohort.groups.indices.map { g in
-            let metrics = series.map {
+            let metrics = (series + evidence).map {
                 MetricHistory(
                     name: $0.name, values: $0.values[g], better: $0.better, relativeFloor: floor)
             }

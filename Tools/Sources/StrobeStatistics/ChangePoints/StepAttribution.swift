@@ -211,6 +211,7 @@ public enum StepAttribution {
         }
         offset = 0
         var steps: [AttributedStep] = []
+        let countedAt = countedBoundaries(hosts, report: report)
         for (hostIndex, host) in hosts.enumerated() {
             let series = report.series[offset..<(offset + host.metrics.count)]
             offset += host.metrics.count
@@ -219,17 +220,23 @@ public enum StepAttribution {
                 // machine: its own reference, not the suite's, tells whose
                 // step it is.
                 let counted = CountedLevels.repeats(host.metrics[metricIndex].values)
-                for step in found.steps {
+                let countedSteps = countedAt[hostIndex]?[testPart(of: host.metrics[metricIndex].name)] ?? []
+                for found in found.steps {
                     if counted {
+                        let step = found
                         let (cause, reason) = classify(
                             step, metric: metricIndex, host: hostIndex, hosts: hosts, alpha: options.alpha)
                         steps.append(AttributedStep(host: host.host, step: step, cause: cause, reason: reason))
                         continue
                     }
+                    let (step, placement) = placedAtCountedStep(
+                        found, history: host.metrics[metricIndex], countedSteps: countedSteps, options: options)
+                    func noted(_ reason: String) -> String { placement.map { "\(reason); \($0)" } ?? reason }
                     if let suite = suiteSteps.first(where: {
                         $0.host == host.host && $0.cause == .machine && abs($0.firstAfter - step.firstAfter) <= 1
                     }) {
-                        steps.append(AttributedStep(host: host.host, step: step, cause: .machine, reason: suite.reason))
+                        steps.append(
+                            AttributedStep(host: host.host, step: step, cause: .machine, reason: noted(suite.reason)))
                         continue
                     }
                     // A small step is placed less precisely than the suite's:
@@ -244,33 +251,43 @@ public enum StepAttribution {
                         let reason =
                             suite.reason
                             + "; this metric moved there too (its own step placed at run \(step.firstAfter))"
-                        steps.append(AttributedStep(host: host.host, step: step, cause: .machine, reason: reason))
+                        steps.append(
+                            AttributedStep(host: host.host, step: step, cause: .machine, reason: noted(reason)))
                         continue
                     }
                     let (cause, reason) = classify(
                         step, metric: metricIndex, host: hostIndex, hosts: hosts, alpha: options.alpha)
-                    steps.append(AttributedStep(host: host.host, step: step, cause: cause, reason: reason))
+                    steps.append(AttributedStep(host: host.host, step: step, cause: cause, reason: noted(reason)))
                 }
             }
         }
-        // Steps seen against the reference and not in the raw series (within
-        // a run): the code's, since the reference did not move.
+        // Steps seen against the reference and not in the raw series: the
+        // code's, since the reference did not move. One the raw series
+        // found too, the same way within the reach of a step's placement,
+        // is that step.
         var possible: [AttributedPossibleChange] = []
         let ratioOffset = hosts.reduce(0) { $0 + $1.metrics.count } + suites.filter { !$0.metrics.isEmpty }.count
         for (position, ratio) in ratios.enumerated() {
             let found = report.series[ratioOffset + position]
             let host = hosts[ratio.host]
             let name = host.metrics[ratio.metric].name
-            for step in found.steps
-            where !steps.contains(where: {
-                $0.host == host.host && $0.step.metric == name && abs($0.step.firstAfter - step.firstAfter) <= 1
-            }) {
+            let countedSteps = countedAt[ratio.host]?[testPart(of: name)] ?? []
+            for found in found.steps {
+                let (step, placement) = placedAtCountedStep(
+                    found, history: ratio.history, countedSteps: countedSteps, options: options)
+                guard
+                    !steps.contains(where: {
+                        $0.host == host.host && $0.step.metric == name && $0.step.direction == step.direction
+                            && abs($0.step.firstAfter - step.firstAfter) <= StepDetector.placementReach
+                    })
+                else { continue }
                 steps.append(
                     AttributedStep(
                         host: host.host, step: step, cause: .code,
                         reason:
                             "against the reference: \(name) moved at run \(step.firstAfter) adjusted by the pinned "
-                            + "build, which did not; the machine's noise hid it in the raw series"))
+                            + "build, which did not; the machine's noise hid it in the raw series"
+                            + (placement.map { "; \($0)" } ?? "")))
             }
             if let change = found.possibleChange,
                 !steps.contains(where: { $0.host == host.host && $0.step.metric == name })

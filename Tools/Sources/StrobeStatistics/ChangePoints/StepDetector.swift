@@ -229,15 +229,10 @@ public enum StepDetector {
             log($0)
         }
         let offset = max(lower, split - options.estimateWindow)
-        func deviation(_ side: ArraySlice<Double>) -> Double {
-            let center = Quantiles.median(sorted: side.sorted())
-            return side.reduce(0) { $0 + abs($1 - center) }
-        }
         var best = split
         var bestCost = Double.infinity
         for candidate in first...last {
-            let cut = candidate - offset
-            let cost = deviation(logs[..<cut]) + deviation(logs[cut...])
+            let cost = splitCost(logs, at: candidate - offset)
             if cost < bestCost || (cost == bestCost && abs(candidate - split) < abs(best - split)) {
                 best = candidate
                 bestCost = cost
@@ -246,9 +241,19 @@ public enum StepDetector {
         return best
     }
 
+    /// The absolute deviations of `logs` from the medians of the two sides
+    /// of a split at `split` (an index into `logs`), summed.
+    static func splitCost(_ logs: [Double], at split: Int) -> Double {
+        func deviation(_ side: ArraySlice<Double>) -> Double {
+            let center = Quantiles.median(sorted: side.sorted())
+            return side.reduce(0) { $0 + abs($1 - center) }
+        }
+        return deviation(logs[..<split]) + deviation(logs[split...])
+    }
+
     /// The step at `index` between the runs of `lower..<upper`, or nil when
     /// its change is within the metric's floor.
-    private static func makeStep(
+    static func makeStep(
         _ history: MetricHistory, at index: Int, lower: Int, upper: Int, pValue: Double, level: Double,
         status: StepStatus, options: StepDetectionOptions
     ) -> HistoryStep? {

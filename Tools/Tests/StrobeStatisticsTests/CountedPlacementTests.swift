@@ -1,0 +1,92 @@
+import Foundation
+import Testing
+
+@testable import StrobeStatistics
+
+/// A time step is placed where the test's counted work stepped, and the
+/// raw and the reference-adjusted series tell it once.
+@Suite struct CountedPlacementTests {
+    /// The medians of a demo history (AMD EPYC, family 25 model 17, load
+    /// 0.6–3): 20 nights of `apply lens`, the code rebuilding its tone curve
+    /// from night 11 (index 10). Night 9 was slow for both builds and night
+    /// 10 slow for the reference alone, so the nightly series, by its runs,
+    /// steps at night 9.
+    static let nightly = [
+        13.5, 13.8, 13.6, 15.7, 16.0, 13.6, 13.7, 14.4, 22.7, 14.1,
+        31.3, 20.0, 22.7, 26.4, 18.3, 18.6, 28.7, 22.4, 18.7, 23.8,
+    ].map { $0 * 1e6 }
+    static let reference = [
+        13.6, 16.1, 17.7, 13.8, 16.1, 14.1, 16.0, 15.1, 16.4, 22.9,
+        21.6, 14.1, 14.2, 18.5, 15.3, 14.4, 19.9, 16.2, 13.8, 16.3,
+    ].map { $0 * 1e6 }
+
+    static func instructions(_ level: (Int) -> Double) -> MetricHistory {
+        MetricHistory(
+            name: "apply lens/instructions", values: CountedLevelsTests.counts(nights: 20, seed: 7, level: level))
+    }
+
+    @Test func aTimeStepIsPlacedAtTheNightTheCountedWorkStepped() throws {
+        let host = HostHistory(
+            host: "ci",
+            metrics: [
+                MetricHistory(name: "apply lens/interval:lens apply:sum", values: Self.nightly),
+                Self.instructions { $0 >= 10 ? 3.107e8 : 2.715e8 },
+            ],
+            reference: [MetricHistory(name: "apply lens/interval:lens apply:sum", values: Self.reference)])
+        let report = try StepAttribution.attribute([host])
+        let time = report.steps.filter { $0.step.metric == "apply lens/interval:lens apply:sum" }
+        #expect(time.count == 1, "one change, told once: \(time.map { ($0.step.firstAfter, $0.reason) })")
+        let step = try #require(time.first)
+        #expect(step.step.firstAfter == 10, "\(step.reason)")
+        #expect(step.cause == .code, "\(step.reason)")
+        #expect(step.step.change.ratio > 1.3, "\(step.step.change)")
+        let counted = try #require(report.steps.first { $0.step.metric == "apply lens/instructions" })
+        #expect(counted.step.firstAfter == 10)
+    }
+
+    @Test func withoutCountedWorkTheTimeStepStaysWhereItsRunsPutIt() throws {
+        let host = HostHistory(
+            host: "ci",
+            metrics: [MetricHistory(name: "apply lens/interval:lens apply:sum", values: Self.nightly)],
+            reference: [MetricHistory(name: "apply lens/interval:lens apply:sum", values: Self.reference)])
+        let report = try StepAttribution.attribute([host])
+        let time = report.steps.filter { $0.step.metric == "apply lens/interval:lens apply:sum" }
+        #expect(time.count == 1, "the raw and the adjusted series tell one change once: \(time.map(\.reason))")
+        #expect(time.allSatisfy { !$0.reason.contains("counted work") })
+    }
+
+    @Test func aCountedStepOfAnotherTestOrFarAwayMovesNothing() throws {
+        // A clean time step at night 6 (index 5); instructions of another
+        // test step at index 7, and this test's own at index 15.
+        let times = CountedLevelsTests.times(nights: 20, sigma: 0.01, seed: 3) { $0 >= 5 ? 1.3e7 : 1e7 }
+        let host = HostHistory(
+            host: "ci",
+            metrics: [
+                MetricHistory(name: "apply lens/wall", values: times),
+                MetricHistory(
+                    name: "other/instructions",
+                    values: CountedLevelsTests.counts(nights: 20, seed: 4) { $0 >= 7 ? 2e8 : 1e8 }),
+                Self.instructions { $0 >= 15 ? 3.1e8 : 2.7e8 },
+            ])
+        let report = try StepAttribution.attribute([host])
+        let wall = try #require(report.steps.first { $0.step.metric == "apply lens/wall" })
+        #expect(wall.step.firstAfter == 5, "\(wall.reason)")
+        #expect(!wall.reason.contains("counted work"), "\(wall.reason)")
+    }
+
+    @Test func aCountedStepNearATimeSeriesThatDidNotMoveThereLeavesItsStep() throws {
+        // The time steps at index 10, the counted work at 12: the two runs
+        // between sit at the new level, far beyond the old level's noise,
+        // so the time series tells its own night and the step stays there.
+        let times = CountedLevelsTests.times(nights: 20, sigma: 0.005, seed: 9) { $0 >= 10 ? 1.3e7 : 1e7 }
+        let host = HostHistory(
+            host: "ci",
+            metrics: [
+                MetricHistory(name: "apply lens/wall", values: times),
+                Self.instructions { $0 >= 12 ? 3.1e8 : 2.7e8 },
+            ])
+        let report = try StepAttribution.attribute([host])
+        let wall = try #require(report.steps.first { $0.step.metric == "apply lens/wall" })
+        #expect(wall.step.firstAfter == 10, "\(wall.reason)")
+    }
+}
