@@ -71,11 +71,18 @@ def night(change):
     return int(found.group(1)) if found else None
 lens = [c for c in trend.get("changes", []) if c.get("test") == "apply lens"]
 nights = sorted({night(c) for c in lens if night(c) is not None})
+causes = sorted({str((c.get("step") or {}).get("cause")) for c in lens})
 possible = [n for n in trend.get("notes", []) if n.startswith("possible change") and "apply lens" in n]
-if 11 in nights:
-    history = "the change found at night 11"
+# Every series of the test told once, at night 11, the code's: anything
+# else (a second night, a series told twice, the machine's) is said.
+told = {}
+for c in lens:
+    told[c.get("metric")] = told.get(c.get("metric"), 0) + 1
+if nights == [11] and causes == ["code"] and all(count == 1 for count in told.values()):
+    history = f"night 11 the code's ({len(lens)} series)"
 elif nights:
-    history = "the change found at night " + ", ".join(map(str, nights)) + " (not 11)"
+    history = ("changes at night " + ", ".join(map(str, nights)) + " (" + ", ".join(causes) + "; "
+               + ", ".join(f"{m} ×{n}" for m, n in sorted(told.items())) + ")")
 elif possible:
     history = "a possible change only: " + possible[0]
 else:

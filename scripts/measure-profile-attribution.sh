@@ -27,7 +27,9 @@
 #             with the tokenizer doing 2% more work, with compare's defaults:
 #             each test's instructions a regression, the tokenizer first in
 #             every one of them.
+#   shapes2-profile  shapes2 with --profile.
 #   shapes-aa that whole suite against itself: no metric of any test flagged.
+#   shapes-aa-profile  shapes-aa with --profile: no function named either.
 #   serial    ProfileSuite's "parse in two threads" at PROFILE_SUITE_SCALE=0.2
 #             against the same with its worker 1 waiting for worker 0
 #             (PROFILE_SUITE_SERIAL=1: the same instructions and allocations),
@@ -167,8 +169,14 @@ for run in $(seq 1 "$runs"); do
             shapes2)
                 PROFILE_SUITE_SCALE=0.05 compare shapes2 "$run" "*" "$bin/ProfileSuite" \
                     "env PROFILE_SUITE_SLOWER=tokenize PROFILE_SUITE_FACTOR=1.02 $bin/ProfileSuite" ;;
+            shapes2-profile)
+                PROFILE_SUITE_SCALE=0.05 compare shapes2-profile "$run" "*" "$bin/ProfileSuite" \
+                    "env PROFILE_SUITE_SLOWER=tokenize PROFILE_SUITE_FACTOR=1.02 $bin/ProfileSuite" --profile ;;
             shapes-aa)
                 PROFILE_SUITE_SCALE=0.05 compare shapes-aa "$run" "*" "$bin/ProfileSuite" "$bin/ProfileSuite" ;;
+            shapes-aa-profile)
+                PROFILE_SUITE_SCALE=0.05 compare shapes-aa-profile "$run" "*" "$bin/ProfileSuite" "$bin/ProfileSuite" \
+                    --profile ;;
             plain)
                 compare plain "$run" "apply lens" "env LENS_KERNEL=vectorized $lens" \
                     "env LENS_KERNEL=rebuilt-curve $lens" --policy "$policy" ;;
@@ -176,7 +184,7 @@ for run in $(seq 1 "$runs"); do
                 PROFILE_SUITE_SCALE=0.2 compare serial "$run" paths "$two" "env PROFILE_SUITE_SERIAL=1 $two" ;;
             serial-aa)
                 PROFILE_SUITE_SCALE=0.2 compare serial-aa "$run" paths "$two" "$two" ;;
-            *) echo "unknown kind $kind (demo, demo-aa, slower10, plain, instr2, instr2-aa, short10, short10-aa, shapes2, shapes-aa, serial, serial-aa)" >&2; exit 2 ;;
+            *) echo "unknown kind $kind (demo, demo-aa, slower10, plain, instr2, instr2-aa, short10, short10-aa, shapes2, shapes2-profile, shapes-aa, shapes-aa-profile, serial, serial-aa)" >&2; exit 2 ;;
         esac
     done
 done
