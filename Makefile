@@ -167,10 +167,15 @@ FUZZ_FLAGS = -max_len=65536 -malloc_limit_mb=16 -rss_limit_mb=2048 -timeout=10 -
 # fuzzer's coverage counters, and libFuzzer would mutate blind. The one list
 # at the end gives the Swift code both; the C code and the link take
 # SwiftPM's own flags. FUZZ_CONFIGURATION=debug builds in two thirds of the
-# time and fuzzes about a tenth as fast (CI's short run uses it).
+# time and fuzzes about a tenth as fast (CI's short run uses it); it also
+# leaves the statistics modules unoptimized (-Onone after the package's -O,
+# which SwiftPM places before the -Xswiftc flags): the fuzzed readers do not
+# need them fast, and optimizing them under AddressSanitizer is most of that
+# build.
 FUZZ_CONFIGURATION ?= release
+FUZZ_OPTIMIZATION = $(if $(filter debug,$(FUZZ_CONFIGURATION)),-Xswiftc -Onone)
 FUZZ_BUILD = -c $(FUZZ_CONFIGURATION) --sanitize=fuzzer --sanitize=address -Xswiftc -sanitize=address,fuzzer \
-	$(TOOLS) --build-path Tools/.build/fuzz --product StrobeFuzz \
+	$(FUZZ_OPTIMIZATION) $(TOOLS) --build-path Tools/.build/fuzz --product StrobeFuzz \
 	-Xswiftc -Xfrontend -Xswiftc -entry-point-function-name -Xswiftc -Xfrontend -Xswiftc StrobeFuzz_main
 # The seeds come from the SDK's debug programs (TraceChild, LensPipeline,
 # LensPerfTests) as its test build makes them, so after `make test` they are

@@ -47,6 +47,30 @@ import Testing
         #expect(lines.first?.hasSuffix(": wall, process.cpu of decode") == true, "\(lines)")
     }
 
+    /// A gated count that is mostly zero on both sides (a late frame now
+    /// and then) is unchanged and needs no word on percentages; one that
+    /// grew keeps it.
+    @Test func anUnchangedZeroNeedsNoWordOnPercentages() throws {
+        var zero = ComparisonEngine.Input(
+            name: "apply lens/frames over budget", unit: "count", better: .lower,
+            baseline: (0..<6).map { Replicate(id: "b\($0)", round: $0 + 1, samples: [0, 0, Double($0 % 2)]) },
+            candidate: (0..<6).map {
+                Replicate(id: "c\($0)", round: $0 + 1, samples: [0, Double($0 % 3 == 0 ? 1 : 0), 0])
+            })
+        zero.absoluteFloor = 1
+        var grown = zero
+        grown.name = "capture frame/frames over budget"
+        grown.candidate = (0..<6).map { Replicate(id: "c\($0)", round: $0 + 1, samples: [3, 4, 3]) }
+        let rows = ComparisonEngine.compare([zero, grown])
+        #expect(
+            rows.allSatisfy { $0.warnings.contains(MetricComparison.zeroBaselineWarning) }, "\(rows.map(\.warnings))")
+        #expect(rows[0].verdict == .unchanged && rows[1].verdict != .unchanged, "\(rows.map(\.verdict))")
+        let lines = WarningGroups.render(WarningGroups.caveats(of: rows)).filter {
+            $0.hasPrefix(MetricComparison.zeroBaselineWarning)
+        }
+        #expect(lines.count == 1 && lines[0].hasSuffix(": capture frame/frames over budget"), "\(lines)")
+    }
+
     @Test func steadyProcessesAndCountsSayNothing() throws {
         let steady = ComparisonEngine.compare([Self.input([167e6, 180e6, 170e6], [171e6, 175e6, 168e6])])
         #expect(steady.first?.warnings.contains { $0.hasPrefix("the noise is not stationary") } == false)

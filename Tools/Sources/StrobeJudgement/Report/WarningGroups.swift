@@ -15,8 +15,10 @@ enum WarningGroups {
     }
 
     /// The caveats of the rows: a single process on a side (any row), and a
-    /// baseline whose center is not positive (gated rows only: report-only
-    /// counts that are zero are judged by their floor and need no word).
+    /// baseline whose center is not positive (gated rows that changed or
+    /// could not be told: report-only counts that are zero are judged by
+    /// their floor, and an unchanged count of zero, the demo's frames over
+    /// budget, has no percentage to miss).
     /// Noise that is not stationary is one line for the comparison, with
     /// the largest factor between two processes of a side, naming the
     /// metrics; a report-only metric below its absolute floor (a CPU-time
@@ -26,7 +28,8 @@ enum WarningGroups {
         var factor = 0.0
         var unsteady: [MetricComparison] = []
         for row in rows {
-            for warning in row.warnings where row.gates || !warning.hasPrefix(MetricComparison.zeroBaselineWarning) {
+            for warning in row.warnings
+            where (row.gates && row.verdict != .unchanged) || !warning.hasPrefix(MetricComparison.zeroBaselineWarning) {
                 if warning.hasPrefix(nonStationary) {
                     if !row.gates, max(row.baseline.median, row.candidate.median) < row.absoluteFloor { continue }
                     factor = max(factor, Self.factor(in: warning) ?? 0)
