@@ -60,6 +60,18 @@ import Testing
         return (base, cand)
     }
 
+    /// A counted function whose count repeats in every process has an
+    /// exact difference: no interval of no width beside it.
+    @Test func anExactDifferenceIsToldWithoutAnIntervalOfNoWidth() {
+        var exact = FunctionChange(
+            function: "LensKit.Lens.makeToneCurve()", baseline: 0, candidate: 39.2e6, change: 39.2e6, lower: 39.2e6,
+            upper: 39.2e6, pValue: 0, adjustedPValue: 0, changed: true, unit: .instructions)
+        #expect(exact.interval.isEmpty)
+        #expect(exact.summary == "LensKit.Lens.makeToneCurve() +39.2 M instructions new", "\(exact.summary)")
+        exact.lower = 38.1e6
+        #expect(exact.interval == "[+38.1, +39.2]", "\(exact.interval)")
+    }
+
     @Test func theFunctionThatAppearedLeadsAndItsCallersGiveWay() throws {
         let (base, cand) = Self.sides(baseline: Self.baselineStacks, candidate: Self.candidateStacks, seed: 3)
         let result = FunctionComparison.compare(

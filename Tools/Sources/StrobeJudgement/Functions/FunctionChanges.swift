@@ -48,14 +48,21 @@ public struct FunctionChange: Sendable, Hashable, Codable {
     }
 
     /// `LensKit.Lens.makeToneCurve() +21.3 ms [+19.8, +22.9] new`.
-    public var summary: String { "\(function) \(signedChange) \(interval) \(label)" }
+    public var summary: String {
+        [function, signedChange, interval, label].filter { !$0.isEmpty }.joined(separator: " ")
+    }
 
     /// The change in its unit: `+21.3 ms`, `+84.0 K instructions`.
     public var signedChange: String { unit.signed(change) }
 
-    /// `[+19.8, +22.9]`: the interval in the unit ``change`` is shown in.
+    /// `[+19.8, +22.9]`: the interval in the unit ``change`` is shown in;
+    /// empty when its ends print as one number (a count that repeats in
+    /// every process: the difference is exact, as `+39.2 M instructions`
+    /// says without `[+39.2, +39.2]`).
     public var interval: String {
-        "[\(unit.signed(lower, unit: false, scaledAs: change)), \(unit.signed(upper, unit: false, scaledAs: change))]"
+        let low = unit.signed(lower, unit: false, scaledAs: change)
+        let high = unit.signed(upper, unit: false, scaledAs: change)
+        return low == high ? "" : "[\(low), \(high)]"
     }
 
     /// A signed duration in the unit that suits it (or that suits
