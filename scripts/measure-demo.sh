@@ -29,6 +29,10 @@ for run in $(seq 1 "$runs"); do
         continue
     fi
     history=out/demo/history
+    # Each run's store is kept, so that another strobe can judge the same
+    # nights again (strobe trend --history out/demo-runs/N-history/...).
+    rm -rf "$logs/$run-history"
+    cp -r "$history" "$logs/$run-history"
     "$tools_bin/strobe" trend --history "$history/history.sqlite" --repository "$history/repo" \
         --reference build=reference --metric 'wall|lens apply' --format json >"$logs/$run-trend.json" 2>/dev/null || true
     "$tools_bin/strobe" trend --history "$history/history.sqlite" --repository "$history/repo" \

@@ -231,35 +231,20 @@ public enum StepAttribution {
                     }
                     let (step, placement) = placedAtCountedStep(
                         found, history: host.metrics[metricIndex], countedSteps: countedSteps, options: options)
-                    func noted(_ reason: String) -> String { placement.map { "\(reason); \($0)" } ?? reason }
-                    if let suite = suiteSteps.first(where: {
-                        $0.host == host.host && $0.cause == .machine && abs($0.firstAfter - step.firstAfter) <= 1
-                    }) {
-                        steps.append(
-                            AttributedStep(host: host.host, step: step, cause: .machine, reason: noted(suite.reason)))
-                        continue
-                    }
-                    // A small step is placed less precisely than the suite's:
-                    // the same shift when the metric moved at the suite's night.
-                    let span = (step.firstAfter - step.runsBefore)..<(step.firstAfter + step.runsAfter)
-                    let values = host.metrics[metricIndex].values
-                    if let suite = suiteSteps.first(where: {
-                        $0.host == host.host && $0.cause == .machine && span.contains($0.firstAfter)
-                            && pooledTest([values], at: $0.firstAfter, span: span, up: step.change.ratio > 1)
-                                <= options.alpha
-                    }) {
-                        let reason =
-                            suite.reason
-                            + "; this metric moved there too (its own step placed at run \(step.firstAfter))"
-                        steps.append(
-                            AttributedStep(host: host.host, step: step, cause: .machine, reason: noted(reason)))
-                        continue
-                    }
-                    let (cause, reason) = classify(
-                        step, metric: metricIndex, host: hostIndex, hosts: hosts, alpha: options.alpha)
-                    steps.append(AttributedStep(host: host.host, step: step, cause: cause, reason: noted(reason)))
+                    steps.append(
+                        attributeTimeStep(
+                            step, note: placement, metric: metricIndex, host: hostIndex, hosts: hosts,
+                            suiteSteps: suiteSteps, alpha: options.alpha))
                 }
             }
+        }
+        // Time steps where the test's counted work stepped and the scan
+        // found none: a test at that run alone.
+        for found in stepsAtCountedRuns(hosts, steps: steps, countedAt: countedAt, options: options) {
+            steps.append(
+                attributeTimeStep(
+                    found.step, note: found.note, metric: found.metric, host: found.host, hosts: hosts,
+                    suiteSteps: suiteSteps, alpha: options.alpha))
         }
         // Steps seen against the reference and not in the raw series: the
         // code's, since the reference did not move. One the raw series
@@ -312,6 +297,38 @@ public enum StepAttribution {
         return AttributionReport(
             steps: withShares(steps, hosts: hosts), suiteSteps: suiteSteps, possibleChanges: possible,
             referenceAdjustments: adjustments)
+    }
+
+    /// The cause of a time step of metric `metric` of host `host`, with
+    /// `note` (where it was placed or how it was found) after its reason: the
+    /// machine's when a suite step of the host that is the machine's lies
+    /// within a run of it, or within its runs where the metric moved at the
+    /// suite's night too; else as ``classify(_:metric:host:hosts:alpha:)``
+    /// finds.
+    static func attributeTimeStep(
+        _ step: HistoryStep, note: String?, metric: Int, host: Int, hosts: [HostHistory], suiteSteps: [SuiteStep],
+        alpha: Double
+    ) -> AttributedStep {
+        let name = hosts[host].host
+        func noted(_ reason: String) -> String { note.map { "\(reason); \($0)" } ?? reason }
+        if let suite = suiteSteps.first(where: {
+            $0.host == name && $0.cause == .machine && abs($0.firstAfter - step.firstAfter) <= 1
+        }) {
+            return AttributedStep(host: name, step: step, cause: .machine, reason: noted(suite.reason))
+        }
+        // A small step is placed less precisely than the suite's: the same
+        // shift when the metric moved at the suite's night.
+        let span = (step.firstAfter - step.runsBefore)..<(step.firstAfter + step.runsAfter)
+        let values = hosts[host].metrics[metric].values
+        if let suite = suiteSteps.first(where: {
+            $0.host == name && $0.cause == .machine && span.contains($0.firstAfter)
+                && pooledTest([values], at: $0.firstAfter, span: span, up: step.change.ratio > 1) <= alpha
+        }) {
+            let reason = suite.reason + "; this metric moved there too (its own step placed at run \(step.firstAfter))"
+            return AttributedStep(host: name, step: step, cause: .machine, reason: noted(reason))
+        }
+        let (cause, reason) = classify(step, metric: metric, host: host, hosts: hosts, alpha: alpha)
+        return AttributedStep(host: name, step: step, cause: cause, reason: noted(reason))
     }
 
     /// Per night, the median over `metrics` of the night's mid-rank within
