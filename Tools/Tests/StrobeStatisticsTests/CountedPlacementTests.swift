@@ -147,4 +147,24 @@ import Testing
         #expect(step.step.firstAfter == 10, "\(step.reason)")
         #expect(step.reason.contains("its own split was run 11"), "\(step.reason)")
     }
+
+    /// A demo history (AMD EPYC, family 25 model 17) whose nightly build ran
+    /// slow on the two nights before the change (nights 9 and 10, 21.7 and
+    /// 29.1 ms): the time series' own split is two runs early, and the
+    /// counted step at night 11 places it.
+    @Test func twoSlowNightsBeforeTheChangeDoNotHoldItBack() throws {
+        let wall = MetricHistory(
+            name: "apply lens/wall",
+            values: [
+                16.8, 15.2, 10.5, 10.9, 14.2, 12.7, 16.3, 16.1, 21.7, 29.1,
+                29.4, 25.9, 21.2, 17.4, 13.7, 18.0, 16.9, 18.9, 18.4, 20.2,
+            ].map { $0 * 1e6 })
+        let alone = try StepAttribution.attribute([HostHistory(host: "ci", metrics: [wall])])
+        #expect(alone.steps.first?.step.firstAfter == 8, "its own split: \(alone.steps.map(\.step.firstAfter))")
+        let host = HostHistory(host: "ci", metrics: [wall, Self.instructions { $0 >= 10 ? 3.107e8 : 2.715e8 }])
+        let step = try #require(
+            try StepAttribution.attribute([host]).steps.first { $0.step.metric == "apply lens/wall" })
+        #expect(step.step.firstAfter == 10, "\(step.reason)")
+        #expect(step.reason.contains("its own split was run 8"), "\(step.reason)")
+    }
 }

@@ -34,13 +34,17 @@ extension StepAttribution {
     /// counted step of the same test is moved there when the time series
     /// cannot tell the two places apart: over the step's runs, it is higher
     /// (or lower, as the step goes) after the counted run than before it (a
-    /// one-sided Mann-Whitney test at `alpha`), and the runs between the two
-    /// places fit the side the counted run gives them: either about as well
-    /// as a typical run fits its own (the absolute deviation of log values
-    /// from the two sides' medians grows by no more than the mean deviation
-    /// of one run for each run that changes side), or each lies within the
-    /// range of the runs already on that side (the first night after the
-    /// change measured low, as a later night did too). Its change is then
+    /// one-sided Mann-Whitney test at the intervals' level, 1 − `confidence`:
+    /// the scan has already found the step, and this only asks where it
+    /// lies), and the runs between the two
+    /// places fit the side the counted run gives them: either within the
+    /// noise of a typical run (the absolute deviation of log values from
+    /// the two sides' medians grows by no more than three times the mean
+    /// deviation of one run for each run that changes side: two slow
+    /// nights just before the change do not hold it back, a clean step two
+    /// runs away does), or each lies within the range of the runs already on
+    /// that side (the first night after the change measured low, as a later
+    /// night did too). Its change is then
     /// estimated between the runs on either side of the counted step.
     static func placedAtCountedStep(
         _ step: HistoryStep, history: MetricHistory, countedSteps: [Int], options: StepDetectionOptions
@@ -56,11 +60,12 @@ extension StepAttribution {
         else { return (step, nil) }
         let z = RankScan.splitStatistic(history.values[lower..<upper], split: run - lower)
         let up = step.change.ratio > 1
-        guard NormalDistribution.survival(up ? z : -z) <= options.alpha else { return (step, nil) }
+        guard NormalDistribution.survival(up ? z : -z) <= 1 - options.confidence else { return (step, nil) }
         let logs = history.values[lower..<upper].map { log($0) }
         let own = StepDetector.splitCost(logs, at: step.firstAfter - lower)
         let perRun = own / Double(logs.count)
-        let fits = StepDetector.splitCost(logs, at: run - lower) - own <= perRun * Double(abs(run - step.firstAfter))
+        let fits =
+            StepDetector.splitCost(logs, at: run - lower) - own <= 3 * perRun * Double(abs(run - step.firstAfter))
         // The runs that change side, and the runs of the side they join.
         let moving = history.values[min(run, step.firstAfter)..<max(run, step.firstAfter)]
         let joined =
