@@ -210,9 +210,9 @@ public enum TrendAnalysis {
             let total = cohort.slots.count * cohort.groups.count
             if !chosen {
                 let counted = values.map { $0.compactMap { $0 } }
-                if present == total, counted.joined().allSatisfy({ $0.isFinite && $0 > 0 }),
-                    counted.allSatisfy(CountedLevels.repeats)
-                {
+                // Every value present, and each group's a counted level
+                // (which also holds every value finite and positive).
+                if present == total, counted.allSatisfy(CountedLevels.repeats) {
                     evidence.append(
                         Series(
                             test: name.test, metric: name.metric, unit: name.unit, better: name.better,

@@ -25,6 +25,17 @@ import Testing
             name: "apply lens/instructions", values: CountedLevelsTests.counts(nights: 20, seed: 7, level: level))
     }
 
+    /// The steps found in `apply lens/wall` with `values`, on one host with
+    /// no reference, beside the test's instructions stepping 14.4% at run
+    /// `countedAt` (no instructions when nil).
+    static func wallSteps(_ values: [Double], countedAt: Int?) throws -> [AttributedStep] {
+        let wall = MetricHistory(name: "apply lens/wall", values: values)
+        let counted = countedAt.map { at in [instructions { $0 >= at ? 3.107e8 : 2.715e8 }] } ?? []
+        return try StepAttribution.attribute([HostHistory(host: "ci", metrics: [wall] + counted)]).steps.filter {
+            $0.step.metric == "apply lens/wall"
+        }
+    }
+
     @Test func aTimeStepIsPlacedAtTheNightTheCountedWorkStepped() throws {
         let host = HostHistory(
             host: "ci",
@@ -79,14 +90,7 @@ import Testing
         // between sit at the new level, far beyond the old level's noise,
         // so the time series tells its own night and the step stays there.
         let times = CountedLevelsTests.times(nights: 20, sigma: 0.005, seed: 9) { $0 >= 10 ? 1.3e7 : 1e7 }
-        let host = HostHistory(
-            host: "ci",
-            metrics: [
-                MetricHistory(name: "apply lens/wall", values: times),
-                Self.instructions { $0 >= 12 ? 3.1e8 : 2.7e8 },
-            ])
-        let report = try StepAttribution.attribute([host])
-        let wall = try #require(report.steps.first { $0.step.metric == "apply lens/wall" })
+        let wall = try #require(try Self.wallSteps(times, countedAt: 12).first)
         #expect(wall.step.firstAfter == 10, "\(wall.reason)")
     }
 
@@ -94,14 +98,12 @@ import Testing
     /// night: the scan over every split misses it in this history, and the
     /// test at the run where the counted work stepped finds it.
     @Test func aTimeStepTheScanMissesIsFoundAtTheNightTheCountedWorkStepped() throws {
-        let wall = MetricHistory(
-            name: "apply lens/wall",
-            values: CountedLevelsTests.times(nights: 20, sigma: 0.12, seed: 503) { $0 >= 10 ? 1.2e7 : 1e7 })
-        let without = try StepAttribution.attribute([HostHistory(host: "ci", metrics: [wall])])
+        let wall = CountedLevelsTests.times(nights: 20, sigma: 0.12, seed: 503) { $0 >= 10 ? 1.2e7 : 1e7 }
+        let without = try StepAttribution.attribute([
+            HostHistory(host: "ci", metrics: [MetricHistory(name: "apply lens/wall", values: wall)])
+        ])
         #expect(without.steps.isEmpty, "the scan alone: \(without.steps.map { ($0.step.firstAfter, $0.reason) })")
-        let host = HostHistory(host: "ci", metrics: [wall, Self.instructions { $0 >= 10 ? 3.1e8 : 2.7e8 }])
-        let report = try StepAttribution.attribute([host])
-        let step = try #require(report.steps.first { $0.step.metric == "apply lens/wall" })
+        let step = try #require(try Self.wallSteps(wall, countedAt: 10).first)
         #expect(step.step.firstAfter == 10 && step.step.direction == .regression, "\(step.reason)")
         #expect(step.step.status == .confirmed)
         #expect(step.cause == .code, "\(step.reason)")
@@ -114,17 +116,8 @@ import Testing
         var found = 0
         let histories = 400
         for seed in 0..<histories {
-            let host = HostHistory(
-                host: "ci",
-                metrics: [
-                    MetricHistory(
-                        name: "apply lens/wall",
-                        values: CountedLevelsTests.times(nights: 20, sigma: 0.1, seed: 1000 + UInt64(seed)) { _ in 1e7 }
-                    ),
-                    Self.instructions { $0 >= 10 ? 3.107e8 : 2.715e8 },
-                ])
-            let report = try StepAttribution.attribute([host])
-            if report.steps.contains(where: { $0.step.metric == "apply lens/wall" }) { found += 1 }
+            let flat = CountedLevelsTests.times(nights: 20, sigma: 0.1, seed: 1000 + UInt64(seed)) { _ in 1e7 }
+            if try !Self.wallSteps(flat, countedAt: 10).isEmpty { found += 1 }
         }
         // At alpha 0.01 the scan and the targeted test together call about
         // 2% of flat series a step; 16 of 400 or more happens less than once
@@ -138,12 +131,10 @@ import Testing
     @Test func aLowFirstNightAfterTheChangeIsPlacedWithTheCountedStep() throws {
         let before = [12.1, 12.4, 12.4, 12.5, 12.3, 12.7, 11.8, 12.4, 12.7, 12.9]
         let after = [13.9, 20.0, 17.9, 18.4, 13.8, 17.7, 22.0, 22.4, 25.6, 21.9]
-        let wall = MetricHistory(name: "apply lens/wall", values: (before + after).map { $0 * 1e6 })
-        let alone = try StepAttribution.attribute([HostHistory(host: "ci", metrics: [wall])])
-        #expect(alone.steps.first?.step.firstAfter == 11, "its own split: \(alone.steps.map(\.step.firstAfter))")
-        let host = HostHistory(host: "ci", metrics: [wall, Self.instructions { $0 >= 10 ? 3.107e8 : 2.715e8 }])
-        let report = try StepAttribution.attribute([host])
-        let step = try #require(report.steps.first { $0.step.metric == "apply lens/wall" })
+        let wall = (before + after).map { $0 * 1e6 }
+        let alone = try Self.wallSteps(wall, countedAt: nil)
+        #expect(alone.first?.step.firstAfter == 11, "its own split: \(alone.map(\.step.firstAfter))")
+        let step = try #require(try Self.wallSteps(wall, countedAt: 10).first)
         #expect(step.step.firstAfter == 10, "\(step.reason)")
         #expect(step.reason.contains("its own split was run 11"), "\(step.reason)")
     }
@@ -153,17 +144,13 @@ import Testing
     /// 29.1 ms): the time series' own split is two runs early, and the
     /// counted step at night 11 places it.
     @Test func twoSlowNightsBeforeTheChangeDoNotHoldItBack() throws {
-        let wall = MetricHistory(
-            name: "apply lens/wall",
-            values: [
-                16.8, 15.2, 10.5, 10.9, 14.2, 12.7, 16.3, 16.1, 21.7, 29.1,
-                29.4, 25.9, 21.2, 17.4, 13.7, 18.0, 16.9, 18.9, 18.4, 20.2,
-            ].map { $0 * 1e6 })
-        let alone = try StepAttribution.attribute([HostHistory(host: "ci", metrics: [wall])])
-        #expect(alone.steps.first?.step.firstAfter == 8, "its own split: \(alone.steps.map(\.step.firstAfter))")
-        let host = HostHistory(host: "ci", metrics: [wall, Self.instructions { $0 >= 10 ? 3.107e8 : 2.715e8 }])
-        let step = try #require(
-            try StepAttribution.attribute([host]).steps.first { $0.step.metric == "apply lens/wall" })
+        let wall = [
+            16.8, 15.2, 10.5, 10.9, 14.2, 12.7, 16.3, 16.1, 21.7, 29.1,
+            29.4, 25.9, 21.2, 17.4, 13.7, 18.0, 16.9, 18.9, 18.4, 20.2,
+        ].map { $0 * 1e6 }
+        let alone = try Self.wallSteps(wall, countedAt: nil)
+        #expect(alone.first?.step.firstAfter == 8, "its own split: \(alone.map(\.step.firstAfter))")
+        let step = try #require(try Self.wallSteps(wall, countedAt: 10).first)
         #expect(step.step.firstAfter == 10, "\(step.reason)")
         #expect(step.reason.contains("its own split was run 8"), "\(step.reason)")
     }

@@ -70,7 +70,8 @@ extension StepAttribution {
         let moving = history.values[min(run, step.firstAfter)..<max(run, step.firstAfter)]
         let joined =
             run < step.firstAfter ? history.values[step.firstAfter..<upper] : history.values[lower..<step.firstAfter]
-        let within = joined.min().map { low in moving.allSatisfy { $0 >= low && $0 <= joined.max()! } } ?? false
+        let range = joined.min().flatMap { low in joined.max().map { low...$0 } }
+        let within = range.map { range in moving.allSatisfy(range.contains) } ?? false
         guard fits || within else { return (step, nil) }
         let status: StepStatus =
             upper - run < options.minimumSegment

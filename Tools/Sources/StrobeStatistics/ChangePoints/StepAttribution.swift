@@ -223,10 +223,9 @@ public enum StepAttribution {
                 let countedSteps = countedAt[hostIndex]?[testPart(of: host.metrics[metricIndex].name)] ?? []
                 for found in found.steps {
                     if counted {
-                        let step = found
                         let (cause, reason) = classify(
-                            step, metric: metricIndex, host: hostIndex, hosts: hosts, alpha: options.alpha)
-                        steps.append(AttributedStep(host: host.host, step: step, cause: cause, reason: reason))
+                            found, metric: metricIndex, host: hostIndex, hosts: hosts, alpha: options.alpha)
+                        steps.append(AttributedStep(host: host.host, step: found, cause: cause, reason: reason))
                         continue
                     }
                     let (step, placement) = placedAtCountedStep(
