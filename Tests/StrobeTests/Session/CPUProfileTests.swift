@@ -32,6 +32,20 @@ extension RecordingTests {
             )
         }
 
+        /// The stacks, innermost frame first, of the samples in `inside`
+        /// that are not in `function`, most frequent first: what a failed
+        /// attribution check prints.
+        static func strayStacks(_ profile: CPUProfile, _ inside: [CPUProfile.Sample], _ function: String) -> String {
+            var counts: [String: Int] = [:]
+            for sample in inside {
+                let names = profile.stacks[sample.stack].map { profile.functions[$0] }
+                guard !names.contains(function) else { continue }
+                counts[names.reversed().prefix(4).joined(separator: " < "), default: 0] += 1
+            }
+            return counts.sorted { $0.value > $1.value }.prefix(5).map { "\($0.value)× \($0.key)" }.joined(
+                separator: "; ")
+        }
+
         @Test(.enabled(if: OfficialDecoder.isUsable))
         func samplesResolveUnderTheOfficialSchema() throws {
             let recorded = try Self.record(.init(frequency: 999), milliseconds: 300)
@@ -112,9 +126,11 @@ extension RecordingTests {
             // fewer samples than asked for; its shares are held to three
             // standard errors where that is wider than 3 points. The timer
             // samples the whole process, so suites that run beside this one
-            // take a share of its samples.
+            // take a share of its samples. With two busy loops beside it (an
+            // AMD EPYC, family 25 model 17, load average 5.9) the timer's
+            // samples of the workload fell from about 240 to 38 to 45.
             #expect(
-                workload.count > (method == .automatic ? 1500 : 50),
+                workload.count > (method == .automatic ? 1500 : 30),
                 "\(workload.count) of \(profile.samples.count), lost \(profile.lostSamples)")
             for (function, share) in ProfileWorkload.truth {
                 let measured = profile.share(of: workload) { $0 == function }
@@ -126,11 +142,21 @@ extension RecordingTests {
             // function: a clock that did not line the samples up with the
             // intervals would give about a third. On a loaded AMD EPYC guest
             // (family 26 model 2) the share read 0.92 to 0.948 in some runs.
+            // The timer's few samples (19 to 71 in one interval's name, with
+            // two busy loops beside it on an AMD EPYC, family 25 model 17)
+            // are held to three standard errors below nine in ten, as its
+            // shares are: 2 strays of 19 and 9 of 71 were seen there, each
+            // a frame of the loop between two intervals.
             for (index, name) in ProfileWorkload.intervalNames.enumerated() {
                 let inside = profile.samples(within: recorded.trace.intervals(named: name))
                 let attributed = profile.share(of: inside) { $0 == ProfileWorkload.truth[index].function }
+                let standardError = (0.9 * 0.1 / Double(max(inside.count, 1))).squareRoot()
+                let bound = method == .automatic ? 0.9 : 0.9 - 3 * standardError
                 #expect(!inside.isEmpty)
-                #expect(attributed >= 0.9, "\(name): \(attributed) of \(inside.count) samples")
+                #expect(
+                    attributed >= bound,
+                    "\(name): \(attributed) of \(inside.count) samples; the others' stacks: \(Self.strayStacks(profile, inside, ProfileWorkload.truth[index].function))"
+                )
             }
             // The walk reaches the workload's caller on both threads.
             let threads = Set(workload.map(\.tid))
