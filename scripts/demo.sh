@@ -242,7 +242,7 @@ echo
 echo
 "$tools_bin/strobe" trend --history "$history_dir/history.sqlite" --repository "$history_repo" \
     --reference build=reference --metric 'wall|lens apply' \
-    | sed -n -E '/^[0-9]+ runs|^[0-9]+ change|^  (regression|improvement)|cause:/p' | sed -n '1,12p'
+    | sed -n -E '/^[0-9]+ runs|^[0-9]+ change|^  (regression|improvement)|cause:|counted work stepped at/p' | sed -n '1,12p'
 "$tools_bin/strobe" trend --history "$history_dir/history.sqlite" --repository "$history_repo" \
     --reference build=reference --format html --output "$out/history.html"
 

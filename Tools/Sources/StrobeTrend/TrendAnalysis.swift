@@ -398,6 +398,30 @@ public enum TrendAnalysis {
                         options.detection.alpha)
                     + "; about \(more) more run\(more == 1 ? "" : "s") at its new level to confirm")
         }
+        // Where a test's counted work stepped and its times did not: how
+        // far each moved there, one line per test and run.
+        let told = attribution.timesAtCountedSteps.compactMap { time in
+            series.first { $0.name == time.metric }.map { (item: $0, time: time) }
+        }
+        let untold = Dictionary(grouping: told) { [$0.time.host, $0.item.test, String($0.time.firstAfter)] }
+        for key in untold.keys.sorted(by: { $0.lexicographicallyPrecedes($1) }) {
+            let times = untold[key]!
+            guard let first = times.first, first.time.firstAfter >= 1, first.time.firstAfter < cohort.slots.count
+            else { continue }
+            let (_, after) = runs(
+                group: first.time.host, before: first.time.firstAfter - 1, after: first.time.firstAfter)
+            let commit = after.commit.isEmpty ? "" : " (commit \(after.commit.prefix(8)))"
+            let on = first.time.host.isEmpty ? "" : " on \(first.time.host)"
+            let measured = times.map { item, time in
+                "\(item.metric) \(TrendChange.percentText(time.change))" + String(format: " (p %.2g)", time.pValue)
+            }
+            report.notes.append(
+                "\(suite)/\(first.item.test)\(on): its counted work stepped at position \(first.time.firstAfter + 1)\(commit); "
+                    + "its time did not step there beyond its noise: " + measured.joined(separator: ", ")
+                    + String(
+                        format: "; rank tests at that run alone, Benjamini-Hochberg over %d at the level %.3g",
+                        first.time.tests, options.detection.alpha))
+        }
         for found in attribution.suiteSteps {
             let (before, after) = runs(group: found.host, before: found.lastBefore, after: found.firstAfter)
             report.suiteChanges.append(

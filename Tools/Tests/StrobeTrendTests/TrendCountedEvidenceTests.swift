@@ -23,7 +23,7 @@ import Testing
     /// of the pinned reference: the native ones carry the times above, the
     /// simulated ones the instructions (the nightly's 14.4% more from
     /// index 10).
-    static func runs(_ history: NightlyHistory) -> [HistoryRun] {
+    static func runs(_ history: NightlyHistory, nightly: [Double] = nightly) -> [HistoryRun] {
         var noise = TrendNoise(state: 51)
         var runs: [PerfRun] = []
         for night in 0..<20 {
@@ -54,12 +54,12 @@ import Testing
         return runs.map { HistoryRun(record: RunRecord(run: $0)) }
     }
 
-    static func report(_ history: NightlyHistory, metric: String?) throws -> TrendReport {
+    static func report(_ history: NightlyHistory, metric: String?, nightly: [Double] = nightly) throws -> TrendReport {
         var options = TrendOptions()
         options.reference = HistoryFilter(.tag("build"), "reference")
         options.commitOrder = history.commits
         options.metricPattern = metric
-        return try TrendAnalysis.analyze(runs(history), source: "files", options: options)
+        return try TrendAnalysis.analyze(runs(history, nightly: nightly), source: "files", options: options)
     }
 
     @Test func aTimeStepIsToldOnceAtTheNightItsInstructionsStepped() throws {
@@ -78,6 +78,37 @@ import Testing
             let instructions = report.changes.filter { $0.metric == "instructions" }
             #expect(instructions.count == (metric == nil ? 1 : 0), "\(report.changes.map(\.series))")
             #expect(report.series.contains { $0.metric == "instructions" } == (metric == nil))
+            #expect(!report.notes.contains { $0.contains("its counted work stepped") }, "\(report.notes)")
         }
+    }
+
+    /// The nightly's times as they were before the change, on both sides
+    /// of it: the code's work grew, its time did not.
+    static let flat = Array(nightly[..<10]) + [14.0, 13.9, 15.8, 13.5, 14.6, 13.7, 16.1, 14.2, 13.6, 22.5]
+
+    /// Where the counted work stepped and the time did not, the report
+    /// says so, with the time's change there and its interval.
+    @Test func aTimeThatDidNotStepWithItsCountsIsToldWithItsChange() throws {
+        let directory = try TrendTests.scratch()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let history = try NightlyHistory.make(nights: 20, in: directory)
+        let report = try Self.report(history, metric: "wall", nightly: Self.flat)
+        #expect(report.changes.isEmpty, "\(report.changes.map(\.reason))")
+        let notes = report.notes.filter { $0.contains("its counted work stepped") }
+        #expect(notes.count == 1, "\(report.notes)")
+        let note = try #require(notes.first)
+        #expect(note.hasPrefix("LensPipeline/apply lens: its counted work stepped at position 11"), "\(note)")
+        #expect(note.contains("(commit \(history.commits[10].prefix(8)))"), "\(note)")
+        // The change across the step, with an interval that holds zero.
+        let change = try #require(
+            note.firstMatch(of: /wall ([+-][0-9.]+)% \[([+-][0-9.]+), ([+-][0-9.]+)\] \(p ([0-9.e-]+)\)/))
+        let (lower, upper) = (try #require(Double(change.2)), try #require(Double(change.3)))
+        #expect(lower < 0 && upper > 0, "\(note)")
+        #expect(try #require(Double(change.4)) > 0.01, "\(note)")
+        // With the counts reported too, the note stays, and the counted
+        // step is told.
+        let whole = try Self.report(history, metric: nil, nightly: Self.flat)
+        #expect(whole.changes.map(\.metric) == ["instructions"], "\(whole.changes.map(\.reason))")
+        #expect(whole.notes.contains(note), "\(whole.notes)")
     }
 }

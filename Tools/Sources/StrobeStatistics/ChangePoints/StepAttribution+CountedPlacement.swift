@@ -116,9 +116,12 @@ extension StepAttribution {
     /// approximation; Benjamini-Hochberg over all these tests at `alpha`, a
     /// family of its own. Confirmed with `minimumSegment` runs after it,
     /// else possible; a change within the metric's floor is not a step.
+    /// The series whose test fell short of the level, or whose change lies
+    /// within the floor, come back as `untold`, with their change at that
+    /// run as a step's would be measured.
     static func stepsAtCountedRuns(
         _ hosts: [HostHistory], steps: [AttributedStep], countedAt: CountedBoundaries, options: StepDetectionOptions
-    ) -> [CountedRunStep] {
+    ) -> (found: [CountedRunStep], untold: [TimeAtCountedStep]) {
         var tests: [(host: Int, metric: Int, run: Int, lower: Int, upper: Int, pValue: Double)] = []
         for (hostIndex, host) in hosts.enumerated() {
             for (metricIndex, metric) in host.metrics.enumerated() where !CountedLevels.repeats(metric.values) {
@@ -135,11 +138,28 @@ extension StepAttribution {
                 }
             }
         }
-        guard !tests.isEmpty else { return [] }
+        guard !tests.isEmpty else { return ([], []) }
         let adjusted = MultipleComparisons.benjaminiHochberg(tests.map(\.pValue))
         var found: [CountedRunStep] = []
-        for (test, adjustedP) in zip(tests, adjusted) where adjustedP <= options.alpha {
+        var untold: [TimeAtCountedStep] = []
+        for (test, adjustedP) in zip(tests, adjusted) {
             let history = hosts[test.host].metrics[test.metric]
+            func tellUntold() {
+                let before = Array(history.values[max(test.lower, test.run - options.estimateWindow)..<test.run])
+                let after = Array(history.values[test.run..<min(test.upper, test.run + options.estimateWindow)])
+                guard
+                    let change = ShiftEstimate.hodgesLehmann(
+                        baseline: before, candidate: after, confidence: options.confidence)
+                else { return }
+                untold.append(
+                    TimeAtCountedStep(
+                        host: hosts[test.host].host, metric: history.name, firstAfter: test.run, change: change,
+                        pValue: test.pValue, adjustedPValue: adjustedP, tests: tests.count))
+            }
+            guard adjustedP <= options.alpha else {
+                tellUntold()
+                continue
+            }
             let after = test.upper - test.run
             let status: StepStatus =
                 after < options.minimumSegment
@@ -149,13 +169,16 @@ extension StepAttribution {
                     history, at: test.run, lower: test.lower, upper: test.upper, pValue: test.pValue,
                     level: adjustedP > 0 ? options.alpha * test.pValue / adjustedP : options.alpha, status: status,
                     options: options)
-            else { continue }
+            else {
+                tellUntold()
+                continue
+            }
             let note =
                 "found at run \(test.run), where the test's counted work stepped: a rank test at that run alone, p "
                 + String(format: "%.2g", test.pValue)
                 + " (Benjamini-Hochberg over \(tests.count) such test\(tests.count == 1 ? "" : "s"))"
             found.append(CountedRunStep(host: test.host, metric: test.metric, step: step, note: note))
         }
-        return found
+        return (found, untold)
     }
 }

@@ -80,6 +80,33 @@ public struct AttributionReport: Sendable, Hashable, Codable {
     /// For each metric with a reference series, how far the reference
     /// explains it and whether the adjusted series was searched.
     public var referenceAdjustments: [ReferenceAdjustment] = []
+    /// Time series that did not step where their test's counted work did:
+    /// what they measured there.
+    public var timesAtCountedSteps: [TimeAtCountedStep] = []
+}
+
+/// A time series at the run where its test's counted work (instructions,
+/// allocations) stepped, where no step of the series was told: the code
+/// changed there, and this is how far the time moved with it, measured as
+/// a step's change is (Hodges–Lehmann over the runs on either side, with
+/// its interval), with the rank test at that run that fell short of the
+/// level (or a change within the metric's floor).
+public struct TimeAtCountedStep: Sendable, Hashable, Codable {
+    /// The host.
+    public var host: String
+    /// The metric's name.
+    public var metric: String
+    /// The first run after the counted step.
+    public var firstAfter: Int
+    /// The change across that run, with its interval.
+    public var change: ShiftEstimate
+    /// The two-sided rank test's p-value at that run.
+    public var pValue: Double
+    /// That p-value adjusted by Benjamini–Hochberg over the tests at
+    /// counted steps.
+    public var adjustedPValue: Double
+    /// How many such tests the adjustment was over.
+    public var tests: Int
 }
 
 /// A metric's possible change on one host: in its own series, or in its
@@ -239,7 +266,8 @@ public enum StepAttribution {
         }
         // Time steps where the test's counted work stepped and the scan
         // found none: a test at that run alone.
-        for found in stepsAtCountedRuns(hosts, steps: steps, countedAt: countedAt, options: options) {
+        let atCountedRuns = stepsAtCountedRuns(hosts, steps: steps, countedAt: countedAt, options: options)
+        for found in atCountedRuns.found {
             steps.append(
                 attributeTimeStep(
                     found.step, note: found.note, metric: found.metric, host: found.host, hosts: hosts,
@@ -293,9 +321,21 @@ public enum StepAttribution {
             }
             offset2 += host.metrics.count
         }
+        // A series told at the counted run after all (against the
+        // reference, or as a possible change) is not untold.
+        let untold = atCountedRuns.untold.filter { time in
+            !steps.contains {
+                $0.host == time.host && $0.step.metric == time.metric
+                    && abs($0.step.firstAfter - time.firstAfter) <= StepDetector.placementReach
+            }
+                && !possible.contains {
+                    $0.host == time.host && $0.metric == time.metric
+                        && abs($0.change.firstAfter - time.firstAfter) <= StepDetector.placementReach
+                }
+        }
         return AttributionReport(
             steps: withShares(steps, hosts: hosts), suiteSteps: suiteSteps, possibleChanges: possible,
-            referenceAdjustments: adjustments)
+            referenceAdjustments: adjustments, timesAtCountedSteps: untold)
     }
 
     /// The cause of a time step of metric `metric` of host `host`, with
