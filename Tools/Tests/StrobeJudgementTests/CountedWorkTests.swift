@@ -17,8 +17,8 @@ import Testing
     /// counts, the candidate's instructions `instructions` times the
     /// baseline's.
     static func sides(
-        test: String = "sort", rounds: Int = 2, noise: Double = 0.2, busy: Double = 0.98, instructions: Double = 1,
-        switches: Double? = nil, reportOnly: Bool = false, seed: UInt64 = 5
+        test: String = "sort", rounds: Int = 2, noise: Double = 0.2, busy: Double = 0.98, candidateBusy: Double? = nil,
+        instructions: Double = 1, switches: Double? = nil, reportOnly: Bool = false, seed: UInt64 = 5
     ) -> (SampleSet, SampleSet) {
         var generator = SeededGenerator(seed: seed)
         var sets = [SampleSet(), SampleSet()]
@@ -27,7 +27,8 @@ import Testing
                 let level = 2e7 * exp(noise * generator.normal())
                 let wall = (0..<5).map { _ in level * exp(0.01 * generator.normal()) }
                 var metrics: [(String, String, [Double])] = [
-                    ("wall", "ns", wall), ("process.cpu", "ns", wall.map { $0 * busy }),
+                    ("wall", "ns", wall),
+                    ("process.cpu", "ns", wall.map { $0 * (index == 1 ? candidateBusy ?? busy : busy) }),
                     ("instructions", "count", Array(repeating: 4e7 * (index == 1 ? instructions : 1), count: 5)),
                     ("allocations", "count", Array(repeating: 12, count: 5)),
                 ]
@@ -124,6 +125,34 @@ import Testing
         #expect(ledger.record(preempted, rounds: 2, plannedRounds: 40).openTests.isEmpty)
         let sleeping = try Self.judged(Self.sides(busy: 0.95, switches: 1))
         #expect(CountedWork.waits(test: "sort", group: "", in: sleeping) == true)
+    }
+
+    /// A measuring thread that joins two busy workers blocks in every
+    /// iteration, but the process computes all the while: with the same
+    /// parallelism on both sides the counts settle its time. Where a lock
+    /// runs the workers one after another (the same instructions, half the
+    /// parallelism), the time is measured.
+    @Test func aTestThatJoinsItsBusyWorkersIsCPUBoundUnlessItsParallelismMoved() throws {
+        let parallel = try Self.judged(Self.sides(busy: 1.9, switches: 1))
+        #expect(CountedWork.waits(test: "sort", group: "", in: parallel) == false)
+        var ledger = DecisionLedger()
+        let (kept, open) = ledger.record(parallel, rounds: 2, plannedRounds: 40)
+        #expect(open.isEmpty, "\(open)")
+        #expect(kept.tests.first?.outcome == .unchanged)
+        let serialized = try Self.judged(Self.sides(busy: 1.9, candidateBusy: 1.0, switches: 1))
+        #expect(CountedWork.waits(test: "sort", group: "", in: serialized) == true)
+        // Within the tolerance, the parallelism agrees; past it, it moved.
+        let close = try Self.judged(Self.sides(busy: 1.9, candidateBusy: 1.9 * 1.04, switches: 1))
+        #expect(CountedWork.waits(test: "sort", group: "", in: close) == false)
+        let moved = try Self.judged(Self.sides(busy: 1.9, candidateBusy: 1.9 * 1.07, switches: 1))
+        #expect(CountedWork.waits(test: "sort", group: "", in: moved) == true)
+        // Joining workers that wait too (a sleep in each) is waiting.
+        let sleepingWorkers = try Self.judged(Self.sides(busy: 0.6, switches: 1))
+        #expect(CountedWork.waits(test: "sort", group: "", in: sleepingWorkers) == true)
+        // Without the thread's figures (an asynchronous block): the same.
+        #expect(CountedWork.waits(test: "sort", group: "", in: try Self.judged(Self.sides(busy: 1.9))) == false)
+        let serialTasks = try Self.judged(Self.sides(busy: 1.9, candidateBusy: 1.0))
+        #expect(CountedWork.waits(test: "sort", group: "", in: serialTasks) == true)
     }
 
     @Test func changedCountsGiveTheVerdictWithTheTimeAsMeasured() throws {

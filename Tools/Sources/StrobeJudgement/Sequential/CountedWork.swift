@@ -18,6 +18,14 @@ import StrobeStatistics
 /// (a sleep, a lock, I/O each give one; a neighbour's preemption gives
 /// involuntary ones only); where the runner has no thread figures, the
 /// wall time clearly above the process's CPU time in every iteration.
+/// A measuring thread that blocks to join workers of its own
+/// (`concurrentPerform`, a task group, threads it started) does not wait
+/// while they compute side by side: the process's threads then spend more
+/// than its wall time on the CPU. Such a test counts as CPU-bound when its parallelism
+/// (the process's CPU time over the wall time) is the same on both sides
+/// (``parallelismTolerance``); where it moved, the workers overlap
+/// differently (a lock taken too wide runs them one after another, with
+/// the same instructions), and the time is measured.
 ///
 /// What identical counts do not prove: the same instructions can take
 /// longer through cache and memory behaviour (a layout that misses more),
@@ -32,6 +40,12 @@ public enum CountedWork {
     /// least, so a CPU-bound test on a loaded machine is not taken for one
     /// that waits.
     public static let waitingShare = 0.1
+
+    /// How far the median parallelism (process CPU time over wall time)
+    /// of a test whose threads run side by side may differ between the
+    /// sides for the test to count as CPU-bound: 5%. Two workers taken one
+    /// after another by a lock halve it.
+    public static let parallelismTolerance = 0.05
 
     /// The measuring thread's voluntary context switches per iteration.
     static let threadSwitches = "thread.context_switches.voluntary"
@@ -62,24 +76,67 @@ public enum CountedWork {
     }
 
     /// Whether `test` waits: its measuring thread blocked (a voluntary
-    /// context switch) in at least half the iterations of a side; without
-    /// the thread's figures (an asynchronous block, a program measured per
+    /// context switch) in at least half the iterations of a side, unless
+    /// it was joining workers that computed side by side with the same
+    /// parallelism on both sides (in its least-waiting iteration on each
+    /// side the process's threads were on the CPU for more than
+    /// 1 + ``parallelismTolerance`` times the wall time, and the sides'
+    /// median parallelism agrees within ``parallelismTolerance``): one that
+    /// hands its work to a single worker, or sleeps a little, is measured;
+    /// without the
+    /// thread's figures (an asynchronous block, a program measured per
     /// launch), in its least-waiting iteration on either side more than
     /// ``waitingShare`` of the wall time was not CPU time of the process's
-    /// threads. Nil when neither can be told.
+    /// threads, or its threads ran side by side (a median parallelism above
+    /// 1 + ``parallelismTolerance`` on a side) with a parallelism that
+    /// moved. Nil when neither can be told.
     public static func waits(test: String, group: String, in report: DiffReport) -> Bool? {
+        let wall = report.samples[DiffReport.sampleKey("\(test)/wall", group)]
+        let cpu = report.samples[DiffReport.sampleKey("\(test)/\(MetricDefaults.cpuTotal)", group)]
+        let shares = wall.flatMap { wall in
+            cpu.flatMap { cpu in
+                busiestShare(wall: wall.baseline, cpu: cpu.baseline).flatMap { baseline in
+                    busiestShare(wall: wall.candidate, cpu: cpu.candidate).map { (baseline, $0) }
+                }
+            }
+        }
+        let parallelism = wall.flatMap { wall in
+            cpu.flatMap { cpu in
+                medianParallelism(wall: wall.baseline, cpu: cpu.baseline).flatMap { baseline in
+                    medianParallelism(wall: wall.candidate, cpu: cpu.candidate).map { (baseline, $0) }
+                }
+            }
+        }
+        let agrees = parallelism.map { abs(log($0.1 / $0.0)) <= log(1 + parallelismTolerance) } ?? false
         if let switches = report.samples[DiffReport.sampleKey("\(test)/\(threadSwitches)", group)],
             !switches.baseline.isEmpty, !switches.candidate.isEmpty
         {
-            return [switches.baseline, switches.candidate].contains { Quantiles.median(sorted: $0.sorted()) >= 1 }
+            let blocked = [switches.baseline, switches.candidate].contains {
+                Quantiles.median(sorted: $0.sorted()) >= 1
+            }
+            guard blocked else { return false }
+            // Workers side by side on the CPU all the while it waited.
+            let keptBusy = shares.map { min($0.0, $0.1) > 1 + parallelismTolerance } ?? false
+            return !(keptBusy && agrees)
         }
-        let wall = report.samples[DiffReport.sampleKey("\(test)/wall", group)]
-        let cpu = report.samples[DiffReport.sampleKey("\(test)/\(MetricDefaults.cpuTotal)", group)]
-        guard let wall, let cpu,
-            let baseline = busiestShare(wall: wall.baseline, cpu: cpu.baseline),
-            let candidate = busiestShare(wall: wall.candidate, cpu: cpu.candidate)
-        else { return nil }
-        return min(baseline, candidate) < 1 - waitingShare
+        guard let shares else { return nil }
+        if min(shares.0, shares.1) < 1 - waitingShare { return true }
+        let sideBySide = parallelism.map { max($0.0, $0.1) > 1 + parallelismTolerance } ?? false
+        return sideBySide && !agrees
+    }
+
+    /// The median over iterations of the process's CPU time over the wall
+    /// time (where the lists do not pair up, the ratio of their medians);
+    /// nil when either is empty or the wall time is not positive.
+    static func medianParallelism(wall: [Double], cpu: [Double]) -> Double? {
+        guard !wall.isEmpty, !cpu.isEmpty else { return nil }
+        if wall.count == cpu.count {
+            let ratios = zip(wall, cpu).compactMap { wall, cpu in wall > 0 ? cpu / wall : nil }
+            return ratios.isEmpty ? nil : Quantiles.median(sorted: ratios.sorted())
+        }
+        let wallMedian = Quantiles.median(sorted: wall.sorted())
+        guard wallMedian > 0 else { return nil }
+        return Quantiles.median(sorted: cpu.sorted()) / wallMedian
     }
 
     /// The largest share of its wall time an iteration spent on the CPU
