@@ -391,7 +391,7 @@ public enum TrendAnalysis {
             let on = possible.host.isEmpty ? "" : " on \(possible.host)"
             let more = possible.change.runsToConfirm
             report.notes.append(
-                "possible change: \(suite)/\(item.test)/\(item.metric)\(on) at run \(possible.change.firstAfter)"
+                "possible change: \(suite)/\(item.test)/\(item.metric)\(on) at position \(possible.change.firstAfter + 1)"
                     + commit + (possible.againstReference ? ", against the reference" : "")
                     + String(
                         format: ", adjusted p %.3g above the level %.3g", possible.change.adjustedPValue,

@@ -107,7 +107,7 @@ import Testing
         #expect(step.step.firstAfter == 10 && step.step.direction == .regression, "\(step.reason)")
         #expect(step.step.status == .confirmed)
         #expect(step.cause == .code, "\(step.reason)")
-        #expect(step.reason.contains("found at run 10, where the test's counted work stepped"), "\(step.reason)")
+        #expect(step.reason.contains("found at position 11, where the test's counted work stepped"), "\(step.reason)")
     }
 
     /// A time series that did not move, beside counted work that stepped:
@@ -136,7 +136,7 @@ import Testing
         #expect(alone.first?.step.firstAfter == 11, "its own split: \(alone.map(\.step.firstAfter))")
         let step = try #require(try Self.wallSteps(wall, countedAt: 10).first)
         #expect(step.step.firstAfter == 10, "\(step.reason)")
-        #expect(step.reason.contains("its own split was run 11"), "\(step.reason)")
+        #expect(step.reason.contains("its own split was position 12"), "\(step.reason)")
     }
 
     /// A demo history (AMD EPYC, family 25 model 17) whose nightly build ran
@@ -152,6 +152,6 @@ import Testing
         #expect(alone.first?.step.firstAfter == 8, "its own split: \(alone.map(\.step.firstAfter))")
         let step = try #require(try Self.wallSteps(wall, countedAt: 10).first)
         #expect(step.step.firstAfter == 10, "\(step.reason)")
-        #expect(step.reason.contains("its own split was run 8"), "\(step.reason)")
+        #expect(step.reason.contains("its own split was position 9"), "\(step.reason)")
     }
 }

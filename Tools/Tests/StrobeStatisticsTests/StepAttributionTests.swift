@@ -28,7 +28,9 @@ import Testing
         #expect(attributed.allSatisfy { $0.cause == .code && $0.step.metric == "m2" && $0.step.firstAfter == 25 })
         // The shares lead, the evidence follows.
         #expect(attributed.first?.reason.hasPrefix("the code's: +") == true, "\(attributed)")
-        #expect(attributed.first?.reason.hasSuffix("(on every host at run 25 ± 1; the reference did not move)") == true)
+        #expect(
+            attributed.first?.reason.hasSuffix("(on every host at position 26 ± 1; the reference did not move)") == true
+        )
     }
 
     /// The machine moves the nightly and the reference alike each night by
@@ -54,7 +56,7 @@ import Testing
         #expect(step.cause == .code && step.step.metric == "decode")
         #expect(abs(step.step.firstAfter - 12) <= 1)
         #expect(step.reason.hasPrefix("the code's: +"), "\(step.reason)")
-        #expect(step.reason.contains("(against the reference: decode moved at run"))
+        #expect(step.reason.contains("(against the reference: decode moved at position"))
         #expect(abs(step.step.change.ratio - 1.12) < 0.04)
     }
 
@@ -131,7 +133,8 @@ import Testing
         #expect(suiteStep.cause == .machine)
         #expect(
             suiteStep.reason
-                == "every metric of ci-1 moved at run \(suiteStep.firstAfter) and the reference moved with them")
+                == "every metric of ci-1 moved at position \(suiteStep.firstAfter + 1) and the reference moved with them"
+        )
         #expect(abs(suiteStep.medianChange - 0.04) < 0.02)
         #expect(report.steps.count >= 5)
         #expect(report.steps.allSatisfy { $0.cause == .machine && abs($0.step.firstAfter - 20) <= 5 })
@@ -169,7 +172,7 @@ import Testing
         let alone = try StepAttribution.attribute([single])
         #expect(alone.suiteSteps.isEmpty)
         #expect(alone.steps.map(\.cause) == [.machine])
-        #expect(alone.steps.first?.reason == "the reference moved at run 25 ± 1")
+        #expect(alone.steps.first?.reason == "the reference moved at position 26 ± 1")
     }
 
     @Test func oneHostIsJudgedByItsReferenceAlone() throws {
@@ -178,14 +181,14 @@ import Testing
             host: "a", metrics: suite("m", seed: 50, shift: codeStep), reference: suite("m", seed: 51))
         let stillSteps = try StepAttribution.attribute([still]).steps
         #expect(stillSteps.map(\.cause) == [.code])
-        #expect(stillSteps.first?.reason.hasSuffix("(the reference did not move at run 25 ± 1)") == true)
+        #expect(stillSteps.first?.reason.hasSuffix("(the reference did not move at position 26 ± 1)") == true)
         let moved = HostHistory(
             host: "a", metrics: suite("m", seed: 50, shift: codeStep),
             reference: suite("m", seed: 51, shift: codeStep))
         let movedSteps = try StepAttribution.attribute([moved]).steps
         #expect(movedSteps.map(\.cause) == [.machine])
         #expect(movedSteps.first?.reason.hasPrefix("the machine's: +") == true, "\(movedSteps)")
-        #expect(movedSteps.first?.reason.hasSuffix("(the reference moved at run 25 ± 1)") == true)
+        #expect(movedSteps.first?.reason.hasSuffix("(the reference moved at position 26 ± 1)") == true)
         let alone = HostHistory(host: "a", metrics: suite("m", seed: 50, shift: codeStep))
         #expect(try StepAttribution.attribute([alone]).steps.map(\.cause) == [.undetermined])
     }

@@ -85,7 +85,8 @@ extension StepAttribution {
         else { return (step, nil) }
         return (
             placed,
-            "placed at run \(run), where the test's counted work stepped; its own split was run \(step.firstAfter)"
+            "placed at position \(run + 1), where the test's counted work stepped; its own split was position "
+                + "\(step.firstAfter + 1)"
         )
     }
 }
@@ -174,7 +175,7 @@ extension StepAttribution {
                 continue
             }
             let note =
-                "found at run \(test.run), where the test's counted work stepped: a rank test at that run alone, p "
+                "found at position \(test.run + 1), where the test's counted work stepped: a rank test there alone, p "
                 + String(format: "%.2g", test.pValue)
                 + " (Benjamini-Hochberg over \(tests.count) such test\(tests.count == 1 ? "" : "s"))"
             found.append(CountedRunStep(host: test.host, metric: test.metric, step: step, note: note))

@@ -230,8 +230,8 @@ public enum StepAttribution {
                         medianChange: medianChange(metrics, step: step), pValue: step.pValue,
                         status: step.status, cause: cause,
                         reason: cause == .machine && reason.hasPrefix("the reference")
-                            ? "every metric of \(suite.host.isEmpty ? "the host" : suite.host) moved at run "
-                                + "\(step.firstAfter) and the reference moved with them"
+                            ? "every metric of \(suite.host.isEmpty ? "the host" : suite.host) moved at position "
+                                + "\(step.firstAfter + 1) and the reference moved with them"
                             : "the whole suite: " + reason))
             }
             offset += 1
@@ -297,7 +297,7 @@ public enum StepAttribution {
                     AttributedStep(
                         host: host.host, step: step, cause: .code,
                         reason:
-                            "against the reference: \(name) moved at run \(step.firstAfter) adjusted by the pinned "
+                            "against the reference: \(name) moved at position \(step.firstAfter + 1) adjusted by the pinned "
                             + "build, which did not; the machine's noise hid it in the raw series"
                             + (placement.map { "; \($0)" } ?? "")))
             }
@@ -363,7 +363,8 @@ public enum StepAttribution {
             $0.host == name && $0.cause == .machine && span.contains($0.firstAfter)
                 && pooledTest([values], at: $0.firstAfter, span: span, up: step.change.ratio > 1) <= alpha
         }) {
-            let reason = suite.reason + "; this metric moved there too (its own step placed at run \(step.firstAfter))"
+            let reason =
+                suite.reason + "; this metric moved there too (its own step placed at position \(step.firstAfter + 1))"
             return AttributedStep(host: name, step: step, cause: .machine, reason: noted(reason))
         }
         let (cause, reason) = classify(step, metric: metric, host: host, hosts: hosts, alpha: alpha)
@@ -433,7 +434,7 @@ public enum StepAttribution {
                 ? CountedLevels.moved(matching[0].values, at: night, span: span)
                 : pooledTest(reference, at: night, span: span, up: referenceUp) <= alpha
             if referenceMoved {
-                return (.machine, "the reference moved at run \(night) ± 1")
+                return (.machine, "the reference moved at position \(night + 1) ± 1")
             }
         }
         let others = hosts.indices.filter { $0 != host }.compactMap { index in
@@ -443,7 +444,7 @@ public enum StepAttribution {
             let moved = others.filter { pooledTest([$0.1], at: night, span: span, up: up) <= alpha }
             if moved.count == others.count {
                 let still = home.reference.isEmpty ? "" : "; the reference did not move"
-                return (.code, "on every host at run \(night) ± 1\(still)")
+                return (.code, "on every host at position \(night + 1) ± 1\(still)")
             }
             if moved.isEmpty {
                 return (
@@ -454,7 +455,7 @@ public enum StepAttribution {
             return (.undetermined, "on \(moved.count + 1) of \(others.count + 1) hosts")
         }
         if !home.reference.isEmpty {
-            return (.code, "the reference did not move at run \(night) ± 1")
+            return (.code, "the reference did not move at position \(night + 1) ± 1")
         }
         return (.undetermined, "one host and no reference")
     }
