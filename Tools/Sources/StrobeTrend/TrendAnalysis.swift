@@ -419,7 +419,7 @@ public enum TrendAnalysis {
                 "\(suite)/\(first.item.test)\(on): its counted work stepped at position \(first.time.firstAfter + 1)\(commit); "
                     + "its time did not step there beyond its noise: " + measured.joined(separator: ", ")
                     + String(
-                        format: "; rank tests at that run alone, Benjamini-Hochberg over %d at the level %.3g",
+                        format: "; rank tests there alone, Benjamini-Hochberg over %d at the level %.3g",
                         first.time.tests, options.detection.alpha))
         }
         for found in attribution.suiteSteps {

@@ -21,8 +21,8 @@ import StrobeStatistics
 /// A measuring thread that blocks to join workers of its own
 /// (`concurrentPerform`, a task group, threads it started) does not wait
 /// while they compute side by side: the process's threads then spend more
-/// than its wall time on the CPU. Such a test counts as CPU-bound when its parallelism
-/// (the process's CPU time over the wall time) is the same on both sides
+/// than its wall time on the CPU. Such a test counts as CPU-bound when its
+/// parallelism (the process's CPU time over the wall time) is the same on both sides
 /// (``parallelismTolerance``); where it moved, the workers overlap
 /// differently (a lock taken too wide runs them one after another, with
 /// the same instructions), and the time is measured.
@@ -82,10 +82,9 @@ public enum CountedWork {
     /// side the process's threads were on the CPU for more than
     /// 1 + ``parallelismTolerance`` times the wall time, and the sides'
     /// median parallelism agrees within ``parallelismTolerance``): one that
-    /// hands its work to a single worker, or sleeps a little, is measured;
-    /// without the
-    /// thread's figures (an asynchronous block, a program measured per
-    /// launch), in its least-waiting iteration on either side more than
+    /// hands its work to a single worker, or sleeps a little, is measured.
+    /// Without the thread's figures (an asynchronous block, a program
+    /// measured per launch): in its least-waiting iteration on either side more than
     /// ``waitingShare`` of the wall time was not CPU time of the process's
     /// threads, or its threads ran side by side (a median parallelism above
     /// 1 + ``parallelismTolerance`` on a side) with a parallelism that
