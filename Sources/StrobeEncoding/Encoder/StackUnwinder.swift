@@ -96,7 +96,13 @@ package enum StackUnwinder {
             case .unchanged: break
             case .undefined: return Result(frames: frames, truncated: true)
             case .atCFA(let offset):
-                guard let value = read(cfa &+ UInt64(bitPattern: offset)) else {
+                let slot = cfa &+ UInt64(bitPattern: offset)
+                // A slot below the stack pointer was popped already: at an
+                // epilogue's `ret`, after `pop rbp`, the rule still names the
+                // slot (compilers restore only the CFA there), and the
+                // register holds the caller's value.
+                if depth == 0, slot < stackPointer { break }
+                guard let value = read(slot) else {
                     return Result(frames: frames, truncated: true)
                 }
                 fp = value

@@ -128,6 +128,19 @@ extension RecordingTests {
                 chain: chain, stackPointer: 0x10000, framePointer: 0x20000, stack: [0x1234, 0x5000, 0x9900]
             ) { outer[$0] }
             #expect(two == .init(frames: [0x9000, 0x5000, 0x9900], truncated: false))
+            // A leaf at its `ret`, after `pop rbp`: the CFA is sp + 8 and
+            // the rule still puts the frame pointer at CFA − 16, below the
+            // stack pointer; the register is its caller's again, so the
+            // caller's frame is the one the walk started from.
+            let epilogue: [UInt64: UnwindRule] = [
+                0x9000: UnwindRule(
+                    base: .stackPointer, offset: 8, returnAddress: .atCFA(-8), framePointer: .atCFA(-16)),
+                0x4fff: Self.framePointerRule,
+            ]
+            let returning = StackUnwinder.unwind(
+                chain: chain, stackPointer: 0x10000, framePointer: 0x20000, stack: [0x5000, 0x99]
+            ) { epilogue[$0] }
+            #expect(returning == .init(frames: [0x9000, 0x5000, 0x7000, 0x6000], truncated: false))
         }
     }
 }
