@@ -77,9 +77,10 @@ lens = [c for c in trend.get("changes", []) if c.get("test") == "apply lens"]
 nights = sorted({night(c) for c in lens if night(c) is not None})
 causes = sorted({str((c.get("step") or {}).get("cause")) for c in lens})
 possible = [n for n in trend.get("notes", []) if n.startswith("possible change") and "apply lens" in n]
-# Where the instructions stepped and no time did, the note with the
-# times' changes there.
-untold = [n for n in trend.get("notes", []) if "/apply lens" in n and "its counted work stepped" in n]
+# Where the instructions stepped and no time did: each note's changes of
+# the times there.
+untold = [n.split("beyond its noise: ", 1)[-1].split(";")[0] for n in trend.get("notes", [])
+          if "/apply lens" in n and "its counted work stepped" in n]
 # Every series of the test told once, at night 11, the code's: anything
 # else (a second night, a series told twice, the machine's) is said.
 told = {}
@@ -88,14 +89,14 @@ for c in lens:
 if nights == [11] and causes == ["code"] and all(count == 1 for count in told.values()):
     history = f"night 11 the code's ({len(lens)} series)"
     if untold:
-        history += "; the others at the counted step: " + untold[0].split("beyond its noise: ", 1)[-1].split(";")[0]
+        history += "; the others at the counted step: " + untold[0]
 elif nights:
     history = ("changes at night " + ", ".join(map(str, nights)) + " (" + ", ".join(causes) + "; "
                + ", ".join(f"{m} ×{n}" for m, n in sorted(told.items())) + ")")
 elif possible:
     history = "a possible change only: " + possible[0]
 elif untold:
-    history = "no time step; at the counted step: " + untold[0].split("beyond its noise: ", 1)[-1].split(";")[0]
+    history = "no time step; at the counted step: " + untold[0]
 else:
     history = "nothing found"
 print(f"demo {run}: compare {seconds} s, {rounds} rounds, {verdict}; history: {history}{counted_line}; load {load}")

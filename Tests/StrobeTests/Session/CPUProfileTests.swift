@@ -162,14 +162,14 @@ extension RecordingTests {
             // busy loops beside it) are held to three standard errors past
             // both bounds, as its shares are.
             for (index, name) in ProfileWorkload.intervalNames.enumerated() {
-                let inside = profile.samples(within: recorded.trace.intervals(named: name))
+                let intervals = recorded.trace.intervals(named: name)
+                let inside = profile.samples(within: intervals)
                 let unwound = inside.filter { profile.stacks[$0.stack].count > 1 }
                 let attributed = profile.share(of: unwound) { $0 == ProfileWorkload.truth[index].function }
                 let standardError = (0.9 * 0.1 / Double(max(unwound.count, 1))).squareRoot()
                 let bound = method == .automatic ? 0.9 : 0.9 - 3 * standardError
                 #expect(!unwound.isEmpty)
-                let strays = Self.strayStacks(
-                    profile, inside, ProfileWorkload.truth[index].function, recorded.trace.intervals(named: name))
+                let strays = Self.strayStacks(profile, inside, ProfileWorkload.truth[index].function, intervals)
                 #expect(
                     attributed >= bound,
                     "\(name): \(attributed) of \(unwound.count) samples; the others' stacks: \(strays)")

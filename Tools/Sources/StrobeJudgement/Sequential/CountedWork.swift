@@ -92,20 +92,15 @@ public enum CountedWork {
     public static func waits(test: String, group: String, in report: DiffReport) -> Bool? {
         let wall = report.samples[DiffReport.sampleKey("\(test)/wall", group)]
         let cpu = report.samples[DiffReport.sampleKey("\(test)/\(MetricDefaults.cpuTotal)", group)]
-        let shares = wall.flatMap { wall in
-            cpu.flatMap { cpu in
-                busiestShare(wall: wall.baseline, cpu: cpu.baseline).flatMap { baseline in
-                    busiestShare(wall: wall.candidate, cpu: cpu.candidate).map { (baseline, $0) }
-                }
-            }
+        // A figure of each side's wall and CPU times, both sides or none.
+        func bothSides(_ figure: (_ wall: [Double], _ cpu: [Double]) -> Double?) -> (Double, Double)? {
+            guard let wall, let cpu, let baseline = figure(wall.baseline, cpu.baseline),
+                let candidate = figure(wall.candidate, cpu.candidate)
+            else { return nil }
+            return (baseline, candidate)
         }
-        let parallelism = wall.flatMap { wall in
-            cpu.flatMap { cpu in
-                medianParallelism(wall: wall.baseline, cpu: cpu.baseline).flatMap { baseline in
-                    medianParallelism(wall: wall.candidate, cpu: cpu.candidate).map { (baseline, $0) }
-                }
-            }
-        }
+        let shares = bothSides(busiestShare)
+        let parallelism = bothSides(medianParallelism)
         let agrees = parallelism.map { abs(log($0.1 / $0.0)) <= log(1 + parallelismTolerance) } ?? false
         if let switches = report.samples[DiffReport.sampleKey("\(test)/\(threadSwitches)", group)],
             !switches.baseline.isEmpty, !switches.candidate.isEmpty
@@ -128,14 +123,7 @@ public enum CountedWork {
     /// time (where the lists do not pair up, the ratio of their medians);
     /// nil when either is empty or the wall time is not positive.
     static func medianParallelism(wall: [Double], cpu: [Double]) -> Double? {
-        guard !wall.isEmpty, !cpu.isEmpty else { return nil }
-        if wall.count == cpu.count {
-            let ratios = zip(wall, cpu).compactMap { wall, cpu in wall > 0 ? cpu / wall : nil }
-            return ratios.isEmpty ? nil : Quantiles.median(sorted: ratios.sorted())
-        }
-        let wallMedian = Quantiles.median(sorted: wall.sorted())
-        guard wallMedian > 0 else { return nil }
-        return Quantiles.median(sorted: cpu.sorted()) / wallMedian
+        cpuShare(wall: wall, cpu: cpu) { $0.isEmpty ? nil : Quantiles.median(sorted: $0.sorted()) }
     }
 
     /// The largest share of its wall time an iteration spent on the CPU
@@ -143,10 +131,17 @@ public enum CountedWork {
     /// where the two lists do not pair up, the ratio of their medians. Nil
     /// when either is empty or the wall time is not positive.
     static func busiestShare(wall: [Double], cpu: [Double]) -> Double? {
+        cpuShare(wall: wall, cpu: cpu) { $0.max() }
+    }
+
+    /// `summary` of the iterations' CPU time over wall time where the two
+    /// lists pair up (the iterations of positive wall time), else the ratio
+    /// of their medians; nil when either is empty or the wall time is not
+    /// positive.
+    private static func cpuShare(wall: [Double], cpu: [Double], _ summary: ([Double]) -> Double?) -> Double? {
         guard !wall.isEmpty, !cpu.isEmpty else { return nil }
         if wall.count == cpu.count {
-            let shares = zip(wall, cpu).compactMap { wall, cpu in wall > 0 ? cpu / wall : nil }
-            return shares.max()
+            return summary(zip(wall, cpu).compactMap { wall, cpu in wall > 0 ? cpu / wall : nil })
         }
         let wallMedian = Quantiles.median(sorted: wall.sorted())
         guard wallMedian > 0 else { return nil }

@@ -146,11 +146,9 @@ extension StepAttribution {
         for (test, adjustedP) in zip(tests, adjusted) {
             let history = hosts[test.host].metrics[test.metric]
             func tellUntold() {
-                let before = Array(history.values[max(test.lower, test.run - options.estimateWindow)..<test.run])
-                let after = Array(history.values[test.run..<min(test.upper, test.run + options.estimateWindow)])
                 guard
-                    let change = ShiftEstimate.hodgesLehmann(
-                        baseline: before, candidate: after, confidence: options.confidence)
+                    let (change, _, _) = StepDetector.changeAcross(
+                        history, at: test.run, lower: test.lower, upper: test.upper, options: options)
                 else { return }
                 untold.append(
                     TimeAtCountedStep(

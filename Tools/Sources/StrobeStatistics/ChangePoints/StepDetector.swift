@@ -251,24 +251,35 @@ public enum StepDetector {
         return deviation(logs[..<split]) + deviation(logs[split...])
     }
 
+    /// The change across `index`: Hodges–Lehmann, at the options'
+    /// confidence, between up to `estimateWindow` runs of `lower..<upper`
+    /// on either side of it, with how many runs each side had.
+    static func changeAcross(
+        _ history: MetricHistory, at index: Int, lower: Int, upper: Int, options: StepDetectionOptions
+    ) -> (change: ShiftEstimate, runsBefore: Int, runsAfter: Int)? {
+        let before = Array(history.values[max(lower, index - options.estimateWindow)..<index])
+        let after = Array(history.values[index..<min(upper, index + options.estimateWindow)])
+        return ShiftEstimate.hodgesLehmann(baseline: before, candidate: after, confidence: options.confidence).map {
+            ($0, before.count, after.count)
+        }
+    }
+
     /// The step at `index` between the runs of `lower..<upper`, or nil when
     /// its change is within the metric's floor.
     static func makeStep(
         _ history: MetricHistory, at index: Int, lower: Int, upper: Int, pValue: Double, level: Double,
         status: StepStatus, options: StepDetectionOptions
     ) -> HistoryStep? {
-        let before = Array(history.values[max(lower, index - options.estimateWindow)..<index])
-        let after = Array(history.values[index..<min(upper, index + options.estimateWindow)])
         guard
-            let change = ShiftEstimate.hodgesLehmann(
-                baseline: before, candidate: after, confidence: options.confidence),
+            let (change, runsBefore, runsAfter) = changeAcross(
+                history, at: index, lower: lower, upper: upper, options: options),
             abs(change.change) > history.relativeFloor, change.ratio != 1
         else { return nil }
         let worse = history.better == .lower ? change.ratio > 1 : change.ratio < 1
         return HistoryStep(
             metric: history.name, lastBefore: index - 1, firstAfter: index, change: change, pValue: pValue,
             level: level, direction: worse ? .regression : .improvement, status: status,
-            runsBefore: before.count, runsAfter: after.count)
+            runsBefore: runsBefore, runsAfter: runsAfter)
     }
 }
 
