@@ -252,6 +252,17 @@ const char *cstrobe_elf_symbols_lookup(const cstrobe_elf_symbols *symbols, uint6
     return symbols->names + symbol->name;
 }
 
+int cstrobe_elf_symbols_find(const cstrobe_elf_symbols *symbols, const char *name, uint64_t *address,
+                             uint64_t *size) {
+    for (size_t i = 0; i < symbols->count; i++) {
+        if (strcmp(symbols->names + symbols->symbols[i].name, name) != 0) continue;
+        *address = symbols->symbols[i].address;
+        *size = symbols->symbols[i].size;
+        return 1;
+    }
+    return 0;
+}
+
 size_t cstrobe_elf_symbols_count(const cstrobe_elf_symbols *symbols) { return symbols->count; }
 
 void cstrobe_elf_symbols_free(cstrobe_elf_symbols *symbols) {
@@ -366,6 +377,11 @@ const char *cstrobe_elf_symbols_lookup(const cstrobe_elf_symbols *symbols, uint6
                                        uint64_t *symbol_offset) {
     (void)symbols, (void)file_offset, (void)symbol_offset;
     return NULL;
+}
+int cstrobe_elf_symbols_find(const cstrobe_elf_symbols *symbols, const char *name, uint64_t *address,
+                             uint64_t *size) {
+    (void)symbols, (void)name, (void)address, (void)size;
+    return 0;
 }
 size_t cstrobe_elf_symbols_count(const cstrobe_elf_symbols *symbols) {
     (void)symbols;

@@ -42,8 +42,9 @@ extern void *__libc_valloc(size_t size);
 extern void *__libc_pvalloc(size_t size);
 extern void __libc_free(void *pointer);
 
-static inline void count_allocation(size_t size) {
-    if (cstrobe_counting_counts_here()) {
+/// Counts an allocation of `size` bytes that `caller` asked for.
+static inline void count_allocation(size_t size, const void *caller) {
+    if (cstrobe_counting_counts_here() && !cstrobe_counting_left_out(caller)) {
         cstrobe_thread_counts *record = cstrobe_counting_record();
         cstrobe_counting_add(&record->allocations, 1);
         cstrobe_counting_add(&record->allocated_bytes, size);
@@ -65,19 +66,19 @@ static inline void *remembered(void *block, size_t size) {
 }
 
 void *malloc(size_t size) {
-    count_allocation(size);
+    count_allocation(size, __builtin_return_address(0));
     return remembered(__libc_malloc(size), size);
 }
 
 void *calloc(size_t count, size_t size) {
-    count_allocation(count * size);
+    count_allocation(count * size, __builtin_return_address(0));
     return remembered(__libc_calloc(count, size), count * size);
 }
 
 void *realloc(void *pointer, size_t size) {
     if (pointer != NULL) { count_free(); }
     // realloc(p, 0) frees p and allocates nothing.
-    if (pointer == NULL || size != 0) { count_allocation(size); }
+    if (pointer == NULL || size != 0) { count_allocation(size, __builtin_return_address(0)); }
     return remembered(__libc_realloc(pointer, size), size);
 }
 
@@ -116,28 +117,28 @@ void free(void *pointer) {
 }
 
 void *memalign(size_t alignment, size_t size) {
-    count_allocation(size);
+    count_allocation(size, __builtin_return_address(0));
     return remembered(__libc_memalign(alignment, size), size);
 }
 
 void *aligned_alloc(size_t alignment, size_t size) {
-    count_allocation(size);
+    count_allocation(size, __builtin_return_address(0));
     return remembered(__libc_memalign(alignment, size), size);
 }
 
 void *valloc(size_t size) {
-    count_allocation(size);
+    count_allocation(size, __builtin_return_address(0));
     return __libc_valloc(size);
 }
 
 void *pvalloc(size_t size) {
-    count_allocation(size);
+    count_allocation(size, __builtin_return_address(0));
     return __libc_pvalloc(size);
 }
 
 int posix_memalign(void **result, size_t alignment, size_t size) {
     if (alignment < sizeof(void *) || (alignment & (alignment - 1)) != 0) { return EINVAL; }
-    count_allocation(size);
+    count_allocation(size, __builtin_return_address(0));
     void *pointer = __libc_memalign(alignment, size);
     if (pointer == NULL) { return ENOMEM; }
     *result = remembered(pointer, size);

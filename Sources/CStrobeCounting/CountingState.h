@@ -71,6 +71,27 @@ extern __thread cstrobe_thread_counts *cstrobe_counting_mine __attribute__((tls_
 /// Makes the calling thread's record and adds it to the list.
 cstrobe_thread_counts *cstrobe_counting_register_thread(void);
 
+/// The most code ranges whose allocator calls are left out.
+#define CSTROBE_COUNTING_LEFT_OUT_CAPACITY 8
+
+/// The code ranges whose allocator calls no window counts (the runtime's
+/// own caches, RuntimeCaches.c): `[start, end)` of each of the first
+/// `cstrobe_counting_left_out_count`, written once before any window opens.
+extern uintptr_t cstrobe_counting_left_out_start[CSTROBE_COUNTING_LEFT_OUT_CAPACITY];
+extern uintptr_t cstrobe_counting_left_out_end[CSTROBE_COUNTING_LEFT_OUT_CAPACITY];
+extern _Atomic int cstrobe_counting_left_out_count;
+
+/// Whether `caller`, the return address of an allocator call, lies in code
+/// whose calls are left out.
+static inline int cstrobe_counting_left_out(const void *caller) {
+    int count = atomic_load_explicit(&cstrobe_counting_left_out_count, memory_order_acquire);
+    uintptr_t address = (uintptr_t)caller;
+    for (int i = 0; i < count; i++) {
+        if (address >= cstrobe_counting_left_out_start[i] && address < cstrobe_counting_left_out_end[i]) return 1;
+    }
+    return 0;
+}
+
 /// Whether the calling thread's work counts now: a window is open and, when
 /// the window leaves Strobe's own work out, the thread is not doing it. One
 /// relaxed load when no window is open.

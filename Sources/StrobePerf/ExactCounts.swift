@@ -31,7 +31,10 @@ import Darwin
 ///
 /// The counts become the iteration's metrics, all `better: .lower`:
 /// - `allocations`: calls of malloc, calloc, realloc, memalign,
-///   aligned_alloc, posix_memalign, valloc and pvalloc;
+///   aligned_alloc, posix_memalign, valloc and pvalloc, but for those
+///   libdispatch makes to refill a thread's cache of continuations, whose
+///   number follows which thread ran which work item before (a queue, group
+///   or block the code makes through libdispatch still counts);
 /// - `allocations.bytes`: the bytes those calls asked for;
 /// - `allocations.remaining`: allocations less frees in the block; an
 ///   allocation the block keeps (a leak) shows as a steady count per
@@ -70,6 +73,14 @@ package enum ExactCounts {
     /// The names of the count metrics, in the order they are reported
     /// (``MetricKind/exactCountNames``).
     package static var metricNames: [String] { MetricKind.exactCountNames }
+
+    /// Finds the code of the runtime's own caches, whose allocator calls no
+    /// window counts (`cstrobe_counting_leave_out_runtime_caches`): call
+    /// before the first window, outside any instruction window (it reads a
+    /// library's symbol table once per process).
+    package static func leaveOutRuntimeCaches() {
+        _ = cstrobe_counting_leave_out_runtime_caches()
+    }
 
     /// Opens the counting window, leaving Strobe's own work out.
     package static func begin(_ selection: Selection) {

@@ -78,6 +78,7 @@ public struct PerfRunner: Sendable {
             CallStackProfileBuilder(nanosecondsPerSample: 1e9 / Double(max(profile.frequency, 1)))
         }
         var metrics = MetricTable()
+        if !countSelection.isEmpty { ExactCounts.leaveOutRuntimeCaches() }
         let instructionCounter = InstructionCounter.make(options.instructions).engine
         var instructionProfile: InstructionProfile?
         let rule = test.stopRule ?? options.stopRule

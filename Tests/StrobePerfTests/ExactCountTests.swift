@@ -272,6 +272,42 @@ struct ExactCountTests {
         #expect(try Self.samples(result, "allocations") == Array(repeating: 15, count: 20))
     }
 
+    /// Work handed to libdispatch's worker threads and to a task group's
+    /// child tasks: libdispatch refills a thread's cache of continuations
+    /// from the heap when the scheduling has emptied it, which no window
+    /// counts, so every iteration counts the same (3 or 4 allocations of one
+    /// `concurrentPerform` before, 18 to 26 of one task group).
+    @Test func workOnDispatchAndTaskGroupsCountsTheSameEveryIteration() async throws {
+        guard ExactCounts.Selection.available.allocations else { return }
+        #expect(cstrobe_counting_leave_out_runtime_caches() > 0, "libdispatch's continuation cache was not found")
+        let parallel = PerfTest("concurrentPerform") { _ in
+            DispatchQueue.concurrentPerform(iterations: 8) { _ in Self.allocateAndFree(2, bytes: 24) }
+        }
+        let tasks = PerfTest(
+            "task group",
+            measureAsync: { _ in
+                let sum = await withTaskGroup(of: Int.self) { group in
+                    for index in 0..<4 {
+                        group.addTask {
+                            Self.allocateAndFree(2, bytes: 24)
+                            return index
+                        }
+                    }
+                    return await group.reduce(0, +)
+                }
+                #expect(sum == 6)
+            })
+        // Each test's own allocations: two in each of its work items.
+        for (test, own) in [(parallel, 16.0), (tasks, 8.0)] {
+            let result = await Self.runner(iterations: 200).run(test)
+            #expect(result.error == nil)
+            let allocations = try Self.samples(result, "allocations")
+            let seen = Dictionary(grouping: allocations) { $0 }.mapValues(\.count)
+            #expect(seen.count == 1, "\(test.name): iterations per count \(seen)")
+            #expect(allocations.allSatisfy { $0 >= own }, "\(test.name): \(seen)")
+        }
+    }
+
     @Test func aSingleThreadedBlockIsClosedWithoutWaiting() {
         guard ExactCounts.Selection.available.allocations else { return }
         cstrobe_counting_begin(1, 0)

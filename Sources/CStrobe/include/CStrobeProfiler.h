@@ -139,6 +139,12 @@ cstrobe_elf_symbols *cstrobe_vdso_symbols_load(void);
 const char *cstrobe_elf_symbols_lookup(const cstrobe_elf_symbols *symbols, uint64_t file_offset,
                                        uint64_t *symbol_offset);
 
+/// The address (the file's own, before the library is placed in memory) and
+/// the size of the function named `name`; 0 when the table holds no function
+/// of that name (a stripped file, or an address another name kept).
+int cstrobe_elf_symbols_find(const cstrobe_elf_symbols *symbols, const char *name, uint64_t *address,
+                             uint64_t *size);
+
 /// The number of function symbols loaded.
 size_t cstrobe_elf_symbols_count(const cstrobe_elf_symbols *symbols);
 

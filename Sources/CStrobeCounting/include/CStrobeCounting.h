@@ -51,6 +51,14 @@ int cstrobe_counting_allocations_available(void);
 /// definitions in effect (the Swift runtime is linked dynamically).
 int cstrobe_counting_retains_available(void);
 
+/// Finds the code of the runtime's own caches in the libraries loaded now
+/// (libdispatch's continuation cache, RuntimeCaches.c), whose allocator calls
+/// no window counts from then on: their number follows the scheduling, not
+/// the code. Call before the first window; later calls return at once.
+/// Returns how many functions were found (0 where the library is absent or
+/// its symbol table stripped: then those calls count).
+int cstrobe_counting_leave_out_runtime_caches(void);
+
 /// Opens a counting window: zeroes the counts and starts counting on every
 /// thread; with `leaves_out_strobe` non-zero, not while a thread does
 /// Strobe's own work (a benchmark of the SDK passes 0 to count it). With
