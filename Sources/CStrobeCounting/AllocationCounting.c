@@ -51,8 +51,11 @@ static inline void count_allocation(size_t size, const void *caller) {
     }
 }
 
-static inline void count_free(void) {
-    if (cstrobe_counting_counts_here()) { cstrobe_counting_add(&cstrobe_counting_record()->frees, 1); }
+/// Counts a free that `caller` asked for.
+static inline void count_free(const void *caller) {
+    if (cstrobe_counting_counts_here() && !cstrobe_counting_left_out(caller)) {
+        cstrobe_counting_add(&cstrobe_counting_record()->frees, 1);
+    }
 }
 
 // The block the calling thread allocated last, and the size it asked for.
@@ -76,7 +79,7 @@ void *calloc(size_t count, size_t size) {
 }
 
 void *realloc(void *pointer, size_t size) {
-    if (pointer != NULL) { count_free(); }
+    if (pointer != NULL) { count_free(__builtin_return_address(0)); }
     // realloc(p, 0) frees p and allocates nothing.
     if (pointer == NULL || size != 0) { count_allocation(size, __builtin_return_address(0)); }
     return remembered(__libc_realloc(pointer, size), size);
@@ -112,7 +115,7 @@ size_t malloc_usable_size(void *pointer) {
 }
 
 void free(void *pointer) {
-    if (pointer != NULL) { count_free(); }
+    if (pointer != NULL) { count_free(__builtin_return_address(0)); }
     __libc_free(pointer);
 }
 

@@ -36,7 +36,8 @@ import Darwin
 ///   number follows which thread ran which work item before (a queue, group
 ///   or block the code makes through libdispatch still counts);
 /// - `allocations.bytes`: the bytes those calls asked for;
-/// - `allocations.remaining`: allocations less frees in the block; an
+/// - `allocations.remaining`: allocations less frees in the block (but
+///   for libdispatch's freeing of an exiting thread's cache); an
 ///   allocation the block keeps (a leak) shows as a steady count per
 ///   iteration, and a block that frees what came before it can go below 0;
 /// - `retains`, `releases`: Swift's `swift_retain` and `swift_release`
