@@ -26,7 +26,12 @@ extension FunctionComparison {
     /// 3 million instructions apart between two processes of one build under
     /// callgrind, on an Intel Xeon at load 1.6 to 2.3), so its amount
     /// moves without the code; the work is judged in the functions under it,
-    /// whose amounts sum every thread.
+    /// whose amounts sum every thread. So is a thread's exit in glibc
+    /// (`__libc_thread_freeres`, which empties the thread's allocator cache,
+    /// and the destructors of its thread-local data), whose amount is what
+    /// the heap's history left in that cache: 18,837 instructions in one
+    /// process of ProfileSuite's two-thread test and 2,912 in another of the
+    /// same build, under callgrind on an Intel Xeon with one core busy.
     public static func isThreadPoolFrame(_ function: String) -> Bool {
         let name = withoutOutlinedPart(ownerName(of: function))
         let prefixes = [
@@ -35,7 +40,12 @@ extension FunctionComparison {
             "swift_job_run", "(below main)",
         ]
         if prefixes.contains(where: { name.hasPrefix($0) }) { return true }
-        return ["start_thread", "clone", "clone3", "__clone", "__clone3", "thread_start"].contains(name)
+        let entries = ["start_thread", "clone", "clone3", "__clone", "__clone3", "thread_start"]
+        let exits = [
+            "__libc_thread_freeres", "__malloc_arena_thread_freeres", "tcache_thread_shutdown",
+            "__nptl_deallocate_tsd", "__call_tls_dtors",
+        ]
+        return entries.contains(String(name)) || exits.contains(String(name))
     }
 
     /// The function a frame's code belongs to: `function` without the words
