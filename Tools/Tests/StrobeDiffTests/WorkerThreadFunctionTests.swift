@@ -53,6 +53,38 @@ import Testing
             test: "apply lens", baselineInstructions: base, candidateInstructions: cand, options: ComparisonOptions())
     }
 
+    /// Three baseline and three candidate processes whose stacks differ
+    /// from process to process: `stacks(factor, process)` gives process
+    /// 0–2 of the baseline (factor 1) and 3–5 of the candidate (`factor`).
+    static func compare(
+        test: String, factor: Double, _ stacks: (_ factor: Double, _ process: Int) -> [([String], Double)]
+    ) -> TestFunctionChanges {
+        let base = (0..<3).map { InstructionFunctionTests.process(stacks(1, $0), run: "b\($0)", round: $0) }
+        let cand = (0..<3).map { InstructionFunctionTests.process(stacks(factor, $0 + 3), run: "c\($0)", round: $0) }
+        return FunctionComparison.compare(
+            test: test, baselineInstructions: base, candidateInstructions: cand, options: ComparisonOptions())
+    }
+
+    /// The build against itself (`compare(1)`) judges no thread pool frame
+    /// and names nothing; with `digest` 2% slower (`compare(1.02)`) it is
+    /// named first.
+    static func expectNothingNamedThenDigestFirst(
+        _ compare: (_ factor: Double) -> TestFunctionChanges, sourceLocation: SourceLocation = #_sourceLocation
+    ) {
+        let same = compare(1)
+        #expect(
+            !same.functions.contains { FunctionComparison.isThreadPoolFrame($0.function) },
+            sourceLocation: sourceLocation)
+        #expect(
+            same.functions.allSatisfy { !$0.changed }, "\(same.functions.map(\.summary))",
+            sourceLocation: sourceLocation)
+        #expect(same.leading == nil, sourceLocation: sourceLocation)
+        let changed = compare(1.02)
+        #expect(
+            changed.leading?.function == Self.digest, "\(changed.functions.map(\.summary))",
+            sourceLocation: sourceLocation)
+    }
+
     @Test(arguments: ["parallel", "task group", "single"])
     func aTwoPercentChangeIsNamedFirst(shape: String) throws {
         let stacks = shape == "parallel" ? Self.parallel : shape == "task group" ? Self.taskGroup : Self.single
@@ -89,23 +121,9 @@ import Testing
         }
         let shares = [0.2, 0.5, 0.35, 0.45, 0.25, 0.3]
         func compare(factor: Double) -> TestFunctionChanges {
-            let base = (0..<3).map {
-                InstructionFunctionTests.process(stacks(factor: 1, callerShare: shares[$0]), run: "b\($0)", round: $0)
-            }
-            let cand = (0..<3).map {
-                InstructionFunctionTests.process(
-                    stacks(factor: factor, callerShare: shares[$0 + 3]), run: "c\($0)", round: $0)
-            }
-            return FunctionComparison.compare(
-                test: "hash in parallel", baselineInstructions: base, candidateInstructions: cand,
-                options: ComparisonOptions())
+            Self.compare(test: "hash in parallel", factor: factor) { stacks(factor: $0, callerShare: shares[$1]) }
         }
-        let same = compare(factor: 1)
-        #expect(!same.functions.contains { FunctionComparison.isThreadPoolFrame($0.function) })
-        #expect(same.functions.allSatisfy { !$0.changed }, "\(same.functions.map(\.summary))")
-        #expect(same.leading == nil)
-        let changed = compare(factor: 1.02)
-        #expect(changed.leading?.function == Self.digest, "\(changed.functions.map(\.summary))")
+        Self.expectNothingNamedThenDigestFirst(compare)
     }
 
     /// ProfileSuite's `parse in parallel`, as callgrind counted it: the
@@ -132,18 +150,10 @@ import Testing
                 (pool + [Self.digest], 8.0e6 * factor * (1 - share)), (pool + [Self.mix], 4.0e6 * (1 - share)),
             ]
         }
-        let items: [Double] = [4, 3, 4, 3, 3, 4]
+        // The candidate's processes take the items in the other order.
+        let items: [Double] = [4, 3, 4, 4, 3, 3]
         func compare(factor: Double) -> TestFunctionChanges {
-            let base = (0..<3).map {
-                InstructionFunctionTests.process(stacks(factor: 1, callerItems: items[$0]), run: "b\($0)", round: $0)
-            }
-            let cand = (0..<3).map {
-                InstructionFunctionTests.process(
-                    stacks(factor: factor, callerItems: items[5 - $0]), run: "c\($0)", round: $0)
-            }
-            return FunctionComparison.compare(
-                test: "parse in parallel", baselineInstructions: base, candidateInstructions: cand,
-                options: ComparisonOptions())
+            Self.compare(test: "parse in parallel", factor: factor) { stacks(factor: $0, callerItems: items[$1]) }
         }
         let same = compare(factor: 1)
         #expect(!same.functions.contains { $0.function == block }, "\(same.functions.map(\.summary))")
@@ -169,23 +179,9 @@ import Testing
         }
         let costs: [Double] = [18_837, 18_838, 18_840, 2_912, 2_913, 2_911]
         func compare(factor: Double) -> TestFunctionChanges {
-            let base = (0..<3).map {
-                InstructionFunctionTests.process(stacks(factor: 1, exitCost: costs[$0]), run: "b\($0)", round: $0)
-            }
-            let cand = (0..<3).map {
-                InstructionFunctionTests.process(
-                    stacks(factor: factor, exitCost: costs[$0 + 3]), run: "c\($0)", round: $0)
-            }
-            return FunctionComparison.compare(
-                test: "parse in two threads", baselineInstructions: base, candidateInstructions: cand,
-                options: ComparisonOptions())
+            Self.compare(test: "parse in two threads", factor: factor) { stacks(factor: $0, exitCost: costs[$1]) }
         }
-        let same = compare(factor: 1)
-        #expect(!same.functions.contains { FunctionComparison.isThreadPoolFrame($0.function) })
-        #expect(same.functions.allSatisfy { !$0.changed }, "\(same.functions.map(\.summary))")
-        #expect(same.leading == nil)
-        let changed = compare(factor: 1.02)
-        #expect(changed.leading?.function == Self.digest, "\(changed.functions.map(\.summary))")
+        Self.expectNothingNamedThenDigestFirst(compare)
     }
 
     @Test func threadPoolFramesAreKnownByName() {
