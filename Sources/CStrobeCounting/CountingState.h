@@ -42,6 +42,10 @@ typedef struct cstrobe_thread_counts {
     _Atomic uint64_t releases;
     /// The thread's kernel id, for reading its state (0 when not known).
     pid_t tid;
+    /// The thread's CPU time when the closing window last saw it running,
+    /// in nanoseconds (-1: not seen running); only the thread that closes
+    /// the window writes it.
+    int64_t settle_cpu;
     /// The record of the thread that counted before this one.
     struct cstrobe_thread_counts *next;
 } cstrobe_thread_counts;

@@ -25,9 +25,9 @@ import Darwin
 /// each thread adds to a record of its own (no locked instruction), and the
 /// records are summed when the window closes. The price is that work of an
 /// unrelated thread during the block is counted too. The window closes
-/// once the other threads that counted in it are asleep (at most 10 ms
-/// after the block returns), so that a helper's work after its signal is
-/// always inside.
+/// once the other threads that counted in it are asleep (after at most
+/// 10 ms of their CPU time, 200 ms by the clock), so that a helper's work
+/// after its signal is always inside, on a loaded machine too.
 ///
 /// The counts become the iteration's metrics, all `better: .lower`:
 /// - `allocations`: calls of malloc, calloc, realloc, memalign,
@@ -94,8 +94,9 @@ package enum ExactCounts {
         stop(selection).map { metrics($0, selection) } ?? []
     }
 
-    /// How long the end of a window waits at most for the other threads
-    /// that counted in it to go to sleep (``stop(_:)``): 10 ms.
+    /// How much CPU time the other threads that counted in a window may
+    /// spend running while its end waits for them to go to sleep
+    /// (``stop(_:)``): 10 ms, and at most 200 ms by the clock.
     package static let settleLimitNanoseconds: UInt64 = 10_000_000
 
     /// Closes the window and gives its raw counts (nil when nothing was
@@ -103,7 +104,8 @@ package enum ExactCounts {
     /// windows around it have closed.
     ///
     /// When another thread counted in the window, it closes only once every
-    /// such thread is asleep or gone (at most ``settleLimitNanoseconds``):
+    /// such thread is asleep or gone (at most ``settleLimitNanoseconds`` of
+    /// their CPU time, so a helper that waits for a CPU is waited for):
     /// what a helper frees or releases after signalling the block's end is
     /// the iteration's work, counted every time rather than when the
     /// scheduler lets it in before the window closes. The wall clock has

@@ -67,7 +67,10 @@ int cstrobe_counting_leave_out_runtime_caches(void);
 void cstrobe_counting_begin(int leaves_out_strobe, int count_retains);
 
 /// Waits, with the window still open, until every other thread that
-/// counted in it is asleep or gone, at most `limit_nanoseconds`: a helper
+/// counted in it is asleep or gone, for at most `limit_nanoseconds` of the
+/// CPU time those threads get while it waits (a thread waiting for a CPU on
+/// a loaded machine is waited for) and at most 20 times that by the clock
+/// (the clock alone where a thread's CPU time cannot be read): a helper
 /// thread that signalled the block's end and then freed or released what it
 /// held does so inside the window every time, not when the scheduler lets
 /// it. Returns at once when no other thread counted; else it sleeps at
