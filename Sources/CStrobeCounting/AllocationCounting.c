@@ -44,6 +44,7 @@ extern void __libc_free(void *pointer);
 
 /// Counts an allocation of `size` bytes that `caller` asked for.
 static inline void count_allocation(size_t size, const void *caller) {
+    cstrobe_counting_watch_exit();
     if (cstrobe_counting_counts_here() && !cstrobe_counting_left_out(caller)) {
         cstrobe_thread_counts *record = cstrobe_counting_record();
         cstrobe_counting_add(&record->allocations, 1);

@@ -31,14 +31,6 @@
 #include <time.h>
 #include <unistd.h>
 
-/// Whether the record counted anything in the open window.
-static int counted(cstrobe_thread_counts *record) {
-    return atomic_load_explicit(&record->allocations, memory_order_relaxed) != 0 ||
-           atomic_load_explicit(&record->frees, memory_order_relaxed) != 0 ||
-           atomic_load_explicit(&record->retains, memory_order_relaxed) != 0 ||
-           atomic_load_explicit(&record->releases, memory_order_relaxed) != 0;
-}
-
 /// How many times the limit the clock may run while the threads waited for
 /// have had less CPU time than the limit.
 #define SETTLE_CLOCK_FACTOR 20
@@ -99,7 +91,7 @@ static uint64_t now_nanoseconds(void) {
 
 /// Whether a record is another thread's that counted in the window.
 static int is_other_counting(cstrobe_thread_counts *record, cstrobe_thread_counts *mine) {
-    return record != mine && record->tid != 0 && counted(record);
+    return record != mine && record->tid != 0 && cstrobe_counting_record_counted(record);
 }
 
 /// Whether another thread counted in the window; reads no thread's state.

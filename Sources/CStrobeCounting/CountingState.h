@@ -96,15 +96,46 @@ static inline int cstrobe_counting_left_out(const void *caller) {
     return 0;
 }
 
-/// Whether the calling thread's work counts now: a window is open and, when
-/// the window leaves Strobe's own work out, the thread is not doing it. One
-/// relaxed load when no window is open.
+/// Non-zero on a thread that is exiting: its thread-local destructors have
+/// begun (ThreadExit.c).
+extern __thread char cstrobe_counting_exiting __attribute__((tls_model("initial-exec")));
+
+/// Non-zero once the calling thread registered the destructor that marks
+/// its exit (ThreadExit.c).
+extern __thread char cstrobe_counting_exit_watched __attribute__((tls_model("initial-exec")));
+
+/// Registers the calling thread's exit mark.
+void cstrobe_counting_watch_exit_slow(void);
+
+/// Registers the calling thread's exit mark the first time it is called on
+/// a thread (the allocator's wrappers call it); one thread-local load after.
+static inline void cstrobe_counting_watch_exit(void) {
+    if (__builtin_expect(!cstrobe_counting_exit_watched, 0)) { cstrobe_counting_watch_exit_slow(); }
+}
+
+/// Whether `record` counted anything in the open window.
+static inline int cstrobe_counting_record_counted(cstrobe_thread_counts *record) {
+    return atomic_load_explicit(&record->allocations, memory_order_relaxed) != 0 ||
+           atomic_load_explicit(&record->frees, memory_order_relaxed) != 0 ||
+           atomic_load_explicit(&record->retains, memory_order_relaxed) != 0 ||
+           atomic_load_explicit(&record->releases, memory_order_relaxed) != 0;
+}
+
+/// Whether the calling thread's work counts now: a window is open; when the
+/// window leaves Strobe's own work out, the thread is not doing it; and the
+/// thread is not exiting without having counted in the window (an idle pool
+/// thread whose timeout fell: its destructors free what it kept, whenever
+/// that is). One relaxed load when no window is open.
 static inline int cstrobe_counting_counts_here(void) {
     if (__builtin_expect(!atomic_load_explicit(&cstrobe_counting.open, memory_order_relaxed), 1)) {
         return 0;
     }
     if (cstrobe_own_work_depth != 0 &&
         atomic_load_explicit(&cstrobe_counting.leaves_out_strobe, memory_order_relaxed)) {
+        return 0;
+    }
+    if (__builtin_expect(cstrobe_counting_exiting, 0) &&
+        (cstrobe_counting_mine == NULL || !cstrobe_counting_record_counted(cstrobe_counting_mine))) {
         return 0;
     }
     return 1;

@@ -308,6 +308,56 @@ struct ExactCountTests {
         }
     }
 
+    /// A thread that waits on `IdleExit.go`, started outside the window with
+    /// thread-specific data whose destructor frees it and allocates and
+    /// frees three blocks more, then posts `IdleExit.done`: an idle pool
+    /// worker whose timeout falls.
+    enum IdleExit {
+        nonisolated(unsafe) static var go = sem_t()
+        nonisolated(unsafe) static var done = sem_t()
+        nonisolated(unsafe) static var key = pthread_key_t()
+
+        static func start() -> pthread_t {
+            sem_init(&go, 0, 0)
+            sem_init(&done, 0, 0)
+            pthread_key_create(&key) { data in
+                free(data)
+                for _ in 0..<3 { free(malloc(48)) }
+                sem_post(&IdleExit.done)
+            }
+            var thread = pthread_t()
+            pthread_create(
+                &thread, nil,
+                { _ in
+                    pthread_setspecific(IdleExit.key, malloc(64))
+                    while sem_wait(&IdleExit.go) != 0 {}
+                    return nil
+                }, nil)
+            return thread
+        }
+    }
+
+    /// A thread that exits inside the window without having counted in it
+    /// is not counted (its destructors free what it kept, whenever its
+    /// timeout falls); the block's own allocations are, and so is the exit
+    /// of a thread that worked in the window (the thread the block starts,
+    /// in `allocationsOfAThreadTheBlockStartsAreCounted`).
+    @Test func anIdleThreadExitingInTheWindowIsNotCounted() {
+        guard ExactCounts.Selection.available.allocations else { return }
+        let idle = IdleExit.start()
+        // Its data is set before the window opens.
+        usleep(20_000)
+        cstrobe_counting_begin(1, 0)
+        Self.allocateAndFree(2, bytes: 16)
+        sem_post(&IdleExit.go)
+        while sem_wait(&IdleExit.done) != 0 {}
+        let counts = cstrobe_counting_end()
+        // Joined outside the window: joining frees the thread's own memory.
+        pthread_join(idle, nil)
+        #expect(counts.allocations == 2)
+        #expect(counts.frees == 2)
+    }
+
     @Test func aSingleThreadedBlockIsClosedWithoutWaiting() {
         guard ExactCounts.Selection.available.allocations else { return }
         cstrobe_counting_begin(1, 0)
