@@ -4,10 +4,10 @@
 // thread-specific data's (pthread keys: Foundation's run loop, libdispatch's
 // cache of continuations), then glibc frees its allocator cache. An idle
 // worker of a thread pool ends when its timeout falls, which can be inside a
-// window of a test that never used it; under emulation, where a process runs
-//20 to 90 times slower, `capture frame` counted 5 allocations, 21 frees and
-// 19 releases in 1 of 9 iterations from a worker's run loop freed at its
-// exit. So each thread that calls the allocator registers, once, a
+// window of a test that never used it; under emulation, where a process
+// runs 20 to 90 times slower, `capture frame` counted 5 allocations, 21
+// frees and 19 releases in 1 of 9 iterations from a worker's run loop freed
+// at its exit. So each thread that calls the allocator registers, once, a
 // thread-local destructor that marks it exiting; glibc runs those before
 // the thread-specific data's. An exiting thread that counted nothing in the
 // open window counts nothing more: its exit is the runtime's, not the
