@@ -42,10 +42,16 @@ extern void *__libc_valloc(size_t size);
 extern void *__libc_pvalloc(size_t size);
 extern void __libc_free(void *pointer);
 
+/// Whether an allocator call from `caller` counts now: the calling thread's
+/// work counts, and the call is not the runtime's own cache's.
+static inline int counts_call(const void *caller) {
+    return cstrobe_counting_counts_here() && !cstrobe_counting_left_out(caller);
+}
+
 /// Counts an allocation of `size` bytes that `caller` asked for.
 static inline void count_allocation(size_t size, const void *caller) {
     cstrobe_counting_watch_exit();
-    if (cstrobe_counting_counts_here() && !cstrobe_counting_left_out(caller)) {
+    if (counts_call(caller)) {
         cstrobe_thread_counts *record = cstrobe_counting_record();
         cstrobe_counting_add(&record->allocations, 1);
         cstrobe_counting_add(&record->allocated_bytes, size);
@@ -54,9 +60,7 @@ static inline void count_allocation(size_t size, const void *caller) {
 
 /// Counts a free that `caller` asked for.
 static inline void count_free(const void *caller) {
-    if (cstrobe_counting_counts_here() && !cstrobe_counting_left_out(caller)) {
-        cstrobe_counting_add(&cstrobe_counting_record()->frees, 1);
-    }
+    if (counts_call(caller)) { cstrobe_counting_add(&cstrobe_counting_record()->frees, 1); }
 }
 
 // The block the calling thread allocated last, and the size it asked for.
