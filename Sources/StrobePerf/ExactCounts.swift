@@ -37,7 +37,8 @@ import Darwin
 ///   or block the code makes through libdispatch still counts);
 /// - `allocations.bytes`: the bytes those calls asked for;
 /// - `allocations.remaining`: allocations less frees in the block (but
-///   for libdispatch's freeing of an exiting thread's cache); an
+///   for libdispatch's freeing of an exiting thread's cache, and anything
+///   a thread that exits without having counted in the window does); an
 ///   allocation the block keeps (a leak) shows as a steady count per
 ///   iteration, and a block that frees what came before it can go below 0;
 /// - `retains`, `releases`: Swift's `swift_retain` and `swift_release`
