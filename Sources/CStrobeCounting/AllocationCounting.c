@@ -58,8 +58,13 @@ static inline void count_allocation(size_t size, const void *caller) {
     }
 }
 
-/// Counts a free that `caller` asked for.
+/// Counts a free that `caller` asked for, but for glibc's free of the exit
+/// mark's own entry (ThreadExit.c).
 static inline void count_free(const void *caller) {
+    if (__builtin_expect(cstrobe_counting_exiting == CSTROBE_COUNTING_EXITING_ENTRY, 0)) {
+        cstrobe_counting_exiting = 1;
+        return;
+    }
     if (counts_call(caller)) { cstrobe_counting_add(&cstrobe_counting_record()->frees, 1); }
 }
 

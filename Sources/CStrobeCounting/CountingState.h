@@ -97,8 +97,12 @@ static inline int cstrobe_counting_left_out(const void *caller) {
 }
 
 /// Non-zero on a thread that is exiting: its thread-local destructors have
-/// begun (ThreadExit.c).
+/// begun (ThreadExit.c). `CSTROBE_COUNTING_EXITING_ENTRY` until glibc has
+/// freed the entry of the destructor that set it, then 1.
 extern __thread char cstrobe_counting_exiting __attribute__((tls_model("initial-exec")));
+
+/// The exit mark while its own entry's free is still to come.
+#define CSTROBE_COUNTING_EXITING_ENTRY 2
 
 /// Non-zero once the calling thread registered the destructor that marks
 /// its exit (ThreadExit.c).

@@ -358,6 +358,53 @@ struct ExactCountTests {
         #expect(counts.frees == 2)
     }
 
+    /// A thread that has never allocated, which allocates and frees one
+    /// block inside the window when `FirstAllocation.go` is posted.
+    enum FirstAllocation {
+        nonisolated(unsafe) static var go = sem_t()
+        nonisolated(unsafe) static var done = sem_t()
+        nonisolated(unsafe) static var leave = sem_t()
+
+        static func start() -> pthread_t {
+            sem_init(&go, 0, 0)
+            sem_init(&done, 0, 0)
+            sem_init(&leave, 0, 0)
+            var thread = pthread_t()
+            pthread_create(
+                &thread, nil,
+                { _ in
+                    while sem_wait(&FirstAllocation.go) != 0 {}
+                    free(malloc(24))
+                    sem_post(&FirstAllocation.done)
+                    while sem_wait(&FirstAllocation.leave) != 0 {}
+                    return nil
+                }, nil)
+            return thread
+        }
+    }
+
+    /// A thread's first allocation registers the mark of its exit
+    /// (ThreadExit.c), which allocates; inside a window that is Strobe's own
+    /// work, and the entry's free at the thread's exit too: a thread started
+    /// by a test counts only what it allocates (ProfileSuite's two-thread
+    /// test counted 17 allocations where it makes 15).
+    @Test func aThreadsFirstAllocationCountsOnlyItself() {
+        guard ExactCounts.Selection.available.allocations else { return }
+        let thread = FirstAllocation.start()
+        usleep(20_000)
+        cstrobe_counting_begin(1, 0)
+        sem_post(&FirstAllocation.go)
+        while sem_wait(&FirstAllocation.done) != 0 {}
+        // The thread's exit inside the window: the window waits for it.
+        sem_post(&FirstAllocation.leave)
+        _ = cstrobe_counting_settle(ExactCounts.settleLimitNanoseconds)
+        let counts = cstrobe_counting_end()
+        // Joined outside the window: joining frees the thread's own memory.
+        pthread_join(thread, nil)
+        #expect(counts.allocations == 1)
+        #expect(counts.frees == 1)
+    }
+
     @Test func aSingleThreadedBlockIsClosedWithoutWaiting() {
         guard ExactCounts.Selection.available.allocations else { return }
         cstrobe_counting_begin(1, 0)
