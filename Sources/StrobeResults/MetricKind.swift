@@ -82,6 +82,11 @@ public enum MetricKind: String, Sendable, Hashable, CaseIterable {
     /// exact counts, which repeat from process to process of one build.
     public var isCountedWork: Bool { self == .instructions || self == .exactCount }
 
+    /// Whether it is the CPU time of the process or of a thread, whole or
+    /// in part: time spent executing, which the counted work covers for a
+    /// test that waits as for one that does not.
+    public var isCPUTime: Bool { self == .cpuTime || self == .cpuTimePart }
+
     /// Whether it is a time: the wall time, a CPU time or a duration.
     public var isTime: Bool { [.wallTime, .cpuTime, .cpuTimePart, .duration].contains(self) }
 

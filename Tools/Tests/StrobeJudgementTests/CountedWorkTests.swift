@@ -66,7 +66,7 @@ import Testing
         #expect(wall.verdict == .inconclusive, "20% noise per process cannot decide a 2% floor in 2 rounds")
         #expect(CountedWork.waits(test: "sort", group: "", in: report) == false)
         var ledger = DecisionLedger()
-        let (kept, open) = ledger.record(report, rounds: 2, plannedRounds: 40)
+        let (kept, open) = ledger.record(report, rounds: 8, plannedRounds: 40)
         #expect(open.isEmpty, "\(open)")
         let settled = try #require(kept.rows.first { $0.name == "sort/wall" })
         #expect(settled.settledByCounts == .unchanged && settled.verdict == .inconclusive)
@@ -99,8 +99,39 @@ import Testing
         var ledger = DecisionLedger()
         let (kept, open) = ledger.record(report, rounds: 2, plannedRounds: 40)
         #expect(open == ["sort"])
-        #expect(kept.settled.isEmpty)
+        // Its CPU time is time spent executing, which the unchanged counts
+        // cover; its wall time holds the waiting and is measured on.
+        #expect(kept.settled.map(\.name) == ["sort/process.cpu"])
+        #expect(kept.rows.first { $0.name == "sort/wall" }?.settledByCounts == nil)
         #expect(kept.tests.first?.outcome == .undecided)
+    }
+
+    @Test func aTestThatWaitsEndsOnceItsWallTimeIsDecided() throws {
+        // A sleep that grew by a fifth of the wall time, the work (40% of
+        // it) the same: the wall time is decided at once; the CPU time,
+        // which a neighbour moved by -20% and +30% in alternate rounds, is
+        // settled by the counts, so the test ends.
+        var (baseline, candidate) = Self.sides(rounds: 8, noise: 0.002, busy: 0.4)
+        candidate.series = candidate.series.map { series in
+            var series = series
+            if series.metric == "sort/wall" { series.samples = series.samples.map { $0 * 1.2 } }
+            if series.metric == "sort/process.cpu" {
+                series.samples = series.samples.map { $0 * ((series.round ?? 0) % 2 == 1 ? 0.8 : 1.3) }
+            }
+            return series
+        }
+        let report = try Self.judged((baseline, candidate), look: Self.look(4, rounds: 8))
+        #expect(report.rows.first { $0.name == "sort/wall" }?.verdict == .regression)
+        #expect(report.rows.first { $0.name == "sort/process.cpu" }?.verdict == .inconclusive)
+        var ledger = DecisionLedger()
+        let (kept, open) = ledger.record(report, rounds: 8, plannedRounds: 40)
+        #expect(open.isEmpty, "\(open)")
+        #expect(kept.rows.first { $0.name == "sort/process.cpu" }?.settledByCounts == .unchanged)
+        #expect(kept.tests.first?.outcome == .slower)
+        var measuredToTheEnd = DecisionLedger()
+        measuredToTheEnd.decidesTimes = true
+        let measured = measuredToTheEnd.record(report, rounds: 8, plannedRounds: 40).report
+        #expect(measured.rows.first { $0.name == "sort/process.cpu" }?.settledByCounts == nil)
     }
 
     @Test func preemptionByANeighbourIsNotWaiting() {

@@ -12,8 +12,12 @@ import StrobeStatistics
 /// "work unchanged" and one whose counts changed has the counts' verdict;
 /// its time rows keep what they measured at that look
 /// (``WorkCoverage``) and are measured no further. A test that waits is
-/// measured until its time is decided, since waiting costs time without
-/// instructions. Waiting is read from the rusage the runner records: for a
+/// measured until its wall time and its other durations are decided, since
+/// waiting costs time without instructions; its CPU time (`process.cpu` and
+/// its parts), which is time spent executing, is settled by its counts as
+/// a CPU-bound test's is, so that a sleep that grew is decided by its wall
+/// time alone rather than kept open by a CPU time of a few milliseconds
+/// that the machine's noise makes slow to call unchanged. Waiting is read from the rusage the runner records: for a
 /// synchronous block, the measuring thread's voluntary context switches
 /// (a sleep, a lock, I/O each give one; a neighbour's preemption gives
 /// involuntary ones only); where the runner has no thread figures, the
@@ -29,8 +33,9 @@ import StrobeStatistics
 ///
 /// What identical counts do not prove: the same instructions can take
 /// longer through cache and memory behaviour (a layout that misses more),
-/// a slower mix of the same count, the CPU's frequency, or contention
-/// between the test's own threads that spins rather than sleeps. A test
+/// a slower mix of the same count, the CPU's frequency, contention between
+/// the test's own threads that spins rather than sleeps, or more time in
+/// the kernel (the counts are of user-space instructions). A test
 /// where those matter should be measured to the end (`--decide-times`, or
 /// `decide-times: true` in the policy).
 public enum CountedWork {
@@ -51,18 +56,29 @@ public enum CountedWork {
     static let threadSwitches = "thread.context_switches.voluntary"
 
     /// What the counts of `test` (in `group`) settle of its time in
-    /// `report`: nil unless its instruction count is gated and judged as a
-    /// deterministic count, every gated count of the test (instructions,
-    /// the runner's exact counts) is decided, and the test is CPU-bound.
-    public static func coverage(test: String, group: String, in report: DiffReport) -> WorkCoverage? {
+    /// `report`, and whether they settle its CPU time only: nil unless its
+    /// instruction count is gated and judged as a deterministic count and
+    /// every gated count of the test (instructions, the runner's exact
+    /// counts) is decided. `cpuTimeOnly` is true unless the test is
+    /// CPU-bound (it waits, or that cannot be told).
+    public static func coverage(test: String, group: String, in report: DiffReport) -> (
+        coverage: WorkCoverage, cpuTimeOnly: Bool
+    )? {
         let counts = report.rows.filter {
             $0.gates && $0.group == group && MetricDefaults.testPart(of: $0.name) == test && isCount($0)
         }
         guard let instructions = counts.first(where: { MetricDefaults.isInstructions($0.name) }),
-            instructions.isWithinCountTolerance, counts.allSatisfy({ $0.verdict != .inconclusive }),
-            waits(test: test, group: group, in: report) == false
+            instructions.isWithinCountTolerance, counts.allSatisfy({ $0.verdict != .inconclusive })
         else { return nil }
-        return counts.allSatisfy { $0.verdict == .unchanged } ? .unchanged : .changed
+        let coverage: WorkCoverage = counts.allSatisfy { $0.verdict == .unchanged } ? .unchanged : .changed
+        return (coverage, waits(test: test, group: group, in: report) != false)
+    }
+
+    /// Whether counts that cover the time of `row`'s test (``coverage(test:group:in:)``)
+    /// settle `row`: any time of a CPU-bound test, only the CPU time of one
+    /// that waits.
+    static func settles(_ row: MetricComparison, cpuTimeOnly: Bool) -> Bool {
+        isSettleableTime(row) && (!cpuTimeOnly || row.kind.isCPUTime)
     }
 
     /// Whether `row` is counted work: the instructions or one of the

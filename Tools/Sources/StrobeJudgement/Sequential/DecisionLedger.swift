@@ -30,10 +30,10 @@ import StrobeToolFormatting
 /// is never decided again (``contradicted``). Withdrawing only turns
 /// verdicts into "inconclusive", so the false-alarm bound still holds.
 ///
-/// A CPU-bound test whose counted work is decided has its open time rows
-/// settled by the counts (``CountedWork``): they keep the look's numbers,
-/// and the test runs no more for them, unless every time is to be decided
-/// (``decidesTimes``, `--decide-times`).
+/// A test whose counted work is decided has its open time rows settled by
+/// the counts (``CountedWork``; a test that waits, its CPU time only): they
+/// keep the look's numbers, and the test runs no more for them, unless
+/// every time is to be decided (``decidesTimes``, `--decide-times`).
 public struct DecisionLedger: Sendable {
     /// A metric set aside because the budget cannot decide it.
     public struct OutOfReach: Sendable {
@@ -136,12 +136,13 @@ public struct DecisionLedger: Sendable {
         return row
     }
 
-    /// Settles the open time rows of each CPU-bound test of `report` whose
-    /// counted work is decided (``CountedWork/coverage(test:group:in:)``),
-    /// keeping them as they are at this look, marked where their interval
-    /// does not size the change (``SizedInterval``).
+    /// Settles the open time rows of each test of `report` whose counted
+    /// work is decided (``CountedWork/coverage(test:group:in:)``): every
+    /// time of a CPU-bound test, the CPU time of one that waits. They are
+    /// kept as they are at this look, marked where their interval does not
+    /// size the change (``SizedInterval``).
     mutating func settleByCounts(_ report: inout DiffReport) {
-        var coverages: [String: WorkCoverage?] = [:]
+        var coverages: [String: (coverage: WorkCoverage, cpuTimeOnly: Bool)?] = [:]
         for (index, row) in report.rows.enumerated()
         where row.gates && row.verdict == .inconclusive && row.settledByCounts == nil
             && CountedWork.isSettleableTime(row)
@@ -151,9 +152,10 @@ public struct DecisionLedger: Sendable {
             if coverages[testKey] == nil {
                 coverages[testKey] = CountedWork.coverage(test: test, group: row.group, in: report)
             }
-            guard let coverage = coverages[testKey] ?? nil else { continue }
+            guard let found = coverages[testKey] ?? nil, CountedWork.settles(row, cpuTimeOnly: found.cpuTimeOnly)
+            else { continue }
             var kept = row
-            kept.settledByCounts = coverage
+            kept.settledByCounts = found.coverage
             if let shift = row.shift, !SizedInterval.sizes(shift) { kept.notMeasuredFarEnough = true }
             settled[Self.key(row)] = kept
             report.rows[index] = kept
