@@ -20,6 +20,18 @@ SDK_TRAITS = --traits StrobeMetrics,StrobeTracing
 # again. `make strobe-lean` builds the command without them, as a CI job
 # needs it (Tools/.build-lean/release/strobe).
 TOOLS = --package-path Tools --traits Server
+# The test builds: each package's test bundle (with the programs its tests
+# start: TraceChild and LensPipeline, the debug `strobe`), and the programs
+# the tests, the workflow check and the fuzz seeds run besides (LensPerfTests,
+# ProfileSuite), or that must keep compiling (StrobeFuzz, built plainly: it
+# replays a corpus). The benchmarks (StrobeBenchmarks, StrobeToolBenchmarks)
+# are left to `make bench`, which builds them in release: `--build-tests`
+# would compile them in debug too, for nothing. Product builds share a
+# package's debug build folder, so a later `--product X` builds nothing.
+SDK_TEST_BUILD = $(SWIFT_BUILD) $(SDK_TRAITS) --product strobePackageTests && \
+	$(SWIFT_BUILD) $(SDK_TRAITS) --product LensPerfTests && $(SWIFT_BUILD) $(SDK_TRAITS) --product ProfileSuite
+TOOLS_TEST_BUILD = $(SWIFT_BUILD) $(TOOLS) --product strobe-toolsPackageTests && \
+	$(SWIFT_BUILD) $(TOOLS) --product StrobeFuzz
 
 .PHONY: setup setup-demo demo demo-fleet lint test test-sdk test-stress test-tools test-history test-adoption bench tsan fuzz validate-gate example-server bench-otel proto \
 	proto-check build strobe strobe-lean clean test-workflow check-workflow
@@ -69,8 +81,8 @@ test: setup
 	bash scripts/generate-plugin-source.sh --check
 	python3 Tests/python/check_schema.py
 	python3 Tests/python/test_perfetto_decode.py
-	$(SWIFT_BUILD) --build-tests $(SDK_TRAITS)
-	bash scripts/beside.sh "the tools' test build" '$(SWIFT_BUILD) --build-tests $(TOOLS)' -- \
+	$(SDK_TEST_BUILD)
+	bash scripts/beside.sh "the tools' test build" '$(TOOLS_TEST_BUILD)' -- \
 		$(MAKE) --no-print-directory test-sdk SDK_TESTS_THEN='bash scripts/check-adoption.sh'
 	$(MAKE) --no-print-directory test-tools
 	python3 Tests/python/test_otlp_export.py
@@ -105,7 +117,7 @@ check-workflow: setup
 # runs the adoption check (test-adoption) after the second process too
 # (SDK_TESTS_THEN).
 test-sdk:
-	$(SWIFT_BUILD) --build-tests $(SDK_TRAITS)
+	$(SDK_TEST_BUILD)
 	STROBE_STRESS_TESTS=1 THEN_IN_SECOND="$(SDK_TESTS_THEN)" bash scripts/test-in-two-processes.sh \
 		"$$($(SWIFT_BUILD) $(SDK_TRAITS) --show-bin-path)/strobePackageTests.xctest" 'StrobeTests\.(?!KillSafetyTests)'
 
@@ -113,7 +125,7 @@ test-sdk:
 # short-lived threads: every event accounted for and no memory kept. `make
 # test` runs them too; this runs them alone.
 test-stress: setup
-	$(SWIFT_BUILD) --build-tests $(SDK_TRAITS)
+	$(SDK_TEST_BUILD)
 	STROBE_STRESS_TESTS=1 $(SWIFT) test --skip-build $(SDK_TRAITS) --filter StrobeStressTests
 
 # The run history's tests run against a real PostgreSQL: a throwaway cluster
@@ -124,13 +136,13 @@ test-stress: setup
 # it is not; STROBE_REQUIRE_POSTGRES=1 makes that skip a failure.
 HISTORY_TESTS = StrobeHistoryTests|StrobeHistoryStoreTests|StrobePostgresTests|StrobeTrendTests
 test-tools:
-	$(SWIFT_BUILD) --build-tests $(TOOLS)
+	$(TOOLS_TEST_BUILD)
 	STROBE_REQUIRE_POSTGRES=1 bash scripts/with-postgres.sh $(SWIFT) test --skip-build $(TOOLS)
 
 # The run history's tests alone: its model, stores, PostgreSQL client and
 # trend.
 test-history: setup
-	$(SWIFT_BUILD) --build-tests $(TOOLS)
+	$(TOOLS_TEST_BUILD)
 	STROBE_REQUIRE_POSTGRES=1 bash scripts/with-postgres.sh $(SWIFT) test --skip-build $(TOOLS) \
 		--filter '$(HISTORY_TESTS)'
 
@@ -148,7 +160,7 @@ TSAN_SUITES = RecordingTests|QuiescenceTests|RingBoundTests|StressTests|StrobeRe
 # The bridges' traits stay off: none of these suites uses them, so their
 # packages are not built a second time.
 tsan: setup
-	$(SWIFT_BUILD) --build-tests --sanitize=thread --build-path .build/tsan
+	$(SWIFT_BUILD) --product strobePackageTests --sanitize=thread --build-path .build/tsan
 	STROBE_STRESS_TESTS=1 TSAN_OPTIONS="halt_on_error=1 abort_on_error=1 $(TSAN_OPTIONS)" $(SWIFT) test \
 		--skip-build --sanitize=thread --build-path .build/tsan --filter '$(TSAN_SUITES)'
 
@@ -182,7 +194,7 @@ FUZZ_BUILD = -c $(FUZZ_CONFIGURATION) --sanitize=fuzzer --sanitize=address -Xswi
 # not built again (a build of the products alone would compile their modules
 # anew, without the tests' flags), and from the debug `strobe`.
 fuzz: setup
-	$(SWIFT_BUILD) --build-tests $(SDK_TRAITS)
+	$(SDK_TEST_BUILD)
 	$(SWIFT_BUILD) $(TOOLS) --product strobe
 	bash scripts/fuzz-seeds.sh .build/debug Tools/.build/debug Tools/.build/fuzz-seeds
 	$(SWIFT_BUILD) $(FUZZ_BUILD)
