@@ -4,9 +4,8 @@
 #
 #   scripts/beside.sh LABEL 'BACKGROUND COMMAND' -- COMMAND [ARGUMENTS...]
 #
-# `make test` runs the tools' test build beside the SDK's tests: the tests
-# spend much of their time in child processes, sleeps and serialized suites
-# that leave a core idle, which the build takes. The background command runs
+# `make test` runs the tools' test build beside the SDK's: each leaves a core
+# idle while one large module compiles, which the other takes. The background command runs
 # in a session of its own, its output kept in a log: its last lines are
 # printed when it succeeds, the whole log when it fails. When COMMAND fails,
 # the background command and every process it started are stopped.
