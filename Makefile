@@ -197,8 +197,8 @@ FUZZ_BUILD = -c $(FUZZ_CONFIGURATION) --sanitize=fuzzer --sanitize=address -Xswi
 	-Xswiftc -Xfrontend -Xswiftc -entry-point-function-name -Xswiftc -Xfrontend -Xswiftc StrobeFuzz_main
 # The seeds come from the SDK's debug programs (TraceChild, LensPipeline,
 # LensPerfTests) as its test build makes them, so after `make test` they are
-# not built again (a build of the products alone would compile their modules
-# anew, without the tests' flags), and from the debug `strobe`.
+# not built again (with the SDK's traits, as the test build has them: without
+# them every module would compile anew), and from the debug `strobe`.
 fuzz: setup
 	$(SDK_TEST_BUILD)
 	$(SWIFT_BUILD) $(TOOLS) --product strobe

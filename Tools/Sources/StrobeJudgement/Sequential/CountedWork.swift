@@ -17,8 +17,8 @@ import StrobeStatistics
 /// its parts), which is time spent executing, is settled by its counts as
 /// a CPU-bound test's is, so that a sleep that grew is decided by its wall
 /// time alone rather than kept open by a CPU time of a few milliseconds
-/// that the machine's noise makes slow to call unchanged. Waiting is read from the rusage the runner records: for a
-/// synchronous block, the measuring thread's voluntary context switches
+/// that the machine's noise makes slow to call unchanged. Waiting is read
+/// from the rusage the runner records: for a synchronous block, the measuring thread's voluntary context switches
 /// (a sleep, a lock, I/O each give one; a neighbour's preemption gives
 /// involuntary ones only); where the runner has no thread figures, the
 /// wall time clearly above the process's CPU time in every iteration.
