@@ -98,17 +98,34 @@ extension TraceComparison {
 
     /// The functions of the samples inside a name's instances whose
     /// inclusive amount per instance changed by at least `floor` (and by
-    /// ``FrameChange/relativeShare``), new and gone ones first, then the
-    /// largest change first, at most 8; a function counted once per stack.
-    /// A caller that is not new or gone gives way to a function it always
-    /// calls that carries its change (at least nine tenths of it, the same
-    /// way), so the list names where the time moved, not every frame above
-    /// it; a new or gone function is named whatever carries its time.
-    static func functionMoves(_ baseline: [FlameStack], _ candidate: [FlameStack], floor: Double) -> [FunctionMove] {
+    /// ``FrameChange/relativeShare``) and by more than the samples' own
+    /// noise, the largest change first, at most 8; a function counted once
+    /// per stack. A caller that is not new or gone gives way to a function
+    /// it always calls that carries its change (at least nine tenths of it,
+    /// the same way), so the list names where the time moved, not every
+    /// frame above it; a new or gone function is named whatever carries its
+    /// time.
+    ///
+    /// `samplesPerAmount` turns each side's amounts back into sample counts:
+    /// a function's counts are Poisson, so a change is kept only when it lies
+    /// beyond twice the standard deviation of the difference of its two
+    /// rates. One sample that lands in a function on one side and not on the
+    /// other is not a new function.
+    static func functionMoves(
+        _ baseline: [FlameStack], _ candidate: [FlameStack], floor: Double,
+        samplesPerAmount: (baseline: Double, candidate: Double) = (1, 1)
+    ) -> [FunctionMove] {
         func inclusive(_ stacks: [FlameStack]) -> [String: Double] {
             var amounts: [String: Double] = [:]
             for stack in stacks { for name in Set(stack.frames) { amounts[name, default: 0] += stack.amount } }
             return amounts
+        }
+        func beyondSamplingNoise(_ before: Double, _ after: Double) -> Bool {
+            let (baseRate, candidateRate) = (samplesPerAmount.baseline, samplesPerAmount.candidate)
+            guard baseRate > 0, candidateRate > 0 else { return true }
+            // The variance of an amount whose count is n samples is n / rate².
+            let variance = before / baseRate + after / candidateRate
+            return abs(after - before) > 2 * variance.squareRoot()
         }
         let base = inclusive(baseline)
         let cand = inclusive(candidate)
@@ -117,7 +134,7 @@ extension TraceComparison {
             let before = base[name] ?? 0
             let after = cand[name] ?? 0
             let change = FrameChange.of(baseline: before, candidate: after, floor: floor)
-            if change != .unchanged {
+            if change != .unchanged, beyondSamplingNoise(before, after) {
                 moves.append(FunctionMove(function: name, baseline: before, candidate: after, change: change))
             }
         }
@@ -133,9 +150,9 @@ extension TraceComparison {
                 }
             })
         moves.removeAll { carried.contains($0.function) }
-        // New and gone functions first: their callers' changes are theirs.
-        func rank(_ move: FunctionMove) -> (Int, Double, String) {
-            (move.change == .new || move.change == .gone ? 0 : 1, -abs(move.candidate - move.baseline), move.function)
+        // The largest move first; of two the same size, a new or gone one.
+        func rank(_ move: FunctionMove) -> (Double, Int, String) {
+            (-abs(move.candidate - move.baseline), move.change == .new || move.change == .gone ? 0 : 1, move.function)
         }
         return Array(moves.sorted { rank($0) < rank($1) }.prefix(8))
     }

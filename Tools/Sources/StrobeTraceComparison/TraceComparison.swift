@@ -150,7 +150,9 @@ public struct TraceComparison: Sendable {
                 title: "\(name) — duration \(changes[index].duration.verdict.rawValue)", unit: unit, baseline: base,
                 candidate: cand, floor: options.minimumEffect / 4 * total)
             graph.per = "instance"
-            changes[index].functions = Self.functionMoves(base, cand, floor: graph.floor)
+            changes[index].functions = Self.functionMoves(
+                base, cand, floor: graph.floor,
+                samplesPerAmount: (baseline.samplesPerAmount(of: name), candidate.samplesPerAmount(of: name)))
             changes[index].profileUnit = unit
             graphs[name] = graph
         }

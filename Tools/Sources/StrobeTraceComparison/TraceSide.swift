@@ -129,6 +129,13 @@ public struct TraceSide: Sendable {
         let stacks = entry.stacks.map { FlameStack(frames: $0.key, amount: Double($0.value) * scale) }
         return (stacks, entry.nanosecondsPerSample == nil ? .samples : .nanoseconds)
     }
+
+    /// How many samples one unit of ``flameStacks(of:)``'s amounts stands
+    /// for: the instances over the time a sample stands for.
+    func samplesPerAmount(of name: String) -> Double {
+        guard let entry = names[name] else { return 1 }
+        return Double(entry.durations.count) / (entry.nanosecondsPerSample ?? 1)
+    }
 }
 
 /// A trace that cannot be compared, with the path that names it.

@@ -78,6 +78,23 @@ import Testing
         #expect(html.contains("<div class=\"flame\">") && html.contains("\"makeToneCurve()\""))
     }
 
+    /// A spin four times as long, where a handful of functions (the
+    /// tracer's own, a syscall) land one sample on one side and none on the
+    /// other: the spin is named first, and a single sample is not a new or
+    /// gone function.
+    @Test func theFunctionThatMovedMostLeadsAndOneSampleIsNoChange() throws {
+        var before: [[String]: Int] = [["main", "spin"]: 100]
+        var after: [[String]: Int] = [["main", "spin"]: 400, ["main", "clock_gettime"]: 20]
+        for name in ["end()", "defer", "record"] { before[["main", name]] = 1 }
+        for name in ["begin()", "getrusage", "fill_rusage", "closure", "rusage"] { after[["main", name]] = 1 }
+        let baseline = Self.side(duration: 10e6, cpu: 10e6, stacks: before, count: 10, seed: 1)
+        let candidate = Self.side(duration: 40e6, cpu: 40e6, stacks: after, count: 10, seed: 2)
+        let apply = try #require(TraceComparison(baseline: baseline, candidate: candidate).intervals.first)
+        #expect(apply.duration.verdict == .slower)
+        #expect(apply.functions.first?.function == "spin", "\(apply.functions)")
+        #expect(apply.functions.map(\.function) == ["spin", "clock_gettime"], "\(apply.functions)")
+    }
+
     @Test(.enabled(if: BrowserPage.available))
     func thePageRendersWithNoError() throws {
         let baseline = Self.side(duration: 10e6, cpu: 9e6, stacks: Self.before, seed: 1)
