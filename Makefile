@@ -1,14 +1,18 @@
 # Strobe: `make demo` runs the end-to-end demo, `make test` runs every test.
 # Both install what is missing first (see scripts/setup.sh).
 
-SWIFT ?= swift
-# SwiftPM writes a package's enabled traits onto the compiler's command line
-# in the order of a Set, which Swift seeds anew in every process: with two
-# traits on (the SDK's bridges), each time SwiftPM reads the manifest again
-# the order may flip, and every module of the package compiles again (50 s
-# of a debug build). Fixed hashing in SwiftPM keeps the order; the programs
-# that `swift test` and `swift run` start are not given it.
-SWIFT_BUILD = SWIFT_DETERMINISTIC_HASHING=1 $(SWIFT) build
+# Every `swift` call goes through scripts/swift.sh: one fixed environment
+# (so SwiftPM compiles each package's manifests once, not again for each
+# variable that differs from the last call) and fixed hashing (so a package's
+# traits reach the compiler in one order and nothing compiles twice). Tests
+# that need settings of their own run their test bundle directly.
+SWIFT ?= bash $(CURDIR)/scripts/swift.sh
+SWIFT_BUILD = $(SWIFT) build
+# The test bundles the test builds make, run directly with the settings
+# their tests read (STROBE_*): `swift test` would pass those to SwiftPM too.
+SDK_TEST_BUNDLE = .build/debug/strobePackageTests.xctest
+TOOLS_TEST_BUNDLE = Tools/.build/debug/strobe-toolsPackageTests.xctest
+RUN_TESTS = --testing-library swift-testing
 RELEASE_FLAGS = -c release
 # The SDK package (the repository root) with its bridges, which are behind
 # package traits; the tools package (`strobe`, the gate) is in Tools/.
@@ -125,14 +129,14 @@ check-workflow: setup
 test-sdk:
 	$(SDK_TEST_BUILD)
 	STROBE_STRESS_TESTS=1 THEN_IN_SECOND="$(SDK_TESTS_THEN)" bash scripts/test-in-two-processes.sh \
-		"$$($(SWIFT_BUILD) $(SDK_TRAITS) --show-bin-path)/strobePackageTests.xctest" 'StrobeTests\.(?!KillSafetyTests)'
+		$(SDK_TEST_BUNDLE) 'StrobeTests\.(?!KillSafetyTests)'
 
 # Many threads with tiny buffers and a starved writer, and ten thousand
 # short-lived threads: every event accounted for and no memory kept. `make
 # test` runs them too; this runs them alone.
 test-stress: setup
 	$(SDK_TEST_BUILD)
-	STROBE_STRESS_TESTS=1 $(SWIFT) test --skip-build $(SDK_TRAITS) --filter StrobeStressTests
+	STROBE_STRESS_TESTS=1 $(SDK_TEST_BUNDLE) $(RUN_TESTS) --filter StrobeStressTests
 
 # The run history's tests run against a real PostgreSQL: a throwaway cluster
 # (scripts/postgres.sh, on its own Unix socket and loopback port) started
@@ -143,13 +147,13 @@ test-stress: setup
 HISTORY_TESTS = StrobeHistoryTests|StrobeHistoryStoreTests|StrobePostgresTests|StrobeTrendTests
 test-tools:
 	$(TOOLS_TEST_BUILD)
-	STROBE_REQUIRE_POSTGRES=1 bash scripts/with-postgres.sh $(SWIFT) test --skip-build $(TOOLS)
+	STROBE_REQUIRE_POSTGRES=1 bash scripts/with-postgres.sh $(TOOLS_TEST_BUNDLE) $(RUN_TESTS)
 
 # The run history's tests alone: its model, stores, PostgreSQL client and
 # trend.
 test-history: setup
 	$(TOOLS_TEST_BUILD)
-	STROBE_REQUIRE_POSTGRES=1 bash scripts/with-postgres.sh $(SWIFT) test --skip-build $(TOOLS) \
+	STROBE_REQUIRE_POSTGRES=1 bash scripts/with-postgres.sh $(TOOLS_TEST_BUNDLE) $(RUN_TESTS) \
 		--filter '$(HISTORY_TESTS)'
 
 # A client package that pins an older major of a package the tools use
@@ -167,8 +171,8 @@ TSAN_SUITES = RecordingTests|QuiescenceTests|RingBoundTests|StressTests|StrobeRe
 # packages are not built a second time.
 tsan: setup
 	$(SWIFT_BUILD) --product strobePackageTests --sanitize=thread --build-path .build/tsan
-	STROBE_STRESS_TESTS=1 TSAN_OPTIONS="halt_on_error=1 abort_on_error=1 $(TSAN_OPTIONS)" $(SWIFT) test \
-		--skip-build --sanitize=thread --build-path .build/tsan --filter '$(TSAN_SUITES)'
+	STROBE_STRESS_TESTS=1 TSAN_OPTIONS="halt_on_error=1 abort_on_error=1 $(TSAN_OPTIONS)" \
+		.build/tsan/debug/strobePackageTests.xctest $(RUN_TESTS) --filter '$(TSAN_SUITES)'
 
 # Coverage-guided fuzzing (libFuzzer, with AddressSanitizer) of the readers
 # of untrusted files: traces (TraceReader and TraceSummary), results files,

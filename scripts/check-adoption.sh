@@ -8,6 +8,9 @@
 # tools reaches it.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# SwiftPM with one environment for every call (scripts/swift.sh).
+swift_script="$PWD/scripts/swift.sh"
+swift() { bash "$swift_script" "$@"; }
 app=Tests/Fixtures/AdoptingApp
 swift package --package-path "$app" resolve
 swift package --package-path "$app" show-dependencies --format json > "$app/.build/dependencies.json"

@@ -3,6 +3,9 @@
 # run perf tests on a fast and a slow build, and catch the regression.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# SwiftPM with one environment for every call (scripts/swift.sh).
+swift_script="$PWD/scripts/swift.sh"
+swift() { bash "$swift_script" "$@"; }
 
 out=out/demo
 rm -rf "$out"

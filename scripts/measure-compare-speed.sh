@@ -12,6 +12,9 @@
 # Usage: scripts/measure-compare-speed.sh [RUNS]   (default 3)
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# SwiftPM with one environment for every call (scripts/swift.sh).
+swift_script="$PWD/scripts/swift.sh"
+swift() { bash "$swift_script" "$@"; }
 runs=${1:-3}
 max_time=${MAX_TIME:-180s}
 work=out/compare-speed

@@ -18,6 +18,9 @@
 # summary per kind, under the CPU and the load average.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# SwiftPM with one environment for every call (scripts/swift.sh).
+swift_script="$PWD/scripts/swift.sh"
+swift() { bash "$swift_script" "$@"; }
 runs=${1:-10}
 kinds=${2:-"ab aa"}
 strobe=${STROBE:-Tools/.build/debug/strobe}

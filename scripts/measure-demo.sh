@@ -10,6 +10,9 @@
 # Usage: scripts/measure-demo.sh [RUNS]
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# SwiftPM with one environment for every call (scripts/swift.sh).
+swift_script="$PWD/scripts/swift.sh"
+swift() { bash "$swift_script" "$@"; }
 runs=${1:-10}
 logs=out/demo-runs
 rm -rf "$logs"

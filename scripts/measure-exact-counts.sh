@@ -18,6 +18,9 @@
 # count differs anywhere.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# SwiftPM with one environment for every call (scripts/swift.sh).
+swift_script="$PWD/scripts/swift.sh"
+swift() { bash "$swift_script" "$@"; }
 processes=${1:-10}
 simulated=${2:-3}
 strobe=${STROBE:-Tools/.build-lean/release/strobe}

@@ -44,6 +44,9 @@
 #        (default 10, "demo demo-aa slower10 plain"; instr2 and instr2-aa on request)
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# SwiftPM with one environment for every call (scripts/swift.sh).
+swift_script="$PWD/scripts/swift.sh"
+swift() { bash "$swift_script" "$@"; }
 runs=${1:-10}
 kinds=${2:-demo demo-aa slower10 plain}
 max_time=${MAX_TIME:-150s}

@@ -11,6 +11,9 @@
 # whether the store holds each trace exactly once. Exits 1 if it does not.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# SwiftPM with one environment for every call (scripts/swift.sh).
+swift_script="$PWD/scripts/swift.sh"
+swift() { bash "$swift_script" "$@"; }
 source scripts/serve-common.sh
 count=${1:-200}
 if [ "${STROBE_MEASURE_SERVE_INNER:-}" != 1 ]; then

@@ -16,6 +16,9 @@
 #   bash scripts/measure-simulation.sh [PROCESSES]
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# SwiftPM with one environment for every call (scripts/swift.sh).
+swift_script="$PWD/scripts/swift.sh"
+swift() { bash "$swift_script" "$@"; }
 processes=${1:-5}
 swift build -c release --product ProfileSuite >/dev/null
 swift build -c release --product LensPerfTests >/dev/null

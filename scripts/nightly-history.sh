@@ -26,6 +26,9 @@
 #   STROBE=Tools/.build/debug/strobe bash scripts/nightly-history.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# SwiftPM with one environment for every call (scripts/swift.sh).
+swift_script="$PWD/scripts/swift.sh"
+swift() { bash "$swift_script" "$@"; }
 NIGHTS=${NIGHTS:-30}
 STEP=${STEP:-16}
 ITERATIONS=${ITERATIONS:-5}

@@ -17,6 +17,9 @@
 # 2 × RUNS × MAX_TIME.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# SwiftPM with one environment for every call (scripts/swift.sh).
+swift_script="$PWD/scripts/swift.sh"
+swift() { bash "$swift_script" "$@"; }
 
 runs=${1:-10}
 max_time=${MAX_TIME:-150s}
