@@ -154,6 +154,32 @@ public enum TrendAnalysis {
         return present.isEmpty ? nil : Quantiles.median(sorted: present.sorted())
     }
 
+    /// The reference's values at every position from those measured,
+    /// each missing one taken from the nearest position measured (the
+    /// earlier of two as near); nil when fewer than
+    /// ``minimumReferenceMeasurements`` were measured.
+    ///
+    /// A pinned reference build measures the machine, which moves slowly
+    /// against a night's noise, and its counted work (instructions), which
+    /// moves only with the toolchain or the system: counting it every night
+    /// doubles the cost of the counted runs, so a team may count it every
+    /// few nights. A machine's step between two measurements then shows
+    /// half way between them.
+    static func filledFromNearest(_ measured: [Double?]) -> [Double]? {
+        let positions = measured.indices.filter { measured[$0] != nil }
+        guard positions.count >= minimumReferenceMeasurements || positions.count == measured.count else { return nil }
+        return measured.indices.map { index in
+            // The nearest position measured, the earlier of two as near.
+            let nearest = positions.min { (abs($0 - index), $0) < (abs($1 - index), $1) }
+            return measured[index] ?? measured[nearest!]!
+        }
+    }
+
+    /// The fewest positions at which a reference must be measured to stand
+    /// for every position: 3 (a step of it between two of them is then
+    /// seen against a level on either side).
+    static let minimumReferenceMeasurements = 3
+
     private static func analyze(
         _ cohort: Cohort, suite: String, reference: [HistoryRun], keys: [String], pattern: Regex<AnyRegexOutput>?,
         marks: [HistoryMark], options: TrendOptions, into report: inout TrendReport
@@ -265,6 +291,7 @@ public enum TrendAnalysis {
                 })
         }
         let floor = options.relativeFloor
+        var sparseReferences: [String] = []
         let hosts = cohort.groups.indices.map { g in
             let metrics = (series + evidence).map {
                 MetricHistory(
@@ -274,15 +301,25 @@ public enum TrendAnalysis {
                 referenceRuns[g].allSatisfy(\.isEmpty)
                 ? []
                 : series.compactMap { item in
-                    let values = referenceRuns[g].map { runs in
-                        median(runs.map { table.value($0, column: item.column) })
+                    let measured = referenceRuns[g].map { runs in
+                        median(runs.map { table.value($0, column: item.column) }).flatMap {
+                            $0.isFinite && $0 > 0 ? $0 : nil
+                        }
                     }
-                    guard values.allSatisfy({ $0 != nil && $0!.isFinite && $0! > 0 }) else { return nil }
+                    guard let values = Self.filledFromNearest(measured) else { return nil }
+                    let count = measured.compactMap { $0 }.count
+                    if count < measured.count {
+                        sparseReferences.append("\(item.name) (\(count) of \(measured.count))")
+                    }
                     return MetricHistory(
-                        name: item.name, values: values.map { $0! }, better: item.better,
-                        relativeFloor: floor)
+                        name: item.name, values: values, better: item.better, relativeFloor: floor)
                 }
             return HostHistory(host: cohort.groups[g], metrics: metrics, reference: references)
+        }
+        if !sparseReferences.isEmpty {
+            report.notes.append(
+                "\(label): the reference was not measured at every commit; each other commit takes its nearest "
+                    + "measurement: " + sparseReferences.joined(separator: ", "))
         }
         let attribution: AttributionReport
         do {

@@ -3,8 +3,9 @@ import StrobeHistory
 import StrobeHistoryStore
 import StrobeResults
 import StrobeStoreTestSupport
-import StrobeTrend
 import Testing
+
+@testable import StrobeTrend
 
 /// A night that adds a native results file and a simulated one of the same
 /// commit: the store keeps the counts, and `strobe trend` finds a step of
@@ -132,6 +133,52 @@ import Testing
                 #expect(text.contains("nightly/b/instructions: raw (the reference explains too little"), "\(text)")
             }
         }
+    }
+
+    /// The reference counted every third night and on the last, as the
+    /// demo counts it: each other night takes its nearest count, and the
+    /// note says so. Counts of the reference that stay put leave `b`'s step
+    /// the code's; counts that step with it (a toolchain's change) make it
+    /// the machine's.
+    @Test(arguments: [false, true]) func aReferenceCountedEveryFewNightsStandsForEveryNight(
+        referenceSteps: Bool
+    ) async throws {
+        let directory = try TrendTests.scratch()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let history = try NightlyHistory.make(nights: 30, in: directory)
+        var noise = TrendNoise(state: 34)
+        var runs: [PerfRun] = []
+        for night in 0..<30 {
+            runs.append(history.run(night: night, build: "candidate", tests: ["a", "b", "c"], noise: &noise))
+            runs.append(history.run(night: night, build: "reference", tests: ["a", "b", "c"], noise: &noise))
+            runs.append(Self.simulatedRun(history, night: night, build: "candidate", step: true, noise: &noise))
+            if night % 3 == 0 || night == 29 {
+                runs.append(
+                    Self.simulatedRun(history, night: night, build: "reference", step: referenceSteps, noise: &noise))
+            }
+        }
+        var options = TrendOptions()
+        options.reference = HistoryFilter(.tag("build"), "reference")
+        options.metricPattern = "instructions$"
+        let report = try TrendAnalysis.analyze(
+            runs.map { HistoryRun(record: RunRecord(run: $0)) }, source: "files", options: options)
+        #expect(
+            report.notes.contains {
+                $0.contains("the reference was not measured at every commit")
+                    && $0.contains("b/instructions (11 of 30)")
+            }, "\(report.notes)")
+        let change = try #require(report.changes.first { $0.test == "b" && $0.metric == "instructions" })
+        #expect(change.firstAfter.slot == 15)
+        #expect(change.cause == (referenceSteps ? .machine : .code), "\(change.reason)")
+    }
+
+    /// A reference's values from those measured: each missing one from the
+    /// nearest measured (the earlier of two as near); too few measured, none.
+    @Test func aReferenceIsFilledFromItsNearestMeasurement() {
+        #expect(TrendAnalysis.filledFromNearest([1, nil, nil, 4, nil, 6]) == [1, 1, 4, 4, 4, 6])
+        #expect(TrendAnalysis.filledFromNearest([nil, 2, nil, 4, nil, 6]) == [2, 2, 2, 4, 4, 6])
+        #expect(TrendAnalysis.filledFromNearest([1, nil, nil, nil, 5]) == nil)
+        #expect(TrendAnalysis.filledFromNearest([1, 2]) == [1, 2])
     }
 
     @Test func instructionsAloneFindTheStep() async throws {
