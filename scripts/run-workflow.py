@@ -6,6 +6,7 @@ here and not on a user's pull request.
 
 usage: python3 scripts/run-workflow.py --fast STROBE LENS_PERF_TESTS
        python3 scripts/run-workflow.py --real [WORKDIR]
+       python3 scripts/run-workflow.py --real --run-installs [WORKDIR]
 
 The steps run in order with bash -eo pipefail, with the job's and step's env,
 GITHUB_OUTPUT, and each ${{ }} expression replaced by what the event would
@@ -26,6 +27,12 @@ that makes the rebuilt curve the suite's default kernel); every command is the
 real one: the lean strobe and both revisions of the suite are release builds,
 and instructions are counted under Valgrind or QEMU (`make check-workflow`;
 minutes). The compare log's instruction line is printed.
+
+--real --run-installs: the same, but `apt-get` is the real one, so the install
+step installs its packages as it does in the job's fresh container: the run
+shows that the step names everything the later steps need. Run it on a machine
+nothing was installed on (scripts/check-workflow-in-debian-root.sh runs it in
+a new Debian root).
 """
 import os
 import re
@@ -129,9 +136,11 @@ def main():
     fast = sys.argv[1] == "--fast"
     if fast and len(sys.argv) != 4:
         sys.exit(__doc__)
+    run_installs = not fast and sys.argv[2:3] == ["--run-installs"]
+    arguments = sys.argv[3:] if run_installs else sys.argv[2:]
     with open(WORKFLOW) as file:
         job = yaml.safe_load(file)["jobs"]["perf"]
-    work = tempfile.mkdtemp(prefix="strobe-workflow-") if fast or len(sys.argv) < 3 else sys.argv[2]
+    work = tempfile.mkdtemp(prefix="strobe-workflow-") if fast or not arguments else arguments[0]
     fixture = os.path.join(work, "fixture")
     workspace = os.path.join(work, "workspace")
     shims = os.path.join(work, "bin")
@@ -152,12 +161,13 @@ def main():
         environment.update(INSTRUCTIONS="off", BUDGET="20s", SUITE_ARGUMENTS="--filter 'capture frame'")
     else:
         real_fixture(fixture)
-        # Installing is this machine's business (scripts/setup.sh); the step's
-        # packages must be there.
-        with open(os.path.join(shims, "apt-get"), "w") as file:
-            file.write(APT_SHIM)
-        os.chmod(os.path.join(shims, "apt-get"), 0o755)
-        environment["PATH"] = shims + os.pathsep + environment["PATH"]
+        if not run_installs:
+            # Installing is this machine's business (scripts/setup.sh); the
+            # step's packages must be there.
+            with open(os.path.join(shims, "apt-get"), "w") as file:
+                file.write(APT_SHIM)
+            os.chmod(os.path.join(shims, "apt-get"), 0o755)
+            environment["PATH"] = shims + os.pathsep + environment["PATH"]
     base = subprocess.run(["git", "rev-parse", "HEAD~1"], cwd=fixture, check=True, capture_output=True,
                           text=True).stdout.strip()
     values = {"github.event.pull_request.base.sha": base, "runner.os": "Linux"}

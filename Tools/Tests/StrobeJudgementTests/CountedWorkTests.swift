@@ -18,7 +18,8 @@ import Testing
     /// baseline's.
     static func sides(
         test: String = "sort", rounds: Int = 2, noise: Double = 0.2, busy: Double = 0.98, candidateBusy: Double? = nil,
-        instructions: Double = 1, switches: Double? = nil, reportOnly: Bool = false, seed: UInt64 = 5
+        instructions: Double = 1, switches: Double? = nil, reportOnly: Bool = false, framesOver: Bool = false,
+        seed: UInt64 = 5
     ) -> (SampleSet, SampleSet) {
         var generator = SeededGenerator(seed: seed)
         var sets = [SampleSet(), SampleSet()]
@@ -36,6 +37,12 @@ import Testing
                     metrics.append(("thread.context_switches.voluntary", "count", Array(repeating: switches, count: 5)))
                 }
                 if reportOnly { metrics.append(("process.cpu.user", "ns", wall.map { $0 * busy })) }
+                if framesOver {
+                    // A value the test reports: frames over their budget,
+                    // which a loaded machine's slow iterations raise.
+                    let frames = (0..<5).map { _ in max(0, (2 + 2 * generator.normal()).rounded()) }
+                    metrics.append(("frames over budget", "frames", frames))
+                }
                 let run = (index == 0 ? "b" : "c") + "\(round)"
                 sets[index].series += metrics.map { metric, unit, samples in
                     SampleSet.Series(
@@ -132,6 +139,33 @@ import Testing
         measuredToTheEnd.decidesTimes = true
         let measured = measuredToTheEnd.record(report, rounds: 8, plannedRounds: 40).report
         #expect(measured.rows.first { $0.name == "sort/process.cpu" }?.settledByCounts == nil)
+    }
+
+    /// A test whose counts regressed is a regression whatever else it
+    /// measures: a value it reports (frames over their budget, noisy on a
+    /// loaded machine) is kept as measured, waiting or not, and the test
+    /// ends. Counts that improved settle its times only: the value it
+    /// reports may still be a regression, and is measured on.
+    @Test func countsThatRegressedSettleEveryOtherMetricOfTheTest() throws {
+        for (busy, switches) in [(0.98, nil), (0.4, 1.0)] as [(Double, Double?)] {
+            let report = try Self.judged(
+                Self.sides(busy: busy, instructions: 1.02, switches: switches, framesOver: true))
+            let frames = try #require(report.rows.first { $0.name == "sort/frames over budget" })
+            #expect(frames.gates && frames.verdict == .inconclusive)
+            var ledger = DecisionLedger()
+            let (kept, open) = ledger.record(report, rounds: 2, plannedRounds: 40)
+            #expect(open.isEmpty, "\(open)")
+            #expect(kept.rows.first { $0.name == "sort/frames over budget" }?.settledByCounts == .changed)
+            #expect(kept.rows.first { $0.name == "sort/wall" }?.settledByCounts == .changed)
+            #expect(kept.tests.first?.outcome == .slower)
+            #expect(kept.exitStatus == 1)
+        }
+        let improved = try Self.judged(Self.sides(instructions: 0.98, framesOver: true))
+        var ledger = DecisionLedger()
+        let (kept, open) = ledger.record(improved, rounds: 2, plannedRounds: 40)
+        #expect(open == ["sort"])
+        #expect(kept.rows.first { $0.name == "sort/wall" }?.settledByCounts == .changed)
+        #expect(kept.rows.first { $0.name == "sort/frames over budget" }?.settledByCounts == nil)
     }
 
     @Test func preemptionByANeighbourIsNotWaiting() {

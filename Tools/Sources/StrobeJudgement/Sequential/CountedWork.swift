@@ -76,9 +76,27 @@ public enum CountedWork {
 
     /// Whether counts that cover the time of `row`'s test (``coverage(test:group:in:)``)
     /// settle `row`: any time of a CPU-bound test, only the CPU time of one
-    /// that waits.
-    static func settles(_ row: MetricComparison, cpuTimeOnly: Bool) -> Bool {
-        isSettleableTime(row) && (!cpuTimeOnly || row.kind.isCPUTime)
+    /// that waits; and any metric that is not counted work (a time, a
+    /// value the test reports, such as frames over their budget) of a test
+    /// whose counts regressed (`countsRegressed`), waiting or not. Such a
+    /// test is a regression whatever its other metrics do, and so is the
+    /// comparison: measuring them further would only narrow their
+    /// intervals, so they are kept as measured at the look that decided the
+    /// counts. Counts that improved or stayed put settle times only: a
+    /// reported metric may still be a regression there.
+    static func settles(_ row: MetricComparison, cpuTimeOnly: Bool, countsRegressed: Bool = false) -> Bool {
+        guard !isCount(row) else { return false }
+        if countsRegressed { return true }
+        return isSettleableTime(row) && (!cpuTimeOnly || row.kind.isCPUTime)
+    }
+
+    /// Whether a gated count of `test` (in `group`) was decided a
+    /// regression in `report`.
+    static func countsRegressed(test: String, group: String, in report: DiffReport) -> Bool {
+        report.rows.contains {
+            $0.gates && $0.group == group && MetricDefaults.testPart(of: $0.name) == test && isCount($0)
+                && $0.verdict == .regression
+        }
     }
 
     /// Whether `row` is counted work: the instructions or one of the

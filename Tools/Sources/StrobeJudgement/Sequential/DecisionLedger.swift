@@ -136,23 +136,26 @@ public struct DecisionLedger: Sendable {
         return row
     }
 
-    /// Settles the open time rows of each test of `report` whose counted
-    /// work is decided (``CountedWork/coverage(test:group:in:)``): every
-    /// time of a CPU-bound test, the CPU time of one that waits. They are
+    /// Settles the open rows of each test of `report` whose counted work is
+    /// decided (``CountedWork/coverage(test:group:in:)``): every time of a
+    /// CPU-bound test, the CPU time of one that waits, and every metric but
+    /// the counts of one whose counts regressed
+    /// (``CountedWork/settles(_:cpuTimeOnly:countsRegressed:)``). They are
     /// kept as they are at this look, marked where their interval does not
     /// size the change (``SizedInterval``).
     mutating func settleByCounts(_ report: inout DiffReport) {
-        var coverages: [String: (coverage: WorkCoverage, cpuTimeOnly: Bool)?] = [:]
+        var coverages: [String: (coverage: WorkCoverage, cpuTimeOnly: Bool, regressed: Bool)?] = [:]
         for (index, row) in report.rows.enumerated()
-        where row.gates && row.verdict == .inconclusive && row.settledByCounts == nil
-            && CountedWork.isSettleableTime(row)
-        {
+        where row.gates && row.verdict == .inconclusive && row.settledByCounts == nil && !CountedWork.isCount(row) {
             let test = MetricDefaults.testPart(of: row.name)
             let testKey = test + "\u{0}" + row.group
             if coverages[testKey] == nil {
-                coverages[testKey] = CountedWork.coverage(test: test, group: row.group, in: report)
+                coverages[testKey] = CountedWork.coverage(test: test, group: row.group, in: report).map {
+                    ($0.coverage, $0.cpuTimeOnly, CountedWork.countsRegressed(test: test, group: row.group, in: report))
+                }
             }
-            guard let found = coverages[testKey] ?? nil, CountedWork.settles(row, cpuTimeOnly: found.cpuTimeOnly)
+            guard let found = coverages[testKey] ?? nil,
+                CountedWork.settles(row, cpuTimeOnly: found.cpuTimeOnly, countsRegressed: found.regressed)
             else { continue }
             var kept = row
             kept.settledByCounts = found.coverage
