@@ -38,7 +38,7 @@ TOOLS_TEST_BUILD = $(SWIFT_BUILD) $(TOOLS) --product strobe-toolsPackageTests &&
 	$(SWIFT_BUILD) $(TOOLS) --product StrobeFuzz
 
 .PHONY: setup setup-demo demo demo-fleet lint test test-sdk test-stress test-tools test-history test-adoption bench tsan fuzz validate-gate example-server bench-otel proto \
-	proto-check build strobe strobe-lean clean test-workflow check-workflow
+	proto-check build strobe strobe-lean clean test-workflow check-workflow check-workflow-debian-root
 
 setup:
 	@bash scripts/setup.sh
@@ -111,6 +111,11 @@ test-workflow:
 
 check-workflow: setup
 	python3 scripts/run-workflow.py --real
+
+# The same steps, the install step too, in a new Debian bookworm root that
+# holds only the toolchain's own packages (as root; minutes).
+check-workflow-debian-root:
+	bash scripts/check-workflow-in-debian-root.sh
 
 # Trace sessions are process-wide, and every test target runs in one
 # process: the suites that use such state carry the `.processWide` trait,

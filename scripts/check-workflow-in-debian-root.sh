@@ -43,12 +43,13 @@ log=${LOG:-$repository/out/debian-root-workflow.log}
 keep=${KEEP:-0}
 [ "$phase" = prepare ] && keep=1
 mirror=http://deb.debian.org/debian
-# What the swift:6.3 image installs beside the toolchain (the Debian 12
-# names), and what the script that plays the workflow needs: nothing that the
-# workflow's install step names but the few the toolchain needs too (git,
-# pkg-config, zlib1g-dev).
-toolchain_packages=(binutils git gnupg2 libc6-dev libcurl4-openssl-dev libedit2 libgcc-12-dev libpython3-dev
-    libsqlite3-0 libstdc++-12-dev libxml2-dev libz3-dev pkg-config tzdata zlib1g-dev ca-certificates)
+# What the swift:6.3 image (Ubuntu 24.04) installs beside the toolchain, by
+# its Debian 12 names (GCC 12's libraries for 13's), with the CA certificates
+# SwiftPM's clones need; and what the script that plays the workflow needs.
+# Of what the workflow's install step names, only the few the toolchain needs
+# too (git, pkg-config, zlib1g-dev). The swift driver itself loads ncurses.
+toolchain_packages=(binutils git unzip gnupg2 libc6-dev libcurl4-openssl-dev libedit2 libgcc-12-dev libpython3-dev
+    libsqlite3-0 libstdc++-12-dev libxml2-dev libncurses-dev libz3-dev pkg-config tzdata zlib1g-dev ca-certificates)
 runner_packages=(python3 python3-yaml)
 # Inside the root: the clone of this repository, the workflow's working
 # folder, and HOME, which is where GitHub puts it in a container job. HOME is
@@ -75,11 +76,30 @@ in_root() {
         PATH=/opt/swift/usr/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin "$@"
 }
 
+# Where this machine's git fetches package URLs from: the url.BASE.insteadOf
+# settings of its system git configuration (a GitHub URL answered from a
+# local mirror, say). The root gets the same settings, and each local folder
+# they name bound read-only at the same path, so that SwiftPM fetches the
+# packages there as it does here; its caches in the root start empty all the
+# same.
+rewrites=()
+mirror_folders=()
+while read -r key value; do
+    base=${key#url.}
+    base=${base%.insteadof}
+    rewrites+=("$base"$'\t'"$value")
+    if [[ "$base" == /* ]] && [ -d "$base" ]; then
+        folder=${base#/}
+        folder=${folder%/}
+        case " ${mirror_folders[*]} " in *" $folder "*) ;; *) mirror_folders+=("$folder") ;; esac
+    fi
+done < <(git config --system --get-regexp '^url\..*\.insteadof$' 2>/dev/null || true)
+
 # However the script ends: every mount under the root is undone, deepest
 # first, and the root is removed unless kept. It is removed only once nothing
 # is mounted under it: removing it with /dev or /sys still bound would reach
 # this machine's own.
-mounts=(opt/swift proc sys dev dev/pts)
+mounts=(opt/swift "${mirror_folders[@]}" proc sys dev dev/pts)
 cleanup() {
     local status=$? index target
     for ((index = ${#mounts[@]} - 1; index >= 0; index--)); do
@@ -103,12 +123,15 @@ trap cleanup EXIT
 trap 'exit 130' INT TERM
 
 # The root's kernel views and devices, this machine's resolver, and the
-# toolchain at the path the workflow's PATH names, bound read-only so that no
-# step can change it.
+# toolchain at the path the workflow's PATH names and the folders git fetches
+# packages from, bound read-only so that no step can change them.
 mount_all() {
-    mkdir -p "$dir/opt/swift"
-    mount --bind /opt/swift "$dir/opt/swift"
-    mount -o remount,bind,ro "$dir/opt/swift"
+    local folder
+    for folder in opt/swift "${mirror_folders[@]}"; do
+        mkdir -p "$dir/$folder"
+        mount --bind "/$folder" "$dir/$folder"
+        mount -o remount,bind,ro "$dir/$folder"
+    done
     mount -t proc proc "$dir/proc"
     mount -t sysfs sysfs "$dir/sys"
     mount --bind /dev "$dir/dev"
@@ -141,6 +164,11 @@ if [ "$phase" != resume ]; then
     in_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${toolchain_packages[@]}" "${runner_packages[@]}"
     in_root apt-get clean
     part "toolchain packages" $((SECONDS - start))
+    # The toolchain runs in the root: nothing it loads is missing.
+    in_root swift --version
+    for rewrite in "${rewrites[@]}"; do
+        git config --file "$dir/etc/gitconfig" --add "url.${rewrite%%$'\t'*}.insteadOf" "${rewrite#*$'\t'}"
+    done
 
     # This repository's committed HEAD. The script that plays the workflow is
     # this checkout's, so a change to it is tried before it is committed; the
@@ -193,6 +221,7 @@ in_root bash -c "cd $clone && python3 scripts/run-workflow.py --real --run-insta
     || workflow_status=$?
 part "the workflow's steps" $((SECONDS - start))
 load_after=$(cut -d' ' -f1-3 /proc/loadavg)
+counted=$(grep -h '^instructions:' "$dir$work/workspace/compare.log" 2>/dev/null || true)
 
 # The summary, printed and added to the log.
 {
@@ -208,8 +237,7 @@ load_after=$(cut -d' ' -f1-3 /proc/loadavg)
         printf '  %6d s  %s\n' "$seconds" "$name"
     done < "$times"
     echo "the workflow's steps, as run-workflow.py timed them:"
-    grep -E '^run-workflow: +[0-9.]+ s  ' "$log" | sed 's/^run-workflow: */  /' || echo "  (none: it stopped early)"
-    counted=$(grep -h '^instructions:' "$dir$work/workspace/compare.log" 2>/dev/null || true)
+    grep -E '^run-workflow: +[0-9.]+ s  ' "$log" | sed 's/^run-workflow: /  /' || echo "  (none: it stopped early)"
     echo "compare.log: ${counted:-no line about instructions}"
     grep -h "the gate's exit status" "$log" | sed 's/^/  /' || true
     echo "run-workflow.py: exit status $workflow_status"
