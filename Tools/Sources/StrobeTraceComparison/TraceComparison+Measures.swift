@@ -113,7 +113,7 @@ extension TraceComparison {
     /// other is not a new function.
     static func functionMoves(
         _ baseline: [FlameStack], _ candidate: [FlameStack], floor: Double,
-        samplesPerAmount: (baseline: Double, candidate: Double) = (1, 1)
+        samplesPerAmount: (baseline: Double, candidate: Double)
     ) -> [FunctionMove] {
         func inclusive(_ stacks: [FlameStack]) -> [String: Double] {
             var amounts: [String: Double] = [:]

@@ -60,9 +60,10 @@ public enum CountedWork {
     /// instruction count is gated and judged as a deterministic count and
     /// every gated count of the test (instructions, the runner's exact
     /// counts) is decided. `cpuTimeOnly` is true unless the test is
-    /// CPU-bound (it waits, or that cannot be told).
+    /// CPU-bound (it waits, or that cannot be told); `regressed`, whether a
+    /// gated count was decided a regression.
     public static func coverage(test: String, group: String, in report: DiffReport) -> (
-        coverage: WorkCoverage, cpuTimeOnly: Bool
+        coverage: WorkCoverage, cpuTimeOnly: Bool, regressed: Bool
     )? {
         let counts = report.rows.filter {
             $0.gates && $0.group == group && MetricDefaults.testPart(of: $0.name) == test && isCount($0)
@@ -71,7 +72,10 @@ public enum CountedWork {
             instructions.isWithinCountTolerance, counts.allSatisfy({ $0.verdict != .inconclusive })
         else { return nil }
         let coverage: WorkCoverage = counts.allSatisfy { $0.verdict == .unchanged } ? .unchanged : .changed
-        return (coverage, waits(test: test, group: group, in: report) != false)
+        return (
+            coverage, waits(test: test, group: group, in: report) != false,
+            counts.contains { $0.verdict == .regression }
+        )
     }
 
     /// Whether counts that cover the time of `row`'s test (``coverage(test:group:in:)``)
@@ -84,19 +88,10 @@ public enum CountedWork {
     /// intervals, so they are kept as measured at the look that decided the
     /// counts. Counts that improved or stayed put settle times only: a
     /// reported metric may still be a regression there.
-    static func settles(_ row: MetricComparison, cpuTimeOnly: Bool, countsRegressed: Bool = false) -> Bool {
+    static func settles(_ row: MetricComparison, cpuTimeOnly: Bool, countsRegressed: Bool) -> Bool {
         guard !isCount(row) else { return false }
         if countsRegressed { return true }
         return isSettleableTime(row) && (!cpuTimeOnly || row.kind.isCPUTime)
-    }
-
-    /// Whether a gated count of `test` (in `group`) was decided a
-    /// regression in `report`.
-    static func countsRegressed(test: String, group: String, in report: DiffReport) -> Bool {
-        report.rows.contains {
-            $0.gates && $0.group == group && MetricDefaults.testPart(of: $0.name) == test && isCount($0)
-                && $0.verdict == .regression
-        }
     }
 
     /// Whether `row` is counted work: the instructions or one of the

@@ -150,9 +150,7 @@ public struct DecisionLedger: Sendable {
             let test = MetricDefaults.testPart(of: row.name)
             let testKey = test + "\u{0}" + row.group
             if coverages[testKey] == nil {
-                coverages[testKey] = CountedWork.coverage(test: test, group: row.group, in: report).map {
-                    ($0.coverage, $0.cpuTimeOnly, CountedWork.countsRegressed(test: test, group: row.group, in: report))
-                }
+                coverages[testKey] = CountedWork.coverage(test: test, group: row.group, in: report)
             }
             guard let found = coverages[testKey] ?? nil,
                 CountedWork.settles(row, cpuTimeOnly: found.cpuTimeOnly, countsRegressed: found.regressed)
