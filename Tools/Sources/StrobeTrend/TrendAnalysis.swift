@@ -300,7 +300,10 @@ public enum TrendAnalysis {
             let references: [MetricHistory] =
                 referenceRuns[g].allSatisfy(\.isEmpty)
                 ? []
-                : series.compactMap { item in
+                // The evidence's counted references too: a counted step is
+                // judged by the reference's count alone (the machine's
+                // speed moves the reference's times, never a count).
+                : (series + evidence).compactMap { item in
                     let measured = referenceRuns[g].map { runs in
                         median(runs.map { table.value($0, column: item.column) }).flatMap {
                             $0.isFinite && $0 > 0 ? $0 : nil
@@ -308,7 +311,7 @@ public enum TrendAnalysis {
                     }
                     guard let values = Self.filledFromNearest(measured) else { return nil }
                     let count = measured.compactMap { $0 }.count
-                    if count < measured.count {
+                    if count < measured.count, !evidence.contains(where: { $0.name == item.name }) {
                         sparseReferences.append("\(item.name) (\(count) of \(measured.count))")
                     }
                     return MetricHistory(

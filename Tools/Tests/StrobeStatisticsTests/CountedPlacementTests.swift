@@ -154,4 +154,22 @@ import Testing
         #expect(step.step.firstAfter == 10, "\(step.reason)")
         #expect(step.reason.contains("its own split was position 9"), "\(step.reason)")
     }
+
+    /// A demo history (Intel Xeon, family 6 model 207, load 1.3; each night
+    /// the median of three processes): the nightly build's `lens apply`
+    /// time ran at the new level one night before the change (night 10,
+    /// 30.4 ms, processes 30, 30 and 25 ms), the reference did not. The
+    /// split at night 11, where the counted work stepped, is beyond the
+    /// level by itself, so the step is placed there.
+    @Test func oneSlowNightBeforeTheChangeDoesNotHoldItBackWhenTheCountedRunIsAStepByItself() throws {
+        let sum = [
+            23.8, 26.4, 23.0, 24.7, 21.6, 21.2, 22.3, 20.9, 20.2, 30.4,
+            37.0, 28.9, 38.0, 29.1, 27.2, 29.9, 28.2, 37.6, 27.2, 36.8,
+        ].map { $0 * 1e6 }
+        let alone = try Self.wallSteps(sum, countedAt: nil)
+        #expect(alone.first?.step.firstAfter == 9, "its own split: \(alone.map(\.step.firstAfter))")
+        let step = try #require(try Self.wallSteps(sum, countedAt: 10).first)
+        #expect(step.step.firstAfter == 10, "\(step.reason)")
+        #expect(step.reason.contains("its own split was position 10"), "\(step.reason)")
+    }
 }

@@ -51,6 +51,46 @@ import Testing
         #expect(report.steps.first { $0.step.metric == "t0/instructions" }?.cause == .code)
     }
 
+    /// The demo's own shape, with the machine slowing at the night the code
+    /// changed: one test (`t0`, four time metrics) whose code made it
+    /// slower, one (`t1`) that did not change, times noisy enough that the
+    /// code's share alone is not a change, and instructions of `t0` with no
+    /// counted reference. The counted step is not the machine's (the
+    /// reference's times say nothing of a count), so every time step of
+    /// `t0` is at least partly the code's; the suite's step, which `t0`'s
+    /// metrics would carry alone, is not the machine's excuse for them.
+    @Test func countedWorkThatSteppedMakesEveryTimeOfItsTestTheCodesWhenTheMachineSlowsToo() throws {
+        let machine = { (night: Int) in night >= 10 ? 1.2 : 1.0 }
+        let code = { (night: Int) in night >= 10 ? 1.15 : 1.0 }
+        func time(_ name: String, seed: UInt64, _ level: @escaping (Int) -> Double) -> MetricHistory {
+            MetricHistory(name: name, values: Levels.times(nights: 20, sigma: 0.12, seed: seed, level: level))
+        }
+        let names = ["wall", "interval:lens apply:sum", "interval:lens apply:cpu", "interval:lens apply:max"]
+        let metrics =
+            names.enumerated().map { index, name in
+                time("t0/\(name)", seed: 10 + UInt64(index)) { 2e7 * machine($0) * code($0) }
+            } + [
+                time("t1/wall", seed: 20) { 1e7 * machine($0) },
+                MetricHistory(
+                    name: "t0/instructions", values: Levels.counts(nights: 20, seed: 21) { 2.7e8 * code($0) }),
+            ]
+        let reference =
+            names.enumerated().map { index, name in time("t0/\(name)", seed: 30 + UInt64(index)) { 2e7 * machine($0) } }
+            + [time("t1/wall", seed: 40) { 1e7 * machine($0) }]
+        let report = try StepAttribution.attribute([HostHistory(host: "ci", metrics: metrics, reference: reference)])
+        let counted = try #require(report.steps.first { $0.step.metric == "t0/instructions" })
+        #expect(counted.step.firstAfter == 10)
+        #expect(counted.cause != .machine, "\(counted.reason)")
+        let times = report.steps.filter { $0.step.metric.hasPrefix("t0/") && $0.step.metric != "t0/instructions" }
+        #expect(!times.isEmpty)
+        for step in times {
+            #expect(abs(step.step.firstAfter - 10) <= 1, "\(step.step.metric)")
+            #expect(step.cause == .code, "\(step.step.metric): \(step.reason)")
+            #expect(step.shares?.countedStep == "t0/instructions", "\(step.step.metric): \(step.reason)")
+        }
+        #expect(report.suiteSteps.allSatisfy { $0.cause != .machine || $0.firstAfter != 10 }, "\(report.suiteSteps)")
+    }
+
     /// The code's share and its interval: the series' log change less the
     /// reference's, their widths in quadrature.
     @Test func theCodesShareIsWhatTheReferenceLeaves() throws {

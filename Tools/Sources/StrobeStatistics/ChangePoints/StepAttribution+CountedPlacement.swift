@@ -44,7 +44,8 @@ extension StepAttribution {
     /// nights just before the change do not hold it back, a clean step two
     /// runs away does), or each lies within the range of the runs already on
     /// that side (the first night after the change measured low, as a later
-    /// night did too). Its change is then
+    /// night did too), or, one run away, the test at the counted run is
+    /// beyond the scan's level, `alpha`, by itself. Its change is then
     /// estimated between the runs on either side of the counted step.
     static func placedAtCountedStep(
         _ step: HistoryStep, history: MetricHistory, countedSteps: [Int], options: StepDetectionOptions
@@ -60,7 +61,8 @@ extension StepAttribution {
         else { return (step, nil) }
         let z = RankScan.splitStatistic(history.values[lower..<upper], split: run - lower)
         let up = step.change.ratio > 1
-        guard NormalDistribution.survival(up ? z : -z) <= 1 - options.confidence else { return (step, nil) }
+        let pAtRun = NormalDistribution.survival(up ? z : -z)
+        guard pAtRun <= 1 - options.confidence else { return (step, nil) }
         let logs = history.values[lower..<upper].map { log($0) }
         let own = StepDetector.splitCost(logs, at: step.firstAfter - lower)
         let perRun = own / Double(logs.count)
@@ -72,7 +74,13 @@ extension StepAttribution {
             run < step.firstAfter ? history.values[step.firstAfter..<upper] : history.values[lower..<step.firstAfter]
         let range = joined.min().flatMap { low in joined.max().map { low...$0 } }
         let within = range.map { range in moving.allSatisfy(range.contains) } ?? false
-        guard fits || within else { return (step, nil) }
+        // One run away, a split at the counted run that is itself beyond
+        // the scan's level needs no more: the code changed there, and the
+        // series says so on its own; one slow night just before the change
+        // (or one fast night after) pulled the scan's split to it. Two runs
+        // or more at the other level are the series' own evidence.
+        let adjacentAndStrong = abs(run - step.firstAfter) == 1 && pAtRun <= options.alpha
+        guard fits || within || adjacentAndStrong else { return (step, nil) }
         let status: StepStatus =
             upper - run < options.minimumSegment
             ? .possible(runsToConfirm: options.minimumSegment - (upper - run))

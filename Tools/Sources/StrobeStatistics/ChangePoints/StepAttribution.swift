@@ -216,13 +216,26 @@ public enum StepAttribution {
         let report = try StepDetector.detect(family, options: options)
         var offset = hosts.reduce(0) { $0 + $1.metrics.count }
         var suiteSteps: [SuiteStep] = []
+        let countedAt = countedBoundaries(hosts, report: report)
         for (hostIndex, suite) in suites.enumerated() where !suite.metrics.isEmpty {
-            // The smallest floor of the host's metrics: a suite step whose
-            // median change is within it is no more a step than a metric's.
-            let metrics = machineMetrics[hostIndex]
-            let floor = metrics.map(\.relativeFloor).min() ?? 0
-            for step in report.series[offset].steps
-            where sharedShare(metrics, step: step) >= suiteShare && abs(medianChange(metrics, step: step)) > floor {
+            for step in report.series[offset].steps {
+                // A step of the whole suite is one of the tests whose code
+                // did not change: the metrics of a test whose counted work
+                // stepped at the same run ± 1 moved with their code, and
+                // are left out of the share and the change (a suite of few
+                // tests, one of them changed, must not read as the machine).
+                let metrics = machineMetrics[hostIndex].filter { metric in
+                    !(countedAt[hostIndex]?[testPart(of: metric.name)] ?? []).contains {
+                        abs($0 - step.firstAfter) <= 1
+                    }
+                }
+                // The smallest floor of those metrics: a suite step whose
+                // median change is within it is no more a step than a
+                // metric's.
+                let floor = metrics.map(\.relativeFloor).min() ?? 0
+                guard metrics.count >= 2, sharedShare(metrics, step: step) >= suiteShare,
+                    abs(medianChange(metrics, step: step)) > floor
+                else { continue }
                 let (cause, reason) = classify(step, metric: 0, host: hostIndex, hosts: suites, alpha: options.alpha)
                 suiteSteps.append(
                     SuiteStep(
@@ -238,7 +251,6 @@ public enum StepAttribution {
         }
         offset = 0
         var steps: [AttributedStep] = []
-        let countedAt = countedBoundaries(hosts, report: report)
         for (hostIndex, host) in hosts.enumerated() {
             let series = report.series[offset..<(offset + host.metrics.count)]
             offset += host.metrics.count
@@ -421,10 +433,14 @@ public enum StepAttribution {
         let span = (step.firstAfter - step.runsBefore)..<(step.firstAfter + step.runsAfter)
         let up = step.change.ratio > 1
         let night = step.firstAfter
-        if !home.reference.isEmpty {
+        let matching = home.reference.filter { $0.name == name }
+        // Counted work is judged by a counted reference of its name only:
+        // the machine's speed, which moves the reference's times, does not
+        // move a count.
+        let counted = CountedLevels.repeats(home.metrics[metric].values)
+        if !home.reference.isEmpty, !counted || !matching.isEmpty {
             // A series of the same name moves like the metric; the index
             // rises when things get worse.
-            let matching = home.reference.filter { $0.name == name }
             let reference = matching.isEmpty ? [suiteIndex(home.reference)] : matching.map(\.values)
             let referenceUp = matching.isEmpty ? step.direction == .regression : up
             // A counted reference moved only if its level moved past the
@@ -453,6 +469,12 @@ public enum StepAttribution {
                 )
             }
             return (.undetermined, "on \(moved.count + 1) of \(others.count + 1) hosts")
+        }
+        if counted, matching.isEmpty {
+            return (
+                .undetermined,
+                "counted work, which the machine's speed does not move, on one host with no reference counted"
+            )
         }
         if !home.reference.isEmpty {
             return (.code, "the reference did not move at position \(night + 1) ± 1")
