@@ -4,8 +4,10 @@
 #
 #   scripts/beside.sh LABEL 'BACKGROUND COMMAND' -- COMMAND [ARGUMENTS...]
 #
-# `make test` runs the tools' test build beside the SDK's: each leaves a core
-# idle while one large module compiles, which the other takes. The background command runs
+# `make test` runs the tools' test build beside the SDK's (each leaves a core
+# idle while one large module compiles, which the other takes), then the
+# tools' tests beside the SDK's (which wait on children and clocks for much
+# of their run). The background command runs
 # in a session of its own, its output kept in a log: its last lines are
 # printed when it succeeds, the whole log when it fails. When COMMAND fails,
 # the background command and every process it started are stopped.
