@@ -36,6 +36,17 @@ import Testing
         }
     }
 
+    /// `values` split at run `ownSplit` by themselves, and at run 10, where
+    /// the test's counted work stepped, beside it, saying where their own
+    /// split was.
+    static func expectPlacedAtTheCountedRun(_ values: [Double], ownSplit: Int) throws {
+        let alone = try wallSteps(values, countedAt: nil)
+        #expect(alone.first?.step.firstAfter == ownSplit, "its own split: \(alone.map(\.step.firstAfter))")
+        let step = try #require(try wallSteps(values, countedAt: 10).first)
+        #expect(step.step.firstAfter == 10, "\(step.reason)")
+        #expect(step.reason.contains("its own split was position \(ownSplit + 1)"), "\(step.reason)")
+    }
+
     @Test func aTimeStepIsPlacedAtTheNightTheCountedWorkStepped() throws {
         let host = HostHistory(
             host: "ci",
@@ -132,11 +143,7 @@ import Testing
         let before = [12.1, 12.4, 12.4, 12.5, 12.3, 12.7, 11.8, 12.4, 12.7, 12.9]
         let after = [13.9, 20.0, 17.9, 18.4, 13.8, 17.7, 22.0, 22.4, 25.6, 21.9]
         let wall = (before + after).map { $0 * 1e6 }
-        let alone = try Self.wallSteps(wall, countedAt: nil)
-        #expect(alone.first?.step.firstAfter == 11, "its own split: \(alone.map(\.step.firstAfter))")
-        let step = try #require(try Self.wallSteps(wall, countedAt: 10).first)
-        #expect(step.step.firstAfter == 10, "\(step.reason)")
-        #expect(step.reason.contains("its own split was position 12"), "\(step.reason)")
+        try Self.expectPlacedAtTheCountedRun(wall, ownSplit: 11)
     }
 
     /// A demo history (AMD EPYC, family 25 model 17) whose nightly build ran
@@ -148,11 +155,7 @@ import Testing
             16.8, 15.2, 10.5, 10.9, 14.2, 12.7, 16.3, 16.1, 21.7, 29.1,
             29.4, 25.9, 21.2, 17.4, 13.7, 18.0, 16.9, 18.9, 18.4, 20.2,
         ].map { $0 * 1e6 }
-        let alone = try Self.wallSteps(wall, countedAt: nil)
-        #expect(alone.first?.step.firstAfter == 8, "its own split: \(alone.map(\.step.firstAfter))")
-        let step = try #require(try Self.wallSteps(wall, countedAt: 10).first)
-        #expect(step.step.firstAfter == 10, "\(step.reason)")
-        #expect(step.reason.contains("its own split was position 9"), "\(step.reason)")
+        try Self.expectPlacedAtTheCountedRun(wall, ownSplit: 8)
     }
 
     /// A demo history (Intel Xeon, family 6 model 207, load 1.3; each night
@@ -166,10 +169,6 @@ import Testing
             23.8, 26.4, 23.0, 24.7, 21.6, 21.2, 22.3, 20.9, 20.2, 30.4,
             37.0, 28.9, 38.0, 29.1, 27.2, 29.9, 28.2, 37.6, 27.2, 36.8,
         ].map { $0 * 1e6 }
-        let alone = try Self.wallSteps(sum, countedAt: nil)
-        #expect(alone.first?.step.firstAfter == 9, "its own split: \(alone.map(\.step.firstAfter))")
-        let step = try #require(try Self.wallSteps(sum, countedAt: 10).first)
-        #expect(step.step.firstAfter == 10, "\(step.reason)")
-        #expect(step.reason.contains("its own split was position 10"), "\(step.reason)")
+        try Self.expectPlacedAtTheCountedRun(sum, ownSplit: 9)
     }
 }

@@ -71,6 +71,11 @@ import Testing
                 time("t0/\(name)", seed: 10 + UInt64(index)) { 2e7 * machine($0) * code($0) }
             } + [
                 time("t1/wall", seed: 20) { 1e7 * machine($0) },
+                // Allocations stepped too, listed first: the evidence named
+                // is the instructions, as the counted view leads with them.
+                MetricHistory(
+                    name: "t0/allocations",
+                    values: Levels.counts(nights: 20, seed: 22) { night in night >= 10 ? 20 : 14 }),
                 MetricHistory(
                     name: "t0/instructions", values: Levels.counts(nights: 20, seed: 21) { 2.7e8 * code($0) }),
             ]
@@ -81,7 +86,10 @@ import Testing
         let counted = try #require(report.steps.first { $0.step.metric == "t0/instructions" })
         #expect(counted.step.firstAfter == 10)
         #expect(counted.cause != .machine, "\(counted.reason)")
-        let times = report.steps.filter { $0.step.metric.hasPrefix("t0/") && $0.step.metric != "t0/instructions" }
+        #expect(report.steps.contains { $0.step.metric == "t0/allocations" && $0.step.firstAfter == 10 })
+        let times = report.steps.filter {
+            $0.step.metric.hasPrefix("t0/") && !["t0/instructions", "t0/allocations"].contains($0.step.metric)
+        }
         #expect(!times.isEmpty)
         for step in times {
             #expect(abs(step.step.firstAfter - 10) <= 1, "\(step.step.metric)")

@@ -1,4 +1,5 @@
 import Foundation
+import StrobeResults
 
 extension StepAttribution {
     /// `steps` with the shares of each time step (``StepShares``) where its
@@ -25,10 +26,14 @@ extension StepAttribution {
                 !CountedLevels.repeats(series)
             else { return attributed }
             let test = testPart(of: attributed.step.metric)
-            let countedStep = counted.first {
+            // The test's instructions first, where they stepped: the count
+            // the counted view leads with.
+            let stepped = counted.filter {
                 $0.host == attributed.host && testPart(of: $0.step.metric) == test
                     && abs($0.step.firstAfter - attributed.step.firstAfter) <= 1
-            }?.step.metric
+            }.map(\.step.metric)
+            let countedStep =
+                stepped.first { $0.dropFirst(test.count + 1) == MetricKind.instructionsName } ?? stepped.first
             var result = attributed
             guard let reference = host.reference.first(where: { $0.name == attributed.step.metric }),
                 let shares = StepShares.split(
