@@ -438,10 +438,13 @@ public enum StepAttribution {
         // the machine's speed, which moves the reference's times, does not
         // move a count.
         let counted = CountedLevels.repeats(home.metrics[metric].values)
-        if !home.reference.isEmpty, !counted || !matching.isEmpty {
-            // A series of the same name moves like the metric; the index
-            // rises when things get worse.
-            let reference = matching.isEmpty ? [suiteIndex(home.reference)] : matching.map(\.values)
+        // A series of the same name moves like the metric; else the index
+        // of the reference's times (as the suite's is), which rises when
+        // things get worse.
+        let times = home.reference.filter { !CountedLevels.repeats($0.values) }
+        let reference: [[Double]]? =
+            !matching.isEmpty ? matching.map(\.values) : counted || times.isEmpty ? nil : [suiteIndex(times)]
+        if let reference {
             let referenceUp = matching.isEmpty ? step.direction == .regression : up
             // A counted reference moved only if its level moved past the
             // tolerance; ranks would read its jitter as a move.
@@ -476,7 +479,7 @@ public enum StepAttribution {
                 "counted work, which the machine's speed does not move, on one host with no reference counted"
             )
         }
-        if !home.reference.isEmpty {
+        if reference != nil {
             return (.code, "the reference did not move at position \(night + 1) ± 1")
         }
         return (.undetermined, "one host and no reference")
