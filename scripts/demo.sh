@@ -191,11 +191,12 @@ step "5. A short history: $nights nights in a store, judged by strobe trend"
 # SQLite store (DEMO_NIGHT_PROCESSES sets how many). A process's `apply lens`
 # time moves by ±30% from one process to the next on a 2-core guest, the
 # CPU time too; the median of three is what a night's value needs for the
-# rebuilt curve's +30% to stand out of ten nights against ten. From night 11 the nightly build is the regressing one. strobe trend
-# judges each process as one value, pins the change to its commit range,
-# and uses the reference to tell the code's changes from the machine's. The
-# runs are profiled (--profile), so the change names the function that came
-# into the profile with it.
+# rebuilt curve's +30% to stand out of ten nights against ten. From night 11
+# the nightly build is the regressing one. strobe trend takes each night's
+# processes of a build as one value (their median), pins the change to its
+# commit range, and uses the reference to tell the code's changes from the
+# machine's. The runs are profiled (--profile), so the change names the
+# function that came into the profile with it.
 history_dir=$out/history
 history_repo=$history_dir/repo
 mkdir -p "$history_repo"
