@@ -184,19 +184,26 @@ step "4a. Two traces of the app compared (strobe diff-traces): the lens as it wa
     | sed -n '1,12p' || true
 
 nights=${DEMO_NIGHTS:-20}
-night_processes=${DEMO_NIGHT_PROCESSES:-3}
+night_processes=${DEMO_NIGHT_PROCESSES:-2}
+night_iterations=${DEMO_NIGHT_ITERATIONS:-10}
 step "5. A short history: $nights nights in a store, judged by strobe trend"
-# Each night is a commit; three processes of the nightly build and three of
-# a pinned reference build (always vectorized), in turn, run and go into an
-# SQLite store (DEMO_NIGHT_PROCESSES sets how many). A process's `apply lens`
-# time moves by ±30% from one process to the next on a 2-core guest, the
-# CPU time too; the median of three is what a night's value needs for the
-# rebuilt curve's +30% to stand out of ten nights against ten. From night 11
-# the nightly build is the regressing one. strobe trend takes each night's
-# processes of a build as one value (their median), pins the change to its
-# commit range, and uses the reference to tell the code's changes from the
-# machine's. The runs are profiled (--profile), so the change names the
-# function that came into the profile with it.
+# Each night is a commit; two processes of the nightly build and two of a
+# pinned reference build (always vectorized), in turn, run ten iterations
+# each and go into an SQLite store (DEMO_NIGHT_PROCESSES and
+# DEMO_NIGHT_ITERATIONS set how many). One `apply lens` iteration's time
+# moves by ±20% from the next on a 2-core guest, and a process's value is
+# the median of its iterations: over three iterations the processes of one
+# build differ by 21-27% (coefficient of variation), over twenty by 8-11%
+# (eight processes of the reference; Intel Xeon, family 6 model 207, load
+# 1.1-2.9). Ten iterations in each of two processes cost about what three
+# iterations in each of three did in startups, and halve the noise a
+# night's value carries, so the rebuilt curve's +30% stands out of ten
+# nights against ten. From night 11 the nightly build is the regressing
+# one. strobe trend takes each night's processes of a build as one value
+# (their median), pins the change to its commit range, and uses the
+# reference to tell the code's changes from the machine's. The runs are
+# profiled (--profile), so the change names the function that came into the
+# profile with it.
 history_dir=$out/history
 history_repo=$history_dir/repo
 mkdir -p "$history_repo"
@@ -209,10 +216,10 @@ for night in $(seq 1 "$nights"); do
     git -C "$history_repo" -c user.name=Nightly -c user.email=nightly@example.com commit -q --allow-empty -m "$message"
     sha=$(git -C "$history_repo" rev-parse HEAD)
     for _ in $(seq 1 "$night_processes"); do
-        GITHUB_SHA=$sha LENS_KERNEL=$kernel "$bin/LensPerfTests" --iterations 3 --profile --tag build=nightly \
-            --tag branch=main --results-dir "$history_dir/results/night$night-nightly" >/dev/null
-        GITHUB_SHA=$sha LENS_KERNEL=vectorized "$bin/LensPerfTests" --iterations 3 --profile --tag build=reference \
-            --tag branch=main --results-dir "$history_dir/results/night$night-reference" >/dev/null
+        GITHUB_SHA=$sha LENS_KERNEL=$kernel "$bin/LensPerfTests" --iterations "$night_iterations" \
+            --profile --tag build=nightly --tag branch=main --results-dir "$history_dir/results/night$night-nightly" >/dev/null
+        GITHUB_SHA=$sha LENS_KERNEL=vectorized "$bin/LensPerfTests" --iterations "$night_iterations" \
+            --profile --tag build=reference --tag branch=main --results-dir "$history_dir/results/night$night-reference" >/dev/null
     done
     printf '.'
 done
