@@ -458,9 +458,13 @@ public enum TrendAnalysis {
             report.notes.append(
                 "\(suite)/\(first.item.test)\(on): its counted work stepped at position \(first.time.firstAfter + 1)\(commit); "
                     + "its time did not step there beyond its noise: " + measured.joined(separator: ", ")
+                    + "; rank tests there alone"
+                    + (times.contains { $0.time.againstReference }
+                        ? " (with the reference: the smaller p of the series and of the series over its reference, "
+                            + "doubled)" : "")
                     + String(
-                        format: "; rank tests there alone, Benjamini-Hochberg over %d at the level %.3g",
-                        first.time.tests, options.detection.alpha))
+                        format: ", Benjamini-Hochberg over %d at the level %.3g", first.time.tests,
+                        options.detection.alpha))
         }
         for found in attribution.suiteSteps {
             let (before, after) = runs(group: found.host, before: found.lastBefore, after: found.firstAfter)

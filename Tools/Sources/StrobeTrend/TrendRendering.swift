@@ -56,9 +56,12 @@ extension TrendReport {
                 counts.append((change.cause.rawValue, 1))
             }
         }
+        // "the code's", "the machine's", "undetermined".
+        func phrase(_ cause: String) -> String { cause == StepCause.undetermined.rawValue ? cause : "the \(cause)'s" }
         let causes =
             counts.count == 1
-            ? "the \(counts[0].cause)'s" : counts.map { "\($0.count) the \($0.cause)'s" }.joined(separator: ", ")
+            ? (counts[0].cause == StepCause.undetermined.rawValue ? "cause undetermined" : phrase(counts[0].cause))
+            : counts.map { "\($0.count) \(phrase($0.cause))" }.joined(separator: ", ")
         return "\(range.count) change\(range.count == 1 ? "" : "s") at \(first.shortRange)"
             + (first.group.isEmpty ? "" : " on \(first.group)") + ", " + causes
     }

@@ -34,24 +34,51 @@ extension StepAttribution {
             }.map(\.step.metric)
             let countedStep =
                 stepped.first { $0.dropFirst(test.count + 1) == MetricKind.instructionsName } ?? stepped.first
+            // A counted step of the test elsewhere among this step's runs,
+            // and none at its run: the evidence against.
+            let first = attributed.step.firstAfter
+            let span = (first - attributed.step.runsBefore)..<(first + attributed.step.runsAfter)
+            let elsewhere =
+                stepped.isEmpty
+                ? counted.first {
+                    $0.host == attributed.host && testPart(of: $0.step.metric) == test
+                        && $0.step.firstAfter > span.lowerBound && $0.step.firstAfter < span.upperBound
+                } : nil
             var result = attributed
-            guard let reference = host.reference.first(where: { $0.name == attributed.step.metric }),
+            if let reference = host.reference.first(where: { $0.name == attributed.step.metric }),
                 let shares = StepShares.split(
                     attributed.step, series: series, reference: reference.values, countedStep: countedStep)
-            else {
-                if let countedStep, attributed.cause != .code {
-                    result.cause = .code
-                    result.reason = "\(countedStep) stepped at the same run (\(attributed.reason))"
+            {
+                result.shares = shares
+                // Shares that decide nothing leave the cause and its evidence.
+                if shares.cause != .undetermined {
+                    result.cause = shares.cause
+                    result.reason = "\(shares.line) (\(attributed.reason))"
                 }
-                return result
+            } else if let countedStep, attributed.cause != .code {
+                result.cause = .code
+                result.reason = "\(countedStep) stepped at the same run (\(attributed.reason))"
             }
-            result.shares = shares
-            // Shares that decide nothing leave the cause and its evidence.
-            guard shares.cause != .undetermined else { return result }
-            result.cause = shares.cause
-            result.reason = "\(shares.line) (\(attributed.reason))"
-            return result
+            return againstCountedWork(result, elsewhere: elsewhere)
         }
+    }
+
+    /// `step`, undetermined where it was the code's, when its test's
+    /// counted work stepped at another run among its runs (`elsewhere`)
+    /// and not at its own ± 1: the counts say where the code's work
+    /// changed, and a time series' split a few runs from there is as
+    /// likely placed by a few slow or fast runs (the heavy tail of a
+    /// maximum, a busy stretch of the machine) as by a change the counts
+    /// cannot see. The reason keeps what the reference said.
+    static func againstCountedWork(_ step: AttributedStep, elsewhere: AttributedStep?) -> AttributedStep {
+        guard step.cause == .code, let elsewhere else { return step }
+        var result = step
+        result.cause = .undetermined
+        result.reason =
+            "\(elsewhere.step.metric) stepped at position \(elsewhere.step.firstAfter + 1), not at this run ± 1: "
+            + "the code's work changed there, and a split of the times \(abs(elsewhere.step.firstAfter - step.step.firstAfter)) "
+            + "runs away may be their noise's (\(step.reason))"
+        return result
     }
 
     /// The test of a series' name: what precedes its last `/`.

@@ -100,13 +100,17 @@ public struct TimeAtCountedStep: Sendable, Hashable, Codable {
     public var firstAfter: Int
     /// The change across that run, with its interval.
     public var change: ShiftEstimate
-    /// The two-sided rank test's p-value at that run.
+    /// The two-sided rank test's p-value at that run; with a reference of
+    /// the metric's name, the smaller of the series' and of the series
+    /// over its reference, doubled.
     public var pValue: Double
     /// That p-value adjusted by Benjamini–Hochberg over the tests at
     /// counted steps.
     public var adjustedPValue: Double
     /// How many such tests the adjustment was over.
     public var tests: Int
+    /// Whether the series over its reference was tested beside the series.
+    public var againstReference: Bool = false
 }
 
 /// A metric's possible change on one host: in its own series, or in its
