@@ -77,8 +77,20 @@ start)
         cat "$dir/initdb.log" >&2
         exit 1
     }
-    as_owner "$bin/pg_ctl" -D "$dir/data" -l "$dir/server.log" -w -t 30 \
-        -o "-k $dir -c listen_addresses=127.0.0.1 -p $port -c fsync=off -c max_connections=50" start >/dev/null || {
+    # The server outlives this script, so it starts holding none of the
+    # descriptors this script was handed beyond the standard three: a test
+    # process that starts the cluster while another of its tests reads a
+    # child's output through a pipe would hand the server that pipe's
+    # writing end, and the reader would wait for its end until the server
+    # stopped, after the tests (fd 255 is bash's own copy of this script).
+    (
+        for fd in /proc/$BASHPID/fd/*; do
+            fd=${fd##*/}
+            if [ "$fd" -gt 2 ] && [ "$fd" -ne 255 ]; then eval "exec $fd>&-"; fi
+        done
+        as_owner "$bin/pg_ctl" -D "$dir/data" -l "$dir/server.log" -w -t 30 \
+            -o "-k $dir -c listen_addresses=127.0.0.1 -p $port -c fsync=off -c max_connections=50" start >/dev/null
+    ) || {
         cat "$dir/server.log" >&2
         exit 1
     }
