@@ -204,7 +204,11 @@ extension StepAttribution {
             }
             let note =
                 "found at position \(test.run + 1), where the test's counted work stepped: a rank test there alone"
-                + (test.relative == true ? " of the series over its reference" : "") + ", p "
+                + (test.relative.map { overReference in
+                    overReference
+                        ? " of the series over its reference (the smaller p of it and of the series, doubled)"
+                        : " (the smaller p of the series and of the series over its reference, doubled)"
+                } ?? "") + ", p "
                 + String(format: "%.2g", test.pValue)
                 + " (Benjamini-Hochberg over \(tests.count) such test\(tests.count == 1 ? "" : "s"))"
             found.append(CountedRunStep(host: test.host, metric: test.metric, step: step, note: note))
