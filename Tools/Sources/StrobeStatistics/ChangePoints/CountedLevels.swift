@@ -91,8 +91,7 @@ public enum CountedLevels {
                 abs(log(change.ratio)) > tolerance
             else { continue }
             let span = (found.index - before.count)..<(found.index + after.count)
-            let z = RankScan.splitStatistic(values[span], split: before.count)
-            let pValue = min(1, 2 * NormalDistribution.survival(abs(z)))
+            let pValue = RankScan.splitPValue(values[span], split: before.count)
             let worse = history.better == .lower ? change.ratio > 1 : change.ratio < 1
             let status: StepStatus =
                 found.held >= options.minimumSegment

@@ -120,4 +120,10 @@ struct RankScan: Sendable, Hashable {
         let after = midRanks.ranks[split...].reduce(0, +)
         return (after - Double(n - split) * Double(n + 1) / 2) / variance.squareRoot()
     }
+
+    /// The two-sided p-value of ``splitStatistic(_:split:)`` under its
+    /// normal approximation, at most 1.
+    static func splitPValue(_ values: ArraySlice<Double>, split: Int) -> Double {
+        min(1, 2 * NormalDistribution.survival(abs(splitStatistic(values, split: split))))
+    }
 }

@@ -140,9 +140,6 @@ extension StepAttribution {
         _ hosts: [HostHistory], steps: [AttributedStep], countedAt: CountedBoundaries, options: StepDetectionOptions
     ) -> (found: [CountedRunStep], untold: [TimeAtCountedStep]) {
         var tests: [(host: Int, metric: Int, run: Int, lower: Int, upper: Int, pValue: Double, relative: Bool?)] = []
-        func twoSided(_ values: ArraySlice<Double>, split: Int) -> Double {
-            min(1, 2 * NormalDistribution.survival(abs(RankScan.splitStatistic(values, split: split))))
-        }
         for (hostIndex, host) in hosts.enumerated() {
             for (metricIndex, metric) in host.metrics.enumerated() where !CountedLevels.repeats(metric.values) {
                 let runs = countedAt[hostIndex]?[testPart(of: metric.name)] ?? []
@@ -157,12 +154,12 @@ extension StepAttribution {
                     let lower = own.filter { $0 < run }.max() ?? 0
                     let upper = own.filter { $0 > run }.min() ?? metric.values.count
                     guard run - lower >= EndTest.shortest, upper - run >= EndTest.shortest else { continue }
-                    let raw = twoSided(metric.values[lower..<upper], split: run - lower)
+                    let raw = RankScan.splitPValue(metric.values[lower..<upper], split: run - lower)
                     guard let relative else {
                         tests.append((hostIndex, metricIndex, run, lower, upper, raw, nil))
                         continue
                     }
-                    let against = twoSided(relative[lower..<upper], split: run - lower)
+                    let against = RankScan.splitPValue(relative[lower..<upper], split: run - lower)
                     tests.append(
                         (hostIndex, metricIndex, run, lower, upper, min(1, 2 * min(raw, against)), against < raw))
                 }
