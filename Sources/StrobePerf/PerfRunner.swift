@@ -408,8 +408,8 @@ public struct PerfRunner: Sendable {
         let kept = total > 0 ? (total - strobe) / total : 0
         var metrics = [
             PerfMetric(name: "wall", unit: "ns", samples: [Double(wall)]),
-            PerfMetric(name: "process.cpu.user", unit: "ns", samples: [user * kept]),
-            PerfMetric(name: "process.cpu.system", unit: "ns", samples: [system * kept]),
+            PerfMetric(name: MetricKind.cpuUserName, unit: "ns", samples: [user * kept]),
+            PerfMetric(name: MetricKind.cpuSystemName, unit: "ns", samples: [system * kept]),
         ]
         metrics += usageMetrics(prefix: "process", before: before.process, after: after.process)
         if let threadBefore = before.thread, let threadAfter = after.thread {

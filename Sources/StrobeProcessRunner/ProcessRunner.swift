@@ -98,8 +98,8 @@ public struct ProcessRunner: Sendable {
         // tell apart.
         var values = [
             PerfMetric(name: "wall", unit: "ns", samples: [wall]),
-            PerfMetric(name: "process.cpu.user", unit: "ns", samples: [nanoseconds(usage.ru_utime)]),
-            PerfMetric(name: "process.cpu.system", unit: "ns", samples: [nanoseconds(usage.ru_stime)]),
+            PerfMetric(name: MetricKind.cpuUserName, unit: "ns", samples: [nanoseconds(usage.ru_utime)]),
+            PerfMetric(name: MetricKind.cpuSystemName, unit: "ns", samples: [nanoseconds(usage.ru_stime)]),
             PerfMetric(name: "process.max_rss", unit: "bytes", samples: [Double(usage.ru_maxrss) * 1024]),
             PerfMetric(name: "process.context_switches.voluntary", unit: "count", samples: [Double(usage.ru_nvcsw)]),
             PerfMetric(name: "process.context_switches.involuntary", unit: "count", samples: [Double(usage.ru_nivcsw)]),

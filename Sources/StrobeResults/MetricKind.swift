@@ -36,6 +36,12 @@ public enum MetricKind: String, Sendable, Hashable, CaseIterable {
     /// The name of the CPU time of the process's threads, user and system
     /// together.
     public static let cpuTotalName = "process.cpu"
+    /// The name of the user CPU time of the process's threads, one part of
+    /// ``cpuTotalName``.
+    public static let cpuUserName = "process.cpu.user"
+    /// The name of the system (kernel) CPU time of the process's threads,
+    /// the other part of ``cpuTotalName``.
+    public static let cpuSystemName = "process.cpu.system"
     /// The name of the instruction count.
     public static let instructionsName = "instructions"
 

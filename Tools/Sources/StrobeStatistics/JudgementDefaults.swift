@@ -12,4 +12,14 @@ public enum JudgementDefaults {
     public static let relativeFloor = 0.02
     /// The confidence of the intervals shown: 0.95.
     public static let confidence = 0.95
+    /// The share of its wall time a test must spend off the CPU to count
+    /// as waiting: 10%. `strobe compare` reads it in the least-waiting
+    /// iteration on either side (the one a neighbour's process preempted
+    /// least), `strobe trend` in the median run on either side of a step.
+    public static let waitingShare = 0.1
+    /// How far the median parallelism (process CPU time over wall time) of
+    /// a test may differ between two sides for its time to be settled by
+    /// its counts: 5%. Two workers taken one after another by a lock halve
+    /// it.
+    public static let parallelismTolerance = 0.05
 }

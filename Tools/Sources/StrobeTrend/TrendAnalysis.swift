@@ -146,6 +146,29 @@ public enum TrendAnalysis {
         }
     }
 
+    /// Per test of `columns`, the CPU share of each position's native runs
+    /// (the median over them of the process's user and system CPU time
+    /// over the wall time); a test measured so at every position only.
+    static func cpuShares(
+        _ columns: [(test: String, wall: Int, user: Int, system: Int)], runs: [[HistoryRun]], table: ValueTable
+    ) -> [String: [Double]] {
+        var shares: [String: [Double]] = [:]
+        for column in columns {
+            let values = runs.map { runs in
+                median(
+                    runs.filter { !$0.metadata.simulated }.map { run -> Double? in
+                        guard let wall = table.value(run, column: column.wall), wall > 0,
+                            let user = table.value(run, column: column.user),
+                            let system = table.value(run, column: column.system)
+                        else { return nil }
+                        return (user + system) / wall
+                    })
+            }
+            if values.allSatisfy({ $0 != nil }) { shares[column.test] = values.map { $0! } }
+        }
+        return shares
+    }
+
     /// The median of the values present, or nil when none is: the runs of
     /// one position may measure different metrics (a native run times the
     /// code, a simulated one counts its instructions).
@@ -292,6 +315,16 @@ public enum TrendAnalysis {
         }
         let floor = options.relativeFloor
         var sparseReferences: [String] = []
+        // Each chosen test's wall and CPU columns: whether it computed or
+        // waited over a step (a time step with its instructions unchanged
+        // is the code's only when it waited).
+        let cpuColumns = chosenTests.sorted().compactMap { test -> (test: String, wall: Int, user: Int, system: Int)? in
+            guard let wall = columns["\(test)/\(MetricKind.wallName)"],
+                let user = columns["\(test)/\(MetricKind.cpuUserName)"],
+                let system = columns["\(test)/\(MetricKind.cpuSystemName)"]
+            else { return nil }
+            return (test, wall, user, system)
+        }
         let hosts = cohort.groups.indices.map { g in
             let metrics = (series + evidence).map {
                 MetricHistory(
@@ -317,7 +350,9 @@ public enum TrendAnalysis {
                     return MetricHistory(
                         name: item.name, values: values, better: item.better, relativeFloor: floor)
                 }
-            return HostHistory(host: cohort.groups[g], metrics: metrics, reference: references)
+            return HostHistory(
+                host: cohort.groups[g], metrics: metrics, reference: references,
+                cpuShares: Self.cpuShares(cpuColumns, runs: cohort.runs[g], table: table))
         }
         if !sparseReferences.isEmpty {
             report.notes.append(

@@ -176,7 +176,7 @@ import Testing
         let share = CountedWork.busiestShare(wall: wall, cpu: cpu)
         #expect(share.map { abs($0 - 20 / 20.4) < 1e-9 } == true)
         // Every iteration off the CPU for a quarter of its time waits.
-        #expect((CountedWork.busiestShare(wall: [40, 40], cpu: [30, 30]) ?? 1) < 1 - CountedWork.waitingShare)
+        #expect((CountedWork.busiestShare(wall: [40, 40], cpu: [30, 30]) ?? 1) < 1 - JudgementDefaults.waitingShare)
         #expect(CountedWork.busiestShare(wall: [], cpu: [1]) == nil)
     }
 

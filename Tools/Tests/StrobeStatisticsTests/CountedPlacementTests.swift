@@ -207,14 +207,13 @@ import Testing
         #expect(alone.timesAtCountedSteps.contains { $0.metric == name && !$0.againstReference })
     }
 
-    /// A demo history (Intel Xeon, family 6 model 207, load 1.5): the
-    /// longest `lens apply` interval of each iteration, a heavy-tailed
-    /// metric, ran long on nights 7, 8 and 10 before the change at night 11,
-    /// so its series splits at night 7, four runs from where the counted
-    /// work stepped, and the reference did not move there. The counts say
-    /// the code's work changed at night 11: the step at night 7 is not
-    /// called the code's.
-    @Test func aTimeSplitFarFromTheCountedStepIsNotCalledTheCodes() throws {
+    /// A heavy-tailed maximum (Intel Xeon, family 6 model 207, load
+    /// 0.8–2.4): nights 7, 8 and 10 ran long before the code changed at
+    /// night 11 (index 10), so the scan splits at night 7, taking the code's
+    /// step and those nights together. Judged between the counted steps
+    /// (nights 1–10 alone), nights 7–10 are not a step: no step is told
+    /// away from night 11, where a reference alone called night 7 the code's.
+    @Test func aTimeSplitFarFromTheCountedStepIsJudgedBetweenTheCountedSteps() throws {
         let maximum = [
             1.45, 1.53, 1.55, 1.45, 2.20, 1.60, 3.26, 3.40, 1.88, 3.49,
             2.32, 1.89, 3.51, 2.31, 3.82, 1.80, 3.52, 2.43, 2.22, 3.28,
@@ -231,14 +230,31 @@ import Testing
             HostHistory(host: "ci", metrics: [series, instructions], reference: reference)
         ])
         let far = report.steps.filter { $0.step.metric == name && abs($0.step.firstAfter - 10) > 1 }
-        #expect(!far.isEmpty, "the history's own split, at night 7")
-        for step in far {
-            #expect(step.cause == .undetermined, "\(step.reason)")
-            #expect(step.reason.hasPrefix("apply lens/instructions stepped at position 11"), "\(step.reason)")
-        }
-        // Without the counts, the reference alone calls it the code's.
+        #expect(far.isEmpty, "\(far.map { ($0.step.firstAfter, $0.reason) })")
+        // Without the counts, the scan's own split is told, the code's.
         let uncounted = try StepAttribution.attribute([HostHistory(host: "ci", metrics: [series], reference: reference)]
         )
-        #expect(uncounted.steps.contains { $0.step.metric == name && $0.cause == .code })
+        #expect(uncounted.steps.contains { $0.step.metric == name && $0.step.firstAfter < 8 && $0.cause == .code })
+    }
+
+    /// A time series that steps at night 9 of 30 by itself (the machine
+    /// changed), while the test's counted work stepped at night 21 and its
+    /// time did not move there: judged between the counted steps, the
+    /// machine's step holds, at its own night, and is estimated within
+    /// nights 1–20.
+    @Test func aTimeStepOfItsOwnHoldsBetweenTheCountedSteps() throws {
+        let values = CountedLevelsTests.times(nights: 30, sigma: 0.03, seed: 11) { $0 >= 8 ? 1.3e7 : 1e7 }
+        let wall = MetricHistory(name: "apply lens/wall", values: values)
+        let instructions = MetricHistory(
+            name: "apply lens/instructions",
+            values: CountedLevelsTests.counts(nights: 30, seed: 3) { $0 >= 20 ? 3.107e8 : 2.715e8 })
+        let steps = try StepAttribution.attribute([HostHistory(host: "ci", metrics: [wall, instructions])]).steps
+            .filter { $0.step.metric == "apply lens/wall" }
+        #expect(steps.count == 1, "\(steps.map { ($0.step.firstAfter, $0.reason) })")
+        let step = try #require(steps.first)
+        #expect(step.step.firstAfter == 8, "\(step.reason)")
+        #expect(step.step.firstAfter + step.step.runsAfter <= 20, "estimated within nights 1–20: \(step.step)")
+        #expect(step.reason.contains("found again between the test's counted steps (position 21)"), "\(step.reason)")
+        #expect(abs(step.step.change.ratio - 1.3) < 0.03, "\(step.step.change)")
     }
 }

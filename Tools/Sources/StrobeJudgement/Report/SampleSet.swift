@@ -67,8 +67,8 @@ public struct SampleSet: Sendable {
     /// is the CPU time to judge.
     static func withCPUTotal(_ metrics: [PerfMetric]) -> [PerfMetric] {
         guard !metrics.contains(where: { $0.name == MetricDefaults.cpuTotal }),
-            let user = metrics.first(where: { $0.name == "process.cpu.user" }),
-            let system = metrics.first(where: { $0.name == "process.cpu.system" }),
+            let user = metrics.first(where: { $0.name == MetricKind.cpuUserName }),
+            let system = metrics.first(where: { $0.name == MetricKind.cpuSystemName }),
             user.unit == system.unit, user.samples.count == system.samples.count, !user.samples.isEmpty
         else { return metrics }
         let total = PerfMetric(

@@ -27,7 +27,7 @@ import StrobeStatistics
 /// while they compute side by side: the process's threads then spend more
 /// than its wall time on the CPU. Such a test counts as CPU-bound when its
 /// parallelism (the process's CPU time over the wall time) is the same on both sides
-/// (``parallelismTolerance``); where it moved, the workers overlap
+/// (``JudgementDefaults/parallelismTolerance``); where it moved, the workers overlap
 /// differently (a lock taken too wide runs them one after another, with
 /// the same instructions), and the time is measured.
 ///
@@ -39,19 +39,6 @@ import StrobeStatistics
 /// where those matter should be measured to the end (`--decide-times`, or
 /// `decide-times: true` in the policy).
 public enum CountedWork {
-    /// The share of its wall time a test must spend off the CPU to count
-    /// as waiting, in its least-waiting iteration on either side: 10%. The
-    /// least-waiting iteration is the one a neighbour's process preempted
-    /// least, so a CPU-bound test on a loaded machine is not taken for one
-    /// that waits.
-    public static let waitingShare = 0.1
-
-    /// How far the median parallelism (process CPU time over wall time)
-    /// of a test whose threads run side by side may differ between the
-    /// sides for the test to count as CPU-bound: 5%. Two workers taken one
-    /// after another by a lock halve it.
-    public static let parallelismTolerance = 0.05
-
     /// The measuring thread's voluntary context switches per iteration.
     static let threadSwitches = "thread.context_switches.voluntary"
 
@@ -109,14 +96,14 @@ public enum CountedWork {
     /// it was joining workers that computed side by side with the same
     /// parallelism on both sides (in its least-waiting iteration on each
     /// side the process's threads were on the CPU for more than
-    /// 1 + ``parallelismTolerance`` times the wall time, and the sides'
-    /// median parallelism agrees within ``parallelismTolerance``): one that
+    /// 1 + ``JudgementDefaults/parallelismTolerance`` times the wall time, and the sides'
+    /// median parallelism agrees within ``JudgementDefaults/parallelismTolerance``): one that
     /// hands its work to a single worker, or sleeps a little, is measured.
     /// Without the thread's figures (an asynchronous block, a program
     /// measured per launch): in its least-waiting iteration on either side more than
-    /// ``waitingShare`` of the wall time was not CPU time of the process's
+    /// ``JudgementDefaults/waitingShare`` of the wall time was not CPU time of the process's
     /// threads, or its threads ran side by side (a median parallelism above
-    /// 1 + ``parallelismTolerance`` on a side) with a parallelism that
+    /// 1 + ``JudgementDefaults/parallelismTolerance`` on a side) with a parallelism that
     /// moved. Nil when neither can be told.
     public static func waits(test: String, group: String, in report: DiffReport) -> Bool? {
         let wall = report.samples[DiffReport.sampleKey("\(test)/wall", group)]
@@ -130,7 +117,8 @@ public enum CountedWork {
         }
         let shares = bothSides(busiestShare)
         let parallelism = bothSides(medianParallelism)
-        let agrees = parallelism.map { abs(log($0.1 / $0.0)) <= log(1 + parallelismTolerance) } ?? false
+        let agrees =
+            parallelism.map { abs(log($0.1 / $0.0)) <= log(1 + JudgementDefaults.parallelismTolerance) } ?? false
         if let switches = report.samples[DiffReport.sampleKey("\(test)/\(threadSwitches)", group)],
             !switches.baseline.isEmpty, !switches.candidate.isEmpty
         {
@@ -139,12 +127,12 @@ public enum CountedWork {
             }
             guard blocked else { return false }
             // Workers side by side on the CPU all the while it waited.
-            let keptBusy = shares.map { min($0.0, $0.1) > 1 + parallelismTolerance } ?? false
+            let keptBusy = shares.map { min($0.0, $0.1) > 1 + JudgementDefaults.parallelismTolerance } ?? false
             return !(keptBusy && agrees)
         }
         guard let shares else { return nil }
-        if min(shares.0, shares.1) < 1 - waitingShare { return true }
-        let sideBySide = parallelism.map { max($0.0, $0.1) > 1 + parallelismTolerance } ?? false
+        if min(shares.0, shares.1) < 1 - JudgementDefaults.waitingShare { return true }
+        let sideBySide = parallelism.map { max($0.0, $0.1) > 1 + JudgementDefaults.parallelismTolerance } ?? false
         return sideBySide && !agrees
     }
 

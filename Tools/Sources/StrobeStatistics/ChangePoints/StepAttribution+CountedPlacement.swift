@@ -22,6 +22,68 @@ extension StepAttribution {
         return boundaries
     }
 
+    /// `step` of a time series judged with the runs where its test's counted
+    /// work stepped as known boundaries, then placed at a counted step near
+    /// it (``placedAtCountedStep(_:history:countedSteps:options:)``), with
+    /// a note on each; nil when the step does not hold between those
+    /// boundaries.
+    ///
+    /// A counted series says exactly where the code's work changed. The
+    /// scan, which does not know it, can split a time series a few runs
+    /// away from there when some nights before the change ran slow (a
+    /// heavy-tailed maximum, a busy stretch of the machine): the split then
+    /// takes the code's step and those nights together. Such a split, more
+    /// than ``StepDetector/placementReach`` runs from a counted step that
+    /// lies among its runs, is searched for again between the counted steps
+    /// around it, as a segment of its own (the seeded scan, and the end
+    /// test for the last segment), at the level that admitted it; found
+    /// there, it is the series' own step, estimated between those
+    /// boundaries, and not found, it is not a step. The test at the counted
+    /// run (``stepsAtCountedRuns(_:steps:countedAt:options:)``) then asks
+    /// whether the time moved with the code.
+    static func judgedBesideCountedSteps(
+        _ step: HistoryStep, history: MetricHistory, countedSteps: [Int], options: StepDetectionOptions
+    ) -> (step: HistoryStep, note: String?)? {
+        let lower = step.firstAfter - step.runsBefore
+        let upper = step.firstAfter + step.runsAfter
+        let among = countedSteps.filter {
+            $0 > lower && $0 < upper && abs($0 - step.firstAfter) > StepDetector.placementReach
+        }
+        guard !among.isEmpty else {
+            return placedAtCountedStep(step, history: history, countedSteps: countedSteps, options: options)
+        }
+        let from = among.filter { $0 < step.firstAfter }.max() ?? lower
+        let to = among.filter { $0 > step.firstAfter }.min() ?? upper
+        let values = history.values
+        var split: (index: Int, pValue: Double, status: StepStatus)?
+        if let scan = SeededScan.best(values[from..<to], minimumSegment: options.minimumSegment),
+            scan.pValue <= step.level
+        {
+            let index = StepDetector.place(
+                values, near: scan.split, lower: from, upper: to, shortestAfter: options.minimumSegment,
+                options: options)
+            split = (index, scan.pValue, .confirmed)
+        } else if to == values.count, let end = EndTest.test(values[from..<to], options: options),
+            end.pValue <= step.level
+        {
+            split = (
+                values.count - end.runsAfter, end.pValue,
+                .possible(runsToConfirm: options.minimumSegment - end.runsAfter)
+            )
+        }
+        guard let split,
+            let judged = StepDetector.makeStep(
+                history, at: split.index, lower: from, upper: to, pValue: split.pValue, level: step.level,
+                status: split.status, options: options)
+        else { return nil }
+        let bounds = [from == lower ? nil : from, to == upper ? nil : to].compactMap { $0.map { "\($0 + 1)" } }
+        return (
+            judged,
+            "found again between the test's counted steps (position\(bounds.count == 1 ? "" : "s") "
+                + bounds.joined(separator: " and ") + "), p " + String(format: "%.2g", split.pValue)
+        )
+    }
+
     /// `step` of a time series placed at the run where a counted series of
     /// its test stepped, with a note saying so; `step` itself when no
     /// counted step is near or the time series does not move there.

@@ -11,12 +11,21 @@ public struct HostHistory: Sendable, Hashable, Codable {
     /// pinned build of the suite or a calibration suite, whose code never
     /// changes. Empty when there is none.
     public var reference: [MetricHistory]
+    /// Per test, each run's CPU time of the process's threads (user and
+    /// system) over its wall time: about 1 for a test that computes on one
+    /// thread, above for threads side by side, below for one that waits.
+    /// A test's time step with its instructions unchanged is the code's
+    /// only when the test waits (``StepAttribution/unchangedWork(of:host:countedSteps:)``).
+    public var cpuShares: [String: [Double]]
 
-    /// A host's metrics and its reference series.
-    public init(host: String, metrics: [MetricHistory], reference: [MetricHistory] = []) {
+    /// A host's metrics, its reference series and its tests' CPU shares.
+    public init(
+        host: String, metrics: [MetricHistory], reference: [MetricHistory] = [], cpuShares: [String: [Double]] = [:]
+    ) {
         self.host = host
         self.metrics = metrics
         self.reference = reference
+        self.cpuShares = cpuShares
     }
 }
 
@@ -271,11 +280,13 @@ public enum StepAttribution {
                         steps.append(AttributedStep(host: host.host, step: found, cause: cause, reason: reason))
                         continue
                     }
-                    let (step, placement) = placedAtCountedStep(
-                        found, history: host.metrics[metricIndex], countedSteps: countedSteps, options: options)
+                    guard
+                        let (step, note) = judgedBesideCountedSteps(
+                            found, history: host.metrics[metricIndex], countedSteps: countedSteps, options: options)
+                    else { continue }
                     steps.append(
                         attributeTimeStep(
-                            step, note: placement, metric: metricIndex, host: hostIndex, hosts: hosts,
+                            step, note: note, metric: metricIndex, host: hostIndex, hosts: hosts,
                             suiteSteps: suiteSteps, alpha: options.alpha))
                 }
             }
@@ -301,9 +312,9 @@ public enum StepAttribution {
             let name = host.metrics[ratio.metric].name
             let countedSteps = countedAt[ratio.host]?[testPart(of: name)] ?? []
             for found in found.steps {
-                let (step, placement) = placedAtCountedStep(
-                    found, history: ratio.history, countedSteps: countedSteps, options: options)
                 guard
+                    let (step, placement) = judgedBesideCountedSteps(
+                        found, history: ratio.history, countedSteps: countedSteps, options: options),
                     !steps.contains(where: {
                         $0.host == host.host && $0.step.metric == name && $0.step.direction == step.direction
                             && abs($0.step.firstAfter - step.firstAfter) <= StepDetector.placementReach
@@ -350,7 +361,8 @@ public enum StepAttribution {
                 }
         }
         return AttributionReport(
-            steps: withShares(steps, hosts: hosts), suiteSteps: suiteSteps, possibleChanges: possible,
+            steps: withShares(steps, hosts: hosts, countedAt: countedAt), suiteSteps: suiteSteps,
+            possibleChanges: possible,
             referenceAdjustments: adjustments, timesAtCountedSteps: untold)
     }
 

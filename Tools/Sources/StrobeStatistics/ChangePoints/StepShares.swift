@@ -18,15 +18,23 @@ public struct StepShares: Sendable, Hashable, Codable {
     /// A counted series of the same test (its instructions) that stepped
     /// at the same run ± 1: evidence of the code; nil when none did.
     public var countedStep: String?
+    /// The test's instruction count, where it held one level over the
+    /// step's runs and the test's threads were on the CPU for its wall time
+    /// (``StepAttribution/unchangedWork(of:host:countedSteps:)``): evidence
+    /// that the code's work did not change; nil otherwise.
+    public var unchangedWork: String?
 
     /// Whether the machine's share is a change: its interval excludes none.
     public var machineMoved: Bool { machine.lower > 1 || machine.upper < 1 }
+    /// Whether what is left beyond the reference is a change.
+    public var beyondReferenceMoved: Bool { code.lower > 1 || code.upper < 1 }
     /// Whether the code's share is a change, or a counted series of the
-    /// test stepped with it.
-    public var codeMoved: Bool { code.lower > 1 || code.upper < 1 || countedStep != nil }
+    /// test stepped with it; not when the test's work held its level.
+    public var codeMoved: Bool { countedStep != nil || (beyondReferenceMoved && unchangedWork == nil) }
 
     /// The cause the shares give: the code's, the machine's, or (reported
-    /// as the code's, since the code changed) both.
+    /// as the code's, since the code changed) both. What is left beyond
+    /// the reference of a test whose work did not change is no one's.
     public var cause: StepCause {
         if codeMoved { return .code }
         return machineMoved ? .machine : .undetermined
@@ -41,6 +49,14 @@ public struct StepShares: Sendable, Hashable, Codable {
             return "both: \(Self.text(code)) the code's beyond \(Self.text(machine)) the machine's" + counted
         }
         if codeMoved { return "the code's: \(Self.text(code)) beyond the reference's \(Self.text(machine))" + counted }
+        if let unchangedWork, beyondReferenceMoved {
+            let unchanged =
+                "\(Self.text(code)) beyond the reference with the test's work unchanged (\(unchangedWork) "
+                + "held its level, the test on the CPU)"
+            return machineMoved
+                ? "the machine's: \(Self.text(machine)), and \(unchanged)"
+                : "unexplained: \(unchanged); the reference's \(Self.text(machine))"
+        }
         return "the machine's: \(Self.text(machine)); the code's \(Self.text(code))"
     }
 
@@ -57,9 +73,10 @@ public struct StepShares: Sendable, Hashable, Codable {
     /// The shares of `step` of `series`, against `reference` measured on
     /// the same nights; nil when the step's nights are not all in both, or
     /// a value is not positive.
-    public static func split(_ step: HistoryStep, series: [Double], reference: [Double], countedStep: String? = nil)
-        -> StepShares?
-    {
+    public static func split(
+        _ step: HistoryStep, series: [Double], reference: [Double], countedStep: String? = nil,
+        unchangedWork: String? = nil
+    ) -> StepShares? {
         let before = (step.firstAfter - step.runsBefore)..<step.firstAfter
         let after = step.firstAfter..<(step.firstAfter + step.runsAfter)
         guard before.lowerBound >= 0, after.upperBound <= min(reference.count, series.count),
@@ -73,6 +90,6 @@ public struct StepShares: Sendable, Hashable, Codable {
             let code = ShiftEstimate.hodgesLehmann(
                 baseline: Array(ratios[before]), candidate: Array(ratios[after]), confidence: confidence)
         else { return nil }
-        return StepShares(machine: machine, code: code, countedStep: countedStep)
+        return StepShares(machine: machine, code: code, countedStep: countedStep, unchangedWork: unchangedWork)
     }
 }
