@@ -25,33 +25,18 @@ import Testing
     /// index 10).
     static func runs(_ history: NightlyHistory, nightly: [Double] = nightly) -> [HistoryRun] {
         var noise = TrendNoise(state: 51)
-        var runs: [PerfRun] = []
-        for night in 0..<20 {
-            for build in ["nightly", "reference"] {
-                let time = (build == "nightly" ? nightly : reference)[night] * 1e6
-                let stepped = build == "nightly" && night >= 10
-                for simulated in [false, true] {
-                    let metric =
-                        simulated
-                        ? PerfMetric(
-                            name: "instructions", unit: "count",
-                            samples: Array(
-                                repeating: 2.715e8 * (stepped ? 1.144 : 1) * (1 + 0.0001 * noise.normal()), count: 3))
-                        : PerfMetric(name: "wall", unit: "ns", samples: [time * 0.99, time, time * 1.02])
-                    var metadata = RunMetadata(
-                        suite: "LensPipeline", gitCommit: history.commits[night], host: "ci-1", os: "Linux",
-                        cpuModel: "AMD EPYC", coreCount: 2, buildConfiguration: "release",
-                        timestamp: (1_700_000_000 + Int64(night) * 86_400 + (simulated ? 600 : 0)
-                            + (build == "reference" ? 60 : 0)) * 1_000_000_000,
-                        tags: ["branch": "main", "build": build],
-                        runID: "ci-1-\(build)-\(simulated ? "simulated-" : "")night\(night + 1)")
-                    metadata.simulated = simulated
-                    runs.append(
-                        PerfRun(metadata: metadata, tests: [PerfTestResult(name: "apply lens", metrics: [metric])]))
-                }
-            }
+        return history.runs(test: "apply lens", cpuModel: "AMD EPYC") { night, build, simulated in
+            let time = (build == "nightly" ? nightly : reference)[night] * 1e6
+            let stepped = build == "nightly" && night >= 10
+            return simulated
+                ? [
+                    PerfMetric(
+                        name: "instructions", unit: "count",
+                        samples: Array(
+                            repeating: 2.715e8 * (stepped ? 1.144 : 1) * (1 + 0.0001 * noise.normal()), count: 3))
+                ]
+                : [PerfMetric(name: "wall", unit: "ns", samples: [time * 0.99, time, time * 1.02])]
         }
-        return runs.map { HistoryRun(record: RunRecord(run: $0)) }
     }
 
     static func report(_ history: NightlyHistory, metric: String?, nightly: [Double] = nightly) throws -> TrendReport {

@@ -98,3 +98,35 @@ extension HistoryStore {
         for run in runs { _ = try await add(RunRecord(run: run)) }
     }
 }
+
+extension NightlyHistory {
+    /// Per night of the history a native and a simulated process of the
+    /// nightly build and of the pinned reference (`build=nightly`,
+    /// `build=reference`) on host `ci-1`, each with one test, `test`, whose
+    /// metrics `metrics` gives for the night (index), the build and whether
+    /// the process is simulated.
+    func runs(
+        test: String, cpuModel: String, metrics: (_ night: Int, _ build: String, _ simulated: Bool) -> [PerfMetric]
+    ) -> [HistoryRun] {
+        var runs: [PerfRun] = []
+        for night in commits.indices {
+            for build in ["nightly", "reference"] {
+                for simulated in [false, true] {
+                    var metadata = RunMetadata(
+                        suite: "LensPipeline", gitCommit: commits[night], host: "ci-1", os: "Linux",
+                        cpuModel: cpuModel, coreCount: 2, buildConfiguration: "release",
+                        timestamp: (1_700_000_000 + Int64(night) * 86_400 + (simulated ? 600 : 0)
+                            + (build == "reference" ? 60 : 0)) * 1_000_000_000,
+                        tags: ["branch": "main", "build": build],
+                        runID: "ci-1-\(build)-\(simulated ? "simulated-" : "")night\(night + 1)")
+                    metadata.simulated = simulated
+                    runs.append(
+                        PerfRun(
+                            metadata: metadata,
+                            tests: [PerfTestResult(name: test, metrics: metrics(night, build, simulated))]))
+                }
+            }
+        }
+        return runs.map { HistoryRun(record: RunRecord(run: $0)) }
+    }
+}

@@ -25,40 +25,26 @@ import Testing
     /// its process's CPU time `cpuShare` of it, and a simulated one that
     /// counts the same instructions every night.
     static func runs(_ history: NightlyHistory, cpuShare: Double) -> [HistoryRun] {
-        var runs: [PerfRun] = []
-        for night in 0..<20 {
-            for build in ["nightly", "reference"] {
-                let time = (build == "nightly" ? nightly : reference)[night] * 1e6
-                for simulated in [false, true] {
-                    let metrics =
-                        simulated
-                        ? [PerfMetric(name: MetricKind.instructionsName, unit: "count", samples: [4.1e7, 4.1e7])]
-                        : [
-                            PerfMetric(name: MetricKind.wallName, unit: "ns", samples: [time, time * 1.01]),
-                            PerfMetric(
-                                name: MetricKind.cpuUserName, unit: "ns",
-                                samples: [time * cpuShare * 0.99, time * 1.01 * cpuShare * 0.99]),
-                            PerfMetric(
-                                name: MetricKind.cpuSystemName, unit: "ns",
-                                samples: [time * cpuShare * 0.01, time * 1.01 * cpuShare * 0.01]),
-                        ]
-                    var metadata = RunMetadata(
-                        suite: "LensPipeline", gitCommit: history.commits[night], host: "ci-1", os: "Linux",
-                        cpuModel: "Intel Xeon", coreCount: 2, buildConfiguration: "release",
-                        timestamp: (1_700_000_000 + Int64(night) * 86_400 + (simulated ? 600 : 0)
-                            + (build == "reference" ? 60 : 0)) * 1_000_000_000,
-                        tags: ["branch": "main", "build": build],
-                        runID: "ci-1-\(build)-\(simulated ? "simulated-" : "")night\(night + 1)")
-                    metadata.simulated = simulated
-                    runs.append(
-                        PerfRun(metadata: metadata, tests: [PerfTestResult(name: "capture frame", metrics: metrics)]))
-                }
+        history.runs(test: "capture frame", cpuModel: "Intel Xeon") { night, build, simulated in
+            let time = (build == "nightly" ? nightly : reference)[night] * 1e6
+            guard !simulated else {
+                return [PerfMetric(name: MetricKind.instructionsName, unit: "count", samples: [4.1e7, 4.1e7])]
             }
+            return [
+                PerfMetric(name: MetricKind.wallName, unit: "ns", samples: [time, time * 1.01]),
+                PerfMetric(
+                    name: MetricKind.cpuUserName, unit: "ns",
+                    samples: [time * cpuShare * 0.99, time * 1.01 * cpuShare * 0.99]),
+                PerfMetric(
+                    name: MetricKind.cpuSystemName, unit: "ns",
+                    samples: [time * cpuShare * 0.01, time * 1.01 * cpuShare * 0.01]),
+            ]
         }
-        return runs.map { HistoryRun(record: RunRecord(run: $0)) }
     }
 
-    static func wallChanges(cpuShare: Double, test: String = #function) throws -> [TrendChange] {
+    /// The one change of the wall time, at night 11, with the process's
+    /// CPU time `cpuShare` of it.
+    static func wallChange(cpuShare: Double, test: String = #function) throws -> TrendChange {
         let directory = try TrendTests.scratch(test)
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let history = try NightlyHistory.make(nights: 20, in: directory)
@@ -68,16 +54,17 @@ import Testing
         options.metricPattern = "wall"
         let report = try TrendAnalysis.analyze(
             runs(history, cpuShare: cpuShare), source: "files", options: options)
-        return report.changes.filter { $0.metric == MetricKind.wallName }
+        let changes = report.changes.filter { $0.metric == MetricKind.wallName }
+        #expect(changes.count == 1, "\(changes.map(\.reason))")
+        let change = try #require(changes.first)
+        #expect(change.firstAfter.slot == 10, "\(change.reason)")
+        return change
     }
 
     /// On the CPU for its whole wall time, with the same instructions every
     /// night: the step is told, and not as the code's.
     @Test func aComputingTestsTimeStepWithItsWorkUnchangedIsNotTheCodes() throws {
-        let changes = try Self.wallChanges(cpuShare: 0.99)
-        #expect(changes.count == 1, "\(changes.map(\.reason))")
-        let change = try #require(changes.first)
-        #expect(change.firstAfter.slot == 10, "\(change.reason)")
+        let change = try Self.wallChange(cpuShare: 0.99)
         #expect(change.cause == .undetermined, "\(change.reason)")
         #expect(change.reason.hasPrefix("unexplained: "), "\(change.reason)")
         #expect(
@@ -88,10 +75,7 @@ import Testing
     /// A test that waits for 40% of its wall time spends it without
     /// instructions: its step stays the code's.
     @Test func aWaitingTestsTimeStepStaysTheCodes() throws {
-        let changes = try Self.wallChanges(cpuShare: 0.6)
-        #expect(changes.count == 1, "\(changes.map(\.reason))")
-        let change = try #require(changes.first)
-        #expect(change.firstAfter.slot == 10, "\(change.reason)")
+        let change = try Self.wallChange(cpuShare: 0.6)
         #expect(change.cause == .code, "\(change.reason)")
         #expect(!change.reason.contains("unchanged"), "\(change.reason)")
     }
