@@ -124,6 +124,19 @@ struct RankScan: Sendable, Hashable {
     /// The two-sided p-value of ``splitStatistic(_:split:)`` under its
     /// normal approximation, at most 1.
     static func splitPValue(_ values: ArraySlice<Double>, split: Int) -> Double {
-        min(1, 2 * NormalDistribution.survival(abs(splitStatistic(values, split: split))))
+        splitPValue(values, split: split, up: true, expectedShare: 0.5)
+    }
+
+    /// The p-value of ``splitStatistic(_:split:)`` under its normal
+    /// approximation, with the share `expectedShare` of the level given to
+    /// the direction expected (the runs after larger when `up`) and the
+    /// rest to the other: the smaller of the two one-sided p-values, each
+    /// over its share, at most 1. A share of 0.5 gives the two-sided
+    /// p-value.
+    static func splitPValue(_ values: ArraySlice<Double>, split: Int, up: Bool, expectedShare: Double) -> Double {
+        let z = splitStatistic(values, split: split)
+        let expected = NormalDistribution.survival(up ? z : -z) / expectedShare
+        let other = NormalDistribution.survival(up ? -z : z) / (1 - expectedShare)
+        return min(1, expected, other)
     }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import StrobeResults
 
 extension StepAttribution {
     /// Where the counted series of each test stepped, per host: host index
@@ -171,6 +172,30 @@ extension StepAttribution {
         var note: String
     }
 
+    /// The share of the level a test at a counted run gives to the way the
+    /// counts moved the work (more work, a worse time: higher for a time,
+    /// lower for a rate): 0.8. The other way keeps 0.2, so a time that
+    /// improved while its instructions grew is still found.
+    static let expectedDirectionShare = 0.8
+
+    /// Whether `test`'s counted work grew (true) or shrank (false) at
+    /// `run` on `host`: its instruction count where that moved there past
+    /// ``CountedLevels/tolerance`` (the medians of up to three runs on each
+    /// side), else the first of its other counted series that did; nil when
+    /// none moved there.
+    static func countedWorkGrew(_ host: HostHistory, test: String, at run: Int) -> Bool? {
+        let counted = host.metrics.filter { testPart(of: $0.name) == test && CountedLevels.repeats($0.values) }
+        let instructionsFirst =
+            counted.filter { $0.name.dropFirst(test.count + 1) == MetricKind.instructionsName }
+            + counted.filter { $0.name.dropFirst(test.count + 1) != MetricKind.instructionsName }
+        for series in instructionsFirst where run > 0 && run < series.values.count {
+            let before = Quantiles.median(sorted: series.values[max(0, run - 3)..<run].sorted())
+            let after = Quantiles.median(sorted: series.values[run..<min(series.values.count, run + 3)].sorted())
+            if abs(after / before - 1) > CountedLevels.tolerance { return after > before }
+        }
+        return nil
+    }
+
     /// The time steps at the runs where their test's counted work stepped,
     /// where no step of the series lies within ``StepDetector/placementReach``
     /// runs of it (`steps`, the ones found so far).
@@ -181,11 +206,13 @@ extension StepAttribution {
     /// run alone is a sound test with far more power: in the demo's history
     /// on a noisy host (wall ±20% from night to night) the rebuilt curve's
     /// +26% at night 11 was missed by the scan and found here. For each
-    /// such series and run: the two-sided Mann-Whitney test of the runs
-    /// after it against the runs before it, between the series' neighbouring
-    /// steps (at least ``EndTest/shortest`` runs on each side), its normal
-    /// approximation; Benjamini-Hochberg over all these tests at `alpha`, a
-    /// family of its own. Where the host has a reference series of the
+    /// such series and run: the Mann-Whitney test of the runs after it
+    /// against the runs before it, between the series' neighbouring steps
+    /// (at least ``EndTest/shortest`` runs on each side), its normal
+    /// approximation, with ``expectedDirectionShare`` of its level on the
+    /// way the counts moved the work (``countedWorkGrew(_:test:at:)``; both
+    /// ways alike when they say nothing); Benjamini-Hochberg over all these
+    /// tests at `alpha`, a family of its own. Where the host has a reference series of the
     /// same name, the series over its reference, night by night, is tested
     /// too, and the smaller p-value of the two, doubled (Bonferroni), is the
     /// test's: the machine that slows the series on some nights slows the
@@ -201,10 +228,13 @@ extension StepAttribution {
     static func stepsAtCountedRuns(
         _ hosts: [HostHistory], steps: [AttributedStep], countedAt: CountedBoundaries, options: StepDetectionOptions
     ) -> (found: [CountedRunStep], untold: [TimeAtCountedStep]) {
-        var tests: [(host: Int, metric: Int, run: Int, lower: Int, upper: Int, pValue: Double, relative: Bool?)] = []
+        var tests:
+            [(host: Int, metric: Int, run: Int, lower: Int, upper: Int, pValue: Double, relative: Bool?, up: Bool?)] =
+                []
         for (hostIndex, host) in hosts.enumerated() {
             for (metricIndex, metric) in host.metrics.enumerated() where !CountedLevels.repeats(metric.values) {
-                let runs = countedAt[hostIndex]?[testPart(of: metric.name)] ?? []
+                let test = testPart(of: metric.name)
+                let runs = countedAt[hostIndex]?[test] ?? []
                 let own = steps.filter { $0.host == host.host && $0.step.metric == metric.name }.map(\.step.firstAfter)
                 let reference = host.reference.first {
                     $0.name == metric.name && $0.values.count == metric.values.count
@@ -216,14 +246,23 @@ extension StepAttribution {
                     let lower = own.filter { $0 < run }.max() ?? 0
                     let upper = own.filter { $0 > run }.min() ?? metric.values.count
                     guard run - lower >= EndTest.shortest, upper - run >= EndTest.shortest else { continue }
-                    let raw = RankScan.splitPValue(metric.values[lower..<upper], split: run - lower)
+                    // More work makes the metric worse: higher for a time.
+                    let grew = countedWorkGrew(host, test: test, at: run)
+                    let up = grew.map { $0 == (metric.better == .lower) } ?? true
+                    let share = grew == nil ? 0.5 : expectedDirectionShare
+                    let raw = RankScan.splitPValue(
+                        metric.values[lower..<upper], split: run - lower, up: up, expectedShare: share)
                     guard let relative else {
-                        tests.append((hostIndex, metricIndex, run, lower, upper, raw, nil))
+                        tests.append((hostIndex, metricIndex, run, lower, upper, raw, nil, grew.map { _ in up }))
                         continue
                     }
-                    let against = RankScan.splitPValue(relative[lower..<upper], split: run - lower)
+                    let against = RankScan.splitPValue(
+                        relative[lower..<upper], split: run - lower, up: up, expectedShare: share)
                     tests.append(
-                        (hostIndex, metricIndex, run, lower, upper, min(1, 2 * min(raw, against)), against < raw))
+                        (
+                            hostIndex, metricIndex, run, lower, upper, min(1, 2 * min(raw, against)), against < raw,
+                            grew.map { _ in up }
+                        ))
                 }
             }
         }
@@ -267,6 +306,10 @@ extension StepAttribution {
                     overReference
                         ? " of the series over its reference (the smaller p of it and of the series, doubled)"
                         : " (the smaller p of the series and of the series over its reference, doubled)"
+                } ?? "")
+                + (test.up.map { up in
+                    ", \(Int(expectedDirectionShare * 100))% of its level on a \(up ? "rise" : "fall"), the way the "
+                        + "counts moved the work"
                 } ?? "") + ", p "
                 + String(format: "%.2g", test.pValue)
                 + " (Benjamini-Hochberg over \(tests.count) such test\(tests.count == 1 ? "" : "s"))"
