@@ -263,53 +263,59 @@ import Testing
     /// milliseconds, the reference's beside them, the code's instructions
     /// 14.4% more from night 11 (index 10). The times rose 10–20% there in
     /// noise of ±20%.
-    static let busyNightly: [String: [Double]] = [
-        "wall": [
-            27.62, 19.11, 22.74, 24.04, 21.82, 20.82, 26.64, 25.51, 29.58, 27.10,
-            35.97, 35.06, 33.85, 23.92, 32.40, 24.49, 26.75, 26.43, 25.21, 23.84,
-        ],
-        "interval:lens apply:sum": [
-            42.24, 30.68, 33.26, 34.71, 31.87, 30.78, 38.86, 37.80, 46.16, 40.30,
-            58.33, 56.08, 54.65, 36.91, 51.08, 37.71, 44.63, 42.28, 37.50, 37.52,
-        ],
-        "interval:lens apply:max": [
-            6.06, 5.40, 5.74, 5.73, 5.63, 5.69, 5.87, 5.83, 6.08, 5.86,
-            7.75, 6.41, 6.45, 6.40, 6.67, 5.69, 6.32, 6.60, 5.97, 5.91,
-        ],
-        "interval:lens apply:cpu": [
-            23.55, 13.90, 17.62, 18.02, 15.33, 17.40, 20.23, 21.40, 23.54, 19.78,
-            26.93, 28.84, 29.89, 18.85, 23.97, 20.44, 21.12, 22.57, 20.61, 18.98,
-        ],
-    ]
-    static let busyReference: [String: [Double]] = [
-        "wall": [
-            23.13, 20.48, 27.60, 24.51, 22.33, 19.76, 23.40, 27.60, 28.58, 26.89,
-            29.06, 29.39, 26.22, 23.16, 24.89, 29.98, 30.92, 20.37, 22.99, 13.51,
-        ],
-        "interval:lens apply:sum": [
-            35.60, 29.79, 43.62, 37.81, 32.66, 29.76, 36.69, 42.68, 41.94, 41.92,
-            45.20, 45.76, 39.93, 34.52, 37.52, 44.39, 48.27, 30.04, 34.86, 19.26,
-        ],
-        "interval:lens apply:max": [
-            5.83, 5.36, 5.89, 5.73, 5.51, 5.48, 5.85, 6.74, 6.01, 6.09,
-            6.18, 6.62, 5.75, 5.53, 5.57, 5.99, 7.23, 5.52, 5.60, 2.53,
-        ],
-        "interval:lens apply:cpu": [
-            19.89, 14.54, 21.30, 21.54, 17.79, 16.41, 20.30, 22.25, 22.43, 19.90,
-            22.04, 22.59, 19.66, 15.56, 17.35, 20.23, 21.76, 15.39, 16.39, 9.29,
-        ],
+    static let busy: [String: (nightly: [Double], reference: [Double])] = [
+        "wall": (
+            nightly: [
+                27.62, 19.11, 22.74, 24.04, 21.82, 20.82, 26.64, 25.51, 29.58, 27.10,
+                35.97, 35.06, 33.85, 23.92, 32.40, 24.49, 26.75, 26.43, 25.21, 23.84,
+            ],
+            reference: [
+                23.13, 20.48, 27.60, 24.51, 22.33, 19.76, 23.40, 27.60, 28.58, 26.89,
+                29.06, 29.39, 26.22, 23.16, 24.89, 29.98, 30.92, 20.37, 22.99, 13.51,
+            ]
+        ),
+        "interval:lens apply:sum": (
+            nightly: [
+                42.24, 30.68, 33.26, 34.71, 31.87, 30.78, 38.86, 37.80, 46.16, 40.30,
+                58.33, 56.08, 54.65, 36.91, 51.08, 37.71, 44.63, 42.28, 37.50, 37.52,
+            ],
+            reference: [
+                35.60, 29.79, 43.62, 37.81, 32.66, 29.76, 36.69, 42.68, 41.94, 41.92,
+                45.20, 45.76, 39.93, 34.52, 37.52, 44.39, 48.27, 30.04, 34.86, 19.26,
+            ]
+        ),
+        "interval:lens apply:max": (
+            nightly: [
+                6.06, 5.40, 5.74, 5.73, 5.63, 5.69, 5.87, 5.83, 6.08, 5.86,
+                7.75, 6.41, 6.45, 6.40, 6.67, 5.69, 6.32, 6.60, 5.97, 5.91,
+            ],
+            reference: [
+                5.83, 5.36, 5.89, 5.73, 5.51, 5.48, 5.85, 6.74, 6.01, 6.09,
+                6.18, 6.62, 5.75, 5.53, 5.57, 5.99, 7.23, 5.52, 5.60, 2.53,
+            ]
+        ),
+        "interval:lens apply:cpu": (
+            nightly: [
+                23.55, 13.90, 17.62, 18.02, 15.33, 17.40, 20.23, 21.40, 23.54, 19.78,
+                26.93, 28.84, 29.89, 18.85, 23.97, 20.44, 21.12, 22.57, 20.61, 18.98,
+            ],
+            reference: [
+                19.89, 14.54, 21.30, 21.54, 17.79, 16.41, 20.30, 22.25, 22.43, 19.90,
+                22.04, 22.59, 19.66, 15.56, 17.35, 20.23, 21.76, 15.39, 16.39, 9.29,
+            ]
+        ),
     ]
 
     /// The busy history's time steps at night 11, its instructions moving
     /// from `before` to `after` there.
     static func busyStepsAtTheCountedRun(before: Double, after: Double) throws -> [AttributedStep] {
-        let names = busyNightly.keys.sorted()
+        let names = busy.keys.sorted()
         let host = HostHistory(
             host: "ci",
-            metrics: names.map { MetricHistory(name: "apply lens/\($0)", values: busyNightly[$0]!.map { $0 * 1e6 }) }
+            metrics: names.map { MetricHistory(name: "apply lens/\($0)", values: busy[$0]!.nightly.map { $0 * 1e6 }) }
                 + [instructions { $0 >= 10 ? after : before }],
             reference: names.map {
-                MetricHistory(name: "apply lens/\($0)", values: busyReference[$0]!.map { $0 * 1e6 })
+                MetricHistory(name: "apply lens/\($0)", values: busy[$0]!.reference.map { $0 * 1e6 })
             })
         return try StepAttribution.attribute([host]).steps.filter {
             $0.step.metric != "apply lens/instructions" && $0.step.firstAfter == 10
