@@ -1,5 +1,4 @@
 import Foundation
-import StrobeResults
 
 extension StepAttribution {
     /// Where the counted series of each test stepped, per host: host index
@@ -186,8 +185,8 @@ extension StepAttribution {
     static func countedWorkGrew(_ host: HostHistory, test: String, at run: Int) -> Bool? {
         let counted = host.metrics.filter { testPart(of: $0.name) == test && CountedLevels.repeats($0.values) }
         let instructionsFirst =
-            counted.filter { $0.name.dropFirst(test.count + 1) == MetricKind.instructionsName }
-            + counted.filter { $0.name.dropFirst(test.count + 1) != MetricKind.instructionsName }
+            counted.filter { $0.name == instructionsSeries(of: test) }
+            + counted.filter { $0.name != instructionsSeries(of: test) }
         for series in instructionsFirst where run > 0 && run < series.values.count {
             let before = Quantiles.median(sorted: series.values[max(0, run - 3)..<run].sorted())
             let after = Quantiles.median(sorted: series.values[run..<min(series.values.count, run + 3)].sorted())
@@ -250,10 +249,12 @@ extension StepAttribution {
                     let grew = countedWorkGrew(host, test: test, at: run)
                     let up = grew.map { $0 == (metric.better == .lower) } ?? true
                     let share = grew == nil ? 0.5 : expectedDirectionShare
+                    // The direction weighted, for the note; nil when both were alike.
+                    let weighted = grew.map { _ in up }
                     let raw = RankScan.splitPValue(
                         metric.values[lower..<upper], split: run - lower, up: up, expectedShare: share)
                     guard let relative else {
-                        tests.append((hostIndex, metricIndex, run, lower, upper, raw, nil, grew.map { _ in up }))
+                        tests.append((hostIndex, metricIndex, run, lower, upper, raw, nil, weighted))
                         continue
                     }
                     let against = RankScan.splitPValue(
@@ -261,7 +262,7 @@ extension StepAttribution {
                     tests.append(
                         (
                             hostIndex, metricIndex, run, lower, upper, min(1, 2 * min(raw, against)), against < raw,
-                            grew.map { _ in up }
+                            weighted
                         ))
                 }
             }

@@ -38,7 +38,7 @@ extension StepAttribution {
                     && abs($0.step.firstAfter - attributed.step.firstAfter) <= 1
             }.map(\.step.metric)
             let countedStep =
-                stepped.first { $0.dropFirst(test.count + 1) == MetricKind.instructionsName } ?? stepped.first
+                stepped.first { $0 == instructionsSeries(of: test) } ?? stepped.first
             let unchanged =
                 countedStep == nil
                 ? unchangedWork(of: attributed.step, host: host, countedSteps: countedAt[hostIndex]?[test] ?? [])
@@ -90,7 +90,7 @@ extension StepAttribution {
         let upper = step.firstAfter + step.runsAfter
         guard
             let instructions = host.metrics.first(where: {
-                $0.name == "\(test)/\(MetricKind.instructionsName)" && CountedLevels.repeats($0.values)
+                $0.name == instructionsSeries(of: test) && CountedLevels.repeats($0.values)
             }),
             !countedSteps.contains(where: { $0 > lower && $0 < upper }),
             let shares = host.cpuShares[test], shares.count >= upper, lower >= 0
@@ -107,6 +107,11 @@ extension StepAttribution {
                 + "was on the CPU for \(percent(before)) of its wall time before and \(percent(after)) after: "
                 + "the same work ran at another speed"
         )
+    }
+
+    /// The name of `test`'s instruction count series: `TEST/instructions`.
+    static func instructionsSeries(of test: String) -> String {
+        "\(test)/\(MetricKind.instructionsName)"
     }
 
     /// The test of a series' name: what precedes its last `/`.

@@ -34,7 +34,8 @@ public struct StepShares: Sendable, Hashable, Codable {
 
     /// The cause the shares give: the code's, the machine's, or (reported
     /// as the code's, since the code changed) both. What is left beyond
-    /// the reference of a test whose work did not change is no one's.
+    /// the reference of a test whose work did not change is not the
+    /// code's: undetermined, or the machine's where the reference moved.
     public var cause: StepCause {
         if codeMoved { return .code }
         return machineMoved ? .machine : .undetermined
