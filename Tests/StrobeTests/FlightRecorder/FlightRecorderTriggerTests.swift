@@ -351,21 +351,31 @@ struct FlightRecorderTriggerTests {
     }
 
     /// Chunks that end before the window are left out: the dump begins at
-    /// most one chunk's worth of time before it.
+    /// most one chunk's worth of time before it, and keeps every event of
+    /// the window.
+    ///
+    /// The test reads CLOCK_BOOTTIME after each counter, so it knows when
+    /// each one was recorded even where the machine took the thread off the
+    /// CPU: the event before the dump's first must be older than the window
+    /// (else a chunk inside the window was dropped), and an empty dump is
+    /// right only where the thread recorded nothing in the window.
     @Test func timeBeforeTheWindowIsLeftOut() throws {
         let directory = Self.freshDirectory()
         defer { try? FileManager.default.removeItem(atPath: directory) }
+        let window: UInt64 = 60_000_000
         let session = try TraceSession.start(
             Self.configuration(
-                directory: directory, before: .milliseconds(60), after: .zero))
+                directory: directory, before: .nanoseconds(Int64(window)), after: .zero))
         let clock = ContinuousClock()
         let end = clock.now + .milliseconds(500)
-        var index = 0
+        // When each counter had been recorded, by the trace's clock.
+        var recordedBy: [UInt64] = []
+        recordedBy.reserveCapacity(400_000)
         // About 3,000 counters (one 64 KiB chunk) every 10 ms.
         while clock.now < end {
-            Trace.counter("sequence", index)
-            index += 1
-            if index % 300 == 0 { usleep(1000) }
+            Trace.counter("sequence", recordedBy.count)
+            recordedBy.append(cstrobe_boottime_ns())
+            if recordedBy.count % 300 == 0 { usleep(1000) }
         }
         #expect(session.trigger("now"))
         Self.waitForDumps(session, count: 1)
@@ -374,11 +384,31 @@ struct FlightRecorderTriggerTests {
         try #require(files.count == 1)
         let parsed = try TraceReader.read(contentsOf: directory + "/" + files[0])
         let mark = try #require(parsed.instants.first { $0.name == TriggerMark.name })
-        let samples = try #require(parsed.counter(named: "sequence")).samples
-        let first = try #require(samples.first)
-        #expect(first.time <= mark.time - 60_000_000, "at least the time asked for")
+        let earliest = mark.time - window
+        // Converting the raw clock to CLOCK_BOOTTIME may place an event this
+        // far from where the thread read it.
+        let tolerance: UInt64 = 1_000_000
+        guard let samples = parsed.counter(named: "sequence")?.samples, let first = samples.first,
+            let last = samples.last
+        else {
+            let lastRecorded = try #require(recordedBy.last)
+            #expect(
+                lastRecorded < earliest + tolerance,
+                "an empty dump, though the thread recorded \(Double(lastRecorded - earliest) / 1e6) ms into the window")
+            return
+        }
+        let firstIndex = Int(first.value)
+        #expect(firstIndex > 0, "not the whole ring")
+        if firstIndex > 0, firstIndex <= recordedBy.count {
+            let before = recordedBy[firstIndex - 1]
+            #expect(
+                before < earliest + tolerance,
+                "the event before the dump's first was recorded \(Double(Int64(before) - Int64(earliest)) / 1e6) ms into the window"
+            )
+        }
         #expect(first.time >= mark.time - 300_000_000, "not the whole ring: \(Double(mark.time - first.time) / 1e6) ms")
-        #expect(first.value > 0)
+        #expect(Int(last.value) == recordedBy.count - 1, "the last counter before the trigger is in the dump")
+        #expect(samples.count == Int(last.value) - firstIndex + 1, "every counter from the first kept on")
     }
 
     /// A dump that cannot be written is counted and its error kept; the
