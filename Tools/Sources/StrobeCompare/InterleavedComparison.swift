@@ -19,6 +19,8 @@ import StrobeStatistics
 /// 4. **Counts settle CPU-bound times.** A test that does not wait and
 ///    whose counted work is decided needs no decision of its time
 ///    (``CountedWork``), unless ``Settings/decidesTimes``.
+///    Where the counts were read before round 1 and round 1's rusage shows
+///    no test waiting, the comparison ends after that round.
 /// 5. **Only what is open.** A suite's later rounds run only the tests
 ///    that still have an open gated metric.
 ///
@@ -29,7 +31,9 @@ public struct InterleavedComparison<Runner: RoundRunner> {
     public struct Settings {
         /// Seconds for all rounds.
         public var budget: Double
-        /// Rounds before the first look (at least 2).
+        /// Rounds before the first look (at least 2). At 2, a comparison
+        /// whose counts, read before round 1, settle every test after that
+        /// round ends there; above 2 it never ends before this many.
         public var minimumRounds = 2
         /// The statistics' settings: alpha, floor, confidence.
         public var options = ComparisonOptions()
@@ -126,7 +130,8 @@ public struct InterleavedComparison<Runner: RoundRunner> {
         var lookSeconds = 0.0
         // Counts read by a simulation or emulation decide at once: told
         // before the rounds a look of times needs.
-        if try runner.countBeforeRounds(tests: onlyTests) {
+        let countedFirst = try runner.countBeforeRounds(tests: onlyTests)
+        if countedFirst {
             events(.counted(elapsed: clock()))
             for line in counts.newLines(in: try countsSoFar(), at: "before round 1") { events(.note(line)) }
         }
@@ -138,6 +143,12 @@ public struct InterleavedComparison<Runner: RoundRunner> {
             try runner.runRound(rounds, order: order, tests: onlyTests)
             let elapsed = clock()
             roundSeconds.append((runner.iterationsPerProcess, elapsed - roundStart))
+            if rounds == 1, countedFirst, let ended = try endAfterCountedRound(ledger: ledger, elapsed: elapsed) {
+                events(.look(ended.look, decided: ended.decided, gated: ended.gated, elapsed: clock()))
+                for line in counts.newLines(in: ended.report, at: "at look 1") { events(.note(line)) }
+                try record(ended.report)
+                return Outcome(report: ended.report, rounds: rounds, elapsed: clock())
+            }
             guard rounds >= minimumRounds else {
                 events(.round(rounds, elapsed: elapsed))
                 continue
@@ -224,6 +235,47 @@ public struct InterleavedComparison<Runner: RoundRunner> {
                     ))
             }
         }
+    }
+
+    /// The look after round 1 of a comparison whose counts were read before
+    /// it, when that look settles every test: each gated count decided (the
+    /// counting process and round 1's give two processes a side) and every
+    /// other gated metric settled by the counts (``CountedWork``: a CPU-bound
+    /// test whose work is decided, the times of one whose counts regressed).
+    /// Round 1 is what tells whether a test waits, from its rusage; no time
+    /// is decided at this look. Nil, with nothing of the look kept, when a
+    /// metric is left for the rounds, when the counts do not settle times
+    /// (``Settings/decidesTimes``), or when more rounds before the first
+    /// look were asked for (``Settings/minimumRounds`` above 2).
+    private func endAfterCountedRound(ledger: DecisionLedger, elapsed: Double) throws(ComparisonFailure) -> (
+        report: DiffReport, look: SequentialDesign.Look, decided: Int, gated: Int
+    )? {
+        guard !ledger.decidesTimes, settings.minimumRounds <= 2 else { return nil }
+        let perRound = max(elapsed - runner.countingSeconds, 1e-3)
+        let planned = max(2, 1 + Int(max(settings.budget - elapsed, 0) / perRound))
+        var design = SequentialDesign(
+            alpha: settings.options.alpha, confidence: settings.options.confidence, plannedRounds: planned,
+            firstLook: 1)
+        let look = design.look(number: 1, rounds: 1, final: false)
+        let judged: DiffReport
+        do throws(DiffError) {
+            judged = try Judgement.compare(
+                baseline: SampleSet.load([runner.resultsDirectory(of: .baseline)]),
+                candidate: SampleSet.load([runner.resultsDirectory(of: .candidate)]),
+                metricFilter: settings.metricFilter, options: settings.judgedOptions, policy: settings.policy,
+                look: look)
+        } catch {
+            throw ComparisonFailure(error.description)
+        }
+        var trial = ledger
+        let (report, openTests) = trial.record(judged, rounds: 1, plannedRounds: planned)
+        let gated = report.rows.filter(\.gates)
+        guard openTests.isEmpty, !gated.isEmpty,
+            gated.allSatisfy({
+                CountedWork.isCount($0) ? $0.verdict != .inconclusive : $0.settledByCounts != nil
+            })
+        else { return nil }
+        return (report, look, gated.count - report.undecided.count, gated.count)
     }
 
     /// Writes the decisions of `report` beside the results

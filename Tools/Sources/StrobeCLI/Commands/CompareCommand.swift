@@ -68,7 +68,8 @@ struct CompareCommand: ParsableCommand {
         name: .customLong("min-rounds"),
         help: """
             Rounds before the first look (default: 2; 4 with --profile, whose functions are judged with the \
-            processes as replicates).
+            processes as replicates). At 2, a suite whose counts were read before round 1 and settle every test \
+            (CPU-bound tests with their counts decided) ends after round 1.
             """)
     var minRounds: Int?
 
