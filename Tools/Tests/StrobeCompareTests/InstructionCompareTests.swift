@@ -1,4 +1,5 @@
 import Foundation
+import StrobeJudgement
 import StrobeResults
 import StrobeStatistics
 import Testing
@@ -187,6 +188,18 @@ import Testing
             let (outcome, rounds) = try Self.compare(
                 SimulatedRounds(root: "\(root)/\(name)", busy: busy, instructions: ratio), decidesTimes: decidesTimes)
             #expect(ends ? rounds == 1 : rounds >= 2, "\(name): \(rounds) rounds")
+            if ends {
+                // Times kept as measured in one process a side carry no
+                // caveat on judging one process: they were not judged.
+                let settled = outcome.report.rows.filter { $0.settledByCounts != nil }
+                #expect(!settled.isEmpty, "\(name)")
+                #expect(
+                    settled.allSatisfy { !$0.warnings.contains(MetricComparison.singleProcessWarning) }, "\(name)")
+                // The report's line names the reported metrics that were
+                // judged on one process a side, and no settled one.
+                let line = outcome.report.warnings.first { $0.hasPrefix(MetricComparison.singleProcessWarning) }
+                #expect(line?.hasSuffix(": decode/process.cpu.user") == true, "\(name): \(outcome.report.warnings)")
+            }
             let verdict = try #require(outcome.report.tests.first)
             if name == "same" {
                 #expect(verdict.outcome == .unchanged && verdict.decision.hasPrefix("work unchanged ("))

@@ -1,12 +1,13 @@
 import Foundation
 import StrobeTestSupport
+import StrobeTestTraits
 import Testing
 
 /// A typo in a grouping key or a version must not turn into one "(none)"
 /// group or an empty table: `strobe fleet` refuses it, naming what is
 /// stored, and its report leads with the verdict and prints each interval
 /// at the level it was judged.
-@Suite(.serialized)
+@Suite(.serialized, .processWide)
 struct FleetTypoTests {
     @Test func typosAreRefusedAndTheReportLeadsWithItsVerdict() throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("strobe-fleet-typo-\(getpid())")

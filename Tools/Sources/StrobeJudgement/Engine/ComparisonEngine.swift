@@ -104,9 +104,7 @@ public enum ComparisonEngine {
             case .exact:
                 enough = true
             case .iterations:
-                warnings.append(
-                    "a single process on one side: the noise between processes is not measured and iterations are "
-                        + "treated as independent; run more processes (strobe compare) for a sound verdict")
+                warnings.append(MetricComparison.singleProcessWarning)
                 enough = min(pooledBase.count, pooledCand.count) >= 2
             case .pairedRounds, .processes:
                 enough = true

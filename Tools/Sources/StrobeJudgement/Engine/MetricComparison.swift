@@ -30,6 +30,11 @@ public struct MetricComparison: Sendable, Hashable, Codable {
     /// The ratio candidate / baseline and its confidence interval; nil when
     /// the baseline's center is not positive (a count that is zero).
     public var shift: ShiftEstimate?
+    /// The caveat of a metric judged on the iterations of one process a
+    /// side.
+    public static let singleProcessWarning =
+        "a single process on one side: the noise between processes is not measured and iterations are treated as "
+        + "independent; run more processes (strobe compare) for a sound verdict"
     /// The caveat of a metric whose baseline is 0 or below: it has no ratio.
     public static let zeroBaselineWarning =
         "the baseline is 0 or below, so no percentage exists: the change is judged in the metric's own unit"

@@ -158,9 +158,22 @@ public struct DecisionLedger: Sendable {
             var kept = row
             kept.settledByCounts = found.coverage
             if let shift = row.shift, !SizedInterval.sizes(shift) { kept.notMeasuredFarEnough = true }
+            // Not a verdict of its own: the caveat on judging one process a
+            // side does not apply.
+            kept.warnings.removeAll { $0 == MetricComparison.singleProcessWarning }
             settled[Self.key(row)] = kept
             report.rows[index] = kept
         }
+        Self.regroup(MetricComparison.singleProcessWarning, in: &report)
+    }
+
+    /// The report's line of `caveat`, rebuilt from the rows that still carry
+    /// it; none when no row does.
+    static func regroup(_ caveat: String, in report: inout DiffReport) {
+        guard report.warnings.contains(where: { $0.hasPrefix(caveat) }) else { return }
+        report.warnings.removeAll { $0.hasPrefix(caveat) }
+        let items = WarningGroups.caveats(of: report.rows).filter { $0.caveat == caveat }
+        report.warnings += WarningGroups.render(items)
     }
 
     /// One line for the metrics set aside: "set aside after round 32 as out
