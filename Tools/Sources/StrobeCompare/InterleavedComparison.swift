@@ -268,14 +268,30 @@ public struct InterleavedComparison<Runner: RoundRunner> {
             throw ComparisonFailure(error.description)
         }
         var trial = ledger
-        let (report, openTests) = trial.record(judged, rounds: 1, plannedRounds: planned)
+        var (report, openTests) = trial.record(judged, rounds: 1, plannedRounds: planned)
         let gated = report.rows.filter(\.gates)
         guard openTests.isEmpty, !gated.isEmpty,
             gated.allSatisfy({
                 CountedWork.isCount($0) ? $0.verdict != .inconclusive : $0.settledByCounts != nil
             })
         else { return nil }
+        // What is left of the caveat on one process a side concerns the
+        // reported metrics; its advice, to run more processes, is this
+        // command's own.
+        func reworded(_ line: String) -> String {
+            guard line.hasPrefix(MetricComparison.singleProcessWarning) else { return line }
+            return Self.reportedAfterRoundOne + line.dropFirst(MetricComparison.singleProcessWarning.count)
+        }
+        report.warnings = report.warnings.map(reworded)
+        for index in report.rows.indices { report.rows[index].warnings = report.rows[index].warnings.map(reworded) }
         return (report, look, gated.count - report.undecided.count, gated.count)
+    }
+
+    /// The caveat on the reported metrics of a comparison that ended after
+    /// round 1.
+    static var reportedAfterRoundOne: String {
+        "reported only, judged on the iterations of one process a side (the counts ended the comparison after "
+            + "round 1; --min-rounds 3 runs more)"
     }
 
     /// Writes the decisions of `report` beside the results
