@@ -51,6 +51,25 @@ import Testing
         #expect(report.steps.first { $0.step.metric == "t0/instructions" }?.cause == .code)
     }
 
+    /// A step whose shares are neither a change on its own (a waiting test
+    /// whose counts held, on a busy night: the reference +15% [−1, +37],
+    /// the rest +13% [−6, +34], as a busy demo's `capture frame` read) says
+    /// so first: its line begins with its cause, not with a share.
+    @Test func sharesThatAreNoChangeSayUndeterminedFirst() {
+        func shift(_ ratio: Double, _ lower: Double, _ upper: Double) -> ShiftEstimate {
+            ShiftEstimate(ratio: ratio, lower: lower, upper: upper, confidence: 0.95)
+        }
+        var shares = StepShares(machine: shift(1.15, 0.987, 1.37), code: shift(1.13, 0.936, 1.34))
+        #expect(shares.cause == .undetermined)
+        #expect(
+            shares.line == "undetermined: the reference's +15% [−1.3, +37], beyond it +13% [−6.4, +34]; neither share is "
+                + "a change on its own", "\(shares.line)")
+        // The same rest beside a reference that moved is the machine's.
+        shares.machine = shift(1.15, 1.05, 1.37)
+        #expect(shares.cause == .machine)
+        #expect(shares.line.hasPrefix("the machine's: +15% [+5.0, +37]; the code's +13%"), "\(shares.line)")
+    }
+
     /// The demo's own shape, with the machine slowing at the night the code
     /// changed: one test (`t0`, four time metrics) whose code made it
     /// slower, one (`t1`) that did not change, times noisy enough that the

@@ -43,7 +43,9 @@ public struct StepShares: Sendable, Hashable, Codable {
 
     /// "both: +16% [+9, +23] the code's beyond +20% [+17, +23] the
     /// machine's", "the code's: +16% [+9, +23]", "the machine's: +20% [+17,
-    /// +23]; the code's +1% [−4, +6]".
+    /// +23]; the code's +1% [−4, +6]", and where neither share is a change,
+    /// "undetermined: the reference's +15% [−1, +37], beyond it +13% [−6,
+    /// +34]; …". The line begins with ``cause``.
     public var line: String {
         let counted = countedStep.map { "; \($0) stepped at the same run" } ?? ""
         if codeMoved, machineMoved {
@@ -57,6 +59,10 @@ public struct StepShares: Sendable, Hashable, Codable {
             return machineMoved
                 ? "the machine's: \(Self.text(machine)), and \(unchanged)"
                 : "unexplained: \(unchanged); the reference's \(Self.text(machine))"
+        }
+        guard machineMoved else {
+            return "undetermined: the reference's \(Self.text(machine)), beyond it \(Self.text(code)); neither "
+                + "share is a change on its own"
         }
         return "the machine's: \(Self.text(machine)); the code's \(Self.text(code))"
     }
