@@ -62,7 +62,8 @@ import Testing
         var shares = StepShares(machine: shift(1.15, 0.987, 1.37), code: shift(1.13, 0.936, 1.34))
         #expect(shares.cause == .undetermined)
         #expect(
-            shares.line == "undetermined: the reference's +15% [−1.3, +37], beyond it +13% [−6.4, +34]; neither share is "
+            shares.line
+                == "undetermined: the reference's +15% [−1.3, +37], beyond it +13% [−6.4, +34]; neither share is "
                 + "a change on its own", "\(shares.line)")
         // The same rest beside a reference that moved is the machine's.
         shares.machine = shift(1.15, 1.05, 1.37)
