@@ -175,18 +175,7 @@ public struct InterleavedComparison<Runner: RoundRunner> {
             let lookStart = clock()
             let look = current.look(number: lookNumber, rounds: rounds, final: timeUp)
             design = current
-            let judged: DiffReport
-            let baselineSet: SampleSet
-            let candidateSet: SampleSet
-            do throws(DiffError) {
-                baselineSet = try SampleSet.load([runner.resultsDirectory(of: .baseline)])
-                candidateSet = try SampleSet.load([runner.resultsDirectory(of: .candidate)])
-                judged = try Judgement.compare(
-                    baseline: baselineSet, candidate: candidateSet, metricFilter: settings.metricFilter,
-                    options: settings.judgedOptions, policy: settings.policy, look: look)
-            } catch {
-                throw ComparisonFailure(error.description)
-            }
+            let (judged, baselineSet, candidateSet) = try judgeResults(at: look)
             lookSeconds = clock() - lookStart
             // The rounds that fit: the plan's, or more at the last round's
             // pace when fewer iterations or tests made rounds shorter.
@@ -257,16 +246,7 @@ public struct InterleavedComparison<Runner: RoundRunner> {
             alpha: settings.options.alpha, confidence: settings.options.confidence, plannedRounds: planned,
             firstLook: 1)
         let look = design.look(number: 1, rounds: 1, final: false)
-        let judged: DiffReport
-        do throws(DiffError) {
-            judged = try Judgement.compare(
-                baseline: SampleSet.load([runner.resultsDirectory(of: .baseline)]),
-                candidate: SampleSet.load([runner.resultsDirectory(of: .candidate)]),
-                metricFilter: settings.metricFilter, options: settings.judgedOptions, policy: settings.policy,
-                look: look)
-        } catch {
-            throw ComparisonFailure(error.description)
-        }
+        let judged = try judgeResults(at: look).report
         var trial = ledger
         var (report, openTests) = trial.record(judged, rounds: 1, plannedRounds: planned)
         let gated = report.rows.filter(\.gates)
@@ -311,12 +291,20 @@ public struct InterleavedComparison<Runner: RoundRunner> {
     }
 
     /// The results so far judged as one fixed sample, for their counts.
-    private func countsSoFar() throws(ComparisonFailure) -> DiffReport {
+    private func countsSoFar() throws(ComparisonFailure) -> DiffReport { try judgeResults(at: nil).report }
+
+    /// Both sides' results so far, read back and judged at `look` (nil: as
+    /// one fixed sample), with the sample sets read.
+    private func judgeResults(at look: SequentialDesign.Look?) throws(ComparisonFailure) -> (
+        report: DiffReport, baseline: SampleSet, candidate: SampleSet
+    ) {
         do throws(DiffError) {
-            return try Judgement.compare(
-                baseline: SampleSet.load([runner.resultsDirectory(of: .baseline)]),
-                candidate: SampleSet.load([runner.resultsDirectory(of: .candidate)]),
-                metricFilter: settings.metricFilter, options: settings.judgedOptions, policy: settings.policy)
+            let baseline = try SampleSet.load([runner.resultsDirectory(of: .baseline)])
+            let candidate = try SampleSet.load([runner.resultsDirectory(of: .candidate)])
+            let report = try Judgement.compare(
+                baseline: baseline, candidate: candidate, metricFilter: settings.metricFilter,
+                options: settings.judgedOptions, policy: settings.policy, look: look)
+            return (report, baseline, candidate)
         } catch {
             throw ComparisonFailure(error.description)
         }
