@@ -156,8 +156,7 @@ public struct InterleavedComparison<Runner: RoundRunner> {
             let perRound = max(elapsed - runner.countingSeconds, 0) / Double(rounds)
             if design == nil {
                 // The plan: the rounds that fit in the budget at the pace so far.
-                let remaining = max(settings.budget - elapsed, 0)
-                let planned = max(minimumRounds, rounds + Int(remaining / max(perRound, 1e-3)))
+                let planned = plannedRounds(after: rounds, elapsed: elapsed, perRound: perRound, atLeast: minimumRounds)
                 design = SequentialDesign(
                     alpha: settings.options.alpha, confidence: settings.options.confidence, plannedRounds: planned,
                     firstLook: minimumRounds)
@@ -180,7 +179,7 @@ public struct InterleavedComparison<Runner: RoundRunner> {
             // The rounds that fit: the plan's, or more at the last round's
             // pace when fewer iterations or tests made rounds shorter.
             let pace = roundSeconds.last?.seconds ?? perRound
-            let fitting = max(current.plannedRounds, rounds + Int(max(settings.budget - elapsed, 0) / max(pace, 1e-3)))
+            let fitting = plannedRounds(after: rounds, elapsed: elapsed, perRound: pace, atLeast: current.plannedRounds)
             let (report, openTests) = ledger.record(judged, rounds: rounds, plannedRounds: fitting)
             // Rounds of fewer tests (or fewer iterations) are shorter: the
             // plan grows to what fits, so the budget is not left unspent
@@ -240,8 +239,7 @@ public struct InterleavedComparison<Runner: RoundRunner> {
         report: DiffReport, look: SequentialDesign.Look, decided: Int, gated: Int
     )? {
         guard !ledger.decidesTimes, settings.minimumRounds <= 2 else { return nil }
-        let perRound = max(elapsed - runner.countingSeconds, 1e-3)
-        let planned = max(2, 1 + Int(max(settings.budget - elapsed, 0) / perRound))
+        let planned = plannedRounds(after: 1, elapsed: elapsed, perRound: elapsed - runner.countingSeconds, atLeast: 2)
         var design = SequentialDesign(
             alpha: settings.options.alpha, confidence: settings.options.confidence, plannedRounds: planned,
             firstLook: 1)
@@ -265,6 +263,13 @@ public struct InterleavedComparison<Runner: RoundRunner> {
         report.warnings = report.warnings.map(reworded)
         for index in report.rows.indices { report.rows[index].warnings = report.rows[index].warnings.map(reworded) }
         return (report, look, gated.count - report.undecided.count, gated.count)
+    }
+
+    /// The rounds that fit in the budget: `rounds` run by `elapsed`, and as
+    /// many more as the rest of the budget holds at `perRound` seconds each;
+    /// at least `floor`.
+    private func plannedRounds(after rounds: Int, elapsed: Double, perRound: Double, atLeast floor: Int) -> Int {
+        max(floor, rounds + Int(max(settings.budget - elapsed, 0) / max(perRound, 1e-3)))
     }
 
     /// The caveat on the reported metrics of a comparison that ended after
