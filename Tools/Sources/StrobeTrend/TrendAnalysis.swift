@@ -488,7 +488,9 @@ public enum TrendAnalysis {
             let commit = after.commit.isEmpty ? "" : " (commit \(after.commit.prefix(8)))"
             let on = first.time.host.isEmpty ? "" : " on \(first.time.host)"
             let measured = times.map { item, time in
-                "\(item.metric) \(TrendChange.percentText(time.change))" + String(format: " (p %.2g)", time.pValue)
+                "\(item.metric) \(TrendChange.percentText(time.change)) ("
+                    + (time.changeOverReference.map { "over its reference \(TrendChange.percentText($0)), " } ?? "")
+                    + String(format: "p %.2g)", time.pValue)
             }
             report.notes.append(
                 "\(suite)/\(first.item.test)\(on): its counted work stepped at position \(first.time.firstAfter + 1)\(commit); "

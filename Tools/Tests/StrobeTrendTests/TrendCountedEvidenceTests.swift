@@ -84,12 +84,16 @@ import Testing
         let note = try #require(notes.first)
         #expect(note.hasPrefix("LensPipeline/apply lens: its counted work stepped at position 11"), "\(note)")
         #expect(note.contains("(commit \(history.commits[10].prefix(8)))"), "\(note)")
-        // The change across the step, with an interval that holds zero.
+        // The change across the step, with an interval that holds zero,
+        // and its change over the pinned reference beside it.
         let change = try #require(
-            note.firstMatch(of: /wall ([+-][0-9.]+)% \[([+-][0-9.]+), ([+-][0-9.]+)\] \(p ([0-9.e-]+)\)/))
+            note.firstMatch(
+                of:
+                    /wall ([+-][0-9.]+)% \[([+-][0-9.]+), ([+-][0-9.]+)\] \(over its reference ([+-][0-9.]+)% \[[^\]]+\], p ([0-9.e-]+)\)/
+            ))
         let (lower, upper) = (try #require(Double(change.2)), try #require(Double(change.3)))
         #expect(lower < 0 && upper > 0, "\(note)")
-        #expect(try #require(Double(change.4)) > 0.01, "\(note)")
+        #expect(try #require(Double(change.5)) > 0.01, "\(note)")
         // With the counts reported too, the note stays, and the counted
         // step is told.
         let whole = try Self.report(history, metric: nil, nightly: Self.flat)

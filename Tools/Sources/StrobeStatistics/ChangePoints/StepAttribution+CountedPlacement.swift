@@ -227,9 +227,13 @@ extension StepAttribution {
     static func stepsAtCountedRuns(
         _ hosts: [HostHistory], steps: [AttributedStep], countedAt: CountedBoundaries, options: StepDetectionOptions
     ) -> (found: [CountedRunStep], untold: [TimeAtCountedStep]) {
+        // `relative` says whether the series over its reference carried the
+        // test (nil without a reference); `overReference` is that series.
         var tests:
-            [(host: Int, metric: Int, run: Int, lower: Int, upper: Int, pValue: Double, relative: Bool?, up: Bool?)] =
-                []
+            [(
+                host: Int, metric: Int, run: Int, lower: Int, upper: Int, pValue: Double, relative: Bool?, up: Bool?,
+                overReference: [Double]?
+            )] = []
         for (hostIndex, host) in hosts.enumerated() {
             for (metricIndex, metric) in host.metrics.enumerated() where !CountedLevels.repeats(metric.values) {
                 let test = testPart(of: metric.name)
@@ -254,7 +258,7 @@ extension StepAttribution {
                     let raw = RankScan.splitPValue(
                         metric.values[lower..<upper], split: run - lower, up: up, expectedShare: share)
                     guard let relative else {
-                        tests.append((hostIndex, metricIndex, run, lower, upper, raw, nil, weighted))
+                        tests.append((hostIndex, metricIndex, run, lower, upper, raw, nil, weighted, nil))
                         continue
                     }
                     let against = RankScan.splitPValue(
@@ -262,7 +266,7 @@ extension StepAttribution {
                     tests.append(
                         (
                             hostIndex, metricIndex, run, lower, upper, min(1, 2 * min(raw, against)), against < raw,
-                            weighted
+                            weighted, relative
                         ))
                 }
             }
@@ -278,11 +282,19 @@ extension StepAttribution {
                     let (change, _, _) = StepDetector.changeAcross(
                         history, at: test.run, lower: test.lower, upper: test.upper, options: options)
                 else { return }
+                // Where the machine moved too, the raw change is the code's
+                // and the machine's together; over the reference it is
+                // what the pinned build does not explain.
+                let overReference = test.overReference.flatMap { values in
+                    StepDetector.changeAcross(
+                        MetricHistory(name: history.name, values: values, better: history.better), at: test.run,
+                        lower: test.lower, upper: test.upper, options: options)?.change
+                }
                 untold.append(
                     TimeAtCountedStep(
                         host: hosts[test.host].host, metric: history.name, firstAfter: test.run, change: change,
                         pValue: test.pValue, adjustedPValue: adjustedP, tests: tests.count,
-                        againstReference: test.relative != nil))
+                        againstReference: test.relative != nil, changeOverReference: overReference))
             }
             guard adjustedP <= options.alpha else {
                 tellUntold()

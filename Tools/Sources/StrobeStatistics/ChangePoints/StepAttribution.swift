@@ -120,6 +120,10 @@ public struct TimeAtCountedStep: Sendable, Hashable, Codable {
     public var tests: Int
     /// Whether the series over its reference was tested beside the series.
     public var againstReference: Bool = false
+    /// The change of the series over its reference, run by run, across that
+    /// run, with its interval: the part of ``change`` that the pinned
+    /// reference does not explain (nil without a reference).
+    public var changeOverReference: ShiftEstimate? = nil
 }
 
 /// A metric's possible change on one host: in its own series, or in its
