@@ -25,6 +25,19 @@ import Testing
             name: "apply lens/instructions", values: CountedLevelsTests.counts(nights: 20, seed: 7, level: level))
     }
 
+    /// One host whose series `name` (milliseconds, one value a night) runs
+    /// beside a pinned reference of the same name, with the test's
+    /// instructions stepping 14.4% at night 11 (index 10).
+    static func hostWithReference(_ name: String, nightly: [Double], reference: [Double]) -> HostHistory {
+        HostHistory(
+            host: "ci",
+            metrics: [
+                MetricHistory(name: name, values: nightly.map { $0 * 1e6 }),
+                instructions { $0 >= 10 ? 3.107e8 : 2.715e8 },
+            ],
+            reference: [MetricHistory(name: name, values: reference.map { $0 * 1e6 })])
+    }
+
     /// The steps found in `apply lens/wall` with `values`, on one host with
     /// no reference, beside the test's instructions stepping 14.4% at run
     /// `countedAt` (no instructions when nil).
@@ -180,19 +193,17 @@ import Testing
     /// test at night 11: p 0.14). Over its reference, night by night, the
     /// series steps there clearly, and the step is found at the counted run.
     @Test func aStepTheMachinesBusyNightsHideIsFoundAgainstTheReferenceAtTheCountedRun() throws {
-        let cpu = [
-            13.85, 21.08, 17.48, 20.18, 13.65, 13.57, 17.99, 16.68, 21.17, 16.70,
-            19.98, 18.17, 19.79, 18.57, 18.81, 18.63, 18.97, 18.88, 18.58, 18.01,
-        ].map { $0 * 1e6 }
-        let reference = [
-            13.87, 18.09, 13.59, 17.41, 14.09, 13.54, 16.16, 21.70, 18.90, 15.74,
-            12.45, 13.06, 14.56, 12.83, 15.00, 15.33, 12.82, 12.48, 14.53, 12.61,
-        ].map { $0 * 1e6 }
         let name = "apply lens/interval:lens apply:cpu"
-        let host = HostHistory(
-            host: "ci",
-            metrics: [MetricHistory(name: name, values: cpu), Self.instructions { $0 >= 10 ? 3.107e8 : 2.715e8 }],
-            reference: [MetricHistory(name: name, values: reference)])
+        let host = Self.hostWithReference(
+            name,
+            nightly: [
+                13.85, 21.08, 17.48, 20.18, 13.65, 13.57, 17.99, 16.68, 21.17, 16.70,
+                19.98, 18.17, 19.79, 18.57, 18.81, 18.63, 18.97, 18.88, 18.58, 18.01,
+            ],
+            reference: [
+                13.87, 18.09, 13.59, 17.41, 14.09, 13.54, 16.16, 21.70, 18.90, 15.74,
+                12.45, 13.06, 14.56, 12.83, 15.00, 15.33, 12.82, 12.48, 14.53, 12.61,
+            ])
         let report = try StepAttribution.attribute([host])
         let steps = report.steps.filter { $0.step.metric == name }
         #expect(steps.count == 1, "\(steps.map(\.reason)) \(report.timesAtCountedSteps)")
@@ -216,19 +227,17 @@ import Testing
     /// carries the change over the reference, the code's part, which the
     /// note gives beside the raw change.
     @Test func aTimeTheCountedStepLeftUntoldCarriesItsChangeOverTheReference() throws {
-        let wall = [
-            21.29, 23.38, 16.03, 27.25, 24.30, 22.67, 27.43, 23.62, 25.91, 24.49,
-            21.28, 20.03, 26.29, 27.98, 27.59, 23.43, 32.65, 26.79, 21.59, 25.82,
-        ].map { $0 * 1e6 }
-        let reference = [
-            19.53, 17.14, 19.14, 27.62, 24.63, 24.78, 23.56, 24.15, 19.38, 15.99,
-            15.65, 15.49, 17.75, 16.15, 19.76, 23.96, 21.76, 20.61, 16.56, 17.04,
-        ].map { $0 * 1e6 }
         let name = "apply lens/wall"
-        let host = HostHistory(
-            host: "ci",
-            metrics: [MetricHistory(name: name, values: wall), Self.instructions { $0 >= 10 ? 3.107e8 : 2.715e8 }],
-            reference: [MetricHistory(name: name, values: reference)])
+        let host = Self.hostWithReference(
+            name,
+            nightly: [
+                21.29, 23.38, 16.03, 27.25, 24.30, 22.67, 27.43, 23.62, 25.91, 24.49,
+                21.28, 20.03, 26.29, 27.98, 27.59, 23.43, 32.65, 26.79, 21.59, 25.82,
+            ],
+            reference: [
+                19.53, 17.14, 19.14, 27.62, 24.63, 24.78, 23.56, 24.15, 19.38, 15.99,
+                15.65, 15.49, 17.75, 16.15, 19.76, 23.96, 21.76, 20.61, 16.56, 17.04,
+            ])
         let report = try StepAttribution.attribute([host])
         #expect(!report.steps.contains { $0.step.metric == name }, "\(report.steps.map(\.reason))")
         let untold = try #require(report.timesAtCountedSteps.first { $0.metric == name })
