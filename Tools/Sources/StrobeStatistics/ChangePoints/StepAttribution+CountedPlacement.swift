@@ -228,11 +228,11 @@ extension StepAttribution {
         _ hosts: [HostHistory], steps: [AttributedStep], countedAt: CountedBoundaries, options: StepDetectionOptions
     ) -> (found: [CountedRunStep], untold: [TimeAtCountedStep]) {
         // `relative` says whether the series over its reference carried the
-        // test (nil without a reference); `overReference` is that series.
+        // test (nil without a reference); `reference` is the reference's values.
         var tests:
             [(
                 host: Int, metric: Int, run: Int, lower: Int, upper: Int, pValue: Double, relative: Bool?, up: Bool?,
-                overReference: [Double]?
+                reference: [Double]?
             )] = []
         for (hostIndex, host) in hosts.enumerated() {
             for (metricIndex, metric) in host.metrics.enumerated() where !CountedLevels.repeats(metric.values) {
@@ -266,7 +266,7 @@ extension StepAttribution {
                     tests.append(
                         (
                             hostIndex, metricIndex, run, lower, upper, min(1, 2 * min(raw, against)), against < raw,
-                            weighted, relative
+                            weighted, reference?.values
                         ))
                 }
             }
@@ -279,16 +279,16 @@ extension StepAttribution {
             let history = hosts[test.host].metrics[test.metric]
             func tellUntold() {
                 guard
-                    let (change, _, _) = StepDetector.changeAcross(
+                    let (change, runsBefore, runsAfter) = StepDetector.changeAcross(
                         history, at: test.run, lower: test.lower, upper: test.upper, options: options)
                 else { return }
                 // Where the machine moved too, the raw change is the code's
-                // and the machine's together; over the reference it is
-                // what the pinned build does not explain.
-                let overReference = test.overReference.flatMap { values in
-                    StepDetector.changeAcross(
-                        MetricHistory(name: history.name, values: values, better: history.better), at: test.run,
-                        lower: test.lower, upper: test.upper, options: options)?.change
+                // and the machine's together; the code's share is what the
+                // pinned build does not explain, as a step's is.
+                let overReference = test.reference.flatMap { reference in
+                    StepShares.split(
+                        at: test.run, runsBefore: runsBefore, runsAfter: runsAfter, confidence: change.confidence,
+                        series: history.values, reference: reference)?.code
                 }
                 untold.append(
                     TimeAtCountedStep(

@@ -84,13 +84,25 @@ public struct StepShares: Sendable, Hashable, Codable {
         _ step: HistoryStep, series: [Double], reference: [Double], countedStep: String? = nil,
         unchangedWork: String? = nil
     ) -> StepShares? {
-        let before = (step.firstAfter - step.runsBefore)..<step.firstAfter
-        let after = step.firstAfter..<(step.firstAfter + step.runsAfter)
+        split(
+            at: step.firstAfter, runsBefore: step.runsBefore, runsAfter: step.runsAfter,
+            confidence: step.change.confidence, series: series, reference: reference, countedStep: countedStep,
+            unchangedWork: unchangedWork)
+    }
+
+    /// The shares of the change of `series` across run `firstAfter`, over
+    /// the `runsBefore` runs before it and the `runsAfter` from it, against
+    /// `reference` measured on the same nights; nil as for a step's.
+    static func split(
+        at firstAfter: Int, runsBefore: Int, runsAfter: Int, confidence: Double, series: [Double],
+        reference: [Double], countedStep: String? = nil, unchangedWork: String? = nil
+    ) -> StepShares? {
+        let before = (firstAfter - runsBefore)..<firstAfter
+        let after = firstAfter..<(firstAfter + runsAfter)
         guard before.lowerBound >= 0, after.upperBound <= min(reference.count, series.count),
             series.allSatisfy({ $0 > 0 }), reference.allSatisfy({ $0 > 0 })
         else { return nil }
         let ratios = zip(series, reference).map { $0 / $1 }
-        let confidence = step.change.confidence
         guard
             let machine = ShiftEstimate.hodgesLehmann(
                 baseline: Array(reference[before]), candidate: Array(reference[after]), confidence: confidence),
